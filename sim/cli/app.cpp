@@ -1,0 +1,277 @@
+// sim/cli/app.cpp: subcommands, option parsing (CLI11), output formats and exit codes.
+#include "sim/cli/app.hpp"
+
+#include "sim/base/errors.hpp"
+#include "sim/base/quantity.hpp"
+#include "sim/cli/table.hpp"
+#include "sim/results/json.hpp"
+#include "sim/scenario/builtin.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/workload/params.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+
+#ifndef TRAINSIM_VERSION
+#define TRAINSIM_VERSION "0.0.0-dev"
+#endif
+
+namespace sim::cli {
+namespace {
+
+using results::Json;
+
+struct Options {
+  std::vector<std::string> sets;
+  std::string format = "table";
+  bool quiet = false;
+  int verbose = 0;
+};
+
+std::vector<scenario::Override> overrides_of(const Options& o) {
+  std::vector<scenario::Override> out;
+  for (const auto& s : o.sets) out.push_back(scenario::Override::parse(s));
+  return out;
+}
+
+std::string fmt(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+// ---- describe ---------------------------------------------------------------------------------------------------
+
+int describe_models(const Options& o, std::ostream& out) {
+  Table t({"model", "params", "active", "layers", "hidden", "ffn", "heads", "kv", "vocab", "mlp", "moe"});
+  Json arr = Json::array();
+  for (const auto& name : scenario::builtin_names("models")) {
+    const auto m = scenario::load_model(name);
+    const auto p = workload::count_params(m);
+    const double total = p.total(m.layers);
+    const double active = p.active(m.layers);
+    std::string moe = m.moe ? std::to_string(m.moe->experts) + "x top-" + std::to_string(m.moe->top_k) : "-";
+    t.add({m.name, base::format_count({total}), m.moe ? base::format_count({active}) : "-", std::to_string(m.layers),
+           std::to_string(m.hidden), std::to_string(m.ffn_hidden), std::to_string(m.heads), std::to_string(m.kv_heads),
+           std::to_string(m.vocab), workload::to_string(m.activation), moe});
+    Json j = Json::object();
+    j["name"] = m.name;
+    j["description"] = m.description;
+    j["params"] = total;
+    j["active_params"] = active;
+    j["layers"] = m.layers;
+    j["hidden"] = m.hidden;
+    j["ffn_hidden"] = m.ffn_hidden;
+    j["heads"] = m.heads;
+    j["kv_heads"] = m.kv_heads;
+    j["vocab"] = m.vocab;
+    j["activation"] = workload::to_string(m.activation);
+    if (m.moe) {
+      j["moe"]["experts"] = m.moe->experts;
+      j["moe"]["top_k"] = m.moe->top_k;
+      j["moe"]["ffn_hidden"] = m.moe->ffn_hidden;
+      j["moe"]["shared_experts"] = m.moe->shared_experts;
+    } else {
+      j["moe"] = nullptr;
+    }
+    j["published_params"] = m.published_params ? Json(m.published_params->n) : Json();
+    arr.push_back(std::move(j));
+  }
+  if (o.format == "json") {
+    out << arr.dump() << '\n';
+  } else {
+    t.print(out);
+    out << "params: counted per weight matrix from the architecture (sim/workload/params.cpp)\n";
+  }
+  return kExitOk;
+}
+
+int describe_hardware(const Options& o, std::ostream& out) {
+  Table t({"hardware", "bf16 peak", "fp8 peak", "HBM", "HBM bw", "NVLink/GPU", "domain", "NIC/GPU", "price/GPU-h"});
+  Json arr = Json::array();
+  for (const auto& name : scenario::builtin_names("hardware_profiles")) {
+    const auto h = scenario::load_hardware(name);
+    const auto bf16 = h.gpu.peak_for(hardware::Dtype::Bf16);
+    const auto fp8 = h.gpu.peak_for(hardware::Dtype::Fp8);
+    const base::Bandwidth nic{h.network.nic_bandwidth.bytes_per_s * h.network.nics_per_gpu};
+    t.add({h.name, bf16 ? fmt(bf16->tflops(), 0) + " TFLOP/s" : "-", fp8 ? fmt(fp8->tflops(), 0) + " TFLOP/s" : "-",
+           fmt(h.gpu.hbm.gib(), 1) + " GiB", fmt(h.gpu.hbm_bandwidth.gbytes_per_s() / 1000, 2) + " TB/s",
+           fmt(h.nvlink.bandwidth.gbytes_per_s(), 0) + " GB/s", std::to_string(h.nvlink.domain),
+           fmt(nic.gbits_per_s(), 0) + " Gbit/s", h.price ? base::format_money(h.price->gpu_hour) : "-"});
+    Json j = Json::object();
+    j["name"] = h.name;
+    j["description"] = h.description;
+    Json peak = Json::object();
+    for (const auto& [d, r] : h.gpu.peak) peak[hardware::to_string(d)] = r.flops_per_s;
+    j["peak_flops_per_s"] = std::move(peak);
+    j["hbm_bytes"] = h.gpu.hbm.n;
+    j["hbm_bandwidth_bytes_per_s"] = h.gpu.hbm_bandwidth.bytes_per_s;
+    j["nvlink_bandwidth_bytes_per_s"] = h.nvlink.bandwidth.bytes_per_s;
+    j["nvlink_domain"] = h.nvlink.domain;
+    j["nic_bandwidth_bytes_per_s"] = nic.bytes_per_s;
+    j["gpus_per_node"] = h.node.gpus;
+    j["gpu_hour_usd"] = h.price ? Json(h.price->gpu_hour.usd) : Json();
+    j["failure_components"] = static_cast<int>(h.failures.size());
+    arr.push_back(std::move(j));
+  }
+  if (o.format == "json") {
+    out << arr.dump() << '\n';
+  } else {
+    t.print(out);
+    out << "peaks are dense (no sparsity); NVLink is per GPU per direction; sources: provenance in each profile\n";
+  }
+  return kExitOk;
+}
+
+// ---- validate ---------------------------------------------------------------------------------------------------
+
+int validate(const std::vector<std::string>& files, std::ostream& out, std::ostream& err) {
+  int bad = 0;
+  for (const auto& f : files) {
+    try {
+      const auto kind = scenario::validate_file(f);
+      const char* what = kind == scenario::FileKind::Scenario ? "scenario"
+                         : kind == scenario::FileKind::Model  ? "model"
+                                                              : "hardware profile";
+      out << "ok  " << f << " (" << what << ")\n";
+    } catch (const base::ConfigError& e) {
+      ++bad;
+      for (const auto& d : e.items()) err << "error: " << d.to_string() << '\n';
+    }
+  }
+  if (bad) err << bad << " of " << files.size() << " file(s) invalid\n";
+  return bad ? kExitBadInput : kExitOk;
+}
+
+// ---- the main job -----------------------------------------------------------------------------------------------
+
+Json scenario_json(const scenario::Scenario& s) {
+  const auto p = workload::count_params(s.model);
+  Json j = Json::object();
+  j["schema"] = "trainsim.resolved-scenario/1";
+  j["name"] = s.name;
+  j["source"] = s.source;
+  j["model"]["name"] = s.model.name;
+  j["model"]["params"] = p.total(s.model.layers);
+  j["model"]["active_params"] = p.active(s.model.layers);
+  j["hardware"]["name"] = s.hardware.name;
+  const auto peak = s.hardware.gpu.peak_for(s.training.dtype);
+  j["hardware"]["peak_flops_per_s"] = peak ? Json(peak->flops_per_s) : Json();
+  j["hardware"]["hbm_bytes"] = s.hardware.gpu.hbm.n;
+  j["cluster"]["gpus"] = s.cluster.gpus;
+  j["cluster"]["gpus_per_node"] = s.cluster.gpus_per_node;
+  j["cluster"]["nic_bandwidth_bytes_per_s"] = s.cluster.network.nic_bandwidth.bytes_per_s;
+  j["cluster"]["topology"] = s.cluster.network.topology;
+  j["cluster"]["oversubscription"] = s.cluster.network.oversubscription;
+  const auto& pc = s.parallel;
+  j["parallel"]["tp"] = pc.tp;
+  j["parallel"]["pp"] = pc.pp;
+  j["parallel"]["dp"] = pc.dp ? Json(*pc.dp) : Json();
+  j["parallel"]["cp"] = pc.cp;
+  j["parallel"]["ep"] = pc.ep;
+  j["parallel"]["vpp"] = pc.vpp;
+  j["parallel"]["sequence_parallel"] = pc.sequence_parallel;
+  j["parallel"]["zero_stage"] = pc.zero_stage;
+  j["parallel"]["recompute"] = parallel::to_string(pc.recompute);
+  j["parallel"]["micro_batch"] = pc.micro_batch;
+  j["parallel"]["global_batch"] = pc.global_batch;
+  j["parallel"]["schedule"] = parallel::to_string(pc.schedule);
+  j["training"]["seq_len"] = s.training.seq_len;
+  j["training"]["tokens"] = s.training.tokens ? Json(s.training.tokens->n) : Json();
+  j["training"]["duration_s"] = s.training.duration ? Json(s.training.duration->seconds()) : Json();
+  j["training"]["dtype"] = hardware::to_string(s.training.dtype);
+  j["reliability"]["failure_components"] = static_cast<int>(s.reliability.components.size());
+  j["reliability"]["trials"] = s.reliability.trials;
+  j["reliability"]["seed"] = static_cast<std::int64_t>(s.reliability.seed);
+  j["cost"]["gpu_hour_usd"] = s.cost.gpu_hour ? Json(s.cost.gpu_hour->usd) : Json();
+  return j;
+}
+
+void print_scenario(const scenario::Scenario& s, std::ostream& out) {
+  const auto p = workload::count_params(s.model);
+  const auto& pc = s.parallel;
+  out << "scenario   " << s.name << "  (" << s.source << ")\n";
+  out << "model      " << s.model.name << ": " << base::format_count({p.total(s.model.layers)}) << " params, "
+      << s.model.layers << " layers, hidden " << s.model.hidden << ", " << s.model.heads << " heads ("
+      << s.model.kv_heads << " kv), " << workload::to_string(s.model.activation) << "\n";
+  const auto peak = s.hardware.gpu.peak_for(s.training.dtype);
+  out << "hardware   " << s.hardware.name << ": " << (peak ? base::format_flop_rate(*peak) : "?") << " "
+      << hardware::to_string(s.training.dtype) << ", " << base::format_bytes(s.hardware.gpu.hbm) << " HBM\n";
+  out << "cluster    " << s.cluster.gpus << " GPUs (" << s.cluster.gpus_per_node << " per node), "
+      << fmt(s.cluster.network.nic_bandwidth.gbits_per_s(), 0) << " Gbit/s per NIC, " << s.cluster.network.topology
+      << "\n";
+  out << "parallel   tp " << pc.tp << ", pp " << pc.pp << ", dp " << (pc.dp ? std::to_string(*pc.dp) : "derived")
+      << ", cp " << pc.cp << ", ep " << pc.ep << ", vpp " << pc.vpp << ", " << parallel::to_string(pc.schedule)
+      << ", recompute " << parallel::to_string(pc.recompute) << ", micro-batch " << pc.micro_batch
+      << ", global batch " << pc.global_batch << "\n";
+  out << "training   seq " << s.training.seq_len << ", "
+      << (s.training.tokens ? base::format_count(*s.training.tokens) + " tokens"
+                            : "window " + base::format_time(*s.training.duration))
+      << "\n";
+  out << "failures   " << s.reliability.components.size() << " component classes ("
+      << s.reliability.failures << "), " << s.reliability.trials << " trials, seed " << s.reliability.seed << "\n";
+}
+
+int main_job(const std::string& path, const Options& o, std::ostream& out, std::ostream& err) {
+  const auto overrides = overrides_of(o);
+  const auto s = path.empty() ? scenario::load_default_scenario(overrides) : scenario::load_scenario(path, overrides);
+  if (path.empty() && !o.quiet) err << "trainsim: no scenario given; using the built-in default (" << s.name << ")\n";
+  if (o.format == "json") {
+    out << scenario_json(s).dump() << '\n';
+  } else {
+    print_scenario(s, out);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  CLI::App app{"trainsim: discrete-event simulator and cost/risk estimator for large-scale model training", "trainsim"};
+  app.set_version_flag("--version", std::string("trainsim ") + TRAINSIM_VERSION);
+  Options o;
+  app.add_option("--set", o.sets, "Override a scenario field: --set parallel.tp=4 (dotted path; repeatable)")
+      ->type_name("KEY=VALUE");
+  app.add_option("--format", o.format, "Output format")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
+  app.add_flag("-q,--quiet", o.quiet, "Only results and errors");
+  app.add_flag("-v,--verbose", o.verbose, "More detail on stderr");
+  app.fallthrough();
+  app.require_subcommand(0, 1);
+
+  std::string scenario_path;
+  app.add_option("scenario", scenario_path, "Scenario file (default: the built-in default scenario)");
+
+  auto* describe = app.add_subcommand("describe", "List built-in models or hardware profiles");
+  std::string what;
+  describe->add_option("what", what, "models | hardware")->required()->check(CLI::IsMember({"models", "hardware"}));
+
+  auto* validate_cmd = app.add_subcommand("validate", "Strict lint of scenario, model and hardware files");
+  std::vector<std::string> files;
+  validate_cmd->add_option("files", files, "Files to check (kind detected from their \"schema\")")->required();
+
+  std::vector<std::string> argv_rev(args.rbegin(), args.rend());
+  try {
+    app.parse(argv_rev);
+  } catch (const CLI::Success& e) {  // --help, --version
+    app.exit(e, out, err);
+    return kExitOk;
+  } catch (const CLI::ParseError& e) {
+    err << "error: " << e.what() << "\nrun 'trainsim --help' for usage\n";
+    return kExitBadInput;
+  }
+
+  try {
+    if (describe->parsed()) return what == "models" ? describe_models(o, out) : describe_hardware(o, out);
+    if (validate_cmd->parsed()) return validate(files, out, err);
+    return main_job(scenario_path, o, out, err);
+  } catch (const base::ConfigError& e) {
+    for (const auto& d : e.items()) err << "error: " << d.to_string() << '\n';
+    return kExitBadInput;
+  } catch (const base::InternalError& e) {
+    err << e.what() << "\nplease report this with the scenario that triggered it\n";
+    return kExitInternal;
+  }
+}
+
+}  // namespace sim::cli

@@ -1,0 +1,39 @@
+// sim/cli/table.cpp: column widths and alignment.
+#include "sim/cli/table.hpp"
+
+#include <algorithm>
+
+namespace sim::cli {
+namespace {
+
+/// Display width in code points (UTF-8 continuation bytes do not take a column).
+std::size_t width(const std::string& s) {
+  return static_cast<std::size_t>(std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xC0) != 0x80; }));
+}
+
+}  // namespace
+
+void Table::print(std::ostream& out) const {
+  std::vector<std::size_t> w(header_.size(), 0);
+  auto widen = [&](const std::vector<std::string>& row) {
+    for (std::size_t i = 0; i < row.size() && i < w.size(); ++i) w[i] = std::max(w[i], width(row[i]));
+  };
+  widen(header_);
+  for (const auto& r : rows_) widen(r);
+  auto line = [&](const std::vector<std::string>& row) {
+    for (std::size_t i = 0; i < w.size(); ++i) {
+      const std::string cell = i < row.size() ? row[i] : "";
+      const std::string pad(w[i] - width(cell), ' ');
+      if (i) out << "  ";
+      out << (i == 0 ? cell + pad : pad + cell);
+    }
+    out << '\n';
+  };
+  line(header_);
+  std::vector<std::string> rule;
+  for (auto x : w) rule.emplace_back(x, '-');
+  line(rule);
+  for (const auto& r : rows_) line(r);
+}
+
+}  // namespace sim::cli

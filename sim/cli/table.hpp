@@ -1,0 +1,21 @@
+// sim/cli/table.hpp: plain-text tables with aligned columns for terminal output.
+#pragma once
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace sim::cli {
+
+class Table {
+ public:
+  explicit Table(std::vector<std::string> header) : header_(std::move(header)) {}
+  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  /// Left-aligns the first column and right-aligns the others (numbers), two spaces apart.
+  void print(std::ostream& out) const;
+
+ private:
+  std::vector<std::string> header_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+}  // namespace sim::cli

@@ -1,0 +1,168 @@
+// sim/hardware/profile.cpp: strict parsing of hardware profiles and their failure components.
+#include "sim/hardware/profile.hpp"
+
+#include <algorithm>
+
+namespace sim::hardware {
+
+using base::JsonReader;
+using base::Range;
+
+const char* to_string(Dtype d) {
+  switch (d) {
+    case Dtype::Fp32: return "fp32";
+    case Dtype::Tf32: return "tf32";
+    case Dtype::Bf16: return "bf16";
+    case Dtype::Fp16: return "fp16";
+    case Dtype::Fp8: return "fp8";
+    case Dtype::Fp4: return "fp4";
+  }
+  return "?";
+}
+
+std::optional<Dtype> dtype_from_string(std::string_view s) {
+  for (Dtype d : kAllDtypes)
+    if (s == to_string(d)) return d;
+  return std::nullopt;
+}
+
+const char* to_string(FailureScope s) {
+  switch (s) {
+    case FailureScope::Gpu: return "gpu";
+    case FailureScope::Node: return "node";
+    case FailureScope::Rack: return "rack";
+    case FailureScope::Switch: return "switch";
+    case FailureScope::Job: return "job";
+  }
+  return "?";
+}
+
+const char* to_string(FailureEffect e) {
+  switch (e) {
+    case FailureEffect::Crash: return "crash";
+    case FailureEffect::Hang: return "hang";
+    case FailureEffect::Sdc: return "sdc";
+    case FailureEffect::Straggler: return "straggler";
+    case FailureEffect::Maintenance: return "maintenance";
+  }
+  return "?";
+}
+
+FailureComponentSpec FailureComponentSpec::parse(JsonReader& in) {
+  FailureComponentSpec c;
+  in.required("name", c.name);
+  std::string scope;
+  if (in.required_enum("scope", scope, {"gpu", "node", "rack", "switch", "job"})) {
+    for (auto s : {FailureScope::Gpu, FailureScope::Node, FailureScope::Rack, FailureScope::Switch, FailureScope::Job})
+      if (scope == to_string(s)) c.scope = s;
+  }
+  in.required("mtbf", c.mtbf);
+  if (in.kind("distribution") == JsonReader::Kind::Object) {
+    if (auto dist = in.required_object("distribution")) {
+      if (auto w = dist->required_object("weibull")) {
+        w->required("shape", c.weibull_shape, Range::between(0.05, 20.0));
+        w->finish();
+        c.exponential = false;
+      }
+      dist->finish();
+    }
+  } else {
+    std::string dist;
+    in.optional_enum("distribution", dist, {"exponential"});
+  }
+  std::string effect;
+  if (in.required_enum("effect", effect, {"crash", "hang", "sdc", "straggler", "maintenance"})) {
+    for (auto e : {FailureEffect::Crash, FailureEffect::Hang, FailureEffect::Sdc, FailureEffect::Straggler,
+                   FailureEffect::Maintenance})
+      if (effect == to_string(e)) c.effect = e;
+  }
+  in.optional("repair", c.repair, base::Sign::NonNegative);
+  in.finish();
+  return c;
+}
+
+HardwareProfile HardwareProfile::parse(JsonReader& in) {
+  HardwareProfile p;
+  std::string schema;
+  if (in.optional("schema", schema) && schema != "trainsim.hardware/1")
+    in.error("schema", "\"" + schema + "\" is not a hardware schema; expected \"trainsim.hardware/1\"");
+  in.required("name", p.name);
+  in.optional("description", p.description);
+  if (auto gpu = in.required_object("gpu")) {
+    gpu->optional("model", p.gpu.model);
+    if (auto peak = gpu->required_object("peak")) {
+      for (Dtype d : kAllDtypes) {
+        base::FlopRate r;
+        if (peak->optional(to_string(d), r)) p.gpu.peak[d] = r;
+      }
+      peak->finish();
+      if (!p.gpu.peak.contains(Dtype::Bf16) && !p.gpu.peak.contains(Dtype::Fp16) && in.diagnostics().empty())
+        peak->error("needs at least a bf16 or fp16 peak");
+    }
+    gpu->required("hbm", p.gpu.hbm);
+    gpu->required("hbm_bandwidth", p.gpu.hbm_bandwidth);
+    gpu->required("sm_count", p.gpu.sm_count, Range::at_least(1));
+    gpu->optional("tdp", p.gpu.tdp);
+    gpu->finish();
+  }
+  if (auto nv = in.required_object("nvlink")) {
+    nv->required("bandwidth", p.nvlink.bandwidth);
+    nv->required("domain", p.nvlink.domain, Range::at_least(1));
+    nv->finish();
+  }
+  if (auto net = in.required_object("network")) {
+    net->optional("nics_per_gpu", p.network.nics_per_gpu, Range::at_least(1));
+    net->required("nic_bandwidth", p.network.nic_bandwidth);
+    net->finish();
+  }
+  if (auto node = in.required_object("node")) {
+    node->required("gpus", p.node.gpus, Range::at_least(1));
+    node->optional("power", p.node.power);
+    node->finish();
+  }
+  if (auto price = in.optional_object("price")) {
+    PriceSpec ps;
+    price->required("gpu_hour", ps.gpu_hour);
+    price->optional_enum("kind", ps.kind, {"on-demand", "reserved", "spot", "list"});
+    price->optional("date", ps.date);
+    price->finish();
+    p.price = ps;
+  }
+  if (auto failures = in.optional_object("failures")) {
+    for (auto& c : failures->object_array("components", true)) p.failures.push_back(FailureComponentSpec::parse(c));
+    failures->finish();
+  }
+  if (auto prov = in.optional_object("provenance")) {
+    for (const auto& k : prov->keys()) {
+      std::string text;
+      if (prov->required(k, text)) p.provenance[k] = text;
+    }
+  }
+  in.finish();
+  if (p.nvlink.domain > 0 && p.node.gpus > 0 && p.nvlink.domain % p.node.gpus != 0)
+    in.error("nvlink", "domain = " + std::to_string(p.nvlink.domain) + " is not a whole number of nodes of " +
+                           std::to_string(p.node.gpus) + " GPUs");
+  return p;
+}
+
+std::vector<std::string> provenance_gaps(const std::vector<std::string>& leaves,
+                                         const std::map<std::string, std::string>& provenance) {
+  static constexpr std::array kExempt{"schema", "name", "description", "gpu.model"};
+  std::vector<std::string> gaps;
+  for (const auto& leaf : leaves) {
+    if (leaf.starts_with("provenance")) continue;
+    if (std::find(kExempt.begin(), kExempt.end(), leaf) != kExempt.end()) continue;
+    bool covered = false;
+    for (const auto& [key, source] : provenance) {
+      if (source.empty()) continue;
+      if (leaf == key || (leaf.size() > key.size() && leaf.starts_with(key) && leaf[key.size()] == '.')) {
+        covered = true;
+        break;
+      }
+    }
+    if (!covered) gaps.push_back(leaf);
+  }
+  return gaps;
+}
+
+}  // namespace sim::hardware

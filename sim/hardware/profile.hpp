@@ -1,0 +1,96 @@
+// sim/hardware/profile.hpp: GPU, NVLink, NIC, node, price and failure-rate specs from hardware_profiles/*.json.
+#pragma once
+#include "sim/base/json_reader.hpp"
+#include "sim/base/units.hpp"
+
+#include <array>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sim::hardware {
+
+enum class Dtype { Fp32, Tf32, Bf16, Fp16, Fp8, Fp4 };
+inline constexpr std::array kAllDtypes{Dtype::Fp32, Dtype::Tf32, Dtype::Bf16, Dtype::Fp16, Dtype::Fp8, Dtype::Fp4};
+const char* to_string(Dtype d);
+std::optional<Dtype> dtype_from_string(std::string_view s);
+
+struct GpuSpec {
+  std::string model;
+  std::map<Dtype, base::FlopRate> peak;  // dense peaks; a dtype missing here is unsupported
+  base::Bytes hbm;
+  base::Bandwidth hbm_bandwidth;
+  int sm_count = 0;
+  base::Power tdp;
+
+  std::optional<base::FlopRate> peak_for(Dtype d) const {
+    auto it = peak.find(d);
+    if (it == peak.end()) return std::nullopt;
+    return it->second;
+  }
+};
+
+struct NvlinkSpec {
+  base::Bandwidth bandwidth;  // per GPU, per direction
+  int domain = 8;             // GPUs that share one NVLink/NVSwitch domain
+};
+
+struct NetworkSpec {
+  int nics_per_gpu = 1;
+  base::Bandwidth nic_bandwidth;  // per NIC, per direction
+};
+
+struct NodeSpec {
+  int gpus = 8;
+  base::Power power;  // whole server at full load
+};
+
+struct PriceSpec {
+  base::Money gpu_hour;
+  std::string kind;  // "on-demand" | "reserved" | "spot"
+  std::string date;  // when the price was published, "2025-06"
+};
+
+enum class FailureScope { Gpu, Node, Rack, Switch, Job };
+enum class FailureEffect { Crash, Hang, Sdc, Straggler, Maintenance };
+const char* to_string(FailureScope s);
+const char* to_string(FailureEffect e);
+
+/// One class of failing component: how often (MTBF per instance of its scope), with what inter-arrival law, what it
+/// does to the job, and how long the failed part is out.
+struct FailureComponentSpec {
+  std::string name;
+  FailureScope scope = FailureScope::Gpu;
+  base::Duration mtbf;  // per instance of the scope (per GPU, per node, ...); may be centuries
+
+  double weibull_shape = 1.0;  // 1.0 = exponential
+  bool exponential = true;
+  FailureEffect effect = FailureEffect::Crash;
+  base::Duration repair;
+
+  /// Strict parse of {"name","scope","mtbf","distribution","effect","repair"}.
+  static FailureComponentSpec parse(base::JsonReader& in);
+};
+
+struct HardwareProfile {
+  std::string name;
+  std::string description;
+  GpuSpec gpu;
+  NvlinkSpec nvlink;
+  NetworkSpec network;
+  NodeSpec node;
+  std::optional<PriceSpec> price;
+  std::vector<FailureComponentSpec> failures;
+  std::map<std::string, std::string> provenance;  // dotted field path (or an ancestor) -> source
+
+  /// Strict parse of a profile object (schema "trainsim.hardware/1"). Problems go to the reader's diagnostics.
+  static HardwareProfile parse(base::JsonReader& in);
+};
+
+/// Leaf fields of a profile that no provenance entry covers (an entry covers its own path and everything below).
+/// `leaves` comes from JsonReader::leaf_paths() of the profile object.
+std::vector<std::string> provenance_gaps(const std::vector<std::string>& leaves,
+                                         const std::map<std::string, std::string>& provenance);
+
+}  // namespace sim::hardware

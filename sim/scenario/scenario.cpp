@@ -1,0 +1,392 @@
+// sim/scenario/scenario.cpp: strict scenario loading, overrides, name resolution and cross-file checks.
+#include "sim/scenario/scenario.hpp"
+
+#include "sim/base/json_reader.hpp"
+#include "sim/base/quantity.hpp"
+#include "sim/scenario/builtin.hpp"
+
+#include <filesystem>
+
+namespace sim::scenario {
+
+using base::ConfigError;
+using base::Diagnostics;
+using base::JsonDocument;
+using base::JsonReader;
+using base::Range;
+using namespace base::literals;
+
+namespace {
+
+constexpr std::string_view kScenarioSchema = "trainsim.scenario/1";
+constexpr std::string_view kModelSchema = "trainsim.model/1";
+constexpr std::string_view kHardwareSchema = "trainsim.hardware/1";
+constexpr std::string_view kBuiltinPrefix = "<built-in>/";
+
+bool looks_like_path(std::string_view s) {
+  return s.find('/') != std::string_view::npos || s.ends_with(".json");
+}
+
+std::string join_names(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+/// A named file: a built-in name ("llama3-70b") or a path, relative to `base_dir` first, then to the working dir.
+JsonDocument open_named(const std::string& name, std::string_view folder, const std::string& base_dir) {
+  if (looks_like_path(name)) {
+    namespace fs = std::filesystem;
+    fs::path p(name);
+    if (p.is_relative() && !base_dir.empty() && fs::exists(fs::path(base_dir) / p)) p = fs::path(base_dir) / p;
+    return JsonDocument::parse_file(p.string());
+  }
+  const std::string builtin = std::string(folder) + "/" + name + ".json";
+  if (auto text = builtin_text(builtin)) return JsonDocument::parse_text(*text, std::string(kBuiltinPrefix) + builtin);
+  const auto names = builtin_names(folder);
+  const std::string hint = base::did_you_mean(name, names);
+  throw ConfigError("", "",
+                    "\"" + name + "\" is not a built-in " +
+                        (folder == "models" ? "model" : folder == "failures" ? "failure model" : "hardware profile") +
+                        (hint.empty() ? "" : " (did you mean \"" + hint + "\"?)") + "; built-in: " +
+                        join_names(names) + "; or give a path to a .json file");
+}
+
+void require_schema(const JsonDocument& doc, std::string_view expected) {
+  auto schema = doc.top_level_string("schema");
+  if (!schema)
+    throw ConfigError(doc.origin(), "/schema", "missing required field \"schema\"; expected \"" +
+                                                   std::string(expected) + "\"");
+  if (*schema != expected)
+    throw ConfigError(doc.origin(), "/schema",
+                      "\"" + *schema + "\" is not accepted here; expected \"" + std::string(expected) + "\"");
+}
+
+workload::ModelSpec model_from(const JsonDocument& doc) {
+  require_schema(doc, kModelSchema);
+  Diagnostics diag(doc.origin());
+  JsonReader r = doc.root(diag);
+  auto m = workload::ModelSpec::parse(r);
+  diag.throw_if_any();
+  return m;
+}
+
+hardware::HardwareProfile hardware_from(const JsonDocument& doc) {
+  require_schema(doc, kHardwareSchema);
+  Diagnostics diag(doc.origin());
+  JsonReader r = doc.root(diag);
+  auto h = hardware::HardwareProfile::parse(r);
+  diag.throw_if_any();
+  return h;
+}
+
+/// Resolves a "model" / "hardware" member: a name or path (string) or an inline object.
+template <class Spec, class FromDoc>
+std::optional<Spec> resolve_member(JsonReader& in, std::string_view key, std::string_view folder,
+                                   const std::string& base_dir, FromDoc from_doc) {
+  const auto kind = in.kind(key);
+  if (kind == JsonReader::Kind::Object) {
+    auto sub = in.required_object(key);
+    return Spec::parse(*sub);
+  }
+  std::string name;
+  if (kind != JsonReader::Kind::String && kind != JsonReader::Kind::Missing) {
+    in.error(key, "expected a built-in name (a string) or an inline object");
+    in.accept(key);
+    return std::nullopt;
+  }
+  if (!in.required(key, name)) return std::nullopt;
+  try {
+    return from_doc(open_named(name, folder, base_dir));
+  } catch (const ConfigError& e) {
+    // A referenced file's problems are reported against the member that named it.
+    for (const auto& d : e.items()) {
+      if (d.file.empty()) {
+        in.error(key, d.message);
+      } else {
+        in.diagnostics().add(d);
+      }
+    }
+    return std::nullopt;
+  }
+}
+
+/// An expectation bound written as a number or a quantity string ("12 s", "25M USD", "70 GiB", "5%").
+std::optional<double> read_bound(JsonReader& in, std::string_view key) {
+  const auto kind = in.kind(key);
+  if (kind == JsonReader::Kind::Missing) return std::nullopt;
+  if (kind == JsonReader::Kind::Integer || kind == JsonReader::Kind::Number) {
+    double v = 0;
+    if (in.required(key, v)) return v;
+    return std::nullopt;
+  }
+  std::string text;
+  if (!in.required(key, text)) return std::nullopt;
+  if (auto t = base::parse_time(text)) return t.value->seconds();
+  if (auto m = base::parse_money(text)) return m.value->usd;
+  if (auto b = base::parse_bytes(text)) return b.value->gib();
+  if (auto f = base::parse_fraction(text)) return *f.value;
+  in.error(key, "\"" + text + "\" is not a bound; write a number, a time (\"12 s\"), an amount (\"25M USD\"), " +
+                    "a size (\"70 GiB\") or a percentage (\"5%\")");
+  return std::nullopt;
+}
+
+std::vector<Expectation> parse_expect(JsonReader& in) {
+  std::vector<Expectation> out;
+  for (const auto& metric : in.keys()) {
+    Expectation e;
+    e.metric = metric;
+    if (metric == "fits") {
+      bool b = false;
+      if (in.required(metric, b)) e.equals = b;
+    } else if (metric == "within_best") {
+      double f = 0;
+      if (in.required_fraction(metric, f)) e.within_best = f;
+    } else if (auto bounds = in.required_object(metric)) {
+      e.min = read_bound(*bounds, "min");
+      e.max = read_bound(*bounds, "max");
+      bounds->finish();
+      if (!e.min && !e.max) bounds->error("needs \"min\", \"max\" or both");
+      if (e.min && e.max && *e.min > *e.max) bounds->error("min is greater than max");
+    }
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
+  Diagnostics diag(doc.origin());
+  JsonReader in = doc.root(diag);
+  Scenario s;
+  s.source = doc.origin();
+  std::string schema;
+  if (in.required("schema", schema) && schema != kScenarioSchema)
+    in.error("schema", "\"" + schema + "\" is not accepted; expected \"" + std::string(kScenarioSchema) + "\"");
+  in.required("name", s.name);
+  auto model = resolve_member<workload::ModelSpec>(in, "model", "models", base_dir, model_from);
+  auto hw = resolve_member<hardware::HardwareProfile>(in, "hardware", "hardware_profiles", base_dir, hardware_from);
+  if (model) s.model = *model;
+  if (hw) s.hardware = *hw;
+
+  if (auto c = in.required_object("cluster")) {
+    c->required("gpus", s.cluster.gpus, Range::at_least(1));
+    s.cluster.gpus_per_node = s.hardware.node.gpus;
+    c->optional("gpus_per_node", s.cluster.gpus_per_node, Range::at_least(1));
+    s.cluster.network.nic_bandwidth = s.hardware.network.nic_bandwidth;
+    if (auto n = c->optional_object("network")) {
+      n->optional("nic_bandwidth", s.cluster.network.nic_bandwidth);
+      n->optional_enum("topology", s.cluster.network.topology, {"rail-fat-tree", "fat-tree"});
+      n->optional("oversubscription", s.cluster.network.oversubscription, Range::between(1.0, 64.0));
+      n->finish();
+    }
+    c->finish();
+    if (s.cluster.gpus > 0 && s.cluster.gpus_per_node > 0 && s.cluster.gpus % s.cluster.gpus_per_node != 0 &&
+        s.cluster.gpus > s.cluster.gpus_per_node)
+      c->error("gpus", std::to_string(s.cluster.gpus) + " is not a whole number of nodes of " +
+                           std::to_string(s.cluster.gpus_per_node) + " GPUs");
+    if (hw && s.cluster.network.nic_bandwidth.bytes_per_s <= 0)
+      c->error("network", "no NIC bandwidth: the hardware profile has none; set cluster.network.nic_bandwidth");
+  }
+
+  if (auto p = in.required_object("parallel")) {
+    s.parallel = parallel::ParallelConfig::parse(*p);
+    const auto& pc = s.parallel;
+    if (pc.dp && s.cluster.gpus > 0 && static_cast<long long>(pc.tp) * pc.pp * *pc.dp * pc.cp != s.cluster.gpus)
+      p->error("dp", "tp*pp*dp*cp = " + std::to_string(pc.tp) + "*" + std::to_string(pc.pp) + "*" +
+                         std::to_string(*pc.dp) + "*" + std::to_string(pc.cp) + " = " +
+                         std::to_string(static_cast<long long>(pc.tp) * pc.pp * *pc.dp * pc.cp) +
+                         " but cluster.gpus = " + std::to_string(s.cluster.gpus) +
+                         "; they must agree (or omit dp to derive it)");
+  }
+
+  if (auto t = in.required_object("training")) {
+    t->required("seq_len", s.training.seq_len, Range::at_least(1));
+    base::Count tokens;
+    base::Time duration;
+    const bool has_tokens = t->optional("tokens", tokens);
+    const bool has_duration = t->optional("duration", duration);
+    if (has_tokens) s.training.tokens = tokens;
+    if (has_duration) s.training.duration = duration;
+    if (t->has("tokens") && t->has("duration"))
+      t->error("give either \"tokens\" (train until done) or \"duration\" (a fixed window), not both");
+    if (!t->has("tokens") && !t->has("duration"))
+      t->error("missing \"tokens\" (train until done, e.g. \"15T\") or \"duration\" (a fixed window, e.g. \"54 d\")");
+    std::string dtype;
+    if (t->optional_enum("dtype", dtype, {"fp32", "tf32", "bf16", "fp16", "fp8", "fp4"})) {
+      s.training.dtype = *hardware::dtype_from_string(dtype);
+      if (hw && !s.hardware.gpu.peak_for(s.training.dtype))
+        t->error("dtype", "\"" + dtype + "\" is not supported by " + s.hardware.name + " (no peak rate in its profile)");
+    }
+    t->finish();
+  }
+
+  ReliabilityConfig& rel = s.reliability;
+  rel.checkpoint.write = 30_s;
+  rel.restart = 10_min;
+  rel.hang_timeout = 10_min;
+  std::vector<hardware::FailureComponentSpec> inline_components;
+  bool replace = true;
+  if (auto r = in.optional_object("reliability")) {
+    const auto fk = r->kind("failures");
+    if (fk == JsonReader::Kind::Object) {
+      if (auto f = r->required_object("failures")) {
+        for (auto& c : f->object_array("components", true))
+          inline_components.push_back(hardware::FailureComponentSpec::parse(c));
+        f->optional("replace", replace);
+        f->finish();
+        rel.failures = "inline";
+      }
+    } else if (fk != JsonReader::Kind::Missing) {
+      std::string name;
+      if (r->required("failures", name) && name != "default") {
+        try {
+          JsonDocument fd = open_named(name, "failures", base_dir);
+          Diagnostics fdiag(fd.origin());
+          JsonReader fr = fd.root(fdiag);
+          for (auto& c : fr.object_array("components", true))
+            inline_components.push_back(hardware::FailureComponentSpec::parse(c));
+          fr.optional("replace", replace);
+          std::string ignored;
+          fr.optional("schema", ignored);
+          fr.optional("description", ignored);
+          fr.finish();
+          for (const auto& d : fdiag.items()) diag.add(d);
+          rel.failures = name;
+        } catch (const ConfigError& e) {
+          for (const auto& d : e.items()) {
+            if (d.file.empty()) {
+              r->error("failures", d.message);
+            } else {
+              diag.add(d);
+            }
+          }
+        }
+      }
+    }
+    if (r->kind("checkpoint") == JsonReader::Kind::Object) {
+      auto ck = r->required_object("checkpoint");
+      if (ck->kind("interval") == JsonReader::Kind::String) {
+        std::string text;
+        ck->required("interval", text);
+        if (text != "auto") {
+          auto t = base::parse_time(text);
+          if (!t) {
+            ck->error("interval", t.error + "; or write \"auto\" for Daly's optimum");
+          } else if (t.value->ns <= 0) {
+            ck->error("interval", "\"" + text + "\" must be greater than zero");
+          } else {
+            rel.checkpoint.auto_interval = false;
+            rel.checkpoint.interval = *t.value;
+          }
+        }
+      } else if (ck->has("interval")) {
+        ck->error("interval", "expected \"auto\" or a time such as \"2 h\"");
+        ck->accept("interval");
+      }
+      ck->optional("write", rel.checkpoint.write);
+      ck->optional("async", rel.checkpoint.async);
+      ck->finish();
+    } else if (r->has("checkpoint")) {
+      r->required_object("checkpoint");  // reports the wrong type
+    }
+    r->optional("restart", rel.restart, base::Sign::NonNegative);
+    r->optional("hang_timeout", rel.hang_timeout);
+    r->optional("spares", rel.spares, Range::at_least(0));
+    r->optional("trials", rel.trials, Range::between(1, 10'000'000));
+    std::int64_t seed = 42;
+    if (r->optional("seed", seed, Range::at_least(0))) rel.seed = static_cast<std::uint64_t>(seed);
+    r->finish();
+  }
+  if (rel.failures == "default" || !replace) rel.components = s.hardware.failures;
+  rel.components.insert(rel.components.end(), inline_components.begin(), inline_components.end());
+
+  s.cost.gpu_hour = s.hardware.price ? std::optional<base::Money>(s.hardware.price->gpu_hour) : std::nullopt;
+  if (auto c = in.optional_object("cost")) {
+    base::Money m;
+    if (c->optional("gpu_hour", m, base::Sign::Positive)) s.cost.gpu_hour = m;
+    base::Time t;
+    if (c->optional("deadline", t)) s.cost.deadline = t;
+    if (c->optional("budget", m, base::Sign::Positive)) s.cost.budget = m;
+    c->finish();
+  }
+  if (auto e = in.optional_object("expect")) s.expect = parse_expect(*e);
+  in.finish();
+  diag.throw_if_any();
+  return s;
+}
+
+Scenario load_from_doc(JsonDocument doc, const std::string& base_dir, const std::vector<Override>& overrides) {
+  for (const auto& o : overrides) doc.set(o.key, o.value);
+  return parse_scenario(doc, base_dir);
+}
+
+}  // namespace
+
+Override Override::parse(std::string_view text) {
+  const auto eq = text.find('=');
+  if (eq == std::string_view::npos || eq == 0)
+    throw ConfigError("--set", "", "\"" + std::string(text) + "\" is not KEY=VALUE; e.g. --set parallel.tp=4");
+  return Override{std::string(text.substr(0, eq)), std::string(text.substr(eq + 1))};
+}
+
+Scenario load_scenario(const std::string& path, const std::vector<Override>& overrides) {
+  JsonDocument doc = JsonDocument::parse_file(path);
+  const std::string base_dir = std::filesystem::path(path).parent_path().string();
+  return load_from_doc(std::move(doc), base_dir, overrides);
+}
+
+Scenario load_default_scenario(const std::vector<Override>& overrides) {
+  const std::string path = "scenarios/default.json";
+  auto text = builtin_text(path);
+  if (!text) throw base::InternalError("the built-in default scenario is missing from this build");
+  return load_from_doc(JsonDocument::parse_text(*text, std::string(kBuiltinPrefix) + path), "", overrides);
+}
+
+workload::ModelSpec load_model(const std::string& name_or_path) {
+  try {
+    return model_from(open_named(name_or_path, "models", ""));
+  } catch (const ConfigError& e) {
+    if (e.items().size() == 1 && e.items()[0].file.empty())
+      throw ConfigError("model", "", e.items()[0].message);
+    throw;
+  }
+}
+
+hardware::HardwareProfile load_hardware(const std::string& name_or_path) {
+  try {
+    return hardware_from(open_named(name_or_path, "hardware_profiles", ""));
+  } catch (const ConfigError& e) {
+    if (e.items().size() == 1 && e.items()[0].file.empty())
+      throw ConfigError("hardware", "", e.items()[0].message);
+    throw;
+  }
+}
+
+FileKind validate_file(const std::string& path) {
+  JsonDocument doc = JsonDocument::parse_file(path);
+  auto schema = doc.top_level_string("schema");
+  if (!schema)
+    throw ConfigError(path, "/schema",
+                      "missing \"schema\"; expected one of \"trainsim.scenario/1\", \"trainsim.model/1\", "
+                      "\"trainsim.hardware/1\"");
+  if (*schema == kScenarioSchema) {
+    load_from_doc(std::move(doc), std::filesystem::path(path).parent_path().string(), {});
+    return FileKind::Scenario;
+  }
+  if (*schema == kModelSchema) {
+    model_from(doc);
+    return FileKind::Model;
+  }
+  if (*schema == kHardwareSchema) {
+    Diagnostics diag(doc.origin());
+    JsonReader r = doc.root(diag);
+    auto profile = hardware::HardwareProfile::parse(r);
+    diag.throw_if_any();
+    return FileKind::Hardware;
+  }
+  throw ConfigError(path, "/schema",
+                    "\"" + *schema + "\" is not a trainsim schema; expected one of \"trainsim.scenario/1\", "
+                    "\"trainsim.model/1\", \"trainsim.hardware/1\"");
+}
+
+}  // namespace sim::scenario

@@ -1,0 +1,126 @@
+// tests/bench/engine_bench.cpp: event throughput of the queue and of the Simulator's dispatch path (hold model).
+#include "sim/engine/event_queue.hpp"
+#include "sim/engine/simulator.hpp"
+#include "sim/base/units.hpp"
+
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace sim::engine {
+namespace {
+
+using base::Time;
+
+// splitmix64 (Steele, Lea, Flood 2014): a tiny deterministic stream, local to this file on purpose.
+class SplitMix64 {
+ public:
+  explicit SplitMix64(std::uint64_t seed) : state_(seed) {}
+  std::uint64_t next() {
+    std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+
+ private:
+  std::uint64_t state_;
+};
+
+constexpr std::uint64_t kSeed = 42;
+constexpr std::uint64_t kMeanIncrementNs = 1'000'000;  // uniform over [0, 2 ms): the classic hold model's shape
+
+Time uniform_increment(SplitMix64& rng) {
+  return Time{static_cast<std::int64_t>(rng.next() % (2 * kMeanIncrementNs))};
+}
+
+// Mostly short hops with rare very long ones (1 in 16 up to 1 s): stresses the rung layout.
+Time bimodal_increment(SplitMix64& rng) {
+  const std::uint64_t r = rng.next();
+  if ((r & 15U) == 0) return Time{static_cast<std::int64_t>((r >> 4) % 1'000'000'000)};
+  return Time{static_cast<std::int64_t>((r >> 4) % 1000)};
+}
+
+// The hold model (Jones, CACM 1986) on the bare queue: `pending` events; each pop is followed by one push at
+// the popped time plus a random increment, so the queue size stays constant.
+template <Time (*kIncrement)(SplitMix64&)>
+void hold_model(benchmark::State& state) {
+  const auto pending = static_cast<std::size_t>(state.range(0));
+  SplitMix64 rng(kSeed);
+  EventQueue queue;
+  for (std::size_t i = 0; i < pending; ++i) queue.push(kIncrement(rng), 0, 0, i);
+  for (auto _ : state) {
+    const Event e = queue.pop();
+    queue.push(e.at + kIncrement(rng), e.priority, e.target, e.arg);
+  }
+  benchmark::DoNotOptimize(queue.size());
+  state.SetItemsProcessed(state.iterations());
+}
+
+void BM_EngineHoldModel(benchmark::State& state) { hold_model<uniform_increment>(state); }
+BENCHMARK(BM_EngineHoldModel)->Arg(1'000)->Arg(10'000)->Arg(100'000)->Arg(1'000'000);
+
+void BM_EngineHoldModelBimodal(benchmark::State& state) { hold_model<bimodal_increment>(state); }
+BENCHMARK(BM_EngineHoldModelBimodal)->Arg(1'000)->Arg(1'000'000);
+
+// The same hold model through the Simulator: pop, clock, observer check, virtual handle(), and a component that
+// schedules its successor on a random peer.
+class Hopper final : public Component {
+ public:
+  Hopper(Simulator& sim, const std::vector<std::unique_ptr<Hopper>>& peers, SplitMix64& rng)
+      : Component(sim, "hopper"), peers_(peers), rng_(rng) {}
+  void handle(std::uint64_t arg) override {
+    const std::uint64_t r = rng_.next();
+    Hopper& peer = *peers_[r % peers_.size()];
+    simulator().schedule_after(Time{static_cast<std::int64_t>((r >> 8) % (2 * kMeanIncrementNs))}, 0, peer, arg);
+  }
+
+ private:
+  const std::vector<std::unique_ptr<Hopper>>& peers_;
+  SplitMix64& rng_;
+};
+
+void BM_EngineSimulatorDispatch(benchmark::State& state) {
+  const auto pending = static_cast<std::size_t>(state.range(0));
+  constexpr std::size_t kComponents = 64;
+  SplitMix64 rng(kSeed);
+  Simulator sim;
+  std::vector<std::unique_ptr<Hopper>> hoppers;
+  for (std::size_t i = 0; i < kComponents; ++i) hoppers.push_back(std::make_unique<Hopper>(sim, hoppers, rng));
+  for (std::size_t i = 0; i < pending; ++i) sim.schedule_at(uniform_increment(rng), 0, *hoppers[i % kComponents], i);
+  constexpr std::uint64_t kBatch = 1000;  // events per run() call: amortises the run's setup
+  std::uint64_t events = 0;
+  for (auto _ : state) events += sim.run({.max_events = kBatch}).events;
+  benchmark::DoNotOptimize(sim.now());
+  state.SetItemsProcessed(static_cast<std::int64_t>(events));
+}
+BENCHMARK(BM_EngineSimulatorDispatch)->Arg(1'000)->Arg(1'000'000);
+
+// The cold path for comparison: schedule_fn callbacks (a std::function per event, stored in the slab).
+void BM_EngineCallbackDispatch(benchmark::State& state) {
+  const auto pending = static_cast<std::size_t>(state.range(0));
+  SplitMix64 rng(kSeed);
+  Simulator sim;
+  std::uint64_t fired = 0;
+  struct Hop {
+    Simulator* sim;
+    SplitMix64* rng;
+    std::uint64_t* fired;
+    void operator()() const {
+      ++*fired;
+      sim->schedule_fn_after(uniform_increment(*rng), *this);
+    }
+  };
+  for (std::size_t i = 0; i < pending; ++i) sim.schedule_fn(uniform_increment(rng), Hop{&sim, &rng, &fired});
+  constexpr std::uint64_t kBatch = 1000;
+  std::uint64_t events = 0;
+  for (auto _ : state) events += sim.run({.max_events = kBatch}).events;
+  benchmark::DoNotOptimize(fired);
+  state.SetItemsProcessed(static_cast<std::int64_t>(events));
+}
+BENCHMARK(BM_EngineCallbackDispatch)->Arg(1'000)->Arg(1'000'000);
+
+}  // namespace
+}  // namespace sim::engine

@@ -1,0 +1,262 @@
+// The command line as a user meets it: exit codes, and error messages that name the file, the JSON path, what was
+// found and what is accepted.
+#include "sim/cli/app.hpp"
+
+#include "tests/support/temp_dir.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+namespace sim::cli {
+namespace {
+
+struct Outcome {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+Outcome trainsim(std::vector<std::string> args) {
+  std::ostringstream out, err;
+  const int code = run(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+const char* kGoodScenario = R"({
+  "schema": "trainsim.scenario/1",
+  "name": "test",
+  "model": "llama3-8b",
+  "hardware": "h100-sxm5-80gb",
+  "cluster": { "gpus": 64, "network": { "nic_bandwidth": "400 Gbit/s" } },
+  "parallel": { "tp": 2, "pp": 2, "global_batch": 256 },
+  "training": { "seq_len": 8192, "tokens": "1T" },
+  "reliability": { "checkpoint": { "interval": "auto", "write": "30 s" } }
+})";
+
+/// Writes kGoodScenario with `from` replaced by `to`, then validates it.
+Outcome validate_variant(const support::TempDir& dir, const std::string& from, const std::string& to) {
+  std::string text = kGoodScenario;
+  const auto pos = text.find(from);
+  EXPECT_NE(pos, std::string::npos) << "test bug: " << from;
+  if (pos != std::string::npos) text.replace(pos, from.size(), to);
+  return trainsim({"validate", dir.write("s.json", text)});
+}
+
+void expect_bad_input(const Outcome& o, const std::string& path, const std::string& fragment) {
+  EXPECT_EQ(o.code, kExitBadInput) << o.err;
+  EXPECT_NE(o.err.find("s.json: " + path + ": "), std::string::npos) << "names file and JSON path: " << o.err;
+  EXPECT_NE(o.err.find(fragment), std::string::npos) << o.err;
+}
+
+class BadInput : public ::testing::Test {
+ protected:
+  support::TempDir dir_;
+};
+
+TEST_F(BadInput, GoodScenarioValidates) {
+  auto o = trainsim({"validate", dir_.write("s.json", kGoodScenario)});
+  EXPECT_EQ(o.code, kExitOk) << o.err;
+  EXPECT_NE(o.out.find("ok"), std::string::npos);
+}
+
+TEST_F(BadInput, UnknownKey) {
+  expect_bad_input(validate_variant(dir_, R"("tp": 2,)", R"("tp": 2, "bogus": 1,)"), "/parallel",
+                   "unknown key \"bogus\"");
+}
+
+TEST_F(BadInput, MisspeltKeyGetsASuggestion) {
+  expect_bad_input(validate_variant(dir_, R"("global_batch")", R"("global_bach")"), "/parallel",
+                   "unknown key \"global_bach\" (did you mean \"global_batch\"?)");
+}
+
+TEST_F(BadInput, WrongType) {
+  expect_bad_input(validate_variant(dir_, R"("tp": 2)", R"("tp": "2")"), "/parallel/tp",
+                   "expected an integer, found \"2\" (a string)");
+}
+
+TEST_F(BadInput, MissingRequiredField) {
+  expect_bad_input(validate_variant(dir_, R"("seq_len": 8192, )", ""), "/training/seq_len",
+                   "missing required field \"seq_len\"");
+}
+
+TEST_F(BadInput, MissingUnit) {
+  expect_bad_input(validate_variant(dir_, R"("400 Gbit/s")", R"("400")"), "/cluster/network/nic_bandwidth",
+                   "has no unit");
+}
+
+TEST_F(BadInput, NumberWhereAQuantityIsExpected) {
+  expect_bad_input(validate_variant(dir_, R"("30 s")", "30"), "/reliability/checkpoint/write", "has no unit");
+}
+
+TEST_F(BadInput, WrongUnit) {
+  expect_bad_input(validate_variant(dir_, R"("400 Gbit/s")", R"("400 GHz")"), "/cluster/network/nic_bandwidth",
+                   "unknown bandwidth unit \"GHz\"");
+}
+
+TEST_F(BadInput, ZeroWherePositiveIsRequired) {
+  expect_bad_input(validate_variant(dir_, R"("gpus": 64)", R"("gpus": 0)"), "/cluster/gpus", "at least 1");
+}
+
+TEST_F(BadInput, NegativeQuantity) {
+  expect_bad_input(validate_variant(dir_, R"("30 s")", R"("-30 s")"), "/reliability/checkpoint/write", "negative");
+}
+
+TEST_F(BadInput, ZeroQuantity) {
+  expect_bad_input(validate_variant(dir_, R"("400 Gbit/s")", R"("0 Gbit/s")"), "/cluster/network/nic_bandwidth",
+                   "greater than zero");
+}
+
+TEST_F(BadInput, BadEnumValue) {
+  expect_bad_input(validate_variant(dir_, R"("global_batch": 256)", R"("global_batch": 256, "recompute": "ful")"),
+                   "/parallel/recompute", "did you mean \"full\"");
+}
+
+TEST_F(BadInput, UnknownBuiltinModel) {
+  expect_bad_input(validate_variant(dir_, R"("llama3-8b")", R"("llama3-9b")"), "/model",
+                   "not a built-in model");
+}
+
+TEST_F(BadInput, DpDisagreesWithGpuCount) {
+  expect_bad_input(validate_variant(dir_, R"("pp": 2,)", R"("pp": 2, "dp": 8,)"), "/parallel/dp",
+                   "tp*pp*dp*cp = 2*2*8*1 = 32 but cluster.gpus = 64");
+}
+
+TEST_F(BadInput, TokensAndDurationTogether) {
+  expect_bad_input(validate_variant(dir_, R"("tokens": "1T")", R"("tokens": "1T", "duration": "54 d")"), "/training",
+                   "not both");
+}
+
+TEST_F(BadInput, WrongSchema) {
+  expect_bad_input(validate_variant(dir_, R"("trainsim.scenario/1")", R"("trainsim.scenario/2")"), "/schema",
+                   "expected one of");
+}
+
+TEST_F(BadInput, ManyProblemsAreReportedTogether) {
+  auto o = validate_variant(dir_, R"("tp": 2, "pp": 2)", R"("tp": "x", "pp": -1)");
+  EXPECT_EQ(o.code, kExitBadInput);
+  EXPECT_NE(o.err.find("/parallel/tp"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("/parallel/pp"), std::string::npos) << o.err;
+}
+
+TEST_F(BadInput, TruncatedJson) {
+  auto path = dir_.write("s.json", std::string(kGoodScenario).substr(0, 120));
+  auto o = trainsim({"validate", path});
+  EXPECT_EQ(o.code, kExitBadInput);
+  EXPECT_NE(o.err.find(path + ": invalid JSON"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("line"), std::string::npos) << "says where: " << o.err;
+}
+
+TEST_F(BadInput, EmptyFile) {
+  auto path = dir_.write("s.json", "");
+  auto o = trainsim({"validate", path});
+  EXPECT_EQ(o.code, kExitBadInput);
+  EXPECT_NE(o.err.find(path + ": the file is empty"), std::string::npos) << o.err;
+}
+
+TEST_F(BadInput, DirectoryInsteadOfFile) {
+  auto o = trainsim({"validate", dir_.path().string()});
+  EXPECT_EQ(o.code, kExitBadInput);
+  EXPECT_NE(o.err.find(dir_.path().string() + ": is a directory"), std::string::npos) << o.err;
+}
+
+TEST_F(BadInput, MissingFile) {
+  auto path = (dir_.path() / "nope.json").string();
+  auto o = trainsim({"validate", path});
+  EXPECT_EQ(o.code, kExitBadInput);
+  EXPECT_NE(o.err.find(path + ": cannot open: no such file"), std::string::npos) << o.err;
+}
+
+TEST_F(BadInput, MissingScenarioForTheMainJob) {
+  auto o = trainsim({(dir_.path() / "nope.json").string()});
+  EXPECT_EQ(o.code, kExitBadInput);
+  EXPECT_NE(o.err.find("no such file"), std::string::npos) << o.err;
+}
+
+TEST_F(BadInput, BadModelFileNamesItsPath) {
+  auto path = dir_.write("m.json", R"({"schema": "trainsim.model/1", "name": "m", "layers": 2, "hidden": 100,
+    "ffn_hidden": 400, "heads": 3, "vocab": 1000, "activation": "relu"})");
+  auto o = trainsim({"validate", path});
+  EXPECT_EQ(o.code, kExitBadInput);
+  EXPECT_NE(o.err.find(path + ": /activation: \"relu\" is not accepted"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find(path + ": /heads: 3 does not divide hidden = 100"), std::string::npos) << o.err;
+}
+
+TEST_F(BadInput, InlineModelProblemsCarryTheirPath) {
+  auto o = validate_variant(dir_, R"("llama3-8b")",
+                            R"({"name": "tiny", "layers": 2, "hidden": 256, "ffn_hidden": 1024, "heads": 4,
+                               "kv_heads": 3, "vocab": 1000, "activation": "gelu"})");
+  expect_bad_input(o, "/model/kv_heads", "does not divide heads = 4");
+}
+
+TEST_F(BadInput, BadSetOverride) {
+  auto o = trainsim({"--set", "parallel.tp", "describe", "models"});
+  EXPECT_EQ(o.code, kExitOk) << "describe takes no scenario; --set is unused there";
+  o = trainsim({"--set", "parallel.tp"});
+  EXPECT_EQ(o.code, kExitBadInput);
+  EXPECT_NE(o.err.find("is not KEY=VALUE"), std::string::npos) << o.err;
+  o = trainsim({"--set", "parallel.tp=\"8\""});
+  EXPECT_EQ(o.code, kExitBadInput);
+  EXPECT_NE(o.err.find("/parallel/tp: expected an integer"), std::string::npos) << o.err;
+}
+
+TEST_F(BadInput, UnknownSubcommandOrOptionIsUsageError) {
+  EXPECT_EQ(trainsim({"--frobnicate"}).code, kExitBadInput);
+  EXPECT_EQ(trainsim({"describe", "gpus"}).code, kExitBadInput);
+  EXPECT_EQ(trainsim({"--format", "xml"}).code, kExitBadInput);
+}
+
+TEST(Cli, VersionAndHelpExitZero) {
+  auto v = trainsim({"--version"});
+  EXPECT_EQ(v.code, kExitOk);
+  EXPECT_NE(v.out.find("trainsim "), std::string::npos);
+  auto h = trainsim({"--help"});
+  EXPECT_EQ(h.code, kExitOk);
+  EXPECT_NE(h.out.find("describe"), std::string::npos);
+}
+
+TEST(Cli, DescribeHardwareListsTheSevenProfiles) {
+  auto o = trainsim({"describe", "hardware"});
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  for (const char* h : {"a100-sxm4-40gb", "a100-sxm4-80gb", "h100-sxm5-80gb", "h800-sxm5-80gb", "h200-sxm-141gb",
+                        "b200-sxm-180gb", "gb200-nvl72"})
+    EXPECT_NE(o.out.find(h), std::string::npos) << h;
+  EXPECT_NE(o.out.find("989 TFLOP/s"), std::string::npos) << "H100 bf16 dense peak: " << o.out;
+  EXPECT_NE(o.out.find("400 Gbit/s"), std::string::npos) << o.out;
+}
+
+TEST(Cli, DescribeModelsListsParameterCounts) {
+  auto o = trainsim({"describe", "models"});
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  EXPECT_NE(o.out.find("174.6B"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("70.6B"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("12.9B"), std::string::npos) << "Mixtral active params: " << o.out;
+  auto j = trainsim({"describe", "models", "--format", "json"});
+  EXPECT_EQ(j.out.front(), '[');
+}
+
+TEST(Cli, MainJobRunsTheBuiltInDefault) {
+  auto o = trainsim({});
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  EXPECT_NE(o.out.find("llama3-70b"), std::string::npos);
+  EXPECT_NE(o.err.find("built-in default"), std::string::npos);
+}
+
+TEST(Cli, SetOverridesTheScenario) {
+  auto o = trainsim({"--set", "parallel.tp=4", "--set", "parallel.dp=64", "--format", "json"});
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  EXPECT_NE(o.out.find("\"tp\": 4"), std::string::npos) << o.out;
+}
+
+TEST(Cli, ShippedFilesAllValidate) {
+  std::vector<std::string> args{"validate"};
+  for (const char* dir : {"models", "hardware_profiles", "scenarios"})
+    for (const auto& e : std::filesystem::recursive_directory_iterator(std::filesystem::path(TRAINSIM_SOURCE_DIR) / dir))
+      if (e.path().extension() == ".json") args.push_back(e.path().string());
+  ASSERT_GT(args.size(), 15u);
+  auto o = trainsim(args);
+  EXPECT_EQ(o.code, kExitOk) << o.err;
+}
+
+}  // namespace
+}  // namespace sim::cli
