@@ -1,12 +1,16 @@
 // sim/cli/app.cpp: subcommands, option parsing (CLI11), output formats and exit codes.
 #include "sim/cli/app.hpp"
 
+#include "reports/trace.hpp"
+#include "sim/base/atomic_file.hpp"
 #include "sim/base/errors.hpp"
 #include "sim/base/quantity.hpp"
+#include "sim/execution/step_sim.hpp"
 #include "sim/cli/table.hpp"
 #include "sim/results/json.hpp"
 #include "sim/scenario/builtin.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/scenario/step_setup.hpp"
 #include "sim/workload/params.hpp"
 
 #include <CLI/CLI.hpp>
@@ -144,6 +148,124 @@ int validate(const std::vector<std::string>& files, std::ostream& out, std::ostr
   return bad ? kExitBadInput : kExitOk;
 }
 
+// ---- step -------------------------------------------------------------------------------------------------------
+
+struct StepArgs {
+  std::string scenario;
+  std::string fidelity = "replica";
+  std::string trace;
+  bool json = false;
+  std::vector<std::string> slowdowns;  // "GPU=FACTOR"
+};
+
+std::string pct(double f) { return fmt(100.0 * f, 1) + "%"; }
+
+std::vector<double> parse_slowdowns(const std::vector<std::string>& specs, int gpus) {
+  std::vector<double> out;
+  for (const auto& spec : specs) {
+    const auto eq = spec.find('=');
+    int gpu = -1;
+    double factor = 0;
+    try {
+      if (eq != std::string::npos) {
+        std::size_t used = 0;
+        gpu = std::stoi(spec.substr(0, eq), &used);
+        if (used != eq) gpu = -1;
+        factor = std::stod(spec.substr(eq + 1), &used);
+        if (used != spec.size() - eq - 1) factor = 0;
+      }
+    } catch (const std::exception&) {
+      gpu = -1;
+    }
+    if (gpu < 0 || gpu >= gpus || !(factor >= 1.0 && factor <= 1000.0))
+      throw base::ConfigError("--slowdown", "",
+                              "\"" + spec + "\" is not GPU=FACTOR with a GPU id in [0, " + std::to_string(gpus) +
+                                  ") and a factor between 1 and 1000, e.g. --slowdown 17=1.5");
+    if (out.empty()) out.assign(static_cast<std::size_t>(gpus), 1.0);
+    out[static_cast<std::size_t>(gpu)] = factor;
+  }
+  return out;
+}
+
+Json step_json(const results::StepResult& r, const scenario::Scenario& s) {
+  Json j = results::to_json(r);
+  j["scenario"] = s.name;
+  return j;
+}
+
+void print_step(const results::StepResult& r, const scenario::Scenario& s, const execution::StepInputs& in,
+                std::ostream& out) {
+  const auto& L = in.layout;
+  const double t = r.step_time.seconds();
+  out << "step            " << s.name << "  (" << r.fidelity << " fidelity, " << r.simulated_gpus
+      << " GPUs simulated)\n";
+  out << "parallel        tp " << L.tp << " pp " << L.pp << " dp " << L.dp << " cp " << L.cp << " ep " << L.ep
+      << " vpp " << L.vpp << ", " << parallel::to_string(in.parallel.schedule) << ", " << L.micro_batches
+      << " micro-batches of " << L.micro_batch << ", recompute " << parallel::to_string(in.parallel.recompute)
+      << (in.parallel.sequence_parallel ? ", sequence parallel" : "") << "\n";
+  out << "step time       " << fmt(t, 3) << " s\n";
+  out << "tokens/s        " << fmt(r.tokens_per_s, 0) << " (" << fmt(r.tokens_per_s / s.cluster.gpus, 1)
+      << " per GPU)\n";
+  out << "TFLOP/s per GPU " << fmt(r.tflops_per_gpu, 1) << " (model FLOPs)\n";
+  out << "MFU             " << pct(r.mfu) << "  (model FLOPs, Narayanan et al. SC21 convention, no recomputation)\n";
+  out << "HFU             " << pct(r.hfu) << "  (hardware FLOPs, recomputation counted)\n";
+  const auto& b = r.breakdown;
+  Table tb({"breakdown", "seconds", "share"});
+  auto row = [&](const char* name, base::Time x) { tb.add({name, fmt(x.seconds(), 3), pct(x.seconds() / t)}); };
+  row("compute", b.compute);
+  row("TP exposed", b.tp_exposed);
+  row("PP bubble", b.pp_bubble);
+  row("PP exposed", b.pp_exposed);
+  row("DP exposed", b.dp_exposed);
+  row("CP exposed", b.cp_exposed);
+  row("EP exposed", b.ep_exposed);
+  row("optimizer", b.optimizer);
+  out << "\n";
+  tb.print(out);
+  const auto& m = r.memory;
+  out << "\nmemory per GPU  " << fmt(m.total, 1) << " of " << fmt(m.capacity, 1) << " GiB"
+      << (r.fits ? "" : "  DOES NOT FIT") << "  (params " << fmt(m.params, 1) << ", grads " << fmt(m.grads, 1)
+      << ", optimizer " << fmt(m.optimizer, 1) << ", activations " << fmt(m.activations, 1) << ", buffers "
+      << fmt(m.buffers, 1) << "; worst pipeline stage)\n";
+}
+
+int print_infeasible(const std::vector<parallel::Infeasible>& why, const scenario::Scenario& s, std::ostream& err) {
+  err << "infeasible: " << s.name << " (" << s.source << "):\n";
+  for (const auto& i : why) err << "  [" << i.rule << "] " << i.reason << "\n";
+  return kExitInfeasible;
+}
+
+int step_command(const StepArgs& a, const Options& o, std::ostream& out, std::ostream& err) {
+  const auto s = scenario::load_scenario(a.scenario, overrides_of(o));
+  auto setup = scenario::step_setup(s);
+  if (auto* bad = std::get_if<std::vector<parallel::Infeasible>>(&setup)) return print_infeasible(*bad, s, err);
+  const auto& in = std::get<execution::StepInputs>(setup);
+  execution::StepOptions opt;
+  opt.fidelity = a.fidelity == "analytic" ? execution::Fidelity::Analytic
+                 : a.fidelity == "full"   ? execution::Fidelity::Full
+                                          : execution::Fidelity::Replica;
+  opt.slowdown = parse_slowdowns(a.slowdowns, s.cluster.gpus);
+  if (!opt.slowdown.empty() && opt.fidelity != execution::Fidelity::Full)
+    throw base::ConfigError("--slowdown", "", "per-GPU slowdowns need --fidelity full (every GPU simulated)");
+  opt.record_timeline = !a.trace.empty();
+  if (opt.record_timeline && opt.fidelity == execution::Fidelity::Analytic)
+    throw base::ConfigError("--trace", "", "the analytic fidelity has no timeline; use --fidelity replica or full");
+  const auto plan = execution::build_step_plan(in);
+  auto r = execution::simulate_step(plan, opt);
+  r.memory = scenario::memory_gib(s, in.layout);
+  r.fits = r.memory.total <= r.memory.capacity;
+  if (!a.trace.empty()) {
+    base::write_file_atomic(a.trace, reports::chrome_trace(r, s.name));
+    if (!o.quiet) err << "trace: " << a.trace << " (" << r.timeline.size() << " spans; open in ui.perfetto.dev)\n";
+  }
+  if (a.json || o.format == "json") {
+    out << step_json(r, s).dump() << '\n';
+  } else {
+    print_step(r, s, in, out);
+  }
+  return r.fits ? kExitOk : kExitInfeasible;
+}
+
 // ---- the main job -----------------------------------------------------------------------------------------------
 
 Json scenario_json(const scenario::Scenario& s) {
@@ -250,6 +372,18 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   std::vector<std::string> files;
   validate_cmd->add_option("files", files, "Files to check (kind detected from their \"schema\")")->required();
 
+  auto* step = app.add_subcommand("step", "Simulate one training iteration: step time, breakdown, MFU, memory");
+  StepArgs step_args;
+  step->add_option("scenario", step_args.scenario, "Scenario file")->required();
+  step->add_option("--fidelity", step_args.fidelity, "analytic (closed forms), replica (one data-parallel replica on "
+                                                     "the engine) or full (every GPU)")
+      ->check(CLI::IsMember({"analytic", "replica", "full"}))
+      ->capture_default_str();
+  step->add_option("--trace", step_args.trace, "Write the step as Chrome/Perfetto trace-event JSON")->type_name("FILE");
+  step->add_flag("--json", step_args.json, "JSON result (schema trainsim.step/1), same as --format json");
+  step->add_option("--slowdown", step_args.slowdowns, "A slow GPU for --fidelity full: GPU=FACTOR (repeatable)")
+      ->type_name("GPU=FACTOR");
+
   std::vector<std::string> argv_rev(args.rbegin(), args.rend());
   try {
     app.parse(argv_rev);
@@ -264,6 +398,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   try {
     if (describe->parsed()) return what == "models" ? describe_models(o, out) : describe_hardware(o, out);
     if (validate_cmd->parsed()) return validate(files, out, err);
+    if (step->parsed()) return step_command(step_args, o, out, err);
     return main_job(scenario_path, o, out, err);
   } catch (const base::ConfigError& e) {
     for (const auto& d : e.items()) err << "error: " << d.to_string() << '\n';

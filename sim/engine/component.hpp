@@ -13,9 +13,10 @@ namespace sim::engine {
 class Simulator;
 
 /// Base of everything the engine delivers events to. A component registers itself with its Simulator on
-/// construction (which assigns its id) and unregisters on destruction; it must not outlive the Simulator, and no
-/// event may still target it when it is destroyed. Components own their state and talk to the world through the
-/// engine and callbacks, never through globals.
+/// construction (which assigns its id) and unregisters on destruction; no event may still target it then (that is
+/// a bug, caught when the event comes due). A component that outlives its Simulator is detached and must not be
+/// used except to be destroyed. Components own their state and talk to the world through the engine and
+/// callbacks, never through globals.
 class Component {
  public:
   Component(Simulator& sim, std::string name);
@@ -25,7 +26,7 @@ class Component {
 
   const std::string& name() const { return name_; }
   ComponentId id() const { return id_; }
-  Simulator& simulator() const { return sim_; }
+  Simulator& simulator() const { return *sim_; }
 
   /// The hot-path delivery of an event scheduled for this component with `arg` (what it means is the
   /// component's business: a task index, a generation counter, ...). The default treats delivery as a bug.
@@ -48,7 +49,7 @@ class Component {
 
  private:
   friend class Simulator;
-  Simulator& sim_;
+  Simulator* sim_;  // never null while the Simulator lives; nulled by its destructor
   std::string name_;
   ComponentId id_ = 0;
 };

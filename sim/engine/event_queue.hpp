@@ -15,16 +15,24 @@ namespace sim::engine {
 
 /// A ladder queue (Tang, Goh and Thng, "Ladder Queue: An O(1) Priority Queue Structure for Large-Scale Discrete
 /// Event Simulation", ACM TOMACS 15(3), 2005), adapted to integer time and an exact total order:
-///   - `top`: far-future events, appended unsorted;
-///   - rungs: when the nearer structure runs dry, `top` is spread into time buckets of a power-of-two width
-///     (about kEventsPerBucket events each); a crowded bucket is spread again into a finer rung;
-///   - `front`: a binary min-heap of the nearest bucket, ordered by the full (time, priority, sequence) key.
-/// Time ranges are disjoint and increasing from front to rungs to top, so the order is exact whatever the
+///   - top: far-future events, appended unsorted;
+///   - rungs: when the nearer structure runs dry, top is spread into at most kMaxBuckets time buckets of a
+///     power-of-two width; a crowded bucket is spread again into a finer rung (radix-sort style: few write
+///     streams per pass keep the scatter in cache);
+///   - the front: the nearest bucket sorted by the full (time, priority, sequence) key and popped from its back,
+///     plus a binary heap `near` for events pushed into that bucket's time range later (a zero delay, say).
+/// Time ranges are disjoint and increasing from the front to the rungs to top, so the order is exact whatever the
 /// distribution of times: events at the current time, skewed increments and huge gaps cost speed, never order.
-/// Buckets keep their capacity when emptied, so a queue in steady state allocates nothing.
+/// Top and buckets are lists of fixed-size chunks from a pool that only grows: past its high-water mark the
+/// queue allocates nothing, and memory freed by one bucket is reused warm by the next. Buckets are only ever
+/// appended to, in push order, so the events of a bucket are in sequence order: the front's sort relies on it.
+/// Not thread-safe; a Simulator (and its queue) belongs to one thread.
 class EventQueue {
  public:
   EventQueue() = default;
+  ~EventQueue() = default;
+  EventQueue(const EventQueue&) = delete;  // lists point into the pool
+  EventQueue& operator=(const EventQueue&) = delete;
 
   /// Adds an event; its sequence number is the count of events pushed before it (since construction or clear()).
   /// `at` must be below Time::max(), which stands for "never".
@@ -37,34 +45,63 @@ class EventQueue {
   bool empty() const { return size_ == 0; }
   std::size_t size() const { return size_; }
 
-  /// The earliest event. Precondition: !empty(). Not const: it may move the next bucket into the front heap.
+  /// The earliest event. Precondition: !empty(). Not const: it may lay out the next bucket.
   const Event& top() {
-    if (front_.empty()) refill();
-    return front_.front();
+    if (front_.empty() && near_.empty()) refill();
+    if (near_.empty() || (!front_.empty() && earlier(front_.back(), near_.front()))) return front_.back();
+    return near_.front();
   }
 
   /// Removes and returns the earliest event. Precondition: !empty().
   Event pop() {
-    if (front_.empty()) refill();
-    std::pop_heap(front_.begin(), front_.end(), Later{});
-    const Event e = front_.back();
-    front_.pop_back();
+    if (front_.empty() && near_.empty()) refill();
     --size_;
+    if (near_.empty() || (!front_.empty() && earlier(front_.back(), near_.front()))) {
+      const Event e = front_.back();
+      front_.pop_back();
+      return e;
+    }
+    std::pop_heap(near_.begin(), near_.end(), Later{});
+    const Event e = near_.back();
+    near_.pop_back();
     return e;
   }
 
   /// Number of events pushed so far: the sequence number the next push will get.
   std::uint64_t next_seq() const { return next_seq_; }
 
-  /// Drops every pending event and restarts sequence numbers at 0; keeps allocated capacity.
+  /// Drops every pending event and restarts sequence numbers at 0; keeps the memory for reuse.
   void clear();
 
-  static constexpr std::size_t kEventsPerBucket = 4;  // mean bucket occupancy a rung aims at when laid out
-  static constexpr std::size_t kMaxBuckets = 1024;    // per rung: keeps the scatter's write frontier in cache
+  /// Bytes held by the chunk pool, which grows to the high-water mark of pending events and never shrinks.
+  std::size_t pool_bytes() const { return blocks_.size() * kBlockChunks * sizeof(Chunk); }
+
+  static constexpr std::size_t kMaxBuckets = 1024;    // per rung: the scatter's write frontier stays in cache
+  static constexpr std::size_t kEventsPerBucket = 4;  // mean occupancy a rung aims at, within kMaxBuckets
   static constexpr std::size_t kSpawnThreshold = 48;  // a bucket larger than this is spread into a finer rung
-  static constexpr int kMaxRungs = 16;                // deeper than this, a crowded bucket is simply heap-ordered
+  static constexpr int kMaxRungs = 8;                 // deeper than this, a crowded bucket is simply sorted
+  // Buckets up to this size are sorted by rank counting: n^2 branch-free comparisons beat the mispredicted
+  // branches of a comparison sort on random keys. Larger ones go to std::sort.
+  static constexpr std::size_t kRankSortMax = 12;
+  static constexpr std::uint32_t kChunkEvents = 32;  // 1 KiB of events per chunk
+  static constexpr std::size_t kBlockChunks = 256;   // chunks allocated at once when the pool runs dry
+  static constexpr std::size_t kCacheLine = 64;
 
  private:
+  struct Chunk {
+    std::array<Event, kChunkEvents> events;
+    Chunk* next;
+  };
+
+  // An unordered list of events in chunks, appended at the tail. A full (or absent) tail chunk reads as
+  // tail_fill == kChunkEvents, so an append tests one condition.
+  struct EventList {
+    Chunk* head = nullptr;
+    Chunk* tail = nullptr;
+    std::uint32_t tail_fill = kChunkEvents;
+    std::size_t size = 0;
+  };
+
   // One level of time buckets: bucket k holds events with at in [start + k*2^shift, start + (k+1)*2^shift) and
   // below `end`; buckets before `cur` have been consumed.
   struct Rung {
@@ -73,7 +110,7 @@ class EventQueue {
     int shift = 0;
     std::size_t count = 0;  // buckets in use
     std::size_t cur = 0;    // next bucket to consume
-    std::vector<std::vector<Event>> buckets;
+    std::vector<EventList> buckets;
   };
 
   struct Later {  // std heaps keep the greatest in front: order them by "later" to keep the earliest there
@@ -82,33 +119,51 @@ class EventQueue {
 
   void route(const Event& e) {
     if (e.at.ns < front_end_) {
-      front_.push_back(e);
-      std::push_heap(front_.begin(), front_.end(), Later{});
+      near_.push_back(e);
+      std::push_heap(near_.begin(), near_.end(), Later{});
       return;
     }
     for (int d = depth_ - 1; d >= 0; --d) {
       Rung& r = rungs_[static_cast<std::size_t>(d)];
       if (e.at.ns >= r.end) continue;
-      r.buckets[offset(e.at.ns, r.start) >> r.shift].push_back(e);
+      append(r.buckets[offset(e.at.ns, r.start) >> r.shift], e);
       return;
     }
-    top_.push_back(e);
+    append(top_, e);
+    top_lo_ = std::min(top_lo_, e.at.ns);
+    top_hi_ = std::max(top_hi_, e.at.ns);
+  }
+
+  void append(EventList& list, const Event& e) {
+    if (list.tail_fill == kChunkEvents) [[unlikely]]
+      add_chunk(list);
+    list.tail->events[list.tail_fill++] = e;
+    ++list.size;
   }
 
   static std::uint64_t offset(std::int64_t at, std::int64_t start) {
     return static_cast<std::uint64_t>(at) - static_cast<std::uint64_t>(start);  // exact for at >= start
   }
 
-  void refill();  // makes front_ non-empty; precondition: size_ > 0
-  void open_rung(std::vector<Event>& from, std::int64_t lo, std::int64_t hi);  // spreads `from` over [lo, hi]
-  void take_into_front(std::vector<Event>& from, std::int64_t end);
+  static void prefetch(const Chunk* chunk);
+  void add_chunk(EventList& list);
+  void release(EventList& list);  // returns the list's chunks to the pool and empties it
+  void refill();                  // lays out the next non-empty bucket as the front; precondition: size_ > 0
+  void open_rung(EventList& from, std::int64_t lo, std::int64_t hi);  // spreads `from` over [lo, hi]
+  void take_into_front(EventList& from, std::int64_t end);
 
-  std::vector<Event> front_;  // heap (by Later) of every event with at < front_end_
+  // The front: every event with at < front_end_ is in front_ (sorted latest first) or near_ (a heap by Later).
+  std::vector<Event> front_;
+  std::vector<Event> near_;
   std::int64_t front_end_ = std::numeric_limits<std::int64_t>::min();
   std::array<Rung, kMaxRungs> rungs_{};  // rungs_[0] is the coarsest; rungs_[depth_-1] the finest
   int depth_ = 0;
-  std::vector<Event> top_;      // unsorted, every event at or after the end of rung 0 (or front_end_ if none)
-  std::vector<Event> scratch_;  // a crowded bucket while it is spread into a finer rung
+  EventList top_;  // every event at or after the end of rung 0 (or front_end_ if no rung)
+  std::int64_t top_lo_ = std::numeric_limits<std::int64_t>::max();  // earliest and latest time in top_
+  std::int64_t top_hi_ = std::numeric_limits<std::int64_t>::min();
+  std::array<Event, kRankSortMax> sort_scratch_{};
+  Chunk* free_chunks_ = nullptr;            // intrusive free list through Chunk::next
+  std::vector<std::vector<Chunk>> blocks_;  // the pool's storage, kBlockChunks per block; never shrinks
   std::size_t size_ = 0;
   std::uint64_t next_seq_ = 0;
 };

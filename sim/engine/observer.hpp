@@ -7,8 +7,8 @@
 namespace sim::engine {
 
 /// Sees every event just before it is dispatched (the clock already shows key.at). Attach with
-/// Simulator::add_observer; an observer must not schedule or cancel events. With none attached the run loop
-/// pays one predictable branch per event.
+/// Simulator::add_observer. An observer watches: it must not schedule events (that would make the trace depend on
+/// who watches). With none attached the run loop pays one predictable branch per event.
 class Observer {
  public:
   virtual ~Observer() = default;

@@ -53,14 +53,19 @@ std::string describe(const RunResult& result) {
                     " ns after " + std::to_string(result.events) + " events";
   for (const WaitingComponent& w : result.waiting) {
     out += "\n  " + w.name + " (component " + std::to_string(w.id) + ") waits for:";
-    for (const std::string& what : w.waiting_for) out += "\n    " + what;
+    for (const std::string& what : w.waiting_for)
+      out += "\n    " + what;
   }
   return out;
 }
 
 Simulator::Simulator() : callback_runner_(std::make_unique<CallbackRunner>(*this)) {}
 
-Simulator::~Simulator() = default;
+Simulator::~Simulator() {
+  for (Component* c : components_) {
+    if (c != nullptr) c->sim_ = nullptr;  // components that outlive the simulator must not call back into it
+  }
+}
 
 void Simulator::schedule_fn(base::Time at, std::function<void()> fn, std::int32_t priority) {
   SIM_ASSERT(static_cast<bool>(fn), "empty callback scheduled");
@@ -92,21 +97,23 @@ void Simulator::run_callback(std::uint64_t slot) {
 RunResult Simulator::run(const RunLimits& limits) {
   SIM_ASSERT(!running_, "Simulator::run called from inside an event handler");
   const RunningGuard guard(running_);
+  const base::Time until = limits.until;  // copies: handlers cannot reach them, so they stay in registers
+  const std::uint64_t max_events = limits.max_events;
   const bool has_predicate = static_cast<bool>(limits.stop_when);
   std::uint64_t events = 0;
   for (;;) {
     if (has_predicate && limits.stop_when()) return finish(StopReason::Predicate, events);
     if (queue_.empty()) return finish(StopReason::Drained, events);
-    if (queue_.top().at > limits.until) {
-      now_ = std::max(now_, limits.until);
+    if (queue_.top().at > until) {
+      now_ = std::max(now_, until);
       return finish(StopReason::TimeLimit, events);
     }
-    if (events == limits.max_events) return finish(StopReason::EventBudget, events);
+    if (events == max_events) return finish(StopReason::EventBudget, events);
     const Event e = queue_.pop();
     now_ = e.at;
     ++events;
     ++dispatched_;
-    if (!observers_.empty()) [[unlikely]]
+    if (observed_) [[unlikely]]
       notify(e);
     Component* target = components_[e.target];
     SIM_ASSERT(target != nullptr, "event for a destroyed component");
@@ -129,19 +136,22 @@ RunResult Simulator::finish(StopReason reason, std::uint64_t events) {
 
 void Simulator::notify(const Event& e) {
   const EventKey key = e.key();
-  for (Observer* o : observers_) o->on_event(key, e.target, e.arg);
+  // By index (NOLINT): an observer that misbehaves by detaching itself cannot leave a dangling iterator.
+  for (std::size_t i = 0; i < observers_.size(); ++i)  // NOLINT(modernize-loop-convert)
+    observers_[i]->on_event(key, e.target, e.arg);
 }
 
 void Simulator::add_observer(Observer& observer) {
-  SIM_ASSERT(std::find(observers_.begin(), observers_.end(), &observer) == observers_.end(),
-             "observer attached twice");
+  SIM_ASSERT(std::find(observers_.begin(), observers_.end(), &observer) == observers_.end(), "observer attached twice");
   observers_.push_back(&observer);
+  observed_ = true;
 }
 
 void Simulator::remove_observer(Observer& observer) {
   const auto it = std::find(observers_.begin(), observers_.end(), &observer);
   SIM_ASSERT(it != observers_.end(), "removing an observer that is not attached");
   observers_.erase(it);
+  observed_ = !observers_.empty();
 }
 
 ComponentId Simulator::add_component(Component& c) {

@@ -43,8 +43,8 @@ struct WaitingComponent {
 /// The outcome of a run, as a value: a deadlock is a result, never an exception or a hang.
 struct RunResult {
   StopReason reason = StopReason::Drained;
-  std::uint64_t events = 0;  // dispatched by this run
-  base::Time final_time;     // the clock when the run returned
+  std::uint64_t events = 0;               // dispatched by this run
+  base::Time final_time;                  // the clock when the run returned
   std::vector<WaitingComponent> waiting;  // non-empty exactly when reason == Deadlock
 
   bool deadlocked() const { return reason == StopReason::Deadlock; }
@@ -54,7 +54,8 @@ struct RunResult {
 std::string describe(const RunResult& result);
 
 /// The discrete-event engine: a clock, a queue of events ordered by (time, priority, insertion sequence), the
-/// registered components they target, and observers. Knows nothing of GPUs.
+/// registered components they target, and observers. Knows nothing of GPUs. Not thread-safe: one Simulator per
+/// thread (each Monte Carlo trial owns its own), and the same inputs give the same event trace on any machine.
 class Simulator {
  public:
   Simulator();
@@ -68,7 +69,7 @@ class Simulator {
   /// order of scheduling. Scheduling in the past is a bug (SIM_ASSERT). Allocates nothing in steady state.
   void schedule_at(base::Time at, std::int32_t priority, Component& target, std::uint64_t arg) {
     SIM_ASSERT(at >= now_, "event scheduled in the past");
-    SIM_ASSERT(&target.sim_ == this, "event scheduled for a component of another simulator");
+    SIM_ASSERT(target.sim_ == this, "event scheduled for a component of another simulator");
     queue_.push(at, priority, target.id_, arg);
   }
   void schedule_after(base::Time delay, std::int32_t priority, Component& target, std::uint64_t arg) {
@@ -87,7 +88,7 @@ class Simulator {
   std::size_t pending_events() const { return queue_.size(); }
   std::uint64_t events_dispatched() const { return dispatched_; }  // over all runs
 
-  /// Observers are not owned; remove one before destroying it.
+  /// Observers are not owned; remove one before destroying it, and never from inside on_event.
   void add_observer(Observer& observer);
   void remove_observer(Observer& observer);
 
@@ -109,8 +110,9 @@ class Simulator {
   EventQueue queue_;
   std::uint64_t dispatched_ = 0;
   bool running_ = false;
-  std::vector<Component*> components_;  // by id; not owned
-  std::vector<Observer*> observers_;    // not owned
+  bool observed_ = false;                         // !observers_.empty(), kept in one flag for the run loop
+  std::vector<Component*> components_;            // by id; not owned
+  std::vector<Observer*> observers_;              // not owned
   std::vector<std::function<void()>> callbacks_;  // slab for schedule_fn, indexed by event arg
   std::vector<std::uint32_t> free_callbacks_;
   std::unique_ptr<CallbackRunner> callback_runner_;  // declared last: registers into components_

@@ -128,6 +128,7 @@ HardwareProfile HardwareProfile::parse(JsonReader& in) {
     price->finish();
     p.price = ps;
   }
+  if (auto eff = in.optional_object("efficiency")) p.efficiency = Efficiency::parse(*eff);
   if (auto failures = in.optional_object("failures")) {
     for (auto& c : failures->object_array("components", true)) p.failures.push_back(FailureComponentSpec::parse(c));
     failures->finish();

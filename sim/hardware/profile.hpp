@@ -2,6 +2,7 @@
 #pragma once
 #include "sim/base/json_reader.hpp"
 #include "sim/base/units.hpp"
+#include "sim/hardware/compute_model.hpp"
 
 #include <array>
 #include <map>
@@ -82,6 +83,7 @@ struct HardwareProfile {
   NodeSpec node;
   std::optional<PriceSpec> price;
   std::vector<FailureComponentSpec> failures;
+  Efficiency efficiency;  // achieved-versus-peak factors (defaults documented in compute_model.hpp)
   std::map<std::string, std::string> provenance;  // dotted field path (or an ancestor) -> source
 
   /// Strict parse of a profile object (schema "trainsim.hardware/1"). Problems go to the reader's diagnostics.

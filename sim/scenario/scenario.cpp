@@ -163,6 +163,7 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
   if (in.required("schema", schema) && schema != kScenarioSchema)
     in.error("schema", "\"" + schema + "\" is not accepted; expected \"" + std::string(kScenarioSchema) + "\"");
   in.required("name", s.name);
+  in.optional("description", s.description);
   auto model = resolve_member<workload::ModelSpec>(in, "model", "models", base_dir, model_from);
   auto hw = resolve_member<hardware::HardwareProfile>(in, "hardware", "hardware_profiles", base_dir, hardware_from);
   if (model) s.model = *model;

@@ -67,6 +67,7 @@ struct Expectation {
 
 struct Scenario {
   std::string name;
+  std::string description;  // free text: what the scenario is and where its numbers come from
   std::string source;  // the file it came from, or "<built-in>/scenarios/default.json"
   workload::ModelSpec model;
   hardware::HardwareProfile hardware;

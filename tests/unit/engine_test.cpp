@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <queue>
@@ -45,7 +46,8 @@ class Recorder final : public Component {
 
 std::vector<std::uint64_t> args_of(const Recorder& r) {
   std::vector<std::uint64_t> out;
-  for (const auto& [at, arg] : r.seen) out.push_back(arg);
+  for (const auto& [at, arg] : r.seen)
+    out.push_back(arg);
   return out;
 }
 
@@ -85,10 +87,12 @@ TEST(Simulator, AtEqualTimeAndPriorityRunsInSchedulingOrder) {
   Recorder a(sim, "a");
   Recorder b(sim, "b");
   std::vector<std::uint64_t> order;
-  for (std::uint64_t i = 0; i < 100; ++i) sim.schedule_fn(7_us, [&order, i] { order.push_back(i); });
+  for (std::uint64_t i = 0; i < 100; ++i)
+    sim.schedule_fn(7_us, [&order, i] { order.push_back(i); });
   sim.run();
   ASSERT_EQ(order.size(), 100U);
-  for (std::uint64_t i = 0; i < 100; ++i) EXPECT_EQ(order[i], i) << "insertion sequence is the final tie-break";
+  for (std::uint64_t i = 0; i < 100; ++i)
+    EXPECT_EQ(order[i], i) << "insertion sequence is the final tie-break";
 }
 
 // Schedules follow-ups at the current time while being dispatched.
@@ -115,7 +119,8 @@ TEST(Simulator, SameTimeEventsScheduledDuringDispatchKeepTheOrder) {
   sim.schedule_at(2_us, -5, log, 3);
   sim.run();
   EXPECT_EQ(args_of(log), (std::vector<std::uint64_t>{200, 1, 2, 100, 3}));
-  for (std::size_t i = 0; i < 4; ++i) EXPECT_EQ(log.seen[i].first, 1_us);
+  for (std::size_t i = 0; i < 4; ++i)
+    EXPECT_EQ(log.seen[i].first, 1_us);
 }
 
 TEST(Simulator, SchedulingInThePastIsABug) {
@@ -200,6 +205,15 @@ TEST(Simulator, EarliestLimitWins) {
   sim.schedule_at(0_ns, 0, t, 0);
   EXPECT_EQ(sim.run({.until = 3_s, .max_events = 100}).reason, StopReason::TimeLimit);
   EXPECT_EQ(sim.run({.until = 100_s, .max_events = 2}).reason, StopReason::EventBudget);
+}
+
+TEST(Simulator, ATimeLimitBeyondTheLastEventEndsAsDrainedWithTheClockAtTheLastEvent) {
+  Simulator sim;
+  Recorder r(sim, "r");
+  sim.schedule_at(5_us, 0, r, 0);
+  const RunResult result = sim.run_until(1_s);
+  EXPECT_EQ(result.reason, StopReason::Drained);
+  EXPECT_EQ(result.final_time, 5_us) << "the clock only moves to a limit that stopped the run";
 }
 
 TEST(Simulator, ADrainedQueueWithNothingPendingIsAFinishedRun) {
@@ -288,6 +302,86 @@ TEST(Simulator, ComponentsGetStableIdsInRegistrationOrder) {
   EXPECT_EQ(sim.component(c.id())->name(), "c");
 }
 
+// A component in the style of sim/execution's streams: a FIFO of work items, one at a time, through the helpers.
+class Stream final : public Component {
+ public:
+  Stream(Simulator& sim, Time per_item) : Component(sim, "stream"), per_item_(per_item) {}
+  void submit(std::uint64_t item) {
+    queue_.push_back(item);
+    start_next();
+  }
+  void handle(std::uint64_t item) override {  // the hot path: completion of `item`
+    done.emplace_back(now(), item);
+    busy_ = false;
+    start_next();
+  }
+  void pause_then_resume(Time pause) {  // the cold path: a callback
+    paused_ = true;
+    schedule_after(pause, [this] {
+      paused_ = false;
+      start_next();
+    });
+  }
+  std::vector<std::string> pending_work() const override {
+    if (queue_.empty()) return {};
+    return {std::to_string(queue_.size()) + " items queued" + (paused_ ? " behind a pause" : "")};
+  }
+  std::vector<std::pair<Time, std::uint64_t>> done;
+
+ private:
+  void start_next() {
+    if (busy_ || paused_ || queue_.empty()) return;
+    busy_ = true;
+    const std::uint64_t item = queue_.front();
+    queue_.erase(queue_.begin());
+    schedule_after(per_item_, item);
+  }
+  Time per_item_;
+  std::vector<std::uint64_t> queue_;
+  bool busy_ = false;
+  bool paused_ = false;
+};
+
+TEST(Component, SchedulesItsOwnEventsAndCallbacksThroughItsHelpers) {
+  Simulator sim;
+  Stream stream(sim, 10_ns);
+  stream.submit(1);
+  stream.submit(2);
+  sim.run_until(15_ns);
+  stream.pause_then_resume(100_ns);  // item 2 completes at 20 ns; item 3 waits for the pause to end at 115 ns
+  stream.submit(3);
+  const RunResult result = sim.run();
+  EXPECT_EQ(result.reason, StopReason::Drained);
+  EXPECT_EQ(stream.done, (std::vector<std::pair<Time, std::uint64_t>>{{10_ns, 1}, {20_ns, 2}, {125_ns, 3}}));
+}
+
+TEST(Component, OnlyADrainedQueueIsExaminedForDeadlock) {
+  Simulator sim;
+  Stream stream(sim, 10_ns);
+  stream.pause_then_resume(1_ms);
+  stream.submit(7);
+  RunResult result = sim.run_until(1_us);
+  EXPECT_EQ(result.reason, StopReason::TimeLimit);
+  EXPECT_TRUE(result.waiting.empty()) << "only a drained queue is examined for deadlock";
+  result = sim.run();
+  EXPECT_EQ(result.reason, StopReason::Drained) << "the pause ended and the item was served";
+}
+
+TEST(Component, AnEventForADestroyedComponentIsABug) {
+  Simulator sim;
+  auto doomed = std::make_unique<Recorder>(sim, "doomed");
+  sim.schedule_at(1_ns, 0, *doomed, 0);
+  doomed.reset();
+  EXPECT_THROW(sim.run(), base::InternalError);
+}
+
+TEST(Component, MayOutliveItsSimulatorAndThenOnlyBeDestroyed) {
+  auto sim = std::make_unique<Simulator>();
+  Recorder survivor(*sim, "survivor");
+  sim.reset();
+  SUCCEED() << "destroying `survivor` after its simulator must not touch the simulator";
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // Observers and determinism.
 
@@ -320,6 +414,33 @@ TEST(Simulator, ObserversSeeEveryEventBeforeItsDispatch) {
   sim.schedule_at(3_ns, 0, r, 30);
   sim.run();
   EXPECT_EQ(counter.keys.size(), 2U) << "a removed observer sees nothing";
+}
+
+// Checks, from inside on_event, that the clock already shows the event's time.
+class ClockWatcher final : public Observer {
+ public:
+  explicit ClockWatcher(const Simulator& sim) : sim_(sim) {}
+  void on_event(const EventKey& key, ComponentId /*target*/, std::uint64_t /*arg*/) override {
+    mismatches += static_cast<int>(sim_.now() != key.at);
+    ++seen;
+  }
+  int mismatches = 0;
+  int seen = 0;
+
+ private:
+  const Simulator& sim_;
+};
+
+TEST(Simulator, ObserversSeeTheClockAlreadyAtTheEventTime) {
+  Simulator sim;
+  Recorder r(sim, "r");
+  ClockWatcher watcher(sim);
+  sim.add_observer(watcher);
+  for (std::int64_t t : {3, 1, 4, 1, 5})
+    sim.schedule_at(Time{t}, 0, r, 0);
+  sim.run();
+  EXPECT_EQ(watcher.seen, 5);
+  EXPECT_EQ(watcher.mismatches, 0);
 }
 
 // Several components that ping each other with random delays, priorities and zero-delay hops.
@@ -355,8 +476,10 @@ TraceSummary run_ping_workload(std::uint64_t seed) {
   sim.add_observer(hasher);
   std::vector<std::unique_ptr<Pinger>> pingers;
   SplitMix64 seeds(seed);
-  for (int i = 0; i < 16; ++i) pingers.push_back(std::make_unique<Pinger>(sim, pingers, seeds.next()));
-  for (int i = 0; i < 16; ++i) sim.schedule_at(Time{static_cast<std::int64_t>(seeds.below(50))}, 0, *pingers[i], 12);
+  for (int i = 0; i < 16; ++i)
+    pingers.push_back(std::make_unique<Pinger>(sim, pingers, seeds.next()));
+  for (int i = 0; i < 16; ++i)
+    sim.schedule_at(Time{static_cast<std::int64_t>(seeds.below(50))}, 0, *pingers[i], 12);
   const RunResult r = sim.run();
   EXPECT_EQ(r.reason, StopReason::Drained);
   EXPECT_EQ(hasher.events(), r.events);
@@ -379,7 +502,8 @@ TEST(Determinism, ADifferentSeedGivesADifferentTraceHash) {
 TEST(TraceHasher, DependsOnEveryFieldAndOnOrder) {
   const auto hash_of = [](const std::vector<std::pair<EventKey, std::uint64_t>>& events) {
     TraceHasher h;
-    for (const auto& [key, arg] : events) h.on_event(key, 7, arg);
+    for (const auto& [key, arg] : events)
+      h.on_event(key, 7, arg);
     return h.hash();
   };
   const EventKey a{1_ns, 0, 0};
@@ -409,7 +533,8 @@ std::int64_t draw_increment(SplitMix64& rng, Increments kind) {
     case Increments::ZeroHeavy:
       return rng.below(2) == 0 ? 0 : static_cast<std::int64_t>(rng.below(4));
     case Increments::Skewed:  // mostly tiny, sometimes a million times larger
-      return rng.below(100) == 0 ? static_cast<std::int64_t>(rng.below(1'000'000'000)) : static_cast<std::int64_t>(rng.below(100));
+      return rng.below(100) == 0 ? static_cast<std::int64_t>(rng.below(1'000'000'000))
+                                 : static_cast<std::int64_t>(rng.below(100));
     case Increments::HugeGaps:  // anything up to 2^60 ns (36 years), or nothing at all
       return rng.below(3) == 0 ? 0 : static_cast<std::int64_t>(rng.next() >> (4 + rng.below(60)));
     case Increments::Clustered:  // bursts at a few far-apart instants
@@ -421,9 +546,9 @@ std::int64_t draw_increment(SplitMix64& rng, Increments kind) {
 struct Ops {
   std::uint64_t seed;
   Increments kind;
-  std::size_t initial;     // events pushed before the first pop
-  std::size_t steps;       // then this many random steps
-  bool monotone;           // pushes at or after the last popped time (as the Simulator does), or anywhere
+  std::size_t initial;  // events pushed before the first pop
+  std::size_t steps;    // then this many random steps
+  bool monotone;        // pushes at or after the last popped time (as the Simulator does), or anywhere
 };
 
 void check_against_reference(const Ops& ops) {
@@ -435,7 +560,8 @@ void check_against_reference(const Ops& ops) {
   const auto push = [&] {
     std::int64_t base_time = now;
     if (!ops.monotone) base_time -= static_cast<std::int64_t>(rng.below(2000));  // also before the last pop
-    const Time at{base_time + draw_increment(rng, ops.kind)};
+    constexpr std::int64_t kLatest = std::int64_t{1} << 62;  // times saturate here instead of overflowing
+    const Time at{base_time + std::min(draw_increment(rng, ops.kind), kLatest - base_time)};
     const auto priority = static_cast<std::int32_t>(rng.below(4)) - 1;
     const auto target = static_cast<ComponentId>(rng.below(8));
     const std::uint64_t arg = rng.next();
@@ -456,7 +582,8 @@ void check_against_reference(const Ops& ops) {
     ASSERT_EQ(got.arg, expected.arg);
     now = got.at.ns;
   };
-  for (std::size_t i = 0; i < ops.initial; ++i) push();
+  for (std::size_t i = 0; i < ops.initial; ++i)
+    push();
   for (std::size_t step = 0; step < ops.steps; ++step) {
     const std::uint64_t dice = rng.below(10);
     if (dice < 4 || ref.empty()) {
@@ -481,15 +608,18 @@ void check_against_reference(const Ops& ops) {
 class EventQueueAgainstReference : public testing::TestWithParam<Increments> {};
 
 TEST_P(EventQueueAgainstReference, PopsExactlyTheReferenceOrderFromSmallQueues) {
-  for (std::uint64_t seed = 1; seed <= 20; ++seed) check_against_reference({seed, GetParam(), 10, 3000, true});
+  for (std::uint64_t seed = 1; seed <= 20; ++seed)
+    check_against_reference({seed, GetParam(), 10, 3000, true});
 }
 
 TEST_P(EventQueueAgainstReference, PopsExactlyTheReferenceOrderFromLargeQueues) {
-  for (std::uint64_t seed = 100; seed <= 102; ++seed) check_against_reference({seed, GetParam(), 50'000, 150'000, true});
+  for (std::uint64_t seed = 100; seed <= 102; ++seed)
+    check_against_reference({seed, GetParam(), 50'000, 150'000, true});
 }
 
 TEST_P(EventQueueAgainstReference, PopsExactlyTheReferenceOrderWhenPushesGoBeforeTheLastPop) {
-  for (std::uint64_t seed = 200; seed <= 204; ++seed) check_against_reference({seed, GetParam(), 5'000, 40'000, false});
+  for (std::uint64_t seed = 200; seed <= 204; ++seed)
+    check_against_reference({seed, GetParam(), 5'000, 40'000, false});
 }
 
 std::string increments_name(const testing::TestParamInfo<Increments>& p) {
@@ -515,7 +645,8 @@ INSTANTIATE_TEST_SUITE_P(Increments, EventQueueAgainstReference,
 
 TEST(EventQueue, ManyEventsAtOneInstantComeOutByPriorityThenSequence) {
   EventQueue queue;
-  for (std::uint64_t i = 0; i < 10'000; ++i) queue.push(5_ms, static_cast<std::int32_t>(i % 3), 0, i);
+  for (std::uint64_t i = 0; i < 10'000; ++i)
+    queue.push(5_ms, static_cast<std::int32_t>(i % 3), 0, i);
   std::vector<std::size_t> per_priority(3, 0);
   Event prev = queue.pop();
   ++per_priority[0];
@@ -528,6 +659,47 @@ TEST(EventQueue, ManyEventsAtOneInstantComeOutByPriorityThenSequence) {
   EXPECT_EQ(per_priority, (std::vector<std::size_t>{3334, 3333, 3333}));
 }
 
+TEST(EventQueue, KeepsExactOrderWhenGeometricGapsExhaustTheRungs) {
+  // A dense cluster plus one event at every power of two: each rung peels off only a few exponents, so the
+  // queue runs out of rungs and falls back to sorting a crowded bucket.
+  EventQueue queue;
+  ReferenceQueue ref;
+  std::uint64_t seq = 0;
+  const auto push = [&](std::int64_t t, std::int32_t priority) {
+    queue.push(Time{t}, priority, 0, seq);
+    ref.push(Event{Time{t}, priority, 0, seq, seq});
+    ++seq;
+  };
+  for (int i = 0; i < 60; ++i)
+    push(i % 2, i % 3);
+  for (int k = 1; k < 63; ++k)
+    push(std::int64_t{1} << k, 0);
+  while (!ref.empty()) {
+    const Event got = queue.pop();
+    ASSERT_EQ(got.key(), ref.top().key());
+    ref.pop();
+  }
+  EXPECT_TRUE(queue.empty());
+}
+
+TEST(EventQueue, InSteadyStateReusesItsMemory) {
+  EventQueue queue;
+  SplitMix64 rng(7);
+  for (std::uint64_t i = 0; i < 20'000; ++i)
+    queue.push(Time{static_cast<std::int64_t>(rng.below(1'000'000))}, 0, 0, i);
+  const auto hold = [&] {
+    const Event e = queue.pop();
+    queue.push(e.at + Time{static_cast<std::int64_t>(rng.below(1'000'000))}, 0, 0, e.arg);
+  };
+  for (int i = 0; i < 200'000; ++i)
+    hold();
+  const std::size_t warm = queue.pool_bytes();
+  for (int i = 0; i < 1'000'000; ++i)
+    hold();
+  EXPECT_EQ(queue.pool_bytes(), warm) << "a hold model past its transient must not grow the pool";
+  EXPECT_LT(warm, 4 * 20'000 * sizeof(Event)) << "the pool stays within a small factor of the pending events";
+}
+
 TEST(EventQueue, HandlesExtremeTimes) {
   EventQueue queue;
   const Time huge{Time::max().ns - 1};
@@ -535,13 +707,15 @@ TEST(EventQueue, HandlesExtremeTimes) {
   queue.push(Time{-5}, 0, 0, 0);
   queue.push(0_ns, 0, 0, 1);
   queue.push(Time{huge.ns - (std::int64_t{1} << 62)}, 0, 0, 2);
-  for (std::uint64_t i = 0; i < 4; ++i) EXPECT_EQ(queue.pop().arg, i);
+  for (std::uint64_t i = 0; i < 4; ++i)
+    EXPECT_EQ(queue.pop().arg, i);
   EXPECT_THROW(queue.push(Time::max(), 0, 0, 0), base::InternalError) << "Time::max() means never";
 }
 
 TEST(EventQueue, ClearEmptiesTheQueueAndRestartsSequences) {
   EventQueue queue;
-  for (std::int64_t i = 0; i < 1000; ++i) queue.push(Time{i * 7919 % 1000}, 0, 0, 0);
+  for (std::int64_t i = 0; i < 1000; ++i)
+    queue.push(Time{i * 7919 % 1000}, 0, 0, 0);
   (void)queue.top();
   queue.clear();
   EXPECT_TRUE(queue.empty());

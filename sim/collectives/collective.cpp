@@ -1,0 +1,324 @@
+// sim/collectives/collective.cpp: lowering of collectives to phases of transfers, and their uncontended time.
+#include "sim/collectives/collective.hpp"
+
+#include "sim/base/assert.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <utility>
+
+namespace sim::collectives {
+
+using topology::GpuId;
+using topology::LinkId;
+
+namespace {
+
+struct PhaseSpec {
+  std::vector<std::pair<GpuId, GpuId>> edges;
+  base::Bytes bytes;       // per edge
+  std::int64_t steps = 0;  // alpha terms
+};
+
+// The group by NVLink domain: domains in increasing id, GPUs in increasing id within each.
+struct Layout {
+  std::vector<std::vector<GpuId>> domains;
+  bool even = true;  // the same number of ranks in every domain
+};
+
+Layout layout_of(std::span<const GpuId> group, const topology::Topology& topo) {
+  std::vector<std::pair<int, GpuId>> keyed;
+  keyed.reserve(group.size());
+  for (GpuId g : group)
+    keyed.emplace_back(topo.nvlink_domain_of(g), g);
+  std::sort(keyed.begin(), keyed.end());
+  Layout l;
+  for (std::size_t i = 0; i < keyed.size(); ++i) {
+    SIM_ASSERT(i == 0 || keyed[i].second != keyed[i - 1].second, "a collective group lists a GPU twice");
+    if (i == 0 || keyed[i].first != keyed[i - 1].first) l.domains.emplace_back();
+    l.domains.back().push_back(keyed[i].second);
+  }
+  for (const auto& d : l.domains)
+    l.even = l.even && d.size() == l.domains.front().size();
+  return l;
+}
+
+// Domain by domain, every other domain reversed: consecutive domains meet on GPUs of the same local rank.
+std::vector<GpuId> ring_order(const Layout& l) {
+  std::vector<GpuId> order;
+  for (std::size_t i = 0; i < l.domains.size(); ++i) {
+    const auto& d = l.domains[i];
+    if (i % 2 == 0) {
+      order.insert(order.end(), d.begin(), d.end());
+    } else {
+      order.insert(order.end(), d.rbegin(), d.rend());
+    }
+  }
+  return order;
+}
+
+void add_ring(std::vector<std::pair<GpuId, GpuId>>& edges, const std::vector<GpuId>& ring) {
+  if (ring.size() < 2) return;
+  for (std::size_t j = 0; j < ring.size(); ++j)
+    edges.emplace_back(ring[j], ring[(j + 1) % ring.size()]);
+}
+
+bool hierarchical_applies(const Layout& l) {
+  return l.domains.size() >= 2 && l.even && l.domains.front().size() >= 2;
+}
+
+// The phases of one (op, concrete algorithm) on a group.
+std::vector<PhaseSpec> plan(Op op, Algorithm algorithm, std::span<const GpuId> group, base::Bytes n,
+                            const topology::Topology& topo) {
+  const auto p = static_cast<std::int64_t>(group.size());
+  if (p <= 1 || n.n <= 0) return {};
+  const Layout l = layout_of(group, topo);
+  std::vector<PhaseSpec> out;
+  switch (op) {
+    case Op::SendRecv: {
+      PhaseSpec s{{}, n, 1};
+      for (std::size_t i = 0; i + 1 < group.size(); ++i)
+        s.edges.emplace_back(group[i], group[i + 1]);
+      out.push_back(std::move(s));
+      return out;
+    }
+    case Op::Broadcast: {
+      std::vector<GpuId> order = ring_order(l);
+      std::rotate(order.begin(), std::find(order.begin(), order.end(), group.front()), order.end());
+      PhaseSpec s{{}, n, p - 1};
+      for (std::size_t i = 0; i + 1 < order.size(); ++i)
+        s.edges.emplace_back(order[i], order[i + 1]);
+      out.push_back(std::move(s));
+      return out;
+    }
+    case Op::AllToAll: {
+      PhaseSpec s{{}, share(n, 1, p), p - 1};
+      s.edges.reserve(static_cast<std::size_t>(p * (p - 1)));
+      for (GpuId src : group)
+        for (GpuId dst : group)
+          if (src != dst) s.edges.emplace_back(src, dst);
+      out.push_back(std::move(s));
+      return out;
+    }
+    case Op::AllReduce:
+    case Op::AllGather:
+    case Op::ReduceScatter:
+      break;
+  }
+
+  if (algorithm == Algorithm::Tree) {  // all-reduce only (resolve() guarantees it)
+    const std::vector<GpuId> order = ring_order(l);
+    const DoubleBinaryTree t = double_binary_tree(static_cast<int>(p));
+    PhaseSpec s{{}, share(n, 1, 2), 2 * ceil_log2(static_cast<int>(p))};
+    for (const auto& parent : t.parent) {
+      for (std::size_t r = 0; r < order.size(); ++r) {
+        const int u = parent[r];
+        if (u < 0) continue;
+        s.edges.emplace_back(order[r], order[static_cast<std::size_t>(u)]);  // reduce up
+        s.edges.emplace_back(order[static_cast<std::size_t>(u)], order[r]);  // broadcast down
+      }
+    }
+    out.push_back(std::move(s));
+    return out;
+  }
+
+  if (algorithm == Algorithm::Hierarchical) {
+    const auto k = static_cast<std::int64_t>(l.domains.front().size());
+    const auto m = static_cast<std::int64_t>(l.domains.size());
+    auto intra = [&](base::Bytes bytes, std::int64_t steps) {
+      PhaseSpec s{{}, bytes, steps};
+      for (const auto& d : l.domains)
+        add_ring(s.edges, d);
+      return s;
+    };
+    auto inter = [&](base::Bytes bytes, std::int64_t steps) {
+      PhaseSpec s{{}, bytes, steps};
+      std::vector<GpuId> rail(static_cast<std::size_t>(m));
+      for (std::size_t j = 0; j < static_cast<std::size_t>(k); ++j) {
+        for (std::size_t d = 0; d < rail.size(); ++d)
+          rail[d] = l.domains[d][j];
+        add_ring(s.edges, rail);
+      }
+      return s;
+    };
+    switch (op) {
+      case Op::AllReduce:
+        out.push_back(intra(share(n, k - 1, k), k - 1));
+        out.push_back(inter(share(n, 2 * (m - 1), m * k), 2 * (m - 1)));
+        out.push_back(intra(share(n, k - 1, k), k - 1));
+        break;
+      case Op::ReduceScatter:
+        out.push_back(intra(share(n, k - 1, k), k - 1));
+        out.push_back(inter(share(n, m - 1, m * k), m - 1));
+        break;
+      default:  // AllGather
+        out.push_back(inter(share(n, m - 1, m * k), m - 1));
+        out.push_back(intra(share(n, k - 1, k), k - 1));
+        break;
+    }
+    return out;
+  }
+
+  // Ring.
+  PhaseSpec s{{},
+              op == Op::AllReduce ? share(n, 2 * (p - 1), p) : share(n, p - 1, p),
+              op == Op::AllReduce ? 2 * (p - 1) : p - 1};
+  add_ring(s.edges, ring_order(l));
+  out.push_back(std::move(s));
+  return out;
+}
+
+base::Time saturating_add(base::Time a, base::Time b) {
+  if (a == base::Time::max() || b == base::Time::max()) return base::Time::max();
+  if (a.ns > base::Time::max().ns - b.ns) return base::Time::max();
+  return a + b;
+}
+
+struct PhaseCost {
+  base::Time latency;
+  base::Time transfer;
+};
+
+PhaseCost evaluate(const PhaseSpec& s, const topology::Topology& topo) {
+  std::vector<LinkId> path;
+  std::vector<LinkId> crossed;
+  crossed.reserve(s.edges.size() * 4);
+  base::Time slowest = base::Time::zero();
+  for (const auto& [src, dst] : s.edges) {
+    path.clear();
+    topo.append_path(src, dst, path);
+    slowest = std::max(slowest, topo.path_latency(path));
+    crossed.insert(crossed.end(), path.begin(), path.end());
+  }
+  std::sort(crossed.begin(), crossed.end());
+  // First level of progressive filling: the smallest capacity per crossing transfer (as FlowModel computes it).
+  double rate = std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < crossed.size();) {
+    std::size_t j = i;
+    while (j < crossed.size() && crossed[j] == crossed[i])
+      ++j;
+    const topology::Link& link = topo.link(crossed[i]);
+    if (!std::isinf(link.bandwidth.bytes_per_s)) {
+      const double capacity = link.up ? link.bandwidth.bytes_per_s : 0.0;
+      rate = std::min(rate, capacity / static_cast<double>(j - i));
+    }
+    i = j;
+  }
+  PhaseCost c{base::Time{slowest.ns * s.steps}, base::Time::zero()};
+  if (s.bytes.n > 0 && !std::isinf(rate))
+    c.transfer = rate > 0 ? base::transfer_time(s.bytes, base::Bandwidth{rate}) : base::Time::max();
+  return c;
+}
+
+base::Time time_of(const std::vector<PhaseSpec>& specs, const topology::Topology& topo) {
+  base::Time total = base::Time::zero();
+  for (const PhaseSpec& s : specs) {
+    const PhaseCost c = evaluate(s, topo);
+    total = saturating_add(saturating_add(total, c.latency), c.transfer);
+  }
+  return total;
+}
+
+}  // namespace
+
+const char* to_string(Op op) {
+  switch (op) {
+    case Op::AllReduce:
+      return "all-reduce";
+    case Op::AllGather:
+      return "all-gather";
+    case Op::ReduceScatter:
+      return "reduce-scatter";
+    case Op::AllToAll:
+      return "all-to-all";
+    case Op::SendRecv:
+      return "send-recv";
+    case Op::Broadcast:
+      return "broadcast";
+  }
+  return "?";
+}
+
+const char* to_string(Algorithm a) {
+  switch (a) {
+    case Algorithm::Ring:
+      return "ring";
+    case Algorithm::Tree:
+      return "tree";
+    case Algorithm::Hierarchical:
+      return "hierarchical";
+    case Algorithm::Auto:
+      return "auto";
+  }
+  return "?";
+}
+
+std::optional<Op> op_from_string(std::string_view s) {
+  for (Op op : {Op::AllReduce, Op::AllGather, Op::ReduceScatter, Op::AllToAll, Op::SendRecv, Op::Broadcast})
+    if (s == to_string(op)) return op;
+  return std::nullopt;
+}
+
+std::optional<Algorithm> algorithm_from_string(std::string_view s) {
+  for (Algorithm a : {Algorithm::Ring, Algorithm::Tree, Algorithm::Hierarchical, Algorithm::Auto})
+    if (s == to_string(a)) return a;
+  return std::nullopt;
+}
+
+Algorithm resolve(Op op, Algorithm algorithm, std::span<const GpuId> group, base::Bytes n,
+                  const topology::Topology& topo) {
+  if (group.size() <= 1 || op == Op::AllToAll || op == Op::SendRecv || op == Op::Broadcast) return Algorithm::Ring;
+  const bool hierarchical = hierarchical_applies(layout_of(group, topo));
+  switch (algorithm) {
+    case Algorithm::Ring:
+      return Algorithm::Ring;
+    case Algorithm::Tree:
+      return op == Op::AllReduce ? Algorithm::Tree : Algorithm::Ring;
+    case Algorithm::Hierarchical:
+      return hierarchical ? Algorithm::Hierarchical : Algorithm::Ring;
+    case Algorithm::Auto:
+      break;
+  }
+  Algorithm best = Algorithm::Ring;
+  base::Time best_time = time_of(plan(op, Algorithm::Ring, group, n, topo), topo);
+  auto consider = [&](Algorithm a) {
+    const base::Time t = time_of(plan(op, a, group, n, topo), topo);
+    if (t < best_time) {
+      best = a;
+      best_time = t;
+    }
+  };
+  if (hierarchical) consider(Algorithm::Hierarchical);
+  if (op == Op::AllReduce) consider(Algorithm::Tree);
+  return best;
+}
+
+std::vector<Phase> lower(Op op, Algorithm algorithm, std::span<const GpuId> group, base::Bytes n,
+                         const topology::Topology& topo) {
+  const Algorithm a = resolve(op, algorithm, group, n, topo);
+  std::vector<Phase> phases;
+  std::vector<LinkId> path;
+  for (PhaseSpec& s : plan(op, a, group, n, topo)) {
+    Phase ph;
+    base::Time slowest = base::Time::zero();
+    ph.transfers.reserve(s.edges.size());
+    for (const auto& [src, dst] : s.edges) {
+      path.clear();
+      topo.append_path(src, dst, path);
+      slowest = std::max(slowest, topo.path_latency(path));
+      ph.transfers.push_back({src, dst, s.bytes});
+    }
+    ph.latency = base::Time{slowest.ns * s.steps};
+    phases.push_back(std::move(ph));
+  }
+  return phases;
+}
+
+base::Time collective_time(Op op, Algorithm algorithm, std::span<const GpuId> group, base::Bytes n,
+                           const topology::Topology& topo) {
+  return time_of(plan(op, resolve(op, algorithm, group, n, topo), group, n, topo), topo);
+}
+
+}  // namespace sim::collectives

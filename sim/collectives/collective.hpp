@@ -1,0 +1,80 @@
+// sim/collectives/collective.hpp: a collective on a concrete group of GPUs: its algorithm, its cost, its transfers.
+#pragma once
+#include "sim/base/units.hpp"
+#include "sim/collectives/closed_form.hpp"
+#include "sim/topology/topology.hpp"
+
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+namespace sim::collectives {
+
+enum class Algorithm {
+  Ring,          // one ring through the group, NVLink domain by domain
+  Tree,          // NCCL's double binary tree (all-reduce only)
+  Hierarchical,  // NVLink phase, network phase across domains (one ring per rail), NVLink phase
+  Auto,          // what NCCL's tuner would pick: see resolve()
+};
+
+const char* to_string(Op op);
+const char* to_string(Algorithm a);
+std::optional<Op> op_from_string(std::string_view s);                // "all-reduce", "all-gather", ...
+std::optional<Algorithm> algorithm_from_string(std::string_view s);  // "ring", "tree", "hierarchical", "auto"
+
+/// One point-to-point transfer of a lowered collective.
+struct Transfer {
+  topology::GpuId src = 0;
+  topology::GpuId dst = 0;
+  base::Bytes bytes;
+};
+
+/// Transfers that run concurrently. A phase takes `latency` (its alpha terms: steps x the slowest path latency among
+/// its transfers) plus the time for all its transfers to complete when started together; phases run one after another.
+struct Phase {
+  std::vector<Transfer> transfers;
+  base::Time latency;
+};
+
+/// The concrete algorithm a request runs (rules, in order):
+/// - a group of one rank, or AllToAll, SendRecv and Broadcast: Ring (all-to-all and send/recv are direct
+///   point-to-point exchanges and broadcast a pipelined chain, whatever was asked);
+/// - Tree is for AllReduce only (as in NCCL); asked for another op it runs Ring;
+/// - Hierarchical needs the group spread evenly (k ranks in each of m >= 2 NVLink domains, k >= 2); otherwise Ring;
+/// - Auto, like NCCL's tuner, takes the algorithm with the smallest predicted time, collective_time(), among those
+///   that apply (ties: Ring, then Hierarchical, then Tree). NCCL's own tree is a chain inside nodes plus a tree
+///   across them; ours is one double binary tree over all ranks in ring order.
+Algorithm resolve(Op op, Algorithm algorithm, std::span<const topology::GpuId> group, base::Bytes n,
+                  const topology::Topology& topo);
+
+/// The collective as transfers, for the engine to drive through network::FlowModel. `group` lists distinct GPUs;
+/// for SendRecv group[i] sends n bytes to group[i+1] (a chain; two ranks is one message); for Broadcast group[0] is
+/// the root. Ring order visits the group NVLink domain by domain (domains by id, GPUs by id), reversing every other
+/// domain so that consecutive domains are joined by GPUs of the same local rank (the same rail).
+/// - Ring all-reduce: one phase, each rank sends 2(p-1)/p n to its successor, latency 2(p-1) a;
+/// - ring all-gather / reduce-scatter: the same with (p-1)/p n and (p-1) a;
+/// - Tree: one phase, every tree edge carries ceil(n/2) both ways (reduce up, broadcast down, pipelined), latency
+///   2 ceil(log2 p) a;
+/// - Hierarchical all-reduce: three phases (ring reduce-scatter in each domain; k rings across domains, one per local
+///   index, each moving 2(m-1)/m n/k per rank; ring all-gather in each domain); reduce-scatter and all-gather take
+///   the first two, resp. the last two in mirror order;
+/// - AllToAll: one phase, each rank sends n/p to every other rank, latency (p-1) a;
+/// - Broadcast: one phase, a chain from the root along ring order, each link n bytes, latency (p-1) a;
+/// - SendRecv: one phase, latency a.
+/// Here a is the slowest path latency among the phase's transfers. Empty for p <= 1 or n <= 0.
+std::vector<Phase> lower(Op op, Algorithm algorithm, std::span<const topology::GpuId> group, base::Bytes n,
+                         const topology::Topology& topo);
+
+/// The time of the collective when nothing else uses the network: per phase of lower(), its latency plus
+/// ceil(bytes / R) where R = min over the links its transfers cross of capacity / (its transfers on that link), the
+/// first level of max-min water-filling. Every transfer of a phase has the same size, so this is exactly the time
+/// network::FlowModel takes for the phase on an otherwise idle topology; it includes the collective's own sharing
+/// (the tree's four messages per rank, ECMP collisions on a plain fat tree). On a uniform group it reduces to the
+/// closed forms of closed_form.hpp: an intra-domain group gives NVLink a and B; a group with one rank per node gives
+/// the network's; a group with k ranks per domain gives Ring bounded by its slowest link, or Hierarchical.
+/// Time::max() when a transfer crosses a down link.
+base::Time collective_time(Op op, Algorithm algorithm, std::span<const topology::GpuId> group, base::Bytes n,
+                           const topology::Topology& topo);
+
+}  // namespace sim::collectives

@@ -1,0 +1,285 @@
+// sim/execution/step_plan.cpp: timing every kernel and collective of an iteration once, per virtual stage.
+#include "sim/execution/step_plan.hpp"
+
+#include "sim/collectives/collective.hpp"
+#include "sim/hardware/compute_model.hpp"
+#include "sim/workload/layer_costs.hpp"
+#include "sim/workload/params.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace sim::execution {
+
+using base::Bytes;
+using base::Time;
+
+Time OpWork::total() const {
+  Time t;
+  for (const auto& s : segments) t += s.duration;
+  return t;
+}
+
+Time OpWork::total(SegKind kind) const {
+  Time t;
+  for (const auto& s : segments)
+    if (s.kind == kind) t += s.duration;
+  return t;
+}
+
+namespace {
+
+/// Megatron-Core's gradient bucket: max(40M, 1M x dp) parameters (DistributedDataParallelConfig.bucket_size).
+double bucket_params(int dp) { return std::max(40e6, 1e6 * dp); }
+
+/// Adam in mixed precision touches per local parameter: fp32 grad read (4), master weight, m, v read and written
+/// (3 x 8), 16-bit weight written (2), plus the gradient-norm pass (4): 34 bytes (Megatron's fused Adam).
+constexpr double kOptimizerBytesPerParam = 34.0;
+/// Gradients are reduced in fp32 (Megatron enables accumulate_allreduce_grads_in_fp32 for bf16 training).
+constexpr double kGradBytes = 4.0;
+constexpr double kParamBytes = 2.0;
+
+class Planner {
+ public:
+  explicit Planner(const StepInputs& in)
+      : in_(in),
+        model_(*in.model),
+        hw_(*in.hardware),
+        topo_(*in.topology),
+        placement_(in.layout, in.parallel.order) {}
+
+  StepPlan build();
+
+ private:
+  std::uint16_t label(const std::string& s) {
+    auto [it, inserted] = label_ids_.try_emplace(s, static_cast<std::uint16_t>(labels_.size()));
+    if (inserted) labels_.push_back(s);
+    return it->second;
+  }
+
+  Time kernel_time(const workload::Kernel& k) const {
+    switch (k.kind) {
+      case workload::KernelKind::Gemm:
+        return hardware::gemm_time(hw_.gpu, in_.dtype, hw_.efficiency, k.m, k.n, k.k, k.batch);
+      case workload::KernelKind::Attention:
+        return hardware::attention_time(hw_.gpu, in_.dtype, hw_.efficiency, k.flops);
+      case workload::KernelKind::Memory:
+        return hardware::memory_time(hw_.gpu, hw_.efficiency, k.bytes);
+    }
+    return Time::zero();
+  }
+
+  Time comm_time(workload::CommKind kind, double bytes) {
+    const auto key = std::make_pair(static_cast<int>(kind), bytes);
+    if (auto it = comm_cache_.find(key); it != comm_cache_.end()) return it->second;
+    collectives::Op op = collectives::Op::AllReduce;
+    parallel::Dim dim = parallel::Dim::Tp;
+    switch (kind) {
+      case workload::CommKind::TpAllReduce: op = collectives::Op::AllReduce; break;
+      case workload::CommKind::TpAllGather: op = collectives::Op::AllGather; break;
+      case workload::CommKind::TpReduceScatter: op = collectives::Op::ReduceScatter; break;
+      case workload::CommKind::CpExchange:
+        op = collectives::Op::AllGather;  // cp-1 ring steps of one chunk each: an all-gather of cp chunks
+        dim = parallel::Dim::Cp;
+        break;
+      case workload::CommKind::EpAllToAll:
+        op = collectives::Op::AllToAll;
+        dim = parallel::Dim::Ep;
+        break;
+    }
+    const auto group = placement_.group(dim, 0);
+    // Collective formulas take the total payload n; ring all-gather of cp chunks moves (cp-1)/cp of cp*chunk.
+    const double n = kind == workload::CommKind::CpExchange ? bytes * static_cast<double>(group.size()) : bytes;
+    Time t = group.size() < 2 ? Time::zero() : collective(op, group, n);
+    comm_cache_.emplace(key, t);
+    return t;
+  }
+
+  Time collective(collectives::Op op, const std::vector<int>& group, double bytes) const {
+    std::vector<topology::GpuId> ids(group.begin(), group.end());
+    return collectives::collective_time(op, collectives::Algorithm::Auto, ids,
+                                        Bytes{static_cast<std::int64_t>(std::llround(bytes))}, topo_);
+  }
+
+  /// Timed segments of one pass, adjacent compute merged (fewer events, same time).
+  std::vector<TimedSegment> timed(const workload::PassWork& p) {
+    std::vector<TimedSegment> out;
+    for (const auto& s : p.segments) {
+      if (s.is_comm) {
+        const SegKind kind = s.comm == workload::CommKind::CpExchange   ? SegKind::Cp
+                             : s.comm == workload::CommKind::EpAllToAll ? SegKind::Ep
+                                                                        : SegKind::Tp;
+        const Time t = comm_time(s.comm, s.comm_bytes);
+        if (t > Time::zero()) out.push_back({t, kind, label(s.label)});
+        continue;
+      }
+      Time t;
+      for (const auto& k : s.kernels) t += kernel_time(k);
+      if (!out.empty() && out.back().kind == SegKind::Compute) {
+        out.back().duration += t;
+        continue;
+      }
+      out.push_back({t, SegKind::Compute, label(s.label)});
+    }
+    return out;
+  }
+
+  static void append(OpWork& w, const std::vector<TimedSegment>& segs) {
+    for (const auto& s : segs) {
+      if (!w.segments.empty() && s.kind == SegKind::Compute && w.segments.back().kind == SegKind::Compute) {
+        w.segments.back().duration += s.duration;
+        continue;
+      }
+      w.segments.push_back(s);
+    }
+  }
+
+  const StepInputs& in_;
+  const workload::ModelSpec& model_;
+  const hardware::HardwareProfile& hw_;
+  const topology::Topology& topo_;
+  parallel::Placement placement_;
+  std::vector<std::string> labels_;
+  std::map<std::string, std::uint16_t> label_ids_;
+  std::map<std::pair<int, double>, Time> comm_cache_;
+};
+
+workload::RecomputeMode recompute_mode(parallel::Recompute r) {
+  switch (r) {
+    case parallel::Recompute::None: return workload::RecomputeMode::None;
+    case parallel::Recompute::Selective: return workload::RecomputeMode::Selective;
+    case parallel::Recompute::Full: return workload::RecomputeMode::Full;
+  }
+  return workload::RecomputeMode::None;
+}
+
+StepPlan Planner::build() {
+  const auto& L = in_.layout;
+  StepPlan plan;
+  plan.layout = L;
+  plan.schedule = in_.parallel.schedule;
+  plan.order = in_.parallel.order;
+  plan.gpus = L.tp * L.pp * L.dp * L.cp;
+  plan.peak = hw_.gpu.peak_for(in_.dtype).value_or(base::FlopRate{});
+
+  workload::LayerShape shape;
+  shape.micro_batch = L.micro_batch;
+  shape.seq_len = in_.seq_len;
+  shape.tp = L.tp;
+  shape.cp = L.cp;
+  shape.ep = L.ep;
+  shape.sequence_parallel = in_.parallel.sequence_parallel && L.tp > 1;
+  shape.flash_attention = in_.flash_attention;
+  shape.dropout = in_.dropout;
+  const auto lw = workload::layer_work(model_, shape, recompute_mode(in_.parallel.recompute));
+  const auto emb = workload::embedding_work(model_, shape);
+  const auto out = workload::output_work(model_, shape);
+
+  const auto l_fwd = timed(lw.forward);
+  const auto l_rec = timed(lw.recompute);
+  const auto l_b = timed(lw.backward_input);
+  const auto l_w = timed(lw.backward_weight);
+  const auto e_fwd = timed(emb.forward), e_b = timed(emb.backward_input), e_w = timed(emb.backward_weight);
+  const auto o_fwd = timed(out.forward), o_b = timed(out.backward_input), o_w = timed(out.backward_weight);
+
+  // Parameters per GPU per layer: matrices split over tp, experts over ep; norms replicated.
+  const auto pc = workload::count_params(model_);
+  const double expert_share = model_.moe ? 1.0 / L.ep : 1.0;
+  const double layer_params =
+      (pc.attention_per_layer + pc.mlp_per_layer * expert_share + pc.router_per_layer) / L.tp + pc.norms_per_layer;
+  const double embed_params = pc.embedding / L.tp + pc.position;
+  // With tied embeddings and pp > 1 the last stage keeps its own copy of the embedding for the output layer.
+  const double output_params =
+      (model_.tied_embeddings && L.pp * L.vpp > 1 ? pc.embedding : pc.output) / L.tp + pc.final_norm;
+
+  const auto dp_group = placement_.group(parallel::Dim::Dp, 0);
+  const bool zero = in_.parallel.zero_stage >= 1 || in_.parallel.distributed_optimizer;
+  auto dp_time = [&](double grad_bytes) {
+    if (dp_group.size() < 2) return Time::zero();
+    return collective(zero ? collectives::Op::ReduceScatter : collectives::Op::AllReduce, dp_group, grad_bytes);
+  };
+  const double bucket_limit = bucket_params(L.dp);
+  const bool zb = in_.parallel.schedule == parallel::Schedule::ZeroBubbleH1;
+
+  const int stages = L.pp * L.vpp;
+  plan.stages.resize(static_cast<std::size_t>(stages));
+  int first_layer = 0;
+  for (int v = 0; v < stages; ++v) {
+    StageWork& st = plan.stages[static_cast<std::size_t>(v)];
+    st.first_layer = first_layer;
+    st.layers = L.layers_per_stage[static_cast<std::size_t>(v)];
+    first_layer += st.layers;
+    const bool first = v == 0, last = v == stages - 1;
+    if (first) append(st.forward, e_fwd);
+    for (int l = 0; l < st.layers; ++l) append(st.forward, l_fwd);
+    if (last) append(st.forward, o_fwd);
+
+    // Backward in reverse layer order; gradient buckets close at layer boundaries.
+    double pending = 0;
+    OpWork& grad_op = zb ? st.backward_weight : st.backward;
+    auto close_bucket = [&](bool force) {
+      if (pending <= 0 || (!force && pending < bucket_limit)) return;
+      const double bytes = pending * kGradBytes;
+      st.buckets.push_back({Bytes{static_cast<std::int64_t>(bytes)}, static_cast<int>(grad_op.segments.size()) - 1,
+                            dp_time(bytes)});
+      pending = 0;
+    };
+    auto layer_backward = [&](const std::vector<TimedSegment>& rec, const std::vector<TimedSegment>& b,
+                              const std::vector<TimedSegment>& w, double params) {
+      append(st.backward, rec);
+      append(st.backward, b);
+      append(st.backward, w);
+      append(st.backward_input, rec);
+      append(st.backward_input, b);
+      append(st.backward_weight, w);
+      st.params_local += params;
+      pending += params;
+      close_bucket(false);
+    };
+    if (last) layer_backward({}, o_b, o_w, output_params);
+    for (int l = 0; l < st.layers; ++l) layer_backward(l_rec, l_b, l_w, layer_params);
+    if (first) layer_backward({}, e_b, e_w, embed_params);
+    close_bucket(true);
+
+    // Optimizer on this GPU's shard; with ZeRO >= 1 the updated 16-bit weights are all-gathered afterwards.
+    const double shard = zero ? st.params_local / L.dp : st.params_local;
+    st.optimizer = hardware::memory_time(hw_.gpu, hw_.efficiency, shard * kOptimizerBytesPerParam);
+    if (zero && dp_group.size() > 1)
+      st.param_gather = collective(collectives::Op::AllGather, dp_group, st.params_local * kParamBytes);
+  }
+
+  // Pipeline transfers: the boundary activation, split over tensor-parallel ranks (scatter-gather optimisation,
+  // Narayanan et al. SC21 Sec. 4.1; with sequence parallelism it is sequence-split already).
+  if (L.pp > 1) {
+    const int a = placement_.gpu(0, 0, 0, 0);
+    const int b = placement_.gpu(0, 0, 0, 1);
+    const double bytes = static_cast<double>(L.micro_batch) * in_.seq_len / L.cp * model_.hidden * 2.0 / L.tp;
+    plan.p2p = collectives::collective_time(collectives::Op::SendRecv, collectives::Algorithm::Auto,
+                                            std::vector<topology::GpuId>{a, b},
+                                            Bytes{static_cast<std::int64_t>(bytes)}, topo_);
+    plan.p2p_crosses_network = topo_.node_of(a) != topo_.node_of(b);
+  }
+
+  // FLOP counts of the iteration (whole job).
+  const double sequences = static_cast<double>(L.micro_batch) * L.micro_batches * L.dp;
+  plan.tokens = sequences * in_.seq_len;
+  plan.model_flops = workload::model_flops_per_iteration(model_, in_.seq_len, sequences);
+  // Hardware FLOPs add the recomputed forward work in the same convention (Korthikanti et al. 2022, Sec. 6.3).
+  double recompute_per_layer = 0;
+  if (in_.parallel.recompute == parallel::Recompute::Full) {
+    recompute_per_layer = lw.forward.model_flops * L.tp * L.cp;
+  } else if (in_.parallel.recompute == parallel::Recompute::Selective) {
+    const double s = in_.seq_len;
+    recompute_per_layer = 4.0 * L.micro_batch * s * s * model_.hidden;  // attention scores and context, forward
+  }
+  plan.hardware_flops = plan.model_flops + recompute_per_layer * model_.layers * L.micro_batches * L.dp;
+  plan.labels = labels_;
+  return plan;
+}
+
+}  // namespace
+
+StepPlan build_step_plan(const StepInputs& in) { return Planner(in).build(); }
+
+}  // namespace sim::execution

@@ -1,0 +1,95 @@
+// sim/execution/step_plan.hpp: one training iteration resolved into timed work per virtual pipeline stage.
+#pragma once
+#include "sim/base/units.hpp"
+#include "sim/hardware/profile.hpp"
+#include "sim/parallel/feasibility.hpp"
+#include "sim/parallel/parallel_config.hpp"
+#include "sim/parallel/placement.hpp"
+#include "sim/topology/topology.hpp"
+#include "sim/workload/model_spec.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace sim::execution {
+
+/// What a piece of work occupies: the compute stream, or a blocking collective of one parallel group.
+enum class SegKind : std::uint8_t { Compute, Tp, Cp, Ep };
+
+/// A piece of an operation with its duration on a healthy GPU. Compute segments stretch with a GPU's slowdown;
+/// collectives synchronise their group (a collective starts when its last participant arrives).
+struct TimedSegment {
+  base::Time duration;
+  SegKind kind = SegKind::Compute;
+  std::uint16_t label = 0;  // index into StepPlan::labels
+};
+
+/// The work of one operation kind (forward, backward, ...) of one virtual stage, for one micro-batch.
+struct OpWork {
+  std::vector<TimedSegment> segments;
+  base::Time total() const;                // every segment back to back, no waiting
+  base::Time total(SegKind kind) const;    // the segments of one kind
+};
+
+/// A data-parallel gradient bucket: reduced once the last micro-batch's backward has produced its gradients.
+struct DpBucket {
+  base::Bytes bytes;        // gradient bytes (fp32 main grads, Megatron's default for bf16 training)
+  int ready_after = 0;      // index of the backward segment after which the bucket's gradients are final
+  base::Time duration;      // its data-parallel collective (all-reduce, or reduce-scatter with ZeRO >= 1)
+};
+
+struct StageWork {
+  int first_layer = 0;
+  int layers = 0;
+  OpWork forward;
+  OpWork backward;         // recompute (if any) + input gradients + weight gradients, as 1F1B runs it
+  OpWork backward_input;   // recompute + input gradients (zero-bubble B)
+  OpWork backward_weight;  // weight gradients (zero-bubble W)
+  std::vector<DpBucket> buckets;  // in the order they become ready during the last backward
+  base::Time optimizer;           // optimizer step on this stage's (sharded) parameters
+  base::Time param_gather;        // ZeRO >= 1: all-gather of updated parameters over the data-parallel group
+  double params_local = 0;        // parameters this GPU holds for the stage
+};
+
+/// Inputs of the step level, resolved by the composition root (scenario) into plain values.
+struct StepInputs {
+  const workload::ModelSpec* model = nullptr;
+  const hardware::HardwareProfile* hardware = nullptr;
+  parallel::ParallelConfig parallel;
+  parallel::Layout layout;
+  int seq_len = 0;
+  hardware::Dtype dtype = hardware::Dtype::Bf16;
+  std::shared_ptr<const topology::Topology> topology;  // built once per cluster, shared by every plan
+  bool flash_attention = true;
+  bool dropout = false;
+};
+
+/// Everything the three fidelities need, computed once: per-stage timed work, pipeline transfer times, and the
+/// iteration's FLOP counts.
+struct StepPlan {
+  parallel::Layout layout;
+  parallel::Schedule schedule = parallel::Schedule::OneFOneB;
+  std::string order = "tp-cp-dp-pp";  // rank placement, innermost first
+  int gpus = 0;
+  std::vector<StageWork> stages;  // by virtual stage (chunk * pp + rank)
+  base::Time p2p;                 // activation (or gradient) send between adjacent stages
+  bool p2p_crosses_network = false;
+  double model_flops = 0;         // per iteration, whole job (MFU convention)
+  double hardware_flops = 0;      // per iteration, whole job, recomputation counted (HFU convention)
+  double tokens = 0;              // per iteration
+  base::FlopRate peak;            // per GPU in the training dtype
+  std::vector<std::string> labels;
+
+  int pp() const { return layout.pp; }
+  int vpp() const { return layout.vpp; }
+  int micro_batches() const { return layout.micro_batches; }
+  const StageWork& stage(int chunk, int rank) const { return stages[static_cast<std::size_t>(chunk * layout.pp + rank)]; }
+};
+
+/// Builds the plan: kernels from workload::layer_work timed by hardware::compute_model, collectives timed on the
+/// concrete groups of the placement by collectives::collective_time.
+StepPlan build_step_plan(const StepInputs& in);
+
+}  // namespace sim::execution

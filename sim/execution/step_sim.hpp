@@ -1,0 +1,34 @@
+// sim/execution/step_sim.hpp: one iteration replayed on the discrete-event engine, and its closed-form twin.
+#pragma once
+#include "sim/execution/step_plan.hpp"
+#include "sim/results/step_result.hpp"
+
+#include <vector>
+
+namespace sim::execution {
+
+enum class Fidelity { Analytic, Replica, Full };
+const char* to_string(Fidelity f);
+
+struct StepOptions {
+  Fidelity fidelity = Fidelity::Replica;
+  /// Full fidelity: per-GPU compute slowdown factors (1.0 = healthy), indexed by GPU id; empty = all healthy.
+  std::vector<double> slowdown;
+  /// Record the timeline of the GPUs of data-parallel replica 0 (all GPUs when fewer than 64 are simulated).
+  bool record_timeline = false;
+};
+
+/// Simulates one iteration at the requested fidelity. Analytic uses closed forms on the same timed work, replica
+/// replays one data-parallel replica (data-parallel and expert-parallel collectives timed on the topology), full
+/// replays every GPU (every collective a rendezvous of its group, so one slow GPU stretches all it syncs with).
+/// Memory is filled in by the caller (parallel::memory), not here.
+results::StepResult simulate_step(const StepPlan& plan, const StepOptions& options);
+
+/// The closed-form step time (planner fast path and test oracle):
+///   1F1B / GPipe:  sum_s (F_s + B_s) + (m - 1) * max_s (F_s + B_s) + 2 (p - 1) t_p2p      (Narayanan et al. SC21)
+///   interleaved:   per rank, chunks of 1/v the work: bubble (p - 1)/(v m) of ideal (SC21 Sec. 2.2)
+///   ZB-H1:         bubble (p - 1) (F + B - W) instead of (p - 1)(F + B + W) (Qi et al. 2024, Sec. 3)
+/// then each rank's data-parallel buckets in order after its last backward, optimizer and parameter gather.
+results::StepResult analytic_step(const StepPlan& plan);
+
+}  // namespace sim::execution

@@ -1,0 +1,65 @@
+// sim/hardware/compute_model.cpp: kernel timing on one GPU.
+#include "sim/hardware/compute_model.hpp"
+
+#include "sim/hardware/profile.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace sim::hardware {
+namespace {
+
+base::Time from_seconds_up(double s) { return base::Time{static_cast<std::int64_t>(std::ceil(s * 1e9))}; }
+
+double peak(const GpuSpec& gpu, Dtype dtype) {
+  auto p = gpu.peak_for(dtype);
+  SIM_ASSERT(p.has_value(), "kernel timed in a dtype the GPU does not support (the scenario check should catch it)");
+  return p->flops_per_s;
+}
+
+}  // namespace
+
+Efficiency Efficiency::parse(base::JsonReader& in) {
+  Efficiency e;
+  const auto frac = base::Range{0.0, 1.0, true};
+  in.optional("gemm", e.gemm, frac);
+  in.optional("tile_m", e.tile_m, base::Range::between(8, 1024));
+  in.optional("tile_n", e.tile_n, base::Range::between(8, 1024));
+  in.optional("gemm_k_half", e.gemm_k_half, base::Range::at_least(0));
+  in.optional("attention", e.attention, frac);
+  in.optional("hbm", e.hbm, frac);
+  in.optional("kernel_overhead", e.kernel_overhead, base::Sign::NonNegative);
+  in.optional("nvlink", e.nvlink, frac);
+  in.optional("network", e.network, frac);
+  in.finish();
+  return e;
+}
+
+base::Time gemm_time(const GpuSpec& gpu, Dtype dtype, const Efficiency& e, double m, double n, double k,
+                     double batch) {
+  if (m <= 0 || n <= 0 || k <= 0 || batch <= 0) return base::Time::zero();
+  const double flops = 2.0 * m * n * k * batch;
+  const double tiles = std::ceil(m / e.tile_m) * std::ceil(n / e.tile_n) * std::ceil(batch);
+  const double sms = std::max(1, gpu.sm_count);
+  const double waves = std::ceil(tiles / sms);
+  const double wave_eff = tiles / (waves * sms);
+  const double k_eff = k / (k + e.gemm_k_half);
+  const double t_compute = flops / (peak(gpu, dtype) * e.gemm * wave_eff * k_eff);
+  const double bytes = 2.0 * (m * k + k * n + m * n) * batch;
+  const double t_memory = bytes / (gpu.hbm_bandwidth.bytes_per_s * e.hbm);
+  return from_seconds_up(std::max(t_compute, t_memory)) + e.kernel_overhead;
+}
+
+base::Time attention_time(const GpuSpec& gpu, Dtype dtype, const Efficiency& e, double flops) {
+  if (flops <= 0) return base::Time::zero();
+  // Fused attention runs in 16-bit even in fp8 recipes (Transformer Engine keeps attention in bf16).
+  const Dtype d = dtype == Dtype::Fp8 || dtype == Dtype::Fp4 ? Dtype::Bf16 : dtype;
+  return from_seconds_up(flops / (peak(gpu, d) * e.attention)) + e.kernel_overhead;
+}
+
+base::Time memory_time(const GpuSpec& gpu, const Efficiency& e, double bytes) {
+  if (bytes <= 0) return base::Time::zero();
+  return from_seconds_up(bytes / (gpu.hbm_bandwidth.bytes_per_s * e.hbm)) + e.kernel_overhead;
+}
+
+}  // namespace sim::hardware

@@ -1,0 +1,51 @@
+// sim/hardware/compute_model.hpp: how long a kernel takes on a GPU (GEMM roofline with wave quantisation,
+// memory-bound kernels at achieved HBM bandwidth) and what fraction of link bandwidth collectives achieve.
+#pragma once
+#include "sim/base/json_reader.hpp"
+#include "sim/base/units.hpp"
+
+namespace sim::hardware {
+
+struct GpuSpec;
+enum class Dtype;
+
+/// Achieved-versus-peak factors of one GPU generation. The profile's "efficiency" section sets them (calibration
+/// fits them); each default below states where it comes from.
+struct Efficiency {
+  /// Fraction of dense peak that a large, well-shaped GEMM sustains inside a training loop (clocks under power
+  /// cap, other kernels interleaved). Default 0.70: between A100's ~0.8 in isolated cuBLAS runs and the ~0.55-0.6
+  /// end-to-end hardware utilisation of Megatron-LM (Narayanan et al. SC21, Table 1); calibration replaces it.
+  double gemm = 0.70;
+  /// Output tile of the GEMM kernels (m x n), for wave quantisation over the SMs (NVIDIA, "Matrix Multiplication
+  /// Background User's Guide", Sec. "Wave Quantization").
+  int tile_m = 128;
+  int tile_n = 128;
+  /// Inner dimension at which a GEMM reaches half its asymptotic efficiency (pipeline fill/drain of the k-loop).
+  double gemm_k_half = 32;
+  /// Fraction of peak of fused attention kernels (FlashAttention-2 reaches 50-73% of A100 peak forward, Dao 2023).
+  double attention = 0.55;
+  /// Fraction of HBM bandwidth achieved by memory-bound kernels (STREAM-like kernels reach ~80-90%).
+  double hbm = 0.80;
+  /// Fixed cost per kernel launch.
+  base::Time kernel_overhead{4000};
+  /// Fraction of per-direction NVLink bandwidth that NCCL collectives achieve as bus bandwidth.
+  double nvlink = 0.78;
+  /// Fraction of NIC line rate that NCCL collectives achieve as bus bandwidth across nodes.
+  double network = 0.92;
+
+  /// Strict parse of an "efficiency" object; absent keys keep the defaults above.
+  static Efficiency parse(base::JsonReader& in);
+};
+
+/// Time of a GEMM (m x k) x (k x n), `batch` times, on `gpu` in `dtype`:
+///   t = max(2mnk*batch / (peak * e_gemm * wave * k/(k + k_half)),  bytes / (hbm_bw * e_hbm)) + overhead
+/// where wave = tiles / (ceil(tiles / SMs) * SMs) is the wave-quantisation efficiency and bytes the operands and
+/// result in 16-bit (Williams, Waterman, Patterson, "Roofline", CACM 2009).
+base::Time gemm_time(const GpuSpec& gpu, Dtype dtype, const Efficiency& e, double m, double n, double k,
+                     double batch);
+/// Time of a fused attention kernel of `flops` executed FLOPs.
+base::Time attention_time(const GpuSpec& gpu, Dtype dtype, const Efficiency& e, double flops);
+/// Time of a memory-bound kernel moving `bytes` to and from HBM.
+base::Time memory_time(const GpuSpec& gpu, const Efficiency& e, double bytes);
+
+}  // namespace sim::hardware

@@ -1,0 +1,272 @@
+// sim/parallel/feasibility.cpp: the divisibility and compatibility rules of a parallel layout.
+#include "sim/parallel/feasibility.hpp"
+
+#include "sim/base/assert.hpp"
+
+#include <array>
+#include <numeric>
+#include <utility>
+
+namespace sim::parallel {
+namespace {
+
+constexpr std::array kRules{
+    LayoutRule{"world-size-divisibility",
+               "without an explicit dp, tp*pp*cp must divide the cluster's GPUs (dp = gpus / (tp*pp*cp))"},
+    LayoutRule{"world-size-product", "with an explicit dp, tp*pp*dp*cp must equal the cluster's GPUs"},
+    LayoutRule{"heads-tp", "attention heads must split evenly over tensor-parallel ranks (Megatron-LM)"},
+    LayoutRule{"kv-heads-tp",
+               "key/value heads must split over tp or be replicated whole: kv_heads % tp == 0 or tp % kv_heads == 0"},
+    LayoutRule{"ffn-tp", "the MLP's inner size must split evenly over tensor-parallel ranks"},
+    LayoutRule{"expert-ffn-tp", "each expert's inner size must split evenly over tensor-parallel ranks"},
+    LayoutRule{"tp-nvlink-domain",
+               "tp must divide the NVLink domain or be a multiple of it, so TP groups never straddle domains unevenly"},
+    LayoutRule{"seq-exceeds-positions", "a model with learned positions cannot train beyond its max_seq_len"},
+    LayoutRule{"seq-cp",
+               "with context parallelism seq_len must divide into 2*cp chunks (load-balanced ring attention)"},
+    LayoutRule{"seq-sp-tp",
+               "sequence parallelism splits each context-parallel rank's tokens over tp: they must divide"},
+    LayoutRule{"global-batch-divisibility", "global_batch must be a whole number of micro_batch*dp"},
+    LayoutRule{"micro-batches-pp", "1F1B, interleaved 1F1B and ZB-H1 need at least one micro-batch per pipeline stage"},
+    LayoutRule{"interleaved-micro-batches",
+               "the interleaved schedule needs micro-batches divisible by pp (Megatron-LM's groups of pp)"},
+    LayoutRule{"vpp-needs-pp", "virtual pipeline stages (vpp > 1) need a pipeline (pp > 1)"},
+    LayoutRule{"vpp-needs-interleaved", "vpp > 1 runs only under the interleaved schedule"},
+    LayoutRule{"layers-stages",
+               "without layers_per_stage, layers must divide evenly over pp*vpp virtual stages (Megatron-LM)"},
+    LayoutRule{"layers-per-stage-count", "layers_per_stage needs exactly pp*vpp entries"},
+    LayoutRule{"layers-per-stage-sum", "layers_per_stage must sum to the model's layers"},
+    LayoutRule{"empty-stage", "a stage with no layer is infeasible"},
+    LayoutRule{"ep-dense-model", "expert parallelism (ep > 1) needs a mixture-of-experts model"},
+    LayoutRule{"experts-ep", "experts must split evenly over expert-parallel ranks"},
+    LayoutRule{"ep-dp-cp", "ep must divide dp*cp: experts are sharded across data-parallel ranks (Megatron-Core)"},
+    LayoutRule{"moe-tp-needs-sp", "expert parallelism together with tensor parallelism needs sequence parallelism"},
+    LayoutRule{"zero-pp", "ZeRO stage 2 or 3 cannot be combined with pipeline parallelism (DeepSpeed)"},
+};
+
+std::string str(long long v) {
+  return std::to_string(v);
+}
+
+class RuleChecker {
+ public:
+  void fail(const char* rule, std::string reason) { found_.push_back({rule, std::move(reason)}); }
+  std::vector<Infeasible> take() { return std::move(found_); }
+  bool empty() const { return found_.empty(); }
+
+ private:
+  std::vector<Infeasible> found_;
+};
+
+/// Sizes of the world: derives dp or checks the one given. Returns 0 when dp cannot be known.
+int resolve_dp(const ClusterShape& cluster, const ParallelConfig& c, RuleChecker& rules) {
+  const long long model_parallel = static_cast<long long>(c.tp) * c.pp * c.cp;
+  const std::string product = str(c.tp) + "*" + str(c.pp) + "*" + str(c.cp);
+  if (!c.dp) {
+    if (cluster.gpus % model_parallel == 0) return static_cast<int>(cluster.gpus / model_parallel);
+    rules.fail("world-size-divisibility", "gpus = " + str(cluster.gpus) + " is not divisible by tp*pp*cp = " + product +
+                                              " = " + str(model_parallel));
+    return 0;
+  }
+  const long long world = model_parallel * *c.dp;
+  if (world == cluster.gpus) return *c.dp;
+  rules.fail("world-size-product", "tp*pp*dp*cp = " + str(c.tp) + "*" + str(c.pp) + "*" + str(*c.dp) + "*" + str(c.cp) +
+                                       " = " + str(world) + " but the cluster has " + str(cluster.gpus) + " GPUs");
+  return 0;
+}
+
+/// Attention, MLP and expert shapes against tensor parallelism and the NVLink domain.
+void check_tensor_parallel(const workload::ModelSpec& m, const ClusterShape& cluster, const ParallelConfig& c,
+                           RuleChecker& rules) {
+  const int tp = c.tp;
+  if (m.heads % tp != 0) rules.fail("heads-tp", "heads = " + str(m.heads) + " is not divisible by tp = " + str(tp));
+  if (m.kv_heads % tp != 0 && tp % m.kv_heads != 0)
+    rules.fail("kv-heads-tp", "kv_heads = " + str(m.kv_heads) + " is not divisible by tp = " + str(tp) +
+                                  ", and tp is not a multiple of kv_heads (key/value heads split or replicate whole)");
+  // A MoE model's MLP is its experts (count_params ignores the dense ffn_hidden then), so only the experts count.
+  if (!m.moe && m.ffn_hidden % tp != 0)
+    rules.fail("ffn-tp", "ffn_hidden = " + str(m.ffn_hidden) + " is not divisible by tp = " + str(tp));
+  if (m.moe && m.moe->ffn_hidden % tp != 0)
+    rules.fail("expert-ffn-tp", "moe.ffn_hidden = " + str(m.moe->ffn_hidden) + " is not divisible by tp = " + str(tp));
+  const int domain = cluster.nvlink_domain;
+  if (domain % tp != 0 && tp % domain != 0)
+    rules.fail("tp-nvlink-domain", "tp = " + str(tp) + " neither divides the NVLink domain of " + str(domain) +
+                                       " GPUs nor is a multiple of it (TP groups would straddle domains unevenly)");
+}
+
+/// Sequence length against positions, context parallelism and sequence parallelism.
+void check_sequence(const workload::ModelSpec& m, const ParallelConfig& c, int seq_len, RuleChecker& rules) {
+  if (m.position_embedding == workload::PositionEmbedding::Learned && seq_len > m.max_seq_len)
+    rules.fail("seq-exceeds-positions", "seq_len = " + str(seq_len) + " exceeds the " + str(m.max_seq_len) +
+                                            " learned position embeddings of " + m.name);
+  // Load-balanced ring attention (Megatron-Core / TransformerEngine context parallelism) cuts each sequence into
+  // 2*cp chunks and gives rank i chunks i and 2cp-1-i, so that causal-attention work is equal on every rank.
+  if (c.cp > 1 && seq_len % (2 * c.cp) != 0)
+    rules.fail("seq-cp", "seq_len = " + str(seq_len) + " is not divisible by 2*cp = " + str(2 * c.cp) +
+                             " (load-balanced ring attention cuts the sequence into 2*cp chunks)");
+  // Sequence parallelism scatters the [s/cp, b, h] activations along s over the TP group; Megatron-Core asserts
+  // "First dimension of the tensor should be divisible by tensor parallel size" (tensor_parallel/mappings.py).
+  if (c.sequence_parallel && c.tp > 1 && seq_len % c.cp == 0 && (seq_len / c.cp) % c.tp != 0)
+    rules.fail("seq-sp-tp", "sequence parallelism splits the " + str(seq_len / c.cp) +
+                                " tokens of each context-parallel rank over tp = " + str(c.tp) + "; " +
+                                str(seq_len / c.cp) + " is not divisible by " + str(c.tp));
+}
+
+/// Batch against data parallelism and the pipeline schedule. Returns the micro-batches per replica (0 if unknown).
+int check_batch(const ParallelConfig& c, int dp, RuleChecker& rules) {
+  if (dp == 0) return 0;
+  const long long per_step = static_cast<long long>(c.micro_batch) * dp;
+  if (c.global_batch % per_step != 0) {
+    rules.fail("global-batch-divisibility", "global_batch = " + str(c.global_batch) +
+                                                " is not divisible by micro_batch*dp = " + str(c.micro_batch) + "*" +
+                                                str(dp) + " = " + str(per_step));
+    return 0;
+  }
+  const int m = static_cast<int>(c.global_batch / per_step);
+  // 1F1B keeps one micro-batch per stage in flight; with fewer micro-batches than stages the steady state never
+  // starts and most stages idle. Megatron-LM runs non-interleaved 1F1B anyway, but its interleaved schedule requires
+  // groups of pp micro-batches (below), and ZB-H1 (Qi et al. 2024, Sec. 3) assumes m >= p: we treat m < p as
+  // infeasible for all three, and allow it only for GPipe, whose bubble is merely large.
+  const bool needs_one_per_stage = c.schedule != Schedule::GPipe;
+  if (c.pp > 1 && needs_one_per_stage && m < c.pp)
+    rules.fail("micro-batches-pp", str(m) + " micro-batches per replica are fewer than pp = " + str(c.pp) +
+                                       " stages (" + to_string(c.schedule) +
+                                       " needs at least one micro-batch per stage)");
+  // Megatron-LM, forward_backward_pipelining_with_interleaving: "number of microbatches is not divisible by
+  // pipeline-model-parallel-size when using interleaved schedule".
+  if (c.schedule == Schedule::Interleaved && c.pp > 1 && m % c.pp != 0)
+    rules.fail("interleaved-micro-batches", "the interleaved schedule needs micro-batches per replica (" + str(m) +
+                                                ") divisible by pp = " + str(c.pp) + " (Megatron-LM)");
+  return m;
+}
+
+/// Layers over pp * vpp virtual stages. Returns the split (empty when infeasible).
+std::vector<int> check_stages(const workload::ModelSpec& m, const ParallelConfig& c, RuleChecker& rules) {
+  if (c.vpp > 1 && c.pp == 1)
+    rules.fail("vpp-needs-pp",
+               "vpp = " + str(c.vpp) + " virtual stages need pp > 1 (there is no pipeline to interleave)");
+  if (c.vpp > 1 && c.schedule != Schedule::Interleaved)
+    rules.fail("vpp-needs-interleaved",
+               "vpp = " + str(c.vpp) + " virtual stages need the interleaved schedule, not " + to_string(c.schedule));
+  const int stages = c.pp * c.vpp;
+  const std::string stages_text = str(c.pp) + "*" + str(c.vpp) + " = " + str(stages);
+  if (c.layers_per_stage.empty()) {
+    if (m.layers % stages != 0) {
+      rules.fail("layers-stages", "layers = " + str(m.layers) + " is not divisible by pp*vpp = " + stages_text +
+                                      "; give parallel.layers_per_stage for an uneven split");
+      return {};
+    }
+    return std::vector<int>(static_cast<std::size_t>(stages), m.layers / stages);
+  }
+  const auto& split = c.layers_per_stage;
+  bool ok = true;
+  if (static_cast<long long>(split.size()) != stages) {
+    rules.fail("layers-per-stage-count", "layers_per_stage has " + str(static_cast<long long>(split.size())) +
+                                             " entries but pp*vpp = " + stages_text);
+    ok = false;
+  }
+  const long long sum = std::accumulate(split.begin(), split.end(), 0LL);
+  if (sum != m.layers) {
+    rules.fail("layers-per-stage-sum",
+               "layers_per_stage sums to " + str(sum) + " but " + m.name + " has " + str(m.layers) + " layers");
+    ok = false;
+  }
+  for (std::size_t i = 0; i < split.size(); ++i) {
+    if (split[i] > 0) continue;
+    rules.fail("empty-stage", "virtual stage " + str(static_cast<long long>(i)) +
+                                  " of layers_per_stage has no layer (a stage with no layer is infeasible)");
+    ok = false;
+  }
+  if (!ok) return {};
+  return split;
+}
+
+/// Experts against expert parallelism, data parallelism and sequence parallelism.
+void check_experts(const workload::ModelSpec& m, const ParallelConfig& c, int dp, RuleChecker& rules) {
+  if (c.ep == 1) return;
+  if (!m.moe) {
+    rules.fail("ep-dense-model",
+               "ep = " + str(c.ep) + " but " + m.name + " is a dense model (it has no experts to distribute)");
+    return;
+  }
+  if (m.moe->experts % c.ep != 0)
+    rules.fail("experts-ep", "experts = " + str(m.moe->experts) + " is not divisible by ep = " + str(c.ep));
+  // Megatron-Core builds expert-parallel groups inside the data-parallel-with-context group of size dp*cp.
+  if (dp > 0 && (static_cast<long long>(dp) * c.cp) % c.ep != 0)
+    rules.fail("ep-dp-cp", "ep = " + str(c.ep) + " does not divide dp*cp = " + str(dp) + "*" + str(c.cp) + " = " +
+                               str(static_cast<long long>(dp) * c.cp) +
+                               " (experts are sharded across data-parallel ranks)");
+  // Megatron-Core ModelParallelConfig: "When using expert parallelism and tensor parallelism, sequence parallelism
+  // must be used".
+  if (c.tp > 1 && !c.sequence_parallel)
+    rules.fail("moe-tp-needs-sp", "tp = " + str(c.tp) + " with ep = " + str(c.ep) +
+                                      " needs sequence_parallel (Megatron-Core requires it for MoE with TP and EP)");
+}
+
+/// Optimizer sharding against the pipeline.
+void check_zero(const ParallelConfig& c, RuleChecker& rules) {
+  // DeepSpeed's PipelineEngine asserts zero_optimization_stage() < 2: "ZeRO-2 and ZeRO-3 are incompatible with
+  // pipeline parallelism" (deepspeed/runtime/pipe/engine.py). Sharded gradients would be reduce-scattered after every
+  // micro-batch's backward instead of once per iteration. Megatron's distributed optimizer (stage 1) is fine.
+  if (c.zero_stage >= 2 && c.pp > 1)
+    rules.fail("zero-pp", "zero_stage = " + str(c.zero_stage) + " with pp = " + str(c.pp) +
+                              " is unsupported: DeepSpeed's pipeline engine allows ZeRO stage 0 or 1 only");
+}
+
+}  // namespace
+
+int Layout::layers_on_rank(int pipeline_rank) const {
+  SIM_ASSERT(pipeline_rank >= 0 && pipeline_rank < pp, "pipeline rank out of range");
+  int layers = 0;
+  for (int chunk = 0; chunk < vpp; ++chunk)
+    layers += layers_per_stage[static_cast<std::size_t>(stage(chunk, pipeline_rank))];
+  return layers;
+}
+
+std::span<const LayoutRule> layout_rules() {
+  return kRules;
+}
+
+std::variant<Layout, std::vector<Infeasible>> resolve_layout(const workload::ModelSpec& model,
+                                                             const ClusterShape& cluster, const ParallelConfig& config,
+                                                             int seq_len) {
+  SIM_ASSERT(config.tp > 0 && config.pp > 0 && config.cp > 0 && config.ep > 0 && config.vpp > 0 &&
+                 config.micro_batch > 0 && config.global_batch > 0 && (!config.dp || *config.dp > 0),
+             "parallel sizes are positive (ParallelConfig::parse guarantees it)");
+  SIM_ASSERT(cluster.gpus > 0 && cluster.gpus_per_node > 0 && cluster.nvlink_domain > 0,
+             "cluster sizes are positive (the scenario and profile parsers guarantee it)");
+  SIM_ASSERT(model.layers > 0 && model.heads > 0 && model.kv_heads > 0 && model.ffn_hidden > 0 && seq_len > 0,
+             "model sizes are positive (ModelSpec::parse guarantees it)");
+
+  RuleChecker rules;
+  const int dp = resolve_dp(cluster, config, rules);
+  check_tensor_parallel(model, cluster, config, rules);
+  check_sequence(model, config, seq_len, rules);
+  const int micro_batches = check_batch(config, dp, rules);
+  auto split = check_stages(model, config, rules);
+  check_experts(model, config, dp, rules);
+  check_zero(config, rules);
+  if (!rules.empty()) return rules.take();
+
+  Layout l;
+  l.tp = config.tp;
+  l.pp = config.pp;
+  l.dp = dp;
+  l.cp = config.cp;
+  l.ep = config.ep;
+  l.vpp = config.vpp;
+  l.micro_batch = config.micro_batch;
+  l.micro_batches = micro_batches;
+  l.layers_per_stage = std::move(split);
+  return l;
+}
+
+int padded_vocab(int vocab, int tp) {
+  SIM_ASSERT(vocab > 0 && tp > 0, "vocabulary and tp are positive");
+  // megatron/training/tokenizer/tokenizer.py, _vocab_size_with_padding: multiple = make_vocab_size_divisible_by (128)
+  // * tensor_model_parallel_size; the vocabulary is rounded up to it.
+  const int multiple = 128 * tp;
+  return (vocab + multiple - 1) / multiple * multiple;
+}
+
+}  // namespace sim::parallel

@@ -1,0 +1,124 @@
+// sim/parallel/memory.hpp: bytes per GPU of a layout: weights, gradients, optimizer states, activations and buffers.
+#pragma once
+#include "sim/base/units.hpp"
+#include "sim/parallel/feasibility.hpp"
+#include "sim/parallel/parallel_config.hpp"
+#include "sim/workload/model_spec.hpp"
+
+#include <optional>
+#include <vector>
+
+namespace sim::parallel {
+
+/// HBM one GPU needs at its peak, by category. total is the sum of the five.
+struct MemoryBreakdown {
+  base::Bytes params;       // bf16 weights (sharded over data parallelism by ZeRO-3)
+  base::Bytes grads;        // fp32 main gradients (sharded by ZeRO-2 and -3)
+  base::Bytes optimizer;    // fp32 master weights, Adam m and v (sharded by ZeRO-1+ / the distributed optimizer)
+  base::Bytes activations;  // transformer layers' stored activations at the schedule's peak + the recompute set
+  base::Bytes buffers;      // embedding/logits, communication buffers, ZeRO-3 gathers, the runtime reserve
+  base::Bytes total;
+  int pipeline_rank = 0;  // the pipeline rank this breakdown accounts
+};
+
+/// CUDA context, cuBLAS/cuDNN/TransformerEngine workspaces and NCCL communicator buffers, which no tensor accounts
+/// for. ASSUMPTION, not a measurement: about 0.5 GiB of CUDA context and kernel images per process, workspaces of tens
+/// of MiB per stream, and NCCL buffers for the 4-6 process groups of a 3D/4D-parallel job (NCCL_BUFFSIZE is 4 MiB per
+/// channel and peer) round to 2 GiB. Allocator fragmentation is not modelled. Calibration should replace this number.
+inline constexpr base::Bytes kDefaultRuntimeReserve{2LL << 30};
+
+struct MemoryOptions {
+  /// Fused attention (FlashAttention, Dao et al. 2022) stores no s x s score matrix. ModelSpec has no flag for it;
+  /// nullopt takes default_flash_attention(model).
+  std::optional<bool> flash_attention;
+  /// Dropout stores 1-byte masks (Korthikanti et al. 2022 count them). nullopt takes default_dropout(model).
+  std::optional<bool> dropout;
+  base::Bytes runtime_reserve = kDefaultRuntimeReserve;
+};
+
+/// Default: fused attention for RoPE models (trained since 2023 with FlashAttention/TransformerEngine), unfused for
+/// learned-position GPT models, as in the 2021-22 Megatron-LM runs that Narayanan et al. and Korthikanti et al.
+/// measured.
+bool default_flash_attention(const workload::ModelSpec& model);
+/// Default: dropout for learned-position GPT models (Megatron-LM's hidden and attention dropout 0.1, which
+/// Korthikanti's formulas count), none for RoPE models (Llama and Mixtral train with attention_dropout 0.0).
+bool default_dropout(const workload::ModelSpec& model);
+
+/// How one GPU sees one layer of one micro-batch.
+struct ActivationShape {
+  int seq_len = 0;  // the full trained sequence; context parallelism divides it
+  int micro_batch = 1;
+  int tp = 1;
+  int cp = 1;
+  bool sequence_parallel = false;
+  Recompute recompute = Recompute::None;
+  bool flash_attention = false;
+  bool dropout = true;
+};
+
+/// Bytes of activations one transformer layer stores for the backward pass, for one micro-batch, on one GPU.
+/// Per tensor, after Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer Models", Sec. 4
+/// (bf16 activations: 2 bytes per element, dropout masks 1 byte); s = seq_len / cp, b, h, a heads, t = tp, f the MLP
+/// inner size, kv = key/value width per GPU (kv_heads * head_dim / t, or one head_dim when heads are replicated):
+///   norm inputs 2 x 2sbh, attention/MLP block inputs 2 x 2sbh, attention dropout mask sbh, MLP dropout mask sbh
+///   (all divided by t with sequence parallelism, whole without);
+///   Q 2sbh/t, K and V 2sb*kv each; attention output (projection input) 2sbh/t;
+///   scores: softmax output 2as^2b/t, dropout mask as^2b/t, dropout output 2as^2b/t (no fused attention), or the fp32
+///   softmax statistics 4asb/t (FlashAttention keeps only the log-sum-exp, and regenerates dropout from the RNG);
+///   GELU MLP: GELU input and output 2 x 2sbf/t; SwiGLU (Shazeer 2020): gate and up outputs 4sbf/t + product 2sbf/t;
+///   MoE (top-k routing): router probabilities 4sbE (fp32, assumed), the k dispatched copies of every token's input
+///   and output 2 x 2sbkh (gathered over the expert-TP group, balanced routing assumed), expert inner activations as
+///   the MLP's with s*b*k tokens and the expert f, plus shared experts as dense MLPs.
+/// For a GPT layer (GELU, MHA, dropout, unfused attention, f = 4h) this is exactly Korthikanti's Table 2:
+///   sbh(34 + 5as/h) unparallelised; sbh(10 + 24/t + 5as/(ht)) with TP; sbh/t(34 + 5as/h) with TP + SP.
+/// Selective recompute drops the score terms (the 5as/h term, or the statistics); full recompute keeps only the
+/// layer input, 2sbh (2sbh/t with sequence parallelism).
+double layer_activation_bytes(const workload::ModelSpec& model, const ActivationShape& shape);
+
+/// Parameters one GPU of pipeline rank `pipeline_rank` holds: its layers' weights cut by tp (expert weights also by
+/// ep), norms and routers replicated, the word embedding (padded_vocab * h / tp, plus learned positions) on the first
+/// stage, the output layer on the last (a copy of the tied embedding when pp > 1, as Megatron-LM keeps one).
+struct ParamsPerGpu {
+  double dense = 0;   // replicated over dp*cp: ZeRO shards them over dp*cp
+  double expert = 0;  // replicated over dp*cp/ep: ZeRO shards them over the expert-data-parallel group
+  double total() const { return dense + expert; }
+};
+ParamsPerGpu params_per_gpu(const workload::ModelSpec& model, const Layout& layout, int pipeline_rank);
+
+/// Micro-batches whose activations pipeline rank `pipeline_rank` holds at its peak, per model chunk (vpp entries).
+/// The peak is found by replaying the rank's forward/backward order with each chunk weighted by its layers:
+///  - GPipe (Huang et al. 2019): all m forwards precede the backwards: m per chunk.
+///  - 1F1B (Narayanan et al. SC21, Sec. 2.2): p - r - 1 warm-up forwards, then one forward per backward:
+///    min(p - r, m) micro-batches; Korthikanti Sec. 4.2.3: the first stage holds p.
+///  - Interleaved 1F1B (Megatron-LM forward_backward_pipelining_with_interleaving): (p - r - 1) * 2 + (v - 1) * p
+///    warm-up forwards (all m * v of them when m == p), chunk of the k-th forward (k mod pv) / p, backwards in reverse
+///    chunk order; the peak is after warm-up plus one forward. Uniform chunks give the first stage
+///    L(1 + (p - 1)/(pv)) layer-micro-batches, Korthikanti Sec. 4.2.3's interleaving factor.
+///  - ZB-H1 (Qi et al. ICLR 2024): the same peak activation memory as 1F1B by construction.
+std::vector<int> micro_batches_held(const Layout& layout, Schedule schedule, int pipeline_rank);
+
+/// Memory of one GPU of pipeline rank `pipeline_rank` (0 = first stage). Weights, gradients and optimizer states in
+/// mixed precision (Rajbhandari et al. 2020, "ZeRO", Sec. 3.1; Megatron-LM's bf16 default, docs "Distributed
+/// Optimizer": 18 bytes per parameter, 6 + 12/d with the distributed optimizer):
+///   2 bytes bf16 weights + 4 bytes fp32 main gradients (Megatron-LM accumulates and reduces bf16 gradients in fp32:
+///   "bfloat16 requires gradient accumulation and all-reduce to be done in fp32", arguments.py) + 12 bytes fp32
+///   master weights, Adam m and v. ZeRO-1 or the distributed optimizer shards the 12 over d = dp*cp (Megatron shards
+///   over the data-parallel-with-context group), ZeRO-2 also the 4, ZeRO-3 also the 2.
+/// Activations: layer_activation_bytes times the layers of micro_batches_held, plus, with recomputation, the one layer
+/// being recomputed (its full activations minus what is stored).
+/// Buffers: options.runtime_reserve; per micro-batch in flight, the embedding's dropout mask on the first stage and the
+/// final norm's and output layer's inputs and the fp32 logits (4sbV/t, padded V) on the last (Korthikanti Sec. 4.3);
+/// and, as documented assumptions in memory.cpp, pipeline receive buffers, the sequence-parallel all-gather, the MoE
+/// all-to-all and ZeRO-3's gathered layers.
+/// Preconditions: `layout` comes from resolve_layout of the same model and config, and seq_len is the one resolved.
+MemoryBreakdown memory_per_gpu(const workload::ModelSpec& model, const Layout& layout, const ParallelConfig& config,
+                               int seq_len, int pipeline_rank, const MemoryOptions& options = {});
+
+/// The worst pipeline rank (largest total; the lowest rank among equals).
+MemoryBreakdown peak_memory(const workload::ModelSpec& model, const Layout& layout, const ParallelConfig& config,
+                            int seq_len, const MemoryOptions& options = {});
+
+/// Whether the breakdown fits in `capacity` bytes of HBM.
+bool fits(const MemoryBreakdown& memory, base::Bytes capacity);
+
+}  // namespace sim::parallel

@@ -1,0 +1,42 @@
+// sim/parallel/schedule.hpp: pipeline schedules as the ordered list of operations each pipeline rank executes.
+#pragma once
+#include "sim/parallel/parallel_config.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace sim::parallel {
+
+enum class OpKind : std::uint8_t {
+  Forward,
+  Backward,        // input and weight gradients together
+  BackwardInput,   // zero-bubble: activation gradients only ("B")
+  BackwardWeight,  // zero-bubble: weight gradients only ("W"), free to move into bubbles
+};
+const char* to_string(OpKind k);
+
+/// One operation of a pipeline rank: a pass of one micro-batch through one model chunk (virtual stage).
+struct PipeOp {
+  OpKind kind = OpKind::Forward;
+  std::int32_t micro_batch = 0;
+  std::int32_t chunk = 0;  // 0..vpp-1; the virtual stage is chunk * pp + rank (Megatron's interleaving)
+  bool operator==(const PipeOp&) const = default;
+};
+
+/// The operations pipeline rank `rank` of `pp` executes, in order, for `micro_batches` micro-batches:
+///  - GPipe (Huang et al. 2019): every forward, then every backward.
+///  - 1F1B (Narayanan et al. SOSP 2019, PipeDream-Flush): min(pp - rank - 1, m) warm-up forwards, then alternate
+///    one forward and one backward, then the remaining backwards.
+///  - Interleaved 1F1B (Narayanan et al. SC21, Sec. 2.2): vpp chunks per rank; (pp - rank - 1) * 2 + (vpp - 1) * pp
+///    warm-up forwards; chunk and micro-batch of the k-th forward follow Megatron-LM's
+///    forward_backward_pipelining_with_interleaving (groups of pp micro-batches per chunk).
+///  - ZB-H1 (Qi et al. ICLR 2024, "Zero Bubble Pipeline Parallelism"): the 1F1B order with each backward split into
+///    B (input gradients) and W (weight gradients); W of micro-batch j runs after B of micro-batch
+///    j + (pp - rank - 1), so deferred weight-gradient work fills the cool-down bubble; the rest run at the end.
+std::vector<PipeOp> pipeline_ops(Schedule schedule, int pp, int vpp, int micro_batches, int rank);
+
+/// Virtual stage index of `chunk` on pipeline rank `rank`.
+inline int virtual_stage(int chunk, int rank, int pp) { return chunk * pp + rank; }
+
+}  // namespace sim::parallel

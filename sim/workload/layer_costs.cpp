@@ -1,0 +1,328 @@
+// sim/workload/layer_costs.cpp: per-kernel FLOPs and bytes of a transformer layer on one GPU.
+#include "sim/workload/layer_costs.hpp"
+
+#include <algorithm>
+
+namespace sim::workload {
+namespace {
+
+constexpr double kAct = 2.0;  // bytes per activation element (bf16/fp16; fp8 GEMMs keep 16-bit activations)
+
+Kernel gemm(const char* name, double m, double n, double k, double batch = 1) {
+  return Kernel{KernelKind::Gemm, name, m, n, k, batch, 2.0 * m * n * k * batch, 0};
+}
+
+Kernel memory(const char* name, double bytes) { return Kernel{KernelKind::Memory, name, 0, 0, 0, 1, 0, bytes}; }
+
+Segment compute(std::string label, std::vector<Kernel> ks) {
+  Segment s;
+  s.label = std::move(label);
+  s.kernels = std::move(ks);
+  return s;
+}
+
+Segment comm(CommKind kind, double bytes, std::string label) {
+  Segment s;
+  s.is_comm = true;
+  s.comm = kind;
+  s.comm_bytes = bytes;
+  s.label = std::move(label);
+  return s;
+}
+
+/// Adds the FLOPs of a segment's kernels to a pass.
+void add(PassWork& p, Segment s, double model_scale = 1.0) {
+  for (const auto& k : s.kernels) {
+    p.executed_flops += k.flops;
+    if (k.kind != KernelKind::Memory) p.model_flops += k.flops * model_scale;
+  }
+  p.segments.push_back(std::move(s));
+}
+
+/// Shapes shared by the passes of one layer.
+struct Dims {
+  double b, s_local, s_kv, tokens, tokens_sp, h, d, q_heads, kv_heads, f, t;
+};
+
+Dims dims(const ModelSpec& m, const LayerShape& s) {
+  Dims d{};
+  d.b = s.micro_batch;
+  d.s_local = static_cast<double>(s.seq_len) / s.cp;
+  d.s_kv = s.seq_len;  // ring attention: local queries against every key of the sequence
+  d.tokens = d.b * d.s_local;
+  d.t = s.tp;
+  d.tokens_sp = s.sequence_parallel ? d.tokens / d.t : d.tokens;
+  d.h = m.hidden;
+  d.d = m.head_dim();
+  d.q_heads = static_cast<double>(m.heads) / s.tp;
+  d.kv_heads = std::max(1.0, static_cast<double>(m.kv_heads) / s.tp);  // replicated when kv_heads < tp
+  d.f = static_cast<double>(m.ffn_hidden) / s.tp;
+  return d;
+}
+
+/// The tensor-parallel collective(s) before (entering) or after (leaving) a block.
+void tp_enter(PassWork& p, const LayerShape& s, const Dims& d, const std::string& label) {
+  if (s.tp > 1 && s.sequence_parallel) p.segments.push_back(comm(CommKind::TpAllGather, d.tokens * d.h * kAct, label));
+}
+void tp_leave(PassWork& p, const LayerShape& s, const Dims& d, const std::string& label) {
+  if (s.tp <= 1) return;
+  p.segments.push_back(comm(s.sequence_parallel ? CommKind::TpReduceScatter : CommKind::TpAllReduce,
+                            d.tokens * d.h * kAct, label));
+}
+
+/// Attention core forward: scores, softmax, context. Fused (flash) or unfused (two batched GEMMs + softmax).
+std::vector<Kernel> attention_core_forward(const LayerShape& s, const Dims& d) {
+  const double bh = d.b * d.q_heads;
+  const double full = 2.0 * 2.0 * bh * d.s_local * d.s_kv * d.d;  // QK^T and PV, non-causal
+  if (s.flash_attention) {
+    return {Kernel{KernelKind::Attention, "flash_attn_fwd", d.s_local, d.s_kv, d.d, bh, full * (s.causal ? 0.5 : 1.0),
+                   0, true}};
+  }
+  const double scores = bh * d.s_local * d.s_kv;
+  std::vector<Kernel> out{gemm("scores", d.s_local, d.s_kv, d.d, bh), memory("scale_mask_softmax", scores * kAct * 2)};
+  if (s.dropout) out.push_back(memory("attn_dropout", scores * (kAct * 2 + 1)));
+  out.push_back(gemm("context", d.s_local, d.d, d.s_kv, bh));
+  for (auto& k : out) k.attention_core = true;
+  return out;
+}
+
+std::vector<Kernel> attention_core_backward(const LayerShape& s, const Dims& d) {
+  const double bh = d.b * d.q_heads;
+  const double full = 2.0 * 2.0 * bh * d.s_local * d.s_kv * d.d;
+  if (s.flash_attention) {
+    return {Kernel{KernelKind::Attention, "flash_attn_bwd", d.s_local, d.s_kv, d.d, bh,
+                   2.5 * full * (s.causal ? 0.5 : 1.0), 0, true}};
+  }
+  const double scores = bh * d.s_local * d.s_kv;
+  std::vector<Kernel> out{gemm("context_dgrad_v", d.s_kv, d.d, d.s_local, bh),
+                          gemm("context_dgrad_p", d.s_local, d.s_kv, d.d, bh)};
+  if (s.dropout) out.push_back(memory("attn_dropout_bwd", scores * (kAct * 2 + 1)));
+  out.push_back(memory("softmax_bwd", scores * kAct * 3));
+  out.push_back(gemm("scores_dgrad_q", d.s_local, d.d, d.s_kv, bh));
+  out.push_back(gemm("scores_dgrad_k", d.s_kv, d.d, d.s_local, bh));
+  return out;
+}
+
+/// The MLP of a dense layer, or the experts of an MoE layer, as GEMM shapes (m, n, k, count) for one GPU.
+struct MlpGemm {
+  const char* name;
+  double m, n, k, count;
+};
+
+std::vector<MlpGemm> mlp_gemms(const ModelSpec& m, const LayerShape& s, const Dims& d) {
+  const bool glu = m.activation == Activation::SwiGlu;
+  std::vector<MlpGemm> out;
+  if (!m.moe) {
+    out.push_back({"mlp_up", d.tokens, (glu ? 2.0 : 1.0) * d.f, d.h, 1});
+    out.push_back({"mlp_down", d.tokens, d.h, d.f, 1});
+    return out;
+  }
+  const auto& e = *m.moe;
+  const double fe = static_cast<double>(e.ffn_hidden) / s.tp;
+  const double local_experts = static_cast<double>(e.experts) / s.ep;
+  // Balanced routing: ep GPUs each send b*s*top_k token copies; after dispatch each GPU holds as many, spread over
+  // its local experts (Fedus et al. 2022, Switch Transformers, Sec. 2.2; capacity factor 1).
+  const double tokens_per_expert = d.tokens * e.top_k / local_experts;
+  out.push_back({"expert_up", tokens_per_expert, (glu ? 2.0 : 1.0) * fe, d.h, local_experts});
+  out.push_back({"expert_down", tokens_per_expert, d.h, fe, local_experts});
+  if (e.shared_experts > 0) {
+    out.push_back({"shared_up", d.tokens, (glu ? 2.0 : 1.0) * fe * e.shared_experts, d.h, 1});
+    out.push_back({"shared_down", d.tokens, d.h, fe * e.shared_experts, 1});
+  }
+  return out;
+}
+
+double activation_bytes(const ModelSpec& m, const LayerShape& s, const Dims& d) {
+  // Elementwise activation between the MLP matrices: bias-GELU reads and writes f; SwiGLU reads 2f, writes f.
+  double rows = d.tokens;
+  double width = d.f;
+  if (m.moe) {
+    rows = d.tokens * m.moe->top_k + d.tokens * m.moe->shared_experts;
+    width = static_cast<double>(m.moe->ffn_hidden) / s.tp;
+  }
+  return rows * width * kAct * (m.activation == Activation::SwiGlu ? 3.0 : 2.0);
+}
+
+PassWork forward_pass(const ModelSpec& m, const LayerShape& s, const Dims& d) {
+  PassWork p;
+  const double norm_bytes = d.tokens_sp * d.h * kAct * 2;          // read x, write norm(x)
+  // Residual add (read two, write one), with the dropout mask when the model trains with dropout.
+  const double residual_bytes = d.tokens_sp * d.h * (kAct * 3 + (s.dropout ? 1 : 0));
+  // Attention block.
+  add(p, compute("attn_norm", {memory("attn_norm", norm_bytes)}));
+  tp_enter(p, s, d, "attn_ag");
+  std::vector<Kernel> attn{gemm("qkv", d.tokens, (d.q_heads + 2 * d.kv_heads) * d.d, d.h)};
+  if (m.position_embedding == PositionEmbedding::Rope)
+    attn.push_back(memory("rope", d.tokens * (d.q_heads + d.kv_heads) * d.d * kAct * 2));
+  for (auto& k : attention_core_forward(s, d)) attn.push_back(k);
+  attn.push_back(gemm("attn_out", d.tokens, d.h, d.q_heads * d.d));
+  Segment a = compute("attn", std::move(attn));
+  // Model FLOPs count attention without the causal saving (Narayanan et al. convention).
+  for (auto& k : a.kernels) {
+    p.executed_flops += k.flops;
+    if (k.kind == KernelKind::Gemm) p.model_flops += k.flops;
+    if (k.kind == KernelKind::Attention) p.model_flops += s.causal ? 2.0 * k.flops : k.flops;
+  }
+  p.segments.push_back(std::move(a));
+  tp_leave(p, s, d, "attn_rs");
+  add(p, compute("attn_residual", {memory("attn_residual", residual_bytes)}));
+  // MLP block (or MoE).
+  add(p, compute("mlp_norm", {memory("mlp_norm", norm_bytes)}));
+  tp_enter(p, s, d, "mlp_ag");
+  if (m.moe) {
+    add(p, compute("router", {gemm("router", d.tokens, m.moe->experts, d.h),
+                              memory("topk", d.tokens * m.moe->experts * 4 * 2)}));
+    if (s.ep > 1) p.segments.push_back(comm(CommKind::EpAllToAll, d.tokens * m.moe->top_k * d.h * kAct, "dispatch"));
+  }
+  std::vector<Kernel> mlp;
+  const auto gemms = mlp_gemms(m, s, d);
+  mlp.push_back(gemm(gemms[0].name, gemms[0].m, gemms[0].n, gemms[0].k, gemms[0].count));
+  mlp.push_back(memory("activation", activation_bytes(m, s, d)));
+  for (std::size_t i = 1; i < gemms.size(); ++i)
+    mlp.push_back(gemm(gemms[i].name, gemms[i].m, gemms[i].n, gemms[i].k, gemms[i].count));
+  add(p, compute("mlp", std::move(mlp)));
+  if (m.moe && s.ep > 1)
+    p.segments.push_back(comm(CommKind::EpAllToAll, d.tokens * m.moe->top_k * d.h * kAct, "combine"));
+  tp_leave(p, s, d, "mlp_rs");
+  add(p, compute("mlp_residual", {memory("mlp_residual", residual_bytes)}));
+  return p;
+}
+
+/// Backward of the forward's segments in reverse order: each GEMM once for input gradients (B) and once for weight
+/// gradients (W); memory-bound kernels about twice their forward traffic; collectives mirrored.
+void backward_passes(const ModelSpec& m, const LayerShape& s, const Dims& d, const PassWork& fwd, PassWork& b,
+                     PassWork& w) {
+  for (auto it = fwd.segments.rbegin(); it != fwd.segments.rend(); ++it) {
+    const Segment& seg = *it;
+    if (seg.is_comm) {
+      Segment c = seg;
+      // The backward of an all-gather is a reduce-scatter and vice versa; all-reduce and all-to-all mirror.
+      if (seg.comm == CommKind::TpAllGather) c.comm = CommKind::TpReduceScatter;
+      else if (seg.comm == CommKind::TpReduceScatter) c.comm = CommKind::TpAllGather;
+      c.label = seg.label + "_bwd";
+      b.segments.push_back(std::move(c));
+      continue;
+    }
+    std::vector<Kernel> bk, wk;
+    bool core_done = false;
+    for (const auto& k : seg.kernels) {
+      if (k.attention_core) {
+        // The attention core's backward is emitted once, where its first kernel stood.
+        if (!core_done)
+          for (auto& a : attention_core_backward(s, d)) bk.push_back(a);
+        core_done = true;
+      } else if (k.kind == KernelKind::Memory) {
+        bk.push_back(memory(k.name, k.bytes * 2.0));
+      } else {
+        // dgrad: (m x n) x (n x k) -> m x k; wgrad: (k x m) x (m x n) -> k x n. Same FLOPs as the forward.
+        bk.push_back(gemm(k.name, k.m, k.k, k.n, k.batch));
+        wk.push_back(gemm(k.name, k.k, k.n, k.m, k.batch));
+      }
+    }
+    if (!bk.empty()) add(b, compute(seg.label + "_bwd", std::move(bk)));
+    if (!wk.empty()) add(w, compute(seg.label + "_wgrad", std::move(wk)));
+  }
+  (void)m;
+  // Model FLOPs of the backward: twice the forward's (the convention of Narayanan et al.), split B/W evenly.
+  b.model_flops = fwd.model_flops;
+  w.model_flops = fwd.model_flops;
+}
+
+PassWork selective_recompute(const LayerShape& s, const Dims& d) {
+  PassWork p;
+  if (s.flash_attention) return p;  // fused attention already recomputes its scores inside its backward
+  add(p, compute("attn_core_recompute", attention_core_forward(s, d)));
+  p.model_flops = 0;
+  return p;
+}
+
+}  // namespace
+
+const char* to_string(CommKind k) {
+  switch (k) {
+    case CommKind::TpAllReduce: return "tp_all_reduce";
+    case CommKind::TpAllGather: return "tp_all_gather";
+    case CommKind::TpReduceScatter: return "tp_reduce_scatter";
+    case CommKind::CpExchange: return "cp_exchange";
+    case CommKind::EpAllToAll: return "ep_all_to_all";
+  }
+  return "?";
+}
+
+LayerWork layer_work(const ModelSpec& m, const LayerShape& s, RecomputeMode recompute) {
+  const Dims d = dims(m, s);
+  LayerWork w;
+  w.forward = forward_pass(m, s, d);
+  backward_passes(m, s, d, w.forward, w.backward_input, w.backward_weight);
+  if (recompute == RecomputeMode::Full) {
+    w.recompute = w.forward;
+    w.recompute.model_flops = 0;
+  } else if (recompute == RecomputeMode::Selective) {
+    w.recompute = selective_recompute(s, d);
+  }
+  if (s.cp > 1) {
+    // Ring attention (Liu et al. 2023; Megatron-Core context parallelism): each rank passes its key/value chunk
+    // around the ring, cp-1 steps per pass, overlapped with the attention compute of the chunk in hand.
+    const double kv_bytes = 2.0 * d.tokens * d.kv_heads * d.d * kAct;
+    auto insert_cp = [&](PassWork& p, double factor, const char* label) {
+      for (std::size_t i = 0; i < p.segments.size(); ++i) {
+        if (p.segments[i].label == "attn" || p.segments[i].label == "attn_bwd") {
+          p.segments.insert(p.segments.begin() + static_cast<std::ptrdiff_t>(i),
+                            comm(CommKind::CpExchange, kv_bytes * factor, label));
+          return;
+        }
+      }
+    };
+    insert_cp(w.forward, 1.0, "cp_kv");
+    insert_cp(w.backward_input, 2.0, "cp_kv_bwd");  // keys/values forward again, their gradients back
+    if (recompute == RecomputeMode::Full) insert_cp(w.recompute, 1.0, "cp_kv");
+  }
+  return w;
+}
+
+LayerWork embedding_work(const ModelSpec& m, const LayerShape& s) {
+  const Dims d = dims(m, s);
+  LayerWork w;
+  add(w.forward, compute("embedding", {memory("embedding_lookup", d.tokens * d.h * kAct * 2)}));
+  // Vocab-parallel embedding: each rank looks up its vocabulary slice and the partial rows are summed.
+  if (s.tp > 1)
+    w.forward.segments.push_back(comm(s.sequence_parallel ? CommKind::TpReduceScatter : CommKind::TpAllReduce,
+                                      d.tokens * d.h * kAct, "embedding_ar"));
+  add(w.backward_weight, compute("embedding_wgrad", {memory("embedding_grad", d.tokens * d.h * kAct * 3)}));
+  return w;
+}
+
+LayerWork output_work(const ModelSpec& m, const LayerShape& s) {
+  const Dims d = dims(m, s);
+  const double v = static_cast<double>(m.vocab) / s.tp;
+  LayerWork w;
+  add(w.forward, compute("final_norm", {memory("final_norm", d.tokens_sp * d.h * kAct * 2)}));
+  tp_enter(w.forward, s, d, "logits_ag");
+  Segment logits = compute("logits", {gemm("logits", d.tokens, v, d.h),
+                                      // fp32 logits: write, then max/sum/log-softmax passes of the loss
+                                      memory("cross_entropy", d.tokens * v * 4.0 * 3)});
+  add(w.forward, std::move(logits));
+  add(w.backward_input, compute("logits_bwd", {memory("cross_entropy_bwd", d.tokens * v * 4.0 * 2),
+                                               gemm("logits", d.tokens, d.h, v)}));
+  add(w.backward_weight, compute("logits_wgrad", {gemm("logits", d.h, v, d.tokens)}));
+  if (s.tp > 1 && s.sequence_parallel)
+    w.backward_input.segments.push_back(comm(CommKind::TpReduceScatter, d.tokens * d.h * kAct, "logits_rs_bwd"));
+  else if (s.tp > 1)
+    w.backward_input.segments.push_back(comm(CommKind::TpAllReduce, d.tokens * d.h * kAct, "logits_ar_bwd"));
+  w.backward_input.model_flops = w.forward.model_flops;
+  w.backward_weight.model_flops = w.forward.model_flops;
+  return w;
+}
+
+double model_flops_per_iteration(const ModelSpec& m, int seq_len, double sequences) {
+  LayerShape s;
+  s.micro_batch = 1;
+  s.seq_len = seq_len;
+  s.flash_attention = true;
+  s.causal = true;
+  const double per_layer = layer_work(m, s, RecomputeMode::None).forward.model_flops;
+  const double logits = output_work(m, s).forward.model_flops;
+  return 3.0 * sequences * (m.layers * per_layer + logits);
+}
+
+}  // namespace sim::workload

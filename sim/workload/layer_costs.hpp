@@ -1,0 +1,95 @@
+// sim/workload/layer_costs.hpp: the kernels and communication of one layer's forward and backward on one GPU.
+#pragma once
+#include "sim/workload/model_spec.hpp"
+
+#include <string>
+#include <vector>
+
+namespace sim::workload {
+
+/// How one GPU slices a layer: micro-batch, sequence, and the parallel dimensions that cut the layer itself.
+struct LayerShape {
+  int micro_batch = 1;
+  int seq_len = 2048;  // the full trained sequence; context parallelism divides it
+  int tp = 1;
+  int cp = 1;
+  int ep = 1;
+  bool sequence_parallel = false;
+  bool flash_attention = true;  // fused attention (Dao et al. 2022): no s x s score matrix in memory
+  bool causal = true;           // causal mask: a fused kernel skips the masked half of the score blocks
+  bool dropout = false;         // hidden and attention dropout (GPT-era Megatron 0.1; Llama/Mixtral none)
+};
+
+enum class KernelKind {
+  Gemm,       // dense matrix multiply: m x k times k x n, `batch` times
+  Attention,  // fused flash attention (forward or backward)
+  Memory,     // memory-bound elementwise / normalisation / softmax kernels: `bytes` moved
+};
+
+/// One GPU kernel: what the hardware model needs to time it.
+struct Kernel {
+  KernelKind kind = KernelKind::Memory;
+  const char* name = "";
+  double m = 0, n = 0, k = 0, batch = 1;  // GEMM shape
+  double flops = 0;                        // executed FLOPs (causal attention halves them for fused kernels)
+  double bytes = 0;                        // HBM traffic of memory-bound kernels
+  bool attention_core = false;             // part of scores/softmax/context (recomputed by selective recompute)
+};
+
+enum class CommKind {
+  TpAllReduce,      // tensor-parallel all-reduce (no sequence parallelism)
+  TpAllGather,      // sequence parallelism: all-gather before a tensor-parallel block
+  TpReduceScatter,  // sequence parallelism: reduce-scatter after it
+  CpExchange,       // context parallelism: ring exchange of keys and values
+  EpAllToAll,       // expert parallelism: token dispatch or combine
+};
+const char* to_string(CommKind k);
+
+/// A segment of a pass: a run of kernels on the compute stream, or one collective that synchronises a group.
+struct Segment {
+  bool is_comm = false;
+  std::vector<Kernel> kernels;  // compute segment
+  CommKind comm = CommKind::TpAllReduce;
+  double comm_bytes = 0;  // collective payload per rank (the "n" of the collective formulas)
+  std::string label;      // "attn", "mlp", ... for traces
+};
+
+/// One pass of one layer: its segments in order, and FLOP counts by the two conventions.
+struct PassWork {
+  std::vector<Segment> segments;
+  double model_flops = 0;     // FLOPs by the model convention (counted per GEMM; attention non-causal)
+  double executed_flops = 0;  // FLOPs the kernels execute (hardware count)
+};
+
+/// Everything one GPU does for one transformer layer and one micro-batch.
+struct LayerWork {
+  PassWork forward;
+  PassWork backward_input;   // activation gradients ("B" of zero-bubble schedules)
+  PassWork backward_weight;  // weight gradients ("W")
+  PassWork recompute;        // forward work redone before backward (empty without recomputation)
+};
+
+enum class RecomputeMode { None, Selective, Full };
+
+/// Per-GEMM accounting of a transformer layer (dense or MoE) on one GPU:
+///   attention: QKV projection m = b*s/cp tokens, k = h, n = (a/t + 2*max(1, g/t))*d  (GQA, Ainslie et al. 2023;
+///   Megatron replicates kv heads when g < t); scores and context 2 * 2*b*(a/t)*(s/cp)*s*d each;
+///   output projection k = a*d/t, n = h; MLP 2 (GELU) or 3 (SwiGLU) matrices of h x f/t; MoE: router h x E, top_k
+///   routed tokens spread over E/ep local experts.
+/// Backward GEMMs cost twice the forward (input and weight gradients, Narayanan et al. SC21 Sec. 5.1); fused
+/// attention backward 2.5x its forward (it recomputes the scores: Dao et al. 2022, Sec. 3.1).
+/// Tensor-parallel communication per layer: 2 all-reduces forward and 2 backward (Shoeybi et al. 2019, Fig. 3), or
+/// with sequence parallelism an all-gather and a reduce-scatter in place of each (Korthikanti et al. 2022, Sec. 4.2.2).
+LayerWork layer_work(const ModelSpec& m, const LayerShape& s, RecomputeMode recompute);
+
+/// The input embedding on the first pipeline stage (a vocab-parallel lookup plus its tensor-parallel all-reduce).
+LayerWork embedding_work(const ModelSpec& m, const LayerShape& s);
+/// The final norm, output projection and cross-entropy loss on the last stage (logits in fp32 for the loss).
+LayerWork output_work(const ModelSpec& m, const LayerShape& s);
+
+/// Model FLOPs of one iteration for the whole model: 3 x the forward FLOPs of every layer's GEMMs and attention,
+/// attention counted without the causal saving (the convention of Narayanan et al. SC21 Eq. 3, whose dense-GPT
+/// closed form is 72*B*s*l*h^2*(1 + s/(6h) + V/(12*l*h)) and which this reproduces exactly for GPT).
+double model_flops_per_iteration(const ModelSpec& m, int seq_len, double sequences);
+
+}  // namespace sim::workload

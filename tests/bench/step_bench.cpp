@@ -1,0 +1,56 @@
+// Step-level speed: a 405B-class model on 16,384 GPUs (TP8 PP16 DP128, seq 8192, global batch 2048) at each
+// fidelity. Targets (issue 3): full <= 5 s per step on one core with <= 4 GiB peak memory, replica <= 50 ms,
+// analytic <= 50 us per configuration.
+#include "tests/support/step.hpp"
+
+#include <benchmark/benchmark.h>
+
+#include <sys/resource.h>
+
+namespace {
+
+const char* kScenario = "scenarios/examples/llama3-405b-16384-h100.json";
+
+double peak_rss_gib() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) / (1024.0 * 1024.0);  // ru_maxrss is in KiB on Linux
+}
+
+void BM_StepFull405B16k(benchmark::State& state) {
+  const auto s = support::load_step(kScenario);
+  std::int64_t events = 0;
+  for (auto _ : state) {
+    auto r = support::run_step(s, sim::execution::Fidelity::Full);
+    events = r.events;
+    benchmark::DoNotOptimize(r.step_time);
+  }
+  state.counters["events"] = static_cast<double>(events);
+  state.counters["events_per_s"] = benchmark::Counter(static_cast<double>(events) * state.iterations(),
+                                                      benchmark::Counter::kIsRate);
+  state.counters["peak_rss_gib"] = peak_rss_gib();
+}
+BENCHMARK(BM_StepFull405B16k)->Unit(benchmark::kSecond)->Iterations(1);
+
+void BM_StepReplica405B16k(benchmark::State& state) {
+  const auto s = support::load_step(kScenario);
+  for (auto _ : state) benchmark::DoNotOptimize(support::run_step(s, sim::execution::Fidelity::Replica).step_time);
+}
+BENCHMARK(BM_StepReplica405B16k)->Unit(benchmark::kMillisecond);
+
+void BM_StepAnalytic405B16k(benchmark::State& state) {
+  const auto s = support::load_step(kScenario);
+  for (auto _ : state) benchmark::DoNotOptimize(support::run_step(s, sim::execution::Fidelity::Analytic).step_time);
+}
+BENCHMARK(BM_StepAnalytic405B16k)->Unit(benchmark::kMicrosecond);
+
+void BM_StepPlanAndAnalytic405B16k(benchmark::State& state) {
+  const auto s = support::load_step(kScenario);
+  for (auto _ : state) {
+    const auto plan = sim::execution::build_step_plan(s.inputs);
+    benchmark::DoNotOptimize(sim::execution::analytic_step(plan).step_time);
+  }
+}
+BENCHMARK(BM_StepPlanAndAnalytic405B16k)->Unit(benchmark::kMicrosecond);
+
+}  // namespace

@@ -1,0 +1,44 @@
+// tests/support/step.hpp: run a scenario's step at a fidelity, for tests and benchmarks.
+#pragma once
+#include "sim/execution/step_sim.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/scenario/step_setup.hpp"
+
+#include <stdexcept>
+#include <string>
+#include <variant>
+
+namespace support {
+
+/// A scenario with its step plan. Not copyable: the inputs point into the scenario.
+struct LoadedStep {
+  LoadedStep(const std::string& relative_path, const std::vector<sim::scenario::Override>& overrides)
+      : scenario(sim::scenario::load_scenario(std::string(TRAINSIM_SOURCE_DIR) + "/" + relative_path, overrides)) {
+    auto setup = sim::scenario::step_setup(scenario);
+    if (auto* bad = std::get_if<std::vector<sim::parallel::Infeasible>>(&setup))
+      throw std::runtime_error(relative_path + " is infeasible: " + bad->front().reason);
+    inputs = std::get<sim::execution::StepInputs>(setup);
+    plan = sim::execution::build_step_plan(inputs);
+  }
+  LoadedStep(const LoadedStep&) = delete;
+  LoadedStep& operator=(const LoadedStep&) = delete;
+
+  sim::scenario::Scenario scenario;
+  sim::execution::StepInputs inputs;
+  sim::execution::StepPlan plan;
+};
+
+/// Loads a scenario (path relative to the source tree) and builds its step plan; throws if it is infeasible.
+inline LoadedStep load_step(const std::string& relative_path,
+                            const std::vector<sim::scenario::Override>& overrides = {}) {
+  return LoadedStep(relative_path, overrides);
+}
+
+inline sim::results::StepResult run_step(const LoadedStep& s, sim::execution::Fidelity f, bool timeline = false) {
+  sim::execution::StepOptions o;
+  o.fidelity = f;
+  o.record_timeline = timeline;
+  return sim::execution::simulate_step(s.plan, o);
+}
+
+}  // namespace support

@@ -1,0 +1,83 @@
+// The step simulator: the three fidelities agree on symmetric inputs, the breakdown adds up, slow GPUs stretch the
+// step, and the timeline shows the schedule.
+#include "tests/support/step.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace sim::execution {
+namespace {
+
+using support::load_step;
+using support::run_step;
+
+class FidelitiesAgree : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(FidelitiesAgree, WithinTwoPercentOnSymmetricInputs) {
+  const auto s = load_step(GetParam());
+  const auto analytic = run_step(s, Fidelity::Analytic);
+  const auto replica = run_step(s, Fidelity::Replica);
+  const double a = analytic.step_time.seconds(), r = replica.step_time.seconds();
+  EXPECT_NEAR(a / r, 1.0, 0.02) << GetParam() << ": analytic " << a << " s, replica " << r << " s";
+  if (s.plan.gpus <= 4096) {
+    const auto full = run_step(s, Fidelity::Full);
+    EXPECT_NEAR(full.step_time.seconds() / r, 1.0, 0.02)
+        << GetParam() << ": full " << full.step_time.seconds() << " s, replica " << r << " s";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Scenarios, FidelitiesAgree,
+                         ::testing::Values("scenarios/default.json", "scenarios/examples/gpt3-175b-1024-a100.json",
+                                           "scenarios/examples/llama3-8b-64-h100.json",
+                                           "scenarios/examples/mixtral-8x7b-256-h100.json"));
+
+TEST(StepBreakdown, PartsSumToTheStepTime) {
+  const auto s = load_step("scenarios/default.json");
+  for (auto f : {Fidelity::Analytic, Fidelity::Replica}) {
+    const auto r = run_step(s, f);
+    EXPECT_EQ(r.breakdown.sum(), r.step_time) << to_string(f);
+    EXPECT_GT(r.breakdown.compute, r.breakdown.tp_exposed);
+  }
+}
+
+TEST(StepBreakdown, BubbleMatchesTheOneFOneBFormulaWithoutCommunication) {
+  // 1F1B idle time on the first stage is (p - 1)(F + B) for uniform stages (Narayanan et al. SC21, Sec. 2.2).
+  auto s = load_step("scenarios/examples/gpt3-175b-1024-a100.json",
+                     {{"parallel.vpp", "1"}, {"parallel.schedule", "\"1f1b\""}});
+  const auto r = run_step(s, Fidelity::Replica);
+  const auto& st = s.plan.stage(0, 1);  // a middle stage: no embedding or logits
+  const double fb = (st.forward.total() + st.backward.total()).seconds();
+  EXPECT_NEAR(r.breakdown.pp_bubble.seconds() / ((s.plan.pp() - 1) * fb), 1.0, 0.1);
+}
+
+TEST(FullFidelity, OneSlowGpuStretchesTheStep) {
+  const auto s = load_step("scenarios/examples/llama3-8b-64-h100.json");
+  StepOptions healthy{Fidelity::Full, {}, false};
+  StepOptions slow = healthy;
+  slow.slowdown.assign(64, 1.0);
+  slow.slowdown[17] = 1.5;
+  const auto a = simulate_step(s.plan, healthy);
+  const auto b = simulate_step(s.plan, slow);
+  EXPECT_GT(b.step_time.seconds(), 1.3 * a.step_time.seconds())
+      << "a synchronous job runs at its slowest GPU's pace: " << a.step_time.seconds() << " -> "
+      << b.step_time.seconds();
+}
+
+TEST(StepResult, MfuUsesModelFlopsAndHfuCountsRecomputation) {
+  const auto s = load_step("scenarios/examples/gpt3-175b-1024-a100.json", {{"parallel.recompute", "\"full\""}});
+  const auto r = run_step(s, Fidelity::Analytic);
+  EXPECT_NEAR(r.hfu / r.mfu, 4.0 / 3.0, 0.02) << "full recomputation adds one forward: 96/72 FLOPs";
+  const double flops = r.tflops_per_gpu * 1e12 * s.plan.gpus * r.step_time.seconds();
+  EXPECT_NEAR(flops / s.plan.model_flops, 1.0, 1e-9);
+}
+
+TEST(Determinism, SameScenarioGivesTheSameResult) {
+  const auto s = load_step("scenarios/default.json");
+  const auto a = run_step(s, Fidelity::Replica);
+  const auto b = run_step(s, Fidelity::Replica);
+  EXPECT_EQ(to_json(a).dump(), to_json(b).dump());
+}
+
+}  // namespace
+}  // namespace sim::execution
