@@ -90,7 +90,7 @@ class EventQueue {
  private:
   struct Chunk {
     std::array<Event, kChunkEvents> events;
-    Chunk* next;
+    Chunk* next = nullptr;
   };
 
   // An unordered list of events in chunks, appended at the tail. A full (or absent) tail chunk reads as

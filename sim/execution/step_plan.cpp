@@ -36,8 +36,10 @@ double bucket_params(int dp) { return std::max(40e6, 1e6 * dp); }
 /// Adam in mixed precision touches per local parameter: fp32 grad read (4), master weight, m, v read and written
 /// (3 x 8), 16-bit weight written (2), plus the gradient-norm pass (4): 34 bytes (Megatron's fused Adam).
 constexpr double kOptimizerBytesPerParam = 34.0;
-/// Gradients are reduced in fp32 (Megatron enables accumulate_allreduce_grads_in_fp32 for bf16 training).
-constexpr double kGradBytes = 4.0;
+/// Gradient bytes on the wire: bf16 training reduces fp32 main gradients (Megatron-LM forces
+/// accumulate_allreduce_grads_in_fp32 for bf16, arguments.py); fp16 training reduces the 16-bit gradients (the flag's
+/// default), as the 2021-22 Megatron-LM runs of Narayanan et al. and Korthikanti et al. did.
+double grad_bytes(hardware::Dtype dtype) { return dtype == hardware::Dtype::Fp16 ? 2.0 : 4.0; }
 constexpr double kParamBytes = 2.0;
 
 class Planner {
@@ -220,7 +222,7 @@ StepPlan Planner::build() {
     OpWork& grad_op = zb ? st.backward_weight : st.backward;
     auto close_bucket = [&](bool force) {
       if (pending <= 0 || (!force && pending < bucket_limit)) return;
-      const double bytes = pending * kGradBytes;
+      const double bytes = pending * grad_bytes(in_.dtype);
       st.buckets.push_back({Bytes{static_cast<std::int64_t>(bytes)}, static_cast<int>(grad_op.segments.size()) - 1,
                             dp_time(bytes)});
       pending = 0;
