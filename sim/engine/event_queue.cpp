@@ -12,35 +12,62 @@
 namespace sim::engine {
 namespace {
 
-// Sorts latest first, so that the earliest event is popped from the back. Small sets (the common case) are sorted
-// by rank counting over two-word keys: n^2 branch-free comparisons beat the mispredicted branches of a comparison
-// sort on random keys. Within a bucket, events lie in sequence order (buckets are appended in push order), so the
-// index stands in for the sequence number.
-void sort_latest_first(std::vector<Event>& events, std::span<Event, EventQueue::kRankSortMax> scratch) {
+// Ranks keys by counting, branch-free: rank[i] = the number of keys greater than keys[i] (all keys distinct).
+template <std::size_t kMax, typename Later>
+void rank_latest_first(std::vector<Event>& events, std::span<Event, kMax> scratch, Later later) {
   const std::size_t n = events.size();
-  if (n > scratch.size()) {
+  for (std::size_t i = 0; i < n; ++i) {
+    std::size_t rank = 0;
+    for (std::size_t j = 0; j < n; ++j)
+      rank += later(j, i);
+    scratch[rank] = events[i];
+  }
+  for (std::size_t i = 0; i < n; ++i)
+    events[i] = scratch[i];  // usually a handful: no memmove call
+}
+
+// Sorts latest first, so that the earliest event is popped from the back. Small sets (the common case) are sorted
+// by rank counting: n^2 branch-free comparisons beat the mispredicted branches of a comparison sort on random
+// keys. Within a bucket, events lie in sequence order (buckets are appended in push order), so the index stands
+// in for the sequence number; with one priority and a narrow time span, time and index pack into one word.
+void sort_latest_first(std::vector<Event>& events, std::span<Event, EventQueue::kRankSortMax> scratch) {
+  constexpr std::size_t kMax = EventQueue::kRankSortMax;
+  static_assert(kMax <= 16, "the packed key keeps the index in 4 bits");
+  const std::size_t n = events.size();
+  if (n > kMax) {
     std::sort(events.begin(), events.end(), [](const Event& a, const Event& b) { return earlier(b, a); });
     return;
   }
-  std::array<std::uint64_t, EventQueue::kRankSortMax> time_key;      // time, order-preserving as unsigned
-  std::array<std::uint64_t, EventQueue::kRankSortMax> priority_key;  // priority (unsigned-biased), then index
+  if (n <= 1) return;
+  std::int64_t lo = events[0].at.ns;
+  std::int64_t hi = lo;
+  bool one_priority = true;
+  for (std::size_t i = 1; i < n; ++i) {
+    lo = std::min(lo, events[i].at.ns);
+    hi = std::max(hi, events[i].at.ns);
+    one_priority &= events[i].priority == events[0].priority;
+  }
+  const auto span = static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo);
+  if (one_priority && span < (std::uint64_t{1} << 59)) {
+    std::array<std::uint64_t, kMax> key;  // (time - lo, index)
+    for (std::size_t i = 0; i < n; ++i)
+      key[i] = ((static_cast<std::uint64_t>(events[i].at.ns) - static_cast<std::uint64_t>(lo)) << 4) | i;
+    rank_latest_first(events, scratch, [&key](std::size_t j, std::size_t i) { return std::size_t{key[j] > key[i]}; });
+    return;
+  }
+  std::array<std::uint64_t, kMax> time_key;      // time, made unsigned order-preserving
+  std::array<std::uint64_t, kMax> priority_key;  // priority (unsigned-biased), then index
   for (std::size_t i = 0; i < n; ++i) {
     time_key[i] = static_cast<std::uint64_t>(events[i].at.ns) ^ (std::uint64_t{1} << 63);
     const auto biased = static_cast<std::uint32_t>(events[i].priority) ^ (std::uint32_t{1} << 31);
     priority_key[i] = (std::uint64_t{biased} << 32) | i;
   }
-  for (std::size_t i = 0; i < n; ++i) {
-    std::size_t rank = 0;  // the number of events later than events[i]
-    for (std::size_t j = 0; j < n; ++j) {
-      const auto time_later = static_cast<std::size_t>(time_key[j] > time_key[i]);
-      const auto time_equal = static_cast<std::size_t>(time_key[j] == time_key[i]);
-      const auto priority_later = static_cast<std::size_t>(priority_key[j] > priority_key[i]);
-      rank += time_later | (time_equal & priority_later);  // bitwise: no branches
-    }
-    scratch[rank] = events[i];
-  }
-  for (std::size_t i = 0; i < n; ++i)
-    events[i] = scratch[i];  // usually a handful: no memmove call
+  rank_latest_first(events, scratch, [&time_key, &priority_key](std::size_t j, std::size_t i) {
+    const auto time_later = std::size_t{time_key[j] > time_key[i]};
+    const auto time_equal = std::size_t{time_key[j] == time_key[i]};
+    const auto priority_later = std::size_t{priority_key[j] > priority_key[i]};
+    return time_later | (time_equal & priority_later);  // bitwise: no branches
+  });
 }
 
 }  // namespace

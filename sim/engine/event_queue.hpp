@@ -80,8 +80,7 @@ class EventQueue {
   static constexpr std::size_t kEventsPerBucket = 4;  // mean occupancy a rung aims at, within kMaxBuckets
   static constexpr std::size_t kSpawnThreshold = 48;  // a bucket larger than this is spread into a finer rung
   static constexpr int kMaxRungs = 8;                 // deeper than this, a crowded bucket is simply sorted
-  // Buckets up to this size are sorted by rank counting: n^2 branch-free comparisons beat the mispredicted
-  // branches of a comparison sort on random keys. Larger ones go to std::sort.
+  // Buckets up to this size are sorted by branch-free rank counting; larger ones by std::sort.
   static constexpr std::size_t kRankSortMax = 12;
   static constexpr std::uint32_t kChunkEvents = 32;  // 1 KiB of events per chunk
   static constexpr std::size_t kBlockChunks = 256;   // chunks allocated at once when the pool runs dry

@@ -426,7 +426,8 @@ Replay::Replay(const StepPlan& plan, const StepOptions& options) : plan_(plan), 
           const int id = placement.gpu(tp, cp, dp, pp);
           const double slow =
               static_cast<std::size_t>(id) < options.slowdown.size() ? options.slowdown[static_cast<std::size_t>(id)] : 1.0;
-          const bool rec = options.record_timeline && dp == 0 && (replica_gpus <= 64 || (tp == 0 && cp == 0));
+          // One GPU per pipeline stage of replica 0: its tensor-parallel peers run in lockstep with it.
+          const bool rec = options.record_timeline && dp == 0 && tp == 0;
           gpus_[local(tp, cp, dp, pp)] = std::make_unique<Gpu>(sim_, *this, id, pp, slow, rec);
         }
   auto make_group = [&](const std::string& name, Group::Channel ch) {

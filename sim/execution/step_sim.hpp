@@ -14,7 +14,8 @@ struct StepOptions {
   Fidelity fidelity = Fidelity::Replica;
   /// Full fidelity: per-GPU compute slowdown factors (1.0 = healthy), indexed by GPU id; empty = all healthy.
   std::vector<double> slowdown;
-  /// Record the timeline of the GPUs of data-parallel replica 0 (all GPUs when fewer than 64 are simulated).
+  /// Record the timeline of tensor-parallel rank 0 of every pipeline stage (and context-parallel rank) of
+  /// data-parallel replica 0; tensor-parallel peers run in lockstep with it.
   bool record_timeline = false;
 };
 

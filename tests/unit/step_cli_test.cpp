@@ -1,0 +1,171 @@
+// `trainsim step` end to end: the JSON contract, infeasible configurations named by rule with exit code 3, and a
+// trace that opens as Trace Event Format JSON and shows the 1F1B pattern.
+#include "sim/base/json_reader.hpp"
+#include "sim/cli/app.hpp"
+#include "tests/support/temp_dir.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <sstream>
+
+namespace sim::cli {
+namespace {
+
+struct Outcome {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+Outcome trainsim(std::vector<std::string> args) {
+  std::ostringstream out, err;
+  const int code = run(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+const std::string kDefault = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/default.json";
+
+TEST(StepCommand, JsonFollowsTheContract) {
+  auto o = trainsim({"step", kDefault, "--json", "--fidelity", "analytic"});
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  auto doc = base::JsonDocument::parse_text(o.out, "stdout");
+  base::Diagnostics diag("stdout");
+  auto r = doc.root(diag);
+  std::string schema;
+  r.required("schema", schema);
+  EXPECT_EQ(schema, "trainsim.step/1");
+  double v = 0;
+  for (const char* k : {"step_time_s", "tokens_per_s", "tflops_per_gpu", "mfu", "hfu"}) {
+    EXPECT_TRUE(r.required(k, v, base::Range::positive())) << k;
+  }
+  auto b = r.required_object("breakdown_s");
+  for (const char* k : {"compute", "tp_exposed", "pp_bubble", "pp_exposed", "dp_exposed", "cp_exposed", "ep_exposed",
+                        "optimizer"})
+    EXPECT_TRUE(b->required(k, v, base::Range::at_least(0))) << k;
+  auto m = r.required_object("memory_gib");
+  for (const char* k : {"params", "grads", "optimizer", "activations", "total", "capacity"})
+    EXPECT_TRUE(m->required(k, v, base::Range::positive())) << k;
+  bool fits = false;
+  EXPECT_TRUE(r.required("fits", fits));
+  EXPECT_TRUE(fits);
+  EXPECT_TRUE(diag.empty()) << diag.items().front().to_string();
+}
+
+// A scenario without dp (derived), so that each --set below breaks exactly the rule under test.
+const char* kBase = R"({
+  "schema": "trainsim.scenario/1", "name": "rules", "model": "llama3-70b", "hardware": "h100-sxm5-80gb",
+  "cluster": { "gpus": 1024 },
+  "parallel": { "tp": 8, "pp": 4, "sequence_parallel": true, "zero_stage": 1, "recompute": "selective",
+                "micro_batch": 1, "global_batch": 1024 },
+  "training": { "seq_len": 8192, "tokens": "15T" } })";
+
+struct RuleCase {
+  const char* rule;
+  std::vector<std::string> sets;
+};
+
+class InfeasibleStep : public ::testing::TestWithParam<RuleCase> {};
+
+TEST_P(InfeasibleStep, ExitsThreeNamingTheRule) {
+  support::TempDir dir;
+  std::vector<std::string> args{"step", dir.write("s.json", kBase)};
+  for (const auto& s : GetParam().sets) {
+    args.push_back("--set");
+    args.push_back(s);
+  }
+  auto o = trainsim(args);
+  EXPECT_EQ(o.code, kExitInfeasible) << o.err;
+  EXPECT_NE(o.err.find(std::string("[") + GetParam().rule + "]"), std::string::npos) << o.err;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Rules, InfeasibleStep,
+    ::testing::Values(RuleCase{"heads-tp", {"parallel.tp=3", "cluster.gpus=768"}},
+                      RuleCase{"world-size-divisibility", {"parallel.pp=3"}},
+                      RuleCase{"layers-stages", {"parallel.pp=16", "parallel.global_batch=1024", "parallel.tp=8",
+                                                 "parallel.vpp=3", "parallel.schedule=\"interleaved\""}},
+                      RuleCase{"global-batch-divisibility", {"parallel.global_batch=1000"}},
+                      RuleCase{"micro-batches-pp", {"parallel.micro_batch=16"}},
+                      RuleCase{"layers-per-stage-sum", {"parallel.layers_per_stage=[20,20,20,19]"}},
+                      RuleCase{"empty-stage", {"parallel.layers_per_stage=[40,40,0,0]"}},
+                      RuleCase{"ep-dense-model", {"parallel.ep=2"}},
+                      RuleCase{"seq-cp", {"parallel.cp=2", "training.seq_len=8190"}},
+                      RuleCase{"zero-pp", {"parallel.zero_stage=3"}},
+                      RuleCase{"vpp-needs-interleaved", {"parallel.vpp=2", "parallel.schedule=\"gpipe\""}},
+                      RuleCase{"experts-ep", {"model=\"mixtral-8x7b\"", "parallel.ep=3", "cluster.gpus=3072",
+                                              "training.seq_len=4096"}}),
+    [](const auto& param_info) {
+      std::string n = param_info.param.rule;
+      for (auto& c : n)
+        if (c == '-') c = '_';
+      return n;
+    });
+
+TEST(InfeasibleStep, OutOfMemoryExitsThreeWithTheNumbers) {
+  auto o = trainsim({"step", kDefault, "--set", "parallel.tp=1", "--set", "parallel.pp=1", "--set", "parallel.dp=1024",
+                     "--fidelity", "analytic"});
+  EXPECT_EQ(o.code, kExitInfeasible) << o.err;
+  EXPECT_NE(o.out.find("DOES NOT FIT"), std::string::npos) << o.out;
+}
+
+/// The trace as (pid -> ordered compute-stream span names).
+std::map<int, std::vector<std::string>> compute_spans(const std::string& path) {
+  auto doc = base::JsonDocument::parse_file(path);
+  base::Diagnostics diag(path);
+  auto root = doc.root(diag);
+  root.accept("displayTimeUnit");
+  root.accept("otherData");
+  std::map<int, std::vector<std::string>> out;
+  for (auto& e : root.object_array("traceEvents", true)) {
+    std::string ph, name, cat;
+    int pid = -1, tid = -1;
+    double ts = 0, dur = 0;
+    e.required_enum("ph", ph, {"M", "X"});
+    e.required("name", name);
+    e.required("pid", pid, base::Range::at_least(0));
+    if (ph == "M") {
+      e.optional("tid", tid);
+      e.required_object("args");
+      e.finish();
+      continue;
+    }
+    e.required("tid", tid, base::Range::between(0, 5));
+    e.required("cat", cat);
+    e.required("ts", ts, base::Range::at_least(0));
+    e.required("dur", dur, base::Range::positive());
+    e.finish();
+    if (tid == 0) out[pid].push_back(name);
+  }
+  diag.throw_if_any();
+  return out;
+}
+
+TEST(StepTrace, DefaultScenarioShowsOneFOneBOnFirstAndLastStage) {
+  support::TempDir dir;
+  const std::string path = (dir.path() / "trace.json").string();
+  auto o = trainsim({"step", kDefault, "--trace", path});
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  const auto spans = compute_spans(path);
+  // Default placement tp-cp-dp-pp: pipeline rank r starts at GPU r * tp * cp * dp = r * 256.
+  ASSERT_TRUE(spans.contains(0) && spans.contains(768));
+  const auto& first = spans.at(0);
+  const auto& last = spans.at(768);
+  const int p = 4, m = 32;
+  ASSERT_EQ(first.size(), 2u * m);
+  // First stage: p - 1 warm-up forwards, then 1F1B pairs, then p - 1 cool-down backwards.
+  for (int i = 0; i < p - 1; ++i) EXPECT_EQ(first[static_cast<std::size_t>(i)], "F" + std::to_string(i));
+  EXPECT_EQ(first[3], "F3");
+  EXPECT_EQ(first[4], "B0");
+  EXPECT_EQ(first[5], "F4");
+  for (int i = 0; i < p - 1; ++i)
+    EXPECT_EQ(first[first.size() - 1 - static_cast<std::size_t>(i)], "B" + std::to_string(m - 1 - i));
+  // Last stage: no warm-up, strict alternation.
+  for (int i = 0; i < m; ++i) {
+    EXPECT_EQ(last[2 * static_cast<std::size_t>(i)], "F" + std::to_string(i));
+    EXPECT_EQ(last[2 * static_cast<std::size_t>(i) + 1], "B" + std::to_string(i));
+  }
+}
+
+}  // namespace
+}  // namespace sim::cli
