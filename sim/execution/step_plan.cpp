@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <tuple>
 
 namespace sim::execution {
 
@@ -98,10 +99,17 @@ class Planner {
     return t;
   }
 
-  Time collective(collectives::Op op, const std::vector<int>& group, double bytes) const {
+  /// A collective's uncontended time on a concrete group, memoised: an iteration repeats the same few shapes
+  /// (every layer's TP collectives, equal-sized gradient buckets), and the planner builds thousands of plans.
+  Time collective(collectives::Op op, const std::vector<int>& group, double bytes) {
+    const Bytes n{static_cast<std::int64_t>(std::llround(bytes))};
+    const auto key = CollectiveKey{static_cast<int>(op), group.front(), group.size() > 1 ? group[1] : -1,
+                                   static_cast<int>(group.size()), n.n};
+    if (auto it = collective_cache_.find(key); it != collective_cache_.end()) return it->second;
     std::vector<topology::GpuId> ids(group.begin(), group.end());
-    return collectives::collective_time(op, collectives::Algorithm::Auto, ids,
-                                        Bytes{static_cast<std::int64_t>(std::llround(bytes))}, topo_);
+    const Time t = collectives::collective_time(op, collectives::Algorithm::Auto, ids, n, topo_);
+    collective_cache_.emplace(key, t);
+    return t;
   }
 
   /// Timed segments of one pass, adjacent compute merged (fewer events, same time).
@@ -145,6 +153,9 @@ class Planner {
   std::vector<std::string> labels_;
   std::map<std::string, std::uint16_t> label_ids_;
   std::map<std::pair<int, double>, Time> comm_cache_;
+  // (op, first member, second member, size, bytes): identifies a group of this plan's placement and a payload.
+  using CollectiveKey = std::tuple<int, int, int, int, std::int64_t>;
+  std::map<CollectiveKey, Time> collective_cache_;
 };
 
 workload::RecomputeMode recompute_mode(parallel::Recompute r) {
