@@ -5,7 +5,9 @@
 #include "sim/base/atomic_file.hpp"
 #include "sim/base/errors.hpp"
 #include "sim/base/quantity.hpp"
+#include "sim/collectives/registry.hpp"
 #include "sim/execution/step_sim.hpp"
+#include "sim/parallel/schedule.hpp"
 #include "sim/cli/table.hpp"
 #include "sim/results/json.hpp"
 #include "sim/scenario/builtin.hpp"
@@ -125,6 +127,50 @@ int describe_hardware(const Options& o, std::ostream& out) {
     t.print(out);
     out << "peaks are dense (no sparsity); NVLink is per GPU per direction; sources: provenance in each profile\n";
   }
+  return kExitOk;
+}
+
+int describe_named(const std::vector<std::pair<std::string, std::string>>& rows, const char* what, const Options& o,
+                   std::ostream& out) {
+  if (o.format == "json") {
+    Json arr = Json::array();
+    for (const auto& [name, description] : rows) {
+      Json j = Json::object();
+      j["name"] = name;
+      j["description"] = description;
+      arr.push_back(std::move(j));
+    }
+    out << arr.dump() << '\n';
+    return kExitOk;
+  }
+  Table t({what, "description"});
+  for (const auto& [name, description] : rows) t.add({name, description});
+  t.print(out);
+  return kExitOk;
+}
+
+int describe_failures(const Options& o, std::ostream& out) {
+  const auto h = scenario::load_hardware("h100-sxm5-80gb");
+  Table t({"component", "scope", "MTBF per instance", "effect", "repair"});
+  Json arr = Json::array();
+  for (const auto& c : h.failures) {
+    t.add({c.name, hardware::to_string(c.scope), fmt(c.mtbf.days(), 1) + " d", hardware::to_string(c.effect),
+           fmt(c.repair.hours(), 1) + " h"});
+    Json j = Json::object();
+    j["name"] = c.name;
+    j["scope"] = hardware::to_string(c.scope);
+    j["mtbf_h"] = c.mtbf.hours();
+    j["effect"] = hardware::to_string(c.effect);
+    j["repair_h"] = c.repair.hours();
+    arr.push_back(std::move(j));
+  }
+  if (o.format == "json") {
+    out << arr.dump() << '\n';
+    return kExitOk;
+  }
+  t.print(out);
+  out << "the default failure model of every built-in profile: derived from Llama 3's 54-day interruption table "
+         "(see hardware_profiles/README.md)\n";
   return kExitOk;
 }
 
@@ -366,7 +412,9 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
 
   auto* describe = app.add_subcommand("describe", "List built-in models or hardware profiles");
   std::string what;
-  describe->add_option("what", what, "models | hardware")->required()->check(CLI::IsMember({"models", "hardware"}));
+  describe->add_option("what", what, "models | hardware | collectives | schedules | failures")
+      ->required()
+      ->check(CLI::IsMember({"models", "hardware", "collectives", "schedules", "failures"}));
 
   auto* validate_cmd = app.add_subcommand("validate", "Strict lint of scenario, model and hardware files");
   std::vector<std::string> files;
@@ -396,7 +444,15 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   }
 
   try {
-    if (describe->parsed()) return what == "models" ? describe_models(o, out) : describe_hardware(o, out);
+    if (describe->parsed()) {
+      if (what == "models") return describe_models(o, out);
+      if (what == "hardware") return describe_hardware(o, out);
+      if (what == "collectives") return describe_named(collectives::describe_algorithms(), "algorithm", o, out);
+      if (what == "failures") return describe_failures(o, out);
+      std::vector<std::pair<std::string, std::string>> rows;
+      for (const auto& sch : parallel::describe_schedules()) rows.emplace_back(sch.name, sch.description);
+      return describe_named(rows, "schedule", o, out);
+    }
     if (validate_cmd->parsed()) return validate(files, out, err);
     if (step->parsed()) return step_command(step_args, o, out, err);
     return main_job(scenario_path, o, out, err);

@@ -2,6 +2,7 @@
 #include "sim/cli/table.hpp"
 
 #include <algorithm>
+#include <cctype>
 
 namespace sim::cli {
 namespace {
@@ -20,12 +21,19 @@ void Table::print(std::ostream& out) const {
   };
   widen(header_);
   for (const auto& r : rows_) widen(r);
+  // A column is numeric (right-aligned) when every data cell starts like a number or is a "-" placeholder.
+  std::vector<bool> numeric(w.size(), !rows_.empty());
+  for (const auto& r : rows_)
+    for (std::size_t i = 0; i < r.size() && i < w.size(); ++i) {
+      const char c = r[i].empty() ? '-' : r[i][0];
+      if (!(std::isdigit(static_cast<unsigned char>(c)) || c == '-' || c == '+' || c == '.')) numeric[i] = false;
+    }
   auto line = [&](const std::vector<std::string>& row) {
     for (std::size_t i = 0; i < w.size(); ++i) {
       const std::string cell = i < row.size() ? row[i] : "";
       const std::string pad(w[i] - width(cell), ' ');
       if (i) out << "  ";
-      out << (i == 0 ? cell + pad : pad + cell);
+      out << (numeric[i] && i > 0 ? pad + cell : (i + 1 == w.size() ? cell : cell + pad));
     }
     out << '\n';
   };

@@ -10,7 +10,7 @@ class Table {
  public:
   explicit Table(std::vector<std::string> header) : header_(std::move(header)) {}
   void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
-  /// Left-aligns the first column and right-aligns the others (numbers), two spaces apart.
+  /// Right-aligns numeric columns (every cell starts like a number), left-aligns the rest, two spaces apart.
   void print(std::ostream& out) const;
 
  private:

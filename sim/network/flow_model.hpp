@@ -40,6 +40,7 @@ base::Time alpha_beta(base::Time alpha, base::Bytes n, base::Bandwidth b);
 /// changes, so a FlowModel must not be shared between threads.
 class FlowModel {
  public:
+  /// `topo` must outlive the model; the model reads link bandwidths and up/down states from it.
   explicit FlowModel(const topology::Topology& topo);
 
   /// Starts a flow of `bytes` over `links` (e.g. Topology::path()) at `now`. A flow with no limiting link or no bytes

@@ -69,6 +69,18 @@ std::vector<PipeOp> zero_bubble_h1(int pp, int m, int rank) {
 
 }  // namespace
 
+std::vector<ScheduleInfo> describe_schedules() {
+  return {
+      {"gpipe", "all forwards, then all backwards; bubble (p-1)/m, holds m micro-batches (Huang et al. 2019)"},
+      {"1f1b", "one forward, one backward after p-r-1 warm-up forwards; bubble (p-1)/m, holds p (Narayanan et al. "
+               "2019/2021)"},
+      {"interleaved", "1F1B over vpp model chunks per rank; bubble (p-1)/(vpp m) at vpp times the pipeline "
+                      "transfers (Narayanan et al. SC21)"},
+      {"zb-h1", "1F1B with backward split into input (B) and weight (W) gradients, W deferred into the cool-down; "
+                "bubble about (p-1)(F+B-W) (Qi et al. ICLR 2024)"},
+  };
+}
+
 std::vector<PipeOp> pipeline_ops(Schedule schedule, int pp, int vpp, int micro_batches, int rank) {
   SIM_ASSERT(pp >= 1 && rank >= 0 && rank < pp && micro_batches >= 1, "bad pipeline shape");
   switch (schedule) {

@@ -36,6 +36,13 @@ struct PipeOp {
 ///    j + (pp - rank - 1), so deferred weight-gradient work fills the cool-down bubble; the rest run at the end.
 std::vector<PipeOp> pipeline_ops(Schedule schedule, int pp, int vpp, int micro_batches, int rank);
 
+/// Name and one-line description (with its bubble and source) of every schedule, for `trainsim describe schedules`.
+struct ScheduleInfo {
+  const char* name;
+  const char* description;
+};
+std::vector<ScheduleInfo> describe_schedules();
+
 /// Virtual stage index of `chunk` on pipeline rank `rank`.
 inline int virtual_stage(int chunk, int rank, int pp) { return chunk * pp + rank; }
 

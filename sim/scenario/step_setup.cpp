@@ -1,6 +1,8 @@
 // sim/scenario/step_setup.cpp: composition of model, hardware, cluster and parallel strategy for the step level.
 #include "sim/scenario/step_setup.hpp"
 
+#include "sim/base/errors.hpp"
+
 namespace sim::scenario {
 
 topology::TopologyConfig topology_config(const Scenario& s) {
@@ -30,7 +32,15 @@ StepSetup step_setup(const Scenario& s) {
   in.layout = std::get<parallel::Layout>(resolved);
   in.seq_len = s.training.seq_len;
   in.dtype = s.training.dtype;
-  in.topology = std::make_shared<const topology::Topology>(topology_config(s));
+  try {
+    in.topology = std::make_shared<const topology::Topology>(topology_config(s));
+  } catch (const base::ConfigError& e) {
+    // The topology reports its own field names; say which scenario and section they came from.
+    std::vector<base::Diagnostic> items;
+    for (const auto& d : e.items())
+      items.push_back({s.source, "/cluster", "topology field " + d.path + ": " + d.message});
+    throw base::ConfigError(std::move(items));
+  }
   in.flash_attention = parallel::default_flash_attention(s.model);
   in.dropout = parallel::default_dropout(s.model);
   return in;
