@@ -18,6 +18,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <variant>
 
 #ifndef TRAINSIM_VERSION
 #define TRAINSIM_VERSION "0.0.0-dev"
@@ -243,8 +244,9 @@ void print_step(const results::StepResult& r, const scenario::Scenario& s, const
                 std::ostream& out) {
   const auto& L = in.layout;
   const double t = r.step_time.seconds();
-  out << "step            " << s.name << "  (" << r.fidelity << " fidelity, " << r.simulated_gpus
-      << " GPUs simulated)\n";
+  out << "step            " << s.name << "  (" << r.fidelity << " fidelity, "
+      << (r.simulated_gpus > 0 ? std::to_string(r.simulated_gpus) + " GPUs simulated" : std::string("closed forms"))
+      << ")\n";
   out << "parallel        tp " << L.tp << " pp " << L.pp << " dp " << L.dp << " cp " << L.cp << " ep " << L.ep
       << " vpp " << L.vpp << ", " << parallel::to_string(in.parallel.schedule) << ", " << L.micro_batches
       << " micro-batches of " << L.micro_batch << ", recompute " << parallel::to_string(in.parallel.recompute)
@@ -281,11 +283,25 @@ int print_infeasible(const std::vector<parallel::Infeasible>& why, const scenari
   return kExitInfeasible;
 }
 
+/// The step of a scenario at a fidelity, with memory and fit filled in; infeasible layouts come back as reasons.
+struct StepOutcome {
+  execution::StepInputs inputs;
+  results::StepResult result;
+};
+std::variant<StepOutcome, std::vector<parallel::Infeasible>> evaluate_step(const scenario::Scenario& s,
+                                                                           const execution::StepOptions& opt) {
+  auto setup = scenario::step_setup(s);
+  if (auto* bad = std::get_if<std::vector<parallel::Infeasible>>(&setup)) return *bad;
+  StepOutcome o{std::get<execution::StepInputs>(setup), {}};
+  const auto plan = execution::build_step_plan(o.inputs);
+  o.result = execution::simulate_step(plan, opt);
+  o.result.memory = scenario::memory_gib(s, o.inputs.layout);
+  o.result.fits = o.result.memory.total <= o.result.memory.capacity;
+  return o;
+}
+
 int step_command(const StepArgs& a, const Options& o, std::ostream& out, std::ostream& err) {
   const auto s = scenario::load_scenario(a.scenario, overrides_of(o));
-  auto setup = scenario::step_setup(s);
-  if (auto* bad = std::get_if<std::vector<parallel::Infeasible>>(&setup)) return print_infeasible(*bad, s, err);
-  const auto& in = std::get<execution::StepInputs>(setup);
   execution::StepOptions opt;
   opt.fidelity = a.fidelity == "analytic" ? execution::Fidelity::Analytic
                  : a.fidelity == "full"   ? execution::Fidelity::Full
@@ -296,10 +312,9 @@ int step_command(const StepArgs& a, const Options& o, std::ostream& out, std::os
   opt.record_timeline = !a.trace.empty();
   if (opt.record_timeline && opt.fidelity == execution::Fidelity::Analytic)
     throw base::ConfigError("--trace", "", "the analytic fidelity has no timeline; use --fidelity replica or full");
-  const auto plan = execution::build_step_plan(in);
-  auto r = execution::simulate_step(plan, opt);
-  r.memory = scenario::memory_gib(s, in.layout);
-  r.fits = r.memory.total <= r.memory.capacity;
+  auto evaluated = evaluate_step(s, opt);
+  if (auto* bad = std::get_if<std::vector<parallel::Infeasible>>(&evaluated)) return print_infeasible(*bad, s, err);
+  const auto& [in, r] = std::get<StepOutcome>(evaluated);
   if (!a.trace.empty()) {
     base::write_file_atomic(a.trace, reports::chrome_trace(r, s.name));
     if (!o.quiet) err << "trace: " << a.trace << " (" << r.timeline.size() << " spans; open in ui.perfetto.dev)\n";
@@ -385,12 +400,20 @@ int main_job(const std::string& path, const Options& o, std::ostream& out, std::
   const auto overrides = overrides_of(o);
   const auto s = path.empty() ? scenario::load_default_scenario(overrides) : scenario::load_scenario(path, overrides);
   if (path.empty() && !o.quiet) err << "trainsim: no scenario given; using the built-in default (" << s.name << ")\n";
+  // The step level at replica fidelity; the run level (failures, cost, reports) joins here as it lands.
+  auto evaluated = evaluate_step(s, execution::StepOptions{});
+  if (auto* bad = std::get_if<std::vector<parallel::Infeasible>>(&evaluated)) return print_infeasible(*bad, s, err);
+  const auto& [in, r] = std::get<StepOutcome>(evaluated);
   if (o.format == "json") {
-    out << scenario_json(s).dump() << '\n';
+    Json j = scenario_json(s);
+    j["step"] = step_json(r, s);
+    out << j.dump() << '\n';
   } else {
     print_scenario(s, out);
+    out << "\n";
+    print_step(r, s, in, out);
   }
-  return kExitOk;
+  return r.fits ? kExitOk : kExitInfeasible;
 }
 
 }  // namespace
