@@ -13,12 +13,18 @@ using sim::results::json_quote;
 
 const char* stream_name(int s) {
   switch (s) {
-    case 0: return "compute";
-    case 1: return "TP comm";
-    case 2: return "PP comm";
-    case 3: return "DP comm";
-    case 4: return "CP comm";
-    case 5: return "EP comm";
+    case 0:
+      return "compute";
+    case 1:
+      return "TP comm";
+    case 2:
+      return "PP comm";
+    case 3:
+      return "DP comm";
+    case 4:
+      return "CP comm";
+    case 5:
+      return "EP comm";
   }
   return "other";
 }
@@ -47,22 +53,23 @@ std::string chrome_trace(const sim::results::StepResult& step, const std::string
     out += event;
   };
   std::set<std::pair<int, int>> tracks;
-  for (const auto& s : step.timeline) tracks.insert({s.gpu, s.stream});
+  for (const auto& s : step.timeline)
+    tracks.insert({s.gpu, s.stream});
   std::set<int> gpus;
   for (const auto& [gpu, stream] : tracks) {
     if (gpus.insert(gpu).second) {
-      emit("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" + std::to_string(gpu) +
-           ",\"args\":{\"name\":\"GPU " + std::to_string(gpu) + "\"}}");
+      emit("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" + std::to_string(gpu) + ",\"args\":{\"name\":\"GPU " +
+           std::to_string(gpu) + "\"}}");
       emit("{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":" + std::to_string(gpu) +
            ",\"args\":{\"sort_index\":" + std::to_string(gpu) + "}}");
     }
-    emit("{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" + std::to_string(gpu) + ",\"tid\":" +
-         std::to_string(stream) + ",\"args\":{\"name\":\"" + stream_name(stream) + "\"}}");
+    emit("{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" + std::to_string(gpu) +
+         ",\"tid\":" + std::to_string(stream) + ",\"args\":{\"name\":\"" + stream_name(stream) + "\"}}");
   }
   for (const auto& s : step.timeline) {
     emit("{\"ph\":\"X\",\"name\":" + json_quote(s.name) + ",\"cat\":\"" + stream_name(s.stream) +
-         "\",\"pid\":" + std::to_string(s.gpu) + ",\"tid\":" + std::to_string(s.stream) + ",\"ts\":" +
-         micros(s.start.ns) + ",\"dur\":" + micros((s.end - s.start).ns) + "}");
+         "\",\"pid\":" + std::to_string(s.gpu) + ",\"tid\":" + std::to_string(s.stream) +
+         ",\"ts\":" + micros(s.start.ns) + ",\"dur\":" + micros((s.end - s.start).ns) + "}");
   }
   out += "\n]}\n";
   return out;

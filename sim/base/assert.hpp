@@ -15,7 +15,7 @@ class InternalError : public std::logic_error {
 
 }  // namespace sim::base
 
-#define SIM_ASSERT(cond, why)                                                \
-  do {                                                                       \
+#define SIM_ASSERT(cond, why)                                                   \
+  do {                                                                          \
     if (!(cond)) ::sim::base::assertion_failed(#cond, why, __FILE__, __LINE__); \
   } while (false)

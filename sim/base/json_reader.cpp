@@ -24,7 +24,9 @@ struct JsonDocument::Impl {
 
 namespace {
 
-const Json& as_json(const void* p) { return *static_cast<const Json*>(p); }
+const Json& as_json(const void* p) {
+  return *static_cast<const Json*>(p);
+}
 
 std::string escape_pointer_token(std::string_view key) {
   std::string out;
@@ -46,15 +48,27 @@ std::string describe_found(const Json& v) {
   if (text.size() > 48) text = text.substr(0, 45) + "...";
   const char* kind = "a value";
   switch (v.type()) {
-    case Json::value_t::null: return "null";
-    case Json::value_t::boolean: kind = "a boolean"; break;
-    case Json::value_t::string: kind = "a string"; break;
+    case Json::value_t::null:
+      return "null";
+    case Json::value_t::boolean:
+      kind = "a boolean";
+      break;
+    case Json::value_t::string:
+      kind = "a string";
+      break;
     case Json::value_t::number_integer:
-    case Json::value_t::number_unsigned: kind = "an integer"; break;
-    case Json::value_t::number_float: kind = "a number"; break;
-    case Json::value_t::array: return "an array";
-    case Json::value_t::object: return "an object";
-    default: break;
+    case Json::value_t::number_unsigned:
+      kind = "an integer";
+      break;
+    case Json::value_t::number_float:
+      kind = "a number";
+      break;
+    case Json::value_t::array:
+      return "an array";
+    case Json::value_t::object:
+      return "an object";
+    default:
+      break;
   }
   return text + " (" + kind + ")";
 }
@@ -214,9 +228,13 @@ void JsonDocument::set(std::string_view dotted_path, std::string_view value_text
   }
 }
 
-JsonReader JsonDocument::root(Diagnostics& diag) const { return JsonReader(&impl_->root, "", &diag); }
+JsonReader JsonDocument::root(Diagnostics& diag) const {
+  return JsonReader(&impl_->root, "", &diag);
+}
 
-std::string JsonDocument::dump() const { return impl_->root.dump(2, ' ', false, Json::error_handler_t::replace); }
+std::string JsonDocument::dump() const {
+  return impl_->root.dump(2, ' ', false, Json::error_handler_t::replace);
+}
 
 // ---- JsonReader -------------------------------------------------------------------------------------------------
 
@@ -239,25 +257,41 @@ JsonReader::Kind JsonReader::kind(std::string_view key) const {
   const void* m = member(key);
   if (m == nullptr) return Kind::Missing;
   switch (as_json(m).type()) {
-    case Json::value_t::null: return Kind::Null;
-    case Json::value_t::boolean: return Kind::Bool;
+    case Json::value_t::null:
+      return Kind::Null;
+    case Json::value_t::boolean:
+      return Kind::Bool;
     case Json::value_t::number_integer:
-    case Json::value_t::number_unsigned: return Kind::Integer;
-    case Json::value_t::number_float: return Kind::Number;
-    case Json::value_t::string: return Kind::String;
-    case Json::value_t::array: return Kind::Array;
-    case Json::value_t::object: return Kind::Object;
-    default: return Kind::Null;
+    case Json::value_t::number_unsigned:
+      return Kind::Integer;
+    case Json::value_t::number_float:
+      return Kind::Number;
+    case Json::value_t::string:
+      return Kind::String;
+    case Json::value_t::array:
+      return Kind::Array;
+    case Json::value_t::object:
+      return Kind::Object;
+    default:
+      return Kind::Null;
   }
 }
 
-std::string JsonReader::path(std::string_view key) const { return path_ + "/" + escape_pointer_token(key); }
+std::string JsonReader::path(std::string_view key) const {
+  return path_ + "/" + escape_pointer_token(key);
+}
 
-void JsonReader::accept(std::string_view key) { known_.emplace_back(key); }
+void JsonReader::accept(std::string_view key) {
+  known_.emplace_back(key);
+}
 
-void JsonReader::error(std::string_view key, const std::string& message) { diag_->add(path(key), message); }
+void JsonReader::error(std::string_view key, const std::string& message) {
+  diag_->add(path(key), message);
+}
 
-void JsonReader::error(const std::string& message) { diag_->add(path_.empty() ? "/" : path_, message); }
+void JsonReader::error(const std::string& message) {
+  diag_->add(path_.empty() ? "/" : path_, message);
+}
 
 void JsonReader::type_error(std::string_view key, const char* expected) {
   diag_->add(path(key), std::string("expected ") + expected + ", found " + describe_found(as_json(member(key))));
@@ -414,12 +448,12 @@ bool JsonReader::read_quantity(std::string_view key, T& out, bool required, Sign
   return true;
 }
 
-#define SIM_QUANTITY_ACCESSORS(Type, parser, what)                                       \
-  bool JsonReader::required(std::string_view key, Type& out, Sign s) {                   \
-    return read_quantity(key, out, true, s, parser, what);                               \
-  }                                                                                      \
-  bool JsonReader::optional(std::string_view key, Type& out, Sign s) {                   \
-    return read_quantity(key, out, false, s, parser, what);                              \
+#define SIM_QUANTITY_ACCESSORS(Type, parser, what)                     \
+  bool JsonReader::required(std::string_view key, Type& out, Sign s) { \
+    return read_quantity(key, out, true, s, parser, what);             \
+  }                                                                    \
+  bool JsonReader::optional(std::string_view key, Type& out, Sign s) { \
+    return read_quantity(key, out, false, s, parser, what);            \
   }
 
 SIM_QUANTITY_ACCESSORS(Time, parse_time, "time")
@@ -504,7 +538,8 @@ std::string list_allowed(std::initializer_list<std::string_view> allowed) {
 
 }  // namespace
 
-bool JsonReader::required_enum(std::string_view key, std::string& out, std::initializer_list<std::string_view> allowed) {
+bool JsonReader::required_enum(std::string_view key, std::string& out,
+                               std::initializer_list<std::string_view> allowed) {
   std::string value;
   if (!required(key, value)) return false;
   for (auto a : allowed) {
@@ -520,7 +555,8 @@ bool JsonReader::required_enum(std::string_view key, std::string& out, std::init
   return false;
 }
 
-bool JsonReader::optional_enum(std::string_view key, std::string& out, std::initializer_list<std::string_view> allowed) {
+bool JsonReader::optional_enum(std::string_view key, std::string& out,
+                               std::initializer_list<std::string_view> allowed) {
   if (missing(key, false)) return false;
   return required_enum(key, out, allowed);
 }
@@ -593,7 +629,8 @@ std::vector<JsonReader> JsonReader::object_array(std::string_view key, bool requ
 std::vector<std::string> JsonReader::keys() {
   std::vector<std::string> out;
   if (node_ == nullptr) return out;
-  for (auto it = as_json(node_).begin(); it != as_json(node_).end(); ++it) out.push_back(it.key());
+  for (auto it = as_json(node_).begin(); it != as_json(node_).end(); ++it)
+    out.push_back(it.key());
   known_.insert(known_.end(), out.begin(), out.end());
   return out;
 }
@@ -605,7 +642,8 @@ void collect_leaves(const Json& v, const std::string& prefix, std::vector<std::s
     out.push_back(prefix);
     return;
   }
-  for (auto it = v.begin(); it != v.end(); ++it) collect_leaves(*it, prefix.empty() ? it.key() : prefix + "." + it.key(), out);
+  for (auto it = v.begin(); it != v.end(); ++it)
+    collect_leaves(*it, prefix.empty() ? it.key() : prefix + "." + it.key(), out);
 }
 
 }  // namespace
@@ -613,7 +651,8 @@ void collect_leaves(const Json& v, const std::string& prefix, std::vector<std::s
 std::vector<std::string> JsonReader::leaf_paths() const {
   std::vector<std::string> out;
   if (node_ == nullptr) return out;
-  for (auto it = as_json(node_).begin(); it != as_json(node_).end(); ++it) collect_leaves(*it, it.key(), out);
+  for (auto it = as_json(node_).begin(); it != as_json(node_).end(); ++it)
+    collect_leaves(*it, it.key(), out);
   return out;
 }
 
@@ -623,7 +662,8 @@ void JsonReader::finish() {
     if (std::find(known_.begin(), known_.end(), it.key()) != known_.end()) continue;
     std::string hint = did_you_mean(it.key(), known_);
     std::string accepted;
-    for (const auto& k : known_) accepted += (accepted.empty() ? "" : ", ") + k;
+    for (const auto& k : known_)
+      accepted += (accepted.empty() ? "" : ", ") + k;
     diag_->add(path_.empty() ? "/" : path_,
                "unknown key \"" + it.key() + "\"" +
                    (hint.empty() ? " (accepted: " + accepted + ")" : " (did you mean \"" + hint + "\"?)"));
@@ -632,7 +672,8 @@ void JsonReader::finish() {
 
 int edit_distance(std::string_view a, std::string_view b) {
   std::vector<int> prev(b.size() + 1), cur(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = static_cast<int>(j);
+  for (std::size_t j = 0; j <= b.size(); ++j)
+    prev[j] = static_cast<int>(j);
   for (std::size_t i = 1; i <= a.size(); ++i) {
     cur[0] = static_cast<int>(i);
     for (std::size_t j = 1; j <= b.size(); ++j) {

@@ -17,51 +17,85 @@ struct UnitFactor {
 
 // Base units: ns, bytes, bytes/s, FLOP/s, FLOP, W, USD.
 constexpr std::array kTimeUnits{
-    UnitFactor{"ns", 1.0},         UnitFactor{"us", 1e3},          UnitFactor{"\xC2\xB5s", 1e3},
-    UnitFactor{"ms", 1e6},         UnitFactor{"s", 1e9},           UnitFactor{"sec", 1e9},
-    UnitFactor{"min", 60e9},       UnitFactor{"h", 3600e9},        UnitFactor{"hr", 3600e9},
-    UnitFactor{"d", 86400e9},      UnitFactor{"day", 86400e9},     UnitFactor{"days", 86400e9},
-    UnitFactor{"w", 7 * 86400e9},  UnitFactor{"week", 7 * 86400e9}, UnitFactor{"weeks", 7 * 86400e9},
+    UnitFactor{"ns", 1.0},
+    UnitFactor{"us", 1e3},
+    UnitFactor{"\xC2\xB5s", 1e3},
+    UnitFactor{"ms", 1e6},
+    UnitFactor{"s", 1e9},
+    UnitFactor{"sec", 1e9},
+    UnitFactor{"min", 60e9},
+    UnitFactor{"h", 3600e9},
+    UnitFactor{"hr", 3600e9},
+    UnitFactor{"d", 86400e9},
+    UnitFactor{"day", 86400e9},
+    UnitFactor{"days", 86400e9},
+    UnitFactor{"w", 7 * 86400e9},
+    UnitFactor{"week", 7 * 86400e9},
+    UnitFactor{"weeks", 7 * 86400e9},
 };
 constexpr double kKi = 1024.0;
 constexpr std::array kByteUnits{
-    UnitFactor{"B", 1.0},           UnitFactor{"KB", 1e3},           UnitFactor{"MB", 1e6},
-    UnitFactor{"GB", 1e9},          UnitFactor{"TB", 1e12},          UnitFactor{"PB", 1e15},
-    UnitFactor{"KiB", kKi},         UnitFactor{"MiB", kKi * kKi},    UnitFactor{"GiB", kKi * kKi * kKi},
-    UnitFactor{"TiB", kKi * kKi * kKi * kKi}, UnitFactor{"PiB", kKi * kKi * kKi * kKi * kKi},
+    UnitFactor{"B", 1.0},
+    UnitFactor{"KB", 1e3},
+    UnitFactor{"MB", 1e6},
+    UnitFactor{"GB", 1e9},
+    UnitFactor{"TB", 1e12},
+    UnitFactor{"PB", 1e15},
+    UnitFactor{"KiB", kKi},
+    UnitFactor{"MiB", kKi* kKi},
+    UnitFactor{"GiB", kKi* kKi* kKi},
+    UnitFactor{"TiB", kKi* kKi* kKi* kKi},
+    UnitFactor{"PiB", kKi* kKi* kKi* kKi* kKi},
 };
 constexpr std::array kBandwidthUnits{
-    UnitFactor{"B/s", 1.0},         UnitFactor{"KB/s", 1e3},         UnitFactor{"MB/s", 1e6},
-    UnitFactor{"GB/s", 1e9},        UnitFactor{"TB/s", 1e12},        UnitFactor{"KiB/s", kKi},
-    UnitFactor{"MiB/s", kKi * kKi}, UnitFactor{"GiB/s", kKi * kKi * kKi}, UnitFactor{"TiB/s", kKi * kKi * kKi * kKi},
-    UnitFactor{"bit/s", 0.125},     UnitFactor{"Kbit/s", 125.0},     UnitFactor{"Mbit/s", 125e3},
-    UnitFactor{"Gbit/s", 125e6},    UnitFactor{"Tbit/s", 125e9},     UnitFactor{"Gb/s", 125e6},
-    UnitFactor{"Tb/s", 125e9},      UnitFactor{"Mb/s", 125e3},       UnitFactor{"Gbps", 125e6},
-    UnitFactor{"Mbps", 125e3},      UnitFactor{"Tbps", 125e9},
+    UnitFactor{"B/s", 1.0},
+    UnitFactor{"KB/s", 1e3},
+    UnitFactor{"MB/s", 1e6},
+    UnitFactor{"GB/s", 1e9},
+    UnitFactor{"TB/s", 1e12},
+    UnitFactor{"KiB/s", kKi},
+    UnitFactor{"MiB/s", kKi* kKi},
+    UnitFactor{"GiB/s", kKi* kKi* kKi},
+    UnitFactor{"TiB/s", kKi* kKi* kKi* kKi},
+    UnitFactor{"bit/s", 0.125},
+    UnitFactor{"Kbit/s", 125.0},
+    UnitFactor{"Mbit/s", 125e3},
+    UnitFactor{"Gbit/s", 125e6},
+    UnitFactor{"Tbit/s", 125e9},
+    UnitFactor{"Gb/s", 125e6},
+    UnitFactor{"Tb/s", 125e9},
+    UnitFactor{"Mb/s", 125e3},
+    UnitFactor{"Gbps", 125e6},
+    UnitFactor{"Mbps", 125e3},
+    UnitFactor{"Tbps", 125e9},
 };
 constexpr std::array kFlopRateUnits{
-    UnitFactor{"FLOP/s", 1.0}, UnitFactor{"GFLOP/s", 1e9}, UnitFactor{"TFLOP/s", 1e12},
+    UnitFactor{"FLOP/s", 1.0},   UnitFactor{"GFLOP/s", 1e9},  UnitFactor{"TFLOP/s", 1e12},
     UnitFactor{"PFLOP/s", 1e15}, UnitFactor{"EFLOP/s", 1e18},
 };
 constexpr std::array kFlopUnits{
-    UnitFactor{"FLOP", 1.0},   UnitFactor{"GFLOP", 1e9}, UnitFactor{"TFLOP", 1e12},
+    UnitFactor{"FLOP", 1.0},   UnitFactor{"GFLOP", 1e9},  UnitFactor{"TFLOP", 1e12},
     UnitFactor{"PFLOP", 1e15}, UnitFactor{"EFLOP", 1e18}, UnitFactor{"ZFLOP", 1e21},
 };
 constexpr std::array kPowerUnits{UnitFactor{"W", 1.0}, UnitFactor{"kW", 1e3}, UnitFactor{"MW", 1e6}};
 constexpr std::array kMoneyUnits{UnitFactor{"USD", 1.0}};
 // SI multipliers written straight after the number of a count or an amount of money: "15T", "25M USD".
 constexpr std::array kCountSuffixes{
-    UnitFactor{"K", 1e3}, UnitFactor{"M", 1e6}, UnitFactor{"B", 1e9}, UnitFactor{"G", 1e9}, UnitFactor{"T", 1e12},
-    UnitFactor{"P", 1e15},
+    UnitFactor{"K", 1e3}, UnitFactor{"M", 1e6},  UnitFactor{"B", 1e9},
+    UnitFactor{"G", 1e9}, UnitFactor{"T", 1e12}, UnitFactor{"P", 1e15},
 };
 
 std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
+    s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
+    s.remove_suffix(1);
   return s;
 }
 
-std::string quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
+std::string quoted(std::string_view s) {
+  return "\"" + std::string(s) + "\"";
+}
 
 std::string list_units(std::span<const UnitFactor> units) {
   std::string out;
@@ -169,8 +203,9 @@ Parsed<double> parse_scaled(std::string_view text, std::span<const UnitFactor> u
   }
   const UnitFactor* u = find_unit(units, rest);
   if (u == nullptr) {
-    out.error = quoted(text) + ": unknown " + std::string(what) + " suffix " + quoted(rest) + " (accepted: " +
-                (units.empty() ? std::string("K, M, B, T, P after the number") : list_units(units)) + ")";
+    out.error = quoted(text) + ": unknown " + std::string(what) + " suffix " + quoted(rest) +
+                " (accepted: " + (units.empty() ? std::string("K, M, B, T, P after the number") : list_units(units)) +
+                ")";
     return out;
   }
   out.value = value * u->factor;
@@ -243,7 +278,8 @@ Parsed<FlopRate> parse_flop_rate(std::string_view text) {
 }
 
 Parsed<Flops> parse_flops(std::string_view text) {
-  return convert<Flops>(parse_with_units(text, kFlopUnits, "FLOP count", "64 GFLOP"), [](double v) { return Flops{v}; });
+  return convert<Flops>(parse_with_units(text, kFlopUnits, "FLOP count", "64 GFLOP"),
+                        [](double v) { return Flops{v}; });
 }
 
 Parsed<Power> parse_power(std::string_view text) {
@@ -251,7 +287,8 @@ Parsed<Power> parse_power(std::string_view text) {
 }
 
 Parsed<Money> parse_money(std::string_view text) {
-  return convert<Money>(parse_scaled(text, kMoneyUnits, true, "currency", "2.50 USD"), [](double v) { return Money{v}; });
+  return convert<Money>(parse_scaled(text, kMoneyUnits, true, "currency", "2.50 USD"),
+                        [](double v) { return Money{v}; });
 }
 
 Parsed<Count> parse_count(std::string_view text) {
@@ -297,7 +334,9 @@ std::string format_bytes(Bytes b) {
   return sig3(v / (kKi * kKi * kKi * kKi)) + " TiB";
 }
 
-std::string format_bandwidth(Bandwidth b) { return sig3(b.bytes_per_s * 1e-9) + " GB/s"; }
+std::string format_bandwidth(Bandwidth b) {
+  return sig3(b.bytes_per_s * 1e-9) + " GB/s";
+}
 
 std::string format_flop_rate(FlopRate r) {
   if (r.flops_per_s >= 1e15) return sig3(r.flops_per_s * 1e-15) + " PFLOP/s";

@@ -31,11 +31,11 @@ Parsed<Count> parse_count(std::string_view text);          // "15T", "70.6B", "5
 Parsed<double> parse_fraction(std::string_view text);
 
 // Human-readable formatting with a sensible unit (for tables and messages, never for JSON results).
-std::string format_time(Time t);           // "1.25 s", "3.2 h", "54.0 d"
-std::string format_bytes(Bytes b);         // "80.0 GiB"
+std::string format_time(Time t);            // "1.25 s", "3.2 h", "54.0 d"
+std::string format_bytes(Bytes b);          // "80.0 GiB"
 std::string format_bandwidth(Bandwidth b);  // "400 Gbit/s" for network-like values is not guessed: always "50.0 GB/s"
-std::string format_flop_rate(FlopRate r);  // "989 TFLOP/s"
-std::string format_count(Count c);         // "70.6B"
-std::string format_money(Money m);         // "2.50 USD", "25.0M USD"
+std::string format_flop_rate(FlopRate r);   // "989 TFLOP/s"
+std::string format_count(Count c);          // "70.6B"
+std::string format_money(Money m);          // "2.50 USD", "25.0M USD"
 
 }  // namespace sim::base

@@ -31,7 +31,8 @@ class Rng {
  public:
   explicit Rng(std::uint64_t seed) {
     std::uint64_t sm = seed;
-    for (auto& w : s_) w = splitmix64(sm);
+    for (auto& w : s_)
+      w = splitmix64(sm);
   }
 
   std::uint64_t next() {

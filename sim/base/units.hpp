@@ -126,21 +126,51 @@ inline Time compute_time(Flops f, FlopRate r) {
 }
 
 namespace literals {
-constexpr Time operator""_ns(unsigned long long v) { return Time{static_cast<std::int64_t>(v)}; }
-constexpr Time operator""_us(unsigned long long v) { return Time{static_cast<std::int64_t>(v) * 1000}; }
-constexpr Time operator""_ms(unsigned long long v) { return Time{static_cast<std::int64_t>(v) * 1000000}; }
-constexpr Time operator""_s(unsigned long long v) { return Time{static_cast<std::int64_t>(v) * 1000000000}; }
-constexpr Time operator""_min(unsigned long long v) { return Time{static_cast<std::int64_t>(v) * 60000000000}; }
-constexpr Time operator""_h(unsigned long long v) { return Time{static_cast<std::int64_t>(v) * 3600000000000}; }
-constexpr Time operator""_d(unsigned long long v) { return Time{static_cast<std::int64_t>(v) * 86400000000000}; }
-constexpr Bytes operator""_B(unsigned long long v) { return Bytes{static_cast<std::int64_t>(v)}; }
-constexpr Bytes operator""_KiB(unsigned long long v) { return Bytes{static_cast<std::int64_t>(v) << 10}; }
-constexpr Bytes operator""_MiB(unsigned long long v) { return Bytes{static_cast<std::int64_t>(v) << 20}; }
-constexpr Bytes operator""_GiB(unsigned long long v) { return Bytes{static_cast<std::int64_t>(v) << 30}; }
-constexpr Bytes operator""_GB(unsigned long long v) { return Bytes{static_cast<std::int64_t>(v) * 1000000000}; }
-constexpr Bandwidth operator""_GBps(unsigned long long v) { return Bandwidth{static_cast<double>(v) * 1e9}; }
-constexpr Bandwidth operator""_Gbps(unsigned long long v) { return Bandwidth{static_cast<double>(v) * 1e9 / 8}; }
-constexpr FlopRate operator""_TFLOPs(unsigned long long v) { return FlopRate{static_cast<double>(v) * 1e12}; }
+constexpr Time operator""_ns(unsigned long long v) {
+  return Time{static_cast<std::int64_t>(v)};
+}
+constexpr Time operator""_us(unsigned long long v) {
+  return Time{static_cast<std::int64_t>(v) * 1000};
+}
+constexpr Time operator""_ms(unsigned long long v) {
+  return Time{static_cast<std::int64_t>(v) * 1000000};
+}
+constexpr Time operator""_s(unsigned long long v) {
+  return Time{static_cast<std::int64_t>(v) * 1000000000};
+}
+constexpr Time operator""_min(unsigned long long v) {
+  return Time{static_cast<std::int64_t>(v) * 60000000000};
+}
+constexpr Time operator""_h(unsigned long long v) {
+  return Time{static_cast<std::int64_t>(v) * 3600000000000};
+}
+constexpr Time operator""_d(unsigned long long v) {
+  return Time{static_cast<std::int64_t>(v) * 86400000000000};
+}
+constexpr Bytes operator""_B(unsigned long long v) {
+  return Bytes{static_cast<std::int64_t>(v)};
+}
+constexpr Bytes operator""_KiB(unsigned long long v) {
+  return Bytes{static_cast<std::int64_t>(v) << 10};
+}
+constexpr Bytes operator""_MiB(unsigned long long v) {
+  return Bytes{static_cast<std::int64_t>(v) << 20};
+}
+constexpr Bytes operator""_GiB(unsigned long long v) {
+  return Bytes{static_cast<std::int64_t>(v) << 30};
+}
+constexpr Bytes operator""_GB(unsigned long long v) {
+  return Bytes{static_cast<std::int64_t>(v) * 1000000000};
+}
+constexpr Bandwidth operator""_GBps(unsigned long long v) {
+  return Bandwidth{static_cast<double>(v) * 1e9};
+}
+constexpr Bandwidth operator""_Gbps(unsigned long long v) {
+  return Bandwidth{static_cast<double>(v) * 1e9 / 8};
+}
+constexpr FlopRate operator""_TFLOPs(unsigned long long v) {
+  return FlopRate{static_cast<double>(v) * 1e12};
+}
 }  // namespace literals
 
 }  // namespace sim::base

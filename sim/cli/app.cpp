@@ -38,7 +38,8 @@ struct Options {
 
 std::vector<scenario::Override> overrides_of(const Options& o) {
   std::vector<scenario::Override> out;
-  for (const auto& s : o.sets) out.push_back(scenario::Override::parse(s));
+  for (const auto& s : o.sets)
+    out.push_back(scenario::Override::parse(s));
   return out;
 }
 
@@ -110,7 +111,8 @@ int describe_hardware(const Options& o, std::ostream& out) {
     j["name"] = h.name;
     j["description"] = h.description;
     Json peak = Json::object();
-    for (const auto& [d, r] : h.gpu.peak) peak[hardware::to_string(d)] = r.flops_per_s;
+    for (const auto& [d, r] : h.gpu.peak)
+      peak[hardware::to_string(d)] = r.flops_per_s;
     j["peak_flops_per_s"] = std::move(peak);
     j["hbm_bytes"] = h.gpu.hbm.n;
     j["hbm_bandwidth_bytes_per_s"] = h.gpu.hbm_bandwidth.bytes_per_s;
@@ -145,7 +147,8 @@ int describe_named(const std::vector<std::pair<std::string, std::string>>& rows,
     return kExitOk;
   }
   Table t({what, "description"});
-  for (const auto& [name, description] : rows) t.add({name, description});
+  for (const auto& [name, description] : rows)
+    t.add({name, description});
   t.print(out);
   return kExitOk;
 }
@@ -188,7 +191,8 @@ int validate(const std::vector<std::string>& files, std::ostream& out, std::ostr
       out << "ok  " << f << " (" << what << ")\n";
     } catch (const base::ConfigError& e) {
       ++bad;
-      for (const auto& d : e.items()) err << "error: " << d.to_string() << '\n';
+      for (const auto& d : e.items())
+        err << "error: " << d.to_string() << '\n';
     }
   }
   if (bad) err << bad << " of " << files.size() << " file(s) invalid\n";
@@ -205,7 +209,9 @@ struct StepArgs {
   std::vector<std::string> slowdowns;  // "GPU=FACTOR"
 };
 
-std::string pct(double f) { return fmt(100.0 * f, 1) + "%"; }
+std::string pct(double f) {
+  return fmt(100.0 * f, 1) + "%";
+}
 
 std::vector<double> parse_slowdowns(const std::vector<std::string>& specs, int gpus) {
   std::vector<double> out;
@@ -279,7 +285,8 @@ void print_step(const results::StepResult& r, const scenario::Scenario& s, const
 
 int print_infeasible(const std::vector<parallel::Infeasible>& why, const scenario::Scenario& s, std::ostream& err) {
   err << "infeasible: " << s.name << " (" << s.source << "):\n";
-  for (const auto& i : why) err << "  [" << i.rule << "] " << i.reason << "\n";
+  for (const auto& i : why)
+    err << "  [" << i.rule << "] " << i.reason << "\n";
   return kExitInfeasible;
 }
 
@@ -386,14 +393,14 @@ void print_scenario(const scenario::Scenario& s, std::ostream& out) {
       << "\n";
   out << "parallel   tp " << pc.tp << ", pp " << pc.pp << ", dp " << (pc.dp ? std::to_string(*pc.dp) : "derived")
       << ", cp " << pc.cp << ", ep " << pc.ep << ", vpp " << pc.vpp << ", " << parallel::to_string(pc.schedule)
-      << ", recompute " << parallel::to_string(pc.recompute) << ", micro-batch " << pc.micro_batch
-      << ", global batch " << pc.global_batch << "\n";
+      << ", recompute " << parallel::to_string(pc.recompute) << ", micro-batch " << pc.micro_batch << ", global batch "
+      << pc.global_batch << "\n";
   out << "training   seq " << s.training.seq_len << ", "
       << (s.training.tokens ? base::format_count(*s.training.tokens) + " tokens"
                             : "window " + base::format_time(*s.training.duration))
       << "\n";
-  out << "failures   " << s.reliability.components.size() << " component classes ("
-      << s.reliability.failures << "), " << s.reliability.trials << " trials, seed " << s.reliability.seed << "\n";
+  out << "failures   " << s.reliability.components.size() << " component classes (" << s.reliability.failures << "), "
+      << s.reliability.trials << " trials, seed " << s.reliability.seed << "\n";
 }
 
 int main_job(const std::string& path, const Options& o, std::ostream& out, std::ostream& err) {
@@ -446,8 +453,9 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   auto* step = app.add_subcommand("step", "Simulate one training iteration: step time, breakdown, MFU, memory");
   StepArgs step_args;
   step->add_option("scenario", step_args.scenario, "Scenario file")->required();
-  step->add_option("--fidelity", step_args.fidelity, "analytic (closed forms), replica (one data-parallel replica on "
-                                                     "the engine) or full (every GPU)")
+  step->add_option("--fidelity", step_args.fidelity,
+                   "analytic (closed forms), replica (one data-parallel replica on "
+                   "the engine) or full (every GPU)")
       ->check(CLI::IsMember({"analytic", "replica", "full"}))
       ->capture_default_str();
   step->add_option("--trace", step_args.trace, "Write the step as Chrome/Perfetto trace-event JSON")->type_name("FILE");
@@ -473,14 +481,16 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
       if (what == "collectives") return describe_named(collectives::describe_algorithms(), "algorithm", o, out);
       if (what == "failures") return describe_failures(o, out);
       std::vector<std::pair<std::string, std::string>> rows;
-      for (const auto& sch : parallel::describe_schedules()) rows.emplace_back(sch.name, sch.description);
+      for (const auto& sch : parallel::describe_schedules())
+        rows.emplace_back(sch.name, sch.description);
       return describe_named(rows, "schedule", o, out);
     }
     if (validate_cmd->parsed()) return validate(files, out, err);
     if (step->parsed()) return step_command(step_args, o, out, err);
     return main_job(scenario_path, o, out, err);
   } catch (const base::ConfigError& e) {
-    for (const auto& d : e.items()) err << "error: " << d.to_string() << '\n';
+    for (const auto& d : e.items())
+      err << "error: " << d.to_string() << '\n';
     return kExitBadInput;
   } catch (const base::InternalError& e) {
     err << e.what() << "\nplease report this with the scenario that triggered it\n";

@@ -17,10 +17,12 @@ std::size_t width(const std::string& s) {
 void Table::print(std::ostream& out) const {
   std::vector<std::size_t> w(header_.size(), 0);
   auto widen = [&](const std::vector<std::string>& row) {
-    for (std::size_t i = 0; i < row.size() && i < w.size(); ++i) w[i] = std::max(w[i], width(row[i]));
+    for (std::size_t i = 0; i < row.size() && i < w.size(); ++i)
+      w[i] = std::max(w[i], width(row[i]));
   };
   widen(header_);
-  for (const auto& r : rows_) widen(r);
+  for (const auto& r : rows_)
+    widen(r);
   // A column is numeric (right-aligned) when every data cell starts like a number or is a "-" placeholder.
   std::vector<bool> numeric(w.size(), !rows_.empty());
   for (const auto& r : rows_)
@@ -39,9 +41,11 @@ void Table::print(std::ostream& out) const {
   };
   line(header_);
   std::vector<std::string> rule;
-  for (auto x : w) rule.emplace_back(x, '-');
+  for (auto x : w)
+    rule.emplace_back(x, '-');
   line(rule);
-  for (const auto& r : rows_) line(r);
+  for (const auto& r : rows_)
+    line(r);
 }
 
 }  // namespace sim::cli

@@ -74,29 +74,31 @@ namespace {
 // would leave the range).
 int btree_parent(int p, int rank) {
   if (rank == 0) return -1;
-  int bit = 1;
-  while ((bit & rank) == 0)
-    bit <<= 1;
+  const int bit = rank & -rank;  // the lowest set bit
   const int up = (rank ^ bit) | (bit << 1);
   return up >= p ? (rank ^ bit) : up;
 }
 
 }  // namespace
 
+int double_binary_tree_parent(int p, int tree, int rank) {
+  if (tree == 0) return btree_parent(p, rank);
+  if (p % 2 == 1) {  // shift by one
+    const int u = btree_parent(p, (rank - 1 + p) % p);
+    return u < 0 ? -1 : (u + 1) % p;
+  }
+  const int u = btree_parent(p, p - 1 - rank);  // mirror
+  return u < 0 ? -1 : p - 1 - u;
+}
+
 DoubleBinaryTree double_binary_tree(int p) {
   SIM_ASSERT(p >= 1, "a tree needs at least one rank");
   DoubleBinaryTree t;
-  t.parent[0].resize(static_cast<std::size_t>(p));
-  t.parent[1].resize(static_cast<std::size_t>(p));
-  for (int r = 0; r < p; ++r) {
-    t.parent[0][static_cast<std::size_t>(r)] = btree_parent(p, r);
-    if (p % 2 == 1) {  // shift by one
-      const int u = btree_parent(p, (r - 1 + p) % p);
-      t.parent[1][static_cast<std::size_t>(r)] = u < 0 ? -1 : (u + 1) % p;
-    } else {  // mirror
-      const int u = btree_parent(p, p - 1 - r);
-      t.parent[1][static_cast<std::size_t>(r)] = u < 0 ? -1 : p - 1 - u;
-    }
+  for (int tree = 0; tree < 2; ++tree) {
+    auto& parent = t.parent[static_cast<std::size_t>(tree)];
+    parent.resize(static_cast<std::size_t>(p));
+    for (int r = 0; r < p; ++r)
+      parent[static_cast<std::size_t>(r)] = double_binary_tree_parent(p, tree, r);
   }
   return t;
 }

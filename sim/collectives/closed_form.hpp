@@ -65,6 +65,8 @@ struct DoubleBinaryTree {
   std::array<std::vector<int>, 2> parent;  // parent[t][r], -1 for the root of tree t
 };
 DoubleBinaryTree double_binary_tree(int p);
+/// double_binary_tree(p).parent[tree][rank] without building the tree (tree is 0 or 1, 0 <= rank < p).
+int double_binary_tree_parent(int p, int tree, int rank);
 /// c(p) above: the most messages one rank sends across both trees (children in both plus parents in both).
 int double_binary_tree_fanout(int p);
 /// ceil(log2 p) for p >= 1.

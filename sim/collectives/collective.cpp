@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <utility>
 
@@ -267,8 +268,343 @@ std::optional<Algorithm> algorithm_from_string(std::string_view s) {
   return std::nullopt;
 }
 
+// CollectiveCostModel: the phases of plan() costed as evaluate() costs them, without materialising them. A phase's
+// transfers arrive as (node, node) pairs; the node indexes nodes_ (the sorted group, or the caller's order for
+// send/recv and all-to-all). evaluate() counts how many transfers cross each link of their paths and takes
+// min(capacity / count); here the links a path begins and ends with (the sender's NVLink or NIC link, the receiver's)
+// are counted per node, and only a transfer between leaves builds its path, for the switch links in between. The same
+// links, the same counts and the same divisions give the same minimum, bit for bit (min does not depend on order).
+
+namespace {
+
+// Per node, the transfers on each of its own links (see Topology::nvlink_out and friends).
+constexpr std::size_t kNvlOut = 0;
+constexpr std::size_t kNvlIn = 1;
+constexpr std::size_t kNicOut = 2;
+constexpr std::size_t kNicIn = 3;
+constexpr std::size_t kNodeLinks = 4;
+
+std::size_t index(int i) {
+  return static_cast<std::size_t>(i);
+}
+
+}  // namespace
+
+base::Time CollectiveCostModel::time(Op op, Algorithm algorithm, std::span<const GpuId> group, base::Bytes n) {
+  return choose(op, algorithm, group, n, /*need_time=*/true).time;
+}
+
+Algorithm CollectiveCostModel::resolve(Op op, Algorithm algorithm, std::span<const GpuId> group, base::Bytes n) {
+  return choose(op, algorithm, group, n, /*need_time=*/false).algorithm;
+}
+
+// resolve()'s rules, and the chosen algorithm's time (plan() + time_of()) when need_time.
+CollectiveCostModel::Choice CollectiveCostModel::choose(Op op, Algorithm algorithm, std::span<const GpuId> group,
+                                                        base::Bytes n, bool need_time) {
+  if (group.size() <= 1) return {};
+  if (op == Op::AllToAll || op == Op::SendRecv || op == Op::Broadcast) {
+    if (!need_time || n.n <= 0) return {};
+    return {Algorithm::Ring, direct_time(op, group, n)};
+  }
+  check_distinct(group);
+  load_nodes(sorted_.empty() ? group : std::span<const GpuId>(sorted_));
+  load_layout();
+  const bool hierarchical = hierarchical_applies();
+  Algorithm chosen = Algorithm::Ring;
+  switch (algorithm) {
+    case Algorithm::Ring:
+      break;
+    case Algorithm::Tree:
+      chosen = op == Op::AllReduce ? Algorithm::Tree : Algorithm::Ring;
+      break;
+    case Algorithm::Hierarchical:
+      chosen = hierarchical ? Algorithm::Hierarchical : Algorithm::Ring;
+      break;
+    case Algorithm::Auto: {  // every candidate costs 0 when n <= 0: ring wins the tie
+      if (n.n <= 0) return {};
+      Choice best{Algorithm::Ring, ring_time(op, n)};
+      auto consider = [&best](Algorithm a, base::Time t) {
+        if (t < best.time) best = {a, t};
+      };
+      if (hierarchical) consider(Algorithm::Hierarchical, hierarchical_time(op, n));
+      if (op == Op::AllReduce) consider(Algorithm::Tree, tree_time(n));
+      return best;
+    }
+  }
+  if (!need_time || n.n <= 0) return {chosen, base::Time::zero()};
+  switch (chosen) {
+    case Algorithm::Tree:
+      return {chosen, tree_time(n)};
+    case Algorithm::Hierarchical:
+      return {chosen, hierarchical_time(op, n)};
+    default:
+      return {chosen, ring_time(op, n)};
+  }
+}
+
+// layout_of()'s check. Leaves sorted_ empty when the group is in increasing id order already (then it is sorted by
+// NVLink domain too, as a domain is a range of ids), else holds the sorted copy.
+void CollectiveCostModel::check_distinct(std::span<const GpuId> group) {
+  sorted_.clear();
+  if (std::adjacent_find(group.begin(), group.end(), std::greater_equal<>()) == group.end()) return;
+  sorted_.assign(group.begin(), group.end());
+  std::sort(sorted_.begin(), sorted_.end());
+  SIM_ASSERT(std::adjacent_find(sorted_.begin(), sorted_.end()) == sorted_.end(),
+             "a collective group lists a GPU twice");
+}
+
+void CollectiveCostModel::load_nodes(std::span<const GpuId> gpus) {
+  nodes_ = gpus;
+  domain_.resize(gpus.size());
+  transfers_.resize(gpus.size() * kNodeLinks);
+  bool one_domain = true;
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    domain_[i] = topo_.nvlink_domain_of(gpus[i]);
+    one_domain = one_domain && domain_[i] == domain_[0];
+  }
+  if (one_domain) return;  // add_transfer() never asks for a leaf
+  leaf_.resize(gpus.size());
+  for (std::size_t i = 0; i < gpus.size(); ++i)
+    leaf_[i] = topo_.leaf_of(gpus[i]);
+}
+
+// layout_of() and ring_order() on sorted nodes: domain boundaries, evenness, and the ring (domain by domain, every
+// other domain reversed).
+void CollectiveCostModel::load_layout() {
+  const auto p = static_cast<int>(nodes_.size());
+  domain_start_.clear();
+  for (int i = 0; i < p; ++i)
+    if (i == 0 || domain_[index(i)] != domain_[index(i - 1)]) domain_start_.push_back(i);
+  domain_start_.push_back(p);
+  const std::size_t domains = domain_start_.size() - 1;
+  even_ = true;
+  for (std::size_t d = 0; d < domains; ++d)
+    even_ = even_ && domain_start_[d + 1] - domain_start_[d] == domain_start_[1];
+  ring_.resize(nodes_.size());
+  if (domains == 1 || domains == nodes_.size()) {  // one domain, or one rank in each: nothing is reversed
+    for (int i = 0; i < p; ++i)
+      ring_[index(i)] = i;
+    return;
+  }
+  std::size_t at = 0;
+  for (std::size_t d = 0; d < domains; ++d) {
+    const int first = domain_start_[d];
+    const int last = domain_start_[d + 1];
+    for (int i = 0; i < last - first; ++i)
+      ring_[at++] = d % 2 == 0 ? first + i : last - 1 - i;
+  }
+}
+
+bool CollectiveCostModel::hierarchical_applies() const {
+  return domain_start_.size() >= 3 && even_ && domain_start_[1] >= 2;
+}
+
+void CollectiveCostModel::begin_phase() {
+  std::fill_n(transfers_.begin(), nodes_.size() * kNodeLinks, 0U);
+  switch_.clear();
+  slowest_ = base::Time::zero();
+}
+
+// One transfer of the phase, from node src to node dst: path(src, dst) is the sender's link, the switch links between
+// leaves (if any), the receiver's link (topology.hpp).
+void CollectiveCostModel::add_transfer(int src, int dst) {
+  const GpuId s = nodes_[index(src)];
+  const GpuId d = nodes_[index(dst)];
+  std::uint32_t* from = &transfers_[index(src) * kNodeLinks];
+  std::uint32_t* to = &transfers_[index(dst) * kNodeLinks];
+  if (domain_[index(src)] == domain_[index(dst)]) {
+    ++from[kNvlOut];
+    ++to[kNvlIn];
+    slowest_ = std::max(slowest_, topo_.link(topo_.nvlink_out(s)).latency + topo_.link(topo_.nvlink_in(d)).latency);
+    return;
+  }
+  ++from[kNicOut];
+  ++to[kNicIn];
+  if (leaf_[index(src)] == leaf_[index(dst)]) {
+    slowest_ = std::max(slowest_, topo_.link(topo_.nic_out(s)).latency + topo_.link(topo_.nic_in(d)).latency);
+    return;
+  }
+  path_.clear();
+  topo_.append_path(s, d, path_);
+  slowest_ = std::max(slowest_, topo_.path_latency(path_));
+  switch_.insert(switch_.end(), path_.begin() + 1, path_.end() - 1);
+}
+
+void CollectiveCostModel::limit_rate(LinkId link, std::uint32_t transfers) {
+  const topology::Link& l = topo_.link(link);
+  if (std::isinf(l.bandwidth.bytes_per_s)) return;
+  const double capacity = l.up ? l.bandwidth.bytes_per_s : 0.0;
+  rate_ = std::min(rate_, capacity / static_cast<double>(transfers));
+}
+
+// evaluate()'s cost of the phase: alpha steps x the slowest path, and the bytes at the first water-filling level.
+CollectiveCostModel::PhaseCost CollectiveCostModel::end_phase(base::Bytes bytes, std::int64_t steps) {
+  rate_ = std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    const GpuId g = nodes_[i];
+    const std::uint32_t* t = &transfers_[i * kNodeLinks];
+    if (t[kNvlOut] != 0) limit_rate(topo_.nvlink_out(g), t[kNvlOut]);
+    if (t[kNvlIn] != 0) limit_rate(topo_.nvlink_in(g), t[kNvlIn]);
+    if (t[kNicOut] != 0) limit_rate(topo_.nic_out(g), t[kNicOut]);
+    if (t[kNicIn] != 0) limit_rate(topo_.nic_in(g), t[kNicIn]);
+  }
+  std::sort(switch_.begin(), switch_.end());
+  for (std::size_t i = 0; i < switch_.size();) {
+    std::size_t j = i + 1;
+    while (j < switch_.size() && switch_[j] == switch_[i])
+      ++j;
+    limit_rate(switch_[i], static_cast<std::uint32_t>(j - i));
+    i = j;
+  }
+  PhaseCost c{base::Time{slowest_.ns * steps}, base::Time::zero()};
+  if (bytes.n > 0 && !std::isinf(rate_))
+    c.transfer = rate_ > 0 ? base::transfer_time(bytes, base::Bandwidth{rate_}) : base::Time::max();
+  return c;
+}
+
+namespace {
+
+// time_of()'s sum, phase by phase.
+base::Time add_phase(base::Time total, base::Time latency, base::Time transfer) {
+  return saturating_add(saturating_add(total, latency), transfer);
+}
+
+}  // namespace
+
+base::Time CollectiveCostModel::ring_time(Op op, base::Bytes n) {
+  const auto p = static_cast<std::int64_t>(nodes_.size());
+  begin_phase();
+  for (std::size_t j = 0; j < ring_.size(); ++j)
+    add_transfer(ring_[j], ring_[j + 1 == ring_.size() ? 0 : j + 1]);
+  const PhaseCost c =
+      op == Op::AllReduce ? end_phase(share(n, 2 * (p - 1), p), 2 * (p - 1)) : end_phase(share(n, p - 1, p), p - 1);
+  return add_phase(base::Time::zero(), c.latency, c.transfer);
+}
+
+base::Time CollectiveCostModel::tree_time(base::Bytes n) {
+  const auto p = static_cast<int>(nodes_.size());
+  begin_phase();
+  for (int tree = 0; tree < 2; ++tree) {
+    for (int r = 0; r < p; ++r) {
+      const int u = double_binary_tree_parent(p, tree, r);
+      if (u < 0) continue;
+      add_transfer(ring_[index(r)], ring_[index(u)]);  // reduce up
+      add_transfer(ring_[index(u)], ring_[index(r)]);  // broadcast down
+    }
+  }
+  const PhaseCost c = end_phase(share(n, 1, 2), 2 * std::int64_t{ceil_log2(p)});
+  return add_phase(base::Time::zero(), c.latency, c.transfer);
+}
+
+base::Time CollectiveCostModel::hierarchical_time(Op op, base::Bytes n) {
+  const int k = domain_start_[1];  // even: domain d is nodes [d k, (d + 1) k)
+  const auto m = static_cast<int>(domain_start_.size()) - 1;
+  auto intra = [&](base::Bytes bytes, std::int64_t steps) {
+    begin_phase();
+    for (int d = 0; d < m; ++d)
+      for (int j = 0; j < k; ++j)
+        add_transfer(d * k + j, d * k + (j + 1 == k ? 0 : j + 1));
+    return end_phase(bytes, steps);
+  };
+  auto inter = [&](base::Bytes bytes, std::int64_t steps) {  // one ring per local index j
+    begin_phase();
+    for (int j = 0; j < k; ++j)
+      for (int d = 0; d < m; ++d)
+        add_transfer(d * k + j, (d + 1 == m ? 0 : d + 1) * k + j);
+    return end_phase(bytes, steps);
+  };
+  const std::int64_t k64 = k;
+  const std::int64_t m64 = m;
+  base::Time total = base::Time::zero();
+  switch (op) {
+    case Op::AllReduce: {
+      const PhaseCost in = intra(share(n, k64 - 1, k64), k64 - 1);  // reduce-scatter, then all-gather: equal phases
+      const PhaseCost across = inter(share(n, 2 * (m64 - 1), m64 * k64), 2 * (m64 - 1));
+      total = add_phase(total, in.latency, in.transfer);
+      total = add_phase(total, across.latency, across.transfer);
+      return add_phase(total, in.latency, in.transfer);
+    }
+    case Op::ReduceScatter: {
+      const PhaseCost in = intra(share(n, k64 - 1, k64), k64 - 1);
+      const PhaseCost across = inter(share(n, m64 - 1, m64 * k64), m64 - 1);
+      total = add_phase(total, in.latency, in.transfer);
+      return add_phase(total, across.latency, across.transfer);
+    }
+    default: {  // AllGather
+      const PhaseCost across = inter(share(n, m64 - 1, m64 * k64), m64 - 1);
+      const PhaseCost in = intra(share(n, k64 - 1, k64), k64 - 1);
+      total = add_phase(total, across.latency, across.transfer);
+      return add_phase(total, in.latency, in.transfer);
+    }
+  }
+}
+
+// Send/recv along the caller's order, all-to-all among all pairs, broadcast down the ring from group[0].
+base::Time CollectiveCostModel::direct_time(Op op, std::span<const GpuId> group, base::Bytes n) {
+  const auto p = static_cast<int>(group.size());
+  check_distinct(group);
+  if (op == Op::Broadcast) {
+    load_nodes(sorted_.empty() ? group : std::span<const GpuId>(sorted_));
+    load_layout();
+    const auto root_node =
+        static_cast<int>(std::lower_bound(nodes_.begin(), nodes_.end(), group.front()) - nodes_.begin());
+    const auto root = static_cast<int>(std::find(ring_.begin(), ring_.end(), root_node) - ring_.begin());
+    begin_phase();
+    for (int i = 0; i + 1 < p; ++i)
+      add_transfer(ring_[index((root + i) % p)], ring_[index((root + i + 1) % p)]);
+    const PhaseCost c = end_phase(n, p - 1);
+    return add_phase(base::Time::zero(), c.latency, c.transfer);
+  }
+  load_nodes(group);
+  begin_phase();
+  if (op == Op::SendRecv) {
+    for (int i = 0; i + 1 < p; ++i)
+      add_transfer(i, i + 1);
+    const PhaseCost c = end_phase(n, 1);
+    return add_phase(base::Time::zero(), c.latency, c.transfer);
+  }
+  for (int i = 0; i < p; ++i)  // AllToAll
+    for (int j = 0; j < p; ++j)
+      if (i != j) add_transfer(i, j);
+  const PhaseCost c = end_phase(share(n, 1, p), p - 1);
+  return add_phase(base::Time::zero(), c.latency, c.transfer);
+}
+
 Algorithm resolve(Op op, Algorithm algorithm, std::span<const GpuId> group, base::Bytes n,
                   const topology::Topology& topo) {
+  return CollectiveCostModel(topo).resolve(op, algorithm, group, n);
+}
+
+std::vector<Phase> lower(Op op, Algorithm algorithm, std::span<const GpuId> group, base::Bytes n,
+                         const topology::Topology& topo) {
+  const Algorithm a = resolve(op, algorithm, group, n, topo);
+  std::vector<Phase> phases;
+  std::vector<LinkId> path;
+  for (PhaseSpec& s : plan(op, a, group, n, topo)) {
+    Phase ph;
+    base::Time slowest = base::Time::zero();
+    ph.transfers.reserve(s.edges.size());
+    for (const auto& [src, dst] : s.edges) {
+      path.clear();
+      topo.append_path(src, dst, path);
+      slowest = std::max(slowest, topo.path_latency(path));
+      ph.transfers.push_back({src, dst, s.bytes});
+    }
+    ph.latency = base::Time{slowest.ns * s.steps};
+    phases.push_back(std::move(ph));
+  }
+  return phases;
+}
+
+base::Time collective_time(Op op, Algorithm algorithm, std::span<const GpuId> group, base::Bytes n,
+                           const topology::Topology& topo) {
+  return CollectiveCostModel(topo).time(op, algorithm, group, n);
+}
+
+namespace detail {
+
+Algorithm reference_resolve(Op op, Algorithm algorithm, std::span<const GpuId> group, base::Bytes n,
+                            const topology::Topology& topo) {
   if (group.size() <= 1 || op == Op::AllToAll || op == Op::SendRecv || op == Op::Broadcast) return Algorithm::Ring;
   const bool hierarchical = hierarchical_applies(layout_of(group, topo));
   switch (algorithm) {
@@ -295,30 +631,11 @@ Algorithm resolve(Op op, Algorithm algorithm, std::span<const GpuId> group, base
   return best;
 }
 
-std::vector<Phase> lower(Op op, Algorithm algorithm, std::span<const GpuId> group, base::Bytes n,
-                         const topology::Topology& topo) {
-  const Algorithm a = resolve(op, algorithm, group, n, topo);
-  std::vector<Phase> phases;
-  std::vector<LinkId> path;
-  for (PhaseSpec& s : plan(op, a, group, n, topo)) {
-    Phase ph;
-    base::Time slowest = base::Time::zero();
-    ph.transfers.reserve(s.edges.size());
-    for (const auto& [src, dst] : s.edges) {
-      path.clear();
-      topo.append_path(src, dst, path);
-      slowest = std::max(slowest, topo.path_latency(path));
-      ph.transfers.push_back({src, dst, s.bytes});
-    }
-    ph.latency = base::Time{slowest.ns * s.steps};
-    phases.push_back(std::move(ph));
-  }
-  return phases;
+base::Time reference_collective_time(Op op, Algorithm algorithm, std::span<const GpuId> group, base::Bytes n,
+                                     const topology::Topology& topo) {
+  return time_of(plan(op, reference_resolve(op, algorithm, group, n, topo), group, n, topo), topo);
 }
 
-base::Time collective_time(Op op, Algorithm algorithm, std::span<const GpuId> group, base::Bytes n,
-                           const topology::Topology& topo) {
-  return time_of(plan(op, resolve(op, algorithm, group, n, topo), group, n, topo), topo);
-}
+}  // namespace detail
 
 }  // namespace sim::collectives

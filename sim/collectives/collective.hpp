@@ -4,6 +4,7 @@
 #include "sim/collectives/closed_form.hpp"
 #include "sim/topology/topology.hpp"
 
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -76,5 +77,70 @@ std::vector<Phase> lower(Op op, Algorithm algorithm, std::span<const topology::G
 /// Time::max() when a transfer crosses a down link.
 base::Time collective_time(Op op, Algorithm algorithm, std::span<const topology::GpuId> group, base::Bytes n,
                            const topology::Topology& topo);
+
+/// collective_time() and resolve() for callers that cost many collectives on one topology (the step planner, a
+/// search): the same results bit for bit, in O(p) for rings and trees (O(p^2) for all-to-all) with no allocation once
+/// its scratch buffers have grown to the largest group seen. Instead of building every transfer's path it counts, per
+/// rank, the transfers that leave and enter it over NVLink and over its NIC (the links a path starts and ends with);
+/// only transfers between leaves build a path, for their switch links. O(1) to construct (nothing per topology), reads
+/// the topology's links as they are at each call (set_link_up is seen). Not thread-safe: one per thread.
+class CollectiveCostModel {
+ public:
+  explicit CollectiveCostModel(const topology::Topology& topo) : topo_(topo) {}
+
+  base::Time time(Op op, Algorithm algorithm, std::span<const topology::GpuId> group, base::Bytes n);
+  Algorithm resolve(Op op, Algorithm algorithm, std::span<const topology::GpuId> group, base::Bytes n);
+
+ private:
+  struct Choice {
+    Algorithm algorithm = Algorithm::Ring;
+    base::Time time;
+  };
+  struct PhaseCost {
+    base::Time latency;
+    base::Time transfer;
+  };
+
+  Choice choose(Op op, Algorithm algorithm, std::span<const topology::GpuId> group, base::Bytes n, bool need_time);
+  void check_distinct(std::span<const topology::GpuId> group);
+  void load_nodes(std::span<const topology::GpuId> gpus);  // nodes_ = gpus, with their NVLink domains and leaves
+  void load_layout();                                      // domains_, even_, ring_ from sorted nodes_
+  bool hierarchical_applies() const;
+  base::Time ring_time(Op op, base::Bytes n);
+  base::Time tree_time(base::Bytes n);
+  base::Time hierarchical_time(Op op, base::Bytes n);
+  base::Time direct_time(Op op, std::span<const topology::GpuId> group,
+                         base::Bytes n);  // SendRecv, AllToAll, Broadcast
+
+  // One phase: begin, add its transfers (node index to node index), end with the per-transfer bytes and alpha steps.
+  void begin_phase();
+  void add_transfer(int src, int dst);
+  PhaseCost end_phase(base::Bytes bytes, std::int64_t steps);
+  void limit_rate(topology::LinkId link, std::uint32_t transfers);
+
+  const topology::Topology& topo_;
+  // Scratch, reused from call to call. The nodes are the group's GPUs in the order transfers index them.
+  std::span<const topology::GpuId> nodes_;
+  std::vector<topology::GpuId> sorted_;   // the group by NVLink domain, then id, when the caller's is not
+  std::vector<int> domain_;               // per node: its NVLink domain
+  std::vector<int> leaf_;                 // per node: its leaf (only when the group spans domains)
+  std::vector<int> domain_start_;         // first node of each domain (sorted nodes), then the node count
+  std::vector<int> ring_;                 // ring order as node indices
+  std::vector<std::uint32_t> transfers_;  // per node, kNodeLinks counters: transfers on each of its own links
+  std::vector<topology::LinkId> switch_;  // switch links crossed by the phase's transfers, with repeats
+  std::vector<topology::LinkId> path_;    // one transfer's path (between leaves only)
+  bool even_ = true;                      // the same number of ranks in every domain
+  base::Time slowest_;                    // the phase's slowest path latency so far
+  double rate_ = 0;                       // the phase's bottleneck rate so far, bytes/s
+};
+
+namespace detail {
+/// The straightforward implementation that CollectiveCostModel replaces (builds every transfer's path, sorts the
+/// links it crosses): kept as its test oracle. Allocates and sorts on every call; not for hot paths.
+base::Time reference_collective_time(Op op, Algorithm algorithm, std::span<const topology::GpuId> group, base::Bytes n,
+                                     const topology::Topology& topo);
+Algorithm reference_resolve(Op op, Algorithm algorithm, std::span<const topology::GpuId> group, base::Bytes n,
+                            const topology::Topology& topo);
+}  // namespace detail
 
 }  // namespace sim::collectives

@@ -18,7 +18,8 @@ using base::Time;
 
 Time OpWork::total() const {
   Time t;
-  for (const auto& s : segments) t += s.duration;
+  for (const auto& s : segments)
+    t += s.duration;
   return t;
 }
 
@@ -32,7 +33,9 @@ Time OpWork::total(SegKind kind) const {
 namespace {
 
 /// Megatron-Core's gradient bucket: max(40M, 1M x dp) parameters (DistributedDataParallelConfig.bucket_size).
-double bucket_params(int dp) { return std::max(40e6, 1e6 * dp); }
+double bucket_params(int dp) {
+  return std::max(40e6, 1e6 * dp);
+}
 
 /// Adam in mixed precision touches per local parameter: fp32 grad read (4), master weight, m, v read and written
 /// (3 x 8), 16-bit weight written (2), plus the gradient-norm pass (4): 34 bytes (Megatron's fused Adam).
@@ -40,17 +43,15 @@ constexpr double kOptimizerBytesPerParam = 34.0;
 /// Gradient bytes on the wire: bf16 training reduces fp32 main gradients (Megatron-LM forces
 /// accumulate_allreduce_grads_in_fp32 for bf16, arguments.py); fp16 training reduces the 16-bit gradients (the flag's
 /// default), as the 2021-22 Megatron-LM runs of Narayanan et al. and Korthikanti et al. did.
-double grad_bytes(hardware::Dtype dtype) { return dtype == hardware::Dtype::Fp16 ? 2.0 : 4.0; }
+double grad_bytes(hardware::Dtype dtype) {
+  return dtype == hardware::Dtype::Fp16 ? 2.0 : 4.0;
+}
 constexpr double kParamBytes = 2.0;
 
 class Planner {
  public:
   explicit Planner(const StepInputs& in)
-      : in_(in),
-        model_(*in.model),
-        hw_(*in.hardware),
-        topo_(*in.topology),
-        placement_(in.layout, in.parallel.order) {}
+      : in_(in), model_(*in.model), hw_(*in.hardware), topo_(*in.topology), placement_(in.layout, in.parallel.order) {}
 
   StepPlan build();
 
@@ -79,9 +80,15 @@ class Planner {
     collectives::Op op = collectives::Op::AllReduce;
     parallel::Dim dim = parallel::Dim::Tp;
     switch (kind) {
-      case workload::CommKind::TpAllReduce: op = collectives::Op::AllReduce; break;
-      case workload::CommKind::TpAllGather: op = collectives::Op::AllGather; break;
-      case workload::CommKind::TpReduceScatter: op = collectives::Op::ReduceScatter; break;
+      case workload::CommKind::TpAllReduce:
+        op = collectives::Op::AllReduce;
+        break;
+      case workload::CommKind::TpAllGather:
+        op = collectives::Op::AllGather;
+        break;
+      case workload::CommKind::TpReduceScatter:
+        op = collectives::Op::ReduceScatter;
+        break;
       case workload::CommKind::CpExchange:
         op = collectives::Op::AllGather;  // cp-1 ring steps of one chunk each: an all-gather of cp chunks
         dim = parallel::Dim::Cp;
@@ -125,7 +132,8 @@ class Planner {
         continue;
       }
       Time t;
-      for (const auto& k : s.kernels) t += kernel_time(k);
+      for (const auto& k : s.kernels)
+        t += kernel_time(k);
       if (!out.empty() && out.back().kind == SegKind::Compute) {
         out.back().duration += t;
         continue;
@@ -160,9 +168,12 @@ class Planner {
 
 workload::RecomputeMode recompute_mode(parallel::Recompute r) {
   switch (r) {
-    case parallel::Recompute::None: return workload::RecomputeMode::None;
-    case parallel::Recompute::Selective: return workload::RecomputeMode::Selective;
-    case parallel::Recompute::Full: return workload::RecomputeMode::Full;
+    case parallel::Recompute::None:
+      return workload::RecomputeMode::None;
+    case parallel::Recompute::Selective:
+      return workload::RecomputeMode::Selective;
+    case parallel::Recompute::Full:
+      return workload::RecomputeMode::Full;
   }
   return workload::RecomputeMode::None;
 }
@@ -225,7 +236,8 @@ StepPlan Planner::build() {
     first_layer += st.layers;
     const bool first = v == 0, last = v == stages - 1;
     if (first) append(st.forward, e_fwd);
-    for (int l = 0; l < st.layers; ++l) append(st.forward, l_fwd);
+    for (int l = 0; l < st.layers; ++l)
+      append(st.forward, l_fwd);
     if (last) append(st.forward, o_fwd);
 
     // Backward in reverse layer order; gradient buckets close at layer boundaries.
@@ -234,8 +246,8 @@ StepPlan Planner::build() {
     auto close_bucket = [&](bool force) {
       if (pending <= 0 || (!force && pending < bucket_limit)) return;
       const double bytes = pending * grad_bytes(in_.dtype);
-      st.buckets.push_back({Bytes{static_cast<std::int64_t>(bytes)}, static_cast<int>(grad_op.segments.size()) - 1,
-                            dp_time(bytes)});
+      st.buckets.push_back(
+          {Bytes{static_cast<std::int64_t>(bytes)}, static_cast<int>(grad_op.segments.size()) - 1, dp_time(bytes)});
       pending = 0;
     };
     auto layer_backward = [&](const std::vector<TimedSegment>& rec, const std::vector<TimedSegment>& b,
@@ -251,7 +263,8 @@ StepPlan Planner::build() {
       close_bucket(false);
     };
     if (last) layer_backward({}, o_b, o_w, output_params);
-    for (int l = 0; l < st.layers; ++l) layer_backward(l_rec, l_b, l_w, layer_params);
+    for (int l = 0; l < st.layers; ++l)
+      layer_backward(l_rec, l_b, l_w, layer_params);
     if (first) layer_backward({}, e_b, e_w, embed_params);
     close_bucket(true);
 
@@ -269,8 +282,8 @@ StepPlan Planner::build() {
     const int b = placement_.gpu(0, 0, 0, 1);
     const double bytes = static_cast<double>(L.micro_batch) * in_.seq_len / L.cp * model_.hidden * 2.0 / L.tp;
     plan.p2p = collectives::collective_time(collectives::Op::SendRecv, collectives::Algorithm::Auto,
-                                            std::vector<topology::GpuId>{a, b},
-                                            Bytes{static_cast<std::int64_t>(bytes)}, topo_);
+                                            std::vector<topology::GpuId>{a, b}, Bytes{static_cast<std::int64_t>(bytes)},
+                                            topo_);
     plan.p2p_crosses_network = topo_.node_of(a) != topo_.node_of(b);
   }
 
@@ -293,6 +306,8 @@ StepPlan Planner::build() {
 
 }  // namespace
 
-StepPlan build_step_plan(const StepInputs& in) { return Planner(in).build(); }
+StepPlan build_step_plan(const StepInputs& in) {
+  return Planner(in).build();
+}
 
 }  // namespace sim::execution

@@ -29,24 +29,24 @@ struct TimedSegment {
 /// The work of one operation kind (forward, backward, ...) of one virtual stage, for one micro-batch.
 struct OpWork {
   std::vector<TimedSegment> segments;
-  base::Time total() const;                // every segment back to back, no waiting
-  base::Time total(SegKind kind) const;    // the segments of one kind
+  base::Time total() const;              // every segment back to back, no waiting
+  base::Time total(SegKind kind) const;  // the segments of one kind
 };
 
 /// A data-parallel gradient bucket: reduced once the last micro-batch's backward has produced its gradients.
 struct DpBucket {
-  base::Bytes bytes;        // gradient bytes (fp32 main grads, Megatron's default for bf16 training)
-  int ready_after = 0;      // index of the backward segment after which the bucket's gradients are final
-  base::Time duration;      // its data-parallel collective (all-reduce, or reduce-scatter with ZeRO >= 1)
+  base::Bytes bytes;    // gradient bytes (fp32 main grads, Megatron's default for bf16 training)
+  int ready_after = 0;  // index of the backward segment after which the bucket's gradients are final
+  base::Time duration;  // its data-parallel collective (all-reduce, or reduce-scatter with ZeRO >= 1)
 };
 
 struct StageWork {
   int first_layer = 0;
   int layers = 0;
   OpWork forward;
-  OpWork backward;         // recompute (if any) + input gradients + weight gradients, as 1F1B runs it
-  OpWork backward_input;   // recompute + input gradients (zero-bubble B)
-  OpWork backward_weight;  // weight gradients (zero-bubble W)
+  OpWork backward;                // recompute (if any) + input gradients + weight gradients, as 1F1B runs it
+  OpWork backward_input;          // recompute + input gradients (zero-bubble B)
+  OpWork backward_weight;         // weight gradients (zero-bubble W)
   std::vector<DpBucket> buckets;  // in the order they become ready during the last backward
   base::Time optimizer;           // optimizer step on this stage's (sharded) parameters
   base::Time param_gather;        // ZeRO >= 1: all-gather of updated parameters over the data-parallel group
@@ -76,16 +76,18 @@ struct StepPlan {
   std::vector<StageWork> stages;  // by virtual stage (chunk * pp + rank)
   base::Time p2p;                 // activation (or gradient) send between adjacent stages
   bool p2p_crosses_network = false;
-  double model_flops = 0;         // per iteration, whole job (MFU convention)
-  double hardware_flops = 0;      // per iteration, whole job, recomputation counted (HFU convention)
-  double tokens = 0;              // per iteration
-  base::FlopRate peak;            // per GPU in the training dtype
+  double model_flops = 0;     // per iteration, whole job (MFU convention)
+  double hardware_flops = 0;  // per iteration, whole job, recomputation counted (HFU convention)
+  double tokens = 0;          // per iteration
+  base::FlopRate peak;        // per GPU in the training dtype
   std::vector<std::string> labels;
 
   int pp() const { return layout.pp; }
   int vpp() const { return layout.vpp; }
   int micro_batches() const { return layout.micro_batches; }
-  const StageWork& stage(int chunk, int rank) const { return stages[static_cast<std::size_t>(chunk * layout.pp + rank)]; }
+  const StageWork& stage(int chunk, int rank) const {
+    return stages[static_cast<std::size_t>(chunk * layout.pp + rank)];
+  }
 };
 
 /// Builds the plan: kernels from workload::layer_work timed by hardware::compute_model, collectives timed on the

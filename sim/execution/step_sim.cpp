@@ -18,9 +18,12 @@ using parallel::PipeOp;
 
 const char* to_string(Fidelity f) {
   switch (f) {
-    case Fidelity::Analytic: return "analytic";
-    case Fidelity::Replica: return "replica";
-    case Fidelity::Full: return "full";
+    case Fidelity::Analytic:
+      return "analytic";
+    case Fidelity::Replica:
+      return "replica";
+    case Fidelity::Full:
+      return "full";
   }
   return "?";
 }
@@ -38,7 +41,8 @@ class Gpu;
 class Group final : public engine::Component {
  public:
   enum class Channel : std::uint8_t { Compute, Dp };
-  Group(engine::Simulator& sim, std::string name, Channel channel) : Component(sim, std::move(name)), channel_(channel) {}
+  Group(engine::Simulator& sim, std::string name, Channel channel)
+      : Component(sim, std::move(name)), channel_(channel) {}
   void add_member(Gpu* g) { members_.push_back(g); }
   std::size_t size() const { return members_.size(); }
   void arrive(Time duration) {
@@ -68,7 +72,11 @@ class Gpu final : public engine::Component {
                                  kDpSelfDone = 4;
 
   Gpu(engine::Simulator& sim, Replay& replay, int id, int rank, double slowdown, bool record)
-      : Component(sim, "gpu" + std::to_string(id)), replay_(replay), id_(id), rank_(rank), slowdown_(slowdown),
+      : Component(sim, "gpu" + std::to_string(id)),
+        replay_(replay),
+        id_(id),
+        rank_(rank),
+        slowdown_(slowdown),
         record_(record) {}
 
   void set_groups(Group* tp, Group* cp, Group* ep, Group* dp) {
@@ -93,7 +101,16 @@ class Gpu final : public engine::Component {
   const std::array<Time, kCategories>& accounted() const { return acc_; }
 
  private:
-  enum class State : std::uint8_t { Ready, Computing, Collective, WaitingInput, WaitingDp, Optimizer, ParamGather, Done };
+  enum class State : std::uint8_t {
+    Ready,
+    Computing,
+    Collective,
+    WaitingInput,
+    WaitingDp,
+    Optimizer,
+    ParamGather,
+    Done
+  };
 
   void enter(State s, Category cat);
   void begin_op();
@@ -173,16 +190,21 @@ void Group::handle(std::uint64_t) {
 // ---- Gpu --------------------------------------------------------------------------------------------------------
 
 std::size_t Gpu::ready_index(int mb, int chunk) const {
-  return static_cast<std::size_t>(mb) * static_cast<std::size_t>(replay_.plan().vpp()) + static_cast<std::size_t>(chunk);
+  return static_cast<std::size_t>(mb) * static_cast<std::size_t>(replay_.plan().vpp()) +
+         static_cast<std::size_t>(chunk);
 }
 
 const OpWork& Gpu::work(const PipeOp& op) const {
   const StageWork& st = replay_.plan().stage(op.chunk, rank_);
   switch (op.kind) {
-    case OpKind::Forward: return st.forward;
-    case OpKind::Backward: return st.backward;
-    case OpKind::BackwardInput: return st.backward_input;
-    case OpKind::BackwardWeight: return st.backward_weight;
+    case OpKind::Forward:
+      return st.forward;
+    case OpKind::Backward:
+      return st.backward;
+    case OpKind::BackwardInput:
+      return st.backward_input;
+    case OpKind::BackwardWeight:
+      return st.backward_weight;
   }
   return st.forward;
 }
@@ -266,11 +288,11 @@ void Gpu::segment_done() {
   const PipeOp& op = replay_.program(rank_)[op_];
   const OpWork& w = work(op);
   const TimedSegment& s = w.segments[seg_];
-  if (s.kind != SegKind::Compute) record(s.kind == SegKind::Tp ? 1 : s.kind == SegKind::Cp ? 4 : 5,
-                                         replay_.plan().labels[s.label], since_, now());
+  if (s.kind != SegKind::Compute)
+    record(s.kind == SegKind::Tp ? 1 : s.kind == SegKind::Cp ? 4 : 5, replay_.plan().labels[s.label], since_, now());
   // Gradient buckets become ready during the last micro-batch's gradient pass of each chunk.
   const bool grad_op = replay_.plan().schedule == parallel::Schedule::ZeroBubbleH1 ? op.kind == OpKind::BackwardWeight
-                                                                                    : op.kind == OpKind::Backward;
+                                                                                   : op.kind == OpKind::Backward;
   if (grad_op && op.micro_batch == replay_.plan().micro_batches() - 1) {
     for (const auto& b : replay_.plan().stage(op.chunk, rank_).buckets)
       if (b.ready_after == static_cast<int>(seg_)) enqueue_bucket(b.duration);
@@ -284,21 +306,22 @@ void Gpu::end_op() {
   const auto& plan = replay_.plan();
   const int pp = plan.pp();
   const int vs = parallel::virtual_stage(op.chunk, rank_, pp);
-  record(0, std::string(parallel::to_string(op.kind)) + std::to_string(op.micro_batch) +
-                (plan.vpp() > 1 ? ".c" + std::to_string(op.chunk) : ""),
+  record(0,
+         std::string(parallel::to_string(op.kind)) + std::to_string(op.micro_batch) +
+             (plan.vpp() > 1 ? ".c" + std::to_string(op.chunk) : ""),
          op_start_, now());
   const Time arrive = now() + plan.p2p;
   if (op.kind == OpKind::Forward && vs < replay_.last_stage()) {
     const int to = vs + 1;  // on the next rank; from the last rank it wraps to rank 0, next chunk
-    const std::uint64_t arg = kForwardInput | static_cast<std::uint64_t>(op.micro_batch) << 8 |
-                              static_cast<std::uint64_t>(to / pp) << 40;
+    const std::uint64_t arg =
+        kForwardInput | static_cast<std::uint64_t>(op.micro_batch) << 8 | static_cast<std::uint64_t>(to / pp) << 40;
     simulator().schedule_at(arrive, engine::kDefaultPriority, *next_, arg);
     record(2, "send F" + std::to_string(op.micro_batch), now(), arrive);
   }
   if ((op.kind == OpKind::Backward || op.kind == OpKind::BackwardInput) && vs > 0) {
     const int to = vs - 1;
-    const std::uint64_t arg = kBackwardInput | static_cast<std::uint64_t>(op.micro_batch) << 8 |
-                              static_cast<std::uint64_t>(to / pp) << 40;
+    const std::uint64_t arg =
+        kBackwardInput | static_cast<std::uint64_t>(op.micro_batch) << 8 | static_cast<std::uint64_t>(to / pp) << 40;
     simulator().schedule_at(arrive, engine::kDefaultPriority, *prev_, arg);
     record(2, "send B" + std::to_string(op.micro_batch), now(), arrive);
   }
@@ -378,7 +401,8 @@ void Gpu::maybe_finish() {
     return;
   }
   Time gather;
-  for (int c = 0; c < plan.vpp(); ++c) gather += plan.stage(c, rank_).param_gather;
+  for (int c = 0; c < plan.vpp(); ++c)
+    gather += plan.stage(c, rank_).param_gather;
   if (gather > Time::zero()) {
     enter(State::ParamGather, kDp);
     dp_busy_ = true;
@@ -407,7 +431,6 @@ std::vector<std::string> Gpu::pending_work() const {
 
 // ---- Replay -----------------------------------------------------------------------------------------------------
 
-
 Replay::Replay(const StepPlan& plan, const StepOptions& options) : plan_(plan), options_(options) {
   const auto& L = plan.layout;
   for (int r = 0; r < L.pp; ++r)
@@ -424,8 +447,9 @@ Replay::Replay(const StepPlan& plan, const StepOptions& options) : plan_(plan), 
       for (int cp = 0; cp < L.cp; ++cp)
         for (int tp = 0; tp < L.tp; ++tp) {
           const int id = placement.gpu(tp, cp, dp, pp);
-          const double slow =
-              static_cast<std::size_t>(id) < options.slowdown.size() ? options.slowdown[static_cast<std::size_t>(id)] : 1.0;
+          const double slow = static_cast<std::size_t>(id) < options.slowdown.size()
+                                  ? options.slowdown[static_cast<std::size_t>(id)]
+                                  : 1.0;
           // One GPU per pipeline stage of replica 0: its tensor-parallel peers run in lockstep with it.
           const bool rec = options.record_timeline && dp == 0 && tp == 0;
           gpus_[local(tp, cp, dp, pp)] = std::make_unique<Gpu>(sim_, *this, id, pp, slow, rec);
@@ -500,8 +524,7 @@ Time ideal_bubble(const StepPlan& plan, int rank) {
     w += st.backward_weight.total();
   }
   const std::int64_t p1 = plan.pp() - 1;
-  if (plan.schedule == parallel::Schedule::ZeroBubbleH1)
-    return std::max(Time::zero(), Time{p1 * (f + bi - w).ns});
+  if (plan.schedule == parallel::Schedule::ZeroBubbleH1) return std::max(Time::zero(), Time{p1 * (f + bi - w).ns});
   return Time{p1 * (f + b).ns / plan.vpp()};
 }
 
@@ -527,7 +550,8 @@ results::StepResult finish_result(const StepPlan& plan, Time step, const std::ar
 }
 
 results::StepResult Replay::run() {
-  for (auto& g : gpus_) g->start();
+  for (auto& g : gpus_)
+    g->start();
   const engine::RunResult rr = sim_.run();
   if (rr.deadlocked())
     throw base::InternalError("the step simulation deadlocked (a trainsim bug): " + engine::describe(rr));
@@ -539,7 +563,9 @@ results::StepResult Replay::run() {
   }
   int critical_rank = 0;
   for (std::size_t i = 0; i < gpus_.size(); ++i)
-    if (gpus_[i].get() == critical) critical_rank = static_cast<int>((i / static_cast<std::size_t>(plan_.layout.tp * plan_.layout.cp)) % static_cast<std::size_t>(plan_.pp()));
+    if (gpus_[i].get() == critical)
+      critical_rank = static_cast<int>((i / static_cast<std::size_t>(plan_.layout.tp * plan_.layout.cp)) %
+                                       static_cast<std::size_t>(plan_.pp()));
   results::StepResult r = finish_result(plan_, critical->end_time(), critical->accounted(), critical_rank);
   r.fidelity = to_string(options_.fidelity);
   r.simulated_gpus = static_cast<std::int64_t>(gpus_.size());
@@ -572,8 +598,8 @@ results::StepResult analytic_step(const StepPlan& plan) {
     const Time x = f[static_cast<std::size_t>(r)] + b[static_cast<std::size_t>(r)];
     sum += x;
     worst = std::max(worst, x);
-    zb_bubble = std::max(zb_bubble, f[static_cast<std::size_t>(r)] + bi[static_cast<std::size_t>(r)] -
-                                        w[static_cast<std::size_t>(r)]);
+    zb_bubble = std::max(
+        zb_bubble, f[static_cast<std::size_t>(r)] + bi[static_cast<std::size_t>(r)] - w[static_cast<std::size_t>(r)]);
   }
   const std::int64_t hops = 2 * static_cast<std::int64_t>(p - 1);
   Time pipe;

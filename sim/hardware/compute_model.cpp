@@ -9,7 +9,9 @@
 namespace sim::hardware {
 namespace {
 
-base::Time from_seconds_up(double s) { return base::Time{static_cast<std::int64_t>(std::ceil(s * 1e9))}; }
+base::Time from_seconds_up(double s) {
+  return base::Time{static_cast<std::int64_t>(std::ceil(s * 1e9))};
+}
 
 double peak(const GpuSpec& gpu, Dtype dtype) {
   auto p = gpu.peak_for(dtype);
@@ -35,8 +37,7 @@ Efficiency Efficiency::parse(base::JsonReader& in) {
   return e;
 }
 
-base::Time gemm_time(const GpuSpec& gpu, Dtype dtype, const Efficiency& e, double m, double n, double k,
-                     double batch) {
+base::Time gemm_time(const GpuSpec& gpu, Dtype dtype, const Efficiency& e, double m, double n, double k, double batch) {
   if (m <= 0 || n <= 0 || k <= 0 || batch <= 0) return base::Time::zero();
   const double flops = 2.0 * m * n * k * batch;
   const double tiles = std::ceil(m / e.tile_m) * std::ceil(n / e.tile_n) * std::ceil(batch);

@@ -41,8 +41,7 @@ struct Efficiency {
 ///   t = max(2mnk*batch / (peak * e_gemm * wave * k/(k + k_half)),  bytes / (hbm_bw * e_hbm)) + overhead
 /// where wave = tiles / (ceil(tiles / SMs) * SMs) is the wave-quantisation efficiency and bytes the operands and
 /// result in 16-bit (Williams, Waterman, Patterson, "Roofline", CACM 2009).
-base::Time gemm_time(const GpuSpec& gpu, Dtype dtype, const Efficiency& e, double m, double n, double k,
-                     double batch);
+base::Time gemm_time(const GpuSpec& gpu, Dtype dtype, const Efficiency& e, double m, double n, double k, double batch);
 /// Time of a fused attention kernel of `flops` executed FLOPs.
 base::Time attention_time(const GpuSpec& gpu, Dtype dtype, const Efficiency& e, double flops);
 /// Time of a memory-bound kernel moving `bytes` to and from HBM.

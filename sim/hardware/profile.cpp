@@ -10,12 +10,18 @@ using base::Range;
 
 const char* to_string(Dtype d) {
   switch (d) {
-    case Dtype::Fp32: return "fp32";
-    case Dtype::Tf32: return "tf32";
-    case Dtype::Bf16: return "bf16";
-    case Dtype::Fp16: return "fp16";
-    case Dtype::Fp8: return "fp8";
-    case Dtype::Fp4: return "fp4";
+    case Dtype::Fp32:
+      return "fp32";
+    case Dtype::Tf32:
+      return "tf32";
+    case Dtype::Bf16:
+      return "bf16";
+    case Dtype::Fp16:
+      return "fp16";
+    case Dtype::Fp8:
+      return "fp8";
+    case Dtype::Fp4:
+      return "fp4";
   }
   return "?";
 }
@@ -28,22 +34,32 @@ std::optional<Dtype> dtype_from_string(std::string_view s) {
 
 const char* to_string(FailureScope s) {
   switch (s) {
-    case FailureScope::Gpu: return "gpu";
-    case FailureScope::Node: return "node";
-    case FailureScope::Rack: return "rack";
-    case FailureScope::Switch: return "switch";
-    case FailureScope::Job: return "job";
+    case FailureScope::Gpu:
+      return "gpu";
+    case FailureScope::Node:
+      return "node";
+    case FailureScope::Rack:
+      return "rack";
+    case FailureScope::Switch:
+      return "switch";
+    case FailureScope::Job:
+      return "job";
   }
   return "?";
 }
 
 const char* to_string(FailureEffect e) {
   switch (e) {
-    case FailureEffect::Crash: return "crash";
-    case FailureEffect::Hang: return "hang";
-    case FailureEffect::Sdc: return "sdc";
-    case FailureEffect::Straggler: return "straggler";
-    case FailureEffect::Maintenance: return "maintenance";
+    case FailureEffect::Crash:
+      return "crash";
+    case FailureEffect::Hang:
+      return "hang";
+    case FailureEffect::Sdc:
+      return "sdc";
+    case FailureEffect::Straggler:
+      return "straggler";
+    case FailureEffect::Maintenance:
+      return "maintenance";
   }
   return "?";
 }
@@ -130,7 +146,8 @@ HardwareProfile HardwareProfile::parse(JsonReader& in) {
   }
   if (auto eff = in.optional_object("efficiency")) p.efficiency = Efficiency::parse(*eff);
   if (auto failures = in.optional_object("failures")) {
-    for (auto& c : failures->object_array("components", true)) p.failures.push_back(FailureComponentSpec::parse(c));
+    for (auto& c : failures->object_array("components", true))
+      p.failures.push_back(FailureComponentSpec::parse(c));
     failures->finish();
   }
   if (auto prov = in.optional_object("provenance")) {

@@ -9,10 +9,14 @@ namespace sim::parallel {
 
 const char* to_string(OpKind k) {
   switch (k) {
-    case OpKind::Forward: return "F";
-    case OpKind::Backward: return "B";
-    case OpKind::BackwardInput: return "B_in";
-    case OpKind::BackwardWeight: return "W";
+    case OpKind::Forward:
+      return "F";
+    case OpKind::Backward:
+      return "B";
+    case OpKind::BackwardInput:
+      return "B_in";
+    case OpKind::BackwardWeight:
+      return "W";
   }
   return "?";
 }
@@ -23,12 +27,14 @@ std::vector<PipeOp> one_f_one_b(int pp, int m, int rank, OpKind backward) {
   std::vector<PipeOp> ops;
   const int warmup = std::min(pp - rank - 1, m);
   const int steady = m - warmup;
-  for (int i = 0; i < warmup; ++i) ops.push_back({OpKind::Forward, i, 0});
+  for (int i = 0; i < warmup; ++i)
+    ops.push_back({OpKind::Forward, i, 0});
   for (int i = 0; i < steady; ++i) {
     ops.push_back({OpKind::Forward, warmup + i, 0});
     ops.push_back({backward, i, 0});
   }
-  for (int i = steady; i < m; ++i) ops.push_back({backward, i, 0});
+  for (int i = steady; i < m; ++i)
+    ops.push_back({backward, i, 0});
   return ops;
 }
 
@@ -44,13 +50,15 @@ std::vector<PipeOp> interleaved(int pp, int v, int m, int rank) {
     return PipeOp{forward ? OpKind::Forward : OpKind::Backward, mb, chunk};
   };
   std::vector<PipeOp> ops;
-  for (int k = 0; k < warmup; ++k) ops.push_back(op(k, true));
+  for (int k = 0; k < warmup; ++k)
+    ops.push_back(op(k, true));
   const int steady = total - warmup;
   for (int i = 0; i < steady; ++i) {
     ops.push_back(op(warmup + i, true));
     ops.push_back(op(i, false));
   }
-  for (int k = steady; k < total; ++k) ops.push_back(op(k, false));
+  for (int k = steady; k < total; ++k)
+    ops.push_back(op(k, false));
   return ops;
 }
 
@@ -63,7 +71,8 @@ std::vector<PipeOp> zero_bubble_h1(int pp, int m, int rank) {
     if (op.kind == OpKind::BackwardInput && op.micro_batch - lag >= next_w)
       ops.push_back({OpKind::BackwardWeight, next_w++, 0});
   }
-  while (next_w < m) ops.push_back({OpKind::BackwardWeight, next_w++, 0});
+  while (next_w < m)
+    ops.push_back({OpKind::BackwardWeight, next_w++, 0});
   return ops;
 }
 
@@ -72,12 +81,15 @@ std::vector<PipeOp> zero_bubble_h1(int pp, int m, int rank) {
 std::vector<ScheduleInfo> describe_schedules() {
   return {
       {"gpipe", "all forwards, then all backwards; bubble (p-1)/m, holds m micro-batches (Huang et al. 2019)"},
-      {"1f1b", "one forward, one backward after p-r-1 warm-up forwards; bubble (p-1)/m, holds p (Narayanan et al. "
-               "2019/2021)"},
-      {"interleaved", "1F1B over vpp model chunks per rank; bubble (p-1)/(vpp m) at vpp times the pipeline "
-                      "transfers (Narayanan et al. SC21)"},
-      {"zb-h1", "1F1B with backward split into input (B) and weight (W) gradients, W deferred into the cool-down; "
-                "bubble about (p-1)(F+B-W) (Qi et al. ICLR 2024)"},
+      {"1f1b",
+       "one forward, one backward after p-r-1 warm-up forwards; bubble (p-1)/m, holds p (Narayanan et al. "
+       "2019/2021)"},
+      {"interleaved",
+       "1F1B over vpp model chunks per rank; bubble (p-1)/(vpp m) at vpp times the pipeline "
+       "transfers (Narayanan et al. SC21)"},
+      {"zb-h1",
+       "1F1B with backward split into input (B) and weight (W) gradients, W deferred into the cool-down; "
+       "bubble about (p-1)(F+B-W) (Qi et al. ICLR 2024)"},
   };
 }
 
@@ -87,9 +99,11 @@ std::vector<PipeOp> pipeline_ops(Schedule schedule, int pp, int vpp, int micro_b
     case Schedule::GPipe: {
       std::vector<PipeOp> ops;
       for (int c = 0; c < vpp; ++c)
-        for (int i = 0; i < micro_batches; ++i) ops.push_back({OpKind::Forward, i, c});
+        for (int i = 0; i < micro_batches; ++i)
+          ops.push_back({OpKind::Forward, i, c});
       for (int c = vpp - 1; c >= 0; --c)
-        for (int i = 0; i < micro_batches; ++i) ops.push_back({OpKind::Backward, i, c});
+        for (int i = 0; i < micro_batches; ++i)
+          ops.push_back({OpKind::Backward, i, c});
       return ops;
     }
     case Schedule::OneFOneB:

@@ -44,6 +44,8 @@ struct ScheduleInfo {
 std::vector<ScheduleInfo> describe_schedules();
 
 /// Virtual stage index of `chunk` on pipeline rank `rank`.
-inline int virtual_stage(int chunk, int rank, int pp) { return chunk * pp + rank; }
+inline int virtual_stage(int chunk, int rank, int pp) {
+  return chunk * pp + rank;
+}
 
 }  // namespace sim::parallel

@@ -30,8 +30,9 @@ Json to_json(const StepResult& r) {
   m["total"] = r.memory.total;
   m["capacity"] = r.memory.capacity;
   j["fits"] = r.fits;
-  j["flop_conventions"] = "mfu and tflops_per_gpu: model FLOPs (Narayanan et al. SC21, no recomputation); "
-                          "hfu: hardware FLOPs (recomputation counted, Korthikanti et al. 2022)";
+  j["flop_conventions"] =
+      "mfu and tflops_per_gpu: model FLOPs (Narayanan et al. SC21, no recomputation); "
+      "hfu: hardware FLOPs (recomputation counted, Korthikanti et al. 2022)";
   j["simulated_gpus"] = r.simulated_gpus;
   j["events"] = r.events;
   return j;

@@ -11,14 +11,14 @@ namespace sim::results {
 
 /// Where the time of the iteration went, on the GPU that finished last. The parts sum to the step time.
 struct StepBreakdown {
-  base::Time compute;      // kernels on the compute stream
-  base::Time tp_exposed;   // tensor-parallel collectives (blocking in Megatron's TP)
-  base::Time pp_bubble;    // pipeline fill and drain inherent to the schedule
-  base::Time pp_exposed;   // other waiting for pipeline transfers
-  base::Time dp_exposed;   // data-parallel gradient reduction and parameter gathering not hidden by backward
-  base::Time cp_exposed;   // context-parallel key/value exchange
-  base::Time ep_exposed;   // expert-parallel all-to-all
-  base::Time optimizer;    // optimizer step
+  base::Time compute;     // kernels on the compute stream
+  base::Time tp_exposed;  // tensor-parallel collectives (blocking in Megatron's TP)
+  base::Time pp_bubble;   // pipeline fill and drain inherent to the schedule
+  base::Time pp_exposed;  // other waiting for pipeline transfers
+  base::Time dp_exposed;  // data-parallel gradient reduction and parameter gathering not hidden by backward
+  base::Time cp_exposed;  // context-parallel key/value exchange
+  base::Time ep_exposed;  // expert-parallel all-to-all
+  base::Time optimizer;   // optimizer step
   base::Time sum() const {
     return compute + tp_exposed + pp_bubble + pp_exposed + dp_exposed + cp_exposed + ep_exposed + optimizer;
   }

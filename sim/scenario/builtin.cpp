@@ -7,7 +7,9 @@ extern const BuiltinFile kBuiltinFiles[];
 extern const std::size_t kBuiltinFileCount;
 }  // namespace detail
 
-std::span<const BuiltinFile> builtin_files() { return {detail::kBuiltinFiles, detail::kBuiltinFileCount}; }
+std::span<const BuiltinFile> builtin_files() {
+  return {detail::kBuiltinFiles, detail::kBuiltinFileCount};
+}
 
 std::optional<std::string_view> builtin_text(std::string_view path) {
   for (const auto& f : builtin_files())

@@ -29,7 +29,8 @@ bool looks_like_path(std::string_view s) {
 
 std::string join_names(const std::vector<std::string>& names) {
   std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  for (const auto& n : names)
+    out += (out.empty() ? "" : ", ") + n;
   return out;
 }
 
@@ -47,16 +48,18 @@ JsonDocument open_named(const std::string& name, std::string_view folder, const 
   const std::string hint = base::did_you_mean(name, names);
   throw ConfigError("", "",
                     "\"" + name + "\" is not a built-in " +
-                        (folder == "models" ? "model" : folder == "failures" ? "failure model" : "hardware profile") +
-                        (hint.empty() ? "" : " (did you mean \"" + hint + "\"?)") + "; built-in: " +
-                        join_names(names) + "; or give a path to a .json file");
+                        (folder == "models"     ? "model"
+                         : folder == "failures" ? "failure model"
+                                                : "hardware profile") +
+                        (hint.empty() ? "" : " (did you mean \"" + hint + "\"?)") + "; built-in: " + join_names(names) +
+                        "; or give a path to a .json file");
 }
 
 void require_schema(const JsonDocument& doc, std::string_view expected) {
   auto schema = doc.top_level_string("schema");
   if (!schema)
-    throw ConfigError(doc.origin(), "/schema", "missing required field \"schema\"; expected \"" +
-                                                   std::string(expected) + "\"");
+    throw ConfigError(doc.origin(), "/schema",
+                      "missing required field \"schema\"; expected \"" + std::string(expected) + "\"");
   if (*schema != expected)
     throw ConfigError(doc.origin(), "/schema",
                       "\"" + *schema + "\" is not accepted here; expected \"" + std::string(expected) + "\"");
@@ -216,7 +219,8 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
     if (t->optional_enum("dtype", dtype, {"fp32", "tf32", "bf16", "fp16", "fp8", "fp4"})) {
       s.training.dtype = *hardware::dtype_from_string(dtype);
       if (hw && !s.hardware.gpu.peak_for(s.training.dtype))
-        t->error("dtype", "\"" + dtype + "\" is not supported by " + s.hardware.name + " (no peak rate in its profile)");
+        t->error("dtype",
+                 "\"" + dtype + "\" is not supported by " + s.hardware.name + " (no peak rate in its profile)");
     }
     t->finish();
   }
@@ -251,7 +255,8 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
           fr.optional("schema", ignored);
           fr.optional("description", ignored);
           fr.finish();
-          for (const auto& d : fdiag.items()) diag.add(d);
+          for (const auto& d : fdiag.items())
+            diag.add(d);
           rel.failures = name;
         } catch (const ConfigError& e) {
           for (const auto& d : e.items()) {
@@ -317,7 +322,8 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
 }
 
 Scenario load_from_doc(JsonDocument doc, const std::string& base_dir, const std::vector<Override>& overrides) {
-  for (const auto& o : overrides) doc.set(o.key, o.value);
+  for (const auto& o : overrides)
+    doc.set(o.key, o.value);
   return parse_scenario(doc, base_dir);
 }
 
@@ -347,8 +353,7 @@ workload::ModelSpec load_model(const std::string& name_or_path) {
   try {
     return model_from(open_named(name_or_path, "models", ""));
   } catch (const ConfigError& e) {
-    if (e.items().size() == 1 && e.items()[0].file.empty())
-      throw ConfigError("model", "", e.items()[0].message);
+    if (e.items().size() == 1 && e.items()[0].file.empty()) throw ConfigError("model", "", e.items()[0].message);
     throw;
   }
 }
@@ -357,8 +362,7 @@ hardware::HardwareProfile load_hardware(const std::string& name_or_path) {
   try {
     return hardware_from(open_named(name_or_path, "hardware_profiles", ""));
   } catch (const ConfigError& e) {
-    if (e.items().size() == 1 && e.items()[0].file.empty())
-      throw ConfigError("hardware", "", e.items()[0].message);
+    if (e.items().size() == 1 && e.items()[0].file.empty()) throw ConfigError("hardware", "", e.items()[0].message);
     throw;
   }
 }
@@ -386,8 +390,9 @@ FileKind validate_file(const std::string& path) {
     return FileKind::Hardware;
   }
   throw ConfigError(path, "/schema",
-                    "\"" + *schema + "\" is not a trainsim schema; expected one of \"trainsim.scenario/1\", "
-                    "\"trainsim.model/1\", \"trainsim.hardware/1\"");
+                    "\"" + *schema +
+                        "\" is not a trainsim schema; expected one of \"trainsim.scenario/1\", "
+                        "\"trainsim.model/1\", \"trainsim.hardware/1\"");
 }
 
 }  // namespace sim::scenario

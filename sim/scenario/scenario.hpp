@@ -13,9 +13,9 @@
 namespace sim::scenario {
 
 struct NetworkConfig {
-  base::Bandwidth nic_bandwidth;        // default: the hardware profile's NIC bandwidth
+  base::Bandwidth nic_bandwidth;           // default: the hardware profile's NIC bandwidth
   std::string topology = "rail-fat-tree";  // "rail-fat-tree" | "fat-tree"
-  double oversubscription = 1.0;        // leaf-to-spine, >= 1
+  double oversubscription = 1.0;           // leaf-to-spine, >= 1
 };
 
 struct ClusterConfig {
@@ -40,7 +40,7 @@ struct CheckpointConfig {
 };
 
 struct ReliabilityConfig {
-  std::string failures = "default";  // "default", a file name, or "inline"
+  std::string failures = "default";                        // "default", a file name, or "inline"
   std::vector<hardware::FailureComponentSpec> components;  // effective list after defaults / replace
   CheckpointConfig checkpoint;
   base::Time restart;
@@ -61,14 +61,14 @@ struct Expectation {
   std::string metric;
   std::optional<double> min;  // in the result's own unit (seconds, USD, GiB, fraction)
   std::optional<double> max;
-  std::optional<bool> equals;       // "fits": true
+  std::optional<bool> equals;         // "fits": true
   std::optional<double> within_best;  // "within_best": "5%"
 };
 
 struct Scenario {
   std::string name;
   std::string description;  // free text: what the scenario is and where its numbers come from
-  std::string source;  // the file it came from, or "<built-in>/scenarios/default.json"
+  std::string source;       // the file it came from, or "<built-in>/scenarios/default.json"
   workload::ModelSpec model;
   hardware::HardwareProfile hardware;
   ClusterConfig cluster;

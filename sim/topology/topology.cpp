@@ -366,11 +366,11 @@ void Topology::append_path(GpuId src, GpuId dst, std::vector<LinkId>& out) const
   check_gpu(dst);
   if (src == dst) return;
   if (same_nvlink_domain(src, dst)) {
-    out.push_back(src);                 // GPU -> NVSwitch
-    out.push_back(config_.gpus + dst);  // NVSwitch -> GPU
+    out.push_back(nvlink_out(src));  // GPU -> NVSwitch
+    out.push_back(nvlink_in(dst));   // NVSwitch -> GPU
     return;
   }
-  out.push_back(first_nic_link_ + src);
+  out.push_back(nic_out(src));
   const int ls = leaf_of(src);
   const int ld = leaf_of(dst);
   if (ls != ld) {
@@ -413,7 +413,7 @@ void Topology::append_path(GpuId src, GpuId dst, std::vector<LinkId>& out) const
       out.push_back(spine_down(ld, plane));
     }
   }
-  out.push_back(first_leaf_down_ + dst);
+  out.push_back(nic_in(dst));
 }
 
 base::Time Topology::path_latency(std::span<const LinkId> p) const {

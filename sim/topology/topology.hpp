@@ -137,6 +137,13 @@ class Topology {
   std::vector<LinkId> path(GpuId src, GpuId dst) const;
   /// Same, appended to `out` (no allocation once `out` has capacity).
   void append_path(GpuId src, GpuId dst, std::vector<LinkId>& out) const;
+  /// A GPU's own links, which begin and end every path: path(src, dst) starts with src's link to its NVSwitch (same
+  /// NVLink domain) or to its leaf, and ends with dst's link back from it; any links between are shared switch links.
+  /// Index arithmetic, for hot paths that count how many transfers share a link without building paths.
+  LinkId nvlink_out(GpuId g) const { return g; }                 // LinkKind::NvLink
+  LinkId nvlink_in(GpuId g) const { return config_.gpus + g; }   // LinkKind::NvSwitch
+  LinkId nic_out(GpuId g) const { return first_nic_link_ + g; }  // LinkKind::Nic
+  LinkId nic_in(GpuId g) const { return first_leaf_down_ + g; }  // LinkKind::LeafDown
   /// Sum of the latencies of the links; the lowest bandwidth among them (+infinity for an empty path).
   base::Time path_latency(std::span<const LinkId> path) const;
   base::Bandwidth path_bandwidth(std::span<const LinkId> path) const;

@@ -12,7 +12,9 @@ Kernel gemm(const char* name, double m, double n, double k, double batch = 1) {
   return Kernel{KernelKind::Gemm, name, m, n, k, batch, 2.0 * m * n * k * batch, 0};
 }
 
-Kernel memory(const char* name, double bytes) { return Kernel{KernelKind::Memory, name, 0, 0, 0, 1, 0, bytes}; }
+Kernel memory(const char* name, double bytes) {
+  return Kernel{KernelKind::Memory, name, 0, 0, 0, 1, 0, bytes};
+}
 
 Segment compute(std::string label, std::vector<Kernel> ks) {
   Segment s;
@@ -66,8 +68,8 @@ void tp_enter(PassWork& p, const LayerShape& s, const Dims& d, const std::string
 }
 void tp_leave(PassWork& p, const LayerShape& s, const Dims& d, const std::string& label) {
   if (s.tp <= 1) return;
-  p.segments.push_back(comm(s.sequence_parallel ? CommKind::TpReduceScatter : CommKind::TpAllReduce,
-                            d.tokens * d.h * kAct, label));
+  p.segments.push_back(
+      comm(s.sequence_parallel ? CommKind::TpReduceScatter : CommKind::TpAllReduce, d.tokens * d.h * kAct, label));
 }
 
 /// Attention core forward: scores, softmax, context. Fused (flash) or unfused (two batched GEMMs + softmax).
@@ -82,7 +84,8 @@ std::vector<Kernel> attention_core_forward(const LayerShape& s, const Dims& d) {
   std::vector<Kernel> out{gemm("scores", d.s_local, d.s_kv, d.d, bh), memory("scale_mask_softmax", scores * kAct * 2)};
   if (s.dropout) out.push_back(memory("attn_dropout", scores * (kAct * 2 + 1)));
   out.push_back(gemm("context", d.s_local, d.d, d.s_kv, bh));
-  for (auto& k : out) k.attention_core = true;
+  for (auto& k : out)
+    k.attention_core = true;
   return out;
 }
 
@@ -145,7 +148,7 @@ double activation_bytes(const ModelSpec& m, const LayerShape& s, const Dims& d) 
 
 PassWork forward_pass(const ModelSpec& m, const LayerShape& s, const Dims& d) {
   PassWork p;
-  const double norm_bytes = d.tokens_sp * d.h * kAct * 2;          // read x, write norm(x)
+  const double norm_bytes = d.tokens_sp * d.h * kAct * 2;  // read x, write norm(x)
   // Residual add (read two, write one), with the dropout mask when the model trains with dropout.
   const double residual_bytes = d.tokens_sp * d.h * (kAct * 3 + (s.dropout ? 1 : 0));
   // Attention block.
@@ -154,7 +157,8 @@ PassWork forward_pass(const ModelSpec& m, const LayerShape& s, const Dims& d) {
   std::vector<Kernel> attn{gemm("qkv", d.tokens, (d.q_heads + 2 * d.kv_heads) * d.d, d.h)};
   if (m.position_embedding == PositionEmbedding::Rope)
     attn.push_back(memory("rope", d.tokens * (d.q_heads + d.kv_heads) * d.d * kAct * 2));
-  for (auto& k : attention_core_forward(s, d)) attn.push_back(k);
+  for (auto& k : attention_core_forward(s, d))
+    attn.push_back(k);
   attn.push_back(gemm("attn_out", d.tokens, d.h, d.q_heads * d.d));
   Segment a = compute("attn", std::move(attn));
   // Model FLOPs count attention without the causal saving (Narayanan et al. convention).
@@ -170,8 +174,8 @@ PassWork forward_pass(const ModelSpec& m, const LayerShape& s, const Dims& d) {
   add(p, compute("mlp_norm", {memory("mlp_norm", norm_bytes)}));
   tp_enter(p, s, d, "mlp_ag");
   if (m.moe) {
-    add(p, compute("router", {gemm("router", d.tokens, m.moe->experts, d.h),
-                              memory("topk", d.tokens * m.moe->experts * 4 * 2)}));
+    add(p, compute("router",
+                   {gemm("router", d.tokens, m.moe->experts, d.h), memory("topk", d.tokens * m.moe->experts * 4 * 2)}));
     if (s.ep > 1) p.segments.push_back(comm(CommKind::EpAllToAll, d.tokens * m.moe->top_k * d.h * kAct, "dispatch"));
   }
   std::vector<Kernel> mlp;
@@ -197,8 +201,10 @@ void backward_passes(const ModelSpec& m, const LayerShape& s, const Dims& d, con
     if (seg.is_comm) {
       Segment c = seg;
       // The backward of an all-gather is a reduce-scatter and vice versa; all-reduce and all-to-all mirror.
-      if (seg.comm == CommKind::TpAllGather) c.comm = CommKind::TpReduceScatter;
-      else if (seg.comm == CommKind::TpReduceScatter) c.comm = CommKind::TpAllGather;
+      if (seg.comm == CommKind::TpAllGather)
+        c.comm = CommKind::TpReduceScatter;
+      else if (seg.comm == CommKind::TpReduceScatter)
+        c.comm = CommKind::TpAllGather;
       c.label = seg.label + "_bwd";
       b.segments.push_back(std::move(c));
       continue;
@@ -209,7 +215,8 @@ void backward_passes(const ModelSpec& m, const LayerShape& s, const Dims& d, con
       if (k.attention_core) {
         // The attention core's backward is emitted once, where its first kernel stood.
         if (!core_done)
-          for (auto& a : attention_core_backward(s, d)) bk.push_back(a);
+          for (auto& a : attention_core_backward(s, d))
+            bk.push_back(a);
         core_done = true;
       } else if (k.kind == KernelKind::Memory) {
         bk.push_back(memory(k.name, k.bytes * 2.0));
@@ -240,11 +247,16 @@ PassWork selective_recompute(const LayerShape& s, const Dims& d) {
 
 const char* to_string(CommKind k) {
   switch (k) {
-    case CommKind::TpAllReduce: return "tp_all_reduce";
-    case CommKind::TpAllGather: return "tp_all_gather";
-    case CommKind::TpReduceScatter: return "tp_reduce_scatter";
-    case CommKind::CpExchange: return "cp_exchange";
-    case CommKind::EpAllToAll: return "ep_all_to_all";
+    case CommKind::TpAllReduce:
+      return "tp_all_reduce";
+    case CommKind::TpAllGather:
+      return "tp_all_gather";
+    case CommKind::TpReduceScatter:
+      return "tp_reduce_scatter";
+    case CommKind::CpExchange:
+      return "cp_exchange";
+    case CommKind::EpAllToAll:
+      return "ep_all_to_all";
   }
   return "?";
 }
@@ -302,8 +314,8 @@ LayerWork output_work(const ModelSpec& m, const LayerShape& s) {
                                       // fp32 logits: write, then max/sum/log-softmax passes of the loss
                                       memory("cross_entropy", d.tokens * v * 4.0 * 3)});
   add(w.forward, std::move(logits));
-  add(w.backward_input, compute("logits_bwd", {memory("cross_entropy_bwd", d.tokens * v * 4.0 * 2),
-                                               gemm("logits", d.tokens, d.h, v)}));
+  add(w.backward_input,
+      compute("logits_bwd", {memory("cross_entropy_bwd", d.tokens * v * 4.0 * 2), gemm("logits", d.tokens, d.h, v)}));
   add(w.backward_weight, compute("logits_wgrad", {gemm("logits", d.h, v, d.tokens)}));
   if (s.tp > 1 && s.sequence_parallel)
     w.backward_input.segments.push_back(comm(CommKind::TpReduceScatter, d.tokens * d.h * kAct, "logits_rs_bwd"));

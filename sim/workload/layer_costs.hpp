@@ -31,9 +31,9 @@ struct Kernel {
   KernelKind kind = KernelKind::Memory;
   const char* name = "";
   double m = 0, n = 0, k = 0, batch = 1;  // GEMM shape
-  double flops = 0;                        // executed FLOPs (causal attention halves them for fused kernels)
-  double bytes = 0;                        // HBM traffic of memory-bound kernels
-  bool attention_core = false;             // part of scores/softmax/context (recomputed by selective recompute)
+  double flops = 0;                       // executed FLOPs (causal attention halves them for fused kernels)
+  double bytes = 0;                       // HBM traffic of memory-bound kernels
+  bool attention_core = false;            // part of scores/softmax/context (recomputed by selective recompute)
 };
 
 enum class CommKind {

@@ -5,7 +5,9 @@ namespace sim::workload {
 
 using base::Range;
 
-std::string to_string(Activation a) { return a == Activation::SwiGlu ? "swiglu" : "gelu"; }
+std::string to_string(Activation a) {
+  return a == Activation::SwiGlu ? "swiglu" : "gelu";
+}
 
 ModelSpec ModelSpec::parse(base::JsonReader& in) {
   ModelSpec m;
@@ -45,8 +47,8 @@ ModelSpec ModelSpec::parse(base::JsonReader& in) {
     moe->optional("shared_experts", e.shared_experts, Range::at_least(0));
     moe->finish();
     if (e.experts > 0 && e.top_k > e.experts)
-      moe->error("top_k", std::to_string(e.top_k) + " exceeds the number of experts (" + std::to_string(e.experts) +
-                              ")");
+      moe->error("top_k",
+                 std::to_string(e.top_k) + " exceeds the number of experts (" + std::to_string(e.experts) + ")");
     m.moe = e;
   }
   if (in.kind("published_params") != base::JsonReader::Kind::Null) {

@@ -6,9 +6,9 @@ namespace sim::workload {
 
 /// Parameter counts (as doubles: 405B does not fit an int32, and sums stay exact below 2^53).
 struct ParamCounts {
-  double embedding = 0;         // vocab x hidden
-  double position = 0;          // learned positions: max_seq_len x hidden
-  double output = 0;            // untied output projection: vocab x hidden (0 when tied)
+  double embedding = 0;  // vocab x hidden
+  double position = 0;   // learned positions: max_seq_len x hidden
+  double output = 0;     // untied output projection: vocab x hidden (0 when tied)
   double attention_per_layer = 0;
   double mlp_per_layer = 0;     // dense MLP, or all experts (+ shared experts) of an MoE layer
   double router_per_layer = 0;  // MoE gate: hidden x experts

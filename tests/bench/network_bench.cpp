@@ -1,4 +1,5 @@
-// tests/bench/network_bench.cpp: topology build, path lookup and flow-model churn on up to 131,072 GPUs.
+// tests/bench/network_bench.cpp: topology build, path lookup, flow-model churn and collective costing at scale.
+#include "sim/collectives/collective.hpp"
 #include "sim/network/flow_model.hpp"
 #include "sim/topology/topology.hpp"
 #include "sim/base/rng.hpp"
@@ -151,6 +152,27 @@ BENCHMARK(BM_FlowModelStartBatch)
     ->Range(256, 65536)
     ->Unit(benchmark::kMillisecond)
     ->Complexity(benchmark::oNLogN);
+
+// The step planner's hot path: collectives::collective_time(Auto) of an all-reduce on a concrete group of the
+// 16,384-GPU cluster. Args: {ranks, ranks per node}. One rank per node is a DP group (local rank 0 of consecutive
+// nodes, one rail; 1024 ranks span 32 rail groups and 8 pods); 8 per node is a hierarchical group of whole nodes. Auto
+// costs every algorithm that applies (ring and tree; hierarchical when several nodes are whole), so expected O(ranks).
+std::vector<GpuId> bench_group(int ranks, int per_node) {
+  std::vector<GpuId> g;
+  for (int i = 0; i < ranks; ++i)
+    g.push_back(per_node == 1 ? i * 8 : (i / per_node) * 8 + i % per_node);
+  return g;
+}
+
+void BM_CollectiveTime(benchmark::State& state) {
+  const Topology t(h100(16384));
+  const auto group = bench_group(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
+  for (auto _ : state)
+    benchmark::DoNotOptimize(
+        collectives::collective_time(collectives::Op::AllReduce, collectives::Algorithm::Auto, group, 256_MiB, t));
+  state.SetComplexityN(state.range(0));
+}
+BENCHMARK(BM_CollectiveTime)->ArgsProduct({{8, 128, 1024}, {1, 8}})->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace sim::network

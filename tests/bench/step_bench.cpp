@@ -26,21 +26,23 @@ void BM_StepFull405B16k(benchmark::State& state) {
     benchmark::DoNotOptimize(r.step_time);
   }
   state.counters["events"] = static_cast<double>(events);
-  state.counters["events_per_s"] = benchmark::Counter(static_cast<double>(events) * state.iterations(),
-                                                      benchmark::Counter::kIsRate);
+  state.counters["events_per_s"] =
+      benchmark::Counter(static_cast<double>(events) * state.iterations(), benchmark::Counter::kIsRate);
   state.counters["peak_rss_gib"] = peak_rss_gib();
 }
 BENCHMARK(BM_StepFull405B16k)->Unit(benchmark::kSecond)->Iterations(1);
 
 void BM_StepReplica405B16k(benchmark::State& state) {
   const auto s = support::load_step(kScenario);
-  for (auto _ : state) benchmark::DoNotOptimize(support::run_step(s, sim::execution::Fidelity::Replica).step_time);
+  for (auto _ : state)
+    benchmark::DoNotOptimize(support::run_step(s, sim::execution::Fidelity::Replica).step_time);
 }
 BENCHMARK(BM_StepReplica405B16k)->Unit(benchmark::kMillisecond);
 
 void BM_StepAnalytic405B16k(benchmark::State& state) {
   const auto s = support::load_step(kScenario);
-  for (auto _ : state) benchmark::DoNotOptimize(support::run_step(s, sim::execution::Fidelity::Analytic).step_time);
+  for (auto _ : state)
+    benchmark::DoNotOptimize(support::run_step(s, sim::execution::Fidelity::Analytic).step_time);
 }
 BENCHMARK(BM_StepAnalytic405B16k)->Unit(benchmark::kMicrosecond);
 

@@ -113,8 +113,7 @@ TEST_F(BadInput, BadEnumValue) {
 }
 
 TEST_F(BadInput, UnknownBuiltinModel) {
-  expect_bad_input(validate_variant(dir_, R"("llama3-8b")", R"("llama3-9b")"), "/model",
-                   "not a built-in model");
+  expect_bad_input(validate_variant(dir_, R"("llama3-8b")", R"("llama3-9b")"), "/model", "not a built-in model");
 }
 
 TEST_F(BadInput, DpDisagreesWithGpuCount) {
@@ -251,7 +250,8 @@ TEST(Cli, SetOverridesTheScenario) {
 TEST(Cli, ShippedFilesAllValidate) {
   std::vector<std::string> args{"validate"};
   for (const char* dir : {"models", "hardware_profiles", "scenarios"})
-    for (const auto& e : std::filesystem::recursive_directory_iterator(std::filesystem::path(TRAINSIM_SOURCE_DIR) / dir))
+    for (const auto& e :
+         std::filesystem::recursive_directory_iterator(std::filesystem::path(TRAINSIM_SOURCE_DIR) / dir))
       if (e.path().extension() == ".json") args.push_back(e.path().string());
   ASSERT_GT(args.size(), 15u);
   auto o = trainsim(args);

@@ -16,8 +16,8 @@ namespace {
 
 TEST(BuiltinData, HasTheNamesTheContractPromises) {
   const auto models = scenario::builtin_names("models");
-  for (const char* m : {"gpt3-175b", "llama2-70b", "llama3-8b", "llama3-70b", "llama3-405b", "mixtral-8x7b",
-                        "mixtral-8x22b"})
+  for (const char* m :
+       {"gpt3-175b", "llama2-70b", "llama3-8b", "llama3-70b", "llama3-405b", "mixtral-8x7b", "mixtral-8x22b"})
     EXPECT_NE(std::find(models.begin(), models.end(), m), models.end()) << m;
   const auto hw = scenario::builtin_names("hardware_profiles");
   for (const char* h : {"a100-sxm4-40gb", "a100-sxm4-80gb", "h100-sxm5-80gb", "h800-sxm5-80gb", "h200-sxm-141gb",
@@ -42,9 +42,9 @@ struct PublishedCount {
 TEST(ParamCounts, MatchPublishedFigures) {
   // Issue 3's targets: GPT-3 174.6B (Brown et al. 2020), Llama 3 70B 70.6B and 405B 405.9B (Meta model cards),
   // Mixtral 8x7B 46.7B total / 12.9B active (Jiang et al. 2024).
-  for (auto [model, total, active] : {PublishedCount{"gpt3-175b", 174.6e9, 0}, PublishedCount{"llama3-70b", 70.6e9, 0},
-                                      PublishedCount{"llama3-405b", 405.9e9, 0},
-                                      PublishedCount{"mixtral-8x7b", 46.7e9, 12.9e9}}) {
+  for (auto [model, total, active] :
+       {PublishedCount{"gpt3-175b", 174.6e9, 0}, PublishedCount{"llama3-70b", 70.6e9, 0},
+        PublishedCount{"llama3-405b", 405.9e9, 0}, PublishedCount{"mixtral-8x7b", 46.7e9, 12.9e9}}) {
     auto m = scenario::load_model(model);
     auto p = workload::count_params(m);
     EXPECT_NEAR(p.total(m.layers) / total, 1.0, 0.002) << model << ": counted " << p.total(m.layers);

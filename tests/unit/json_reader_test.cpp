@@ -79,8 +79,9 @@ TEST(JsonReader, NestedPathsAreJsonPointers) {
 
 TEST(JsonReader, EnumsListTheAcceptedValuesWithASuggestion) {
   std::string rec;
-  auto d = read_all(R"({"recompute": "selectiv"})",
-                    [&](JsonReader& r) { r.required_enum("recompute", rec, {"none", "selective", "full"}); });
+  auto d = read_all(R"({"recompute": "selectiv"})", [&](JsonReader& r) {
+    r.required_enum("recompute", rec, {"none", "selective", "full"});
+  });
   ASSERT_EQ(d.size(), 1u);
   EXPECT_NE(d[0].message.find("did you mean \"selective\""), std::string::npos) << d[0].message;
   EXPECT_NE(d[0].message.find("\"full\""), std::string::npos) << d[0].message;

@@ -48,7 +48,8 @@ TEST(LayerCosts, TensorParallelismAddsTwoCollectivesPerPassOrTwoPairsWithSequenc
   s.tp = 4;
   auto count = [](const PassWork& p, CommKind k) {
     int n = 0;
-    for (const auto& seg : p.segments) n += seg.is_comm && seg.comm == k;
+    for (const auto& seg : p.segments)
+      n += seg.is_comm && seg.comm == k;
     return n;
   };
   const auto w = layer_work(m, s, RecomputeMode::None);

@@ -9,7 +9,8 @@ namespace {
 TEST(Rng, SameSeedAndNameGiveTheSameSequence) {
   RngStreams a(42), b(42);
   Rng x = a.stream("failures.gpu", 7), y = b.stream("failures.gpu", 7);
-  for (int i = 0; i < 100; ++i) ASSERT_EQ(x.next(), y.next());
+  for (int i = 0; i < 100; ++i)
+    ASSERT_EQ(x.next(), y.next());
 }
 
 TEST(Rng, StreamsDifferByNameIndexAndSeed) {
@@ -36,7 +37,8 @@ TEST(Rng, WeibullMeanMatchesGammaFormula) {
   Rng r = RngStreams(9).stream("weibull");
   const int n = 200000;
   double sum = 0;
-  for (int i = 0; i < n; ++i) sum += r.weibull(0.8, 2.0);
+  for (int i = 0; i < n; ++i)
+    sum += r.weibull(0.8, 2.0);
   EXPECT_NEAR(sum / n, 2.0 * std::tgamma(1.0 + 1.0 / 0.8), 0.03);
 }
 

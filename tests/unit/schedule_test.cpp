@@ -32,7 +32,8 @@ TEST_P(EverySchedule, RunsEachPassExactlyOnceAndForwardBeforeBackward) {
     }
     const int passes = c.schedule == Schedule::ZeroBubbleH1 ? 3 : 2;
     EXPECT_EQ(ops.size(), static_cast<std::size_t>(passes * c.m * c.vpp)) << "rank " << r;
-    for (const auto& [key, n] : seen) EXPECT_EQ(n, 1);
+    for (const auto& [key, n] : seen)
+      EXPECT_EQ(n, 1);
   }
 }
 
@@ -45,7 +46,8 @@ INSTANTIATE_TEST_SUITE_P(Schedules, EverySchedule,
 TEST(OneFOneB, WarmUpIsPpMinusRankMinusOneForwards) {
   const auto ops = pipeline_ops(Schedule::OneFOneB, 4, 1, 8, 1);
   int warmup = 0;
-  while (ops[static_cast<std::size_t>(warmup)].kind == OpKind::Forward) ++warmup;
+  while (ops[static_cast<std::size_t>(warmup)].kind == OpKind::Forward)
+    ++warmup;
   EXPECT_EQ(warmup, 4 - 1 - 1 + 1) << "pp - rank - 1 warm-up forwards, then the first forward of the steady state";
   const auto last = pipeline_ops(Schedule::OneFOneB, 4, 1, 8, 3);
   EXPECT_EQ(last[0].kind, OpKind::Forward);

@@ -40,8 +40,8 @@ TEST(StepCommand, JsonFollowsTheContract) {
     EXPECT_TRUE(r.required(k, v, base::Range::positive())) << k;
   }
   auto b = r.required_object("breakdown_s");
-  for (const char* k : {"compute", "tp_exposed", "pp_bubble", "pp_exposed", "dp_exposed", "cp_exposed", "ep_exposed",
-                        "optimizer"})
+  for (const char* k :
+       {"compute", "tp_exposed", "pp_bubble", "pp_exposed", "dp_exposed", "cp_exposed", "ep_exposed", "optimizer"})
     EXPECT_TRUE(b->required(k, v, base::Range::at_least(0))) << k;
   auto m = r.required_object("memory_gib");
   for (const char* k : {"params", "grads", "optimizer", "activations", "total", "capacity"})
@@ -83,8 +83,9 @@ INSTANTIATE_TEST_SUITE_P(
     Rules, InfeasibleStep,
     ::testing::Values(RuleCase{"heads-tp", {"parallel.tp=3", "cluster.gpus=768"}},
                       RuleCase{"world-size-divisibility", {"parallel.pp=3"}},
-                      RuleCase{"layers-stages", {"parallel.pp=16", "parallel.global_batch=1024", "parallel.tp=8",
-                                                 "parallel.vpp=3", "parallel.schedule=\"interleaved\""}},
+                      RuleCase{"layers-stages",
+                               {"parallel.pp=16", "parallel.global_batch=1024", "parallel.tp=8", "parallel.vpp=3",
+                                "parallel.schedule=\"interleaved\""}},
                       RuleCase{"global-batch-divisibility", {"parallel.global_batch=1000"}},
                       RuleCase{"micro-batches-pp", {"parallel.micro_batch=16"}},
                       RuleCase{"layers-per-stage-sum", {"parallel.layers_per_stage=[20,20,20,19]"}},
@@ -93,8 +94,9 @@ INSTANTIATE_TEST_SUITE_P(
                       RuleCase{"seq-cp", {"parallel.cp=2", "training.seq_len=8190"}},
                       RuleCase{"zero-pp", {"parallel.zero_stage=3"}},
                       RuleCase{"vpp-needs-interleaved", {"parallel.vpp=2", "parallel.schedule=\"gpipe\""}},
-                      RuleCase{"experts-ep", {"model=\"mixtral-8x7b\"", "parallel.ep=3", "cluster.gpus=3072",
-                                              "training.seq_len=4096"}}),
+                      RuleCase{
+                          "experts-ep",
+                          {"model=\"mixtral-8x7b\"", "parallel.ep=3", "cluster.gpus=3072", "training.seq_len=4096"}}),
     [](const auto& param_info) {
       std::string n = param_info.param.rule;
       for (auto& c : n)
@@ -154,7 +156,8 @@ TEST(StepTrace, DefaultScenarioShowsOneFOneBOnFirstAndLastStage) {
   const int p = 4, m = 32;
   ASSERT_EQ(first.size(), 2u * m);
   // First stage: p - 1 warm-up forwards, then 1F1B pairs, then p - 1 cool-down backwards.
-  for (int i = 0; i < p - 1; ++i) EXPECT_EQ(first[static_cast<std::size_t>(i)], "F" + std::to_string(i));
+  for (int i = 0; i < p - 1; ++i)
+    EXPECT_EQ(first[static_cast<std::size_t>(i)], "F" + std::to_string(i));
   EXPECT_EQ(first[3], "F3");
   EXPECT_EQ(first[4], "B0");
   EXPECT_EQ(first[5], "F4");

@@ -17,8 +17,8 @@ struct Published {
 };
 
 std::vector<Published> published(double& tolerance) {
-  const auto doc = sim::base::JsonDocument::parse_file(std::string(TRAINSIM_SOURCE_DIR) +
-                                                       "/tests/validation/published_runs.json");
+  const auto doc =
+      sim::base::JsonDocument::parse_file(std::string(TRAINSIM_SOURCE_DIR) + "/tests/validation/published_runs.json");
   sim::base::Diagnostics diag(doc.origin());
   auto root = doc.root(diag);
   std::string ignored;
@@ -30,7 +30,8 @@ std::vector<Published> published(double& tolerance) {
     r.required("id", p.id);
     r.required("scenario", p.scenario);
     r.required("published_step_time_s", p.step_time_s, sim::base::Range::positive());
-    for (const char* k : {"how", "source", "measured"}) r.accept(k);
+    for (const char* k : {"how", "source", "measured"})
+      r.accept(k);
     r.finish();
     out.push_back(p);
   }
@@ -54,8 +55,8 @@ TEST(Validation, PublishedA100StepTimesWithinTolerance) {
     std::printf("%-40s %11.2f %11.2f %+7.1f%%\n", p.id.c_str(), p.step_time_s, predicted, 100 * err);
     EXPECT_LE(std::fabs(err), tolerance) << p.id << ": published " << p.step_time_s << " s, predicted " << predicted;
   }
-  std::printf("mean |error| %.1f%%, max |error| %.1f%% over %zu runs\n", 100 * sum / static_cast<double>(runs.size()), 100 * worst,
-              runs.size());
+  std::printf("mean |error| %.1f%%, max |error| %.1f%% over %zu runs\n", 100 * sum / static_cast<double>(runs.size()),
+              100 * worst, runs.size());
 }
 
 }  // namespace

@@ -1,0 +1,140 @@
+// sim/reliability/run_inputs.cpp: derived job shape, failure-domain sizes, input checks and the analytic job MTBF.
+#include "sim/reliability/run_inputs.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+namespace sim::reliability {
+namespace {
+
+int ceil_div(int a, int b) {
+  return (a + b - 1) / b;
+}
+
+constexpr int kGpusPerLeafSwitch = 32;  // assumed, see JobShape::make
+constexpr int kGpusPerRack = 16;        // Llama 3: 16 GPUs (2 servers) per ToR
+
+}  // namespace
+
+JobShape JobShape::make(int gpus, int gpus_per_node, int dp) {
+  JobShape j;
+  j.gpus = gpus;
+  j.gpus_per_node = gpus_per_node;
+  j.dp = dp;
+  if (gpus <= 0 || gpus_per_node <= 0 || dp <= 0) return j;  // check_inputs reports it
+  j.nodes = ceil_div(gpus, gpus_per_node);
+  j.gpus_per_replica = gpus / dp;
+  j.nodes_per_switch = std::max(1, kGpusPerLeafSwitch / gpus_per_node);
+  j.switches = ceil_div(j.nodes, j.nodes_per_switch);
+  j.nodes_per_rack = std::max(1, kGpusPerRack / gpus_per_node);
+  j.racks = ceil_div(j.nodes, j.nodes_per_rack);
+  return j;
+}
+
+int instances(const JobShape& job, hardware::FailureScope scope) {
+  switch (scope) {
+    case hardware::FailureScope::Gpu: return job.gpus;
+    case hardware::FailureScope::Node: return job.nodes;
+    case hardware::FailureScope::Rack: return job.racks;
+    case hardware::FailureScope::Switch: return job.switches;
+    case hardware::FailureScope::Job: return 1;
+  }
+  return 1;
+}
+
+int nodes_affected(const JobShape& job, hardware::FailureScope scope) {
+  switch (scope) {
+    case hardware::FailureScope::Gpu: return 1;
+    case hardware::FailureScope::Node: return 1;
+    case hardware::FailureScope::Rack: return job.nodes_per_rack;
+    case hardware::FailureScope::Switch: return job.nodes_per_switch;
+    case hardware::FailureScope::Job: return 0;
+  }
+  return 0;
+}
+
+base::Time DetectionDelays::of(hardware::FailureEffect effect) const {
+  switch (effect) {
+    case hardware::FailureEffect::Crash: return crash;
+    case hardware::FailureEffect::Hang: return hang;
+    case hardware::FailureEffect::Sdc: return sdc;
+    case hardware::FailureEffect::Straggler: return straggler;
+    case hardware::FailureEffect::Maintenance: return maintenance;
+  }
+  return crash;
+}
+
+const char* to_string(OnSparesExhausted s) {
+  switch (s) {
+    case OnSparesExhausted::Wait: return "wait";
+    case OnSparesExhausted::Shrink: return "shrink";
+  }
+  return "?";
+}
+
+std::vector<base::Diagnostic> check_inputs(const RunInputs& in) {
+  std::vector<base::Diagnostic> out;
+  const auto bad = [&out](std::string path, std::string message) {
+    out.push_back({"reliability", std::move(path), std::move(message)});
+  };
+  const JobShape& j = in.job;
+  if (j.gpus <= 0) bad("/job/gpus", "must be positive, found " + std::to_string(j.gpus));
+  if (j.gpus_per_node <= 0) bad("/job/gpus_per_node", "must be positive, found " + std::to_string(j.gpus_per_node));
+  if (j.dp <= 0 || (j.gpus > 0 && j.gpus % std::max(1, j.dp) != 0))
+    bad("/job/dp", std::to_string(j.dp) + " replicas do not divide " + std::to_string(j.gpus) + " GPUs");
+  if (j.gpus > 0 && j.dp > 0 && j.gpus_per_replica * j.dp != j.gpus)
+    bad("/job/gpus_per_replica", "must be gpus / dp; build the shape with JobShape::make");
+  if (j.nodes <= 0 || j.nodes_per_switch <= 0 || j.switches <= 0 || j.nodes_per_rack <= 0 || j.racks <= 0)
+    bad("/job", "nodes, switches and racks must be positive; build the shape with JobShape::make");
+  for (std::size_t i = 0; i < in.components.size(); ++i) {
+    const auto& c = in.components[i];
+    const std::string at = "/components/" + std::to_string(i);
+    if (c.name.empty()) bad(at + "/name", "must not be empty");
+    if (!(c.mtbf.s > 0) || !std::isfinite(c.mtbf.s)) bad(at + "/mtbf", "must be a positive, finite duration");
+    if (!c.exponential && !(c.weibull_shape > 0)) bad(at + "/distribution", "Weibull shape must be positive");
+    if (!(c.repair.s >= 0) || !std::isfinite(c.repair.s)) bad(at + "/repair", "must be a finite duration >= 0");
+    for (std::size_t k = 0; k < i; ++k)
+      if (in.components[k].name == c.name) bad(at + "/name", "\"" + c.name + "\" appears twice");
+  }
+  if (in.total_steps.has_value() == in.window.has_value())
+    bad("/work", "give exactly one of a number of steps (train until done) or a window (simulate a duration)");
+  if (in.total_steps && !(*in.total_steps > 0 && std::isfinite(*in.total_steps)))
+    bad("/work/total_steps", "must be positive");
+  if (in.window && !(*in.window > base::Time::zero())) bad("/work/window", "must be positive");
+  if (!in.step_time) bad("/step_time", "no step-time callback");
+  const CheckpointSpec& ck = in.checkpoint;
+  if (ck.policy == CheckpointPolicy::Fixed && ck.interval <= base::Time::zero())
+    bad("/checkpoint/interval", "a fixed policy needs an interval > 0");
+  if (ck.write < base::Time::zero()) bad("/checkpoint/write", "must be >= 0");
+  if (ck.async && (ck.snapshot < base::Time::zero() || ck.snapshot > ck.write))
+    bad("/checkpoint/snapshot", "must lie between 0 and the durable write time");
+  if (ck.load < base::Time::zero()) bad("/checkpoint/load", "must be >= 0");
+  if (in.restart < base::Time::zero()) bad("/restart", "must be >= 0");
+  const DetectionDelays& d = in.detection;
+  if (d.crash < base::Time::zero() || d.hang < base::Time::zero() || d.sdc < base::Time::zero() ||
+      d.straggler < base::Time::zero() || d.maintenance < base::Time::zero())
+    bad("/detection", "delays must be >= 0");
+  if (!(in.straggler_slowdown >= 1.0)) bad("/straggler_slowdown", "must be >= 1");
+  if (in.spares < 0) bad("/spares", "must be >= 0");
+  if (in.min_dp_replicas < 1 || in.min_dp_replicas > std::max(1, j.dp))
+    bad("/min_dp_replicas", "must lie between 1 and dp");
+  if (!(in.horizon_factor >= 1.0)) bad("/horizon_factor", "must be >= 1");
+  if (in.stall_interruptions < 1) bad("/stall_interruptions", "must be >= 1");
+  return out;
+}
+
+double job_failure_rate(const RunInputs& in) {
+  double rate = 0;
+  for (const auto& c : in.components)
+    if (c.mtbf.s > 0) rate += instances(in.job, c.scope) / c.mtbf.s;
+  return rate;
+}
+
+base::Duration job_mtbf(const RunInputs& in) {
+  const double rate = job_failure_rate(in);
+  return base::Duration{rate > 0 ? 1.0 / rate : std::numeric_limits<double>::infinity()};
+}
+
+}  // namespace sim::reliability

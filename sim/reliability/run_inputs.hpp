@@ -1,0 +1,145 @@
+// sim/reliability/run_inputs.hpp: the plain values a run-level simulation needs: job, failures, recovery, work.
+#pragma once
+#include "sim/reliability/checkpoint_policy.hpp"
+#include "sim/base/errors.hpp"
+#include "sim/base/units.hpp"
+#include "sim/hardware/profile.hpp"
+
+#include <compare>
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <vector>
+
+namespace sim::reliability {
+
+/// What sets the step rate at run level: data-parallel replicas dropped by elastic shrinking, and the slowdown of
+/// the slowest GPU (1.0 = none). The healthy state is {0, 1.0}.
+struct ClusterState {
+  int missing_dp_replicas = 0;
+  double straggler_factor = 1.0;
+  auto operator<=>(const ClusterState&) const = default;
+};
+
+/// The step time in a cluster state, from the step level (the caller caches per state; trainsim calls it at most
+/// once per distinct state, from one thread at a time). Time::max() marks a state the job cannot run in (say, a
+/// global batch that no longer divides): the run then waits for repairs instead of shrinking to it.
+using StepTimeFn = std::function<base::Time(const ClusterState&)>;
+
+/// The job's size and its failure domains.
+struct JobShape {
+  int gpus = 0;
+  int gpus_per_node = 8;
+  int nodes = 0;
+  int dp = 1;                // data-parallel replicas
+  int gpus_per_replica = 0;  // gpus / dp: what shrinking drops at a time
+  int nodes_per_switch = 4;  // nodes below one leaf switch: a switch failure takes all of them down
+  int switches = 0;
+  int nodes_per_rack = 2;  // nodes of one rack: a rack failure (power, ToR) takes all of them down
+  int racks = 0;
+
+  /// Derives nodes, replicas and failure domains. Assumptions (no source gives a general figure):
+  ///  - a leaf switch serves 32 GPUs (a 64-port switch with half its ports down to the nodes);
+  ///  - a rack holds 16 GPUs behind one top-of-rack switch, as Llama 3's cluster: "16 GPUs (2 servers) per ToR"
+  ///    (Grattafiori, Dubey et al., arXiv:2407.21783, Sec. 3.3.1; reliability_public.json: llama3_54day.network).
+  /// Partial domains at the end count as whole ones.
+  static JobShape make(int gpus, int gpus_per_node, int dp);
+};
+
+/// Instances of a failure scope in the job: GPUs, nodes, racks, switches, or 1 for the job itself.
+int instances(const JobShape& job, hardware::FailureScope scope);
+/// Nodes a failure of one instance of the scope takes out of the job (a GPU failure takes its node to repair).
+int nodes_affected(const JobShape& job, hardware::FailureScope scope);
+
+/// How long after a failure the job notices it, per effect.
+struct DetectionDelays {
+  /// A crash (process exit, Xid error) reaches the launcher at its next heartbeat. Assumed 2 min, well inside
+  /// MegaScale's "< 10 min" detection and diagnosis (Jiang et al., NSDI 2024, Sec. 6.3; reliability_public.json:
+  /// recovery_times.megascale_detection_diag_min).
+  base::Time crash{120'000'000'000};
+  /// A hang is found by the collective timeout: PyTorch ProcessGroupNCCL's default, 10 min since PR #110947
+  /// (reliability_public.json: recovery_times.pytorch_nccl_default_timeout). A scenario's hang_timeout overrides it.
+  base::Time hang{600'000'000'000};
+  /// Silent data corruption shows only as a loss spike (or a periodic check) some time later, and forces a rollback
+  /// to the newest durable checkpoint written before the corruption. Assumed 1 h: no source publishes a detection
+  /// delay (Llama 3 reports 6 SDC interruptions without timing).
+  base::Time sdc{3'600'000'000'000};
+  /// A straggler slows every synchronous step until found and drained. Assumed 10 min, MegaScale's bound for
+  /// detection and diagnosis (recovery_times.megascale_detection_diag_min).
+  base::Time straggler{600'000'000'000};
+  /// Maintenance is initiated by the operator: known at once.
+  base::Time maintenance{0};
+
+  base::Time of(hardware::FailureEffect effect) const;
+};
+
+/// What the job does when a failed node needs replacing and no hot spare is left.
+enum class OnSparesExhausted {
+  Wait,    // wait until repaired nodes come back, then restart at full size
+  Shrink,  // restart without the data-parallel replicas that lost GPUs (elastic), regrow at the next restart
+};
+const char* to_string(OnSparesExhausted s);
+
+/// Checkpointing: the policy picks the compute time between checkpoints; a checkpoint blocks training for `write`
+/// (synchronous) or only for `snapshot` (asynchronous: copied to host memory, then written in the background and
+/// durable `write` later). Defaults: ByteCheckpoint's Llama-405B-class measurements on 8,960 GPUs, T_block 0.59 s,
+/// T_save 51.06 s, T_load 129.49 s (Wan et al., ByteCheckpoint, Table 8; reliability_public.json:
+/// checkpoint_systems.bytecheckpoint, status secondary).
+struct CheckpointSpec {
+  CheckpointPolicy policy = CheckpointPolicy::Daly;  // a scenario's "auto"
+  base::Time interval{0};                            // Fixed only: compute time between checkpoints
+  base::Time write{51'060'000'000};                  // durable write
+  bool async = true;
+  base::Time snapshot{590'000'000};  // blocking part when async
+  base::Time load{129'490'000'000};  // read back at every restart
+
+  /// Training time lost per checkpoint: the write, or only the snapshot when asynchronous (Young's and Daly's delta).
+  base::Time blocking() const { return async ? snapshot : write; }
+};
+
+/// Everything one run-level simulation needs, as plain values (the caller derives them from a scenario).
+struct RunInputs {
+  JobShape job;
+  std::vector<hardware::FailureComponentSpec> components;  // e.g. a hardware profile's `failures`
+  DetectionDelays detection;
+  /// Step-time factor of a straggler (the caller's step level turns it into a step time). Assumed 1.5: Llama 3
+  /// reports stragglers only qualitatively (reliability_public.json: llama3_54day.stragglers).
+  double straggler_slowdown = 1.5;
+  /// Scheduling and initialisation before the checkpoint load. 10 min: the scenario default, inside Kokolis et al.'s
+  /// 5-20 min restart overhead (HPCA 2025; reliability_public.json: recovery_times.kokolis_u0_min).
+  base::Time restart{600'000'000'000};
+  CheckpointSpec checkpoint;
+  int spares = 0;  // hot spare nodes
+  OnSparesExhausted when_spares_exhausted = OnSparesExhausted::Wait;
+  int min_dp_replicas = 1;  // Shrink never goes below this many replicas (it waits instead)
+  /// Repair times are exponential with the component's mean (memoryless, the usual MTTR model) or fixed.
+  bool exponential_repair = true;
+
+  /// The work: exactly one of a number of steps (train until done) or a fixed wall-clock window.
+  std::optional<double> total_steps;
+  std::optional<base::Time> window;
+  StepTimeFn step_time;
+
+  /// A trial not done after horizon_factor x its failure-free time never finishes (capped at 200 years, the range of
+  /// the integer-nanosecond clock being 292).
+  double horizon_factor = 100;
+  /// A trial that sees this many interruptions in a row without one new durable checkpoint in between stalls: it
+  /// stops and never finishes (a run whose MTBF is shorter than a checkpoint write would otherwise spin until the
+  /// horizon). A healthy run almost never meets even a few in a row.
+  int stall_interruptions = 1000;
+  /// The trial whose timeline the summary keeps, and how many events of it at most.
+  int sample_trial = 0;
+  std::size_t max_timeline_events = 2000;
+};
+
+/// Problems with the inputs, each with a path such as "/components/3/mtbf" (empty when usable). Not a problem: a
+/// run that can never finish (that is a result).
+std::vector<base::Diagnostic> check_inputs(const RunInputs& in);
+
+/// Failures per second of the whole job: sum over components of instances / MTBF. Weibull components enter with
+/// their long-run rate (renewal theorem: 1 / mean).
+double job_failure_rate(const RunInputs& in);
+/// Job MTBF = 1 / sum of rates (DESIGN.md, "Modelling"); infinite without components.
+base::Duration job_mtbf(const RunInputs& in);
+
+}  // namespace sim::reliability

@@ -1,0 +1,758 @@
+// sim/reliability/run_trial.cpp: the trial timeline: failure arrivals, detection, checkpoints, restarts, repairs.
+#include "sim/reliability/run_trial.hpp"
+
+#include "sim/engine/component.hpp"
+#include "sim/engine/simulator.hpp"
+#include "sim/base/assert.hpp"
+#include "sim/base/errors.hpp"
+#include "sim/base/rng.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <limits>
+#include <string>
+#include <utility>
+
+namespace sim::reliability {
+namespace {
+
+using base::Time;
+using hardware::FailureEffect;
+using hardware::FailureScope;
+
+constexpr double kNsPerS = 1e9;
+constexpr double kMaxHorizonS = 200.0 * 365.25 * 86400.0;  // the integer-ns clock holds 292 years
+constexpr double kMaxIntervalSteps = 1e15;                 // "never": no failures, or a checkpoint-free run
+
+std::int64_t ceil_ns(double ns) {
+  return static_cast<std::int64_t>(std::ceil(ns));
+}
+
+std::string fmt(double v, int digits = 3) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+  return buf;
+}
+
+}  // namespace
+
+RunPlan make_plan(const RunInputs& in, Time step0) {
+  RunPlan p;
+  p.job = in.job;
+  p.step0 = step0;
+  for (const auto& c : in.components) {
+    ComponentPlan cp;
+    cp.name = c.name;
+    cp.effect = c.effect;
+    cp.exponential = c.exponential || c.weibull_shape == 1.0;
+    cp.instances = instances(in.job, c.scope);
+    cp.mean_gap_s = c.mtbf.s / cp.instances;
+    cp.weibull_shape = c.weibull_shape;
+    cp.weibull_scale_s = c.mtbf.s / std::tgamma(1.0 + 1.0 / c.weibull_shape);  // mean = scale Gamma(1 + 1/k)
+    cp.nodes_affected = c.repair.s > 0 ? nodes_affected(in.job, c.scope) : 0;
+    cp.repair_mean_s = c.repair.s;
+    cp.detect = in.detection.of(c.effect);
+    cp.thinned = c.scope != FailureScope::Job;
+    p.components.push_back(std::move(cp));
+  }
+  p.mtbf = job_mtbf(in);
+  p.policy = in.checkpoint.policy;
+  p.async = in.checkpoint.async;
+  p.write = in.checkpoint.write;
+  p.blocking = in.checkpoint.blocking();
+  p.durable_lag = in.checkpoint.async ? in.checkpoint.write - in.checkpoint.snapshot : Time::zero();
+  p.drain_write = in.checkpoint.write;
+  p.restart = in.restart;
+  p.load = in.checkpoint.load;
+
+  // The interval: Young's or Daly's optimum for delta = the time a checkpoint stops training. With asynchronous
+  // checkpoints that is the snapshot (the background write costs no training time, it only delays durability).
+  const double step_s = step0.seconds();
+  double tau_s = 0;
+  if (in.checkpoint.policy == CheckpointPolicy::Fixed) {
+    tau_s = in.checkpoint.interval.seconds();
+  } else if (std::isfinite(p.mtbf.s)) {
+    tau_s = checkpoint_interval(in.checkpoint.policy, base::Duration{in.checkpoint.interval.seconds()},
+                                base::Duration{p.blocking.seconds()}, p.mtbf)
+                .s;
+  } else {
+    tau_s = kMaxIntervalSteps * step_s;  // no failures: no reason to checkpoint
+  }
+  double steps = std::max(1.0, std::round(tau_s / step_s));
+  if (in.checkpoint.async) steps = std::max(steps, std::ceil(in.checkpoint.write.seconds() / step_s));
+  p.interval_steps = std::min(steps, kMaxIntervalSteps);
+  p.interval = Time::from_seconds(std::min(p.interval_steps * step_s, kMaxHorizonS));
+
+  p.steps_mode = in.total_steps.has_value();
+  if (p.steps_mode) {
+    p.total_steps = *in.total_steps;
+    const double ff_s = p.total_steps * step_s;
+    if (ff_s > kMaxHorizonS)
+      throw base::ConfigError("reliability", "/work/total_steps",
+                              "the failure-free training time (" + fmt(ff_s / 86400.0) +
+                                  " days) exceeds the simulator's range of 200 years");
+    p.failure_free = Time::from_seconds(ff_s);
+    p.horizon = Time::from_seconds(std::min(ff_s * in.horizon_factor, kMaxHorizonS));
+  } else {
+    if (in.window->seconds() > kMaxHorizonS)
+      throw base::ConfigError("reliability", "/work/window", "a window beyond 200 years is outside the simulator's range");
+    p.window = *in.window;
+    p.failure_free = p.window;
+    p.horizon = p.window;
+  }
+  p.spares = in.spares;
+  p.when_spares_exhausted = in.when_spares_exhausted;
+  p.min_dp_replicas = in.min_dp_replicas;
+  p.exponential_repair = in.exponential_repair;
+  p.straggler_slowdown = in.straggler_slowdown;
+  p.stall_interruptions = in.stall_interruptions;
+  p.max_timeline_events = in.max_timeline_events;
+  return p;
+}
+
+Time StepTimes::get(const ClusterState& s) {
+  const std::lock_guard lock(mutex_);
+  if (auto it = cache_.find(s); it != cache_.end()) return it->second;
+  const Time t = fn_(s);
+  cache_.emplace(s, t);
+  return t;
+}
+
+LocalStepTimes::LocalStepTimes(StepTimes& shared, int dp, double straggler_slowdown)
+    : shared_(shared), slowdown_(straggler_slowdown), cache_(2 * static_cast<std::size_t>(dp + 1), Time{-1}) {}
+
+Time LocalStepTimes::get(int missing_dp_replicas, bool straggler) {
+  Time& slot = cache_[2 * static_cast<std::size_t>(missing_dp_replicas) + (straggler ? 1 : 0)];
+  if (slot.ns < 0) slot = shared_.get(ClusterState{missing_dp_replicas, straggler ? slowdown_ : 1.0});
+  return slot;
+}
+
+namespace {
+
+/// One trial as an engine component. The job is either Running (progress accrues at the current step rate;
+/// checkpoints are laid out arithmetically between events, in progress space: one every interval_steps after the
+/// checkpoint the job last resumed from) or down in one phase of recovery. Failure arrivals come from one stream
+/// per component and are observed, never pushed into the step level (STYLE.md E10): the step level is consulted
+/// only for the step time of a cluster state.
+class Trial final : public engine::Component {
+ public:
+  Trial(engine::Simulator& sim, const RunPlan& plan, LocalStepTimes& steps, std::uint64_t seed, std::uint64_t trial,
+        bool record)
+      : Component(sim, "reliability.trial"), plan_(plan), steps_(steps), record_(record), pool_(plan.spares) {
+    const base::RngStreams streams(seed);
+    sources_.reserve(plan.components.size());
+    for (const ComponentPlan& c : plan.components)
+      sources_.push_back(Source{streams.stream("failures." + c.name, trial), streams.stream("repairs." + c.name, trial)});
+    result_.interruptions.assign(plan.components.size(), 0);
+    result_.lost_gpu_hours.assign(plan.components.size(), 0.0);
+    gpu_hours_per_ns_ = static_cast<double>(plan.job.gpus) / 3.6e12;
+    step0_ns_ = static_cast<double>(plan.step0.ns);
+  }
+
+  TrialResult run() {
+    const double horizon_s = plan_.horizon.seconds();
+    for (std::size_t c = 0; c < sources_.size(); ++c) {
+      init_source(c);
+      schedule_source(c, horizon_s);
+    }
+    epochs_.push_back(Epoch{0.0, 0});
+    restore_ = 0;
+    resume_running();
+    const engine::RunResult rr =
+        simulator().run(engine::RunLimits{.until = plan_.horizon, .stop_when = [this] { return phase_ == Phase::Done; }});
+    SIM_ASSERT(rr.reason != engine::StopReason::Deadlock, "trial deadlocked");
+    if (phase_ != Phase::Done) {
+      // The horizon (steps mode) or the window's end: close the books at exactly that time. (The queue may also have
+      // drained first: with no failure before the horizon and a completion beyond it, nothing is left to happen.)
+      if (plan_.steps_mode) {
+        stop(false, "not finished within the horizon of " + fmt(plan_.horizon.days()) + " days (" +
+                        fmt(plan_.horizon.seconds() / plan_.failure_free.seconds()) +
+                        " x the failure-free time); progress " + fmt(100.0 * current_progress() / plan_.total_steps) +
+                        "%",
+             plan_.horizon);
+      } else {
+        stop(true, "", plan_.window);
+      }
+    }
+    return std::move(result_);
+  }
+
+  void handle(std::uint64_t arg) override {
+    const auto kind = static_cast<Kind>(arg >> kKindShift);
+    const std::uint64_t payload = arg & kPayloadMask;
+    switch (kind) {
+      case Kind::Failure: on_arrival(static_cast<std::size_t>(payload)); break;
+      case Kind::PhaseEnd:
+        if (payload == phase_gen_) on_phase_end();
+        break;
+      case Kind::Complete:
+        if (payload == run_gen_ && phase_ == Phase::Running) on_complete();
+        break;
+      case Kind::SdcDetect: on_sdc_detected(payload); break;
+      case Kind::StragglerDetect: on_straggler_detected(payload); break;
+      case Kind::RepairDone: on_repair_done(static_cast<int>(payload)); break;
+    }
+  }
+
+ private:
+  enum class Phase : std::uint8_t { Running, Detecting, Draining, Waiting, Restarting, Done };
+  enum class Kind : std::uint64_t { Failure = 1, PhaseEnd, Complete, SdcDetect, StragglerDetect, RepairDone };
+  static constexpr int kKindShift = 56;
+  static constexpr std::uint64_t kPayloadMask = (std::uint64_t{1} << kKindShift) - 1;
+  static std::uint64_t pack(Kind k, std::uint64_t payload) {
+    return (static_cast<std::uint64_t>(k) << kKindShift) | (payload & kPayloadMask);
+  }
+
+  struct Source {
+    base::Rng rng;         // arrivals and thinning
+    base::Rng repair_rng;  // repair times
+    double next_s = std::numeric_limits<double>::infinity();
+    std::vector<double> heap;  // Weibull: each instance's next failure time, a min-heap
+  };
+
+  // A stretch of the run resumed from one checkpoint: checkpoints lie at anchor + k * interval_steps, k >= 1, and
+  // those up to durable_k are durable (valid rollback targets for silent data corruption).
+  struct Epoch {
+    double anchor = 0;
+    std::int64_t durable_k = 0;
+  };
+
+  // ---------------------------------------------------------------- failure arrivals
+
+  void init_source(std::size_t c) {
+    const ComponentPlan& cp = plan_.components[c];
+    Source& s = sources_[c];
+    if (cp.exponential) {
+      s.next_s = s.rng.exponential(cp.mean_gap_s);
+      return;
+    }
+    // Weibull: one renewal process per instance, all new at the start of the run (a documented assumption: the
+    // job's parts were burnt in when it started); a failed part is replaced by a new one.
+    s.heap.resize(static_cast<std::size_t>(cp.instances));
+    for (double& t : s.heap)
+      t = s.rng.weibull(cp.weibull_shape, cp.weibull_scale_s);
+    std::make_heap(s.heap.begin(), s.heap.end(), std::greater<>{});
+    s.next_s = s.heap.front();
+  }
+
+  void advance_source(std::size_t c) {
+    const ComponentPlan& cp = plan_.components[c];
+    Source& s = sources_[c];
+    if (cp.exponential) {
+      s.next_s += s.rng.exponential(cp.mean_gap_s);
+      return;
+    }
+    std::pop_heap(s.heap.begin(), s.heap.end(), std::greater<>{});
+    s.heap.back() += s.rng.weibull(cp.weibull_shape, cp.weibull_scale_s);
+    std::push_heap(s.heap.begin(), s.heap.end(), std::greater<>{});
+    s.next_s = s.heap.front();
+  }
+
+  void schedule_source(std::size_t c, double horizon_s) {
+    const double t = sources_[c].next_s;
+    if (t <= horizon_s) schedule_at(Time::from_seconds(t), pack(Kind::Failure, c));
+  }
+
+  void on_arrival(std::size_t c) {
+    const ComponentPlan& cp = plan_.components[c];
+    // Thinning keeps the stream aligned whatever the state: a uniform is drawn for every arrival. A failure of a
+    // part the job no longer holds (its node is out, not replaced) does not reach the job.
+    const double u = sources_[c].rng.uniform();
+    const bool reaches_job = !cp.thinned || u * plan_.job.nodes < static_cast<double>(plan_.job.nodes - missing_nodes_);
+    advance_source(c);
+    schedule_source(c, plan_.horizon.seconds());
+    if (!reaches_job) return;
+
+    if (phase_ == Phase::Running) advance_to(now());
+    ++result_.interruptions[c];
+    record(hardware::to_string(cp.effect), cp.name);
+    switch (cp.effect) {
+      case FailureEffect::Crash:
+      case FailureEffect::Hang:
+      case FailureEffect::Maintenance: interrupt(c); break;
+      case FailureEffect::Sdc: corrupt(c); break;
+      case FailureEffect::Straggler: slow_down(c); break;
+    }
+    if (phase_ == Phase::Done) return;
+    // Stall: interruptions keep coming and no checkpoint becomes durable in between.
+    if (++interruptions_since_durable_ >= plan_.stall_interruptions) stall();
+  }
+
+  // A crash, hang or maintenance: the job stops now, notices after the detection delay, then recovers.
+  void interrupt(std::size_t c) {
+    const ComponentPlan& cp = plan_.components[c];
+    take_out_nodes(c, cp.nodes_affected);
+    const Time detected = now() + cp.detect;
+    switch (phase_) {
+      case Phase::Running:
+        stop_running(c);
+        down_cause_ = c;
+        enter(Phase::Detecting, detected);
+        break;
+      case Phase::Detecting:
+        if (detected < phase_end_) enter_keep_start(detected);  // the sooner detection wins
+        break;
+      case Phase::Restarting:  // the recovery is interrupted: it starts over once this failure is detected
+        close_phase();
+        down_cause_ = c;
+        enter(Phase::Detecting, detected);
+        break;
+      case Phase::Draining:  // the drain's checkpoint never becomes durable
+        close_phase();
+        add_lost(drain_p_ - restore_, c);
+        down_cause_ = c;
+        enter(Phase::Detecting, detected);
+        break;
+      case Phase::Waiting:
+      case Phase::Done: break;
+    }
+  }
+
+  // Silent data corruption: the job runs on, on corrupt state, until a loss spike gives it away.
+  void corrupt(std::size_t c) {
+    if (phase_ != Phase::Running) return;  // nothing computes while the job is down
+    if (!corrupt_) {
+      corrupt_ = true;
+      corrupt_since_ = run_p_;
+    }
+    schedule_at(now() + plan_.components[c].detect, pack(Kind::SdcDetect, (sdc_clears_ << 16) | c));
+  }
+
+  // A straggler: every synchronous step runs at the slowest GPU's speed until it is found and drained.
+  void slow_down(std::size_t c) {
+    const bool first = stragglers_.empty();
+    stragglers_.push_back(c);
+    if (first && phase_ == Phase::Running) set_rate();
+    schedule_at(now() + plan_.components[c].detect, pack(Kind::StragglerDetect, straggler_gen_));
+  }
+
+  void on_sdc_detected(std::uint64_t payload) {
+    if (!corrupt_ || (payload >> 16) != sdc_clears_) return;  // a restore already discarded the corrupt state
+    const auto c = static_cast<std::size_t>(payload & 0xffff);
+    const double target = newest_durable_at_or_below(corrupt_since_);
+    clear_corruption();
+    take_out_nodes(c, plan_.components[c].nodes_affected);
+    record("sdc_rollback", plan_.components[c].name);
+    switch (phase_) {
+      case Phase::Running:
+        advance_to(now());
+        add_lost(run_p_ - target, c);
+        discard_running();
+        restore_ = target;
+        down_cause_ = c;
+        decide();
+        break;
+      case Phase::Draining:  // the drain would write corrupt state
+        close_phase();
+        add_lost(drain_p_ - target, c);
+        restore_ = target;
+        decide();
+        break;
+      case Phase::Restarting:  // it was loading a corrupt checkpoint: load the right one
+        close_phase();
+        if (target < restore_) add_lost(restore_ - target, c);
+        restore_ = std::min(restore_, target);
+        decide();
+        break;
+      case Phase::Detecting:
+      case Phase::Waiting:
+        if (target < restore_) add_lost(restore_ - target, c);
+        restore_ = std::min(restore_, target);
+        break;
+      case Phase::Done: break;
+    }
+  }
+
+  void on_straggler_detected(std::uint64_t gen) {
+    if (gen != straggler_gen_ || stragglers_.empty()) return;  // already swapped out by a restart
+    if (phase_ == Phase::Running) {
+      // Drain: write a checkpoint of the current state (nothing is lost), then restart without the slow node.
+      advance_to(now());
+      drain_p_ = run_p_;
+      discard_running();
+      restore_ = durable_p_;
+      down_cause_ = stragglers_.front();
+      record("drain", plan_.components[down_cause_].name);
+      enter(Phase::Draining, now() + plan_.drain_write);
+    } else if (phase_ == Phase::Restarting) {
+      close_phase();  // swap the slow node in, restart over
+      decide();
+    }
+  }
+
+  void on_repair_done(int nodes) {
+    pool_ += nodes;
+    record("repaired", "");
+    if (phase_ != Phase::Waiting) return;
+    close_phase();
+    decide();
+  }
+
+  // ---------------------------------------------------------------- recovery
+
+  // The nodes of a failed part leave the job for repair; they come back into the spare pool.
+  void take_out_nodes(std::size_t c, int nodes) {
+    nodes = std::min(nodes, plan_.job.nodes - missing_nodes_);
+    if (nodes <= 0) return;
+    missing_nodes_ += nodes;
+    const ComponentPlan& cp = plan_.components[c];
+    const double repair_s =
+        plan_.exponential_repair ? sources_[c].repair_rng.exponential(cp.repair_mean_s) : cp.repair_mean_s;
+    if (now().seconds() + repair_s > plan_.horizon.seconds()) return;  // back after the end: irrelevant
+    schedule_at(now() + Time::from_seconds(repair_s), pack(Kind::RepairDone, static_cast<std::uint64_t>(nodes)));
+  }
+
+  // After detection (or a drain): swap in spares, then restart, shrink or wait.
+  void decide() {
+    // The restart's health check finds stragglers still in the job: they are swapped like failed nodes.
+    for (std::size_t c : stragglers_)
+      take_out_nodes(c, plan_.components[c].nodes_affected);
+    if (!stragglers_.empty()) {
+      stragglers_.clear();
+      ++straggler_gen_;
+    }
+    const int fill = std::min(pool_, missing_nodes_);
+    pool_ -= fill;
+    missing_nodes_ -= fill;
+    int drop = 0;
+    if (missing_nodes_ > 0) {
+      bool can_shrink = false;
+      if (plan_.when_spares_exhausted == OnSparesExhausted::Shrink) {
+        const int gpus_missing = missing_nodes_ * plan_.job.gpus_per_node;
+        drop = (gpus_missing + plan_.job.gpus_per_replica - 1) / plan_.job.gpus_per_replica;
+        can_shrink = plan_.job.dp - drop >= plan_.min_dp_replicas && steps_.get(drop, false) != Time::max();
+      }
+      if (!can_shrink) {
+        record("waiting_for_repair", "");
+        enter(Phase::Waiting, Time::max());
+        return;
+      }
+    }
+    missing_replicas_ = drop;
+    if (drop > 0) shrink_cause_ = down_cause_;
+    record(drop > 0 ? "restart_shrunk" : "restart", "");
+    enter(Phase::Restarting, now() + plan_.restart + plan_.load);
+  }
+
+  void on_phase_end() {
+    switch (phase_) {
+      case Phase::Detecting:
+        close_phase();
+        record("detected", plan_.components[down_cause_].name);
+        decide();
+        break;
+      case Phase::Draining:
+        close_phase();
+        // The drain checkpoint is durable: the job resumes from exactly where it stopped.
+        durable_p_ = drain_p_;
+        restore_ = drain_p_;
+        ++result_.durable_checkpoints;
+        interruptions_since_durable_ = 0;
+        decide();
+        break;
+      case Phase::Restarting:
+        close_phase();
+        resume_running();
+        break;
+      case Phase::Waiting:
+      case Phase::Running:
+      case Phase::Done: break;
+    }
+  }
+
+  // ---------------------------------------------------------------- running and checkpoints
+
+  void resume_running() {
+    phase_ = Phase::Running;
+    run_t_ = now();
+    run_p_ = restore_;
+    durable_p_ = restore_;
+    in_block_ = false;
+    pending_ = false;
+    next_k_ = 1;
+    if (epochs_.empty() || epochs_.back().anchor != restore_ || epochs_.back().durable_k != 0)
+      epochs_.push_back(Epoch{restore_, 0});
+    if (corrupt_ && restore_ <= corrupt_since_) clear_corruption();  // the corrupt state was discarded
+    record("resume", "");
+    set_rate();
+  }
+
+  // The step rate of the current state; reschedules the completion (steps mode).
+  void set_rate() {
+    const Time st = steps_.get(missing_replicas_, !stragglers_.empty());
+    SIM_ASSERT(st.ns > 0 && st != Time::max(), "the step-time callback gave no usable time for a running state");
+    step_ns_ = static_cast<double>(st.ns);
+    ++run_gen_;
+    schedule_completion();
+  }
+
+  void schedule_completion() {
+    if (!plan_.steps_mode) return;
+    const double at = time_to_reach(plan_.total_steps);
+    if (at <= static_cast<double>(plan_.horizon.ns)) schedule_at(Time{static_cast<std::int64_t>(at)}, pack(Kind::Complete, run_gen_));
+  }
+
+  double boundary(std::int64_t k) const { return epochs_.back().anchor + static_cast<double>(k) * plan_.interval_steps; }
+
+  // When progress reaches `target` if nothing happens meanwhile, in ns (double: may lie beyond the clock's range).
+  // Segments between checkpoints are rounded up to whole nanoseconds exactly as advance_to does.
+  double time_to_reach(double target) const {
+    double t = static_cast<double>(in_block_ ? std::max(block_end_.ns, run_t_.ns) : run_t_.ns);
+    double p = run_p_;
+    const double b = boundary(next_k_);
+    if (target <= b) return t + static_cast<double>(ceil_ns((target - p) * step_ns_));
+    t += static_cast<double>(ceil_ns((b - p) * step_ns_));
+    // Checkpoints at boundaries next_k_ .. next_k_ + m, all below target; then the last stretch.
+    const auto m = static_cast<std::int64_t>(std::ceil((target - b) / plan_.interval_steps)) - 1;
+    t += static_cast<double>(m + 1) * static_cast<double>(plan_.blocking.ns);
+    t += static_cast<double>(m) * static_cast<double>(ceil_ns(plan_.interval_steps * step_ns_));
+    p = boundary(next_k_ + m);
+    return t + static_cast<double>(ceil_ns((target - p) * step_ns_));
+  }
+
+  // Brings the running job to time t: progress, blocking checkpoints, durable writes, in order.
+  void advance_to(Time t) {
+    for (;;) {
+      if (in_block_) {
+        if (t < block_end_) {
+          result_.checkpoint_ns += (t - run_t_).ns;
+          run_t_ = t;
+          return;
+        }
+        result_.checkpoint_ns += (block_end_ - run_t_).ns;
+        run_t_ = block_end_;
+        in_block_ = false;
+        if (pending_) make_durable(pending_k_);  // it finished before this snapshot began
+        pending_ = false;
+        if (plan_.async) {
+          pending_ = true;
+          pending_k_ = block_k_;
+          pending_done_ = block_end_ + plan_.durable_lag;
+        } else {
+          make_durable(block_k_);
+        }
+        continue;
+      }
+      if (pending_ && pending_done_ <= t) {
+        make_durable(pending_k_);
+        pending_ = false;
+      }
+      const double target = boundary(next_k_);
+      const Time reach{run_t_.ns + ceil_ns((target - run_p_) * step_ns_)};
+      if (reach > t) {
+        const std::int64_t dt = (t - run_t_).ns;
+        const double gained = static_cast<double>(dt) / step_ns_;
+        account_running(dt, gained);
+        run_p_ += gained;
+        run_t_ = t;
+        return;
+      }
+      account_running((reach - run_t_).ns, target - run_p_);
+      run_p_ = target;
+      run_t_ = reach;
+      // A checkpoint begins. If the previous asynchronous write is still going, the snapshot waits for it.
+      in_block_ = true;
+      block_k_ = next_k_++;
+      const Time start = pending_ ? std::max(reach, pending_done_) : reach;
+      block_end_ = start + plan_.blocking;
+    }
+  }
+
+  void account_running(std::int64_t dt, double gained) {
+    result_.progress_made += gained;
+    running_ns_ += dt;
+    if (step_ns_ == step0_ns_) return;
+    // Slower than healthy: the extra time is charged to the straggler, else to the failure that shrank the job.
+    const double extra = static_cast<double>(dt) - gained * step0_ns_;
+    const std::size_t cause = stragglers_.empty() ? shrink_cause_ : stragglers_.front();
+    if (cause < result_.lost_gpu_hours.size()) result_.lost_gpu_hours[cause] += extra * gpu_hours_per_ns_;
+  }
+
+  void make_durable(std::int64_t k) {
+    durable_p_ = boundary(k);
+    epochs_.back().durable_k = k;
+    ++result_.durable_checkpoints;
+    interruptions_since_durable_ = 0;
+  }
+
+  // The job stops running: everything since the newest durable checkpoint is lost (an unfinished checkpoint, or an
+  // asynchronous write still in flight, never became durable).
+  void stop_running(std::size_t cause) {
+    add_lost(run_p_ - durable_p_, cause);
+    restore_ = durable_p_;
+    discard_running();
+  }
+
+  void discard_running() {
+    in_block_ = false;
+    pending_ = false;
+    ++run_gen_;  // cancels the pending completion
+  }
+
+  void add_lost(double steps, std::size_t cause) {
+    if (steps <= 0) return;
+    result_.lost_steps += steps;
+    result_.lost_gpu_hours[cause] += steps * step0_ns_ * gpu_hours_per_ns_;
+  }
+
+  // Newest durable checkpoint at or below progress p: the rollback target of silent data corruption.
+  double newest_durable_at_or_below(double p) const {
+    for (auto it = epochs_.rbegin(); it != epochs_.rend(); ++it) {
+      if (p < it->anchor) continue;
+      const auto k = std::min(it->durable_k, static_cast<std::int64_t>(std::floor((p - it->anchor) / plan_.interval_steps)));
+      return it->anchor + static_cast<double>(k) * plan_.interval_steps;
+    }
+    return 0.0;
+  }
+
+  void clear_corruption() {
+    corrupt_ = false;
+    ++sdc_clears_;
+  }
+
+  double current_progress() const {
+    switch (phase_) {
+      case Phase::Running: return run_p_;
+      case Phase::Draining: return drain_p_;
+      default: return restore_;
+    }
+  }
+
+  // ---------------------------------------------------------------- phases and the end
+
+  void enter(Phase ph, Time end) {
+    phase_ = ph;
+    phase_start_ = now();
+    enter_keep_start(end);
+  }
+
+  void enter_keep_start(Time end) {
+    phase_end_ = end;
+    ++phase_gen_;
+    if (end != Time::max()) schedule_at(end, pack(Kind::PhaseEnd, phase_gen_));
+  }
+
+  // Books the time spent in the current down phase, to its category and to the failure that caused it.
+  void close_phase() { close_phase_at(now()); }
+
+  void close_phase_at(Time t) {
+    const std::int64_t dt = (t - phase_start_).ns;
+    switch (phase_) {
+      case Phase::Detecting: result_.detection_ns += dt; break;
+      case Phase::Draining: result_.drain_ns += dt; break;
+      case Phase::Waiting: result_.waiting_ns += dt; break;
+      case Phase::Restarting: result_.restart_ns += dt; break;
+      case Phase::Running:
+      case Phase::Done: return;
+    }
+    result_.lost_gpu_hours[down_cause_] += static_cast<double>(dt) * gpu_hours_per_ns_;
+    phase_start_ = t;
+  }
+
+  void on_complete() {
+    advance_to(now());
+    if ((plan_.total_steps - run_p_) * step_ns_ > 1.0) {  // an asynchronous write delayed a snapshot: not yet
+      ++run_gen_;
+      schedule_completion();
+      return;
+    }
+    run_p_ = plan_.total_steps;
+    stop(true, "", now());
+  }
+
+  void stall() {
+    std::string why = "stalled: " + std::to_string(plan_.stall_interruptions) +
+                      " interruptions in a row without a new durable checkpoint";
+    const double wall = static_cast<double>(now().ns);
+    if (wall > 0 && static_cast<double>(result_.waiting_ns) > 0.5 * wall) {
+      why += " (waiting for repairs " + fmt(100.0 * static_cast<double>(result_.waiting_ns) / wall) +
+             "% of the time: add spares or allow shrinking)";
+    } else {
+      why += " (job MTBF " + fmt(plan_.mtbf.hours()) + " h against checkpoint interval " +
+             fmt(plan_.interval.seconds() / 60.0) + " min + checkpoint " + fmt(plan_.blocking.seconds() / 60.0) +
+             " min + restart " + fmt((plan_.restart + plan_.load).seconds() / 60.0) + " min)";
+    }
+    stop(false, why, now());
+  }
+
+  // Ends the trial at time t and closes the books: the accounting sums to the wall time exactly.
+  void stop(bool finished, std::string reason, Time t) {
+    if (phase_ == Phase::Running) {
+      advance_to(t);
+    } else {
+      close_phase_at(t);
+    }
+    result_.final_steps = current_progress();
+    phase_ = Phase::Done;
+    result_.finished = finished;
+    result_.stop_reason = std::move(reason);
+    result_.wall = t;
+    record(finished ? (plan_.steps_mode ? "finished" : "window_end") : "never_finished", "");
+    result_.productive_ns = std::llround(result_.final_steps * step0_ns_);
+    result_.lost_work_ns = std::llround(result_.lost_steps * step0_ns_);
+    result_.degraded_ns = running_ns_ - result_.productive_ns - result_.lost_work_ns;
+  }
+
+  void record(const char* kind, const std::string& cause) {
+    if (!record_ || result_.timeline.size() >= plan_.max_timeline_events) return;
+    result_.timeline.push_back(results::RunTimelineEvent{now(), kind, cause});
+  }
+
+  const RunPlan& plan_;
+  LocalStepTimes& steps_;
+  bool record_;
+  std::vector<Source> sources_;
+  TrialResult result_;
+  double gpu_hours_per_ns_ = 0;
+  double step0_ns_ = 0;
+
+  Phase phase_ = Phase::Restarting;
+  Time phase_start_;
+  Time phase_end_;
+  std::uint64_t phase_gen_ = 0;
+  std::size_t down_cause_ = 0;
+  std::size_t shrink_cause_ = static_cast<std::size_t>(-1);
+
+  // Running: the cursor.
+  Time run_t_;
+  double run_p_ = 0;
+  double step_ns_ = 1;
+  std::uint64_t run_gen_ = 0;
+  std::int64_t next_k_ = 1;
+  bool in_block_ = false;
+  std::int64_t block_k_ = 0;
+  Time block_end_;
+  bool pending_ = false;  // an asynchronous write in flight
+  std::int64_t pending_k_ = 0;
+  Time pending_done_;
+  std::int64_t running_ns_ = 0;
+
+  double durable_p_ = 0;  // newest durable checkpoint
+  double restore_ = 0;    // where the next resume starts
+  double drain_p_ = 0;
+  std::vector<Epoch> epochs_;
+  int interruptions_since_durable_ = 0;
+
+  bool corrupt_ = false;
+  double corrupt_since_ = 0;
+  std::uint64_t sdc_clears_ = 0;
+  std::vector<std::size_t> stragglers_;
+  std::uint64_t straggler_gen_ = 0;
+
+  int pool_ = 0;           // spare nodes ready
+  int missing_nodes_ = 0;  // nodes out of the job and not replaced
+  int missing_replicas_ = 0;
+};
+
+}  // namespace
+
+TrialResult run_trial(const RunPlan& plan, LocalStepTimes& steps, std::uint64_t seed, std::uint64_t trial,
+                      bool record) {
+  engine::Simulator sim;
+  Trial t(sim, plan, steps, seed, trial, record);
+  return t.run();
+}
+
+}  // namespace sim::reliability

@@ -1,0 +1,193 @@
+// sim/results/run_result.cpp: fixed-bin histograms and the run result's JSON, per the contract in DESIGN.md.
+#include "sim/results/run_result.hpp"
+
+#include "sim/base/assert.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace sim::results {
+
+Histogram Histogram::log_spaced(double lo, double hi, int bins) {
+  SIM_ASSERT(lo > 0 && hi > lo && bins > 0, "log-spaced histogram needs 0 < lo < hi and bins > 0");
+  Histogram h;
+  h.lo_ = lo;
+  h.hi_ = hi;
+  h.log_ = true;
+  h.scale_ = bins / std::log(hi / lo);
+  h.counts_.assign(static_cast<std::size_t>(bins), 0);
+  return h;
+}
+
+Histogram Histogram::linear(double lo, double hi, int bins) {
+  SIM_ASSERT(hi > lo && bins > 0, "linear histogram needs lo < hi and bins > 0");
+  Histogram h;
+  h.lo_ = lo;
+  h.hi_ = hi;
+  h.log_ = false;
+  h.scale_ = bins / (hi - lo);
+  h.counts_.assign(static_cast<std::size_t>(bins), 0);
+  return h;
+}
+
+int Histogram::bin_of(double x) const {
+  if (x < lo_) return -1;
+  if (!(x < hi_)) return bins();  // also +infinity and NaN
+  const double pos = log_ ? std::log(x / lo_) * scale_ : (x - lo_) * scale_;
+  return std::clamp(static_cast<int>(pos), 0, bins() - 1);
+}
+
+double Histogram::lower_edge(int bin) const {
+  if (bin <= 0) return lo_;
+  if (bin >= bins()) return hi_;
+  return log_ ? lo_ * std::exp(bin / scale_) : lo_ + bin / scale_;
+}
+
+void Histogram::add(double x) {
+  const int b = bin_of(x);
+  ++count_;
+  if (b < 0) {
+    ++underflow_;
+  } else if (b >= bins()) {
+    ++overflow_;
+  } else {
+    ++counts_[static_cast<std::size_t>(b)];
+  }
+}
+
+void Histogram::merge(const Histogram& other) {
+  SIM_ASSERT(other.counts_.size() == counts_.size() && other.lo_ == lo_ && other.hi_ == hi_ && other.log_ == log_,
+             "merging histograms of different layouts");
+  for (std::size_t i = 0; i < counts_.size(); ++i)
+    counts_[i] += other.counts_[i];
+  underflow_ += other.underflow_;
+  overflow_ += other.overflow_;
+  count_ += other.count_;
+}
+
+double Histogram::quantile(double q) const {
+  if (count_ == 0) return std::numeric_limits<double>::quiet_NaN();
+  // Nearest rank; the tiny shrink keeps q*n that is an integer up to rounding (0.1 * 200) on that integer.
+  const auto rank =
+      std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(q * static_cast<double>(count_) * (1 - 1e-12))));
+  std::int64_t seen = underflow_;
+  if (seen >= rank) return lo_;
+  for (int b = 0; b < bins(); ++b) {
+    seen += counts_[static_cast<std::size_t>(b)];
+    if (seen < rank) continue;
+    return log_ ? lo_ * std::exp((b + 0.5) / scale_) : lo_ + (b + 0.5) / scale_;
+  }
+  return std::numeric_limits<double>::infinity();
+}
+
+double Histogram::fraction_above(double x) const {
+  if (count_ == 0) return std::numeric_limits<double>::quiet_NaN();
+  const int b = bin_of(x);
+  double above = static_cast<double>(overflow_);
+  if (b < 0) return static_cast<double>(count_ - underflow_) / static_cast<double>(count_);  // underflow: below lo
+  if (b >= bins()) return above / static_cast<double>(count_);
+  for (int i = b + 1; i < bins(); ++i)
+    above += static_cast<double>(counts_[static_cast<std::size_t>(i)]);
+  // Within x's own bin, values are taken as spread evenly over the bin (in ln x for log bins).
+  const double lo = lower_edge(b), hi = lower_edge(b + 1);
+  const double share = log_ ? std::log(hi / x) / std::log(hi / lo) : (hi - x) / (hi - lo);
+  above += share * static_cast<double>(counts_[static_cast<std::size_t>(b)]);
+  return above / static_cast<double>(count_);
+}
+
+double Histogram::resolution() const {
+  return log_ ? std::expm1(0.5 / scale_) : 0.5 / scale_;
+}
+
+namespace {
+
+Json quantiles_json(const Quantiles& q, bool with_p99) {
+  Json j = Json::object();
+  j["mean"] = q.mean;
+  j["p10"] = q.p10;
+  j["p50"] = q.p50;
+  j["p90"] = q.p90;
+  if (with_p99) j["p99"] = q.p99;
+  return j;
+}
+
+}  // namespace
+
+Json to_json(const RunSummary& r, const Json& step) {
+  Json j = Json::object();
+  j["schema"] = "trainsim.run/1";
+  j["trials"] = r.trials;
+  if (!step.is_null()) j["step"] = step;
+  j["time_to_train_days"] = quantiles_json(r.time_to_train_days, true);
+  j["goodput"] = quantiles_json(r.goodput, false);
+  Json& in = j["interruptions"];
+  in["mean"] = r.interruptions_mean;
+  Json& in_by = in["by_cause"];
+  in_by = Json::object();
+  for (const CauseSummary& c : r.causes)
+    in_by[c.name] = c.interruptions_mean;
+  j["job_mtbf_h"] = r.job_mtbf_h;
+  Json& lost = j["lost_gpu_hours"];
+  lost["mean"] = r.lost_gpu_hours_mean;
+  Json& lost_by = lost["by_cause"];
+  lost_by = Json::object();
+  for (const CauseSummary& c : r.causes)
+    lost_by[c.name] = c.lost_gpu_hours_mean;
+  Json& ck = j["checkpoint"];
+  ck["interval_s"] = r.checkpoint.interval_s;
+  ck["overhead_fraction"] = r.checkpoint.overhead_fraction;
+  ck["policy"] = r.checkpoint.policy;
+  ck["write_s"] = r.checkpoint.write_s;
+  ck["async"] = r.checkpoint.async;
+  ck["snapshot_s"] = r.checkpoint.snapshot_s;
+  ck["load_s"] = r.checkpoint.load_s;
+  ck["durable_per_trial"] = r.checkpoint.durable_mean;
+  // Issue 5 (the cost model) fills these; null keeps the contract's keys present meanwhile.
+  j["cost_usd"] = Json();
+  j["cost_per_failure_usd"] = Json();
+  j["p_deadline_miss"] = Json();
+  j["p_budget_overrun"] = Json();
+
+  // Beyond the contract's fields: how the result came about.
+  j["seed"] = static_cast<std::int64_t>(r.seed);
+  Json& work = j["work"];
+  work["mode"] = r.work;
+  if (r.work == "steps") {
+    work["total_steps"] = r.total_steps;
+  } else {
+    work["window_days"] = r.window_days;
+  }
+  work["step_time_s"] = r.step_time_s;
+  work["failure_free_days"] = r.failure_free_days;
+  work["horizon_days"] = r.horizon_days;
+  j["job_mtbf_h_simulated"] = r.job_mtbf_h_simulated;
+  const TimeAccounting& a = r.accounting;
+  Json& acc = j["time_accounting_days"];
+  acc["wall"] = a.wall_s / 86400.0;
+  acc["productive"] = a.productive_s / 86400.0;
+  acc["checkpoint"] = a.checkpoint_s / 86400.0;
+  acc["detection"] = a.detection_s / 86400.0;
+  acc["restart"] = a.restart_s / 86400.0;
+  acc["lost_work"] = a.lost_work_s / 86400.0;
+  acc["waiting_for_repair"] = a.waiting_for_repair_s / 86400.0;
+  acc["degraded"] = a.degraded_s / 86400.0;
+  acc["drain"] = a.drain_s / 86400.0;
+  Json& never = j["never_finished"];
+  never["trials"] = r.never_finished;
+  never["reason"] = r.never_finished_reason.empty() ? Json() : Json(r.never_finished_reason);
+  Json& sample = j["sample_trial"];
+  sample["trial"] = r.sample_trial;
+  Json& events = sample["events"];
+  events = Json::array();
+  for (const RunTimelineEvent& e : r.sample_timeline) {
+    Json ev = Json::object();
+    ev["t_h"] = e.at.hours();
+    ev["kind"] = e.kind;
+    ev["cause"] = e.cause.empty() ? Json() : Json(e.cause);
+    events.push_back(std::move(ev));
+  }
+  return j;
+}
+
+}  // namespace sim::results

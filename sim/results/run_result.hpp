@@ -1,0 +1,131 @@
+// sim/results/run_result.hpp: the result of a run-level Monte Carlo simulation, and its JSON (trainsim.run/1).
+#pragma once
+#include "sim/base/units.hpp"
+#include "sim/results/json.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace sim::results {
+
+/// Counts of values in fixed bins, so that statistics over any number of trials take constant memory and merging
+/// two histograms (integer additions) gives the same result in any order. Log-spaced bins bound the relative error
+/// of a quantile by half a bin's ratio; linear bins bound the absolute error by half a bin's width.
+class Histogram {
+ public:
+  Histogram() = default;
+  /// `bins` bins of equal ratio between lo > 0 and hi.
+  static Histogram log_spaced(double lo, double hi, int bins);
+  /// `bins` bins of equal width between lo and hi.
+  static Histogram linear(double lo, double hi, int bins);
+
+  /// Values below lo count in an underflow bin, values at or above hi (and +infinity) in an overflow bin.
+  void add(double x);
+  /// Adds another histogram of the same layout.
+  void merge(const Histogram& other);
+
+  std::int64_t count() const { return count_; }
+  std::int64_t overflow() const { return overflow_; }
+  /// The q-quantile (nearest rank: the smallest value with at least ceil(q n) values at or below it), as the
+  /// midpoint of its bin (geometric midpoint for log bins); lo for the underflow bin, +infinity for the overflow bin,
+  /// NaN when empty.
+  double quantile(double q) const;
+  /// Fraction of values above x, exact at bin edges (for risk: P(time to train > deadline)); NaN when empty.
+  double fraction_above(double x) const;
+  double lo() const { return lo_; }
+  double hi() const { return hi_; }
+  /// The largest relative (log bins) or absolute (linear bins) error of a quantile inside [lo, hi).
+  double resolution() const;
+
+ private:
+  int bin_of(double x) const;  // -1 underflow, bins() overflow
+  double lower_edge(int bin) const;
+  int bins() const { return static_cast<int>(counts_.size()); }
+
+  double lo_ = 0, hi_ = 1;
+  bool log_ = false;
+  double scale_ = 1;  // bins per unit of x (linear) or of ln x (log)
+  std::vector<std::int64_t> counts_;
+  std::int64_t underflow_ = 0, overflow_ = 0, count_ = 0;
+};
+
+/// Mean and percentiles over trials. +infinity (a trial that never finished) serialises as null.
+struct Quantiles {
+  double mean = 0;
+  double p10 = 0, p50 = 0, p90 = 0, p99 = 0;
+};
+
+/// One entry of the sample trial's timeline (for the report).
+struct RunTimelineEvent {
+  base::Time at;
+  std::string kind;   // crash|hang|sdc|straggler|maintenance (a failure arrives), detected, restart, resume, ...
+  std::string cause;  // the failure component's name, or empty
+};
+
+/// Per failure component: interruptions per trial and GPU-hours they cost (mean over trials).
+struct CauseSummary {
+  std::string name;
+  std::string effect;
+  double interruptions_mean = 0;
+  double lost_gpu_hours_mean = 0;
+};
+
+/// Where the wall time of a trial went (means over trials, in seconds). The parts sum to wall_s.
+struct TimeAccounting {
+  double wall_s = 0;
+  double productive_s = 0;          // progress that was kept, at the healthy step time
+  double checkpoint_s = 0;          // blocking checkpoint writes (or snapshots, when asynchronous)
+  double detection_s = 0;           // from a failure to its detection, while the job is stopped
+  double restart_s = 0;             // scheduling, initialisation and checkpoint load
+  double lost_work_s = 0;           // progress thrown away (since the newest durable checkpoint), at healthy speed
+  double waiting_for_repair_s = 0;  // no spare left: waiting for repaired nodes
+  double degraded_s = 0;            // extra time of running slower than healthy (stragglers, fewer replicas)
+  double drain_s = 0;               // checkpoint written to drain a detected straggler
+};
+
+struct CheckpointSummary {
+  std::string policy;          // fixed | young | daly
+  double interval_s = 0;       // compute time between checkpoints, as used (whole steps)
+  double write_s = 0;          // durable write
+  double snapshot_s = 0;       // blocking part when asynchronous
+  double load_s = 0;           // read at restart
+  bool async = false;
+  double overhead_fraction = 0;  // mean checkpoint_s / mean wall_s
+  double durable_mean = 0;       // durable checkpoints per trial
+};
+
+struct RunSummary {
+  int trials = 0;
+  std::uint64_t seed = 0;
+  std::string work;         // "steps" (train until done) | "window" (simulate a fixed duration)
+  double total_steps = 0;   // steps mode
+  double window_days = 0;   // window mode
+  double step_time_s = 0;   // healthy step time
+  double failure_free_days = 0;  // total_steps x healthy step time (steps mode); the window (window mode)
+  double horizon_days = 0;       // a trial not done by then never finishes
+
+  Quantiles time_to_train_days;  // steps mode; NaN (null) in window mode
+  Quantiles goodput;             // effective training time ratio: productive time / wall time (p99 unused)
+  double interruptions_mean = 0;
+  std::vector<CauseSummary> causes;  // in the order of the failure components
+  double job_mtbf_h = 0;             // analytic: 1 / sum of rates
+  double job_mtbf_h_simulated = 0;   // total wall time / total interruptions
+  double lost_gpu_hours_mean = 0;    // sum of the causes' lost GPU-hours
+  CheckpointSummary checkpoint;
+  TimeAccounting accounting;
+
+  int never_finished = 0;
+  std::string never_finished_reason;  // of the lowest-numbered such trial; empty when all finished
+  int sample_trial = 0;
+  std::vector<RunTimelineEvent> sample_timeline;
+
+  Histogram time_to_train_hist;  // days, steps mode: for deadline risk (issue 5), not serialised
+};
+
+/// The `trainsim run --json` object (schema "trainsim.run/1"), fields in contract order. `step` (the step result's
+/// JSON, from the caller) goes after "trials" when given. Cost fields (cost_usd, cost_per_failure_usd,
+/// p_deadline_miss, p_budget_overrun) are null until the cost model fills them.
+Json to_json(const RunSummary& r, const Json& step = Json());
+
+}  // namespace sim::results
