@@ -30,6 +30,8 @@ class Component {
 
   /// The hot-path delivery of an event scheduled for this component with `arg` (what it means is the
   /// component's business: a task index, a generation counter, ...). The default treats delivery as a bug.
+  /// The engine has no cancellation: a component that needs it (a timeout superseded by progress, say) bumps a
+  /// generation counter, puts it in `arg`, and ignores events whose generation is stale.
   virtual void handle(std::uint64_t arg);
 
   /// What this component still waits for, one line each (empty when idle). Asked only when the event queue

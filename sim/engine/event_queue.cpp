@@ -12,62 +12,16 @@
 namespace sim::engine {
 namespace {
 
-// Ranks keys by counting, branch-free: rank[i] = the number of keys greater than keys[i] (all keys distinct).
-template <std::size_t kMax, typename Later>
-void rank_latest_first(std::vector<Event>& events, std::span<Event, kMax> scratch, Later later) {
-  const std::size_t n = events.size();
+// Writes events[0, n) to out[rank], where rank counts the entries later than the event among the first kWidth
+// (entries past n are padding that is never later): a loop of fixed length, unrolled, with no branch to mispredict.
+template <std::size_t kWidth, typename Later>
+void rank_latest_first(const Event* events, std::size_t n, const Later& later, Event* out) {
   for (std::size_t i = 0; i < n; ++i) {
     std::size_t rank = 0;
-    for (std::size_t j = 0; j < n; ++j)
+    for (std::size_t j = 0; j < kWidth; ++j)
       rank += later(j, i);
-    scratch[rank] = events[i];
+    out[rank] = events[i];
   }
-  for (std::size_t i = 0; i < n; ++i)
-    events[i] = scratch[i];  // usually a handful: no memmove call
-}
-
-// Sorts latest first, so that the earliest event is popped from the back. Small sets (the common case) are sorted
-// by rank counting: n^2 branch-free comparisons beat the mispredicted branches of a comparison sort on random
-// keys. Within a bucket, events lie in sequence order (buckets are appended in push order), so the index stands
-// in for the sequence number; with one priority and a narrow time span, time and index pack into one word.
-void sort_latest_first(std::vector<Event>& events, std::span<Event, EventQueue::kRankSortMax> scratch) {
-  constexpr std::size_t kMax = EventQueue::kRankSortMax;
-  static_assert(kMax <= 16, "the packed key keeps the index in 4 bits");
-  const std::size_t n = events.size();
-  if (n > kMax) {
-    std::sort(events.begin(), events.end(), [](const Event& a, const Event& b) { return earlier(b, a); });
-    return;
-  }
-  if (n <= 1) return;
-  std::int64_t lo = events[0].at.ns;
-  std::int64_t hi = lo;
-  bool one_priority = true;
-  for (std::size_t i = 1; i < n; ++i) {
-    lo = std::min(lo, events[i].at.ns);
-    hi = std::max(hi, events[i].at.ns);
-    one_priority &= events[i].priority == events[0].priority;
-  }
-  const auto span = static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo);
-  if (one_priority && span < (std::uint64_t{1} << 59)) {
-    std::array<std::uint64_t, kMax> key;  // (time - lo, index)
-    for (std::size_t i = 0; i < n; ++i)
-      key[i] = ((static_cast<std::uint64_t>(events[i].at.ns) - static_cast<std::uint64_t>(lo)) << 4) | i;
-    rank_latest_first(events, scratch, [&key](std::size_t j, std::size_t i) { return std::size_t{key[j] > key[i]}; });
-    return;
-  }
-  std::array<std::uint64_t, kMax> time_key;      // time, made unsigned order-preserving
-  std::array<std::uint64_t, kMax> priority_key;  // priority (unsigned-biased), then index
-  for (std::size_t i = 0; i < n; ++i) {
-    time_key[i] = static_cast<std::uint64_t>(events[i].at.ns) ^ (std::uint64_t{1} << 63);
-    const auto biased = static_cast<std::uint32_t>(events[i].priority) ^ (std::uint32_t{1} << 31);
-    priority_key[i] = (std::uint64_t{biased} << 32) | i;
-  }
-  rank_latest_first(events, scratch, [&time_key, &priority_key](std::size_t j, std::size_t i) {
-    const auto time_later = std::size_t{time_key[j] > time_key[i]};
-    const auto time_equal = std::size_t{time_key[j] == time_key[i]};
-    const auto priority_later = std::size_t{priority_key[j] > priority_key[i]};
-    return time_later | (time_equal & priority_later);  // bitwise: no branches
-  });
 }
 
 }  // namespace
@@ -148,7 +102,7 @@ void EventQueue::refill() {
       top_lo_ = std::numeric_limits<std::int64_t>::max();
       top_hi_ = std::numeric_limits<std::int64_t>::min();
       if (top_.size <= kSpawnThreshold || lo == hi) {
-        take_into_front(top_, hi + 1);
+        take_into_front(top_, lo, hi + 1);
       } else {
         open_rung(top_, lo, hi);
       }
@@ -182,25 +136,78 @@ void EventQueue::refill() {
         continue;
       }
     }
+    const auto bucket_start =
+        static_cast<std::int64_t>(static_cast<std::uint64_t>(r.start) + (static_cast<std::uint64_t>(r.cur) << r.shift));
     const std::uint64_t next_offset = static_cast<std::uint64_t>(r.cur + 1) << r.shift;
     const bool last = r.cur + 1 == r.count;
     const std::int64_t bucket_end =
         last ? r.end : std::min(r.end, static_cast<std::int64_t>(static_cast<std::uint64_t>(r.start) + next_offset));
     ++r.cur;
-    take_into_front(bucket, bucket_end);
+    take_into_front(bucket, bucket_start, bucket_end);
   }
 }
 
-void EventQueue::take_into_front(EventList& from, std::int64_t end) {
-  // front_ is empty here and keeps its capacity. Copying keeps push order, which sort_latest_first relies on.
-  for (const Chunk* c = from.head; c != nullptr; c = c->next) {
-    prefetch(c->next);
-    const std::uint32_t n = c == from.tail ? from.tail_fill : kChunkEvents;
-    for (std::uint32_t i = 0; i < n; ++i)
-      front_.push_back(c->events[i]);  // usually a handful: no memmove call
+// Moves a bucket (or a small top) into front_, sorted latest first so that the earliest is popped from the back.
+// `lo` bounds the list's times from below and `end` from above (exclusive).
+//
+// A front bucket holds a handful of events (about kEventsPerBucket). They are sorted by rank counting: each
+// event's rank is the number of events later than it, n * kRankSortMax branch-free comparisons in loops of fixed
+// length, which beats the mispredicted branches of a comparison sort on random keys. Buckets are only appended to,
+// in push order, so a bucket's index order is its sequence order: the index stands in for the sequence number,
+// and with one priority and a span below 2^59 ns, (time - lo, index) packs into one word.
+void EventQueue::take_into_front(EventList& from, std::int64_t lo, std::int64_t end) {
+  const std::size_t n = from.size;
+  front_.resize(n);  // front_ is empty here and keeps its capacity
+  if (n > kRankSortMax) {
+    std::size_t i = 0;
+    for (const Chunk* c = from.head; c != nullptr; c = c->next) {
+      prefetch(c->next);
+      const std::uint32_t fill = c == from.tail ? from.tail_fill : kChunkEvents;
+      for (std::uint32_t k = 0; k < fill; ++k)
+        front_[i++] = c->events[k];
+    }
+    release(from);
+    std::sort(front_.begin(), front_.end(), [](const Event& a, const Event& b) { return earlier(b, a); });
+    front_end_ = end;
+    return;
+  }
+  // At most kRankSortMax < kChunkEvents events: all in the head chunk.
+  const Event* events = from.head->events.data();
+  const std::int32_t priority = events[0].priority;
+  bool one_priority = true;
+  std::array<std::uint64_t, kRankSortMax> key{};  // zero padding never ranks above a real key
+  for (std::size_t i = 0; i < n; ++i) {
+    key[i] = (offset(events[i].at.ns, lo) << 4) | i;
+    one_priority &= events[i].priority == priority;
+  }
+  if (one_priority && offset(end - 1, lo) < (std::uint64_t{1} << 59)) {
+    const auto later = [&key](std::size_t j, std::size_t i) { return std::size_t{key[j] > key[i]}; };
+    if (n <= kRankSortMax / 2) {
+      rank_latest_first<kRankSortMax / 2>(events, n, later, front_.data());
+    } else {
+      rank_latest_first<kRankSortMax>(events, n, later, front_.data());
+    }
+  } else {
+    std::array<std::uint64_t, kRankSortMax> time_key{};      // time - lo
+    std::array<std::uint64_t, kRankSortMax> priority_key{};  // priority (unsigned-biased), then index
+    for (std::size_t i = 0; i < n; ++i) {
+      time_key[i] = offset(events[i].at.ns, lo);
+      const auto biased = static_cast<std::uint32_t>(events[i].priority) ^ (std::uint32_t{1} << 31);
+      priority_key[i] = (std::uint64_t{biased} << 32) | i;
+    }
+    const auto later = [&time_key, &priority_key](std::size_t j, std::size_t i) {
+      const auto time_later = std::size_t{time_key[j] > time_key[i]};
+      const auto time_equal = std::size_t{time_key[j] == time_key[i]};
+      const auto priority_later = std::size_t{priority_key[j] > priority_key[i]};
+      return time_later | (time_equal & priority_later);  // bitwise: no branches
+    };
+    if (n <= kRankSortMax / 2) {
+      rank_latest_first<kRankSortMax / 2>(events, n, later, front_.data());
+    } else {
+      rank_latest_first<kRankSortMax>(events, n, later, front_.data());
+    }
   }
   release(from);
-  sort_latest_first(front_, sort_scratch_);
   front_end_ = end;
 }
 

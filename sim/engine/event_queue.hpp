@@ -80,10 +80,12 @@ class EventQueue {
   static constexpr std::size_t kEventsPerBucket = 4;  // mean occupancy a rung aims at, within kMaxBuckets
   static constexpr std::size_t kSpawnThreshold = 48;  // a bucket larger than this is spread into a finer rung
   static constexpr int kMaxRungs = 8;                 // deeper than this, a crowded bucket is simply sorted
-  // Buckets up to this size are sorted by branch-free rank counting; larger ones by std::sort.
+  // Front buckets up to this size are sorted by branch-free rank counting; larger ones by std::sort.
   static constexpr std::size_t kRankSortMax = 12;
+  static_assert(kRankSortMax <= 16, "the packed sort key keeps the index in 4 bits");
   static constexpr std::uint32_t kChunkEvents = 32;  // 1 KiB of events per chunk
-  static constexpr std::size_t kBlockChunks = 256;   // chunks allocated at once when the pool runs dry
+  static_assert(kRankSortMax < kChunkEvents, "a front bucket small enough to rank fits in its head chunk");
+  static constexpr std::size_t kBlockChunks = 256;  // chunks allocated at once when the pool runs dry
   static constexpr std::size_t kCacheLine = 64;
 
  private:
@@ -149,7 +151,7 @@ class EventQueue {
   void release(EventList& list);  // returns the list's chunks to the pool and empties it
   void refill();                  // lays out the next non-empty bucket as the front; precondition: size_ > 0
   void open_rung(EventList& from, std::int64_t lo, std::int64_t hi);  // spreads `from` over [lo, hi]
-  void take_into_front(EventList& from, std::int64_t end);
+  void take_into_front(EventList& from, std::int64_t lo, std::int64_t end);
 
   // The front: every event with at < front_end_ is in front_ (sorted latest first) or near_ (a heap by Later).
   std::vector<Event> front_;
@@ -160,7 +162,6 @@ class EventQueue {
   EventList top_;  // every event at or after the end of rung 0 (or front_end_ if no rung)
   std::int64_t top_lo_ = std::numeric_limits<std::int64_t>::max();  // earliest and latest time in top_
   std::int64_t top_hi_ = std::numeric_limits<std::int64_t>::min();
-  std::array<Event, kRankSortMax> sort_scratch_{};
   Chunk* free_chunks_ = nullptr;            // intrusive free list through Chunk::next
   std::vector<std::vector<Chunk>> blocks_;  // the pool's storage, kBlockChunks per block; never shrinks
   std::size_t size_ = 0;

@@ -4,6 +4,7 @@
 #include "sim/base/assert.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <string>
 #include <utility>
 
@@ -71,6 +72,7 @@ void Simulator::schedule_fn(base::Time at, std::function<void()> fn, std::int32_
   SIM_ASSERT(static_cast<bool>(fn), "empty callback scheduled");
   std::uint32_t slot = 0;
   if (free_callbacks_.empty()) {
+    SIM_ASSERT(callbacks_.size() < std::numeric_limits<std::uint32_t>::max(), "too many pending callbacks");
     slot = static_cast<std::uint32_t>(callbacks_.size());
     callbacks_.push_back(std::move(fn));
   } else {

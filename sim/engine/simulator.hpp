@@ -7,6 +7,7 @@
 #include "sim/base/assert.hpp"
 #include "sim/base/units.hpp"
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -92,7 +93,8 @@ class Simulator {
   void add_observer(Observer& observer);
   void remove_observer(Observer& observer);
 
-  /// Registered components by id (null for an id whose component was destroyed).
+  /// Registered components by id (null for an id whose component was destroyed). Id 0 is the engine's own
+  /// "engine.callbacks", which runs schedule_fn callbacks; ids are never reused.
   std::size_t component_count() const { return components_.size(); }
   const Component* component(ComponentId id) const { return id < components_.size() ? components_[id] : nullptr; }
 
