@@ -6,18 +6,28 @@
 #include "sim/base/errors.hpp"
 #include "sim/base/quantity.hpp"
 #include "sim/collectives/registry.hpp"
+#include "sim/cost/cost.hpp"
 #include "sim/execution/step_sim.hpp"
+#include "sim/reliability/monte_carlo.hpp"
 #include "sim/parallel/schedule.hpp"
 #include "sim/cli/table.hpp"
 #include "sim/results/json.hpp"
 #include "sim/scenario/builtin.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/scenario/run_setup.hpp"
 #include "sim/scenario/step_setup.hpp"
 #include "sim/workload/params.hpp"
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+
+#include <unistd.h>
 #include <variant>
 
 #ifndef TRAINSIM_VERSION
@@ -32,6 +42,7 @@ using results::Json;
 struct Options {
   std::vector<std::string> sets;
   std::string format = "table";
+  std::string progress = "auto";
   bool quiet = false;
   int verbose = 0;
 };
@@ -334,6 +345,142 @@ int step_command(const StepArgs& a, const Options& o, std::ostream& out, std::os
   return r.fits ? kExitOk : kExitInfeasible;
 }
 
+// ---- run --------------------------------------------------------------------------------------------------------
+
+struct RunArgs {
+  std::string scenario;
+  int trials = 0;  // 0: the scenario's
+  std::int64_t seed = -1;
+  int threads = 0;  // 0: all cores
+  std::string out_dir;
+  bool json = false;
+};
+
+/// A progress bar on stderr with rate and ETA, drawn only on a terminal unless --progress says otherwise.
+class ProgressBar {
+ public:
+  ProgressBar(std::ostream& err, const std::string& mode, bool quiet)
+      : err_(err), on_(!quiet && (mode == "always" || (mode == "auto" && ::isatty(2) != 0))),
+        start_(std::chrono::steady_clock::now()) {}
+  void update(int done, int total) {
+    if (!on_) return;
+    std::lock_guard lock(mutex_);
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    const double rate = elapsed > 0 ? done / elapsed : 0;
+    const double eta = rate > 0 ? (total - done) / rate : 0;
+    const int width = 30, filled = total > 0 ? width * done / total : width;
+    err_ << "\r[" << std::string(static_cast<std::size_t>(filled), '#')
+         << std::string(static_cast<std::size_t>(width - filled), '.') << "] " << done << "/" << total << " trials, "
+         << fmt(rate, 0) << "/s, ETA " << fmt(eta, 0) << " s   " << std::flush;
+    if (done == total) err_ << "\n";
+  }
+
+ private:
+  std::ostream& err_;
+  bool on_;
+  std::chrono::steady_clock::time_point start_;
+  std::mutex mutex_;
+};
+
+void print_run(const results::RunSummary& r, const cost::CostSummary& c, const scenario::Scenario& s,
+               std::ostream& out) {
+  out << "run             " << s.name << "  (" << r.trials << " trials, seed " << r.seed << ")\n";
+  if (r.work == "steps") {
+    const auto& t = r.time_to_train_days;
+    out << "time to train   p50 " << fmt(t.p50, 1) << " d, p90 " << fmt(t.p90, 1) << " d, p99 " << fmt(t.p99, 1)
+        << " d (mean " << fmt(t.mean, 1) << " d; failure-free " << fmt(r.failure_free_days, 1) << " d)\n";
+  } else {
+    out << "window          " << fmt(r.window_days, 1) << " d\n";
+  }
+  out << "goodput         p50 " << pct(r.goodput.p50) << ", p10 " << pct(r.goodput.p10) << " (effective training "
+      << "time / wall time)\n";
+  out << "interruptions   " << fmt(r.interruptions_mean, 1) << " per run; job MTBF " << fmt(r.job_mtbf_h, 2) << " h\n";
+  out << "lost GPU-hours  " << fmt(r.lost_gpu_hours_mean, 0) << " per run\n";
+  out << "checkpoint      every " << fmt(r.checkpoint.interval_s / 60.0, 1) << " min (" << r.checkpoint.policy
+      << "), overhead " << pct(r.checkpoint.overhead_fraction) << "\n";
+  if (r.work == "steps") {
+    out << "cost            p50 " << base::format_money({c.p50_usd}) << ", p90 " << base::format_money({c.p90_usd})
+        << " (rented at " << base::format_money({c.burn_usd_per_hour}) << "/h for the cluster)\n";
+    if (c.p_deadline_miss) out << "deadline risk   " << pct(*c.p_deadline_miss) << " chance of missing it\n";
+    if (c.p_budget_overrun) out << "budget risk     " << pct(*c.p_budget_overrun) << " chance of exceeding it\n";
+  }
+  if (r.never_finished > 0)
+    out << "NEVER FINISHED  " << r.never_finished << " of " << r.trials << " trials: " << r.never_finished_reason
+        << "\n";
+  std::vector<results::CauseSummary> causes = r.causes;
+  std::sort(causes.begin(), causes.end(),
+            [](const auto& a, const auto& b) { return a.interruptions_mean > b.interruptions_mean; });
+  Table t({"cause", "effect", "interruptions", "lost GPU-h", "USD per failure"});
+  for (std::size_t i = 0; i < causes.size() && i < 8; ++i) {
+    double per = 0;
+    for (const auto& [name, usd] : c.per_failure_usd)
+      if (name == causes[i].name) per = usd;
+    t.add({causes[i].name, causes[i].effect, fmt(causes[i].interruptions_mean, 1),
+           fmt(causes[i].lost_gpu_hours_mean, 0), fmt(per, 0)});
+  }
+  out << "\n";
+  t.print(out);
+}
+
+struct RunOutcome {
+  results::RunSummary run;
+  cost::CostSummary cost;
+  results::Json json;
+};
+
+RunOutcome evaluate_run(const scenario::Scenario& s, const StepOutcome& step, int trials, std::uint64_t seed,
+                        int threads, ProgressBar& bar) {
+  const auto plan = execution::build_step_plan(step.inputs);
+  const auto in = scenario::run_inputs(s, plan, step.result.step_time);
+  if (auto problems = reliability::check_inputs(in); !problems.empty()) {
+    for (auto& p : problems) p.file = s.source;
+    throw base::ConfigError(std::move(problems));
+  }
+  RunOutcome o;
+  o.run = reliability::run_monte_carlo(in, trials, seed, threads,
+                                       [&bar](int done, int total) { bar.update(done, total); });
+  cost::CostInputs ci;
+  ci.gpus = s.cluster.gpus;
+  ci.gpu_hour = s.cost.gpu_hour.value_or(base::Money{});
+  ci.deadline = s.cost.deadline;
+  ci.budget = s.cost.budget;
+  o.cost = cost::rented_cost(o.run, ci);
+  o.json = results::to_json(o.run, step_json(step.result, s));
+  o.json["scenario"] = s.name;
+  cost::add_cost_json(o.json, o.cost);
+  return o;
+}
+
+int run_command(const RunArgs& a, const Options& o, std::ostream& out, std::ostream& err) {
+  const auto s = a.scenario.empty() ? scenario::load_default_scenario(overrides_of(o))
+                                    : scenario::load_scenario(a.scenario, overrides_of(o));
+  auto evaluated = evaluate_step(s, execution::StepOptions{});
+  if (auto* bad = std::get_if<std::vector<parallel::Infeasible>>(&evaluated)) return print_infeasible(*bad, s, err);
+  const auto& step = std::get<StepOutcome>(evaluated);
+  if (!step.result.fits) {
+    err << "infeasible: " << s.name << " does not fit in memory (" << fmt(step.result.memory.total, 1) << " of "
+        << fmt(step.result.memory.capacity, 1) << " GiB per GPU)\n";
+    return kExitInfeasible;
+  }
+  const int trials = a.trials > 0 ? a.trials : s.reliability.trials;
+  const std::uint64_t seed = a.seed >= 0 ? static_cast<std::uint64_t>(a.seed) : s.reliability.seed;
+  const int threads = a.threads > 0 ? a.threads : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  ProgressBar bar(err, o.progress, o.quiet);
+  const auto r = evaluate_run(s, step, trials, seed, threads, bar);
+  const std::string text = r.json.dump() + "\n";
+  if (!a.out_dir.empty()) {
+    std::filesystem::create_directories(a.out_dir);
+    base::write_file_atomic((std::filesystem::path(a.out_dir) / "result.json").string(), text);
+    if (!o.quiet) err << "wrote " << (std::filesystem::path(a.out_dir) / "result.json").string() << "\n";
+  }
+  if (a.json || o.format == "json") {
+    out << text;
+  } else {
+    print_run(r.run, r.cost, s, out);
+  }
+  return kExitOk;
+}
+
 // ---- the main job -----------------------------------------------------------------------------------------------
 
 Json scenario_json(const scenario::Scenario& s) {
@@ -434,6 +581,9 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   app.add_option("--format", o.format, "Output format")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
   app.add_flag("-q,--quiet", o.quiet, "Only results and errors");
   app.add_flag("-v,--verbose", o.verbose, "More detail on stderr");
+  app.add_option("--progress", o.progress, "Progress indicator on stderr for long runs")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->capture_default_str();
   app.fallthrough();
   app.require_subcommand(0, 1);
 
@@ -463,6 +613,17 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   step->add_option("--slowdown", step_args.slowdowns, "A slow GPU for --fidelity full: GPU=FACTOR (repeatable)")
       ->type_name("GPU=FACTOR");
 
+  auto* run_cmd = app.add_subcommand("run", "Simulate the whole training run with failures: Monte Carlo over trials");
+  RunArgs run_args;
+  run_cmd->add_option("scenario", run_args.scenario, "Scenario file (default: the built-in default scenario)");
+  run_cmd->add_option("--trials", run_args.trials, "Monte Carlo trials (default: the scenario's)")
+      ->check(CLI::Range(1, 10'000'000));
+  run_cmd->add_option("--seed", run_args.seed, "Seed (default: the scenario's)")->check(CLI::NonNegativeNumber);
+  run_cmd->add_option("--threads", run_args.threads, "Worker threads (default: all cores); results do not depend on it")
+      ->check(CLI::Range(1, 1024));
+  run_cmd->add_option("--out", run_args.out_dir, "Write result.json into this directory")->type_name("DIR");
+  run_cmd->add_flag("--json", run_args.json, "JSON result (schema trainsim.run/1), same as --format json");
+
   std::vector<std::string> argv_rev(args.rbegin(), args.rend());
   try {
     app.parse(argv_rev);
@@ -487,6 +648,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     }
     if (validate_cmd->parsed()) return validate(files, out, err);
     if (step->parsed()) return step_command(step_args, o, out, err);
+    if (run_cmd->parsed()) return run_command(run_args, o, out, err);
     return main_job(scenario_path, o, out, err);
   } catch (const base::ConfigError& e) {
     for (const auto& d : e.items())

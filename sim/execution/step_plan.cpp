@@ -184,6 +184,7 @@ StepPlan Planner::build() {
   plan.layout = L;
   plan.schedule = in_.parallel.schedule;
   plan.order = in_.parallel.order;
+  plan.topology = in_.topology;
   plan.gpus = L.tp * L.pp * L.dp * L.cp;
   plan.peak = hw_.gpu.peak_for(in_.dtype).value_or(base::FlopRate{});
 
@@ -219,6 +220,7 @@ StepPlan Planner::build() {
 
   const auto dp_group = placement_.group(parallel::Dim::Dp, 0);
   const bool zero = in_.parallel.zero_stage >= 1 || in_.parallel.distributed_optimizer;
+  plan.dp_reduce_scatter = zero;
   auto dp_time = [&](double grad_bytes) {
     if (dp_group.size() < 2) return Time::zero();
     return collective(zero ? collectives::Op::ReduceScatter : collectives::Op::AllReduce, dp_group, grad_bytes);
@@ -273,6 +275,9 @@ StepPlan Planner::build() {
     st.optimizer = hardware::memory_time(hw_.gpu, hw_.efficiency, shard * kOptimizerBytesPerParam);
     if (zero && dp_group.size() > 1)
       st.param_gather = collective(collectives::Op::AllGather, dp_group, st.params_local * kParamBytes);
+    st.param_gather_bytes = zero && dp_group.size() > 1
+                                ? Bytes{static_cast<std::int64_t>(std::llround(st.params_local * kParamBytes))}
+                                : Bytes{};
   }
 
   // Pipeline transfers: the boundary activation, split over tensor-parallel ranks (scatter-gather optimisation,

@@ -1,7 +1,9 @@
 // sim/execution/step_sim.cpp: GPU streams, collective rendezvous and pipeline transfers on the engine.
 #include "sim/execution/step_sim.hpp"
 
+#include "sim/collectives/collective.hpp"
 #include "sim/engine/simulator.hpp"
+#include "sim/network/flow_model.hpp"
 #include "sim/parallel/schedule.hpp"
 
 #include <algorithm>
@@ -35,15 +37,58 @@ enum Category : int { kCompute, kTp, kCp, kEp, kPpWait, kDp, kOptimizer, kIdle, 
 
 class Replay;
 class Gpu;
+class Group;
+
+/// A data-parallel collective as a GPU's DP stream queues it: its closed-form time, and what to lower into flows.
+struct DpWork {
+  Time duration;
+  collectives::Op op = collectives::Op::AllReduce;
+  base::Bytes bytes;
+};
+
+/// Runs collectives as flows on the topology: each phase waits its latency, starts one flow per transfer, and ends
+/// when its last flow completes (max-min fair sharing among everything in flight, sim/network).
+class Network final : public engine::Component {
+ public:
+  Network(engine::Simulator& sim, const topology::Topology& topo) : Component(sim, "network"), topo_(topo), flows_(topo) {}
+  void run(collectives::Op op, const std::vector<topology::GpuId>& group, base::Bytes bytes, Group& owner);
+  void handle(std::uint64_t arg) override;
+  std::vector<std::string> pending_work() const override {
+    if (flows_.active() == 0) return {};
+    return {std::to_string(flows_.active()) + " flows in flight"};
+  }
+
+ private:
+  static constexpr std::uint64_t kPhaseStart = 1, kCompletion = 2;
+  struct Job {
+    std::vector<collectives::Phase> phases;
+    std::size_t phase = 0;
+    int outstanding = 0;
+    Group* owner = nullptr;
+  };
+  void start_phase(std::size_t job);
+  void start_flows(std::size_t job);
+  void reschedule();
+
+  const topology::Topology& topo_;
+  network::FlowModel flows_;
+  std::vector<Job> jobs_;
+  std::vector<std::size_t> free_jobs_;
+  std::vector<std::size_t> job_of_slot_;
+  std::uint64_t generation_ = 0;
+};
 
 /// A parallel group's rendezvous: a collective starts when its last member arrives and ends `duration` later.
 /// Members run identical programs, so the k-th arrival of each member belongs to the same collective.
 class Group final : public engine::Component {
  public:
   enum class Channel : std::uint8_t { Compute, Dp };
-  Group(engine::Simulator& sim, std::string name, Channel channel)
-      : Component(sim, std::move(name)), channel_(channel) {}
-  void add_member(Gpu* g) { members_.push_back(g); }
+  Group(engine::Simulator& sim, std::string name, Channel channel, Network* network)
+      : Component(sim, std::move(name)), channel_(channel), network_(network) {}
+  void add_member(Gpu* g, topology::GpuId gpu_id) {
+    members_.push_back(g);
+    ids_.push_back(gpu_id);
+  }
   std::size_t size() const { return members_.size(); }
   void arrive(Time duration) {
     if (arrived_ == 0) duration_ = duration;
@@ -51,7 +96,18 @@ class Group final : public engine::Component {
     if (++arrived_ < members_.size()) return;
     schedule_after(duration_, 0);
   }
-  void handle(std::uint64_t) override;
+  /// A data-parallel collective: as flows when the replay has a network, else its closed-form time.
+  void arrive(const DpWork& w) {
+    if (network_ == nullptr) {
+      arrive(w.duration);
+      return;
+    }
+    if (++arrived_ < members_.size()) return;
+    network_->run(w.op, ids_, w.bytes, *this);
+  }
+  void handle(std::uint64_t) override { complete(); }
+  /// The collective finished: every member continues.
+  void complete();
   std::vector<std::string> pending_work() const override {
     if (arrived_ == 0) return {};
     return {std::to_string(arrived_) + " of " + std::to_string(members_.size()) + " members arrived at a collective"};
@@ -59,7 +115,9 @@ class Group final : public engine::Component {
 
  private:
   Channel channel_;
+  Network* network_;
   std::vector<Gpu*> members_;
+  std::vector<topology::GpuId> ids_;
   std::size_t arrived_ = 0;
   Time duration_;
 };
@@ -118,7 +176,7 @@ class Gpu final : public engine::Component {
   void segment_done();
   void end_op();
   void maybe_finish();
-  void enqueue_bucket(Time duration);
+  void enqueue_bucket(const DpWork& w);
   void dp_start_next();
   void record(std::uint8_t stream, std::string name, Time start, Time end);
   const OpWork& work(const PipeOp& op) const;
@@ -146,7 +204,7 @@ class Gpu final : public engine::Component {
   std::array<Time, kCategories> acc_{};
   std::vector<std::uint8_t> fwd_ready_, bwd_ready_;
 
-  std::deque<Time> dp_queue_;
+  std::deque<DpWork> dp_queue_;
   bool dp_busy_ = false;
   Time dp_started_;
   int chunks_optimized_ = 0;
@@ -169,6 +227,7 @@ class Replay {
   const StepOptions& options_;
   engine::Simulator sim_;
   std::vector<std::vector<PipeOp>> programs_;
+  std::unique_ptr<Network> network_;
   std::vector<std::unique_ptr<Gpu>> gpus_;
   std::vector<std::unique_ptr<Group>> groups_;
   std::vector<results::Span> spans_;
@@ -176,7 +235,7 @@ class Replay {
 
 // ---- Group ------------------------------------------------------------------------------------------------------
 
-void Group::handle(std::uint64_t) {
+void Group::complete() {
   arrived_ = 0;
   for (Gpu* g : members_) {
     if (channel_ == Channel::Compute) {
@@ -295,7 +354,10 @@ void Gpu::segment_done() {
                                                                                    : op.kind == OpKind::Backward;
   if (grad_op && op.micro_batch == replay_.plan().micro_batches() - 1) {
     for (const auto& b : replay_.plan().stage(op.chunk, rank_).buckets)
-      if (b.ready_after == static_cast<int>(seg_)) enqueue_bucket(b.duration);
+      if (b.ready_after == static_cast<int>(seg_))
+        enqueue_bucket({b.duration,
+                        replay_.plan().dp_reduce_scatter ? collectives::Op::ReduceScatter : collectives::Op::AllReduce,
+                        b.bytes});
   }
   ++seg_;
   run_segment();
@@ -353,21 +415,21 @@ void Gpu::handle(std::uint64_t arg) {
   if (state_ == State::WaitingInput) begin_op();
 }
 
-void Gpu::enqueue_bucket(Time duration) {
-  dp_queue_.push_back(duration);
+void Gpu::enqueue_bucket(const DpWork& w) {
+  dp_queue_.push_back(w);
   if (!dp_busy_) dp_start_next();
 }
 
 void Gpu::dp_start_next() {
   if (dp_queue_.empty()) return;
-  const Time d = dp_queue_.front();
+  const DpWork w = dp_queue_.front();
   dp_queue_.pop_front();
   dp_busy_ = true;
   dp_started_ = now();
   if (replay_.full() && dp_ != nullptr) {
-    dp_->arrive(d);
+    dp_->arrive(w);
   } else {
-    schedule_after(d, kDpSelfDone);
+    schedule_after(w.duration, kDpSelfDone);
   }
 }
 
@@ -429,6 +491,81 @@ std::vector<std::string> Gpu::pending_work() const {
   return {"waits for data-parallel gradient reduction"};
 }
 
+// ---- Network ----------------------------------------------------------------------------------------------------
+
+void Network::run(collectives::Op op, const std::vector<topology::GpuId>& group, base::Bytes bytes, Group& owner) {
+  std::size_t job = 0;
+  if (free_jobs_.empty()) {
+    job = jobs_.size();
+    jobs_.emplace_back();
+  } else {
+    job = free_jobs_.back();
+    free_jobs_.pop_back();
+  }
+  jobs_[job] = Job{collectives::lower(op, collectives::Algorithm::Auto, group, bytes, topo_), 0, 0, &owner};
+  start_phase(job);
+}
+
+void Network::start_phase(std::size_t job) {
+  Job& j = jobs_[job];
+  if (j.phase == j.phases.size()) {
+    Group* owner = j.owner;
+    j = Job{};
+    free_jobs_.push_back(job);
+    owner->complete();  // may start further collectives (re-entrant run())
+    return;
+  }
+  const Time latency = j.phases[j.phase].latency;
+  if (latency > Time::zero()) {
+    schedule_after(latency, kPhaseStart | static_cast<std::uint64_t>(job) << 8);
+    return;
+  }
+  start_flows(job);
+}
+
+void Network::start_flows(std::size_t job) {
+  int started = 0;
+  for (const auto& t : jobs_[job].phases[jobs_[job].phase].transfers) {
+    if (t.bytes.n <= 0 || t.src == t.dst) continue;
+    const network::FlowId id = flows_.start(now(), topo_.path(t.src, t.dst), t.bytes);
+    if (job_of_slot_.size() <= id.slot) job_of_slot_.resize(id.slot + 1, 0);
+    job_of_slot_[id.slot] = job;
+    ++started;
+  }
+  jobs_[job].outstanding = started;
+  if (started == 0) {
+    ++jobs_[job].phase;
+    start_phase(job);
+    return;
+  }
+  reschedule();
+}
+
+void Network::handle(std::uint64_t arg) {
+  if ((arg & 0xff) == kPhaseStart) {
+    start_flows(static_cast<std::size_t>(arg >> 8));
+    return;
+  }
+  if ((arg >> 8) != generation_) return;  // superseded by a later re-share
+  while (auto next = flows_.next_completion()) {
+    if (next->first > now()) break;
+    flows_.finish(now(), next->second);
+    const std::size_t job = job_of_slot_[next->second.slot];
+    if (--jobs_[job].outstanding == 0) {
+      ++jobs_[job].phase;
+      start_phase(job);
+    }
+  }
+  reschedule();
+}
+
+void Network::reschedule() {
+  const auto next = flows_.next_completion();
+  if (!next) return;
+  ++generation_;
+  schedule_at(std::max(next->first, now()), kCompletion | generation_ << 8);
+}
+
 // ---- Replay -----------------------------------------------------------------------------------------------------
 
 Replay::Replay(const StepPlan& plan, const StepOptions& options) : plan_(plan), options_(options) {
@@ -454,8 +591,9 @@ Replay::Replay(const StepPlan& plan, const StepOptions& options) : plan_(plan), 
           const bool rec = options.record_timeline && dp == 0 && tp == 0;
           gpus_[local(tp, cp, dp, pp)] = std::make_unique<Gpu>(sim_, *this, id, pp, slow, rec);
         }
+  if (full() && options.network_flows && plan.topology) network_ = std::make_unique<Network>(sim_, *plan.topology);
   auto make_group = [&](const std::string& name, Group::Channel ch) {
-    groups_.push_back(std::make_unique<Group>(sim_, name, ch));
+    groups_.push_back(std::make_unique<Group>(sim_, name, ch, ch == Group::Channel::Dp ? network_.get() : nullptr));
     return groups_.back().get();
   };
   std::vector<Group*> tp_of(gpus_.size(), nullptr), cp_of(gpus_.size(), nullptr), ep_of(gpus_.size(), nullptr),
@@ -466,7 +604,7 @@ Replay::Replay(const StepPlan& plan, const StepOptions& options) : plan_(plan), 
         if (L.tp < 2) break;
         Group* g = make_group("tp-group", Group::Channel::Compute);
         for (int tp = 0; tp < L.tp; ++tp) {
-          g->add_member(gpus_[local(tp, cp, dp, pp)].get());
+          g->add_member(gpus_[local(tp, cp, dp, pp)].get(), placement.gpu(tp, cp, dp, pp));
           tp_of[local(tp, cp, dp, pp)] = g;
         }
       }
@@ -475,7 +613,7 @@ Replay::Replay(const StepPlan& plan, const StepOptions& options) : plan_(plan), 
       for (int tp = 0; tp < L.tp; ++tp) {
         Group* g = make_group("cp-group", Group::Channel::Compute);
         for (int cp = 0; cp < L.cp; ++cp) {
-          g->add_member(gpus_[local(tp, cp, dp, pp)].get());
+          g->add_member(gpus_[local(tp, cp, dp, pp)].get(), placement.gpu(tp, cp, dp, pp));
           cp_of[local(tp, cp, dp, pp)] = g;
         }
       }
@@ -488,7 +626,7 @@ Replay::Replay(const StepPlan& plan, const StepOptions& options) : plan_(plan), 
             Group* g = make_group("ep-group", Group::Channel::Compute);
             for (int e = e0; e < e0 + L.ep; ++e) {
               const auto i = local(tp, e % L.cp, e / L.cp, pp);
-              g->add_member(gpus_[i].get());
+              g->add_member(gpus_[i].get(), placement.gpu(tp, e % L.cp, e / L.cp, pp));
               ep_of[i] = g;
             }
           }
@@ -496,7 +634,7 @@ Replay::Replay(const StepPlan& plan, const StepOptions& options) : plan_(plan), 
         for (int cp = 0; cp < L.cp && L.dp > 1; ++cp) {
           Group* g = make_group("dp-group", Group::Channel::Dp);
           for (int dp = 0; dp < L.dp; ++dp) {
-            g->add_member(gpus_[local(tp, cp, dp, pp)].get());
+            g->add_member(gpus_[local(tp, cp, dp, pp)].get(), placement.gpu(tp, cp, dp, pp));
             dp_of[local(tp, cp, dp, pp)] = g;
           }
         }

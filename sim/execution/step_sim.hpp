@@ -14,6 +14,9 @@ struct StepOptions {
   Fidelity fidelity = Fidelity::Replica;
   /// Full fidelity: per-GPU compute slowdown factors (1.0 = healthy), indexed by GPU id; empty = all healthy.
   std::vector<double> slowdown;
+  /// Full fidelity: run data-parallel collectives as flows on the topology (max-min fair sharing of NICs and
+  /// switch links among concurrent collectives) instead of their uncontended closed-form times.
+  bool network_flows = true;
   /// Record the timeline of tensor-parallel rank 0 of every pipeline stage (and context-parallel rank) of
   /// data-parallel replica 0; tensor-parallel peers run in lockstep with it.
   bool record_timeline = false;
@@ -21,7 +24,8 @@ struct StepOptions {
 
 /// Simulates one iteration at the requested fidelity. Analytic uses closed forms on the same timed work, replica
 /// replays one data-parallel replica (data-parallel and expert-parallel collectives timed on the topology), full
-/// replays every GPU (every collective a rendezvous of its group, so one slow GPU stretches all it syncs with).
+/// replays every GPU (every collective a rendezvous of its group, so one slow GPU stretches all it syncs with; data-
+/// parallel collectives as flows sharing the topology's links).
 /// Memory is filled in by the caller (parallel::memory), not here.
 results::StepResult simulate_step(const StepPlan& plan, const StepOptions& options);
 
