@@ -21,6 +21,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -550,24 +551,46 @@ void print_scenario(const scenario::Scenario& s, std::ostream& out) {
       << s.reliability.trials << " trials, seed " << s.reliability.seed << "\n";
 }
 
+/// The folder the main job writes into when no --out is given: trainsim-out/<scenario name> (name made file-safe).
+std::string default_out_dir(const scenario::Scenario& s) {
+  std::string safe;
+  for (char c : s.name) safe += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.') ? c : '_';
+  return "trainsim-out/" + (safe.empty() ? std::string("scenario") : safe);
+}
+
 int main_job(const std::string& path, const Options& o, std::ostream& out, std::ostream& err) {
   const auto overrides = overrides_of(o);
   const auto s = path.empty() ? scenario::load_default_scenario(overrides) : scenario::load_scenario(path, overrides);
   if (path.empty() && !o.quiet) err << "trainsim: no scenario given; using the built-in default (" << s.name << ")\n";
-  // The step level at replica fidelity; the run level (failures, cost, reports) joins here as it lands.
   auto evaluated = evaluate_step(s, execution::StepOptions{});
   if (auto* bad = std::get_if<std::vector<parallel::Infeasible>>(&evaluated)) return print_infeasible(*bad, s, err);
-  const auto& [in, r] = std::get<StepOutcome>(evaluated);
-  if (o.format == "json") {
-    Json j = scenario_json(s);
-    j["step"] = step_json(r, s);
-    out << j.dump() << '\n';
-  } else {
-    print_scenario(s, out);
-    out << "\n";
-    print_step(r, s, in, out);
+  const auto& step = std::get<StepOutcome>(evaluated);
+  if (!step.result.fits) {
+    print_step(step.result, s, step.inputs, out);
+    err << "infeasible: " << s.name << " does not fit in memory\n";
+    return kExitInfeasible;
   }
-  return r.fits ? kExitOk : kExitInfeasible;
+  // The whole run: failures, checkpoints and restarts over the scenario's Monte Carlo trials.
+  ProgressBar bar(err, o.progress, o.quiet);
+  const int threads = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  const auto r = evaluate_run(s, step, s.reliability.trials, s.reliability.seed, threads, bar);
+  Json result = r.json;
+  result["resolved_scenario"] = scenario_json(s);  // provenance: what exactly was simulated
+  const std::string dir = default_out_dir(s);
+  std::filesystem::create_directories(dir);
+  const std::string result_path = (std::filesystem::path(dir) / "result.json").string();
+  base::write_file_atomic(result_path, result.dump() + "\n");
+  if (!o.quiet) err << "trainsim: wrote " << result_path << "\n";
+  if (o.format == "json") {
+    out << result.dump() << '\n';
+    return kExitOk;
+  }
+  print_scenario(s, out);
+  out << "\n";
+  print_step(step.result, s, step.inputs, out);
+  out << "\n";
+  print_run(r.run, r.cost, s, out);
+  return kExitOk;
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <sstream>
 
 namespace sim::cli {
@@ -235,16 +236,32 @@ TEST(Cli, DescribeModelsListsParameterCounts) {
 }
 
 TEST(Cli, MainJobRunsTheBuiltInDefault) {
-  auto o = trainsim({});
+  auto o = trainsim({"--set", "reliability.trials=20"});
   ASSERT_EQ(o.code, kExitOk) << o.err;
   EXPECT_NE(o.out.find("llama3-70b"), std::string::npos);
+  EXPECT_NE(o.out.find("step time"), std::string::npos) << "the step level: " << o.out;
+  EXPECT_NE(o.out.find("time to train"), std::string::npos) << "the run level: " << o.out;
   EXPECT_NE(o.err.find("built-in default"), std::string::npos);
+  EXPECT_NE(o.err.find("wrote trainsim-out/llama3-70b-on-1024-h100/result.json"), std::string::npos) << o.err;
+  EXPECT_TRUE(std::filesystem::exists("trainsim-out/llama3-70b-on-1024-h100/result.json"));
 }
 
 TEST(Cli, SetOverridesTheScenario) {
-  auto o = trainsim({"--set", "parallel.tp=4", "--set", "parallel.dp=64", "--format", "json"});
-  ASSERT_EQ(o.code, kExitOk) << o.err;
-  EXPECT_NE(o.out.find("\"tp\": 4"), std::string::npos) << o.out;
+  auto step_time = [](std::vector<std::string> sets) {
+    std::vector<std::string> args{"--format", "json", "--set", "reliability.trials=10"};
+    for (auto& s : sets) {
+      args.push_back("--set");
+      args.push_back(s);
+    }
+    auto o = trainsim(args);
+    EXPECT_EQ(o.code, kExitOk) << o.err;
+    const auto at = o.out.find("\"step_time_s\": ");
+    return at == std::string::npos ? 0.0 : std::stod(o.out.substr(at + 15));
+  };
+  const double tp8 = step_time({});
+  const double tp4 = step_time({"parallel.tp=4", "parallel.dp=64"});
+  EXPECT_GT(tp8, 0);
+  EXPECT_NE(tp8, tp4) << "--set parallel.tp=4 must change the simulated step";
 }
 
 TEST(Cli, ShippedFilesAllValidate) {
