@@ -1,0 +1,57 @@
+// calibrate/fit/calibration.hpp: every fit over one set of measurements, and the hardware profile they produce.
+#pragma once
+#include "calibrate/fit/fit_collectives.hpp"
+#include "calibrate/fit/fit_gemm.hpp"
+#include "calibrate/fit/fit_hbm.hpp"
+#include "calibrate/fit/measurement.hpp"
+#include "sim/base/json_reader.hpp"
+#include "sim/hardware/profile.hpp"
+#include "sim/results/json.hpp"
+
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace calibrate::fit {
+
+struct Calibration {
+  std::vector<AlphaBeta> collectives;
+  std::vector<GemmFit> gemm;
+  HbmFits hbm;
+  /// The base profile's efficiency section and the fitted one (unfitted fields keep the base values).
+  sim::hardware::Efficiency base_efficiency;
+  sim::hardware::Efficiency efficiency;
+  /// Fitted fields of the "efficiency" section ("gemm", "gemm_k_half", "tile_m", "tile_n", "hbm", "nvlink",
+  /// "network"), in that order, with their provenance text.
+  std::vector<std::string> fitted;
+  std::map<std::string, std::string> provenance;  // "efficiency.gemm" -> source
+  std::vector<std::string> notes;                 // points left out, values clamped
+  // Where the measurements came from (for provenance and the report).
+  std::string device;
+  std::string context;  // "NVIDIA H100 80GB HBM3, driver 550.54.15, CUDA 13.0, NCCL 2.21.5, measured 2025-01-12"
+  int measurements = 0;
+};
+
+/// Fits everything the measurements support against the base profile (its peaks, SM count, HBM, NVLink and NIC
+/// bandwidths, tiles and kernel overhead) and decides the profile's new efficiency values:
+///   gemm, gemm_k_half, tile_m, tile_n  from the bf16 GEMM fit (else fp16, else the first dtype measured);
+///   hbm      the STREAM (copy and triad) bandwidth over the profile's HBM bandwidth;
+///   nvlink   the all-reduce (else the first collective fitted) bus bandwidth over NVLink / the NVLink bandwidth;
+///   network  the same over the network / (NIC bandwidth x NICs per GPU).
+/// Fractions above 1 (NVLink SHARP reductions beat the per-direction link rate) are clamped to 1 with a note.
+/// `sources` are the measurement files, named in the provenance. Throws FitError when the measurements are
+/// inconsistent (several GPU models, an SM count other than the base profile's) or no group can be fitted.
+Calibration calibrate(std::span<const Measurement> measurements, const sim::hardware::HardwareProfile& base,
+                      const std::vector<std::string>& sources);
+
+/// The base profile (its parsed document) with the fitted efficiency values and one provenance entry per fitted
+/// field, renamed `name`. A base "efficiency" provenance entry is split into one entry per field it still covers.
+/// The text is checked by parsing it back as a hardware profile with no provenance gaps (a failure is a trainsim bug).
+std::string fitted_profile_text(sim::base::JsonDocument base_doc, const Calibration& c, const std::string& name);
+
+/// The fit as JSON: {"schema": "trainsim.calibration/1", "collectives": {op: {scope: {alpha_us, busbw_gbps, r2,
+/// points, ...}}}, "gemm": {dtype: {...}}, "hbm": {...} | null, "efficiency": {...}, "notes": [...]}.
+sim::results::Json calibration_json(const Calibration& c);
+
+}  // namespace calibrate::fit

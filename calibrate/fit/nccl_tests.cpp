@@ -1,0 +1,624 @@
+// calibrate/fit/nccl_tests.cpp: parsers of nccl-tests' text tables and JSON output, with their bandwidth checks.
+#include "calibrate/fit/nccl_tests.hpp"
+
+#include "sim/base/errors.hpp"
+#include "sim/base/json_reader.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <utility>
+
+namespace calibrate::fit {
+namespace {
+
+using sim::base::ConfigError;
+using sim::base::JsonReader;
+
+std::vector<std::string> split_ws(std::string_view line) {
+  std::vector<std::string> out;
+  std::size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t'))
+      ++i;
+    std::size_t j = i;
+    while (j < line.size() && line[j] != ' ' && line[j] != '\t')
+      ++j;
+    if (j > i) out.emplace_back(line.substr(i, j - i));
+    i = j;
+  }
+  return out;
+}
+
+bool is_unsigned(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+std::optional<double> to_double(std::string_view s) {
+  double v = 0;
+  const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (r.ec != std::errc() || r.ptr != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+std::optional<long long> to_integer(std::string_view s) {
+  long long v = 0;
+  const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (r.ec != std::errc() || r.ptr != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+/// "N/A" (no data check, or no result) and nccl-tests' printed "nan"/"inf" mean: no number here.
+bool not_available(std::string_view s) {
+  return s == "N/A" || s == "nan" || s == "-nan" || s == "inf" || s == "-inf";
+}
+
+std::string fmt(double v) {
+  std::ostringstream s;
+  s.precision(6);
+  s << v;
+  return s.str();
+}
+
+/// nccl-tests' type names to trainsim's dtype names (others kept as printed).
+std::string dtype_of(std::string_view t) {
+  if (t == "float") return "fp32";
+  if (t == "half") return "fp16";
+  if (t == "bfloat16") return "bf16";
+  if (t == "double") return "fp64";
+  if (t == "f8e4m3" || t == "fp8_e4m3") return "fp8";
+  return std::string(t);
+}
+
+std::string basename_of(std::string_view path) {
+  const auto slash = path.find_last_of("/\\");
+  return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
+}
+
+/// The op named in a file name ("allreduce_8xH100.log"), if exactly one is.
+std::optional<CollectiveOp> op_from_file_name(std::string_view path) {
+  static constexpr std::array<std::pair<std::string_view, CollectiveOp>, 12> kNames{{
+      {"all_reduce", CollectiveOp::AllReduce},
+      {"allreduce", CollectiveOp::AllReduce},
+      {"all_gather", CollectiveOp::AllGather},
+      {"allgather", CollectiveOp::AllGather},
+      {"reduce_scatter", CollectiveOp::ReduceScatter},
+      {"reducescatter", CollectiveOp::ReduceScatter},
+      {"all_to_all", CollectiveOp::AllToAll},
+      {"alltoall", CollectiveOp::AllToAll},
+      {"send_recv", CollectiveOp::SendRecv},
+      {"sendrecv", CollectiveOp::SendRecv},
+      {"broadcast", CollectiveOp::Broadcast},
+      {"bcast", CollectiveOp::Broadcast},
+  }};
+  std::string name = basename_of(path);
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::set<CollectiveOp> found;
+  for (const auto& [text, op] : kNames)
+    if (name.find(text) != std::string::npos) found.insert(op);
+  // A name with two ops in it ("all_reduce_vs_all_gather.log") says nothing.
+  if (found.size() != 1) return std::nullopt;
+  return *found.begin();
+}
+
+/// Which collective a section measured: the log, else --op, else the file name; a log and --op must agree.
+struct OpSource {
+  std::optional<CollectiveOp> from_log;
+  std::string program;  // "all_reduce_perf" when the log names it
+};
+
+// ---- text ----------------------------------------------------------------------------------------------------------
+
+/// One column group of the result table: out-of-place or in-place.
+struct Group {
+  bool in_place = false;
+  int time = -1, algbw = -1, busbw = -1, wrong = -1;  // token indexes
+  int first = 0, last = 0;                            // token range [first, last)
+};
+
+struct Layout {
+  std::vector<std::string> names;
+  int size = -1, type = -1;
+  std::vector<Group> groups;
+  bool timestamp = false;  // the last column is "timestamp": its value is two tokens (date and time)
+};
+
+Layout parse_header(const std::vector<std::string>& names) {
+  Layout l;
+  l.names = names;
+  for (int i = 0; i < static_cast<int>(names.size()); ++i) {
+    const auto& n = names[static_cast<std::size_t>(i)];
+    if (n == "size") l.size = i;
+    if (n == "type") l.type = i;
+    if (n == "time" || n == "cputime") {
+      if (!l.groups.empty()) l.groups.back().last = i;
+      Group g;
+      g.time = i;
+      g.first = i;
+      l.groups.push_back(g);
+      continue;
+    }
+    if (n == "timestamp") {
+      l.timestamp = true;
+      if (!l.groups.empty()) l.groups.back().last = i;
+      continue;
+    }
+    if (l.groups.empty()) continue;
+    auto& g = l.groups.back();
+    if (n == "algbw") g.algbw = i;
+    if (n == "busbw") g.busbw = i;
+    if (n == "#wrong" || n == "error" || n == "wrong") g.wrong = i;
+  }
+  if (!l.groups.empty() && l.groups.back().last == 0) l.groups.back().last = static_cast<int>(names.size());
+  // nccl-tests prints out-of-place first, then in-place (src/common.cu); a single group is out-of-place.
+  if (l.groups.size() == 2) l.groups[1].in_place = true;
+  return l;
+}
+
+struct TextSection {
+  OpSource op;
+  bool unsupported = false;
+  std::map<int, std::pair<std::string, std::string>> ranks;  // rank -> (host, device)
+  std::string nccl;
+  std::optional<Layout> layout;
+  std::size_t rows = 0;
+};
+
+/// "#  Rank  0 Group  0 Pid  1234 on host device  0 [0000:04:00] NVIDIA H100 80GB HBM3" (Group is absent before
+/// nccl-tests 2.13; the bus id was "[0x18]").
+bool parse_rank_line(const std::vector<std::string>& t, TextSection& s) {
+  if (t.size() < 2 || t[0] != "Rank" || !is_unsigned(t[1])) return false;
+  std::string host, device;
+  for (std::size_t i = 2; i + 1 < t.size(); ++i) {
+    if (t[i] == "on" && host.empty()) host = t[i + 1];
+    if (t[i] == "device") {
+      std::size_t j = i + 2;  // skip the device number
+      if (j < t.size() && t[j].front() == '[') {
+        while (j < t.size() && t[j].back() != ']')
+          ++j;
+        ++j;
+      }
+      for (; j < t.size(); ++j)
+        device += (device.empty() ? "" : " ") + t[j];
+      break;
+    }
+  }
+  s.ranks[std::stoi(t[1])] = {host, device};
+  return true;
+}
+
+class TextParser {
+ public:
+  TextParser(const std::string& origin, const NcclTestsOptions& options) : origin_(origin), options_(options) {}
+
+  ImportResult run(std::string_view text) {
+    std::size_t start = 0;
+    while (start < text.size()) {
+      std::size_t end = text.find('\n', start);
+      if (end == std::string_view::npos) end = text.size();
+      std::string_view line = text.substr(start, end - start);
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      ++line_no_;
+      handle(line);
+      start = end + 1;
+    }
+    finish_section();
+    if (result_.records.empty())
+      throw ConfigError(origin_, "",
+                        "no nccl-tests result rows found; expected the table printed by e.g. all_reduce_perf (rows of "
+                        "size, count, type, redop, root, time, algbw, busbw, ...)");
+    return std::move(result_);
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& message) const {
+    throw ConfigError(origin_ + ":" + std::to_string(line_no_), "", message);
+  }
+
+  void new_section_if_used() {
+    if (section_.rows == 0) return;
+    finish_section();
+    section_ = TextSection{};
+  }
+
+  void finish_section() {
+    if (section_.unsupported && section_.rows > 0)
+      result_.notes.push_back(origin_ + ": skipped " + std::to_string(section_.rows) + " rows of " +
+                              section_.op.program +
+                              " (trainsim models all_reduce, all_gather, reduce_scatter, "
+                              "alltoall, sendrecv and broadcast)");
+  }
+
+  void handle(std::string_view line) {
+    const auto first = line.find_first_not_of(" \t");
+    if (first == std::string_view::npos) return;
+    if (line[first] == '#') return header(line.substr(first + 1));
+    // NCCL's own log lines (NCCL_DEBUG=INFO) carry its version.
+    if (auto pos = line.find("NCCL version "); pos != std::string_view::npos && line.find("INFO") != line.npos) {
+      auto v = split_ws(line.substr(pos + 13));
+      if (!v.empty() && section_.nccl.empty()) section_.nccl = v[0].substr(0, v[0].find('+'));
+      return;
+    }
+    const auto tokens = split_ws(line);
+    if (tokens.empty() || !is_unsigned(tokens[0])) return;  // other program output, warnings
+    row(tokens);
+  }
+
+  void header(std::string_view body) {
+    const auto t = split_ws(body);
+    if (t.empty()) return;
+    if (t[0] == "nccl-tests" && t.size() > 1 && t[1] == "version") {
+      new_section_if_used();
+      for (const auto& tok : t)
+        if (tok.starts_with("nccl-library="))
+          if (auto code = to_integer(std::string_view(tok).substr(13))) section_.nccl = nccl_version_string(*code);
+      return;
+    }
+    if (t[0] == "Collective" && t.size() >= 4 && t[1] == "test" && t[2] == "starting:") {
+      new_section_if_used();
+      set_program(t[3]);
+      return;
+    }
+    if (t[0] == "nThread") {
+      new_section_if_used();
+      return;
+    }
+    if (parse_rank_line(t, section_)) return;
+    if (t[0] == "size" && std::find(t.begin(), t.end(), "algbw") != t.end()) {
+      new_section_if_used();
+      auto layout = parse_header(t);
+      if (layout.size < 0 || layout.groups.empty() || layout.groups[0].algbw < 0 || layout.groups[0].busbw < 0)
+        fail("column header without size, time, algbw and busbw: \"" + std::string(body) + "\"");
+      section_.layout = std::move(layout);
+    }
+  }
+
+  void set_program(const std::string& program) {
+    section_.op.program = basename_of(program);
+    section_.op.from_log = op_of_nccl_tests_program(program);
+    section_.unsupported = !section_.op.from_log.has_value();
+  }
+
+  CollectiveOp resolve_op() {
+    const auto& from_log = section_.op.from_log;
+    if (from_log && options_.op && *from_log != *options_.op)
+      fail("the log is " + section_.op.program + " but --op says " + to_string(*options_.op));
+    if (from_log) return *from_log;
+    if (options_.op) return *options_.op;
+    if (auto from_name = op_from_file_name(origin_)) return *from_name;
+    fail(
+        "cannot tell which collective this table measured: no \"# Collective test starting: X_perf\" line above it "
+        "and no op in the file name; pass --op all_reduce|all_gather|reduce_scatter|all_to_all|send_recv|broadcast");
+  }
+
+  int resolve_ranks() {
+    const int from_log = static_cast<int>(section_.ranks.size());
+    if (from_log > 0 && options_.ranks && *options_.ranks != from_log)
+      fail("the log lists " + std::to_string(from_log) + " ranks but --ranks says " + std::to_string(*options_.ranks));
+    if (from_log > 0) return from_log;
+    if (options_.ranks) return *options_.ranks;
+    fail("no \"#  Rank N ... on HOST device D\" lines above this table, so the rank count is unknown; pass --ranks N");
+  }
+
+  void row(const std::vector<std::string>& t) {
+    if (!section_.layout)
+      fail("a result row before any column header (\"#  size  count  type ...\"): \"" + join(t) + "\"");
+    ++section_.rows;
+    if (section_.unsupported) return;
+    const Layout& l = *section_.layout;
+    const int expected = static_cast<int>(l.names.size()) + (l.timestamp ? 1 : 0);
+    const int found = static_cast<int>(t.size());
+    // Trace replay prints no out-of-place body (blank columns): the row is short by the first group.
+    int shift = 0;
+    std::size_t first_group = 0;
+    if (found != expected) {
+      const int g0 = l.groups.size() == 2 ? l.groups[0].last - l.groups[0].first : -1;
+      if (found == expected - g0) {
+        shift = g0;
+        first_group = 1;
+      } else {
+        fail("expected " + std::to_string(expected) + " fields (" + join(l.names) + "), found " +
+             std::to_string(found) + ": \"" + join(t) + "\"");
+      }
+    }
+    const CollectiveOp op = resolve_op();
+    const int ranks = resolve_ranks();
+    auto size = to_integer(t[static_cast<std::size_t>(l.size)]);
+    if (!size || *size < 0) fail("column 'size': \"" + t[static_cast<std::size_t>(l.size)] + "\" is not a byte count");
+    std::set<std::string> hosts;
+    std::set<std::string> devices;
+    for (const auto& [r, hd] : section_.ranks) {
+      hosts.insert(hd.first);
+      devices.insert(hd.second);
+    }
+    std::string date = options_.date;
+    if (l.timestamp) date = t[t.size() - 2] + "T" + t[t.size() - 1];
+    for (std::size_t gi = first_group; gi < l.groups.size(); ++gi) {
+      const Group& g = l.groups[gi];
+      const char* group_name = g.in_place ? "in-place" : "out-of-place";
+      auto field = [&](int idx, const char* name, bool integer) -> std::optional<double> {
+        if (idx < 0) return std::nullopt;
+        const std::string& s = t[static_cast<std::size_t>(idx - shift)];
+        if (not_available(s)) return std::nullopt;
+        std::optional<double> v = to_double(s);
+        if (integer) {
+          const auto i = to_integer(s);
+          v = i ? std::optional<double>(static_cast<double>(*i)) : std::nullopt;
+        }
+        if (!v) fail(std::string("column '") + name + "' (" + group_name + "): \"" + s + "\" is not a number or N/A");
+        return v;
+      };
+      const auto time_us = field(g.time, "time", false);
+      const auto alg = field(g.algbw, "algbw", false);
+      const auto bus = field(g.busbw, "busbw", false);
+      const auto wrong = field(g.wrong, "#wrong", true);
+      if (!time_us || *time_us <= 0 || *size == 0) continue;
+      if (wrong && *wrong > 0) {
+        result_.notes.push_back(origin_ + ":" + std::to_string(line_no_) + ": skipped the " + group_name +
+                                " result: nccl-tests found " + fmt(*wrong) + " wrong elements");
+        continue;
+      }
+      Measurement m;
+      m.kind = Kind::Collective;
+      m.collective = op;
+      if (l.type >= 0) m.dtype = dtype_of(t[static_cast<std::size_t>(l.type)]);
+      m.bytes = sim::base::Bytes{*size};
+      m.ranks = ranks;
+      m.nodes = hosts.empty() ? 0 : static_cast<int>(hosts.size());
+      m.scope = options_.scope.value_or(hosts.size() > 1 ? Scope::Network : Scope::Nvlink);
+      m.in_place = g.in_place;
+      m.time = sim::base::Duration{*time_us / 1e6};
+      m.label = "nccl-tests " + (section_.op.program.empty() ? std::string(to_string(op)) : section_.op.program);
+      if (!devices.empty()) m.device = *devices.begin();
+      if (!hosts.empty()) m.host = *hosts.begin();
+      m.nccl = section_.nccl;
+      m.date = date;
+      m.source = origin_ + ":" + std::to_string(line_no_);
+      check_bandwidths(m, alg, bus, group_name);
+      result_.records.push_back(std::move(m));
+    }
+  }
+
+  /// nccl-tests prints algbw = size / time and busbw = algbw * factor(op, ranks), rounded to the printed digits.
+  void check_bandwidths(const Measurement& m, std::optional<double> alg, std::optional<double> bus,
+                        const char* group) const {
+    const double computed = algbw(m).gbytes_per_s();
+    if (alg && std::fabs(*alg - computed) > 0.005 * computed + 0.011)
+      fail(std::string(group) + " algbw " + fmt(*alg) + " GB/s disagrees with size/time = " + fmt(computed) +
+           " GB/s; the size or time column was misread");
+    if (alg && bus && *alg >= 0.1) {
+      const double factor = busbw_factor(m.collective, m.ranks);
+      if (std::fabs(*bus - *alg * factor) > 0.01 * *alg * factor + 0.011)
+        fail(std::string(group) + " busbw/algbw = " + fmt(*bus / *alg) + " but " + to_string(m.collective) + " over " +
+             std::to_string(m.ranks) + " ranks has bus factor " + fmt(factor) +
+             " (nccl-tests doc/PERFORMANCE.md); the rank count or op is wrong (see --ranks, --op)");
+    }
+  }
+
+  static std::string join(const std::vector<std::string>& t) {
+    std::string out;
+    for (const auto& s : t)
+      out += (out.empty() ? "" : " ") + s;
+    return out;
+  }
+
+  std::string origin_;
+  const NcclTestsOptions& options_;
+  std::size_t line_no_ = 0;
+  TextSection section_;
+  ImportResult result_;
+};
+
+// ---- JSON ----------------------------------------------------------------------------------------------------------
+
+/// The first element of the top-level "args" array (the program path) from the raw text. nccl-tests writes it with
+/// '/' escaped as "\/" (src/util.cu sanitizeJson); JsonReader reads no string arrays, and the document has already
+/// been validated as JSON when this runs.
+std::string first_arg(std::string_view text) {
+  const auto key = text.find("\"args\"");
+  if (key == std::string_view::npos) return {};
+  const auto open = text.find('[', key);
+  const auto quote = text.find('"', open);
+  if (open == std::string_view::npos || quote == std::string_view::npos) return {};
+  std::string out;
+  for (std::size_t i = quote + 1; i < text.size() && text[i] != '"'; ++i) {
+    if (text[i] == '\\' && i + 1 < text.size()) ++i;
+    out += text[i];
+  }
+  return out;
+}
+
+/// A number, or nccl-tests' "nan" string / null, from a results entry.
+std::optional<double> json_number_or_na(JsonReader& r, std::string_view key) {
+  switch (r.kind(key)) {
+    case JsonReader::Kind::Integer:
+    case JsonReader::Kind::Number: {
+      double v = 0;
+      if (r.required(key, v)) return v;
+      return std::nullopt;
+    }
+    case JsonReader::Kind::String: {
+      std::string s;
+      r.required(key, s);
+      if (!not_available(s)) r.error(key, "\"" + s + "\" is not a number or \"nan\"");
+      return std::nullopt;
+    }
+    case JsonReader::Kind::Null:
+    case JsonReader::Kind::Missing:
+      r.accept(key);
+      return std::nullopt;
+    default:
+      r.error(key, "expected a number");
+      return std::nullopt;
+  }
+}
+
+}  // namespace
+
+std::optional<CollectiveOp> op_of_nccl_tests_program(std::string_view program) {
+  std::string name = basename_of(program);
+  for (const char* suffix : {"_perf_mpi", "_perf"})
+    if (name.ends_with(suffix)) name.resize(name.size() - std::string_view(suffix).size());
+  if (name == "all_reduce") return CollectiveOp::AllReduce;
+  if (name == "all_gather") return CollectiveOp::AllGather;
+  if (name == "reduce_scatter") return CollectiveOp::ReduceScatter;
+  if (name == "alltoall") return CollectiveOp::AllToAll;
+  if (name == "sendrecv") return CollectiveOp::SendRecv;
+  if (name == "broadcast") return CollectiveOp::Broadcast;
+  return std::nullopt;
+}
+
+std::string nccl_version_string(long code) {
+  if (code <= 0) return {};
+  const bool modern = code >= 10000;  // NCCL_VERSION(X,Y,Z) = X*10000 + Y*100 + Z from 2.9 on
+  const long major = modern ? code / 10000 : code / 1000;
+  const long minor = modern ? (code % 10000) / 100 : (code % 1000) / 100;
+  const long patch = code % 100;
+  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
+}
+
+ImportResult parse_nccl_tests_text(std::string_view text, const std::string& origin, const NcclTestsOptions& options) {
+  return TextParser(origin, options).run(text);
+}
+
+ImportResult parse_nccl_tests_json(std::string_view text, const std::string& origin, const NcclTestsOptions& options) {
+  auto doc = sim::base::JsonDocument::parse_text(text, origin);
+  sim::base::Diagnostics diag(origin);
+  JsonReader r = doc.root(diag);
+  ImportResult out;
+
+  const std::string program = first_arg(text);
+  std::optional<CollectiveOp> op = op_of_nccl_tests_program(program);
+  if (!program.empty() && !op && program.find("_perf") != std::string::npos) {
+    out.notes.push_back(origin + ": skipped " + basename_of(program) + " (not a collective trainsim models)");
+    return out;
+  }
+  if (op && options.op && *op != *options.op)
+    throw ConfigError(origin, "/args/0",
+                      "the file is " + basename_of(program) + " but --op says " + to_string(*options.op));
+  if (!op) op = options.op;
+  if (!op) op = op_from_file_name(origin);
+  if (!op)
+    throw ConfigError(origin, "/args/0",
+                      "cannot tell which collective this file measured (args[0] is \"" + program +
+                          "\"); pass --op all_reduce|all_gather|reduce_scatter|all_to_all|send_recv|broadcast");
+
+  long nccl_code = 0;
+  if (r.has("nccl_version")) {
+    int v = 0;
+    if (r.required("nccl_version", v)) nccl_code = v;
+  }
+  std::string date = options.date;
+  if (date.empty() && r.has("start_time")) {
+    std::string start;
+    if (r.required("start_time", start)) date = start.size() == 19 ? start.replace(10, 1, "T") : start;
+  }
+  int ranks = 0;
+  std::set<std::string> hosts;
+  std::string device;
+  if (auto config = r.required_object("config")) {
+    int nthreads = 1, ngpus = 1;
+    config->optional("nthreads", nthreads, sim::base::Range::at_least(1));
+    config->optional("ngpus", ngpus, sim::base::Range::at_least(1));
+    const auto devices = config->object_array("devices", true);
+    for (auto d : devices) {
+      std::string host, info;
+      d.optional("hostname", host);
+      d.optional("device_info", info);
+      hosts.insert(host);
+      if (device.empty()) device = info;
+    }
+    // One entry per process (src/util.cu writeDeviceReport), each running nthreads x ngpus ranks.
+    ranks = static_cast<int>(devices.size()) * nthreads * ngpus;
+  }
+  diag.throw_if_any();
+  if (options.ranks && ranks > 0 && *options.ranks != ranks)
+    throw ConfigError(
+        origin, "/config",
+        "the file describes " + std::to_string(ranks) + " ranks but --ranks says " + std::to_string(*options.ranks));
+  if (options.ranks) ranks = *options.ranks;
+  if (ranks <= 0)
+    throw ConfigError(origin, "/config", "no devices listed, so the rank count is unknown; pass --ranks N");
+
+  auto results = r.object_array("results", true);
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    auto& row = results[i];
+    std::int64_t size = 0;
+    std::string type;
+    row.required("size", size, sim::base::Range::at_least(0));
+    row.optional("type", type);
+    for (const bool in_place : {false, true}) {
+      const char* key = in_place ? "in_place" : "out_of_place";
+      if (row.kind(key) != JsonReader::Kind::Object) {
+        row.accept(key);
+        continue;
+      }
+      auto body = row.required_object(key);
+      auto time_us = json_number_or_na(*body, body->has("time") ? "time" : "cpu_time");
+      auto alg = json_number_or_na(*body, "alg_bw");
+      auto bus = json_number_or_na(*body, "bus_bw");
+      auto wrong = json_number_or_na(*body, "nwrong");
+      if (!time_us || *time_us <= 0 || size == 0) continue;
+      const std::string where = row.path() + "/" + key;
+      if (wrong && *wrong > 0) {
+        out.notes.push_back(origin + ": " + where + ": skipped: nccl-tests found " + fmt(*wrong) + " wrong elements");
+        continue;
+      }
+      Measurement m;
+      m.kind = Kind::Collective;
+      m.collective = *op;
+      m.dtype = dtype_of(type);
+      m.bytes = sim::base::Bytes{size};
+      m.ranks = ranks;
+      m.nodes = static_cast<int>(hosts.size());
+      m.scope = options.scope.value_or(hosts.size() > 1 ? Scope::Network : Scope::Nvlink);
+      m.in_place = in_place;
+      m.time = sim::base::Duration{*time_us / 1e6};
+      m.label = "nccl-tests " + (program.empty() ? std::string(to_string(*op)) : basename_of(program));
+      m.device = device;
+      if (!hosts.empty()) m.host = *hosts.begin();
+      m.nccl = nccl_version_string(nccl_code);
+      m.date = date;
+      m.source = origin + ":" + where;
+      const double computed = algbw(m).gbytes_per_s();
+      if (alg && std::fabs(*alg - computed) > 0.005 * computed + 0.011)
+        body->error("alg_bw", fmt(*alg) + " GB/s disagrees with size/time = " + fmt(computed) + " GB/s");
+      const double factor = busbw_factor(m.collective, ranks);
+      if (alg && bus && *alg >= 0.1 && std::fabs(*bus - *alg * factor) > 0.01 * *alg * factor + 0.011)
+        body->error("bus_bw", "busbw/algbw = " + fmt(*bus / *alg) + " but " + to_string(m.collective) + " over " +
+                                  std::to_string(ranks) + " ranks has bus factor " + fmt(factor) +
+                                  "; the rank count or op is wrong (see --ranks, --op)");
+      out.records.push_back(std::move(m));
+    }
+  }
+  diag.throw_if_any();
+  if (out.records.empty()) throw ConfigError(origin, "/results", "no results with a time; nothing to import");
+  return out;
+}
+
+ImportResult import_nccl_tests(const std::string& path, const NcclTestsOptions& options) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const auto status = fs::status(path, ec);
+  if (ec || !fs::exists(status)) throw ConfigError(path, "", "cannot open: no such file");
+  if (fs::is_directory(status)) throw ConfigError(path, "", "is a directory; expected an nccl-tests log");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError(path, "", "cannot open for reading");
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  const std::string text = buf.str();
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos) throw ConfigError(path, "", "the file is empty; expected nccl-tests output");
+  if (text[first] == '{') return parse_nccl_tests_json(text, path, options);
+  return parse_nccl_tests_text(text, path, options);
+}
+
+}  // namespace calibrate::fit

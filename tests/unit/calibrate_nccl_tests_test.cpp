@@ -1,0 +1,217 @@
+// The nccl-tests importer: logs written for these tests (tests/data/calibrate, generated from an alpha-beta model in
+// nccl-tests' own print formats) parse to the expected records; malformed logs give one clear error naming the file,
+// the line and what was found.
+#include "calibrate/fit/nccl_tests.hpp"
+#include "sim/base/errors.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace calibrate::fit {
+namespace {
+
+const std::string kData = std::string(TRAINSIM_SOURCE_DIR) + "/tests/data/calibrate/";
+
+std::string import_error(const std::string& text, const std::string& origin, const NcclTestsOptions& o = {}) {
+  try {
+    parse_nccl_tests_text(text, origin, o);
+  } catch (const sim::base::ConfigError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(NcclTestsText, AllReduceOnEightGpusGivesOneRecordPerColumnGroup) {
+  const auto r = import_nccl_tests(kData + "all_reduce_perf_8xh100.log", {});
+  ASSERT_EQ(r.records.size(), 24u) << "12 sizes, out-of-place and in-place";
+  const auto& first = r.records[0];
+  EXPECT_EQ(first.kind, Kind::Collective);
+  EXPECT_EQ(first.collective, CollectiveOp::AllReduce);
+  EXPECT_EQ(first.bytes.n, 1024);
+  EXPECT_EQ(first.ranks, 8);
+  EXPECT_EQ(first.nodes, 1);
+  EXPECT_EQ(first.scope, Scope::Nvlink) << "one host";
+  EXPECT_EQ(first.in_place, false);
+  EXPECT_DOUBLE_EQ(first.time.s, 19.40e-6);
+  EXPECT_EQ(first.dtype, "bf16");
+  EXPECT_EQ(first.device, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(first.nccl, "2.21.5") << "from nccl-library=22105";
+  EXPECT_EQ(first.host, "dgx-h100-07");
+  EXPECT_EQ(r.records[1].in_place, true);
+  EXPECT_DOUBLE_EQ(r.records[1].time.s, 19.19e-6);
+  EXPECT_EQ(r.records.back().bytes.n, std::int64_t{4} << 30);
+  // busbw = algbw * 2(p-1)/p, as the log printed it (354.04 GB/s for 4 GiB out-of-place).
+  EXPECT_NEAR(busbw(r.records[22]).gbytes_per_s(), 354.04, 0.01);
+  EXPECT_NE(r.records[22].source.find("all_reduce_perf_8xh100.log:29"), std::string::npos) << r.records[22].source;
+}
+
+TEST(NcclTestsText, SeveralOpsInOneLogAcrossTwoNodesWithoutDataCheck) {
+  const auto r = import_nccl_tests(kData + "ag_rs_2nodes_nocheck.log", {});
+  ASSERT_EQ(r.records.size(), 32u);
+  int gathers = 0, scatters = 0;
+  for (const auto& m : r.records) {
+    gathers += m.collective == CollectiveOp::AllGather;
+    scatters += m.collective == CollectiveOp::ReduceScatter;
+    EXPECT_EQ(m.ranks, 16);
+    EXPECT_EQ(m.nodes, 2);
+    EXPECT_EQ(m.scope, Scope::Network) << "ranks on two hosts";
+    EXPECT_EQ(m.dtype, "fp32");
+    EXPECT_EQ(m.nccl, "2.18.3");
+  }
+  EXPECT_EQ(gathers, 16);
+  EXPECT_EQ(scatters, 16);
+  EXPECT_EQ(r.records[0].date, "2025-03-04T10:11:10") << "the -S timestamp column";
+  EXPECT_EQ(r.records[0].bytes.n, 65536);
+  EXPECT_DOUBLE_EQ(r.records[0].time.s, 89.45e-6);
+}
+
+TEST(NcclTestsText, PerIterationColumnsAreSkippedByName) {
+  const auto r = import_nccl_tests(kData + "sendrecv_per_iteration.log", {});
+  ASSERT_EQ(r.records.size(), 14u);
+  EXPECT_EQ(r.records[0].collective, CollectiveOp::SendRecv);
+  EXPECT_EQ(r.records[0].ranks, 2);
+  EXPECT_EQ(r.records[0].dtype, "fp16");
+  EXPECT_DOUBLE_EQ(r.records[0].time.s, 5.35e-6);
+  EXPECT_DOUBLE_EQ(r.records[1].time.s, 5.56e-6) << "the in-place time, not i_cv% or i_p99";
+}
+
+TEST(NcclTestsText, OldFormatTakesTheOpFromTheFileName) {
+  const auto r = import_nccl_tests(kData + "alltoall_a100_old.log", {});
+  ASSERT_EQ(r.records.size(), 18u);
+  EXPECT_EQ(r.records[0].collective, CollectiveOp::AllToAll);
+  EXPECT_EQ(r.records[0].ranks, 4);
+  EXPECT_EQ(r.records[0].device, "NVIDIA A100-SXM4-80GB");
+  EXPECT_TRUE(r.records[0].nccl.empty());
+}
+
+TEST(NcclTestsJson, JsonOutputGivesTheSameRecords) {
+  const auto r = import_nccl_tests(kData + "all_reduce_2nodes.json", {});
+  ASSERT_EQ(r.records.size(), 11u) << "6 sizes x 2, less one in-place result printed as \"nan\"";
+  const auto& m = r.records[0];
+  EXPECT_EQ(m.collective, CollectiveOp::AllReduce) << "from args[0] \".\\/build\\/all_reduce_perf\"";
+  EXPECT_EQ(m.ranks, 16) << "2 processes x 1 thread x 8 GPUs";
+  EXPECT_EQ(m.nodes, 2);
+  EXPECT_EQ(m.scope, Scope::Network);
+  EXPECT_EQ(m.nccl, "2.27.3");
+  EXPECT_EQ(m.date, "2025-02-11T09:30:05");
+  EXPECT_EQ(m.dtype, "bf16");
+}
+
+TEST(NcclTestsOptions, OverridesApplyAndConflictsAreErrors) {
+  NcclTestsOptions o;
+  o.scope = Scope::Network;
+  auto r = import_nccl_tests(kData + "all_reduce_perf_8xh100.log", o);
+  EXPECT_EQ(r.records[0].scope, Scope::Network);
+  o = {};
+  o.op = CollectiveOp::AllGather;
+  try {
+    import_nccl_tests(kData + "all_reduce_perf_8xh100.log", o);
+    FAIL() << "the log says all_reduce_perf";
+  } catch (const sim::base::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("but --op says all_gather"), std::string::npos) << e.what();
+  }
+  o = {};
+  o.ranks = 4;
+  try {
+    import_nccl_tests(kData + "all_reduce_perf_8xh100.log", o);
+    FAIL() << "the log lists 8 ranks";
+  } catch (const sim::base::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("lists 8 ranks but --ranks says 4"), std::string::npos) << e.what();
+  }
+}
+
+TEST(NcclTestsVersion, DecodesBothVersionCodeLayouts) {
+  EXPECT_EQ(nccl_version_string(22703), "2.27.3");
+  EXPECT_EQ(nccl_version_string(2804), "2.8.4");
+  EXPECT_EQ(op_of_nccl_tests_program("/opt/nccl-tests/build/alltoall_perf"), CollectiveOp::AllToAll);
+  EXPECT_EQ(op_of_nccl_tests_program("reduce_perf"), std::nullopt);
+}
+
+// ---- malformed logs -----------------------------------------------------------------------------------------------
+
+const char* kHeader = R"(# Collective test starting: all_reduce_perf
+# Using devices
+#  Rank  0 Group  0 Pid   1 on h device  0 [0000:18:00] NVIDIA H100 80GB HBM3
+#  Rank  1 Group  0 Pid   1 on h device  1 [0000:2a:00] NVIDIA H100 80GB HBM3
+#                                                              out-of-place                       in-place
+#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+)";
+
+TEST(NcclTestsMalformed, AGarbledFieldNamesFileLineColumnAndValue) {
+  try {
+    import_nccl_tests(kData + "malformed_busbw.log", {});
+    FAIL() << "expected an error";
+  } catch (const sim::base::ConfigError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("malformed_busbw.log:21"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("column 'busbw' (out-of-place): \"5.9x\" is not a number or N/A"), std::string::npos) << msg;
+  }
+}
+
+TEST(NcclTestsMalformed, AShortRowSaysHowManyFieldsWereExpected) {
+  const auto msg =
+      import_error(std::string(kHeader) + "  1048576  262144  float  sum  -1  10.0  104.86\n", "short.log");
+  EXPECT_NE(msg.find("short.log:7: expected 13 fields"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("found 7"), std::string::npos) << msg;
+}
+
+TEST(NcclTestsMalformed, BusBandwidthThatDisagreesWithTheRankCount) {
+  // 1 MiB in 10 us: algbw 104.86 GB/s; over 2 ranks all-reduce busbw is the same, not 183.50 (that is 8 ranks).
+  const auto msg = import_error(
+      std::string(kHeader) + "  1048576  262144  float  sum  -1  10.00  104.86  183.50  0  10.00  104.86  104.86  0\n",
+      "ranks.log");
+  EXPECT_NE(msg.find("ranks.log:7: out-of-place busbw/algbw = 1.7"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("over 2 ranks has bus factor 1"), std::string::npos) << msg;
+}
+
+TEST(NcclTestsMalformed, AlgorithmBandwidthThatDisagreesWithSizeOverTime) {
+  const auto msg = import_error(
+      std::string(kHeader) + "  1048576  262144  float  sum  -1  10.00  52.43  52.43  0  10.00  104.86  104.86  0\n",
+      "alg.log");
+  EXPECT_NE(msg.find("alg.log:7: out-of-place algbw 52.43 GB/s disagrees with size/time = 104.858"), std::string::npos)
+      << msg;
+}
+
+TEST(NcclTestsMalformed, ARowBeforeTheHeaderAndUnknownOpOrRanks) {
+  auto msg = import_error("  1024  256  float  sum  -1  10.0  0.10  0.10  0\n", "x.log");
+  EXPECT_NE(msg.find("x.log:1: a result row before any column header"), std::string::npos) << msg;
+  std::string no_op = kHeader;
+  no_op.erase(0, no_op.find('\n') + 1);  // without "# Collective test starting"
+  msg = import_error(no_op + "  1024  256  float  sum  -1  10.0  0.10  0.10  0  10.0  0.10  0.10  0\n", "run3.log");
+  EXPECT_NE(msg.find("pass --op"), std::string::npos) << msg;
+  std::string no_ranks = kHeader;
+  for (int i = 0; i < 2; ++i) {
+    const auto at = no_ranks.find("#  Rank");
+    no_ranks.erase(at, no_ranks.find('\n', at) - at + 1);
+  }
+  msg = import_error(no_ranks + "  1024  256  float  sum  -1  10.0  0.10  0.10  0  10.0  0.10  0.10  0\n", "r.log");
+  EXPECT_NE(msg.find("pass --ranks N"), std::string::npos) << msg;
+  msg = import_error("just some text\nand more\n", "empty.log");
+  EXPECT_NE(msg.find("empty.log: no nccl-tests result rows found"), std::string::npos) << msg;
+}
+
+TEST(NcclTestsMalformed, UnsupportedOpsAreSkippedWithANote) {
+  const std::string header = kHeader;
+  const std::string text = "# Collective test starting: reduce_perf\n" + header.substr(header.find('\n') + 1) +
+                           "  1024  256  float  sum  0  10.0  0.10  0.10  0  10.0  0.10  0.10  0\n" + kHeader +
+                           "  1048576  262144  float  sum  -1  10.00  104.86  104.86  0  10.00  104.86  104.86  0\n";
+  const auto r = parse_nccl_tests_text(text, "mixed.log", {});
+  ASSERT_EQ(r.records.size(), 2u);
+  ASSERT_EQ(r.notes.size(), 1u);
+  EXPECT_NE(r.notes[0].find("skipped 1 rows of reduce_perf"), std::string::npos) << r.notes[0];
+}
+
+TEST(NcclTestsMalformed, JsonWithoutDevicesNeedsRanks) {
+  const std::string text =
+      R"({"version":2,"args":["./all_reduce_perf"],"config":{"nthreads":1,"ngpus":8,"devices":[]},"results":[]})";
+  try {
+    parse_nccl_tests_json(text, "ar.json", {});
+    FAIL();
+  } catch (const sim::base::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("ar.json: /config: no devices listed"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace calibrate::fit
