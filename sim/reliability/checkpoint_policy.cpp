@@ -9,9 +9,12 @@ namespace sim::reliability {
 
 const char* to_string(CheckpointPolicy p) {
   switch (p) {
-    case CheckpointPolicy::Fixed: return "fixed";
-    case CheckpointPolicy::Young: return "young";
-    case CheckpointPolicy::Daly: return "daly";
+    case CheckpointPolicy::Fixed:
+      return "fixed";
+    case CheckpointPolicy::Young:
+      return "young";
+    case CheckpointPolicy::Daly:
+      return "daly";
   }
   return "?";
 }
@@ -46,9 +49,12 @@ base::Duration daly_expected_wall_time(base::Duration solve, base::Duration inte
 base::Duration checkpoint_interval(CheckpointPolicy policy, base::Duration fixed, base::Duration delta,
                                    base::Duration mtbf) {
   switch (policy) {
-    case CheckpointPolicy::Fixed: return fixed;
-    case CheckpointPolicy::Young: return young_interval(delta, mtbf);
-    case CheckpointPolicy::Daly: return daly_interval(delta, mtbf);
+    case CheckpointPolicy::Fixed:
+      return fixed;
+    case CheckpointPolicy::Young:
+      return young_interval(delta, mtbf);
+    case CheckpointPolicy::Daly:
+      return daly_interval(delta, mtbf);
   }
   return fixed;
 }

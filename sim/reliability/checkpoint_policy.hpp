@@ -1,4 +1,5 @@
-// sim/reliability/checkpoint_policy.hpp: checkpoint interval policies (fixed, Young, Daly) and Daly's expected wall time.
+// sim/reliability/checkpoint_policy.hpp: checkpoint interval policies (fixed, Young, Daly) and Daly's expected wall
+// time.
 #pragma once
 #include "sim/base/units.hpp"
 

@@ -21,10 +21,10 @@ namespace {
 
 __extension__ using Int128 = __int128;  // GCC/Clang extension (as in sim/base/rng.hpp); silences -Wpedantic
 
-constexpr double kGoodputScale = 1e15;   // goodput <= 1 in fixed point: exact sums, 1e-15 resolution
-constexpr double kGpuHourScale = 1e6;    // lost GPU-hours in micro GPU-hours
-constexpr int kTimeBins = 8192;          // log-spaced over [failure-free time, horizon]: 100x in 8,192 bins, 0.03%
-constexpr int kGoodputBins = 10000;      // linear over [0, 1]: 5e-5
+constexpr double kGoodputScale = 1e15;  // goodput <= 1 in fixed point: exact sums, 1e-15 resolution
+constexpr double kGpuHourScale = 1e6;   // lost GPU-hours in micro GPU-hours
+constexpr int kTimeBins = 8192;         // log-spaced over [failure-free time, horizon]: 100x in 8,192 bins, 0.03%
+constexpr int kGoodputBins = 10000;     // linear over [0, 1]: 5e-5
 
 /// Sums over trials that do not depend on the order trials are added in: integers only.
 struct Accumulator {
@@ -34,9 +34,8 @@ struct Accumulator {
         goodput_hist(results::Histogram::linear(0.0, 1.0 + 1e-12, kGoodputBins)),
         steps_mode(plan.steps_mode) {
     if (steps_mode)
-      time_hist = results::Histogram::log_spaced(plan.failure_free.days(),
-                                                 std::max(plan.horizon.days(), plan.failure_free.days() * 1.0001),
-                                                 kTimeBins);
+      time_hist = results::Histogram::log_spaced(
+          plan.failure_free.days(), std::max(plan.horizon.days(), plan.failure_free.days() * 1.0001), kTimeBins);
   }
 
   void add(const TrialResult& r, int trial) {

@@ -1,4 +1,5 @@
-// sim/reliability/monte_carlo.hpp: many seeded trials of a training run on a thread pool, summarised in constant memory.
+// sim/reliability/monte_carlo.hpp: many seeded trials of a training run on a thread pool, summarised in constant
+// memory.
 #pragma once
 #include "sim/reliability/run_inputs.hpp"
 #include "sim/results/run_result.hpp"

@@ -35,41 +35,58 @@ JobShape JobShape::make(int gpus, int gpus_per_node, int dp) {
 
 int instances(const JobShape& job, hardware::FailureScope scope) {
   switch (scope) {
-    case hardware::FailureScope::Gpu: return job.gpus;
-    case hardware::FailureScope::Node: return job.nodes;
-    case hardware::FailureScope::Rack: return job.racks;
-    case hardware::FailureScope::Switch: return job.switches;
-    case hardware::FailureScope::Job: return 1;
+    case hardware::FailureScope::Gpu:
+      return job.gpus;
+    case hardware::FailureScope::Node:
+      return job.nodes;
+    case hardware::FailureScope::Rack:
+      return job.racks;
+    case hardware::FailureScope::Switch:
+      return job.switches;
+    case hardware::FailureScope::Job:
+      return 1;
   }
   return 1;
 }
 
 int nodes_affected(const JobShape& job, hardware::FailureScope scope) {
   switch (scope) {
-    case hardware::FailureScope::Gpu: return 1;
-    case hardware::FailureScope::Node: return 1;
-    case hardware::FailureScope::Rack: return job.nodes_per_rack;
-    case hardware::FailureScope::Switch: return job.nodes_per_switch;
-    case hardware::FailureScope::Job: return 0;
+    case hardware::FailureScope::Gpu:
+      return 1;
+    case hardware::FailureScope::Node:
+      return 1;
+    case hardware::FailureScope::Rack:
+      return job.nodes_per_rack;
+    case hardware::FailureScope::Switch:
+      return job.nodes_per_switch;
+    case hardware::FailureScope::Job:
+      return 0;
   }
   return 0;
 }
 
 base::Time DetectionDelays::of(hardware::FailureEffect effect) const {
   switch (effect) {
-    case hardware::FailureEffect::Crash: return crash;
-    case hardware::FailureEffect::Hang: return hang;
-    case hardware::FailureEffect::Sdc: return sdc;
-    case hardware::FailureEffect::Straggler: return straggler;
-    case hardware::FailureEffect::Maintenance: return maintenance;
+    case hardware::FailureEffect::Crash:
+      return crash;
+    case hardware::FailureEffect::Hang:
+      return hang;
+    case hardware::FailureEffect::Sdc:
+      return sdc;
+    case hardware::FailureEffect::Straggler:
+      return straggler;
+    case hardware::FailureEffect::Maintenance:
+      return maintenance;
   }
   return crash;
 }
 
 const char* to_string(OnSparesExhausted s) {
   switch (s) {
-    case OnSparesExhausted::Wait: return "wait";
-    case OnSparesExhausted::Shrink: return "shrink";
+    case OnSparesExhausted::Wait:
+      return "wait";
+    case OnSparesExhausted::Shrink:
+      return "shrink";
   }
   return "?";
 }

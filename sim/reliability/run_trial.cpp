@@ -22,12 +22,36 @@ using base::Time;
 using hardware::FailureEffect;
 using hardware::FailureScope;
 
-constexpr double kNsPerS = 1e9;
 constexpr double kMaxHorizonS = 200.0 * 365.25 * 86400.0;  // the integer-ns clock holds 292 years
 constexpr double kMaxIntervalSteps = 1e15;                 // "never": no failures, or a checkpoint-free run
 
 std::int64_t ceil_ns(double ns) {
   return static_cast<std::int64_t>(std::ceil(ns));
+}
+
+/// Standard normal by Box-Muller (one value per call, from two uniforms of `rng`).
+double normal(base::Rng& rng) {
+  constexpr double kTwoPi = 6.283185307179586;
+  return std::sqrt(-2.0 * std::log(rng.uniform_open0())) * std::cos(kTwoPi * rng.uniform());
+}
+
+/// Gamma(shape a, scale 1). Marsaglia and Tsang, "A simple method for generating gamma variables", ACM TOMS 26(3),
+/// 2000; for a < 1, Gamma(a) = Gamma(a + 1) U^(1/a) (ibid., Sec. 6).
+double gamma_variate(base::Rng& rng, double a) {
+  if (a < 1.0) return gamma_variate(rng, a + 1.0) * std::pow(rng.uniform_open0(), 1.0 / a);
+  const double d = a - 1.0 / 3.0;
+  const double c = 1.0 / std::sqrt(9.0 * d);
+  for (;;) {
+    double x = 0, v = 0;
+    do {
+      x = normal(rng);
+      v = 1.0 + c * x;
+    } while (v <= 0);
+    v = v * v * v;
+    const double u = rng.uniform_open0();
+    if (u < 1.0 - 0.0331 * x * x * x * x) return d * v;
+    if (std::log(u) < 0.5 * x * x + d * (1.0 - v + std::log(v))) return d * v;
+  }
 }
 
 std::string fmt(double v, int digits = 3) {
@@ -97,7 +121,8 @@ RunPlan make_plan(const RunInputs& in, Time step0) {
     p.horizon = Time::from_seconds(std::min(ff_s * in.horizon_factor, kMaxHorizonS));
   } else {
     if (in.window->seconds() > kMaxHorizonS)
-      throw base::ConfigError("reliability", "/work/window", "a window beyond 200 years is outside the simulator's range");
+      throw base::ConfigError("reliability", "/work/window",
+                              "a window beyond 200 years is outside the simulator's range");
     p.window = *in.window;
     p.failure_free = p.window;
     p.horizon = p.window;
@@ -144,7 +169,10 @@ class Trial final : public engine::Component {
     const base::RngStreams streams(seed);
     sources_.reserve(plan.components.size());
     for (const ComponentPlan& c : plan.components)
-      sources_.push_back(Source{streams.stream("failures." + c.name, trial), streams.stream("repairs." + c.name, trial)});
+      sources_.push_back(Source{.rng = streams.stream("failures." + c.name, trial),
+                                .repair_rng = streams.stream("repairs." + c.name, trial),
+                                .next_s = std::numeric_limits<double>::infinity(),
+                                .heap = {}});
     result_.interruptions.assign(plan.components.size(), 0);
     result_.lost_gpu_hours.assign(plan.components.size(), 0.0);
     gpu_hours_per_ns_ = static_cast<double>(plan.job.gpus) / 3.6e12;
@@ -160,17 +188,17 @@ class Trial final : public engine::Component {
     epochs_.push_back(Epoch{0.0, 0});
     restore_ = 0;
     resume_running();
-    const engine::RunResult rr =
-        simulator().run(engine::RunLimits{.until = plan_.horizon, .stop_when = [this] { return phase_ == Phase::Done; }});
+    const engine::RunResult rr = simulator().run(
+        engine::RunLimits{.until = plan_.horizon, .stop_when = [this] { return phase_ == Phase::Done; }});
     SIM_ASSERT(rr.reason != engine::StopReason::Deadlock, "trial deadlocked");
     if (phase_ != Phase::Done) {
       // The horizon (steps mode) or the window's end: close the books at exactly that time. (The queue may also have
       // drained first: with no failure before the horizon and a completion beyond it, nothing is left to happen.)
       if (plan_.steps_mode) {
-        stop(false, "not finished within the horizon of " + fmt(plan_.horizon.days()) + " days (" +
-                        fmt(plan_.horizon.seconds() / plan_.failure_free.seconds()) +
-                        " x the failure-free time); progress " + fmt(100.0 * current_progress() / plan_.total_steps) +
-                        "%",
+        stop(false,
+             "not finished within the horizon of " + fmt(plan_.horizon.days()) + " days (" +
+                 fmt(plan_.horizon.seconds() / plan_.failure_free.seconds()) + " x the failure-free time); progress " +
+                 fmt(100.0 * current_progress() / plan_.total_steps) + "%",
              plan_.horizon);
       } else {
         stop(true, "", plan_.window);
@@ -183,16 +211,24 @@ class Trial final : public engine::Component {
     const auto kind = static_cast<Kind>(arg >> kKindShift);
     const std::uint64_t payload = arg & kPayloadMask;
     switch (kind) {
-      case Kind::Failure: on_arrival(static_cast<std::size_t>(payload)); break;
+      case Kind::Failure:
+        on_arrival(static_cast<std::size_t>(payload));
+        break;
       case Kind::PhaseEnd:
         if (payload == phase_gen_) on_phase_end();
         break;
       case Kind::Complete:
         if (payload == run_gen_ && phase_ == Phase::Running) on_complete();
         break;
-      case Kind::SdcDetect: on_sdc_detected(payload); break;
-      case Kind::StragglerDetect: on_straggler_detected(payload); break;
-      case Kind::RepairDone: on_repair_done(static_cast<int>(payload)); break;
+      case Kind::SdcDetect:
+        on_sdc_detected(payload);
+        break;
+      case Kind::StragglerDetect:
+        on_straggler_detected(payload);
+        break;
+      case Kind::RepairDone:
+        on_repair_done(static_cast<int>(payload));
+        break;
     }
   }
 
@@ -228,11 +264,14 @@ class Trial final : public engine::Component {
       s.next_s = s.rng.exponential(cp.mean_gap_s);
       return;
     }
-    // Weibull: one renewal process per instance, all new at the start of the run (a documented assumption: the
-    // job's parts were burnt in when it started); a failed part is replaced by a new one.
+    // Weibull: one renewal process per instance; a failed part is replaced by a new one. The job starts at a random
+    // moment of its parts' lives (the fleet has been running): each first failure is drawn from the equilibrium
+    // forward-recurrence law, P(X > x) = Q(1/k, (x/scale)^k), i.e. X = scale G^(1/k) with G ~ Gamma(1/k) (Cox,
+    // "Renewal Theory", 1962, Sec. 5.2). The process is then stationary: the mean count over any window is exactly
+    // instances x window / MTBF, as for exponential components, whatever the shape.
     s.heap.resize(static_cast<std::size_t>(cp.instances));
     for (double& t : s.heap)
-      t = s.rng.weibull(cp.weibull_shape, cp.weibull_scale_s);
+      t = cp.weibull_scale_s * std::pow(gamma_variate(s.rng, 1.0 / cp.weibull_shape), 1.0 / cp.weibull_shape);
     std::make_heap(s.heap.begin(), s.heap.end(), std::greater<>{});
     s.next_s = s.heap.front();
   }
@@ -271,9 +310,15 @@ class Trial final : public engine::Component {
     switch (cp.effect) {
       case FailureEffect::Crash:
       case FailureEffect::Hang:
-      case FailureEffect::Maintenance: interrupt(c); break;
-      case FailureEffect::Sdc: corrupt(c); break;
-      case FailureEffect::Straggler: slow_down(c); break;
+      case FailureEffect::Maintenance:
+        interrupt(c);
+        break;
+      case FailureEffect::Sdc:
+        corrupt(c);
+        break;
+      case FailureEffect::Straggler:
+        slow_down(c);
+        break;
     }
     if (phase_ == Phase::Done) return;
     // Stall: interruptions keep coming and no checkpoint becomes durable in between.
@@ -306,7 +351,8 @@ class Trial final : public engine::Component {
         enter(Phase::Detecting, detected);
         break;
       case Phase::Waiting:
-      case Phase::Done: break;
+      case Phase::Done:
+        break;
     }
   }
 
@@ -361,7 +407,8 @@ class Trial final : public engine::Component {
         if (target < restore_) add_lost(restore_ - target, c);
         restore_ = std::min(restore_, target);
         break;
-      case Phase::Done: break;
+      case Phase::Done:
+        break;
     }
   }
 
@@ -458,7 +505,8 @@ class Trial final : public engine::Component {
         break;
       case Phase::Waiting:
       case Phase::Running:
-      case Phase::Done: break;
+      case Phase::Done:
+        break;
     }
   }
 
@@ -490,20 +538,26 @@ class Trial final : public engine::Component {
 
   void schedule_completion() {
     if (!plan_.steps_mode) return;
-    const double at = time_to_reach(plan_.total_steps);
-    if (at <= static_cast<double>(plan_.horizon.ns)) schedule_at(Time{static_cast<std::int64_t>(at)}, pack(Kind::Complete, run_gen_));
+    const Time start = in_block_ ? std::max(block_end_, run_t_) : run_t_;
+    const double delta = time_to_reach(plan_.total_steps);
+    if (delta <= static_cast<double>((plan_.horizon - start).ns))
+      schedule_at(start + Time{static_cast<std::int64_t>(delta)}, pack(Kind::Complete, run_gen_));
   }
 
-  double boundary(std::int64_t k) const { return epochs_.back().anchor + static_cast<double>(k) * plan_.interval_steps; }
+  double boundary(std::int64_t k) const {
+    return epochs_.back().anchor + static_cast<double>(k) * plan_.interval_steps;
+  }
 
-  // When progress reaches `target` if nothing happens meanwhile, in ns (double: may lie beyond the clock's range).
-  // Segments between checkpoints are rounded up to whole nanoseconds exactly as advance_to does.
+  // How long after `start` (the end of the current checkpoint, if one is being written, else now) progress reaches
+  // `target` if nothing happens meanwhile, in ns. A double relative to an integer start: absolute times near 1e16 ns
+  // would lose whole nanoseconds in a double. Segments between checkpoints are rounded up to whole nanoseconds as
+  // advance_to rounds them; a snapshot held up by an unfinished asynchronous write is not foreseen (on_complete then
+  // finds the job not quite there and asks again).
   double time_to_reach(double target) const {
-    double t = static_cast<double>(in_block_ ? std::max(block_end_.ns, run_t_.ns) : run_t_.ns);
     double p = run_p_;
     const double b = boundary(next_k_);
-    if (target <= b) return t + static_cast<double>(ceil_ns((target - p) * step_ns_));
-    t += static_cast<double>(ceil_ns((b - p) * step_ns_));
+    if (target <= b) return static_cast<double>(ceil_ns((target - p) * step_ns_));
+    double t = static_cast<double>(ceil_ns((b - p) * step_ns_));
     // Checkpoints at boundaries next_k_ .. next_k_ + m, all below target; then the last stretch.
     const auto m = static_cast<std::int64_t>(std::ceil((target - b) / plan_.interval_steps)) - 1;
     t += static_cast<double>(m + 1) * static_cast<double>(plan_.blocking.ns);
@@ -533,6 +587,7 @@ class Trial final : public engine::Component {
         } else {
           make_durable(block_k_);
         }
+        skip_whole_cycles(t);
         continue;
       }
       if (pending_ && pending_done_ <= t) {
@@ -557,6 +612,33 @@ class Trial final : public engine::Component {
       block_k_ = next_k_++;
       const Time start = pending_ ? std::max(reach, pending_done_) : reach;
       block_end_ = start + plan_.blocking;
+    }
+  }
+
+  // Just after a checkpoint's blocking part: every whole cycle (compute one interval, then checkpoint) that ends
+  // by t is laid out at once, so a quiet month costs a few operations, not one loop per checkpoint. Valid when an
+  // asynchronous write always finishes within the next stretch of compute (no snapshot ever waits).
+  void skip_whole_cycles(Time t) {
+    const std::int64_t compute = ceil_ns(plan_.interval_steps * step_ns_);
+    const std::int64_t cycle = compute + plan_.blocking.ns;
+    if (cycle <= 0 || plan_.durable_lag.ns > compute) return;
+    const std::int64_t n = (t - run_t_).ns / cycle;
+    if (n <= 0) return;
+    account_running(n * compute, static_cast<double>(n) * plan_.interval_steps);
+    result_.checkpoint_ns += n * plan_.blocking.ns;
+    run_t_ += Time{n * cycle};
+    block_k_ += n;
+    next_k_ = block_k_ + 1;
+    run_p_ = boundary(block_k_);
+    if (plan_.async) {
+      make_durable(block_k_ - 1);  // finished within the last stretch of compute
+      result_.durable_checkpoints += n - 1;
+      pending_ = true;
+      pending_k_ = block_k_;
+      pending_done_ = run_t_ + plan_.durable_lag;
+    } else {
+      make_durable(block_k_);
+      result_.durable_checkpoints += n - 1;
     }
   }
 
@@ -601,7 +683,8 @@ class Trial final : public engine::Component {
   double newest_durable_at_or_below(double p) const {
     for (auto it = epochs_.rbegin(); it != epochs_.rend(); ++it) {
       if (p < it->anchor) continue;
-      const auto k = std::min(it->durable_k, static_cast<std::int64_t>(std::floor((p - it->anchor) / plan_.interval_steps)));
+      const auto k =
+          std::min(it->durable_k, static_cast<std::int64_t>(std::floor((p - it->anchor) / plan_.interval_steps)));
       return it->anchor + static_cast<double>(k) * plan_.interval_steps;
     }
     return 0.0;
@@ -614,9 +697,12 @@ class Trial final : public engine::Component {
 
   double current_progress() const {
     switch (phase_) {
-      case Phase::Running: return run_p_;
-      case Phase::Draining: return drain_p_;
-      default: return restore_;
+      case Phase::Running:
+        return run_p_;
+      case Phase::Draining:
+        return drain_p_;
+      default:
+        return restore_;
     }
   }
 
@@ -640,12 +726,21 @@ class Trial final : public engine::Component {
   void close_phase_at(Time t) {
     const std::int64_t dt = (t - phase_start_).ns;
     switch (phase_) {
-      case Phase::Detecting: result_.detection_ns += dt; break;
-      case Phase::Draining: result_.drain_ns += dt; break;
-      case Phase::Waiting: result_.waiting_ns += dt; break;
-      case Phase::Restarting: result_.restart_ns += dt; break;
+      case Phase::Detecting:
+        result_.detection_ns += dt;
+        break;
+      case Phase::Draining:
+        result_.drain_ns += dt;
+        break;
+      case Phase::Waiting:
+        result_.waiting_ns += dt;
+        break;
+      case Phase::Restarting:
+        result_.restart_ns += dt;
+        break;
       case Phase::Running:
-      case Phase::Done: return;
+      case Phase::Done:
+        return;
     }
     result_.lost_gpu_hours[down_cause_] += static_cast<double>(dt) * gpu_hours_per_ns_;
     phase_start_ = t;
@@ -653,7 +748,7 @@ class Trial final : public engine::Component {
 
   void on_complete() {
     advance_to(now());
-    if ((plan_.total_steps - run_p_) * step_ns_ > 1.0) {  // an asynchronous write delayed a snapshot: not yet
+    if ((plan_.total_steps - run_p_) * step_ns_ > 1000.0) {  // a snapshot waited for a write: not there yet
       ++run_gen_;
       schedule_completion();
       return;

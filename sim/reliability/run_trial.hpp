@@ -1,4 +1,5 @@
-// sim/reliability/run_trial.hpp: one trial of a training run as a timeline on the engine (failures, recovery, progress).
+// sim/reliability/run_trial.hpp: one trial of a training run as a timeline on the engine (failures, recovery,
+// progress).
 #pragma once
 #include "sim/reliability/run_inputs.hpp"
 #include "sim/base/units.hpp"
@@ -24,8 +25,8 @@ struct ComponentPlan {
   double weibull_scale_s = 0;  // scale = MTBF / Gamma(1 + 1/shape), so that the mean is the MTBF
   int nodes_affected = 0;      // nodes taken out to repair (0: nothing to repair, e.g. a software bug)
   double repair_mean_s = 0;
-  base::Time detect;           // detection delay of its effect
-  bool thinned = true;         // arrivals thinned by the fraction of the job's nodes still in it (not job scope)
+  base::Time detect;    // detection delay of its effect
+  bool thinned = true;  // arrivals thinned by the fraction of the job's nodes still in it (not job scope)
 };
 
 /// Everything derived once per Monte Carlo run and shared read-only by all trials.
@@ -43,9 +44,9 @@ struct RunPlan {
   bool steps_mode = true;
   double total_steps = 0;
   base::Time window;
-  base::Time failure_free;    // total_steps x step0 (steps mode) or the window
-  base::Time horizon;         // steps mode: a trial not done by then never finishes
-  base::Duration mtbf;        // analytic job MTBF (all components)
+  base::Time failure_free;  // total_steps x step0 (steps mode) or the window
+  base::Time horizon;       // steps mode: a trial not done by then never finishes
+  base::Duration mtbf;      // analytic job MTBF (all components)
   int spares = 0;
   OnSparesExhausted when_spares_exhausted = OnSparesExhausted::Wait;
   int min_dp_replicas = 1;
@@ -93,20 +94,19 @@ struct TrialResult {
   bool finished = false;    // steps mode: all steps done; window mode: reached the window's end
   std::string stop_reason;  // why it did not finish
   base::Time wall;
-  double final_steps = 0;     // progress kept at the end
-  double progress_made = 0;   // all progress made, kept or thrown away
-  double lost_steps = 0;      // progress thrown away by rollbacks
-  std::int64_t productive_ns = 0, checkpoint_ns = 0, detection_ns = 0, restart_ns = 0, lost_work_ns = 0,
-               waiting_ns = 0, degraded_ns = 0, drain_ns = 0;
+  double final_steps = 0;    // progress kept at the end
+  double progress_made = 0;  // all progress made, kept or thrown away
+  double lost_steps = 0;     // progress thrown away by rollbacks
+  std::int64_t productive_ns = 0, checkpoint_ns = 0, detection_ns = 0, restart_ns = 0, lost_work_ns = 0, waiting_ns = 0,
+               degraded_ns = 0, drain_ns = 0;
   std::int64_t durable_checkpoints = 0;
-  std::vector<std::int64_t> interruptions;  // per component
-  std::vector<double> lost_gpu_hours;       // per component: downtime, lost work and slowdown it caused
+  std::vector<std::int64_t> interruptions;          // per component
+  std::vector<double> lost_gpu_hours;               // per component: downtime, lost work and slowdown it caused
   std::vector<results::RunTimelineEvent> timeline;  // only when recorded
 };
 
 /// Runs trial `trial` of a run seeded with `seed` (failure streams "failures.<component>", repair streams
 /// "repairs.<component>", each indexed by the trial). `record` keeps the event timeline.
-TrialResult run_trial(const RunPlan& plan, LocalStepTimes& steps, std::uint64_t seed, std::uint64_t trial,
-                      bool record);
+TrialResult run_trial(const RunPlan& plan, LocalStepTimes& steps, std::uint64_t seed, std::uint64_t trial, bool record);
 
 }  // namespace sim::reliability

@@ -85,11 +85,11 @@ struct TimeAccounting {
 };
 
 struct CheckpointSummary {
-  std::string policy;          // fixed | young | daly
-  double interval_s = 0;       // compute time between checkpoints, as used (whole steps)
-  double write_s = 0;          // durable write
-  double snapshot_s = 0;       // blocking part when asynchronous
-  double load_s = 0;           // read at restart
+  std::string policy;     // fixed | young | daly
+  double interval_s = 0;  // compute time between checkpoints, as used (whole steps)
+  double write_s = 0;     // durable write
+  double snapshot_s = 0;  // blocking part when asynchronous
+  double load_s = 0;      // read at restart
   bool async = false;
   double overhead_fraction = 0;  // mean checkpoint_s / mean wall_s
   double durable_mean = 0;       // durable checkpoints per trial
@@ -98,10 +98,10 @@ struct CheckpointSummary {
 struct RunSummary {
   int trials = 0;
   std::uint64_t seed = 0;
-  std::string work;         // "steps" (train until done) | "window" (simulate a fixed duration)
-  double total_steps = 0;   // steps mode
-  double window_days = 0;   // window mode
-  double step_time_s = 0;   // healthy step time
+  std::string work;              // "steps" (train until done) | "window" (simulate a fixed duration)
+  double total_steps = 0;        // steps mode
+  double window_days = 0;        // window mode
+  double step_time_s = 0;        // healthy step time
   double failure_free_days = 0;  // total_steps x healthy step time (steps mode); the window (window mode)
   double horizon_days = 0;       // a trial not done by then never finishes
 
