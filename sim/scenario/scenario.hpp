@@ -35,7 +35,7 @@ struct TrainingConfig {
 struct CheckpointConfig {
   bool auto_interval = true;  // "auto": Daly's higher-order optimum
   base::Time interval;        // when not auto
-  base::Time write;           // blocking write (or snapshot, when async)
+  base::Time write;           // durable write of one checkpoint (with async, it runs behind a short blocking snapshot)
   bool async = true;
 };
 
