@@ -389,7 +389,7 @@ void print_run(const results::RunSummary& r, const cost::CostSummary& c, const s
   out << "run             " << s.name << "  (" << r.trials << " trials, seed " << r.seed << ")\n";
   // A trial that never finishes has an infinite time to train: say so instead of printing "inf".
   auto days = [](double d) { return std::isfinite(d) ? fmt(d, 1) + " d" : std::string("never"); };
-  auto usd = [](double v) { return std::isfinite(v) ? base::format_money({v}) : std::string("unbounded"); };
+  auto money = [](double v) { return std::isfinite(v) ? base::format_money({v}) : std::string("unbounded"); };
   if (r.work == "steps") {
     const auto& t = r.time_to_train_days;
     out << "time to train   p50 " << days(t.p50) << ", p90 " << days(t.p90) << ", p99 " << days(t.p99) << " (mean "
@@ -404,7 +404,7 @@ void print_run(const results::RunSummary& r, const cost::CostSummary& c, const s
   out << "checkpoint      every " << fmt(r.checkpoint.interval_s / 60.0, 1) << " min (" << r.checkpoint.policy
       << "), overhead " << pct(r.checkpoint.overhead_fraction) << "\n";
   if (r.work == "steps") {
-    out << "cost            p50 " << usd(c.p50_usd) << ", p90 " << usd(c.p90_usd)
+    out << "cost            p50 " << money(c.p50_usd) << ", p90 " << money(c.p90_usd)
         << " (rented at " << base::format_money({c.burn_usd_per_hour}) << "/h for the cluster)\n";
     if (c.p_deadline_miss) out << "deadline risk   " << pct(*c.p_deadline_miss) << " chance of missing it\n";
     if (c.p_budget_overrun) out << "budget risk     " << pct(*c.p_budget_overrun) << " chance of exceeding it\n";
