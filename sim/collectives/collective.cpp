@@ -4,9 +4,11 @@
 #include "sim/base/assert.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <limits>
 #include <utility>
 
@@ -269,23 +271,33 @@ std::optional<Algorithm> algorithm_from_string(std::string_view s) {
 }
 
 // CollectiveCostModel: the phases of plan() costed as evaluate() costs them, without materialising them. A phase's
-// transfers arrive as (node, node) pairs; the node indexes nodes_ (the sorted group, or the caller's order for
-// send/recv and all-to-all). evaluate() counts how many transfers cross each link of their paths and takes
-// min(capacity / count); here the links a path begins and ends with (the sender's NVLink or NIC link, the receiver's)
-// are counted per node, and only a transfer between leaves builds its path, for the switch links in between. The same
-// links, the same counts and the same divisions give the same minimum, bit for bit (min does not depend on order).
+// transfers arrive as node indices into nodes_ (the sorted group, or the caller's order for send/recv and all-to-all).
+// evaluate() counts the transfers crossing each link of their paths and takes min(capacity / count). A path begins
+// with the sender's own link (NVLink or NIC) and ends with the receiver's; only a transfer between leaves builds its
+// path, for the switch links between. Every phase has one of two shapes, which fix the counts on the own links:
+// - each node sends at most once and receives at most once (rings, chains): every own link used carries 1 transfer;
+// - every transfer comes with its reverse (the tree's reduce and broadcast, all-to-all): a node's out and in links
+//   over one medium carry as many transfers as it has exchanges over that medium, counted per node.
+// When Auto has a best time already, a phase that cannot beat it skips the routing (see end_phase()).
+// Latencies come from the links' kinds (Topology::nominal_latency). With no link down every link has its kind's
+// nominal bandwidth, and C / count is smallest at the largest count (division is monotone): one division per kind
+// instead of one per link, and no link is read. The same links, counts and divisions give the same minimum, bit for
+// bit.
 
 namespace {
 
-// Per node, the transfers on each of its own links (see Topology::nvlink_out and friends).
-constexpr std::size_t kNvlOut = 0;
-constexpr std::size_t kNvlIn = 1;
-constexpr std::size_t kNicOut = 2;
-constexpr std::size_t kNicIn = 3;
-constexpr std::size_t kNodeLinks = 4;
-
 std::size_t index(int i) {
   return static_cast<std::size_t>(i);
+}
+
+// Per node, exchange counters: with others in its NVLink domain, and over its NIC.
+constexpr std::size_t kNvlink = 0;
+constexpr std::size_t kNic = 1;
+constexpr std::size_t kMedia = 2;
+
+// time_of()'s sum, phase by phase.
+base::Time add_phase(base::Time total, base::Time latency, base::Time transfer) {
+  return saturating_add(saturating_add(total, latency), transfer);
 }
 
 }  // namespace
@@ -306,8 +318,7 @@ CollectiveCostModel::Choice CollectiveCostModel::choose(Op op, Algorithm algorit
     if (!need_time || n.n <= 0) return {};
     return {Algorithm::Ring, direct_time(op, group, n)};
   }
-  check_distinct(group);
-  load_nodes(sorted_.empty() ? group : std::span<const GpuId>(sorted_));
+  load_nodes(sorted(group));
   load_layout();
   const bool hierarchical = hierarchical_applies();
   Algorithm chosen = Algorithm::Ring;
@@ -327,14 +338,14 @@ CollectiveCostModel::Choice CollectiveCostModel::choose(Op op, Algorithm algorit
         if (t < best.time) best = {a, t};
       };
       if (hierarchical) consider(Algorithm::Hierarchical, hierarchical_time(op, n));
-      if (op == Op::AllReduce) consider(Algorithm::Tree, tree_time(n));
+      if (op == Op::AllReduce) consider(Algorithm::Tree, tree_time(n, /*beat=*/best.time));
       return best;
     }
   }
   if (!need_time || n.n <= 0) return {chosen, base::Time::zero()};
   switch (chosen) {
     case Algorithm::Tree:
-      return {chosen, tree_time(n)};
+      return {chosen, tree_time(n, /*beat=*/base::Time::max())};
     case Algorithm::Hierarchical:
       return {chosen, hierarchical_time(op, n)};
     default:
@@ -342,29 +353,34 @@ CollectiveCostModel::Choice CollectiveCostModel::choose(Op op, Algorithm algorit
   }
 }
 
-// layout_of()'s check. Leaves sorted_ empty when the group is in increasing id order already (then it is sorted by
-// NVLink domain too, as a domain is a range of ids), else holds the sorted copy.
-void CollectiveCostModel::check_distinct(std::span<const GpuId> group) {
-  sorted_.clear();
-  if (std::adjacent_find(group.begin(), group.end(), std::greater_equal<>()) == group.end()) return;
+// The group sorted as layout_of() sorts it, checked as it checks it. By id is by NVLink domain then id (a domain is a
+// range of ids), so a group in increasing id order, the common case, is returned as it is.
+std::span<const GpuId> CollectiveCostModel::sorted(std::span<const GpuId> group) {
+  if (std::adjacent_find(group.begin(), group.end(), std::greater_equal<>()) == group.end()) return group;
   sorted_.assign(group.begin(), group.end());
   std::sort(sorted_.begin(), sorted_.end());
   SIM_ASSERT(std::adjacent_find(sorted_.begin(), sorted_.end()) == sorted_.end(),
              "a collective group lists a GPU twice");
+  return sorted_;
 }
 
 void CollectiveCostModel::load_nodes(std::span<const GpuId> gpus) {
+  const std::size_t p = gpus.size();
   nodes_ = gpus;
-  domain_.resize(gpus.size());
-  transfers_.resize(gpus.size() * kNodeLinks);
+  scratch_.resize((4 + kMedia) * p + 1);
+  const std::span<std::int32_t> all(scratch_);
+  domain_ = all.subspan(0, p);
+  leaf_ = all.subspan(p, p);
+  ring_ = all.subspan(2 * p, p);
+  domain_start_ = all.subspan(3 * p, p + 1);
+  exchanges_ = all.subspan(4 * p + 1, kMedia * p);
   bool one_domain = true;
-  for (std::size_t i = 0; i < gpus.size(); ++i) {
+  for (std::size_t i = 0; i < p; ++i) {
     domain_[i] = topo_.nvlink_domain_of(gpus[i]);
     one_domain = one_domain && domain_[i] == domain_[0];
   }
-  if (one_domain) return;  // add_transfer() never asks for a leaf
-  leaf_.resize(gpus.size());
-  for (std::size_t i = 0; i < gpus.size(); ++i)
+  if (one_domain) return;  // no transfer leaves the domain: leaves are never asked for
+  for (std::size_t i = 0; i < p; ++i)
     leaf_[i] = topo_.leaf_of(gpus[i]);
 }
 
@@ -372,108 +388,206 @@ void CollectiveCostModel::load_nodes(std::span<const GpuId> gpus) {
 // other domain reversed).
 void CollectiveCostModel::load_layout() {
   const auto p = static_cast<int>(nodes_.size());
-  domain_start_.clear();
+  domains_ = 0;
   for (int i = 0; i < p; ++i)
-    if (i == 0 || domain_[index(i)] != domain_[index(i - 1)]) domain_start_.push_back(i);
-  domain_start_.push_back(p);
-  const std::size_t domains = domain_start_.size() - 1;
+    if (i == 0 || domain_[index(i)] != domain_[index(i - 1)]) domain_start_[index(domains_++)] = i;
+  domain_start_[index(domains_)] = p;
   even_ = true;
-  for (std::size_t d = 0; d < domains; ++d)
-    even_ = even_ && domain_start_[d + 1] - domain_start_[d] == domain_start_[1];
-  ring_.resize(nodes_.size());
-  if (domains == 1 || domains == nodes_.size()) {  // one domain, or one rank in each: nothing is reversed
+  for (int d = 0; d < domains_; ++d)
+    even_ = even_ && domain_start_[index(d + 1)] - domain_start_[index(d)] == domain_start_[1];
+  if (domains_ == 1 || domains_ == p) {  // one domain, or one rank in each: nothing is reversed
     for (int i = 0; i < p; ++i)
       ring_[index(i)] = i;
     return;
   }
   std::size_t at = 0;
-  for (std::size_t d = 0; d < domains; ++d) {
-    const int first = domain_start_[d];
-    const int last = domain_start_[d + 1];
+  for (int d = 0; d < domains_; ++d) {
+    const int first = domain_start_[index(d)];
+    const int last = domain_start_[index(d + 1)];
     for (int i = 0; i < last - first; ++i)
       ring_[at++] = d % 2 == 0 ? first + i : last - 1 - i;
   }
 }
 
 bool CollectiveCostModel::hierarchical_applies() const {
-  return domain_start_.size() >= 3 && even_ && domain_start_[1] >= 2;
+  return domains_ >= 2 && even_ && domain_start_[1] >= 2;
 }
 
-void CollectiveCostModel::begin_phase() {
-  std::fill_n(transfers_.begin(), nodes_.size() * kNodeLinks, 0U);
+void CollectiveCostModel::begin_phase(bool exchanges) {
+  exchanges_phase_ = exchanges;
+  nominal_ = topo_.links_down() == 0;
+  if (exchanges_phase_) std::fill(exchanges_.begin(), exchanges_.end(), 0);
   switch_.clear();
-  slowest_ = base::Time::zero();
+  between_leaves_.clear();
+  nvlink_ = false;
+  network_ = false;
+  leaf_local_ = false;
+  widest_ = 0;
+  rate_ = std::numeric_limits<double>::infinity();
 }
 
-// One transfer of the phase, from node src to node dst: path(src, dst) is the sender's link, the switch links between
-// leaves (if any), the receiver's link (topology.hpp).
-void CollectiveCostModel::add_transfer(int src, int dst) {
+// A transfer of a phase where each node sends and receives at most once. With every link nominal, the media's flags
+// are all end_phase() needs; with a link down, the two own links carry this transfer only and bound the rate now.
+inline void CollectiveCostModel::add_transfer(int src, int dst) {
   const GpuId s = nodes_[index(src)];
   const GpuId d = nodes_[index(dst)];
-  std::uint32_t* from = &transfers_[index(src) * kNodeLinks];
-  std::uint32_t* to = &transfers_[index(dst) * kNodeLinks];
   if (domain_[index(src)] == domain_[index(dst)]) {
-    ++from[kNvlOut];
-    ++to[kNvlIn];
-    slowest_ = std::max(slowest_, topo_.link(topo_.nvlink_out(s)).latency + topo_.link(topo_.nvlink_in(d)).latency);
+    nvlink_ = true;
+    if (nominal_) return;
+    limit_rate(topo_.nvlink_out(s), 1);
+    limit_rate(topo_.nvlink_in(d), 1);
     return;
   }
-  ++from[kNicOut];
-  ++to[kNicIn];
+  network_ = true;
+  if (!nominal_) {
+    limit_rate(topo_.nic_out(s), 1);
+    limit_rate(topo_.nic_in(d), 1);
+  }
   if (leaf_[index(src)] == leaf_[index(dst)]) {
-    slowest_ = std::max(slowest_, topo_.link(topo_.nic_out(s)).latency + topo_.link(topo_.nic_in(d)).latency);
+    leaf_local_ = true;
     return;
   }
-  path_.clear();
-  topo_.append_path(s, d, path_);
-  slowest_ = std::max(slowest_, topo_.path_latency(path_));
-  switch_.insert(switch_.end(), path_.begin() + 1, path_.end() - 1);
+  add_between_leaves(src, dst);
 }
 
-void CollectiveCostModel::limit_rate(LinkId link, std::uint32_t transfers) {
+// A transfer and its reverse: each node's out and in links over the medium carry one more.
+inline void CollectiveCostModel::add_exchange(int a, int b) {
+  std::int32_t* ea = &exchanges_[index(a) * kMedia];
+  std::int32_t* eb = &exchanges_[index(b) * kMedia];
+  if (domain_[index(a)] == domain_[index(b)]) {
+    ++ea[kNvlink];
+    ++eb[kNvlink];
+    nvlink_ = true;
+    return;
+  }
+  ++ea[kNic];
+  ++eb[kNic];
+  network_ = true;
+  if (leaf_[index(a)] == leaf_[index(b)]) {
+    leaf_local_ = true;
+    return;
+  }
+  add_between_leaves(a, b);
+  add_between_leaves(b, a);
+}
+
+// A transfer between leaves: routed by end_phase() unless the phase cannot matter.
+void CollectiveCostModel::add_between_leaves(int src, int dst) {
+  between_leaves_.emplace_back(src, dst);
+}
+
+// The switch links of a transfer's path, each keyed by kind then id.
+void CollectiveCostModel::route(int src, int dst) {
+  using topology::LinkKind;
+  const topology::Topology::SwitchRoute r = topo_.switch_route(nodes_[index(src)], nodes_[index(dst)]);
+  constexpr std::array<LinkKind, 2> kInPod = {LinkKind::LeafUp, LinkKind::SpineDown};
+  constexpr std::array<LinkKind, 4> kAcrossPods = {LinkKind::LeafUp, LinkKind::SpineUp, LinkKind::CoreDown,
+                                                   LinkKind::SpineDown};
+  const LinkKind* kinds = r.size == 2 ? kInPod.data() : kAcrossPods.data();
+  for (std::size_t i = 0; i < static_cast<std::size_t>(r.size); ++i)
+    switch_.push_back(static_cast<std::uint64_t>(kinds[i]) << 32 | static_cast<std::uint32_t>(r.links[i]));
+  widest_ = std::max(widest_, r.size);
+}
+
+void CollectiveCostModel::limit_rate(LinkId link, std::int32_t transfers) {
   const topology::Link& l = topo_.link(link);
   if (std::isinf(l.bandwidth.bytes_per_s)) return;
   const double capacity = l.up ? l.bandwidth.bytes_per_s : 0.0;
   rate_ = std::min(rate_, capacity / static_cast<double>(transfers));
 }
 
+void CollectiveCostModel::limit_rate(topology::LinkKind kind, std::int32_t transfers) {
+  const double capacity = topo_.nominal_bandwidth(kind).bytes_per_s;
+  if (std::isinf(capacity)) return;
+  rate_ = std::min(rate_, capacity / static_cast<double>(transfers));
+}
+
 // evaluate()'s cost of the phase: alpha steps x the slowest path, and the bytes at the first water-filling level.
-CollectiveCostModel::PhaseCost CollectiveCostModel::end_phase(base::Bytes bytes, std::int64_t steps) {
-  rate_ = std::numeric_limits<double>::infinity();
-  for (std::size_t i = 0; i < nodes_.size(); ++i) {
-    const GpuId g = nodes_[i];
-    const std::uint32_t* t = &transfers_[i * kNodeLinks];
-    if (t[kNvlOut] != 0) limit_rate(topo_.nvlink_out(g), t[kNvlOut]);
-    if (t[kNvlIn] != 0) limit_rate(topo_.nvlink_in(g), t[kNvlIn]);
-    if (t[kNicOut] != 0) limit_rate(topo_.nic_out(g), t[kNicOut]);
-    if (t[kNicIn] != 0) limit_rate(topo_.nic_in(g), t[kNicIn]);
+CollectiveCostModel::PhaseCost CollectiveCostModel::end_phase(base::Bytes bytes, std::int64_t steps, base::Time beat) {
+  using topology::LinkKind;
+  auto latency = [this](std::initializer_list<LinkKind> kinds) {
+    base::Time t = base::Time::zero();
+    for (LinkKind k : kinds)
+      t += topo_.nominal_latency(k);
+    return t;
+  };
+  auto cost = [&](base::Time slowest) {
+    PhaseCost c{base::Time{slowest.ns * steps}, base::Time::zero()};
+    if (bytes.n > 0 && !std::isinf(rate_))
+      c.transfer = rate_ > 0 ? base::transfer_time(bytes, base::Bandwidth{rate_}) : base::Time::max();
+    return c;
+  };
+  base::Time slowest = base::Time::zero();  // path latencies: the sums over their links' kinds
+  if (nvlink_) slowest = std::max(slowest, latency({LinkKind::NvLink, LinkKind::NvSwitch}));
+  if (leaf_local_) slowest = std::max(slowest, latency({LinkKind::Nic, LinkKind::LeafDown}));
+  const base::Time via_spine = latency({LinkKind::Nic, LinkKind::LeafUp, LinkKind::SpineDown, LinkKind::LeafDown});
+  if (!between_leaves_.empty()) slowest = std::max(slowest, via_spine);  // (via a core: more, below)
+
+  std::array<std::int32_t, kMedia> most{};  // the most transfers on one own link, per medium
+  if (!exchanges_phase_) {
+    most = {nvlink_ ? 1 : 0, network_ ? 1 : 0};
+  } else {
+    for (std::size_t i = 0; i < nodes_.size(); ++i)
+      for (std::size_t m = 0; m < kMedia; ++m)
+        most[m] = std::max(most[m], exchanges_[i * kMedia + m]);
+  }
+  if (nominal_) {
+    if (most[kNvlink] != 0) {
+      limit_rate(LinkKind::NvLink, most[kNvlink]);
+      limit_rate(LinkKind::NvSwitch, most[kNvlink]);
+    }
+    if (most[kNic] != 0) {
+      limit_rate(LinkKind::Nic, most[kNic]);
+      limit_rate(LinkKind::LeafDown, most[kNic]);
+    }
+  } else if (exchanges_phase_) {  // (once per node, add_transfer() limited the rate already)
+    for (std::size_t i = 0; i < nodes_.size(); ++i) {
+      const GpuId g = nodes_[i];
+      if (const std::int32_t e = exchanges_[i * kMedia + kNvlink]; e != 0) {
+        limit_rate(topo_.nvlink_out(g), e);
+        limit_rate(topo_.nvlink_in(g), e);
+      }
+      if (const std::int32_t e = exchanges_[i * kMedia + kNic]; e != 0) {
+        limit_rate(topo_.nic_out(g), e);
+        limit_rate(topo_.nic_in(g), e);
+      }
+    }
+  }
+  // Routing transfers between leaves adds links, so it can lower the rate and raise the latency, never the reverse:
+  // the cost so far bounds the phase's from below. When that bound cannot beat `beat`, it is all the caller needs.
+  if (!between_leaves_.empty() && beat < base::Time::max()) {
+    const PhaseCost bound = cost(slowest);
+    if (add_phase(base::Time::zero(), bound.latency, bound.transfer) >= beat) return bound;
+  }
+  for (const auto& [src, dst] : between_leaves_)
+    route(src, dst);
+  if (widest_ == 4) {
+    slowest = std::max(slowest, latency({LinkKind::Nic, LinkKind::LeafUp, LinkKind::SpineUp, LinkKind::CoreDown,
+                                         LinkKind::SpineDown, LinkKind::LeafDown}));
   }
   std::sort(switch_.begin(), switch_.end());
+  std::array<std::int32_t, topology::kLinkKinds> most_on_switch{};  // per kind, nominal
   for (std::size_t i = 0; i < switch_.size();) {
     std::size_t j = i + 1;
     while (j < switch_.size() && switch_[j] == switch_[i])
       ++j;
-    limit_rate(switch_[i], static_cast<std::uint32_t>(j - i));
+    const auto transfers = static_cast<std::int32_t>(j - i);
+    if (nominal_) {
+      std::int32_t& most_of_kind = most_on_switch[static_cast<std::size_t>(switch_[i] >> 32)];
+      most_of_kind = std::max(most_of_kind, transfers);
+    } else {
+      limit_rate(static_cast<LinkId>(switch_[i] & 0xffffffffU), transfers);
+    }
     i = j;
   }
-  PhaseCost c{base::Time{slowest_.ns * steps}, base::Time::zero()};
-  if (bytes.n > 0 && !std::isinf(rate_))
-    c.transfer = rate_ > 0 ? base::transfer_time(bytes, base::Bandwidth{rate_}) : base::Time::max();
-  return c;
+  for (std::size_t k = 0; k < most_on_switch.size(); ++k)
+    if (most_on_switch[k] != 0) limit_rate(static_cast<LinkKind>(k), most_on_switch[k]);
+  return cost(slowest);
 }
-
-namespace {
-
-// time_of()'s sum, phase by phase.
-base::Time add_phase(base::Time total, base::Time latency, base::Time transfer) {
-  return saturating_add(saturating_add(total, latency), transfer);
-}
-
-}  // namespace
 
 base::Time CollectiveCostModel::ring_time(Op op, base::Bytes n) {
   const auto p = static_cast<std::int64_t>(nodes_.size());
-  begin_phase();
+  begin_phase(/*exchanges=*/false);
   for (std::size_t j = 0; j < ring_.size(); ++j)
     add_transfer(ring_[j], ring_[j + 1 == ring_.size() ? 0 : j + 1]);
   const PhaseCost c =
@@ -481,33 +595,36 @@ base::Time CollectiveCostModel::ring_time(Op op, base::Bytes n) {
   return add_phase(base::Time::zero(), c.latency, c.transfer);
 }
 
-base::Time CollectiveCostModel::tree_time(base::Bytes n) {
+// Both trees of double_binary_tree() over the ring order, from one walk of tree 0: tree 1 is its mirror image (p even)
+// or its shift by one (p odd), so tree 0's edge (r, u) gives tree 1's (p-1-r, p-1-u), resp. (r+1, u+1) mod p.
+base::Time CollectiveCostModel::tree_time(base::Bytes n, base::Time beat) {
   const auto p = static_cast<int>(nodes_.size());
-  begin_phase();
-  for (int tree = 0; tree < 2; ++tree) {
-    for (int r = 0; r < p; ++r) {
-      const int u = double_binary_tree_parent(p, tree, r);
-      if (u < 0) continue;
-      add_transfer(ring_[index(r)], ring_[index(u)]);  // reduce up
-      add_transfer(ring_[index(u)], ring_[index(r)]);  // broadcast down
+  begin_phase(/*exchanges=*/true);  // reduce up, broadcast down: every tree edge both ways
+  for (int r = 1; r < p; ++r) {     // rank 0 is the root of tree 0
+    const int u = double_binary_tree_parent(p, 0, r);
+    add_exchange(ring_[index(r)], ring_[index(u)]);
+    if (p % 2 == 0) {
+      add_exchange(ring_[index(p - 1 - r)], ring_[index(p - 1 - u)]);
+    } else {
+      add_exchange(ring_[index(r + 1 == p ? 0 : r + 1)], ring_[index(u + 1 == p ? 0 : u + 1)]);
     }
   }
-  const PhaseCost c = end_phase(share(n, 1, 2), 2 * std::int64_t{ceil_log2(p)});
+  const PhaseCost c = end_phase(share(n, 1, 2), 2 * std::int64_t{ceil_log2(p)}, beat);
   return add_phase(base::Time::zero(), c.latency, c.transfer);
 }
 
 base::Time CollectiveCostModel::hierarchical_time(Op op, base::Bytes n) {
   const int k = domain_start_[1];  // even: domain d is nodes [d k, (d + 1) k)
-  const auto m = static_cast<int>(domain_start_.size()) - 1;
-  auto intra = [&](base::Bytes bytes, std::int64_t steps) {
-    begin_phase();
+  const int m = domains_;
+  auto intra = [&](base::Bytes bytes, std::int64_t steps) {  // a ring in each domain
+    begin_phase(/*exchanges=*/false);
     for (int d = 0; d < m; ++d)
       for (int j = 0; j < k; ++j)
         add_transfer(d * k + j, d * k + (j + 1 == k ? 0 : j + 1));
     return end_phase(bytes, steps);
   };
-  auto inter = [&](base::Bytes bytes, std::int64_t steps) {  // one ring per local index j
-    begin_phase();
+  auto inter = [&](base::Bytes bytes, std::int64_t steps) {  // a ring across domains per local index j
+    begin_phase(/*exchanges=*/false);
     for (int j = 0; j < k; ++j)
       for (int d = 0; d < m; ++d)
         add_transfer(d * k + j, (d + 1 == m ? 0 : d + 1) * k + j);
@@ -542,30 +659,30 @@ base::Time CollectiveCostModel::hierarchical_time(Op op, base::Bytes n) {
 // Send/recv along the caller's order, all-to-all among all pairs, broadcast down the ring from group[0].
 base::Time CollectiveCostModel::direct_time(Op op, std::span<const GpuId> group, base::Bytes n) {
   const auto p = static_cast<int>(group.size());
-  check_distinct(group);
+  const std::span<const GpuId> by_id = sorted(group);
   if (op == Op::Broadcast) {
-    load_nodes(sorted_.empty() ? group : std::span<const GpuId>(sorted_));
+    load_nodes(by_id);
     load_layout();
-    const auto root_node =
-        static_cast<int>(std::lower_bound(nodes_.begin(), nodes_.end(), group.front()) - nodes_.begin());
+    const auto root_node = std::lower_bound(by_id.begin(), by_id.end(), group.front()) - by_id.begin();
     const auto root = static_cast<int>(std::find(ring_.begin(), ring_.end(), root_node) - ring_.begin());
-    begin_phase();
+    begin_phase(/*exchanges=*/false);  // a chain
     for (int i = 0; i + 1 < p; ++i)
       add_transfer(ring_[index((root + i) % p)], ring_[index((root + i + 1) % p)]);
     const PhaseCost c = end_phase(n, p - 1);
     return add_phase(base::Time::zero(), c.latency, c.transfer);
   }
   load_nodes(group);
-  begin_phase();
   if (op == Op::SendRecv) {
+    begin_phase(/*exchanges=*/false);  // a chain
     for (int i = 0; i + 1 < p; ++i)
       add_transfer(i, i + 1);
     const PhaseCost c = end_phase(n, 1);
     return add_phase(base::Time::zero(), c.latency, c.transfer);
   }
-  for (int i = 0; i < p; ++i)  // AllToAll
-    for (int j = 0; j < p; ++j)
-      if (i != j) add_transfer(i, j);
+  begin_phase(/*exchanges=*/true);  // AllToAll: every pair, both ways
+  for (int i = 0; i < p; ++i)
+    for (int j = i + 1; j < p; ++j)
+      add_exchange(i, j);
   const PhaseCost c = end_phase(share(n, 1, p), p - 1);
   return add_phase(base::Time::zero(), c.latency, c.transfer);
 }

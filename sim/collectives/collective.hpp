@@ -8,6 +8,7 @@
 #include <optional>
 #include <span>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace sim::collectives {
@@ -78,12 +79,14 @@ std::vector<Phase> lower(Op op, Algorithm algorithm, std::span<const topology::G
 base::Time collective_time(Op op, Algorithm algorithm, std::span<const topology::GpuId> group, base::Bytes n,
                            const topology::Topology& topo);
 
-/// collective_time() and resolve() for callers that cost many collectives on one topology (the step planner, a
-/// search): the same results bit for bit, in O(p) for rings and trees (O(p^2) for all-to-all) with no allocation once
-/// its scratch buffers have grown to the largest group seen. Instead of building every transfer's path it counts, per
-/// rank, the transfers that leave and enter it over NVLink and over its NIC (the links a path starts and ends with);
-/// only transfers between leaves build a path, for their switch links. O(1) to construct (nothing per topology), reads
-/// the topology's links as they are at each call (set_link_up is seen). Not thread-safe: one per thread.
+/// collective_time() and resolve() (which delegate to it) for callers that cost many collectives on one topology: the
+/// step planner, a search. Results are those of the straightforward evaluation of lower()'s phases (kept as
+/// detail::reference_collective_time) bit for bit. It never builds a path list: per rank it counts the transfers on
+/// its own NVLink and NIC links (where every path begins and ends), and only a transfer between leaves asks the
+/// topology for its switch links; with no link down it reads no link either, only the kinds' nominal values. O(p) for
+/// rings and trees (O(p^2) for all-to-all); no allocation once its scratch buffers have grown to the largest group
+/// seen. O(1) to construct, so a short-lived one costs a few allocations per call; keep one to avoid even those. It
+/// reads the topology at each call (set_link_up is seen). Not thread-safe: one per thread.
 class CollectiveCostModel {
  public:
   explicit CollectiveCostModel(const topology::Topology& topo) : topo_(topo) {}
@@ -102,36 +105,50 @@ class CollectiveCostModel {
   };
 
   Choice choose(Op op, Algorithm algorithm, std::span<const topology::GpuId> group, base::Bytes n, bool need_time);
-  void check_distinct(std::span<const topology::GpuId> group);
+  std::span<const topology::GpuId> sorted(std::span<const topology::GpuId> group);  // asserts distinct GPUs
   void load_nodes(std::span<const topology::GpuId> gpus);  // nodes_ = gpus, with their NVLink domains and leaves
-  void load_layout();                                      // domains_, even_, ring_ from sorted nodes_
+  void load_layout();                                      // domain_start_, even_, ring_ from sorted nodes_
   bool hierarchical_applies() const;
   base::Time ring_time(Op op, base::Bytes n);
-  base::Time tree_time(base::Bytes n);
+  base::Time tree_time(base::Bytes n, base::Time beat);  // (a bound when it cannot be below `beat`)
   base::Time hierarchical_time(Op op, base::Bytes n);
-  base::Time direct_time(Op op, std::span<const topology::GpuId> group,
-                         base::Bytes n);  // SendRecv, AllToAll, Broadcast
+  // SendRecv, AllToAll and Broadcast: one phase each, over the caller's order (resp. the ring from group[0]).
+  base::Time direct_time(Op op, std::span<const topology::GpuId> group, base::Bytes n);
 
-  // One phase: begin, add its transfers (node index to node index), end with the per-transfer bytes and alpha steps.
-  void begin_phase();
+  // One phase: begin, add its transfers (as node indices), end with the per-transfer bytes and alpha steps. In a
+  // phase either each node sends at most once and receives at most once (rings, chains: add_transfer), or every
+  // transfer comes with its reverse (trees, all-to-all: add_exchange, counted per node).
+  void begin_phase(bool exchanges);
   void add_transfer(int src, int dst);
-  PhaseCost end_phase(base::Bytes bytes, std::int64_t steps);
-  void limit_rate(topology::LinkId link, std::uint32_t transfers);
+  void add_exchange(int a, int b);
+  void add_between_leaves(int src, int dst);
+  void route(int src, int dst);
+  // The phase's cost, or, when routing the transfers between leaves cannot bring it below `beat`, a lower bound.
+  PhaseCost end_phase(base::Bytes bytes, std::int64_t steps, base::Time beat = base::Time::max());
+  void limit_rate(topology::LinkId link, std::int32_t transfers);
+  void limit_rate(topology::LinkKind kind, std::int32_t transfers);  // every link of the kind at nominal bandwidth
 
   const topology::Topology& topo_;
   // Scratch, reused from call to call. The nodes are the group's GPUs in the order transfers index them.
   std::span<const topology::GpuId> nodes_;
-  std::vector<topology::GpuId> sorted_;   // the group by NVLink domain, then id, when the caller's is not
-  std::vector<int> domain_;               // per node: its NVLink domain
-  std::vector<int> leaf_;                 // per node: its leaf (only when the group spans domains)
-  std::vector<int> domain_start_;         // first node of each domain (sorted nodes), then the node count
-  std::vector<int> ring_;                 // ring order as node indices
-  std::vector<std::uint32_t> transfers_;  // per node, kNodeLinks counters: transfers on each of its own links
-  std::vector<topology::LinkId> switch_;  // switch links crossed by the phase's transfers, with repeats
-  std::vector<topology::LinkId> path_;    // one transfer's path (between leaves only)
-  bool even_ = true;                      // the same number of ranks in every domain
-  base::Time slowest_;                    // the phase's slowest path latency so far
-  double rate_ = 0;                       // the phase's bottleneck rate so far, bytes/s
+  std::vector<topology::GpuId> sorted_;              // the group in id order, when the caller's is not
+  std::vector<std::int32_t> scratch_;                // one allocation for the per-node arrays below
+  std::span<std::int32_t> domain_;                   // per node: its NVLink domain
+  std::span<std::int32_t> leaf_;                     // per node: its leaf (filled when the group spans domains)
+  std::span<std::int32_t> ring_;                     // ring order as node indices
+  std::span<std::int32_t> domain_start_;             // first node of each domain (sorted nodes), then the node count
+  std::span<std::int32_t> exchanges_;                // per node, 2 counters: exchanges over NVLink, over its NIC
+  std::vector<std::pair<int, int>> between_leaves_;  // the phase's transfers between leaves (node indices)
+  std::vector<std::uint64_t> switch_;  // switch links crossed by the phase's transfers (kind << 32 | id), repeated
+  int domains_ = 0;
+  bool even_ = true;              // the same number of ranks in every domain
+  bool exchanges_phase_ = false;  // the phase is of exchanges (else each node sends and receives at most once)
+  bool nominal_ = true;           // no link is down: every link at its kind's nominal bandwidth
+  bool nvlink_ = false;           // the phase has a transfer inside an NVLink domain
+  bool network_ = false;          // the phase has a transfer between domains
+  bool leaf_local_ = false;       // the phase has a transfer between domains under one leaf
+  int widest_ = 0;                // the most switch links on one path of the phase: 0, 2 (a spine), 4 (a core)
+  double rate_ = 0;               // the phase's bottleneck rate so far, bytes/s
 };
 
 namespace detail {

@@ -171,6 +171,10 @@ Topology::Topology(const TopologyConfig& config) : config_(config) {
     pods_ = ceil_div(leaves_, leaves_per_pod_);
     cores_per_plane_ = switch_radix / 2;
   }
+  per_node_ = Divisor(gpn);
+  per_domain_ = Divisor(config_.nvlink_domain);
+  per_group_ = Divisor(nodes_per_group_);
+  if (tiers_ == 3) per_pod_ = Divisor(leaves_per_pod_);
   nodes_per_rack_ = config_.nodes_per_rack > 0                      ? config_.nodes_per_rack
                     : config_.nvlink_domain > config_.gpus_per_node ? config_.nvlink_domain / gpn
                                                                     : kAutoRackNodes;
@@ -206,6 +210,8 @@ Topology::Topology(const TopologyConfig& config) : config_(config) {
   links_.reserve(total_links);
   auto add = [this](int from, int to, LinkKind kind, base::Bandwidth bw, base::Time lat) {
     links_.push_back(Link{bw, lat, from, to, kind, true});
+    nominal_bw_[static_cast<std::size_t>(kind)] = bw;  // the same for every link of the kind
+    nominal_latency_[static_cast<std::size_t>(kind)] = lat;
   };
   for (GpuId g = 0; g < n_gpus; ++g)
     add(g, first_nvswitch_ + nvlink_domain_of(g), LinkKind::NvLink, config_.nvlink_bw, nvl_up);
@@ -266,10 +272,6 @@ Topology::Topology(const TopologyConfig& config) : config_(config) {
                      static_cast<std::uint32_t>(vertices_))});
 }
 
-void Topology::check_gpu(GpuId g) const {
-  SIM_ASSERT(g >= 0 && g < config_.gpus, "GPU id out of range");
-}
-
 int Topology::node_of(GpuId g) const {
   check_gpu(g);
   return g / config_.gpus_per_node;
@@ -278,19 +280,6 @@ int Topology::node_of(GpuId g) const {
 int Topology::local_rank(GpuId g) const {
   check_gpu(g);
   return g % config_.gpus_per_node;
-}
-
-int Topology::nvlink_domain_of(GpuId g) const {
-  check_gpu(g);
-  return g / config_.nvlink_domain;
-}
-
-int Topology::leaf_of(GpuId g) const {
-  check_gpu(g);
-  const int node = g / config_.gpus_per_node;
-  if (config_.kind == TopologyConfig::Kind::RailFatTree)
-    return (node / nodes_per_group_) * config_.gpus_per_node + g % config_.gpus_per_node;
-  return node / nodes_per_group_;
 }
 
 int Topology::rack_of(GpuId g) const {
@@ -344,14 +333,11 @@ std::vector<GpuId> Topology::gpus_in(DomainKind kind, int index) const {
   return out;
 }
 
-const Link& Topology::link(LinkId id) const {
-  SIM_ASSERT(id >= 0 && id < links(), "link id out of range");
-  return links_[static_cast<std::size_t>(id)];
-}
-
 void Topology::set_link_up(LinkId id, bool is_up) {
   SIM_ASSERT(id >= 0 && id < links(), "link id out of range");
-  links_[static_cast<std::size_t>(id)].up = is_up;
+  Link& l = links_[static_cast<std::size_t>(id)];
+  if (l.up != is_up) links_down_ += is_up ? -1 : 1;
+  l.up = is_up;
 }
 
 std::vector<LinkId> Topology::path(GpuId src, GpuId dst) const {
@@ -371,49 +357,61 @@ void Topology::append_path(GpuId src, GpuId dst, std::vector<LinkId>& out) const
     return;
   }
   out.push_back(nic_out(src));
-  const int ls = leaf_of(src);
-  const int ld = leaf_of(dst);
-  if (ls != ld) {
-    const std::uint64_t h = ecmp_hash(src, dst);
-    const int plane0 = static_cast<int>(h % static_cast<std::uint64_t>(uplinks_));
-    const int ps = pod_of_leaf(ls);
-    const int pd = pod_of_leaf(ld);
-    if (ps == pd) {
-      int plane = plane0;
-      for (int i = 0; i < uplinks_; ++i) {
-        const int p = (plane0 + i) % uplinks_;
-        if (up(leaf_up(ls, p)) && up(spine_down(ld, p))) {
-          plane = p;
-          break;
-        }
+  const SwitchRoute r = route_between_leaves(src, dst, leaf_of(src), leaf_of(dst));
+  out.insert(out.end(), r.links.begin(), r.links.begin() + r.size);
+  out.push_back(nic_in(dst));
+}
+
+Topology::SwitchRoute Topology::switch_route(GpuId src, GpuId dst) const {
+  check_gpu(src);
+  check_gpu(dst);
+  if (src == dst || same_nvlink_domain(src, dst)) return {};
+  return route_between_leaves(src, dst, leaf_of(src), leaf_of(dst));
+}
+
+// ECMP over the spine planes (and the cores of the plane across pods), re-routed around down links (class comment).
+// With no link down the hashed choice is up: no link is read.
+Topology::SwitchRoute Topology::route_between_leaves(GpuId src, GpuId dst, int ls, int ld) const {
+  SwitchRoute r;
+  if (ls == ld) return r;
+  const bool all_up = links_down_ == 0;
+  const std::uint64_t h = ecmp_hash(src, dst);
+  const int plane0 = static_cast<int>(h % static_cast<std::uint64_t>(uplinks_));
+  const int ps = pod_of_leaf(ls);
+  const int pd = pod_of_leaf(ld);
+  if (ps == pd) {
+    int plane = plane0;
+    for (int i = 0; i < uplinks_ && !all_up; ++i) {
+      const int p = (plane0 + i) % uplinks_;
+      if (up(leaf_up(ls, p)) && up(spine_down(ld, p))) {
+        plane = p;
+        break;
       }
-      out.push_back(leaf_up(ls, plane));
-      out.push_back(spine_down(ld, plane));
-    } else {
-      const int core0 = static_cast<int>((h >> 32) % static_cast<std::uint64_t>(cores_per_plane_));
-      int plane = plane0;
-      int core = core0;
-      bool found = false;
-      for (int i = 0; i < uplinks_ && !found; ++i) {
-        const int p = (plane0 + i) % uplinks_;
-        if (!up(leaf_up(ls, p)) || !up(spine_down(ld, p))) continue;
-        for (int j = 0; j < cores_per_plane_; ++j) {
-          const int c = (core0 + j) % cores_per_plane_;
-          if (up(spine_up(ps, p, c)) && up(core_down(pd, p, c))) {
-            plane = p;
-            core = c;
-            found = true;
-            break;
-          }
-        }
+    }
+    r.links = {leaf_up(ls, plane), spine_down(ld, plane), 0, 0};
+    r.size = 2;
+    return r;
+  }
+  const int core0 = static_cast<int>((h >> 32) % static_cast<std::uint64_t>(cores_per_plane_));
+  int plane = plane0;
+  int core = core0;
+  bool found = all_up;
+  for (int i = 0; i < uplinks_ && !found; ++i) {
+    const int p = (plane0 + i) % uplinks_;
+    if (!up(leaf_up(ls, p)) || !up(spine_down(ld, p))) continue;
+    for (int j = 0; j < cores_per_plane_; ++j) {
+      const int c = (core0 + j) % cores_per_plane_;
+      if (up(spine_up(ps, p, c)) && up(core_down(pd, p, c))) {
+        plane = p;
+        core = c;
+        found = true;
+        break;
       }
-      out.push_back(leaf_up(ls, plane));
-      out.push_back(spine_up(ps, plane, core));
-      out.push_back(core_down(pd, plane, core));
-      out.push_back(spine_down(ld, plane));
     }
   }
-  out.push_back(nic_in(dst));
+  r.links = {leaf_up(ls, plane), spine_up(ps, plane, core), core_down(pd, plane, core), spine_down(ld, plane)};
+  r.size = 4;
+  return r;
 }
 
 base::Time Topology::path_latency(std::span<const LinkId> p) const {

@@ -3,6 +3,7 @@
 #include "sim/base/errors.hpp"
 #include "sim/base/units.hpp"
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -63,6 +64,7 @@ enum class LinkKind : std::uint8_t {
   SpineUp,    // spine -> core (three tiers only)
   CoreDown,   // core -> spine (three tiers only)
 };
+inline constexpr std::size_t kLinkKinds = 9;
 const char* to_string(LinkKind k);
 
 struct Link {
@@ -72,6 +74,28 @@ struct Link {
   int to = 0;
   LinkKind kind = LinkKind::NvLink;
   bool up = true;
+};
+
+/// n / d for 0 <= n < 2^31 and a fixed d >= 1 by one multiplication and a shift, exact: with l = ceil(log2 d) and
+/// m = floor(2^(31+l) / d) + 1, n / d = (n m) >> (31 + l), and n m < 2^63 (Granlund, Montgomery, "Division by
+/// Invariant Integers using Multiplication", PLDI 1994, Theorem 4.2 with N = 31). The GPU-to-domain and GPU-to-leaf
+/// lookups divide by configuration constants once per rank of every costed collective.
+class Divisor {
+ public:
+  Divisor() = default;
+  explicit Divisor(int d) {
+    SIM_ASSERT(d >= 1, "division by a non-positive constant");
+    int l = 0;
+    while ((1LL << l) < d)
+      ++l;
+    shift_ = 31 + l;
+    magic_ = (std::uint64_t{1} << shift_) / static_cast<std::uint64_t>(d) + 1;
+  }
+  int quotient(int n) const { return static_cast<int>((static_cast<std::uint64_t>(n) * magic_) >> shift_); }
+
+ private:
+  std::uint64_t magic_ = (std::uint64_t{1} << 31) + 1;  // d = 1
+  int shift_ = 31;
 };
 
 /// Failure and placement domains.
@@ -131,12 +155,26 @@ class Topology {
   int links() const { return static_cast<int>(links_.size()); }
   const Link& link(LinkId id) const;
   void set_link_up(LinkId id, bool up);
+  /// Every link of a kind is built with the same bandwidth and latency, and set_link_up is the only change a link sees
+  /// afterwards: each link has its kind's nominal latency, and while links_down() == 0 its nominal bandwidth too. Lets
+  /// hot paths (collectives::CollectiveCostModel) skip reading link by link.
+  base::Bandwidth nominal_bandwidth(LinkKind kind) const { return nominal_bw_[static_cast<std::size_t>(kind)]; }
+  base::Time nominal_latency(LinkKind kind) const { return nominal_latency_[static_cast<std::size_t>(kind)]; }
+  int links_down() const { return links_down_; }
   bool link_up(LinkId id) const { return link(id).up; }
 
   /// Directed links crossed from src to dst (see the class comment); empty when src == dst.
   std::vector<LinkId> path(GpuId src, GpuId dst) const;
   /// Same, appended to `out` (no allocation once `out` has capacity).
   void append_path(GpuId src, GpuId dst, std::vector<LinkId>& out) const;
+  /// The switch links of path(src, dst) when src and dst hang off different leaves, as path() lists them between its
+  /// first and last link: leaf up, spine down within a pod (size 2); leaf up, spine up, core down, spine down across
+  /// pods (size 4). Size 0 under one leaf or inside one NVLink domain. No allocation.
+  struct SwitchRoute {
+    std::array<LinkId, 4> links{};
+    int size = 0;
+  };
+  SwitchRoute switch_route(GpuId src, GpuId dst) const;
   /// A GPU's own links, which begin and end every path: path(src, dst) starts with src's link to its NVSwitch (same
   /// NVLink domain) or to its leaf, and ends with dst's link back from it; any links between are shared switch links.
   /// Index arithmetic, for hot paths that count how many transfers share a link without building paths.
@@ -161,8 +199,9 @@ class Topology {
   struct Graph;  // Boost.Graph, defined in topology.cpp only
 
   void check_gpu(GpuId g) const;
+  SwitchRoute route_between_leaves(GpuId src, GpuId dst, int ls, int ld) const;  // ls, ld: their leaves
   int leaf_vertex(int leaf) const { return first_leaf_ + leaf; }
-  int pod_of_leaf(int leaf) const { return tiers_ == 3 ? leaf / leaves_per_pod_ : 0; }
+  int pod_of_leaf(int leaf) const { return tiers_ == 3 ? per_pod_.quotient(leaf) : 0; }
   LinkId leaf_up(int leaf, int plane) const { return first_leaf_up_ + leaf * uplinks_ + plane; }
   LinkId spine_down(int leaf, int plane) const { return first_spine_down_ + leaf * uplinks_ + plane; }
   LinkId spine_up(int pod, int plane, int core) const {
@@ -185,12 +224,41 @@ class Topology {
   int pods_ = 0;
   int cores_per_plane_ = 0;  // S/2 in three tiers
   int nodes_per_rack_ = 0;
+  // By gpus_per_node, nvlink_domain, nodes_per_group_ and leaves_per_pod_ (three tiers).
+  Divisor per_node_, per_domain_, per_group_, per_pod_;
   int vertices_ = 0;
   int first_nvswitch_ = 0, first_nic_ = 0, first_leaf_ = 0, first_spine_ = 0, first_core_ = 0;
   LinkId first_pcie_ = 0, first_nic_link_ = 0, first_leaf_down_ = 0, first_leaf_up_ = 0, first_spine_down_ = 0,
          first_spine_up_ = 0, first_core_down_ = 0;
   std::vector<Link> links_;
+  std::array<base::Bandwidth, kLinkKinds> nominal_bw_{};
+  std::array<base::Time, kLinkKinds> nominal_latency_{};
+  int links_down_ = 0;
   std::unique_ptr<Graph> graph_;
 };
+
+// Hot accessors, inline: the collective cost model calls them once per rank or per transfer.
+
+inline void Topology::check_gpu(GpuId g) const {
+  SIM_ASSERT(g >= 0 && g < config_.gpus, "GPU id out of range");
+}
+
+inline int Topology::nvlink_domain_of(GpuId g) const {
+  check_gpu(g);
+  return per_domain_.quotient(g);
+}
+
+inline int Topology::leaf_of(GpuId g) const {
+  check_gpu(g);
+  const int node = per_node_.quotient(g);
+  if (config_.kind == TopologyConfig::Kind::RailFatTree)
+    return per_group_.quotient(node) * config_.gpus_per_node + (g - node * config_.gpus_per_node);
+  return per_group_.quotient(node);
+}
+
+inline const Link& Topology::link(LinkId id) const {
+  SIM_ASSERT(id >= 0 && id < links(), "link id out of range");
+  return links_[static_cast<std::size_t>(id)];
+}
 
 }  // namespace sim::topology

@@ -174,5 +174,17 @@ void BM_CollectiveTime(benchmark::State& state) {
 }
 BENCHMARK(BM_CollectiveTime)->ArgsProduct({{8, 128, 1024}, {1, 8}})->Unit(benchmark::kMicrosecond);
 
+// The same through one collectives::CollectiveCostModel kept across calls, as a planner holds it: its scratch
+// buffers are sized once, so no call allocates.
+void BM_CollectiveCostModel(benchmark::State& state) {
+  const Topology t(h100(16384));
+  const auto group = bench_group(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
+  collectives::CollectiveCostModel model(t);
+  for (auto _ : state)
+    benchmark::DoNotOptimize(model.time(collectives::Op::AllReduce, collectives::Algorithm::Auto, group, 256_MiB));
+  state.SetComplexityN(state.range(0));
+}
+BENCHMARK(BM_CollectiveCostModel)->ArgsProduct({{8, 128, 1024}, {1, 8}})->Unit(benchmark::kMicrosecond);
+
 }  // namespace
 }  // namespace sim::network
