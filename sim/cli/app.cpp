@@ -10,6 +10,7 @@
 #include "sim/execution/step_sim.hpp"
 #include "sim/reliability/monte_carlo.hpp"
 #include "sim/parallel/schedule.hpp"
+#include "sim/cli/interrupt.hpp"
 #include "sim/cli/table.hpp"
 #include "sim/results/json.hpp"
 #include "sim/scenario/builtin.hpp"
@@ -365,6 +366,7 @@ class ProgressBar {
       : err_(err), on_(!quiet && (mode == "always" || (mode == "auto" && ::isatty(2) != 0))),
         start_(std::chrono::steady_clock::now()) {}
   void update(int done, int total) {
+    if (interrupt_requested()) throw Interrupted{};  // stops the Monte Carlo; nothing is written
     if (!on_) return;
     std::lock_guard lock(mutex_);
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
@@ -681,6 +683,9 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     for (const auto& d : e.items())
       err << "error: " << d.to_string() << '\n';
     return kExitBadInput;
+  } catch (const Interrupted&) {
+    err << "\ninterrupted: stopped before writing any result\n";
+    return kExitInterrupted;
   } catch (const base::InternalError& e) {
     err << e.what() << "\nplease report this with the scenario that triggered it\n";
     return kExitInternal;
