@@ -363,7 +363,8 @@ struct RunArgs {
 class ProgressBar {
  public:
   ProgressBar(std::ostream& err, const std::string& mode, bool quiet)
-      : err_(err), on_(!quiet && (mode == "always" || (mode == "auto" && ::isatty(2) != 0))),
+      : err_(err),
+        on_(!quiet && (mode == "always" || (mode == "auto" && ::isatty(2) != 0))),
         start_(std::chrono::steady_clock::now()) {}
   void update(int done, int total) {
     if (interrupt_requested()) throw Interrupted{};  // stops the Monte Carlo; nothing is written
@@ -406,8 +407,8 @@ void print_run(const results::RunSummary& r, const cost::CostSummary& c, const s
   out << "checkpoint      every " << fmt(r.checkpoint.interval_s / 60.0, 1) << " min (" << r.checkpoint.policy
       << "), overhead " << pct(r.checkpoint.overhead_fraction) << "\n";
   if (r.work == "steps") {
-    out << "cost            p50 " << money(c.p50_usd) << ", p90 " << money(c.p90_usd)
-        << " (rented at " << base::format_money({c.burn_usd_per_hour}) << "/h for the cluster)\n";
+    out << "cost            p50 " << money(c.p50_usd) << ", p90 " << money(c.p90_usd) << " (rented at "
+        << base::format_money({c.burn_usd_per_hour}) << "/h for the cluster)\n";
     if (c.p_deadline_miss) out << "deadline risk   " << pct(*c.p_deadline_miss) << " chance of missing it\n";
     if (c.p_budget_overrun) out << "budget risk     " << pct(*c.p_budget_overrun) << " chance of exceeding it\n";
   }
@@ -440,12 +441,13 @@ RunOutcome evaluate_run(const scenario::Scenario& s, const StepOutcome& step, in
   const auto plan = execution::build_step_plan(step.inputs);
   const auto in = scenario::run_inputs(s, plan, step.result.step_time);
   if (auto problems = reliability::check_inputs(in); !problems.empty()) {
-    for (auto& p : problems) p.file = s.source;
+    for (auto& p : problems)
+      p.file = s.source;
     throw base::ConfigError(std::move(problems));
   }
   RunOutcome o;
-  o.run = reliability::run_monte_carlo(in, trials, seed, threads,
-                                       [&bar](int done, int total) { bar.update(done, total); });
+  o.run =
+      reliability::run_monte_carlo(in, trials, seed, threads, [&bar](int done, int total) { bar.update(done, total); });
   cost::CostInputs ci;
   ci.gpus = s.cluster.gpus;
   ci.gpu_hour = s.cost.gpu_hour.value_or(base::Money{});
@@ -560,7 +562,8 @@ void print_scenario(const scenario::Scenario& s, std::ostream& out) {
 /// The folder the main job writes into when no --out is given: trainsim-out/<scenario name> (name made file-safe).
 std::string default_out_dir(const scenario::Scenario& s) {
   std::string safe;
-  for (char c : s.name) safe += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.') ? c : '_';
+  for (char c : s.name)
+    safe += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.') ? c : '_';
   return "trainsim-out/" + (safe.empty() ? std::string("scenario") : safe);
 }
 

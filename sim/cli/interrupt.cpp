@@ -9,7 +9,9 @@ namespace {
 
 volatile std::sig_atomic_t g_interrupted = 0;
 
-extern "C" void on_signal(int) { g_interrupted = 1; }
+extern "C" void on_signal(int) {
+  g_interrupted = 1;
+}
 
 }  // namespace
 
@@ -18,6 +20,8 @@ void install_interrupt_handlers() {
   std::signal(SIGTERM, on_signal);
 }
 
-bool interrupt_requested() { return g_interrupted != 0; }
+bool interrupt_requested() {
+  return g_interrupted != 0;
+}
 
 }  // namespace sim::cli

@@ -13,9 +13,8 @@ CostSummary rented_cost(const results::RunSummary& run, const CostInputs& in) {
   c.failures_usd_mean = run.lost_gpu_hours_mean * in.gpu_hour.usd;
   c.per_failure_mean_usd = run.interruptions_mean > 0 ? c.failures_usd_mean / run.interruptions_mean : 0.0;
   for (const auto& cause : run.causes) {
-    const double per = cause.interruptions_mean > 0
-                           ? cause.lost_gpu_hours_mean * in.gpu_hour.usd / cause.interruptions_mean
-                           : 0.0;
+    const double per =
+        cause.interruptions_mean > 0 ? cause.lost_gpu_hours_mean * in.gpu_hour.usd / cause.interruptions_mean : 0.0;
     c.per_failure_usd.emplace_back(cause.name, per);
   }
   if (run.time_to_train_hist.count() > 0) {
@@ -37,7 +36,8 @@ void add_cost_json(results::Json& j, const CostSummary& c) {
   per = results::Json::object();
   per["mean"] = c.per_failure_mean_usd;
   results::Json by = results::Json::object();
-  for (const auto& [name, usd] : c.per_failure_usd) by[name] = usd;
+  for (const auto& [name, usd] : c.per_failure_usd)
+    by[name] = usd;
   per["by_cause"] = std::move(by);
   j["p_deadline_miss"] = c.p_deadline_miss ? results::Json(*c.p_deadline_miss) : results::Json();
   j["p_budget_overrun"] = c.p_budget_overrun ? results::Json(*c.p_budget_overrun) : results::Json();

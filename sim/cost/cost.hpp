@@ -10,16 +10,16 @@ namespace sim::cost {
 
 struct CostInputs {
   int gpus = 0;
-  base::Money gpu_hour;               // rented price per GPU-hour
+  base::Money gpu_hour;                // rented price per GPU-hour
   std::optional<base::Time> deadline;  // wall-clock time to train
   std::optional<base::Money> budget;
 };
 
 struct CostSummary {
   double mean_usd = 0, p50_usd = 0, p90_usd = 0;
-  double burn_usd_per_hour = 0;        // the whole cluster, idle or not
-  double failures_usd_mean = 0;        // lost GPU-hours of every cause, at the price
-  double per_failure_mean_usd = 0;     // over every interruption
+  double burn_usd_per_hour = 0;                                 // the whole cluster, idle or not
+  double failures_usd_mean = 0;                                 // lost GPU-hours of every cause, at the price
+  double per_failure_mean_usd = 0;                              // over every interruption
   std::vector<std::pair<std::string, double>> per_failure_usd;  // mean cost of one interruption, by cause
   std::optional<double> p_deadline_miss;
   std::optional<double> p_budget_overrun;

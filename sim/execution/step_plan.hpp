@@ -51,7 +51,7 @@ struct StageWork {
   base::Time optimizer;           // optimizer step on this stage's (sharded) parameters
   base::Time param_gather;        // ZeRO >= 1: all-gather of updated parameters over the data-parallel group
   base::Bytes param_gather_bytes;
-  double params_local = 0;        // parameters this GPU holds for the stage
+  double params_local = 0;  // parameters this GPU holds for the stage
 };
 
 /// Inputs of the step level, resolved by the composition root (scenario) into plain values.
@@ -79,7 +79,7 @@ struct StepPlan {
   bool p2p_crosses_network = false;
   bool dp_reduce_scatter = false;  // ZeRO >= 1 / distributed optimizer: gradients reduce-scattered, not all-reduced
   std::shared_ptr<const topology::Topology> topology;  // for flow-level replays of data-parallel collectives
-  double model_flops = 0;     // per iteration, whole job (MFU convention)
+  double model_flops = 0;                              // per iteration, whole job (MFU convention)
   double hardware_flops = 0;  // per iteration, whole job, recomputation counted (HFU convention)
   double tokens = 0;          // per iteration
   base::FlopRate peak;        // per GPU in the training dtype

@@ -50,7 +50,8 @@ struct DpWork {
 /// when its last flow completes (max-min fair sharing among everything in flight, sim/network).
 class Network final : public engine::Component {
  public:
-  Network(engine::Simulator& sim, const topology::Topology& topo) : Component(sim, "network"), topo_(topo), flows_(topo) {}
+  Network(engine::Simulator& sim, const topology::Topology& topo)
+      : Component(sim, "network"), topo_(topo), flows_(topo) {}
   void run(collectives::Op op, const std::vector<topology::GpuId>& group, base::Bytes bytes, Group& owner);
   void handle(std::uint64_t arg) override;
   std::vector<std::string> pending_work() const override {

@@ -21,13 +21,13 @@ reliability::RunInputs run_inputs(const Scenario& s, const execution::StepPlan& 
   // (Rajbhandari et al. 2020 Sec. 3.1); each GPU snapshots its share.
   const double params = workload::count_params(s.model).total(s.model.layers);
   const double bytes = params * 14.0;
-  in.checkpoint.policy =
-      s.reliability.checkpoint.auto_interval ? reliability::CheckpointPolicy::Daly : reliability::CheckpointPolicy::Fixed;
+  in.checkpoint.policy = s.reliability.checkpoint.auto_interval ? reliability::CheckpointPolicy::Daly
+                                                                : reliability::CheckpointPolicy::Fixed;
   in.checkpoint.interval = s.reliability.checkpoint.interval;
   in.checkpoint.write = s.reliability.checkpoint.write;
   in.checkpoint.async = s.reliability.checkpoint.async;
-  in.checkpoint.snapshot = base::transfer_time(base::Bytes{static_cast<std::int64_t>(bytes / s.cluster.gpus)},
-                                               kDefaultSnapshotBandwidth);
+  in.checkpoint.snapshot =
+      base::transfer_time(base::Bytes{static_cast<std::int64_t>(bytes / s.cluster.gpus)}, kDefaultSnapshotBandwidth);
   if (in.checkpoint.snapshot > in.checkpoint.write) in.checkpoint.snapshot = in.checkpoint.write;
   in.checkpoint.load = base::transfer_time(base::Bytes{static_cast<std::int64_t>(bytes)}, kDefaultStorageBandwidth);
 

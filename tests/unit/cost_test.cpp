@@ -14,7 +14,8 @@ TEST(RentedCost, HandComputedCase) {
   run.lost_gpu_hours_mean = 800;
   run.causes = {{"faulty_gpu", "crash", 3, 600}, {"switch", "crash", 1, 200}};
   run.time_to_train_hist = results::Histogram::linear(0, 20, 2000);
-  for (double d : {9.0, 10.0, 10.0, 11.0, 12.0, 14.0, 9.5, 10.5, 13.0, 12.5}) run.time_to_train_hist.add(d);
+  for (double d : {9.0, 10.0, 10.0, 11.0, 12.0, 14.0, 9.5, 10.5, 13.0, 12.5})
+    run.time_to_train_hist.add(d);
   CostInputs in;
   in.gpus = 1000;
   in.gpu_hour = base::Money{2.0};

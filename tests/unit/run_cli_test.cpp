@@ -41,8 +41,9 @@ TEST(RunCommand, SameResultOnOneOrTwoThreads) {
 }
 
 TEST(RunCommand, ImpossibleRunIsReportedAsNeverFinishing) {
-  auto o = trainsim({"run", kDefault, "--trials", "4", "--set",
-                     R"(reliability.failures={"components":[{"name":"flaky","scope":"job","mtbf":"20 s","effect":"crash"}]})"});
+  auto o = trainsim(
+      {"run", kDefault, "--trials", "4", "--set",
+       R"(reliability.failures={"components":[{"name":"flaky","scope":"job","mtbf":"20 s","effect":"crash"}]})"});
   ASSERT_EQ(o.code, kExitOk) << o.err;
   EXPECT_NE(o.out.find("NEVER FINISHED  4 of 4 trials"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("time to train   p50 never"), std::string::npos) << o.out;
