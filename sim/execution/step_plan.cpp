@@ -7,6 +7,7 @@
 #include "sim/workload/params.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <tuple>
@@ -113,8 +114,7 @@ class Planner {
     const auto key = CollectiveKey{static_cast<int>(op), group.front(), group.size() > 1 ? group[1] : -1,
                                    static_cast<int>(group.size()), n.n};
     if (auto it = collective_cache_.find(key); it != collective_cache_.end()) return it->second;
-    std::vector<topology::GpuId> ids(group.begin(), group.end());
-    const Time t = collectives::collective_time(op, collectives::Algorithm::Auto, ids, n, topo_);
+    const Time t = cost_model_.time(op, collectives::Algorithm::Auto, group, n);
     collective_cache_.emplace(key, t);
     return t;
   }
@@ -157,6 +157,7 @@ class Planner {
   const workload::ModelSpec& model_;
   const hardware::HardwareProfile& hw_;
   const topology::Topology& topo_;
+  collectives::CollectiveCostModel cost_model_{topo_};  // reused scratch space: no allocation per collective
   parallel::Placement placement_;
   std::vector<std::string> labels_;
   std::map<std::string, std::uint16_t> label_ids_;
@@ -286,9 +287,9 @@ StepPlan Planner::build() {
     const int a = placement_.gpu(0, 0, 0, 0);
     const int b = placement_.gpu(0, 0, 0, 1);
     const double bytes = static_cast<double>(L.micro_batch) * in_.seq_len / L.cp * model_.hidden * 2.0 / L.tp;
-    plan.p2p = collectives::collective_time(collectives::Op::SendRecv, collectives::Algorithm::Auto,
-                                            std::vector<topology::GpuId>{a, b}, Bytes{static_cast<std::int64_t>(bytes)},
-                                            topo_);
+    const std::array<topology::GpuId, 2> pair{a, b};
+    plan.p2p = cost_model_.time(collectives::Op::SendRecv, collectives::Algorithm::Auto, pair,
+                                Bytes{static_cast<std::int64_t>(bytes)});
     plan.p2p_crosses_network = topo_.node_of(a) != topo_.node_of(b);
   }
 
