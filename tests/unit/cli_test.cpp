@@ -1,6 +1,7 @@
 // The command line as a user meets it: exit codes, and error messages that name the file, the JSON path, what was
 // found and what is accepted.
 #include "sim/cli/app.hpp"
+#include "tests/support/cli.hpp"
 
 #include "tests/support/temp_dir.hpp"
 
@@ -12,17 +13,8 @@
 namespace sim::cli {
 namespace {
 
-struct Outcome {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-Outcome trainsim(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  const int code = run(args, out, err);
-  return {code, out.str(), err.str()};
-}
+using support::trainsim;
+using Outcome = support::CliOutcome;
 
 const char* kGoodScenario = R"({
   "schema": "trainsim.scenario/1",

@@ -1,6 +1,7 @@
 // `trainsim run` end to end: the run JSON contract with cost and risk fields, thread-count independence, and an
 // impossible run reported as never finishing, with its reason, in bounded time.
 #include "sim/cli/app.hpp"
+#include "tests/support/cli.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,19 +10,10 @@
 namespace sim::cli {
 namespace {
 
-struct Outcome {
-  int code;
-  std::string out;
-  std::string err;
-};
+using support::trainsim;
+using Outcome = support::CliOutcome;
 
-Outcome trainsim(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  const int code = run(args, out, err);
-  return {code, out.str(), err.str()};
-}
-
-const std::string kDefault = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/default.json";
+const std::string& kDefault = support::kDefaultScenario;
 
 TEST(RunCommand, JsonCarriesTheRunContract) {
   auto o = trainsim({"run", kDefault, "--trials", "20", "--json"});

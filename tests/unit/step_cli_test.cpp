@@ -2,6 +2,7 @@
 // trace that opens as Trace Event Format JSON and shows the 1F1B pattern.
 #include "sim/base/json_reader.hpp"
 #include "sim/cli/app.hpp"
+#include "tests/support/cli.hpp"
 #include "tests/support/temp_dir.hpp"
 
 #include <gtest/gtest.h>
@@ -12,19 +13,10 @@
 namespace sim::cli {
 namespace {
 
-struct Outcome {
-  int code;
-  std::string out;
-  std::string err;
-};
+using support::trainsim;
+using Outcome = support::CliOutcome;
 
-Outcome trainsim(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  const int code = run(args, out, err);
-  return {code, out.str(), err.str()};
-}
-
-const std::string kDefault = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/default.json";
+const std::string& kDefault = support::kDefaultScenario;
 
 TEST(StepCommand, JsonFollowsTheContract) {
   auto o = trainsim({"step", kDefault, "--json", "--fidelity", "analytic"});
