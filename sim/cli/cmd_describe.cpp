@@ -1,0 +1,199 @@
+// sim/cli/cmd_describe.cpp: `trainsim describe` (built-in models, hardware, collectives, schedules, failures) and
+// `trainsim validate` (strict lint of any trainsim file).
+#include "sim/base/errors.hpp"
+#include "sim/base/quantity.hpp"
+#include "sim/cli/app.hpp"
+#include "sim/cli/common.hpp"
+#include "sim/cli/table.hpp"
+#include "sim/collectives/registry.hpp"
+#include "sim/parallel/schedule.hpp"
+#include "sim/scenario/builtin.hpp"
+#include "sim/workload/params.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <memory>
+
+namespace sim::cli {
+namespace {
+
+using results::Json;
+
+// ---- describe ---------------------------------------------------------------------------------------------------
+
+int describe_models(const Options& o, std::ostream& out) {
+  Table t({"model", "params", "active", "layers", "hidden", "ffn", "heads", "kv", "vocab", "mlp", "moe"});
+  Json arr = Json::array();
+  for (const auto& name : scenario::builtin_names("models")) {
+    const auto m = scenario::load_model(name);
+    const auto p = workload::count_params(m);
+    const double total = p.total(m.layers);
+    const double active = p.active(m.layers);
+    std::string moe = m.moe ? std::to_string(m.moe->experts) + "x top-" + std::to_string(m.moe->top_k) : "-";
+    t.add({m.name, base::format_count({total}), m.moe ? base::format_count({active}) : "-", std::to_string(m.layers),
+           std::to_string(m.hidden), std::to_string(m.ffn_hidden), std::to_string(m.heads), std::to_string(m.kv_heads),
+           std::to_string(m.vocab), workload::to_string(m.activation), moe});
+    Json j = Json::object();
+    j["name"] = m.name;
+    j["description"] = m.description;
+    j["params"] = total;
+    j["active_params"] = active;
+    j["layers"] = m.layers;
+    j["hidden"] = m.hidden;
+    j["ffn_hidden"] = m.ffn_hidden;
+    j["heads"] = m.heads;
+    j["kv_heads"] = m.kv_heads;
+    j["vocab"] = m.vocab;
+    j["activation"] = workload::to_string(m.activation);
+    if (m.moe) {
+      j["moe"]["experts"] = m.moe->experts;
+      j["moe"]["top_k"] = m.moe->top_k;
+      j["moe"]["ffn_hidden"] = m.moe->ffn_hidden;
+      j["moe"]["shared_experts"] = m.moe->shared_experts;
+    } else {
+      j["moe"] = nullptr;
+    }
+    j["published_params"] = m.published_params ? Json(m.published_params->n) : Json();
+    arr.push_back(std::move(j));
+  }
+  if (o.format == "json") {
+    out << arr.dump() << '\n';
+  } else {
+    t.print(out);
+    out << "params: counted per weight matrix from the architecture (sim/workload/params.cpp)\n";
+  }
+  return kExitOk;
+}
+
+int describe_hardware(const Options& o, std::ostream& out) {
+  Table t({"hardware", "bf16 peak", "fp8 peak", "HBM", "HBM bw", "NVLink/GPU", "domain", "NIC/GPU", "price/GPU-h"});
+  Json arr = Json::array();
+  for (const auto& name : scenario::builtin_names("hardware_profiles")) {
+    const auto h = scenario::load_hardware(name);
+    const auto bf16 = h.gpu.peak_for(hardware::Dtype::Bf16);
+    const auto fp8 = h.gpu.peak_for(hardware::Dtype::Fp8);
+    const base::Bandwidth nic{h.network.nic_bandwidth.bytes_per_s * h.network.nics_per_gpu};
+    t.add({h.name, bf16 ? fmt(bf16->tflops(), 0) + " TFLOP/s" : "-", fp8 ? fmt(fp8->tflops(), 0) + " TFLOP/s" : "-",
+           fmt(h.gpu.hbm.gib(), 1) + " GiB", fmt(h.gpu.hbm_bandwidth.gbytes_per_s() / 1000, 2) + " TB/s",
+           fmt(h.nvlink.bandwidth.gbytes_per_s(), 0) + " GB/s", std::to_string(h.nvlink.domain),
+           fmt(nic.gbits_per_s(), 0) + " Gbit/s", h.price ? base::format_money(h.price->gpu_hour) : "-"});
+    Json j = Json::object();
+    j["name"] = h.name;
+    j["description"] = h.description;
+    Json peak = Json::object();
+    for (const auto& [d, r] : h.gpu.peak)
+      peak[hardware::to_string(d)] = r.flops_per_s;
+    j["peak_flops_per_s"] = std::move(peak);
+    j["hbm_bytes"] = h.gpu.hbm.n;
+    j["hbm_bandwidth_bytes_per_s"] = h.gpu.hbm_bandwidth.bytes_per_s;
+    j["nvlink_bandwidth_bytes_per_s"] = h.nvlink.bandwidth.bytes_per_s;
+    j["nvlink_domain"] = h.nvlink.domain;
+    j["nic_bandwidth_bytes_per_s"] = nic.bytes_per_s;
+    j["gpus_per_node"] = h.node.gpus;
+    j["gpu_hour_usd"] = h.price ? Json(h.price->gpu_hour.usd) : Json();
+    j["failure_components"] = static_cast<int>(h.failures.size());
+    arr.push_back(std::move(j));
+  }
+  if (o.format == "json") {
+    out << arr.dump() << '\n';
+  } else {
+    t.print(out);
+    out << "peaks are dense (no sparsity); NVLink is per GPU per direction; sources: provenance in each profile\n";
+  }
+  return kExitOk;
+}
+
+int describe_named(const std::vector<std::pair<std::string, std::string>>& rows, const char* what, const Options& o,
+                   std::ostream& out) {
+  if (o.format == "json") {
+    Json arr = Json::array();
+    for (const auto& [name, description] : rows) {
+      Json j = Json::object();
+      j["name"] = name;
+      j["description"] = description;
+      arr.push_back(std::move(j));
+    }
+    out << arr.dump() << '\n';
+    return kExitOk;
+  }
+  Table t({what, "description"});
+  for (const auto& [name, description] : rows)
+    t.add({name, description});
+  t.print(out);
+  return kExitOk;
+}
+
+int describe_failures(const Options& o, std::ostream& out) {
+  const auto h = scenario::load_hardware("h100-sxm5-80gb");
+  Table t({"component", "scope", "MTBF per instance", "effect", "repair"});
+  Json arr = Json::array();
+  for (const auto& c : h.failures) {
+    t.add({c.name, hardware::to_string(c.scope), fmt(c.mtbf.days(), 1) + " d", hardware::to_string(c.effect),
+           fmt(c.repair.hours(), 1) + " h"});
+    Json j = Json::object();
+    j["name"] = c.name;
+    j["scope"] = hardware::to_string(c.scope);
+    j["mtbf_h"] = c.mtbf.hours();
+    j["effect"] = hardware::to_string(c.effect);
+    j["repair_h"] = c.repair.hours();
+    arr.push_back(std::move(j));
+  }
+  if (o.format == "json") {
+    out << arr.dump() << '\n';
+    return kExitOk;
+  }
+  t.print(out);
+  out << "the default failure model of every built-in profile: derived from Llama 3's 54-day interruption table "
+         "(see hardware_profiles/README.md)\n";
+  return kExitOk;
+}
+
+// ---- validate ---------------------------------------------------------------------------------------------------
+
+int validate(const std::vector<std::string>& files, std::ostream& out, std::ostream& err) {
+  int bad = 0;
+  for (const auto& f : files) {
+    try {
+      const auto kind = scenario::validate_file(f);
+      const char* what = kind == scenario::FileKind::Scenario ? "scenario"
+                         : kind == scenario::FileKind::Model  ? "model"
+                                                              : "hardware profile";
+      out << "ok  " << f << " (" << what << ")\n";
+    } catch (const base::ConfigError& e) {
+      ++bad;
+      for (const auto& d : e.items())
+        err << "error: " << d.to_string() << '\n';
+    }
+  }
+  if (bad) err << bad << " of " << files.size() << " file(s) invalid\n";
+  return bad ? kExitBadInput : kExitOk;
+}
+
+}  // namespace
+
+void add_describe_commands(CLI::App& app, const Options& o, CommandList& commands) {
+  auto* describe = app.add_subcommand("describe", "List built-in models or hardware profiles");
+  auto what = std::make_shared<std::string>();
+  describe->add_option("what", *what, "models | hardware | collectives | schedules | failures")
+      ->required()
+      ->check(CLI::IsMember({"models", "hardware", "collectives", "schedules", "failures"}));
+  commands.push_back({describe, [what, &o](std::ostream& out, std::ostream&) {
+                        if (*what == "models") return describe_models(o, out);
+                        if (*what == "hardware") return describe_hardware(o, out);
+                        if (*what == "collectives")
+                          return describe_named(collectives::describe_algorithms(), "algorithm", o, out);
+                        if (*what == "failures") return describe_failures(o, out);
+                        std::vector<std::pair<std::string, std::string>> rows;
+                        for (const auto& sch : parallel::describe_schedules())
+                          rows.emplace_back(sch.name, sch.description);
+                        return describe_named(rows, "schedule", o, out);
+                      }});
+
+  auto* validate_cmd = app.add_subcommand("validate", "Strict lint of scenario, model and hardware files");
+  auto files = std::make_shared<std::vector<std::string>>();
+  validate_cmd->add_option("files", *files, "Files to check (kind detected from their \"schema\")")->required();
+  commands.push_back(
+      {validate_cmd, [files](std::ostream& out, std::ostream& err) { return validate(*files, out, err); }});
+}
+
+}  // namespace sim::cli

@@ -1,0 +1,97 @@
+// sim/cli/cmd_step.cpp: `trainsim step`: one training iteration at a fidelity, optionally as a Perfetto trace.
+#include "reports/trace.hpp"
+#include "sim/base/atomic_file.hpp"
+#include "sim/base/errors.hpp"
+#include "sim/cli/app.hpp"
+#include "sim/cli/common.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <memory>
+
+namespace sim::cli {
+namespace {
+
+// ---- step -------------------------------------------------------------------------------------------------------
+
+struct StepArgs {
+  std::string scenario;
+  std::string fidelity = "replica";
+  std::string trace;
+  bool json = false;
+  std::vector<std::string> slowdowns;  // "GPU=FACTOR"
+};
+
+std::vector<double> parse_slowdowns(const std::vector<std::string>& specs, int gpus) {
+  std::vector<double> out;
+  for (const auto& spec : specs) {
+    const auto eq = spec.find('=');
+    int gpu = -1;
+    double factor = 0;
+    try {
+      if (eq != std::string::npos) {
+        std::size_t used = 0;
+        gpu = std::stoi(spec.substr(0, eq), &used);
+        if (used != eq) gpu = -1;
+        factor = std::stod(spec.substr(eq + 1), &used);
+        if (used != spec.size() - eq - 1) factor = 0;
+      }
+    } catch (const std::exception&) {
+      gpu = -1;
+    }
+    if (gpu < 0 || gpu >= gpus || !(factor >= 1.0 && factor <= 1000.0))
+      throw base::ConfigError("--slowdown", "",
+                              "\"" + spec + "\" is not GPU=FACTOR with a GPU id in [0, " + std::to_string(gpus) +
+                                  ") and a factor between 1 and 1000, e.g. --slowdown 17=1.5");
+    if (out.empty()) out.assign(static_cast<std::size_t>(gpus), 1.0);
+    out[static_cast<std::size_t>(gpu)] = factor;
+  }
+  return out;
+}
+
+int step_command(const StepArgs& a, const Options& o, std::ostream& out, std::ostream& err) {
+  const auto s = scenario::load_scenario(a.scenario, overrides_of(o));
+  execution::StepOptions opt;
+  opt.fidelity = a.fidelity == "analytic" ? execution::Fidelity::Analytic
+                 : a.fidelity == "full"   ? execution::Fidelity::Full
+                                          : execution::Fidelity::Replica;
+  opt.slowdown = parse_slowdowns(a.slowdowns, s.cluster.gpus);
+  if (!opt.slowdown.empty() && opt.fidelity != execution::Fidelity::Full)
+    throw base::ConfigError("--slowdown", "", "per-GPU slowdowns need --fidelity full (every GPU simulated)");
+  opt.record_timeline = !a.trace.empty();
+  if (opt.record_timeline && opt.fidelity == execution::Fidelity::Analytic)
+    throw base::ConfigError("--trace", "", "the analytic fidelity has no timeline; use --fidelity replica or full");
+  auto evaluated = evaluate_step(s, opt);
+  if (auto* bad = std::get_if<std::vector<parallel::Infeasible>>(&evaluated)) return print_infeasible(*bad, s, err);
+  const auto& [in, r] = std::get<StepOutcome>(evaluated);
+  if (!a.trace.empty()) {
+    base::write_file_atomic(a.trace, reports::chrome_trace(r, s.name));
+    if (!o.quiet) err << "trace: " << a.trace << " (" << r.timeline.size() << " spans; open in ui.perfetto.dev)\n";
+  }
+  if (a.json || o.format == "json") {
+    out << step_json(r, s).dump() << '\n';
+  } else {
+    print_step(r, s, in, out);
+  }
+  return r.fits ? kExitOk : kExitInfeasible;
+}
+
+}  // namespace
+
+void add_step_command(CLI::App& app, const Options& o, CommandList& commands) {
+  auto* step = app.add_subcommand("step", "Simulate one training iteration: step time, breakdown, MFU, memory");
+  auto a = std::make_shared<StepArgs>();
+  step->add_option("scenario", a->scenario, "Scenario file")->required();
+  step->add_option("--fidelity", a->fidelity,
+                   "analytic (closed forms), replica (one data-parallel replica on "
+                   "the engine) or full (every GPU)")
+      ->check(CLI::IsMember({"analytic", "replica", "full"}))
+      ->capture_default_str();
+  step->add_option("--trace", a->trace, "Write the step as Chrome/Perfetto trace-event JSON")->type_name("FILE");
+  step->add_flag("--json", a->json, "JSON result (schema trainsim.step/1), same as --format json");
+  step->add_option("--slowdown", a->slowdowns, "A slow GPU for --fidelity full: GPU=FACTOR (repeatable)")
+      ->type_name("GPU=FACTOR");
+  commands.push_back({step, [a, &o](std::ostream& out, std::ostream& err) { return step_command(*a, o, out, err); }});
+}
+
+}  // namespace sim::cli

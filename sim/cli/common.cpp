@@ -1,0 +1,266 @@
+// sim/cli/common.cpp: step and run evaluation shared by the subcommands, and their text output.
+#include "sim/cli/common.hpp"
+
+#include "sim/base/errors.hpp"
+#include "sim/cli/app.hpp"
+#include "sim/base/quantity.hpp"
+#include "sim/cli/interrupt.hpp"
+#include "sim/cli/table.hpp"
+#include "sim/reliability/monte_carlo.hpp"
+#include "sim/scenario/run_setup.hpp"
+#include "sim/scenario/step_setup.hpp"
+#include "sim/workload/params.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <thread>
+
+#include <unistd.h>
+
+namespace sim::cli {
+
+using results::Json;
+
+std::vector<scenario::Override> overrides_of(const Options& o) {
+  std::vector<scenario::Override> out;
+  for (const auto& s : o.sets)
+    out.push_back(scenario::Override::parse(s));
+  return out;
+}
+
+std::string fmt(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+std::string pct(double f) {
+  return fmt(100.0 * f, 1) + "%";
+}
+
+Json step_json(const results::StepResult& r, const scenario::Scenario& s) {
+  Json j = results::to_json(r);
+  j["scenario"] = s.name;
+  return j;
+}
+
+void print_step(const results::StepResult& r, const scenario::Scenario& s, const execution::StepInputs& in,
+                std::ostream& out) {
+  const auto& L = in.layout;
+  const double t = r.step_time.seconds();
+  out << "step            " << s.name << "  (" << r.fidelity << " fidelity, "
+      << (r.simulated_gpus > 0 ? std::to_string(r.simulated_gpus) + " GPUs simulated" : std::string("closed forms"))
+      << ")\n";
+  out << "parallel        tp " << L.tp << " pp " << L.pp << " dp " << L.dp << " cp " << L.cp << " ep " << L.ep
+      << " vpp " << L.vpp << ", " << parallel::to_string(in.parallel.schedule) << ", " << L.micro_batches
+      << " micro-batches of " << L.micro_batch << ", recompute " << parallel::to_string(in.parallel.recompute)
+      << (in.parallel.sequence_parallel ? ", sequence parallel" : "") << "\n";
+  out << "step time       " << fmt(t, 3) << " s\n";
+  out << "tokens/s        " << fmt(r.tokens_per_s, 0) << " (" << fmt(r.tokens_per_s / s.cluster.gpus, 1)
+      << " per GPU)\n";
+  out << "TFLOP/s per GPU " << fmt(r.tflops_per_gpu, 1) << " (model FLOPs)\n";
+  out << "MFU             " << pct(r.mfu) << "  (model FLOPs, Narayanan et al. SC21 convention, no recomputation)\n";
+  out << "HFU             " << pct(r.hfu) << "  (hardware FLOPs, recomputation counted)\n";
+  const auto& b = r.breakdown;
+  Table tb({"breakdown", "seconds", "share"});
+  auto row = [&](const char* name, base::Time x) { tb.add({name, fmt(x.seconds(), 3), pct(x.seconds() / t)}); };
+  row("compute", b.compute);
+  row("TP exposed", b.tp_exposed);
+  row("PP bubble", b.pp_bubble);
+  row("PP exposed", b.pp_exposed);
+  row("DP exposed", b.dp_exposed);
+  row("CP exposed", b.cp_exposed);
+  row("EP exposed", b.ep_exposed);
+  row("optimizer", b.optimizer);
+  out << "\n";
+  tb.print(out);
+  const auto& m = r.memory;
+  out << "\nmemory per GPU  " << fmt(m.total, 1) << " of " << fmt(m.capacity, 1) << " GiB"
+      << (r.fits ? "" : "  DOES NOT FIT") << "  (params " << fmt(m.params, 1) << ", grads " << fmt(m.grads, 1)
+      << ", optimizer " << fmt(m.optimizer, 1) << ", activations " << fmt(m.activations, 1) << ", buffers "
+      << fmt(m.buffers, 1) << "; worst pipeline stage)\n";
+}
+
+int print_infeasible(const std::vector<parallel::Infeasible>& why, const scenario::Scenario& s, std::ostream& err) {
+  err << "infeasible: " << s.name << " (" << s.source << "):\n";
+  for (const auto& i : why)
+    err << "  [" << i.rule << "] " << i.reason << "\n";
+  return kExitInfeasible;
+}
+
+std::variant<StepOutcome, std::vector<parallel::Infeasible>> evaluate_step(const scenario::Scenario& s,
+                                                                           const execution::StepOptions& opt) {
+  auto setup = scenario::step_setup(s);
+  if (auto* bad = std::get_if<std::vector<parallel::Infeasible>>(&setup)) return *bad;
+  StepOutcome o{std::get<execution::StepInputs>(setup), {}};
+  const auto plan = execution::build_step_plan(o.inputs);
+  o.result = execution::simulate_step(plan, opt);
+  o.result.memory = scenario::memory_gib(s, o.inputs.layout);
+  o.result.fits = o.result.memory.total <= o.result.memory.capacity;
+  return o;
+}
+
+ProgressBar::ProgressBar(std::ostream& err, const std::string& mode, bool quiet, std::string unit)
+    : err_(err),
+      on_(!quiet && (mode == "always" || (mode == "auto" && ::isatty(2) != 0))),
+      unit_(std::move(unit)),
+      start_(std::chrono::steady_clock::now()) {}
+
+void ProgressBar::update(int done, int total) {
+  if (interrupt_requested()) throw Interrupted{};  // stops the loop; nothing is written
+  if (!on_) return;
+  std::lock_guard lock(mutex_);
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const double rate = elapsed > 0 ? done / elapsed : 0;
+  const double eta = rate > 0 ? (total - done) / rate : 0;
+  const int width = 30, filled = total > 0 ? width * done / total : width;
+  err_ << "\r[" << std::string(static_cast<std::size_t>(filled), '#')
+       << std::string(static_cast<std::size_t>(width - filled), '.') << "] " << done << "/" << total << " " << unit_
+       << ", " << fmt(rate, 0) << "/s, ETA " << fmt(eta, 0) << " s   " << std::flush;
+  if (done == total) err_ << "\n";
+}
+
+void print_run(const results::RunSummary& r, const cost::CostSummary& c, const scenario::Scenario& s,
+               std::ostream& out) {
+  out << "run             " << s.name << "  (" << r.trials << " trials, seed " << r.seed << ")\n";
+  // A trial that never finishes has an infinite time to train: say so instead of printing "inf".
+  auto days = [](double d) { return std::isfinite(d) ? fmt(d, 1) + " d" : std::string("never"); };
+  auto money = [](double v) { return std::isfinite(v) ? base::format_money({v}) : std::string("unbounded"); };
+  if (r.work == "steps") {
+    const auto& t = r.time_to_train_days;
+    out << "time to train   p50 " << days(t.p50) << ", p90 " << days(t.p90) << ", p99 " << days(t.p99) << " (mean "
+        << days(t.mean) << "; failure-free " << days(r.failure_free_days) << ")\n";
+  } else {
+    out << "window          " << fmt(r.window_days, 1) << " d\n";
+  }
+  out << "goodput         p50 " << pct(r.goodput.p50) << ", p10 " << pct(r.goodput.p10) << " (effective training "
+      << "time / wall time)\n";
+  out << "interruptions   " << fmt(r.interruptions_mean, 1) << " per run; job MTBF " << fmt(r.job_mtbf_h, 2) << " h\n";
+  out << "lost GPU-hours  " << fmt(r.lost_gpu_hours_mean, 0) << " per run\n";
+  out << "checkpoint      every " << fmt(r.checkpoint.interval_s / 60.0, 1) << " min (" << r.checkpoint.policy
+      << "), overhead " << pct(r.checkpoint.overhead_fraction) << "\n";
+  if (r.work == "steps") {
+    out << "cost            p50 " << money(c.p50_usd) << ", p90 " << money(c.p90_usd) << " (rented at "
+        << base::format_money({c.burn_usd_per_hour}) << "/h for the cluster)\n";
+    if (c.p_deadline_miss) out << "deadline risk   " << pct(*c.p_deadline_miss) << " chance of missing it\n";
+    if (c.p_budget_overrun) out << "budget risk     " << pct(*c.p_budget_overrun) << " chance of exceeding it\n";
+  }
+  if (r.never_finished > 0)
+    out << "NEVER FINISHED  " << r.never_finished << " of " << r.trials << " trials: " << r.never_finished_reason
+        << "\n";
+  std::vector<results::CauseSummary> causes = r.causes;
+  std::sort(causes.begin(), causes.end(),
+            [](const auto& a, const auto& b) { return a.interruptions_mean > b.interruptions_mean; });
+  Table t({"cause", "effect", "interruptions", "lost GPU-h", "USD per failure"});
+  for (std::size_t i = 0; i < causes.size() && i < 8; ++i) {
+    double per = 0;
+    for (const auto& [name, usd] : c.per_failure_usd)
+      if (name == causes[i].name) per = usd;
+    t.add({causes[i].name, causes[i].effect, fmt(causes[i].interruptions_mean, 1),
+           fmt(causes[i].lost_gpu_hours_mean, 0), fmt(per, 0)});
+  }
+  out << "\n";
+  t.print(out);
+}
+
+RunOutcome evaluate_run(const scenario::Scenario& s, const StepOutcome& step, int trials, std::uint64_t seed,
+                        int threads, ProgressBar& bar) {
+  const auto plan = execution::build_step_plan(step.inputs);
+  const auto in = scenario::run_inputs(s, plan, step.result.step_time);
+  if (auto problems = reliability::check_inputs(in); !problems.empty()) {
+    for (auto& p : problems)
+      p.file = s.source;
+    throw base::ConfigError(std::move(problems));
+  }
+  RunOutcome o;
+  o.run =
+      reliability::run_monte_carlo(in, trials, seed, threads, [&bar](int done, int total) { bar.update(done, total); });
+  cost::CostInputs ci;
+  ci.gpus = s.cluster.gpus;
+  ci.gpu_hour = s.cost.gpu_hour.value_or(base::Money{});
+  ci.deadline = s.cost.deadline;
+  ci.budget = s.cost.budget;
+  o.cost = cost::rented_cost(o.run, ci);
+  o.json = results::to_json(o.run, step_json(step.result, s));
+  o.json["scenario"] = s.name;
+  cost::add_cost_json(o.json, o.cost);
+  return o;
+}
+
+scenario::Scenario load_scenario_or_default(const std::string& path, const Options& o) {
+  return path.empty() ? scenario::load_default_scenario(overrides_of(o))
+                      : scenario::load_scenario(path, overrides_of(o));
+}
+
+int thread_count(int requested) {
+  return requested > 0 ? requested : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+}
+
+Json scenario_json(const scenario::Scenario& s) {
+  const auto p = workload::count_params(s.model);
+  Json j = Json::object();
+  j["schema"] = "trainsim.resolved-scenario/1";
+  j["name"] = s.name;
+  j["source"] = s.source;
+  j["model"]["name"] = s.model.name;
+  j["model"]["params"] = p.total(s.model.layers);
+  j["model"]["active_params"] = p.active(s.model.layers);
+  j["hardware"]["name"] = s.hardware.name;
+  const auto peak = s.hardware.gpu.peak_for(s.training.dtype);
+  j["hardware"]["peak_flops_per_s"] = peak ? Json(peak->flops_per_s) : Json();
+  j["hardware"]["hbm_bytes"] = s.hardware.gpu.hbm.n;
+  j["cluster"]["gpus"] = s.cluster.gpus;
+  j["cluster"]["gpus_per_node"] = s.cluster.gpus_per_node;
+  j["cluster"]["nic_bandwidth_bytes_per_s"] = s.cluster.network.nic_bandwidth.bytes_per_s;
+  j["cluster"]["topology"] = s.cluster.network.topology;
+  j["cluster"]["oversubscription"] = s.cluster.network.oversubscription;
+  const auto& pc = s.parallel;
+  j["parallel"]["tp"] = pc.tp;
+  j["parallel"]["pp"] = pc.pp;
+  j["parallel"]["dp"] = pc.dp ? Json(*pc.dp) : Json();
+  j["parallel"]["cp"] = pc.cp;
+  j["parallel"]["ep"] = pc.ep;
+  j["parallel"]["vpp"] = pc.vpp;
+  j["parallel"]["sequence_parallel"] = pc.sequence_parallel;
+  j["parallel"]["zero_stage"] = pc.zero_stage;
+  j["parallel"]["recompute"] = parallel::to_string(pc.recompute);
+  j["parallel"]["micro_batch"] = pc.micro_batch;
+  j["parallel"]["global_batch"] = pc.global_batch;
+  j["parallel"]["schedule"] = parallel::to_string(pc.schedule);
+  j["training"]["seq_len"] = s.training.seq_len;
+  j["training"]["tokens"] = s.training.tokens ? Json(s.training.tokens->n) : Json();
+  j["training"]["duration_s"] = s.training.duration ? Json(s.training.duration->seconds()) : Json();
+  j["training"]["dtype"] = hardware::to_string(s.training.dtype);
+  j["reliability"]["failure_components"] = static_cast<int>(s.reliability.components.size());
+  j["reliability"]["trials"] = s.reliability.trials;
+  j["reliability"]["seed"] = static_cast<std::int64_t>(s.reliability.seed);
+  j["cost"]["gpu_hour_usd"] = s.cost.gpu_hour ? Json(s.cost.gpu_hour->usd) : Json();
+  return j;
+}
+
+void print_scenario(const scenario::Scenario& s, std::ostream& out) {
+  const auto p = workload::count_params(s.model);
+  const auto& pc = s.parallel;
+  out << "scenario   " << s.name << "  (" << s.source << ")\n";
+  out << "model      " << s.model.name << ": " << base::format_count({p.total(s.model.layers)}) << " params, "
+      << s.model.layers << " layers, hidden " << s.model.hidden << ", " << s.model.heads << " heads ("
+      << s.model.kv_heads << " kv), " << workload::to_string(s.model.activation) << "\n";
+  const auto peak = s.hardware.gpu.peak_for(s.training.dtype);
+  out << "hardware   " << s.hardware.name << ": " << (peak ? base::format_flop_rate(*peak) : "?") << " "
+      << hardware::to_string(s.training.dtype) << ", " << base::format_bytes(s.hardware.gpu.hbm) << " HBM\n";
+  out << "cluster    " << s.cluster.gpus << " GPUs (" << s.cluster.gpus_per_node << " per node), "
+      << fmt(s.cluster.network.nic_bandwidth.gbits_per_s(), 0) << " Gbit/s per NIC, " << s.cluster.network.topology
+      << "\n";
+  out << "parallel   tp " << pc.tp << ", pp " << pc.pp << ", dp " << (pc.dp ? std::to_string(*pc.dp) : "derived")
+      << ", cp " << pc.cp << ", ep " << pc.ep << ", vpp " << pc.vpp << ", " << parallel::to_string(pc.schedule)
+      << ", recompute " << parallel::to_string(pc.recompute) << ", micro-batch " << pc.micro_batch << ", global batch "
+      << pc.global_batch << "\n";
+  out << "training   seq " << s.training.seq_len << ", "
+      << (s.training.tokens ? base::format_count(*s.training.tokens) + " tokens"
+                            : "window " + base::format_time(*s.training.duration))
+      << "\n";
+  out << "failures   " << s.reliability.components.size() << " component classes (" << s.reliability.failures << "), "
+      << s.reliability.trials << " trials, seed " << s.reliability.seed << "\n";
+}
+
+}  // namespace sim::cli

@@ -1,0 +1,103 @@
+// sim/cli/common.hpp: what the subcommands share: global options, step and run evaluation, text output helpers.
+#pragma once
+#include "sim/cost/cost.hpp"
+#include "sim/execution/step_plan.hpp"
+#include "sim/execution/step_sim.hpp"
+#include "sim/parallel/feasibility.hpp"
+#include "sim/results/json.hpp"
+#include "sim/results/run_result.hpp"
+#include "sim/results/step_result.hpp"
+#include "sim/scenario/scenario.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <ostream>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace sim::cli {
+
+/// Options every subcommand understands (DESIGN.md "common").
+struct Options {
+  std::vector<std::string> sets;
+  std::string format = "table";
+  std::string progress = "auto";
+  bool quiet = false;
+  int verbose = 0;
+};
+
+/// A registered subcommand: its CLI11 parser and what runs when it was given. Each `cmd_*.cpp` adds one or more.
+struct Command {
+  CLI::App* app = nullptr;
+  std::function<int(std::ostream& out, std::ostream& err)> run;
+};
+using CommandList = std::vector<Command>;
+
+// One registration function per subcommand file (app.cpp calls them in help order).
+void add_describe_commands(CLI::App& app, const Options& o, CommandList& out);  // describe, validate
+void add_step_command(CLI::App& app, const Options& o, CommandList& out);
+void add_run_command(CLI::App& app, const Options& o, CommandList& out);
+/// The main job (no subcommand): run the scenario (or the built-in default) and write the report folder.
+int main_job(const std::string& path, const Options& o, std::ostream& out, std::ostream& err);
+
+std::vector<scenario::Override> overrides_of(const Options& o);
+/// Loads the scenario at `path` with the --set overrides, or the built-in default when `path` is empty.
+scenario::Scenario load_scenario_or_default(const std::string& path, const Options& o);
+
+std::string fmt(double v, int digits);
+std::string pct(double fraction);  // 0.4213 -> "42.1%"
+
+/// The step of a scenario at a fidelity, with memory and fit filled in; infeasible layouts come back as reasons.
+struct StepOutcome {
+  execution::StepInputs inputs;
+  results::StepResult result;
+};
+std::variant<StepOutcome, std::vector<parallel::Infeasible>> evaluate_step(const scenario::Scenario& s,
+                                                                           const execution::StepOptions& opt);
+results::Json step_json(const results::StepResult& r, const scenario::Scenario& s);
+void print_step(const results::StepResult& r, const scenario::Scenario& s, const execution::StepInputs& in,
+                std::ostream& out);
+/// Prints the broken rules and returns the infeasible exit code.
+int print_infeasible(const std::vector<parallel::Infeasible>& why, const scenario::Scenario& s, std::ostream& err);
+
+/// A progress bar on stderr with rate and ETA, drawn only on a terminal unless --progress says otherwise. Every
+/// update checks for Ctrl-C / SIGTERM and throws Interrupted, so long loops stop and nothing is written.
+class ProgressBar {
+ public:
+  ProgressBar(std::ostream& err, const std::string& mode, bool quiet, std::string unit = "trials");
+  void update(int done, int total);
+
+ private:
+  std::ostream& err_;
+  bool on_;
+  std::string unit_;
+  std::chrono::steady_clock::time_point start_;
+  std::mutex mutex_;
+};
+
+/// A whole run: the Monte Carlo summary, its cost and the `trainsim.run/1` JSON.
+struct RunOutcome {
+  results::RunSummary run;
+  cost::CostSummary cost;
+  results::Json json;
+};
+RunOutcome evaluate_run(const scenario::Scenario& s, const StepOutcome& step, int trials, std::uint64_t seed,
+                        int threads, ProgressBar& bar);
+void print_run(const results::RunSummary& r, const cost::CostSummary& c, const scenario::Scenario& s,
+               std::ostream& out);
+
+/// The effective configuration that was simulated (schema trainsim.resolved-scenario/1), for provenance.
+results::Json scenario_json(const scenario::Scenario& s);
+void print_scenario(const scenario::Scenario& s, std::ostream& out);
+
+/// Worker threads: `requested` when positive, else every core.
+int thread_count(int requested);
+
+}  // namespace sim::cli
