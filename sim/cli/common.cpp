@@ -41,6 +41,16 @@ std::string pct(double f) {
 Json step_json(const results::StepResult& r, const scenario::Scenario& s) {
   Json j = results::to_json(r);
   j["scenario"] = s.name;
+  // Token efficiency of the global batch (McCandlish et al. 2018): what the raw throughput buys in progress.
+  const auto conv = scenario::convergence(s);
+  Json& c = j["convergence"];
+  c["global_batch_tokens"] = conv.batch.batch;
+  c["critical_batch_tokens"] = conv.batch.critical_batch;
+  c["critical_batch_source"] = conv.source;
+  c["token_efficiency"] = conv.batch.token_efficiency();
+  c["effective_tokens_per_s"] = r.tokens_per_s * conv.batch.token_efficiency();
+  if (s.training.tokens) c["effective_tokens"] = conv.batch.effective_tokens(s.training.tokens->n);
+  c["data_tokens_per_s"] = scenario::data_tokens_per_s(s);
   return j;
 }
 
@@ -61,6 +71,11 @@ void print_step(const results::StepResult& r, const scenario::Scenario& s, const
   out << "TFLOP/s per GPU " << fmt(r.tflops_per_gpu, 1) << " (model FLOPs)\n";
   out << "MFU             " << pct(r.mfu) << "  (model FLOPs, Narayanan et al. SC21 convention, no recomputation)\n";
   out << "HFU             " << pct(r.hfu) << "  (hardware FLOPs, recomputation counted)\n";
+  const auto conv = scenario::convergence(s);
+  out << "batch           " << base::format_count({conv.batch.batch}) << " tokens per step; critical batch "
+      << base::format_count({conv.batch.critical_batch})
+      << (conv.source == "scenario" ? std::string(" (scenario)") : " (estimated: " + conv.source + ")")
+      << "; token efficiency " << pct(conv.batch.token_efficiency()) << " (McCandlish et al. 2018)\n";
   const auto& b = r.breakdown;
   Table tb({"breakdown", "seconds", "share"});
   auto row = [&](const char* name, base::Time x) { tb.add({name, fmt(x.seconds(), 3), pct(x.seconds() / t)}); };
@@ -72,6 +87,7 @@ void print_step(const results::StepResult& r, const scenario::Scenario& s, const
   row("CP exposed", b.cp_exposed);
   row("EP exposed", b.ep_exposed);
   row("optimizer", b.optimizer);
+  if (b.data_stall > base::Time::zero()) row("data stall", b.data_stall);
   out << "\n";
   tb.print(out);
   const auto& m = r.memory;

@@ -296,6 +296,7 @@ StepPlan Planner::build() {
   // FLOP counts of the iteration (whole job).
   const double sequences = static_cast<double>(L.micro_batch) * L.micro_batches * L.dp;
   plan.tokens = sequences * in_.seq_len;
+  plan.data_tokens_per_s = in_.data_tokens_per_s;
   plan.model_flops = workload::model_flops_per_iteration(model_, in_.seq_len, sequences);
   // Hardware FLOPs add the recomputed forward work in the same convention (Korthikanti et al. 2022, Sec. 6.3).
   double recompute_per_layer = 0;

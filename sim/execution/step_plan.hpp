@@ -65,6 +65,8 @@ struct StepInputs {
   std::shared_ptr<const topology::Topology> topology;  // built once per cluster, shared by every plan
   bool flash_attention = true;
   bool dropout = false;
+  /// Tokens per second the data pipeline (storage and loaders) delivers to the whole job; 0 = never the bottleneck.
+  double data_tokens_per_s = 0;
 };
 
 /// Everything the three fidelities need, computed once: per-stage timed work, pipeline transfer times, and the
@@ -80,9 +82,10 @@ struct StepPlan {
   bool dp_reduce_scatter = false;  // ZeRO >= 1 / distributed optimizer: gradients reduce-scattered, not all-reduced
   std::shared_ptr<const topology::Topology> topology;  // for flow-level replays of data-parallel collectives
   double model_flops = 0;                              // per iteration, whole job (MFU convention)
-  double hardware_flops = 0;  // per iteration, whole job, recomputation counted (HFU convention)
-  double tokens = 0;          // per iteration
-  base::FlopRate peak;        // per GPU in the training dtype
+  double hardware_flops = 0;     // per iteration, whole job, recomputation counted (HFU convention)
+  double tokens = 0;             // per iteration
+  double data_tokens_per_s = 0;  // what the data pipeline delivers (0: unlimited); a slower pipeline stalls the step
+  base::FlopRate peak;           // per GPU in the training dtype
   std::vector<std::string> labels;
 
   int pp() const { return layout.pp; }

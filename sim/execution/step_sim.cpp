@@ -670,6 +670,16 @@ Time ideal_bubble(const StepPlan& plan, int rank) {
 results::StepResult finish_result(const StepPlan& plan, Time step, const std::array<Time, kCategories>& acc,
                                   int critical_rank) {
   results::StepResult r;
+  // Input pipeline: loaders prefetch the next batches while the GPUs compute (PyTorch DataLoader prefetch_factor,
+  // Megatron's background data iterator), so data costs time only when delivering one iteration's tokens takes
+  // longer than the iteration itself: step = max(compute step, tokens / delivered rate).
+  if (plan.data_tokens_per_s > 0) {
+    const Time fetch = Time::from_seconds(plan.tokens / plan.data_tokens_per_s);
+    if (fetch > step) {
+      r.breakdown.data_stall = fetch - step;
+      step = fetch;
+    }
+  }
   r.step_time = step;
   const double s = step.seconds();
   r.tokens_per_s = plan.tokens / s;

@@ -60,6 +60,8 @@ const char* to_string(FailureEffect e) {
       return "straggler";
     case FailureEffect::Maintenance:
       return "maintenance";
+    case FailureEffect::LossSpike:
+      return "loss_spike";
   }
   return "?";
 }
@@ -87,9 +89,9 @@ FailureComponentSpec FailureComponentSpec::parse(JsonReader& in) {
     in.optional_enum("distribution", dist, {"exponential"});
   }
   std::string effect;
-  if (in.required_enum("effect", effect, {"crash", "hang", "sdc", "straggler", "maintenance"})) {
+  if (in.required_enum("effect", effect, {"crash", "hang", "sdc", "straggler", "maintenance", "loss_spike"})) {
     for (auto e : {FailureEffect::Crash, FailureEffect::Hang, FailureEffect::Sdc, FailureEffect::Straggler,
-                   FailureEffect::Maintenance})
+                   FailureEffect::Maintenance, FailureEffect::LossSpike})
       if (effect == to_string(e)) c.effect = e;
   }
   in.optional("repair", c.repair, base::Sign::NonNegative);

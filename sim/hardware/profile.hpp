@@ -54,7 +54,9 @@ struct PriceSpec {
 };
 
 enum class FailureScope { Gpu, Node, Rack, Switch, Job };
-enum class FailureEffect { Crash, Hang, Sdc, Straggler, Maintenance };
+/// What a failure does to the job. LossSpike is a training instability: like silent corruption it is found later and
+/// forces a rollback, to a checkpoint some steps before the spike began (FailureComponentSpec::rollback_steps).
+enum class FailureEffect { Crash, Hang, Sdc, Straggler, Maintenance, LossSpike };
 const char* to_string(FailureScope s);
 const char* to_string(FailureEffect e);
 
@@ -69,6 +71,7 @@ struct FailureComponentSpec {
   bool exponential = true;
   FailureEffect effect = FailureEffect::Crash;
   base::Duration repair;
+  double rollback_steps = 0;  // loss_spike: the restart point lies this many steps before the spike began
 
   /// Strict parse of {"name","scope","mtbf","distribution","effect","repair"}.
   static FailureComponentSpec parse(base::JsonReader& in);

@@ -77,6 +77,8 @@ base::Time DetectionDelays::of(hardware::FailureEffect effect) const {
       return straggler;
     case hardware::FailureEffect::Maintenance:
       return maintenance;
+    case hardware::FailureEffect::LossSpike:
+      return loss_spike;
   }
   return crash;
 }
@@ -131,7 +133,7 @@ std::vector<base::Diagnostic> check_inputs(const RunInputs& in) {
   if (in.restart < base::Time::zero()) bad("/restart", "must be >= 0");
   const DetectionDelays& d = in.detection;
   if (d.crash < base::Time::zero() || d.hang < base::Time::zero() || d.sdc < base::Time::zero() ||
-      d.straggler < base::Time::zero() || d.maintenance < base::Time::zero())
+      d.straggler < base::Time::zero() || d.maintenance < base::Time::zero() || d.loss_spike < base::Time::zero())
     bad("/detection", "delays must be >= 0");
   if (!(in.straggler_slowdown >= 1.0)) bad("/straggler_slowdown", "must be >= 1");
   if (in.spares < 0) bad("/spares", "must be >= 0");

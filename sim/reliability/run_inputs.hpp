@@ -69,6 +69,9 @@ struct DetectionDelays {
   base::Time straggler{600'000'000'000};
   /// Maintenance is initiated by the operator: known at once.
   base::Time maintenance{0};
+  /// A loss spike is plain on the loss curve; deciding to roll back takes an engineer or a monitor. Assumed 30 min
+  /// (no source publishes a figure); a scenario's training.loss_spikes.detection overrides it.
+  base::Time loss_spike{1'800'000'000'000};
 
   base::Time of(hardware::FailureEffect effect) const;
 };

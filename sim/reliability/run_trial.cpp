@@ -23,7 +23,9 @@ using hardware::FailureEffect;
 using hardware::FailureScope;
 
 constexpr double kMaxHorizonS = 200.0 * 365.25 * 86400.0;  // the integer-ns clock holds 292 years
-constexpr double kMaxIntervalSteps = 1e15;                 // "never": no failures, or a checkpoint-free run
+// "Never": no failures, or a checkpoint-free run. 90 years, so that a clock at the 200-year horizon plus one interval
+// still fits the integer-ns clock (an interval of 1e15 steps overflowed it: negative checkpoint time, issue 10).
+constexpr double kMaxIntervalS = 90.0 * 365.25 * 86400.0;
 
 std::int64_t ceil_ns(double ns) {
   return static_cast<std::int64_t>(std::ceil(ns));
@@ -78,6 +80,7 @@ RunPlan make_plan(const RunInputs& in, Time step0) {
     cp.nodes_affected = c.repair.s > 0 ? nodes_affected(in.job, c.scope) : 0;
     cp.repair_mean_s = c.repair.s;
     cp.detect = in.detection.of(c.effect);
+    cp.rollback_steps = c.rollback_steps;
     cp.thinned = c.scope != FailureScope::Job;
     p.components.push_back(std::move(cp));
   }
@@ -102,11 +105,11 @@ RunPlan make_plan(const RunInputs& in, Time step0) {
                                 base::Duration{p.blocking.seconds()}, p.mtbf)
                 .s;
   } else {
-    tau_s = kMaxIntervalSteps * step_s;  // no failures: no reason to checkpoint
+    tau_s = kMaxIntervalS;  // no failures: no reason to checkpoint
   }
   double steps = std::max(1.0, std::round(tau_s / step_s));
   if (in.checkpoint.async) steps = std::max(steps, std::ceil(in.checkpoint.write.seconds() / step_s));
-  p.interval_steps = std::min(steps, kMaxIntervalSteps);
+  p.interval_steps = std::min(steps, std::max(1.0, std::floor(kMaxIntervalS / step_s)));
   p.interval = Time::from_seconds(std::min(p.interval_steps * step_s, kMaxHorizonS));
 
   p.steps_mode = in.total_steps.has_value();
@@ -303,6 +306,8 @@ class Trial final : public engine::Component {
     advance_source(c);
     schedule_source(c, plan_.horizon.seconds());
     if (!reaches_job) return;
+    // A loss spike comes from training itself (its rate is per optimiser step): none while the job is down.
+    if (cp.effect == FailureEffect::LossSpike && phase_ != Phase::Running) return;
 
     if (phase_ == Phase::Running) advance_to(now());
     ++result_.interruptions[c];
@@ -314,6 +319,7 @@ class Trial final : public engine::Component {
         interrupt(c);
         break;
       case FailureEffect::Sdc:
+      case FailureEffect::LossSpike:
         corrupt(c);
         break;
       case FailureEffect::Straggler:
@@ -356,12 +362,17 @@ class Trial final : public engine::Component {
     }
   }
 
-  // Silent data corruption: the job runs on, on corrupt state, until a loss spike gives it away.
+  // Silent data corruption: the job runs on, on corrupt state, until a loss spike gives it away. A loss spike works
+  // the same way, except that the state to discard starts `rollback_steps` before the spike: PaLM restarted "from a
+  // checkpoint roughly 100 steps before the spike started" (Chowdhery et al. 2022, Sec. 5.1).
   void corrupt(std::size_t c) {
     if (phase_ != Phase::Running) return;  // nothing computes while the job is down
+    const double onset = std::max(restore_, run_p_ - plan_.components[c].rollback_steps);
     if (!corrupt_) {
       corrupt_ = true;
-      corrupt_since_ = run_p_;
+      corrupt_since_ = onset;
+    } else {
+      corrupt_since_ = std::min(corrupt_since_, onset);
     }
     schedule_at(now() + plan_.components[c].detect, pack(Kind::SdcDetect, (sdc_clears_ << 16) | c));
   }
@@ -380,7 +391,8 @@ class Trial final : public engine::Component {
     const double target = newest_durable_at_or_below(corrupt_since_);
     clear_corruption();
     take_out_nodes(c, plan_.components[c].nodes_affected);
-    record("sdc_rollback", plan_.components[c].name);
+    record(plan_.components[c].effect == FailureEffect::LossSpike ? "spike_rollback" : "sdc_rollback",
+           plan_.components[c].name);
     switch (phase_) {
       case Phase::Running:
         advance_to(now());

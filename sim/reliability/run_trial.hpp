@@ -25,8 +25,9 @@ struct ComponentPlan {
   double weibull_scale_s = 0;  // scale = MTBF / Gamma(1 + 1/shape), so that the mean is the MTBF
   int nodes_affected = 0;      // nodes taken out to repair (0: nothing to repair, e.g. a software bug)
   double repair_mean_s = 0;
-  base::Time detect;    // detection delay of its effect
-  bool thinned = true;  // arrivals thinned by the fraction of the job's nodes still in it (not job scope)
+  base::Time detect;          // detection delay of its effect
+  double rollback_steps = 0;  // loss spike: roll back to a checkpoint at least this many steps before its onset
+  bool thinned = true;        // arrivals thinned by the fraction of the job's nodes still in it (not job scope)
 };
 
 /// Everything derived once per Monte Carlo run and shared read-only by all trials.

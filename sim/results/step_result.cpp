@@ -21,6 +21,7 @@ Json to_json(const StepResult& r) {
   b["cp_exposed"] = r.breakdown.cp_exposed.seconds();
   b["ep_exposed"] = r.breakdown.ep_exposed.seconds();
   b["optimizer"] = r.breakdown.optimizer.seconds();
+  b["data_stall"] = r.breakdown.data_stall.seconds();
   Json& m = j["memory_gib"];
   m["params"] = r.memory.params;
   m["grads"] = r.memory.grads;

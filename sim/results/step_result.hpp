@@ -19,8 +19,10 @@ struct StepBreakdown {
   base::Time cp_exposed;  // context-parallel key/value exchange
   base::Time ep_exposed;  // expert-parallel all-to-all
   base::Time optimizer;   // optimizer step
+  base::Time data_stall;  // waiting for the input pipeline (storage, loaders) beyond what prefetching hides
   base::Time sum() const {
-    return compute + tp_exposed + pp_bubble + pp_exposed + dp_exposed + cp_exposed + ep_exposed + optimizer;
+    return compute + tp_exposed + pp_bubble + pp_exposed + dp_exposed + cp_exposed + ep_exposed + optimizer +
+           data_stall;
   }
 };
 

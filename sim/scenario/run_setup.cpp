@@ -8,7 +8,8 @@
 
 namespace sim::scenario {
 
-reliability::RunInputs run_inputs(const Scenario& s, const execution::StepPlan& plan, base::Time healthy) {
+reliability::RunInputs run_inputs(const Scenario& s, const execution::StepPlan& plan, base::Time healthy,
+                                  bool simulate_straggler) {
   reliability::RunInputs in;
   const auto& L = plan.layout;
   in.job = reliability::JobShape::make(s.cluster.gpus, s.cluster.gpus_per_node, L.dp);
@@ -29,14 +30,27 @@ reliability::RunInputs run_inputs(const Scenario& s, const execution::StepPlan& 
   in.checkpoint.snapshot =
       base::transfer_time(base::Bytes{static_cast<std::int64_t>(bytes / s.cluster.gpus)}, kDefaultSnapshotBandwidth);
   if (in.checkpoint.snapshot > in.checkpoint.write) in.checkpoint.snapshot = in.checkpoint.write;
-  in.checkpoint.load = base::transfer_time(base::Bytes{static_cast<std::int64_t>(bytes)}, kDefaultStorageBandwidth);
+  in.checkpoint.load = base::transfer_time(base::Bytes{static_cast<std::int64_t>(bytes)}, s.data.storage_bandwidth);
+
+  // Loss spikes: a job-wide process whose rate is per optimiser step, so its MTBF in time follows the healthy step.
+  if (s.training.loss_spikes && s.training.loss_spikes->per_million_steps > 0) {
+    const LossSpikeConfig& ls = *s.training.loss_spikes;
+    hardware::FailureComponentSpec spike;
+    spike.name = "loss_spike";
+    spike.scope = hardware::FailureScope::Job;
+    spike.effect = hardware::FailureEffect::LossSpike;
+    spike.mtbf = base::Duration{1e6 / ls.per_million_steps * healthy.seconds()};
+    spike.rollback_steps = ls.rollback_steps;
+    in.components.push_back(spike);
+    in.detection.loss_spike = ls.detection;
+  }
 
   if (s.training.tokens) in.total_steps = std::ceil(s.training.tokens->n / plan.tokens);
   if (s.training.duration) in.window = *s.training.duration;
 
   // Step time per cluster state: the straggler state is simulated once here (the callback must be thread-safe).
   base::Time straggler = base::Time{static_cast<std::int64_t>(static_cast<double>(healthy.ns) * in.straggler_slowdown)};
-  if (plan.gpus <= 16384) {
+  if (simulate_straggler && plan.gpus <= 16384) {
     execution::StepOptions o;
     o.fidelity = execution::Fidelity::Full;
     o.slowdown.assign(static_cast<std::size_t>(plan.gpus), 1.0);

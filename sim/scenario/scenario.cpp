@@ -222,7 +222,32 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
         t->error("dtype",
                  "\"" + dtype + "\" is not supported by " + s.hardware.name + " (no peak rate in its profile)");
     }
+    base::Count critical;
+    if (t->optional("critical_batch", critical)) s.training.critical_batch = critical;
+    const auto spikes = t->kind("loss_spikes");
+    if (spikes == JsonReader::Kind::String) {
+      std::string none;
+      if (t->optional_enum("loss_spikes", none, {"none"})) s.training.loss_spikes.reset();
+    } else if (auto ls = t->optional_object("loss_spikes")) {
+      LossSpikeConfig& c = *s.training.loss_spikes;
+      ls->optional("per_million_steps", c.per_million_steps, Range::at_least(0));
+      ls->optional("rollback_steps", c.rollback_steps, Range::at_least(0));
+      ls->optional("skip_batches", c.skip_batches, Range::at_least(0));
+      ls->optional("detection", c.detection, base::Sign::NonNegative);
+      ls->finish();
+    }
     t->finish();
+  }
+
+  if (auto d = in.optional_object("data")) {
+    DataConfig& dc = s.data;
+    d->optional("storage_bandwidth", dc.storage_bandwidth);
+    base::Bytes bpt;
+    if (d->optional("bytes_per_token", bpt)) dc.bytes_per_token = bpt;
+    base::Count loader;
+    if (d->optional("loader_tokens_per_s", loader)) dc.loader_tokens_per_s = loader;
+    d->optional("cache_hit_rate", dc.cache_hit_rate, Range::between(0, 0.999));
+    d->finish();
   }
 
   ReliabilityConfig& rel = s.reliability;

@@ -25,11 +25,42 @@ struct ClusterConfig {
   int nodes() const { return gpus / gpus_per_node; }
 };
 
+/// Loss spikes that force a rollback (issue 11). Defaults from PaLM 540B's account: "spikes in the loss roughly 20
+/// times during training", handled by restarting "from a checkpoint roughly 100 steps before the spike" and skipping
+/// "roughly 200-500 data batches" (Chowdhery et al., "PaLM", arXiv:2204.02311, Sec. 5.1); over PaLM's about 255k
+/// steps (its batch schedule, Sec. 5) that is 20 / 0.255 = 78.4 spikes per million steps.
+struct LossSpikeConfig {
+  double per_million_steps = 78.4;
+  double rollback_steps = 100;  // the restart point lies this many steps before the spike began
+  double skip_batches = 350;    // data skipped after the restart: costs no time (the loader seeks past it)
+  /// From the spike to the decision to roll back. Assumed 30 min (an on-call engineer or an automatic loss monitor;
+  /// no source publishes a figure).
+  base::Time detection{1'800'000'000'000};
+};
+
 struct TrainingConfig {
   int seq_len = 0;
   std::optional<base::Count> tokens;   // train until done ...
   std::optional<base::Time> duration;  // ... or simulate a fixed window
   hardware::Dtype dtype = hardware::Dtype::Bf16;
+  /// McCandlish's critical (noise) batch in tokens; absent: estimated (workload::estimate_critical_batch).
+  std::optional<base::Count> critical_batch;
+  std::optional<LossSpikeConfig> loss_spikes = LossSpikeConfig{};  // nullopt: "loss_spikes": "none"
+};
+
+/// The input pipeline (issue 11). Storage is shared by data reads and checkpoint traffic.
+struct DataConfig {
+  /// Aggregate read bandwidth of the shared storage: Llama 3's Tectonic cluster sustains 2 TB/s (Llama Team 2024,
+  /// Sec. 3.3.1; shared/validation/reliability_public.json). Also the checkpoint load rate at restart.
+  base::Bandwidth storage_bandwidth{2e12};
+  /// Bytes read per trained token after tokenisation and packing: Megatron-LM's indexed datasets store token ids as
+  /// uint16 when the vocabulary has fewer than 65,500 entries, else int32 (megatron/core/datasets/indexed_dataset.py,
+  /// DType.optimal_dtype). Absent: 2 or 4 B by the model's vocabulary.
+  std::optional<base::Bytes> bytes_per_token;
+  /// Tokens per second one node's loader processes can prepare (CPU-bound tokenisation, decoding); absent: not a
+  /// limit (pre-tokenised, memory-mapped shards are read at storage speed).
+  std::optional<base::Count> loader_tokens_per_s;
+  double cache_hit_rate = 0;  // fraction of reads served from node-local cache instead of the shared storage
 };
 
 struct CheckpointConfig {
@@ -74,6 +105,7 @@ struct Scenario {
   ClusterConfig cluster;
   parallel::ParallelConfig parallel;
   TrainingConfig training;
+  DataConfig data;
   ReliabilityConfig reliability;
   CostConfig cost;
   std::vector<Expectation> expect;

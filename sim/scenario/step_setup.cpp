@@ -2,6 +2,9 @@
 #include "sim/scenario/step_setup.hpp"
 
 #include "sim/base/errors.hpp"
+#include "sim/workload/params.hpp"
+
+#include <algorithm>
 
 namespace sim::scenario {
 
@@ -18,6 +21,33 @@ topology::TopologyConfig topology_config(const Scenario& s) {
                                                     : topology::TopologyConfig::Kind::RailFatTree;
   t.oversubscription = s.cluster.network.oversubscription;
   return t;
+}
+
+Convergence convergence(const Scenario& s) {
+  Convergence c;
+  c.batch.batch = static_cast<double>(s.parallel.global_batch) * s.training.seq_len;
+  if (s.training.critical_batch) {
+    c.batch.critical_batch = s.training.critical_batch->n;
+    c.source = "scenario";
+  } else {
+    // Without a token budget (a fixed window), estimate for the tokens the model would see at Chinchilla's 20 tokens
+    // per parameter (Hoffmann et al. 2022, Table 3).
+    const double tokens =
+        s.training.tokens ? s.training.tokens->n : 20.0 * workload::count_params(s.model).total(s.model.layers);
+    c.batch.critical_batch = workload::estimate_critical_batch(s.model, s.training.seq_len, tokens);
+    c.source = workload::kCriticalBatchSource;
+  }
+  return c;
+}
+
+double data_tokens_per_s(const Scenario& s) {
+  const DataConfig& d = s.data;
+  // Token ids are stored as uint16 below 65,500 vocabulary entries, else int32 (Megatron-LM indexed datasets).
+  const double bytes = d.bytes_per_token ? static_cast<double>(d.bytes_per_token->n) : (s.model.vocab < 65500 ? 2 : 4);
+  // Reads that hit the node-local cache do not load the shared storage.
+  double rate = d.storage_bandwidth.bytes_per_s / (bytes * (1.0 - d.cache_hit_rate));
+  if (d.loader_tokens_per_s) rate = std::min(rate, d.loader_tokens_per_s->n * s.cluster.nodes());
+  return rate;
 }
 
 StepSetup step_setup(const Scenario& s) {
@@ -43,6 +73,7 @@ StepSetup step_setup(const Scenario& s) {
   }
   in.flash_attention = parallel::default_flash_attention(s.model);
   in.dropout = parallel::default_dropout(s.model);
+  in.data_tokens_per_s = data_tokens_per_s(s);
   return in;
 }
 

@@ -5,6 +5,7 @@
 #include "sim/parallel/memory.hpp"
 #include "sim/results/step_result.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/workload/batch_efficiency.hpp"
 
 #include <variant>
 #include <vector>
@@ -17,6 +18,17 @@ StepSetup step_setup(const Scenario& s);
 
 /// The cluster as the topology model sees it: NVLink and NIC bandwidth scaled by the profile's achieved fractions.
 topology::TopologyConfig topology_config(const Scenario& s);
+
+/// The scenario's global batch against its critical batch (given, or estimated from the model and its tokens).
+struct Convergence {
+  workload::BatchEfficiency batch;
+  std::string source;  // "scenario" or the estimate's citation
+};
+Convergence convergence(const Scenario& s);
+
+/// Tokens per second the scenario's input pipeline delivers to the job: the shared storage's read bandwidth over the
+/// bytes per token (less the node-cache hits), capped by the loaders of every node.
+double data_tokens_per_s(const Scenario& s);
 
 /// Peak memory per GPU of the scenario's layout, in the result's units.
 results::MemoryGib memory_gib(const Scenario& s, const parallel::Layout& layout);
