@@ -41,7 +41,7 @@ int run_command(const RunArgs& a, const Options& o, std::ostream& out, std::ostr
   const std::uint64_t seed = a.seed >= 0 ? static_cast<std::uint64_t>(a.seed) : s.reliability.seed;
   const int threads = thread_count(a.threads);
   ProgressBar bar(err, o.progress, o.quiet);
-  const auto r = evaluate_run(s, step, trials, seed, threads, bar);
+  const auto r = evaluate_run(s, step, trials, seed, threads, bar, /*sensitivity=*/!a.out_dir.empty());
   const std::string text = r.json.dump() + "\n";
   if (!a.out_dir.empty()) {
     std::filesystem::create_directories(a.out_dir);
@@ -81,7 +81,8 @@ int main_job(const std::string& path, const Options& o, std::ostream& out, std::
   }
   // The whole run: failures, checkpoints and restarts over the scenario's Monte Carlo trials.
   ProgressBar bar(err, o.progress, o.quiet);
-  const auto r = evaluate_run(s, step, s.reliability.trials, s.reliability.seed, thread_count(0), bar);
+  const auto r =
+      evaluate_run(s, step, s.reliability.trials, s.reliability.seed, thread_count(0), bar, /*sensitivity=*/true);
   Json result = r.json;
   result["resolved_scenario"] = scenario_json(s);  // provenance: what exactly was simulated
   const std::string dir = default_out_dir(s);

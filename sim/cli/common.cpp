@@ -8,6 +8,7 @@
 #include "sim/cli/table.hpp"
 #include "sim/reliability/monte_carlo.hpp"
 #include "sim/scenario/run_setup.hpp"
+#include "sim/scenario/sensitivity.hpp"
 #include "sim/scenario/step_setup.hpp"
 #include "sim/workload/params.hpp"
 
@@ -180,7 +181,7 @@ void print_run(const results::RunSummary& r, const cost::CostSummary& c, const s
 }
 
 RunOutcome evaluate_run(const scenario::Scenario& s, const StepOutcome& step, int trials, std::uint64_t seed,
-                        int threads, ProgressBar& bar) {
+                        int threads, ProgressBar& bar, bool sensitivity) {
   const auto plan = execution::build_step_plan(step.inputs);
   const auto in = scenario::run_inputs(s, plan, step.result.step_time);
   if (auto problems = reliability::check_inputs(in); !problems.empty()) {
@@ -191,15 +192,20 @@ RunOutcome evaluate_run(const scenario::Scenario& s, const StepOutcome& step, in
   RunOutcome o;
   o.run =
       reliability::run_monte_carlo(in, trials, seed, threads, [&bar](int done, int total) { bar.update(done, total); });
-  cost::CostInputs ci;
-  ci.gpus = s.cluster.gpus;
-  ci.gpu_hour = s.cost.gpu_hour.value_or(base::Money{});
-  ci.deadline = s.cost.deadline;
-  ci.budget = s.cost.budget;
-  o.cost = cost::rented_cost(o.run, ci);
+  const cost::CostInputs ci = scenario::cost_inputs(s);
+  o.cost = cost::run_cost(o.run, ci);
   o.json = results::to_json(o.run, step_json(step.result, s));
   o.json["scenario"] = s.name;
   cost::add_cost_json(o.json, o.cost);
+  if (sensitivity) {
+    scenario::SensitivityOptions so;
+    so.trials = scenario::sensitivity_trials(trials);
+    so.seed = seed;
+    so.threads = threads;
+    so.progress = [&bar](int done, int total) { bar.update(done, total); };
+    o.sensitivity = scenario::run_sensitivity(in, ci, so);
+    cost::add_sensitivity_json(o.json, o.sensitivity, so.delta, so.trials);
+  }
   return o;
 }
 

@@ -1,6 +1,7 @@
 // sim/cli/common.hpp: what the subcommands share: global options, step and run evaluation, text output helpers.
 #pragma once
 #include "sim/cost/cost.hpp"
+#include "sim/cost/sensitivity.hpp"
 #include "sim/execution/step_plan.hpp"
 #include "sim/execution/step_sim.hpp"
 #include "sim/parallel/feasibility.hpp"
@@ -44,6 +45,7 @@ using CommandList = std::vector<Command>;
 void add_describe_commands(CLI::App& app, const Options& o, CommandList& out);  // describe, validate
 void add_step_command(CLI::App& app, const Options& o, CommandList& out);
 void add_run_command(CLI::App& app, const Options& o, CommandList& out);
+void add_compare_command(CLI::App& app, const Options& o, CommandList& out);
 /// The main job (no subcommand): run the scenario (or the built-in default) and write the report folder.
 int main_job(const std::string& path, const Options& o, std::ostream& out, std::ostream& err);
 
@@ -87,9 +89,12 @@ struct RunOutcome {
   results::RunSummary run;
   cost::CostSummary cost;
   results::Json json;
+  std::vector<cost::SensitivityRow> sensitivity;  // tornado data, sorted by swing; empty unless asked for
 };
+/// With `sensitivity`, also reruns the Monte Carlo with each input moved +-20% (scenario::run_sensitivity, with
+/// min(trials, 200) trials) and adds "sensitivity" to the JSON; Ctrl-C stops it like the main run.
 RunOutcome evaluate_run(const scenario::Scenario& s, const StepOutcome& step, int trials, std::uint64_t seed,
-                        int threads, ProgressBar& bar);
+                        int threads, ProgressBar& bar, bool sensitivity = false);
 void print_run(const results::RunSummary& r, const cost::CostSummary& c, const scenario::Scenario& s,
                std::ostream& out);
 

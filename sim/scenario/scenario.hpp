@@ -1,6 +1,7 @@
 // sim/scenario/scenario.hpp: scenario files (schema trainsim.scenario/1) loaded strictly into wired, resolved objects.
 #pragma once
 #include "sim/base/units.hpp"
+#include "sim/cost/cost.hpp"
 #include "sim/hardware/profile.hpp"
 #include "sim/parallel/parallel_config.hpp"
 #include "sim/workload/model_spec.hpp"
@@ -85,6 +86,14 @@ struct CostConfig {
   std::optional<base::Money> gpu_hour;  // default: the hardware profile's list price
   std::optional<base::Time> deadline;
   std::optional<base::Money> budget;
+  // Pricing, energy and storage (defaults and their sources: sim/cost/cost.hpp; keys: README "Cost model").
+  cost::Pricing pricing = cost::Pricing::Rented;
+  std::string price_kind;       // rented: "on-demand" | "reserved" | "spot"
+  std::string price_date;       // rented: when the price was quoted, "2026-09"
+  std::string price_source;     // where the compute price comes from (profile provenance or the scenario)
+  cost::OwnedPrice owned;       // owned: node_price is required
+  cost::EnergyInputs energy;    // node_power defaults to the profile's; billed defaults to pricing == owned
+  cost::StorageInputs storage;  // checkpoint bytes are filled from the model by the caller
 };
 
 /// One `expect` entry: bounds on a result field by its JSON path ("mfu", "memory_gib.total"), or a flag.
