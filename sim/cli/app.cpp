@@ -36,6 +36,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   add_describe_commands(app, o, commands);
   add_step_command(app, o, commands);
   add_run_command(app, o, commands);
+  add_plan_command(app, o, commands);
   add_compare_command(app, o, commands);
 
   std::vector<std::string> argv_rev(args.rbegin(), args.rend());

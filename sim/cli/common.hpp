@@ -45,6 +45,7 @@ using CommandList = std::vector<Command>;
 void add_describe_commands(CLI::App& app, const Options& o, CommandList& out);  // describe, validate
 void add_step_command(CLI::App& app, const Options& o, CommandList& out);
 void add_run_command(CLI::App& app, const Options& o, CommandList& out);
+void add_plan_command(CLI::App& app, const Options& o, CommandList& out);
 void add_compare_command(CLI::App& app, const Options& o, CommandList& out);
 /// The main job (no subcommand): run the scenario (or the built-in default) and write the report folder.
 int main_job(const std::string& path, const Options& o, std::ostream& out, std::ostream& err);

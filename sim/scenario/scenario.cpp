@@ -272,6 +272,7 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
 
   if (auto p = in.required_object("parallel")) {
     s.parallel = parallel::ParallelConfig::parse(*p);
+    s.parallel_fixed = p->leaf_paths();
     const auto& pc = s.parallel;
     if (pc.dp && s.cluster.gpus > 0 && static_cast<long long>(pc.tp) * pc.pp * *pc.dp * pc.cp != s.cluster.gpus)
       p->error("dp", "tp*pp*dp*cp = " + std::to_string(pc.tp) + "*" + std::to_string(pc.pp) + "*" +

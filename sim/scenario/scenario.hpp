@@ -113,6 +113,7 @@ struct Scenario {
   hardware::HardwareProfile hardware;
   ClusterConfig cluster;
   parallel::ParallelConfig parallel;
+  std::vector<std::string> parallel_fixed;  // keys "parallel" gave (--set too): the planner keeps them fixed
   TrainingConfig training;
   DataConfig data;
   ReliabilityConfig reliability;

@@ -1,0 +1,270 @@
+// sim/planner/enumerate.cpp: the search space: which values of every free parallel field the planner tries.
+#include "sim/planner/planner.hpp"
+
+#include <algorithm>
+#include <array>
+#include <numeric>
+
+namespace sim::planner {
+namespace {
+
+using parallel::ParallelConfig;
+using parallel::Recompute;
+using parallel::Schedule;
+
+/// Context parallelism beyond 32 ranks is not tried: Llama 3 405B trained its 128K-token stage with cp = 16 (Llama
+/// Team 2024, "The Llama 3 Herd of Models", Sec. 3.3.2), the largest published production value we know of; 32
+/// leaves one doubling of headroom and keeps the space small.
+constexpr int kMaxCp = 32;
+/// Micro-batches of more than 16 sequences are not tried: Narayanan et al. (SC21, Sec. 5.6, Fig. 18) find the best
+/// micro-batch between 1 and 8 for GPT models of 91B-175B; larger ones only add activation memory.
+constexpr int kMaxMicroBatch = 16;
+
+std::vector<int> divisors(int n) {
+  std::vector<int> out;
+  for (int d = 1; d <= n; ++d)
+    if (n % d == 0) out.push_back(d);
+  return out;
+}
+
+template <class T>
+std::vector<T> one(T v) {
+  return std::vector<T>{v};
+}
+
+}  // namespace
+
+const char* to_string(Objective o) {
+  switch (o) {
+    case Objective::Time:
+      return "time";
+    case Objective::Cost:
+      return "cost";
+    case Objective::Risk:
+      return "risk";
+  }
+  return "?";
+}
+
+namespace {
+
+/// The searchable fields by their scenario key, in the order enumerate() nests them.
+struct FieldEntry {
+  const char* name;
+  bool FixedFields::*member;
+};
+constexpr std::array<FieldEntry, 12> kFields{{
+    {"tp", &FixedFields::tp},
+    {"pp", &FixedFields::pp},
+    {"dp", &FixedFields::dp},
+    {"cp", &FixedFields::cp},
+    {"ep", &FixedFields::ep},
+    {"vpp", &FixedFields::vpp},
+    {"sequence_parallel", &FixedFields::sequence_parallel},
+    {"zero_stage", &FixedFields::zero_stage},
+    {"distributed_optimizer", &FixedFields::distributed_optimizer},
+    {"recompute", &FixedFields::recompute},
+    {"micro_batch", &FixedFields::micro_batch},
+    {"schedule", &FixedFields::schedule},
+}};
+
+}  // namespace
+
+std::vector<std::string> FixedFields::names() {
+  std::vector<std::string> out;
+  for (const auto& f : kFields)
+    out.emplace_back(f.name);
+  return out;
+}
+
+FixedFields FixedFields::from_keys(const std::vector<std::string>& keys) {
+  FixedFields f;
+  for (const auto& k : keys)
+    for (const auto& e : kFields)
+      if (k == e.name) f.*e.member = true;
+  return f;
+}
+
+FixedFields FixedFields::all() {
+  FixedFields f;
+  for (const auto& e : kFields)
+    f.*e.member = true;
+  return f;
+}
+
+std::vector<std::string> FixedFields::unfix(const std::vector<std::string>& keys) {
+  std::vector<std::string> unknown;
+  for (const auto& k : keys) {
+    bool known = k == "all";
+    for (const auto& e : kFields) {
+      if (k == "all" || k == e.name) {
+        this->*e.member = false;
+        known = true;
+      }
+    }
+    if (!known) unknown.push_back(k);
+  }
+  return unknown;
+}
+
+bool FixedFields::any() const {
+  return std::any_of(kFields.begin(), kFields.end(), [this](const FieldEntry& e) { return this->*e.member; });
+}
+
+std::vector<ParallelConfig> enumerate(const PlanProblem& problem, int gpus) {
+  const auto& model = *problem.model;
+  const ParallelConfig& base = problem.parallel;
+  const FixedFields& f = problem.fixed;
+  std::vector<ParallelConfig> out;
+
+  // Tensor parallelism within the NVLink domain (Narayanan et al. SC21, Sec. 3.3, Takeaway #1: "use tensor model
+  // parallelism up to degree g when using g-GPU servers"); larger tp would cross the network every layer.
+  std::vector<int> tps;
+  if (f.tp) {
+    tps = one(base.tp);
+  } else {
+    for (int d : divisors(problem.topology.nvlink_domain))
+      if (d <= gpus) tps.push_back(d);
+  }
+  std::vector<int> cps;
+  if (f.cp) {
+    cps = one(base.cp);
+  } else {
+    for (int d : divisors(gpus))
+      if (d <= kMaxCp) cps.push_back(d);
+  }
+  std::vector<int> pps;
+  if (f.pp) {
+    pps = one(base.pp);
+  } else {
+    for (int d : divisors(gpus))
+      if (d <= model.layers) pps.push_back(d);
+  }
+  const bool sizes_fixed = f.tp && f.cp && f.pp;
+
+  for (int tp : tps) {
+    for (int cp : cps) {
+      for (int pp : pps) {
+        // dp is derived: with any of tp, cp, pp free, only sizes that tile the cluster are built (the others are not
+        // points of the space); with all three fixed the point is kept so that its rule explains the empty answer.
+        const long long mp = static_cast<long long>(tp) * cp * pp;
+        int dp = 0;
+        if (f.dp) {
+          if (mp * *base.dp != gpus && !sizes_fixed) continue;
+          dp = *base.dp;
+        } else {
+          if (gpus % mp != 0 && !sizes_fixed) continue;
+          dp = static_cast<int>(gpus / std::max(1LL, mp));
+        }
+
+        // Virtual stages: Megatron-LM needs layers divisible by pp * vpp; an explicit layers_per_stage fixes pp*vpp.
+        std::vector<int> vpps;
+        if (f.vpp) {
+          vpps = one(base.vpp);
+        } else if (pp == 1) {
+          vpps = one(1);
+        } else if (!base.layers_per_stage.empty()) {
+          const int entries = static_cast<int>(base.layers_per_stage.size());
+          vpps = one(entries % pp == 0 ? std::max(1, entries / pp) : 1);
+        } else if (model.layers % pp != 0) {
+          vpps = one(1);
+        } else {
+          vpps = divisors(model.layers / pp);
+        }
+        if (f.schedule && !f.vpp) {
+          const bool interleaved = base.schedule == Schedule::Interleaved;
+          std::erase_if(vpps, [&](int v) { return interleaved ? v == 1 : v > 1; });
+          if (vpps.empty()) vpps = one(interleaved ? 2 : 1);
+        }
+
+        for (int vpp : vpps) {
+          std::vector<Schedule> schedules;
+          if (f.schedule)
+            schedules = one(base.schedule);
+          else if (vpp > 1)
+            schedules = one(Schedule::Interleaved);
+          else if (pp == 1)
+            schedules = one(Schedule::OneFOneB);  // no pipeline: every schedule is the same
+          else
+            schedules = {Schedule::OneFOneB, Schedule::ZeroBubbleH1, Schedule::GPipe};
+
+          std::vector<int> eps;
+          if (f.ep) {
+            eps = one(base.ep);
+          } else if (!model.moe) {
+            eps = one(1);
+          } else {
+            // Experts are sharded over the data-parallel-with-context group (Megatron-Core): ep divides dp*cp.
+            const int g = std::gcd(model.moe->experts, std::max(1, dp * cp));
+            eps = divisors(g);
+          }
+          const std::vector<bool> sps = f.sequence_parallel ? one(base.sequence_parallel)
+                                        : tp > 1            ? std::vector<bool>{true, false}
+                                                            : one(false);
+
+          // Optimizer sharding levels 0..3 (ZeRO stage; level 1 is Megatron's distributed optimizer), kept when the
+          // fixed fields allow them. With the stage free, levels 2 and 3 are tried only where the step level times
+          // them right: the step level charges every level >= 1 one gradient reduce-scatter and one parameter
+          // all-gather per iteration. That is ZeRO-2's traffic only without gradient accumulation (DeepSpeed's
+          // ZeRO-2 reduce-scatters after every micro-batch's backward, which is also why it refuses pipelines:
+          // deepspeed/runtime/pipe/engine.py), so level 2 needs pp == 1 and one micro-batch per replica (checked
+          // below); ZeRO-3's per-layer parameter gathers in forward and backward (Rajbhandari et al. 2020, Sec. 7.2:
+          // 1.5x the data-parallel traffic) are not modelled, so level 3 is planned only when the scenario fixes it.
+          std::vector<std::pair<int, bool>> shardings;
+          for (int level = 0; level <= 3; ++level) {
+            const int zero = f.zero_stage ? base.zero_stage : level;
+            const bool distopt = f.distributed_optimizer ? base.distributed_optimizer : level >= 1;
+            if (std::max(zero, distopt ? 1 : 0) != level) continue;
+            if (!f.zero_stage && (level == 3 || (level == 2 && pp > 1))) continue;
+            shardings.emplace_back(zero, distopt);
+          }
+
+          const std::vector<Recompute> recomputes =
+              f.recompute ? one(base.recompute)
+                          : std::vector<Recompute>{Recompute::None, Recompute::Selective, Recompute::Full};
+          std::vector<int> mbs;
+          if (f.micro_batch) {
+            mbs = one(base.micro_batch);
+          } else if (dp > 0 && base.global_batch % dp == 0) {
+            for (int d : divisors(base.global_batch / dp))
+              if (d <= kMaxMicroBatch) mbs.push_back(d);
+          } else {
+            mbs = one(1);  // the batch does not divide: the rule says so
+          }
+
+          for (Schedule schedule : schedules)
+            for (int ep : eps)
+              for (bool sp : sps)
+                for (const auto& [zero, distopt] : shardings)
+                  for (Recompute recompute : recomputes)
+                    for (int mb : mbs) {
+                      if (!f.zero_stage && zero == 2 && static_cast<long long>(mb) * dp != base.global_batch) continue;
+                      ParallelConfig c = base;
+                      c.tp = tp;
+                      c.pp = pp;
+                      c.cp = cp;
+                      if (!f.dp) c.dp.reset();  // derived by resolve_layout
+                      c.vpp = vpp;
+                      c.schedule = schedule;
+                      c.ep = ep;
+                      c.sequence_parallel = sp;
+                      c.zero_stage = zero;
+                      c.distributed_optimizer = distopt;
+                      c.recompute = recompute;
+                      c.micro_batch = mb;
+                      out.push_back(std::move(c));
+                    }
+        }
+      }
+    }
+  }
+  // Nothing tiles the cluster: keep the scenario's own configuration so that its broken rules explain the answer.
+  if (out.empty()) {
+    ParallelConfig c = base;
+    if (!f.dp) c.dp.reset();
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+}  // namespace sim::planner

@@ -1,0 +1,161 @@
+// sim/planner/planner.hpp: search over parallel strategies: enumerate, prune (rules, memory), evaluate (analytic for
+// every point, replica for the short list, run level for the finalists), rank by time, cost or risk, Pareto front.
+#pragma once
+#include "sim/base/units.hpp"
+#include "sim/execution/step_plan.hpp"
+#include "sim/hardware/profile.hpp"
+#include "sim/parallel/feasibility.hpp"
+#include "sim/parallel/memory.hpp"
+#include "sim/parallel/parallel_config.hpp"
+#include "sim/results/json.hpp"
+#include "sim/results/step_result.hpp"
+#include "sim/topology/topology.hpp"
+#include "sim/workload/model_spec.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace sim::planner {
+
+enum class Objective {
+  Time,  // healthy step time (replica fidelity)
+  Cost,  // expected total cost of the run, failures included (run-level Monte Carlo)
+  Risk,  // p90 time to train (run-level Monte Carlo)
+};
+const char* to_string(Objective o);
+
+/// The parallel fields a scenario can fix; every field not fixed is searched. global_batch, order and
+/// layers_per_stage are never searched: they are always taken as the scenario gives them.
+struct FixedFields {
+  bool tp = false;
+  bool pp = false;
+  bool dp = false;
+  bool cp = false;
+  bool ep = false;
+  bool vpp = false;
+  bool sequence_parallel = false;
+  bool zero_stage = false;
+  bool distributed_optimizer = false;
+  bool recompute = false;
+  bool micro_batch = false;
+  bool schedule = false;
+
+  /// From the keys of a scenario's "parallel" object ("tp", "zero_stage", ...); other keys are ignored.
+  static FixedFields from_keys(const std::vector<std::string>& keys);
+  static FixedFields all();
+  /// Unfixes the named fields ("all" unfixes every one). Returns the names that are not searchable fields.
+  std::vector<std::string> unfix(const std::vector<std::string>& names);
+  /// Names of the searchable fields, in the order the planner nests them.
+  static std::vector<std::string> names();
+  bool any() const;
+};
+
+/// The run-level outcome of one candidate: time to train and its cost, failures included.
+struct RunEstimate {
+  int trials = 0;
+  double time_to_train_mean_days = 0;
+  double time_to_train_p90_days = 0;
+  double cost_mean_usd = 0;
+  double cost_p90_usd = 0;
+  double goodput_mean = 0;
+};
+
+/// Simulates the whole run of a candidate (its step plan and healthy replica step) with `trials` Monte Carlo trials.
+/// Called concurrently from worker threads: it must be thread-safe and deterministic (fixed seed), and it must not
+/// start threads of its own that depend on the machine (results must not depend on the thread count).
+using RunEvaluator =
+    std::function<RunEstimate(const execution::StepPlan& plan, const results::StepResult& step, int trials)>;
+
+/// What to plan, in the step level's terms (the composition root fills it from a scenario: scenario/plan_setup).
+struct PlanProblem {
+  const workload::ModelSpec* model = nullptr;
+  const hardware::HardwareProfile* hardware = nullptr;
+  topology::TopologyConfig topology;  // the cluster; `gpus` is replaced by each size searched
+  std::vector<int> gpus;              // cluster sizes to search (at least one)
+  int seq_len = 0;
+  hardware::Dtype dtype = hardware::Dtype::Bf16;
+  /// Values of the fixed fields, and global_batch, order and layers_per_stage (never searched).
+  parallel::ParallelConfig parallel;
+  FixedFields fixed;
+  bool flash_attention = true;
+  bool dropout = false;
+  parallel::MemoryOptions memory;
+  RunEvaluator run;  // empty: no run level (no time to train, no cost; only the time objective)
+};
+
+struct PlanOptions {
+  Objective objective = Objective::Time;
+  int top_k = 10;
+  std::vector<int> gpus;  // cluster sizes; empty: the scenario's
+  int threads = 0;        // 0: every core; results do not depend on it
+  /// Called on the calling thread about ten times a second and at the end of each phase; it may throw to cancel
+  /// (workers stop after their current point; the exception propagates out of plan()).
+  std::function<void(int done, int total)> progress;
+  /// Fields to search although the scenario fixes them ("all": every searchable field); used by plan_scenario.
+  std::vector<std::string> free;
+  /// The short list re-evaluated at replica fidelity: this fraction of the feasible points of each cluster size, at
+  /// least shortlist_min of them.
+  double shortlist_fraction = 0.05;
+  int shortlist_min = 20;
+  /// Run level: the best run_candidates of each cluster size by replica step time (at least top_k), each with
+  /// run_trials Monte Carlo trials.
+  int run_candidates = 20;
+  int run_trials = 200;
+};
+
+struct Candidate {
+  parallel::ParallelConfig parallel;  // every field resolved (dp set)
+  parallel::Layout layout;
+  int gpus = 0;
+  results::StepResult step;  // replica fidelity (memory and fit filled in)
+  base::Time analytic_step_time;
+  std::optional<RunEstimate> run;
+  std::string megatron_flags;
+  std::int64_t index = 0;  // position in the enumeration (the deterministic tie-break)
+};
+
+struct PlanResult {
+  std::int64_t evaluated = 0;  // points enumerated: feasible + the sum of the infeasible counts
+  std::int64_t feasible = 0;   // evaluated at analytic fidelity
+  /// Feasible points dropped because another point of the same sizes (tp, pp, vpp, cp, ep, micro-batch, GPUs) is at
+  /// least as fast at analytic fidelity with no more memory per GPU.
+  std::int64_t dominated = 0;
+  std::int64_t replica_evaluated = 0;
+  std::int64_t run_evaluated = 0;
+  /// Rule id (parallel::resolve_layout's, or "out of memory") -> points it pruned, most first. A point that breaks
+  /// several rules counts under the first one resolve_layout reports.
+  std::vector<std::pair<std::string, std::int64_t>> infeasible;
+  /// The finalists, best first: the run-evaluated candidates when the problem has a run evaluator, else the replica
+  /// short list. Callers show the first top_k.
+  std::vector<Candidate> candidates;
+  /// Indices into candidates of the Pareto front of expected time to train vs expected cost (step time vs GPU-hours
+  /// per step without a run level), fastest first.
+  std::vector<int> pareto;
+  Objective objective = Objective::Time;
+  std::vector<int> gpus;  // cluster sizes searched
+};
+
+/// Runs the search. Throws base::ConfigError when the problem cannot be searched (no cluster size, a cluster the
+/// topology cannot build, a cost or risk objective without a run evaluator). An empty candidate list is a result:
+/// `infeasible` says why.
+PlanResult plan(const PlanProblem& problem, const PlanOptions& options);
+
+/// The configurations plan() considers for one cluster size, in its deterministic order.
+std::vector<parallel::ParallelConfig> enumerate(const PlanProblem& problem, int gpus);
+
+/// Megatron-LM command-line flags of a configuration, e.g. "--tensor-model-parallel-size 8
+/// --pipeline-model-parallel-size 4 --sequence-parallel --use-distributed-optimizer --recompute-activations
+/// --micro-batch-size 1 --global-batch-size 1024".
+std::string megatron_flags(const parallel::ParallelConfig& c, const parallel::Layout& layout, int layers);
+
+/// Indices of the points not dominated in (x, y), both minimised, ordered by x then y; of equal points the first.
+std::vector<int> pareto_front(const std::vector<std::pair<double, double>>& points);
+
+/// The `trainsim plan --json` object (schema trainsim.plan/1): the first top_k candidates and the Pareto front.
+results::Json to_json(const PlanResult& r, int top_k);
+
+}  // namespace sim::planner

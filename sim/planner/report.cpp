@@ -1,0 +1,124 @@
+// sim/planner/report.cpp: a plan's candidates as Megatron-LM flags, its Pareto front and its JSON (trainsim.plan/1).
+#include "sim/planner/planner.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+namespace sim::planner {
+
+std::string megatron_flags(const parallel::ParallelConfig& c, const parallel::Layout& layout, int layers) {
+  // Flag names from Megatron-LM's megatron/training/arguments.py; the sharded data-parallel modes from the
+  // Megatron-Core custom FSDP documentation ("--use-custom-fsdp --data-parallel-sharding-strategy
+  // optim_grads_params ... --use-distributed-optimizer").
+  std::string f = "--tensor-model-parallel-size " + std::to_string(layout.tp) + " --pipeline-model-parallel-size " +
+                  std::to_string(layout.pp);
+  if (layout.vpp > 1)
+    f += " --num-layers-per-virtual-pipeline-stage " + std::to_string(layers / (layout.pp * layout.vpp));
+  if (layout.cp > 1) f += " --context-parallel-size " + std::to_string(layout.cp);
+  if (layout.ep > 1) f += " --expert-model-parallel-size " + std::to_string(layout.ep);
+  if (c.sequence_parallel && layout.tp > 1) f += " --sequence-parallel";
+  const int sharding = std::max(c.zero_stage, c.distributed_optimizer ? 1 : 0);
+  if (sharding >= 1) f += " --use-distributed-optimizer";
+  if (sharding == 2) f += " --use-custom-fsdp --data-parallel-sharding-strategy optim_grads";
+  if (sharding == 3) f += " --use-custom-fsdp --data-parallel-sharding-strategy optim_grads_params";
+  if (c.recompute == parallel::Recompute::Selective) f += " --recompute-activations";
+  if (c.recompute == parallel::Recompute::Full)
+    f += " --recompute-granularity full --recompute-method uniform --recompute-num-layers 1";
+  f += " --micro-batch-size " + std::to_string(layout.micro_batch) + " --global-batch-size " +
+       std::to_string(c.global_batch);
+  return f;
+}
+
+std::vector<int> pareto_front(const std::vector<std::pair<double, double>>& points) {
+  std::vector<int> order(points.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return points[static_cast<std::size_t>(a)] < points[static_cast<std::size_t>(b)];
+  });
+  // Sweep by x ascending: a point is on the front when its y is below every y seen so far (equal points: the first).
+  std::vector<int> front;
+  bool any = false;
+  double best_y = 0;
+  for (int i : order) {
+    const double y = points[static_cast<std::size_t>(i)].second;
+    if (!any || y < best_y) {
+      front.push_back(i);
+      best_y = y;
+      any = true;
+    }
+  }
+  return front;
+}
+
+namespace {
+
+results::Json candidate_json(const Candidate& c, int rank) {
+  using results::Json;
+  Json j = Json::object();
+  j["rank"] = rank;
+  j["gpus"] = c.gpus;
+  Json& p = j["parallel"];
+  p["tp"] = c.layout.tp;
+  p["pp"] = c.layout.pp;
+  p["dp"] = c.layout.dp;
+  p["cp"] = c.layout.cp;
+  p["ep"] = c.layout.ep;
+  p["vpp"] = c.layout.vpp;
+  p["sequence_parallel"] = c.parallel.sequence_parallel && c.layout.tp > 1;
+  p["zero_stage"] = c.parallel.zero_stage;
+  p["distributed_optimizer"] = c.parallel.distributed_optimizer;
+  p["recompute"] = parallel::to_string(c.parallel.recompute);
+  p["micro_batch"] = c.layout.micro_batch;
+  p["global_batch"] = c.parallel.global_batch;
+  p["schedule"] = parallel::to_string(c.parallel.schedule);
+  j["megatron_flags"] = c.megatron_flags;
+  Json step = results::to_json(c.step);
+  step["analytic_step_time_s"] = c.analytic_step_time.seconds();
+  j["step"] = std::move(step);
+  if (c.run) {
+    Json r = Json::object();
+    r["trials"] = c.run->trials;
+    r["time_to_train_days"]["mean"] = c.run->time_to_train_mean_days;
+    r["time_to_train_days"]["p90"] = c.run->time_to_train_p90_days;
+    r["cost_usd"]["mean"] = c.run->cost_mean_usd;
+    r["cost_usd"]["p90"] = c.run->cost_p90_usd;
+    r["goodput"]["mean"] = c.run->goodput_mean;
+    j["run"] = std::move(r);
+  } else {
+    j["run"] = Json();
+  }
+  return j;
+}
+
+}  // namespace
+
+results::Json to_json(const PlanResult& r, int top_k) {
+  using results::Json;
+  Json j = Json::object();
+  j["schema"] = "trainsim.plan/1";
+  j["objective"] = to_string(r.objective);
+  Json gpus = Json::array();
+  for (int g : r.gpus)
+    gpus.push_back(g);
+  j["gpus"] = std::move(gpus);
+  j["evaluated"] = r.evaluated;
+  j["feasible"] = r.feasible;
+  j["dominated"] = r.dominated;
+  j["replica_evaluated"] = r.replica_evaluated;
+  j["run_evaluated"] = r.run_evaluated;
+  Json inf = Json::object();
+  for (const auto& [rule, count] : r.infeasible)
+    inf[rule] = count;
+  j["infeasible"] = std::move(inf);
+  Json cands = Json::array();
+  for (std::size_t i = 0; i < r.candidates.size() && static_cast<int>(i) < top_k; ++i)
+    cands.push_back(candidate_json(r.candidates[i], static_cast<int>(i) + 1));
+  j["candidates"] = std::move(cands);
+  Json front = Json::array();
+  for (int i : r.pareto)
+    front.push_back(candidate_json(r.candidates[static_cast<std::size_t>(i)], i + 1));
+  j["pareto"] = std::move(front);
+  return j;
+}
+
+}  // namespace sim::planner

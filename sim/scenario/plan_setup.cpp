@@ -1,0 +1,89 @@
+// sim/scenario/plan_setup.cpp: the planner's problem from a scenario, with the run level as its callback.
+#include "sim/scenario/plan_setup.hpp"
+
+#include "sim/base/errors.hpp"
+#include "sim/cost/cost.hpp"
+#include "sim/parallel/memory.hpp"
+#include "sim/reliability/monte_carlo.hpp"
+#include "sim/scenario/run_setup.hpp"
+#include "sim/scenario/sensitivity.hpp"
+#include "sim/scenario/step_setup.hpp"
+
+#include <map>
+#include <memory>
+
+namespace sim::scenario {
+
+planner::PlanProblem plan_problem(const Scenario& s, const planner::PlanOptions& opt, bool with_run_level) {
+  planner::PlanProblem p;
+  p.model = &s.model;
+  p.hardware = &s.hardware;
+  p.topology = topology_config(s);
+  p.gpus = opt.gpus.empty() ? std::vector<int>{s.cluster.gpus} : opt.gpus;
+  p.seq_len = s.training.seq_len;
+  p.dtype = s.training.dtype;
+  p.parallel = s.parallel;
+  p.fixed = planner::FixedFields::from_keys(s.parallel_fixed);
+  if (const auto unknown = p.fixed.unfix(opt.free); !unknown.empty()) {
+    std::string accepted = "all";
+    for (const auto& n : planner::FixedFields::names())
+      accepted += ", " + n;
+    throw base::ConfigError("--free", "",
+                            "\"" + unknown.front() + "\" is not a searchable parallel field; accepted: " + accepted);
+  }
+  p.flash_attention = parallel::default_flash_attention(s.model);
+  p.dropout = parallel::default_dropout(s.model);
+
+  // Cluster sizes: whole nodes (as the scenario loader requires of cluster.gpus) that the topology can build.
+  std::vector<base::Diagnostic> problems;
+  for (int g : p.gpus) {
+    const std::string what = "cluster size " + std::to_string(g) + ": ";
+    if (g < 1 || (g > s.cluster.gpus_per_node && g % s.cluster.gpus_per_node != 0)) {
+      problems.push_back(
+          {"--gpus", "", what + "not a whole number of nodes of " + std::to_string(s.cluster.gpus_per_node) + " GPUs"});
+      continue;
+    }
+    auto tc = p.topology;
+    tc.gpus = g;
+    for (const auto& d : topology::validate(tc))
+      problems.push_back({"--gpus", "", what + "topology field " + d.path + ": " + d.message});
+  }
+  if (!problems.empty()) throw base::ConfigError(std::move(problems));
+
+  // The run level of a candidate: the scenario with the candidate's cluster size, its failures, checkpoints and
+  // price (the common random numbers of one seed make candidates comparable with few trials).
+  if (!with_run_level) return p;
+  auto by_size = std::make_shared<std::map<int, Scenario>>();
+  for (int g : p.gpus) {
+    Scenario copy = s;
+    copy.cluster.gpus = g;
+    by_size->emplace(g, std::move(copy));
+  }
+  p.run = [by_size](const execution::StepPlan& plan, const results::StepResult& step, int trials) {
+    const Scenario& sc = by_size->at(plan.gpus);
+    const auto in = run_inputs(sc, plan, step.step_time, /*simulate_straggler=*/false);
+    if (auto bad = reliability::check_inputs(in); !bad.empty()) {
+      for (auto& d : bad)
+        d.file = sc.source;
+      throw base::ConfigError(std::move(bad));
+    }
+    const auto run = reliability::run_monte_carlo(in, trials, sc.reliability.seed, /*threads=*/1);
+    // The cost model of `trainsim run` (pricing, energy, storage) for the candidate's cluster size.
+    const auto c = cost::run_cost(run, cost_inputs(sc));
+    planner::RunEstimate e;
+    e.trials = run.trials;
+    e.time_to_train_mean_days = run.time_to_train_days.mean;
+    e.time_to_train_p90_days = run.time_to_train_days.p90;
+    e.cost_mean_usd = c.mean_usd;
+    e.cost_p90_usd = c.p90_usd;
+    e.goodput_mean = run.goodput.mean;
+    return e;
+  };
+  return p;
+}
+
+planner::PlanResult plan_scenario(const Scenario& s, const planner::PlanOptions& opt) {
+  return planner::plan(plan_problem(s, opt), opt);
+}
+
+}  // namespace sim::scenario
