@@ -63,9 +63,10 @@ void print_plan(const planner::PlanResult& r, const scenario::Scenario& s, const
     sizes += (sizes.empty() ? "" : ", ") + std::to_string(g);
   out << "plan            " << s.name << "  (objective " << planner::to_string(r.objective) << ", " << sizes
       << " GPUs)\n";
-  out << "searched        " << r.evaluated << " configurations: " << r.feasible << " feasible (analytic; "
-      << r.dominated << " of them dominated in time and memory), " << r.replica_evaluated << " at replica fidelity, "
-      << r.run_evaluated << " through the run level (" << a.trials << " trials each)\n";
+  out << "searched        " << r.evaluated << (r.evaluated == 1 ? " configuration: " : " configurations: ")
+      << r.feasible << " feasible (analytic; " << r.dominated << " of them dominated in time and memory), "
+      << r.replica_evaluated << " at replica fidelity, " << r.run_evaluated << " through the run level (" << a.trials
+      << " trials each)\n";
   if (!r.infeasible.empty()) {
     out << "pruned          ";
     for (std::size_t i = 0; i < r.infeasible.size(); ++i)
