@@ -186,31 +186,226 @@ results::RunSummary summarise(const RunInputs& in, const RunPlan& plan, const Ac
   return s;
 }
 
-}  // namespace
+std::string int128_text(Int128 v) {
+  if (v == 0) return "0";
+  const bool neg = v < 0;
+  std::string out;
+  while (v != 0) {
+    const int digit = static_cast<int>(v % 10);
+    out.push_back(static_cast<char>('0' + (neg ? -digit : digit)));
+    v /= 10;
+  }
+  if (neg) out.push_back('-');
+  return {out.rbegin(), out.rend()};
+}
 
-results::RunSummary run_monte_carlo(const RunInputs& in, int trials, std::uint64_t seed, int threads,
-                                    const ProgressCallback& progress) {
+bool parse_int128(const std::string& text, Int128& out) {
+  if (text.empty() || text.size() > 40) return false;
+  std::size_t i = text[0] == '-' ? 1 : 0;
+  if (i == text.size()) return false;
+  Int128 v = 0;
+  for (; i < text.size(); ++i) {
+    if (text[i] < '0' || text[i] > '9') return false;
+    v = v * 10 + (text[i] - '0');
+  }
+  out = text[0] == '-' ? -v : v;
+  return true;
+}
+
+/// Checks the inputs and derives the plan every trial shares.
+RunPlan checked_plan(const RunInputs& in, int trials) {
   std::vector<base::Diagnostic> problems = check_inputs(in);
   if (trials < 1) problems.push_back({"reliability", "/trials", "must be at least 1, found " + std::to_string(trials)});
   if (!problems.empty()) throw base::ConfigError(std::move(problems));
-
   StepTimes step_times(in.step_time);
   const base::Time step0 = step_times.get(ClusterState{});
   if (step0 <= base::Time::zero() || step0 == base::Time::max())
     throw base::ConfigError("reliability", "/step_time", "the healthy step time must be positive and finite");
-  const RunPlan plan = make_plan(in, step0);
-  threads = std::clamp(threads, 1, trials);
+  return make_plan(in, step0);
+}
+
+}  // namespace
+
+struct RunPartial::State {
+  State(RunPlan p, int trials_, int first_, int count_, std::uint64_t seed_)
+      : plan(std::move(p)), acc(plan), trials(trials_), first(first_), count(count_), seed(seed_) {}
+  RunPlan plan;
+  Accumulator acc;
+  int trials, first, count;
+  std::uint64_t seed;
+  int sample = -1;  // the sample trial when this slice holds it
+  std::vector<results::RunTimelineEvent> sample_timeline;
+};
+
+RunPartial::RunPartial(std::unique_ptr<State> s) : s_(std::move(s)) {}
+RunPartial::RunPartial(RunPartial&&) noexcept = default;
+RunPartial& RunPartial::operator=(RunPartial&&) noexcept = default;
+RunPartial::~RunPartial() = default;
+int RunPartial::trials() const {
+  return s_->trials;
+}
+int RunPartial::first() const {
+  return s_->first;
+}
+int RunPartial::count() const {
+  return s_->count;
+}
+std::uint64_t RunPartial::seed() const {
+  return s_->seed;
+}
+
+results::Json RunPartial::to_json() const {
+  using results::Json;
+  const Accumulator& a = s_->acc;
+  Json j = Json::object();
+  j["trials"] = s_->trials;
+  j["first"] = s_->first;
+  j["count"] = s_->count;
+  j["seed"] = int128_text(s_->seed);
+  Json sums = Json::object();
+  const std::pair<const char*, Int128> fields[] = {
+      {"wall_ns", a.wall_ns},           {"productive_ns", a.productive_ns}, {"checkpoint_ns", a.checkpoint_ns},
+      {"detection_ns", a.detection_ns}, {"restart_ns", a.restart_ns},       {"lost_work_ns", a.lost_work_ns},
+      {"waiting_ns", a.waiting_ns},     {"degraded_ns", a.degraded_ns},     {"drain_ns", a.drain_ns},
+      {"durable", a.durable},           {"goodput_fp", a.goodput_fp}};
+  for (const auto& [name, v] : fields)
+    sums[name] = int128_text(v);
+  j["sums"] = std::move(sums);
+  Json causes = Json::array();
+  for (std::size_t c = 0; c < a.interruptions.size(); ++c) {
+    Json k = Json::object();
+    k["name"] = s_->plan.components[c].name;
+    k["interruptions"] = a.interruptions[c];
+    k["lost_gpu_uh"] = int128_text(a.lost_gpu_uh[c]);
+    causes.push_back(std::move(k));
+  }
+  j["causes"] = std::move(causes);
+  const auto bins = [](const results::Histogram& h) {
+    Json arr = Json::array();
+    for (const auto& [bin, n] : h.nonzero_bins()) {
+      Json e = Json::object();
+      e["bin"] = bin;
+      e["count"] = n;
+      arr.push_back(std::move(e));
+    }
+    return arr;
+  };
+  j["goodput_bins"] = bins(a.goodput_hist);
+  j["time_bins"] = a.steps_mode ? bins(a.time_hist) : Json::array();
+  j["never"] = a.never;
+  j["first_never_trial"] = a.never > 0 ? Json(a.first_never_trial) : Json();
+  j["first_never_reason"] = a.first_never_reason;
+  j["sample_trial"] = s_->sample;
+  Json tl = Json::array();
+  for (const auto& e : s_->sample_timeline) {
+    Json k = Json::object();
+    k["at_ns"] = e.at.ns;
+    k["kind"] = e.kind;
+    k["cause"] = e.cause;
+    tl.push_back(std::move(k));
+  }
+  j["sample_timeline"] = std::move(tl);
+  return j;
+}
+
+RunPartial RunPartial::from_json(base::JsonReader& r, const RunInputs& in) {
+  int trials = 0, first = 0, count = 0;
+  std::string seed_text;
+  r.required("trials", trials, base::Range::at_least(1));
+  r.required("first", first, base::Range::at_least(0));
+  r.required("count", count, base::Range::at_least(0));
+  r.required("seed", seed_text);
+  Int128 seed = 0;
+  if (!parse_int128(seed_text, seed) || seed < 0 || seed > Int128{std::numeric_limits<std::uint64_t>::max()})
+    r.error("seed", "\"" + seed_text + "\" is not an unsigned 64-bit integer");
+  if (static_cast<std::int64_t>(first) + count > trials) r.error("count", "first + count exceeds trials");
+  auto state = std::make_unique<State>(checked_plan(in, std::max(trials, 1)), trials, first, count,
+                                       static_cast<std::uint64_t>(seed));
+  Accumulator& a = state->acc;
+  a.trials = count;
+  if (auto sums = r.required_object("sums")) {
+    const std::pair<const char*, Int128*> fields[] = {
+        {"wall_ns", &a.wall_ns},           {"productive_ns", &a.productive_ns}, {"checkpoint_ns", &a.checkpoint_ns},
+        {"detection_ns", &a.detection_ns}, {"restart_ns", &a.restart_ns},       {"lost_work_ns", &a.lost_work_ns},
+        {"waiting_ns", &a.waiting_ns},     {"degraded_ns", &a.degraded_ns},     {"drain_ns", &a.drain_ns},
+        {"durable", &a.durable},           {"goodput_fp", &a.goodput_fp}};
+    for (const auto& [name, out] : fields) {
+      std::string text;
+      if (sums->required(name, text) && !parse_int128(text, *out))
+        sums->error(name, "\"" + text + "\" is not an integer");
+    }
+    sums->finish();
+  }
+  auto causes = r.object_array("causes", true);
+  if (causes.size() != a.interruptions.size()) {
+    r.error("causes", std::to_string(causes.size()) + " causes, but this run has " +
+                          std::to_string(a.interruptions.size()) + " failure components: a shard of another scenario?");
+  } else {
+    for (std::size_t c = 0; c < causes.size(); ++c) {
+      std::string name, lost;
+      causes[c].required("name", name);
+      if (name != state->plan.components[c].name)
+        causes[c].error("name", "\"" + name + "\" where this run has \"" + state->plan.components[c].name + "\"");
+      causes[c].required("interruptions", a.interruptions[c], base::Range::at_least(0));
+      if (causes[c].required("lost_gpu_uh", lost) && !parse_int128(lost, a.lost_gpu_uh[c]))
+        causes[c].error("lost_gpu_uh", "\"" + lost + "\" is not an integer");
+      causes[c].finish();
+    }
+  }
+  const auto read_bins = [&r](const char* key, results::Histogram& h) {
+    for (auto& e : r.object_array(key, true)) {
+      int bin = 0;
+      std::int64_t n = 0;
+      if (e.required("bin", bin) && e.required("count", n) && !h.add_count(bin, n))
+        e.error("bin", "bin " + std::to_string(bin) + " with count " + std::to_string(n) + " does not fit");
+      e.finish();
+    }
+  };
+  read_bins("goodput_bins", a.goodput_hist);
+  read_bins("time_bins", a.time_hist);
+  r.required("never", a.never, base::Range::at_least(0));
+  if (r.kind("first_never_trial") == base::JsonReader::Kind::Null) {
+    r.accept("first_never_trial");
+  } else {
+    r.required("first_never_trial", a.first_never_trial, base::Range::at_least(0));
+  }
+  r.required("first_never_reason", a.first_never_reason);
+  r.required("sample_trial", state->sample, base::Range::at_least(-1));
+  for (auto& e : r.object_array("sample_timeline", true)) {
+    results::RunTimelineEvent ev;
+    e.required("at_ns", ev.at.ns);
+    e.required("kind", ev.kind);
+    e.required("cause", ev.cause);
+    e.finish();
+    state->sample_timeline.push_back(std::move(ev));
+  }
+  r.finish();
+  return RunPartial(std::move(state));
+}
+
+RunPartial run_monte_carlo_slice(const RunInputs& in, int trials, int first, int count, std::uint64_t seed, int threads,
+                                 const ProgressCallback& progress) {
+  const RunPlan plan = checked_plan(in, trials);
+  if (first < 0 || count < 0 || static_cast<std::int64_t>(first) + count > trials)
+    throw base::ConfigError("reliability", "/shard",
+                            "trials [" + std::to_string(first) + ", " + std::to_string(first + count) +
+                                ") are not inside [0, " + std::to_string(trials) + ")");
+  StepTimes step_times(in.step_time);
+  threads = std::clamp(threads, 1, std::max(count, 1));
   const int sample = in.sample_trial < trials ? in.sample_trial : -1;
+  auto state = std::make_unique<RunPartial::State>(plan, trials, first, count, seed);
+  if (sample >= first && sample < first + count) state->sample = sample;
 
   std::vector<Accumulator> accumulators(static_cast<std::size_t>(threads), Accumulator(plan));
   std::vector<std::exception_ptr> errors(static_cast<std::size_t>(threads));
   std::vector<results::RunTimelineEvent> sample_timeline;
-  std::atomic<int> next{0};
+  std::atomic<int> next{first};
   std::atomic<bool> stop{false};
   std::mutex mutex;
   std::condition_variable cv;
   int done = 0;  // guarded by mutex
   int reported = -1;
+  const int end = first + count;
 
   const auto worker = [&](std::size_t w) {
     try {
@@ -218,7 +413,7 @@ results::RunSummary run_monte_carlo(const RunInputs& in, int trials, std::uint64
       for (;;) {
         if (stop.load(std::memory_order_relaxed)) return;
         const int i = next.fetch_add(1, std::memory_order_relaxed);
-        if (i >= trials) return;
+        if (i >= end) return;
         TrialResult r = run_trial(plan, local, seed, static_cast<std::uint64_t>(i), i == sample);
         accumulators[w].add(r, i);
         if (i == sample) sample_timeline = std::move(r.timeline);  // one trial, one writer
@@ -242,13 +437,13 @@ results::RunSummary run_monte_carlo(const RunInputs& in, int trials, std::uint64
       pool.emplace_back(worker, w);
     try {
       std::unique_lock lock(mutex);
-      while (done < trials && !stop) {
-        cv.wait_for(lock, std::chrono::milliseconds(100), [&] { return done >= trials || stop.load(); });
+      while (done < count && !stop) {
+        cv.wait_for(lock, std::chrono::milliseconds(100), [&] { return done >= count || stop.load(); });
         if (progress && done != reported) {
           reported = done;
           const int now_done = done;
           lock.unlock();
-          progress(now_done, trials);
+          progress(now_done, count);
           lock.lock();
         }
       }
@@ -259,15 +454,68 @@ results::RunSummary run_monte_carlo(const RunInputs& in, int trials, std::uint64
   }
   for (const std::exception_ptr& e : errors)
     if (e) std::rethrow_exception(e);
-  if (progress && reported != trials) progress(trials, trials);
+  if (progress && reported != count) progress(count, count);
 
-  Accumulator total(plan);
   for (const Accumulator& a : accumulators)
-    total.merge(a);
-  results::RunSummary s = summarise(in, plan, total, trials, seed);
+    state->acc.merge(a);
+  state->sample_timeline = std::move(sample_timeline);
+  return RunPartial(std::move(state));
+}
+
+results::RunSummary summarise_partials(const RunInputs& in, const std::vector<RunPartial>& parts) {
+  if (parts.empty()) throw base::ConfigError("merge", "", "no shards to merge");
+  const RunPartial::State& head = *parts.front().s_;
+  // Every trial exactly once: sort the slices by their first trial and check they tile [0, trials).
+  std::vector<const RunPartial::State*> order;
+  for (const auto& p : parts) {
+    const RunPartial::State& s = *p.s_;
+    if (s.trials != head.trials || s.seed != head.seed)
+      throw base::ConfigError("merge", "",
+                              "shards of different runs: " + std::to_string(s.trials) + " trials, seed " +
+                                  std::to_string(s.seed) + " against " + std::to_string(head.trials) +
+                                  " trials, seed " + std::to_string(head.seed));
+    order.push_back(&s);
+  }
+  std::sort(order.begin(), order.end(), [](const auto* a, const auto* b) { return a->first < b->first; });
+  int next = 0;
+  for (const auto* s : order) {
+    if (s->first != next)
+      throw base::ConfigError(
+          "merge", "",
+          s->first < next
+              ? "trials from " + std::to_string(s->first) + " are in two shards (give each shard once)"
+              : "trials " + std::to_string(next) + " to " + std::to_string(s->first - 1) + " are in no shard");
+    next = s->first + s->count;
+  }
+  if (next != head.trials)
+    throw base::ConfigError("merge", "",
+                            "trials " + std::to_string(next) + " to " + std::to_string(head.trials - 1) +
+                                " are in no shard (a shard is missing)");
+  const RunPlan plan = checked_plan(in, head.trials);
+  Accumulator total(plan);
+  results::RunSummary s;
+  int sample = -1;
+  std::vector<results::RunTimelineEvent> timeline;
+  for (const auto* p : order) {
+    if (p->acc.interruptions.size() != total.interruptions.size())
+      throw base::ConfigError("merge", "", "a shard of another scenario (different failure components)");
+    total.merge(p->acc);
+    if (p->sample >= 0) {
+      sample = p->sample;
+      timeline = p->sample_timeline;
+    }
+  }
+  s = summarise(in, plan, total, head.trials, head.seed);
   s.sample_trial = sample;
-  s.sample_timeline = std::move(sample_timeline);
+  s.sample_timeline = std::move(timeline);
   return s;
+}
+
+results::RunSummary run_monte_carlo(const RunInputs& in, int trials, std::uint64_t seed, int threads,
+                                    const ProgressCallback& progress) {
+  std::vector<RunPartial> one;
+  one.push_back(run_monte_carlo_slice(in, trials, 0, trials, seed, threads, progress));
+  return summarise_partials(in, one);
 }
 
 }  // namespace sim::reliability

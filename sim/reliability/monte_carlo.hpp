@@ -1,11 +1,14 @@
 // sim/reliability/monte_carlo.hpp: many seeded trials of a training run on a thread pool, summarised in constant
 // memory.
 #pragma once
+#include "sim/base/json_reader.hpp"
 #include "sim/reliability/run_inputs.hpp"
 #include "sim/results/run_result.hpp"
 
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <vector>
 
 namespace sim::reliability {
 
@@ -23,5 +26,39 @@ using ProgressCallback = std::function<void(int done, int total)>;
 /// is a result (RunSummary::never_finished), not an error.
 results::RunSummary run_monte_carlo(const RunInputs& in, int trials, std::uint64_t seed, int threads,
                                     const ProgressCallback& progress = {});
+
+/// A slice of a Monte Carlo run, trials [first, first + count) of `trials`, as exact order-independent sums: slices
+/// computed anywhere (shards of a job array, MPI ranks) and merged give the summary one process gives, bit for bit.
+class RunPartial {
+ public:
+  RunPartial(RunPartial&&) noexcept;
+  RunPartial& operator=(RunPartial&&) noexcept;
+  ~RunPartial();
+  int trials() const;
+  int first() const;
+  int count() const;
+  std::uint64_t seed() const;
+  /// The exact state as JSON (128-bit sums as decimal strings, non-empty histogram bins only).
+  results::Json to_json() const;
+  /// Reads what to_json() wrote, for the run `in` describes; problems go to the reader's diagnostics, and a plan
+  /// that does not match (another scenario's failure components) is reported.
+  static RunPartial from_json(base::JsonReader& r, const RunInputs& in);
+
+  struct State;
+
+ private:
+  explicit RunPartial(std::unique_ptr<State> s);
+  std::unique_ptr<State> s_;
+  friend RunPartial run_monte_carlo_slice(const RunInputs&, int, int, int, std::uint64_t, int, const ProgressCallback&);
+  friend results::RunSummary summarise_partials(const RunInputs&, const std::vector<RunPartial>&);
+};
+
+/// Runs trials [first, first + count) of a `trials`-trial run; trial i draws from streams seeded by (seed, i) only.
+/// `progress` counts the slice's trials.
+RunPartial run_monte_carlo_slice(const RunInputs& in, int trials, int first, int count, std::uint64_t seed, int threads,
+                                 const ProgressCallback& progress = {});
+/// Merges slices that tile [0, trials) exactly once (any order) into the run's summary; throws base::ConfigError
+/// for a gap, an overlap, or slices of different runs.
+results::RunSummary summarise_partials(const RunInputs& in, const std::vector<RunPartial>& parts);
 
 }  // namespace sim::reliability

@@ -56,6 +56,28 @@ void Histogram::add(double x) {
   }
 }
 
+std::vector<std::pair<int, std::int64_t>> Histogram::nonzero_bins() const {
+  std::vector<std::pair<int, std::int64_t>> out;
+  if (underflow_ > 0) out.emplace_back(-1, underflow_);
+  for (int b = 0; b < bins(); ++b)
+    if (counts_[static_cast<std::size_t>(b)] > 0) out.emplace_back(b, counts_[static_cast<std::size_t>(b)]);
+  if (overflow_ > 0) out.emplace_back(bins(), overflow_);
+  return out;
+}
+
+bool Histogram::add_count(int bin, std::int64_t n) {
+  if (n < 0 || bin < -1 || bin > bins()) return false;
+  if (bin < 0) {
+    underflow_ += n;
+  } else if (bin == bins()) {
+    overflow_ += n;
+  } else {
+    counts_[static_cast<std::size_t>(bin)] += n;
+  }
+  count_ += n;
+  return true;
+}
+
 void Histogram::merge(const Histogram& other) {
   SIM_ASSERT(other.counts_.size() == counts_.size() && other.lo_ == lo_ && other.hi_ == hi_ && other.log_ == log_,
              "merging histograms of different layouts");

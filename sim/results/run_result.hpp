@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sim::results {
@@ -37,6 +38,11 @@ class Histogram {
   double hi() const { return hi_; }
   /// The largest relative (log bins) or absolute (linear bins) error of a quantile inside [lo, hi).
   double resolution() const;
+  /// The exact state, for sharded runs: (bin, count) of every non-empty bin, bin -1 the underflow and bins() the
+  /// overflow; add_count() on a histogram of the same layout restores it.
+  std::vector<std::pair<int, std::int64_t>> nonzero_bins() const;
+  /// Adds `n` values to bin `bin` (-1 underflow, bins() overflow); false when the bin does not exist or n < 0.
+  bool add_count(int bin, std::int64_t n);
 
  private:
   int bin_of(double x) const;  // -1 underflow, bins() overflow
