@@ -53,7 +53,7 @@ struct FieldEntry {
   const char* name;
   bool FixedFields::*member;
 };
-constexpr std::array<FieldEntry, 12> kFields{{
+constexpr std::array<FieldEntry, 13> kFields{{
     {"tp", &FixedFields::tp},
     {"pp", &FixedFields::pp},
     {"dp", &FixedFields::dp},
@@ -66,6 +66,7 @@ constexpr std::array<FieldEntry, 12> kFields{{
     {"recompute", &FixedFields::recompute},
     {"micro_batch", &FixedFields::micro_batch},
     {"schedule", &FixedFields::schedule},
+    {"global_batch", &FixedFields::global_batch},
 }};
 
 }  // namespace
@@ -108,14 +109,58 @@ std::vector<std::string> FixedFields::unfix(const std::vector<std::string>& keys
 }
 
 bool FixedFields::any() const {
-  return std::any_of(kFields.begin(), kFields.end(), [this](const FieldEntry& e) { return this->*e.member; });
+  // The global batch is fixed by default (every scenario gives it): it counts only among the other fields' answer.
+  return std::any_of(kFields.begin(), kFields.end() - 1, [this](const FieldEntry& e) { return this->*e.member; });
+}
+
+namespace {
+void enumerate_batch(const PlanProblem& problem, int gpus, const ParallelConfig& base,
+                     std::vector<ParallelConfig>& out);
+}  // namespace
+
+double steps_relative_to_scenario(const PlanProblem& problem, int global_batch) {
+  const int b0 = problem.parallel.global_batch;
+  if (global_batch == b0) return 1.0;
+  const double bc = problem.critical_batch_tokens;
+  if (bc <= 0) return static_cast<double>(b0) / global_batch;  // equal tokens
+  const double seq = problem.seq_len;
+  // S(B) / S(B0) = (1 + Bn/B) / (1 + Bn/B0) for the same target loss (McCandlish et al. 2018, Eq. 2.11).
+  return (1.0 + bc / (global_batch * seq)) / (1.0 + bc / (b0 * seq));
 }
 
 std::vector<ParallelConfig> enumerate(const PlanProblem& problem, int gpus) {
-  const auto& model = *problem.model;
-  const ParallelConfig& base = problem.parallel;
-  const FixedFields& f = problem.fixed;
   std::vector<ParallelConfig> out;
+  // Global batches: the scenario's, or (freed) its halvings and doublings up to 8x either way, the steps teams
+  // take when they retune a batch.
+  std::vector<int> batches{problem.parallel.global_batch};
+  const int b0 = problem.parallel.global_batch;
+  if (!problem.fixed.global_batch) {
+    batches.clear();
+    for (int k = -3; k <= 3; ++k) {
+      const long long b = k < 0 ? b0 >> -k : static_cast<long long>(b0) << k;
+      if (b >= 1 && b <= (1LL << 30) && (k >= 0 || (b << -k) == b0)) batches.push_back(static_cast<int>(b));
+    }
+  }
+  for (int gb : batches) {
+    ParallelConfig base = problem.parallel;
+    base.global_batch = gb;
+    enumerate_batch(problem, gpus, base, out);
+  }
+  // Nothing tiles the cluster: keep the scenario's own configuration so that its broken rules explain the answer.
+  if (out.empty()) {
+    ParallelConfig c = problem.parallel;
+    if (!problem.fixed.dp) c.dp.reset();
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+namespace {
+
+void enumerate_batch(const PlanProblem& problem, int gpus, const ParallelConfig& base,
+                     std::vector<ParallelConfig>& out) {
+  const auto& model = *problem.model;
+  const FixedFields& f = problem.fixed;
 
   // Tensor parallelism within the NVLink domain (Narayanan et al. SC21, Sec. 3.3, Takeaway #1: "use tensor model
   // parallelism up to degree g when using g-GPU servers"); larger tp would cross the network every layer.
@@ -258,13 +303,8 @@ std::vector<ParallelConfig> enumerate(const PlanProblem& problem, int gpus) {
       }
     }
   }
-  // Nothing tiles the cluster: keep the scenario's own configuration so that its broken rules explain the answer.
-  if (out.empty()) {
-    ParallelConfig c = base;
-    if (!f.dp) c.dp.reset();
-    out.push_back(std::move(c));
-  }
-  return out;
 }
+
+}  // namespace
 
 }  // namespace sim::planner

@@ -104,11 +104,11 @@ struct Score {
 };
 
 /// Points that differ only in schedule, sequence parallelism, optimizer sharding and recomputation share their
-/// cluster size, tp, pp, vpp, cp, ep and micro-batch (hence dp and the number of micro-batches).
-using GroupKey = std::array<int, 7>;
+/// cluster size, tp, pp, vpp, cp, ep, micro-batch and global batch (hence dp and the number of micro-batches).
+using GroupKey = std::array<int, 8>;
 GroupKey group_key(const Point& p) {
   const auto& c = p.config;
-  return {p.size, c.tp, c.pp, c.vpp, c.cp, c.ep, c.micro_batch};
+  return {p.size, c.tp, c.pp, c.vpp, c.cp, c.ep, c.micro_batch, c.global_batch};
 }
 
 /// A rough count of the engine events of a replica-fidelity step (the GPUs of one replica times the passes they
@@ -154,7 +154,7 @@ double finite_or_inf(double v) {
 double objective_value(const Candidate& c, Objective o) {
   switch (o) {
     case Objective::Time:
-      return c.step.step_time.seconds();
+      return c.step.step_time.seconds() * c.relative_steps;  // the time to the same target
     case Objective::Cost:
       return c.run ? finite_or_inf(c.run->cost_mean_usd) : kInf;
     case Objective::Risk:
@@ -282,9 +282,13 @@ PlanResult plan(const PlanProblem& problem, const PlanOptions& options) {
   // Phase 2: the best shortlist_fraction of each size (at least shortlist_min) at replica fidelity.
   std::vector<int> shortlist;
   for (auto& f : feasible) {
+    // By the analytic time to the target (the step time when the global batch is the scenario's).
+    const auto to_target = [&](int i) {
+      return static_cast<double>(scores[static_cast<std::size_t>(i)].analytic_ns) *
+             steps_relative_to_scenario(problem, points[static_cast<std::size_t>(i)].config.global_batch);
+    };
     std::sort(f.begin(), f.end(), [&](int a, int b) {
-      const auto ta = scores[static_cast<std::size_t>(a)].analytic_ns,
-                 tb = scores[static_cast<std::size_t>(b)].analytic_ns;
+      const double ta = to_target(a), tb = to_target(b);
       return ta != tb ? ta < tb : a < b;
     });
     const auto want = std::max<std::size_t>(
@@ -326,6 +330,7 @@ PlanResult plan(const PlanProblem& problem, const PlanOptions& options) {
         memory_gib(parallel::peak_memory(model, c.layout, c.parallel, problem.seq_len, problem.memory), hbm);
     c.step.fits = c.step.memory.total <= c.step.memory.capacity;
     c.megatron_flags = megatron_flags(c.parallel, c.layout, model.layers);
+    c.relative_steps = steps_relative_to_scenario(problem, c.parallel.global_batch);
   });
   result.replica_evaluated = static_cast<std::int64_t>(replica.size());
 

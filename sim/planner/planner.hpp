@@ -28,8 +28,8 @@ enum class Objective {
 };
 const char* to_string(Objective o);
 
-/// The parallel fields a scenario can fix; every field not fixed is searched. global_batch, order and
-/// layers_per_stage are never searched: they are always taken as the scenario gives them.
+/// The parallel fields a scenario can fix; every field not fixed is searched. order and layers_per_stage are never
+/// searched: they are always taken as the scenario gives them.
 struct FixedFields {
   bool tp = false;
   bool pp = false;
@@ -43,6 +43,9 @@ struct FixedFields {
   bool recompute = false;
   bool micro_batch = false;
   bool schedule = false;
+  /// Fixed unless freed (`--free global_batch` or `all`): a scenario always gives its batch. Candidates are the
+  /// scenario's batch times 1/8 ... 8 in powers of two, ranked by the time to the same target loss (McCandlish).
+  bool global_batch = true;
 
   /// From the keys of a scenario's "parallel" object ("tp", "zero_stage", ...); other keys are ignored.
   static FixedFields from_keys(const std::vector<std::string>& keys);
@@ -85,7 +88,15 @@ struct PlanProblem {
   bool dropout = false;
   parallel::MemoryOptions memory;
   RunEvaluator run;  // empty: no run level (no time to train, no cost; only the time objective)
+  /// McCandlish's critical batch in tokens (0: unknown). With it, candidates of another global batch are ranked by
+  /// the time to the loss the scenario's own batch reaches: steps S(B) = S_min (1 + B_noise / B) (McCandlish et al.
+  /// 2018, Eq. 2.11); without it, by the time to the same number of tokens.
+  double critical_batch_tokens = 0;
 };
+
+/// Optimiser steps a global batch of `global_batch` sequences needs for the problem's target, relative to the
+/// scenario's own batch (1 for that batch): S(B) / S(B_0) with McCandlish's S, or B_0 / B without a critical batch.
+double steps_relative_to_scenario(const PlanProblem& problem, int global_batch);
 
 struct PlanOptions {
   Objective objective = Objective::Time;
@@ -116,6 +127,9 @@ struct Candidate {
   std::optional<RunEstimate> run;
   std::string megatron_flags;
   std::int64_t index = 0;  // position in the enumeration (the deterministic tie-break)
+  /// Steps to the target relative to the scenario's batch (steps_relative_to_scenario); the time objective ranks by
+  /// step time x this, the step time of the scenario's batch at equal progress.
+  double relative_steps = 1.0;
 };
 
 struct PlanResult {

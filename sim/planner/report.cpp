@@ -74,6 +74,9 @@ results::Json candidate_json(const Candidate& c, int rank) {
   j["megatron_flags"] = c.megatron_flags;
   Json step = results::to_json(c.step);
   step["analytic_step_time_s"] = c.analytic_step_time.seconds();
+  // Optimiser steps to the scenario's target loss relative to its own batch, and the step time at equal progress.
+  step["relative_steps"] = c.relative_steps;
+  step["time_to_target_per_scenario_step_s"] = c.step.step_time.seconds() * c.relative_steps;
   j["step"] = std::move(step);
   if (c.run) {
     Json r = Json::object();

@@ -9,6 +9,7 @@
 #include "sim/scenario/sensitivity.hpp"
 #include "sim/scenario/step_setup.hpp"
 
+#include <cmath>
 #include <map>
 #include <memory>
 
@@ -33,6 +34,9 @@ planner::PlanProblem plan_problem(const Scenario& s, const planner::PlanOptions&
   }
   p.flash_attention = parallel::default_flash_attention(s.model);
   p.dropout = parallel::default_dropout(s.model);
+  // Token efficiency of other global batches: the scenario's critical batch (given or estimated). In a fixed window
+  // there is no target loss to reach: candidates are compared at equal tokens.
+  if (s.training.tokens) p.critical_batch_tokens = convergence(s).batch.critical_batch;
 
   // Cluster sizes: whole nodes (as the scenario loader requires of cluster.gpus) that the topology can build.
   std::vector<base::Diagnostic> problems;
@@ -61,7 +65,14 @@ planner::PlanProblem plan_problem(const Scenario& s, const planner::PlanOptions&
   }
   p.run = [by_size](const execution::StepPlan& plan, const results::StepResult& step, int trials) {
     const Scenario& sc = by_size->at(plan.gpus);
-    const auto in = run_inputs(sc, plan, step.step_time, /*simulate_straggler=*/false);
+    auto in = run_inputs(sc, plan, step.step_time, /*simulate_straggler=*/false);
+    // Another global batch trains to the scenario's target loss: McCandlish's tokens E(B) for it (issue 11).
+    const double b0 = static_cast<double>(sc.parallel.global_batch) * sc.training.seq_len;
+    if (sc.training.tokens && plan.tokens != b0) {
+      const double tokens =
+          workload::equivalent_tokens(sc.training.tokens->n, b0, plan.tokens, convergence(sc).batch.critical_batch);
+      in.total_steps = std::ceil(tokens / plan.tokens);
+    }
     if (auto bad = reliability::check_inputs(in); !bad.empty()) {
       for (auto& d : bad)
         d.file = sc.source;

@@ -218,3 +218,47 @@ TEST(Convergence, StepReportsTokenEfficiencyWithItsSource) {
 
 }  // namespace
 }  // namespace sim
+
+namespace sim {
+namespace {
+
+/// The planner's pick of global batch (sequences) for llama3-8b on 64 H100s, the batch and micro-batch freed.
+int planned_global_batch(const std::string& training_extra) {
+  support::TempDir dir;
+  const std::string path = dir.write("p.json", R"({
+    "schema": "trainsim.scenario/1", "name": "batch", "model": "llama3-8b", "hardware": "h100-sxm5-80gb",
+    "cluster": { "gpus": 64 },
+    "parallel": { "tp": 2, "pp": 1, "zero_stage": 1, "recompute": "selective", "sequence_parallel": true,
+                  "micro_batch": 1, "global_batch": 512 },
+    "training": { "seq_len": 8192, "tokens": "200B")" +
+                                                   training_extra + R"( },
+    "reliability": { "trials": 20 } })");
+  const auto o = support::trainsim({"plan", path, "--free", "global_batch,micro_batch", "--objective", "time", "--top",
+                                    "1", "--threads", "1", "--json"});
+  EXPECT_EQ(o.code, cli::kExitOk) << o.err;
+  auto doc = base::JsonDocument::parse_text(o.out, "stdout");
+  base::Diagnostics diag("stdout");
+  auto r = doc.root(diag);
+  auto cands = r.object_array("candidates", true);
+  EXPECT_FALSE(cands.empty());
+  if (cands.empty()) return 0;
+  auto p = cands.front().required_object("parallel");
+  int gb = 0;
+  p->required("global_batch", gb);
+  return gb;
+}
+
+TEST(Convergence, PlannerStopsPickingBatchesFarPastTheCriticalBatch) {
+  // The scenario's batch is 512 x 8192 = 4.2M tokens. With a critical batch of 1M tokens, batches of 8M and more buy
+  // little per step (S(B)/S_min = 1 + 1M/B): the planner must pick at most ~4x the critical batch (512 sequences),
+  // since a smaller batch reaches the target sooner. With a critical batch far above every candidate (1T tokens:
+  // every batch is in the perfectly-scaling regime) the largest batch that keeps the GPUs busiest wins instead.
+  const int with_critical = planned_global_batch(R"(, "critical_batch": "1M")");
+  EXPECT_GT(with_critical, 0);
+  EXPECT_LE(static_cast<double>(with_critical) * 8192, 4.0 * 1.05e6 * 1.0) << with_critical;
+  const int scaling = planned_global_batch(R"(, "critical_batch": "1T")");
+  EXPECT_GT(scaling, with_critical);
+}
+
+}  // namespace
+}  // namespace sim
