@@ -3,6 +3,7 @@
 #include "sim/base/errors.hpp"
 #include "sim/cli/app.hpp"
 #include "sim/cli/common.hpp"
+#include "sim/cli/report_input.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -29,7 +30,9 @@ struct RunArgs {
 
 int run_command(const RunArgs& a, const Options& o, std::ostream& out, std::ostream& err) {
   const auto s = load_scenario_or_default(a.scenario, o);
-  auto evaluated = evaluate_step(s, execution::StepOptions{});
+  execution::StepOptions step_options;
+  step_options.record_timeline = !a.out_dir.empty();  // the report's pipeline chart
+  auto evaluated = evaluate_step(s, step_options);
   if (auto* bad = std::get_if<std::vector<parallel::Infeasible>>(&evaluated)) return print_infeasible(*bad, s, err);
   const auto& step = std::get<StepOutcome>(evaluated);
   if (!step.result.fits) {
@@ -44,9 +47,8 @@ int run_command(const RunArgs& a, const Options& o, std::ostream& out, std::ostr
   const auto r = evaluate_run(s, step, trials, seed, threads, bar, /*sensitivity=*/!a.out_dir.empty());
   const std::string text = r.json.dump() + "\n";
   if (!a.out_dir.empty()) {
-    std::filesystem::create_directories(a.out_dir);
-    base::write_file_atomic((std::filesystem::path(a.out_dir) / "result.json").string(), text);
-    if (!o.quiet) err << "wrote " << (std::filesystem::path(a.out_dir) / "result.json").string() << "\n";
+    for (const auto& path : write_report_files(a.out_dir, report_input(s, step, r), text))
+      if (!o.quiet) err << "wrote " << path << "\n";
   }
   if (a.json || o.format == "json") {
     out << text;
@@ -71,7 +73,9 @@ std::string default_out_dir(const scenario::Scenario& s) {
 int main_job(const std::string& path, const Options& o, std::ostream& out, std::ostream& err) {
   const auto s = load_scenario_or_default(path, o);
   if (path.empty() && !o.quiet) err << "trainsim: no scenario given; using the built-in default (" << s.name << ")\n";
-  auto evaluated = evaluate_step(s, execution::StepOptions{});
+  execution::StepOptions step_options;
+  step_options.record_timeline = true;  // the report's pipeline chart
+  auto evaluated = evaluate_step(s, step_options);
   if (auto* bad = std::get_if<std::vector<parallel::Infeasible>>(&evaluated)) return print_infeasible(*bad, s, err);
   const auto& step = std::get<StepOutcome>(evaluated);
   if (!step.result.fits) {
@@ -86,10 +90,8 @@ int main_job(const std::string& path, const Options& o, std::ostream& out, std::
   Json result = r.json;
   result["resolved_scenario"] = scenario_json(s);  // provenance: what exactly was simulated
   const std::string dir = default_out_dir(s);
-  std::filesystem::create_directories(dir);
-  const std::string result_path = (std::filesystem::path(dir) / "result.json").string();
-  base::write_file_atomic(result_path, result.dump() + "\n");
-  if (!o.quiet) err << "trainsim: wrote " << result_path << "\n";
+  for (const auto& written : write_report_files(dir, report_input(s, step, r), result.dump() + "\n"))
+    if (!o.quiet) err << "trainsim: wrote " << written << "\n";
   if (o.format == "json") {
     out << result.dump() << '\n';
     return kExitOk;
@@ -111,7 +113,9 @@ void add_run_command(CLI::App& app, const Options& o, CommandList& commands) {
   run_cmd->add_option("--seed", a->seed, "Seed (default: the scenario's)")->check(CLI::NonNegativeNumber);
   run_cmd->add_option("--threads", a->threads, "Worker threads (default: all cores); results do not depend on it")
       ->check(CLI::Range(1, 1024));
-  run_cmd->add_option("--out", a->out_dir, "Write result.json into this directory")->type_name("DIR");
+  run_cmd
+      ->add_option("--out", a->out_dir, "Write report.html, summary.md, result.json and result.csv into this directory")
+      ->type_name("DIR");
   run_cmd->add_flag("--json", a->json, "JSON result (schema trainsim.run/1), same as --format json");
   commands.push_back({run_cmd, [a, &o](std::ostream& out, std::ostream& err) { return run_command(*a, o, out, err); }});
 }

@@ -118,6 +118,20 @@ double Histogram::fraction_above(double x) const {
   return above / static_cast<double>(count_);
 }
 
+std::vector<std::pair<double, double>> Histogram::cdf() const {
+  std::vector<std::pair<double, double>> out;
+  if (count_ == 0) return out;
+  const double n = static_cast<double>(count_);
+  std::int64_t below = underflow_;
+  out.reserve(counts_.size() + 1);
+  out.emplace_back(lo_, static_cast<double>(below) / n);
+  for (int b = 0; b < bins(); ++b) {
+    below += counts_[static_cast<std::size_t>(b)];
+    out.emplace_back(lower_edge(b + 1), static_cast<double>(below) / n);
+  }
+  return out;
+}
+
 double Histogram::resolution() const {
   return log_ ? std::expm1(0.5 / scale_) : 0.5 / scale_;
 }

@@ -38,6 +38,10 @@ class Histogram {
   double hi() const { return hi_; }
   /// The largest relative (log bins) or absolute (linear bins) error of a quantile inside [lo, hi).
   double resolution() const;
+  /// The empirical CDF at the bin edges, for plots: (lo, fraction below lo), then for each bin (its upper edge,
+  /// fraction of values below that edge). Overflow values are never counted, so the last fraction is 1 - overflow/n.
+  /// Empty when no value was added.
+  std::vector<std::pair<double, double>> cdf() const;
   /// The exact state, for sharded runs: (bin, count) of every non-empty bin, bin -1 the underflow and bins() the
   /// overflow; add_count() on a histogram of the same layout restores it.
   std::vector<std::pair<int, std::int64_t>> nonzero_bins() const;

@@ -1,0 +1,227 @@
+// reports/report.cpp: the recommended action, input hashes, escaping and the figures the renderers share.
+#include "reports/report.hpp"
+
+#include "reports/format.hpp"
+#include "reports/svg.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+namespace reports {
+
+namespace detail {
+
+std::string fixed(double v, int digits) {
+  if (std::isnan(v)) return "n/a";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::string usd(double v) {
+  if (std::isnan(v)) return "n/a";
+  if (std::isinf(v)) return v > 0 ? "unbounded" : "n/a";
+  const double a = std::fabs(v);
+  const std::string sign = v < 0 ? "-" : "";
+  if (a >= 1e9) return sign + "$" + fixed(a / 1e9, 2) + "B";
+  if (a >= 1e6) return sign + "$" + fixed(a / 1e6, 2) + "M";
+  if (a >= 1e4) return sign + "$" + fixed(a / 1e3, 1) + "k";
+  return sign + "$" + fixed(a, 0);
+}
+
+std::string days(double d) {
+  if (std::isnan(d)) return "n/a";
+  if (std::isinf(d)) return "never";
+  return fixed(d, 1) + " d";
+}
+
+std::string percent(double f, int digits) {
+  if (std::isnan(f)) return "n/a";
+  return fixed(100.0 * f, digits) + "%";
+}
+
+std::string seconds(double s) {
+  if (std::isnan(s)) return "n/a";
+  if (std::fabs(s) < 1.0) return fixed(s * 1e3, 1) + " ms";
+  if (std::fabs(s) < 10.0) return fixed(s, 3) + " s";
+  return fixed(s, 1) + " s";
+}
+
+std::vector<Part> step_parts(const sim::results::StepBreakdown& b) {
+  return {
+      {"compute", b.compute.seconds(), "#4e79a7"},       {"TP exposed", b.tp_exposed.seconds(), "#b07aa1"},
+      {"PP bubble", b.pp_bubble.seconds(), "#bab0ac"},   {"PP exposed", b.pp_exposed.seconds(), "#9c755f"},
+      {"DP exposed", b.dp_exposed.seconds(), "#e15759"}, {"CP exposed", b.cp_exposed.seconds(), "#76b7b2"},
+      {"EP exposed", b.ep_exposed.seconds(), "#edc948"}, {"optimizer", b.optimizer.seconds(), "#59a14f"},
+      {"data stall", b.data_stall.seconds(), "#ff9da7"},
+  };
+}
+
+std::vector<sim::results::CauseSummary> causes_by_cost(const sim::results::RunSummary& r) {
+  auto causes = r.causes;
+  std::stable_sort(causes.begin(), causes.end(), [](const auto& a, const auto& b) {
+    if (a.lost_gpu_hours_mean != b.lost_gpu_hours_mean) return a.lost_gpu_hours_mean > b.lost_gpu_hours_mean;
+    return a.name < b.name;
+  });
+  return causes;
+}
+
+double per_failure_usd(const sim::cost::CostSummary& c, const std::string& cause) {
+  for (const auto& [name, v] : c.per_failure_usd)
+    if (name == cause) return v;
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+std::vector<std::pair<std::string, double>> waterfall(const ReportInput& in) {
+  if (!in.cost.waterfall_usd.empty()) return in.cost.waterfall_usd;
+  // Derived: the cluster burns its price for the whole wall time; lost GPU-hours by cause at the per-GPU price are
+  // the failures; blocking checkpoint time is the checkpoints; the rest is compute.
+  std::vector<std::pair<std::string, double>> out;
+  const auto& a = in.run.accounting;
+  const double burn = in.cost.burn_usd_per_hour;
+  const double per_gpu_hour = in.gpus > 0 ? burn / in.gpus : 0.0;
+  const double total = in.cost.mean_usd;
+  const double checkpoints = (a.checkpoint_s + a.drain_s) / 3600.0 * burn;
+  double failures = 0;
+  std::vector<std::pair<std::string, double>> by_cause;
+  for (const auto& c : causes_by_cost(in.run)) {
+    const double v = c.lost_gpu_hours_mean * per_gpu_hour;
+    if (v <= 0) continue;
+    by_cause.emplace_back("failure: " + c.name, v);
+    failures += v;
+  }
+  out.emplace_back("compute", total - checkpoints - failures);
+  out.emplace_back("checkpoints", checkpoints);
+  out.insert(out.end(), by_cause.begin(), by_cause.end());
+  return out;
+}
+
+}  // namespace detail
+
+Recommendation recommend(const ReportInput& in) {
+  using detail::days;
+  using detail::percent;
+  const auto& r = in.run;
+  const auto& c = in.cost;
+  if (r.never_finished > 0)
+    return {"never-finishes", std::to_string(r.never_finished) + " of " + std::to_string(r.trials) +
+                                  " trials never finish (" + r.never_finished_reason +
+                                  "): at these failure rates the run stalls; shorten restarts, checkpoint more "
+                                  "often or add spares before committing to this plan."};
+  if (c.p_deadline_miss && *c.p_deadline_miss > 0.20)
+    return {"deadline-risk", "Add GPUs or relax the deadline: there is a " + percent(*c.p_deadline_miss, 0) +
+                                 " chance of missing " + days(in.deadline_days.value_or(NAN)) + " (p90 time to train " +
+                                 days(r.time_to_train_days.p90) + ")."};
+  if (c.p_budget_overrun && *c.p_budget_overrun > 0.20)
+    return {"budget-risk", "Lower the price per GPU-hour or raise the budget: there is a " +
+                               percent(*c.p_budget_overrun, 0) + " chance of exceeding " +
+                               detail::usd(in.budget_usd.value_or(NAN)) + " (p90 cost " + detail::usd(c.p90_usd) +
+                               ")."};
+  const auto& a = r.accounting;
+  const double wall = a.wall_s > 0 ? a.wall_s : NAN;
+  if (a.checkpoint_s / wall > 0.05)
+    return {"checkpoint-cost", "Checkpoint less often or asynchronously: blocking checkpoint writes take " +
+                                   percent(a.checkpoint_s / wall) + " of the wall time."};
+  if (a.lost_work_s / wall > 0.05)
+    return {"lost-work", "Checkpoint more often: work redone after failures takes " + percent(a.lost_work_s / wall) +
+                             " of the wall time."};
+  if (r.goodput.p50 < 0.90) {
+    const auto causes = detail::causes_by_cost(r);
+    const std::string top = causes.empty() ? std::string("failures") : causes.front().name;
+    return {"failures", "Reduce exposure to failures (goodput p50 is " + percent(r.goodput.p50) +
+                            "); the costliest cause is " + top +
+                            ": faster detection and restart or more spares pay off first there."};
+  }
+  const double step = in.step.step_time.seconds();
+  const auto& b = in.step.breakdown;
+  if (step > 0 && (b.pp_bubble + b.pp_exposed).seconds() / step > 0.15)
+    return {"pipeline-bubble", "Shrink the pipeline bubble (" + percent((b.pp_bubble + b.pp_exposed).seconds() / step) +
+                                   " of the step): more micro-batches per step, interleaved stages, or fewer stages."};
+  const double comm = (b.tp_exposed + b.dp_exposed + b.cp_exposed + b.ep_exposed).seconds();
+  if (step > 0 && comm / step > 0.25)
+    return {"exposed-comm", "Reduce exposed communication (" + percent(comm / step) +
+                                " of the step): a smaller tensor-parallel degree or more overlap of data-parallel "
+                                "reduction would speed every step."};
+  const auto& m = in.step.memory;
+  if (m.capacity > 0 && m.total / m.capacity > 0.95)
+    return {"memory-headroom", "Add headroom before committing: memory per GPU is " + percent(m.total / m.capacity) +
+                                   " of capacity; use more recomputation or a higher ZeRO stage."};
+  std::string why = "p90 time to train " + days(r.time_to_train_days.p90) + ", p90 cost " + detail::usd(c.p90_usd);
+  if (r.work != "steps") why = "goodput p50 " + percent(r.goodput.p50) + " over the window";
+  if (c.p_deadline_miss) why += ", " + percent(*c.p_deadline_miss) + " chance of missing the deadline";
+  if (c.p_budget_overrun) why += ", " + percent(*c.p_budget_overrun) + " of exceeding the budget";
+  return {"proceed", "Proceed with this plan: " + why + "; no risk or inefficiency crosses its threshold."};
+}
+
+std::uint64_t fnv1a64(std::string_view bytes) {
+  std::uint64_t h = 14695981039346656037ULL;
+  for (unsigned char c : bytes) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+std::string hex64(std::uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+const std::vector<std::string>& chart_ids() {
+  static const std::vector<std::string> ids = {"step-breakdown",     "pipeline-timeline", "memory",
+                                               "failure-timeline",   "time-to-train-cdf", "cost-waterfall",
+                                               "sensitivity-tornado"};
+  return ids;
+}
+
+std::string markdown_escape(std::string_view s) {
+  std::string out;
+  out.reserve(s.size() + 8);
+  for (char c : s) {
+    switch (c) {
+      case '\\':
+      case '`':
+      case '*':
+      case '_':
+      case '[':
+      case ']':
+      case '|':
+      case '#':
+        out += '\\';
+        out += c;
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '\n':
+      case '\r':
+      case '\t':
+        out += ' ';
+        break;
+      default:
+        out += (static_cast<unsigned char>(c) < 0x20) ? ' ' : c;
+    }
+  }
+  return out;
+}
+
+std::string csv_field(std::string_view s) {
+  if (s.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(s);
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace reports

@@ -1,0 +1,112 @@
+// sim/cli/report_input.cpp: from a scenario and its results to the report's input and the report folder.
+#include "sim/cli/report_input.hpp"
+
+#include "sim/base/atomic_file.hpp"
+#include "sim/base/quantity.hpp"
+#include "sim/scenario/builtin.hpp"
+#include "sim/workload/params.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace sim::cli {
+
+namespace {
+
+constexpr std::string_view kBuiltinPrefix = "<built-in>/";
+
+std::vector<std::pair<std::string, std::string>> facts_of(const scenario::Scenario& s, const StepOutcome& step) {
+  const auto p = workload::count_params(s.model);
+  const auto& L = step.inputs.layout;
+  std::vector<std::pair<std::string, std::string>> f;
+  f.emplace_back("model", s.model.name + " · " + base::format_count({p.total(s.model.layers)}) + " parameters, " +
+                              std::to_string(s.model.layers) + " layers");
+  const auto peak = s.hardware.gpu.peak_for(s.training.dtype);
+  f.emplace_back("hardware", s.hardware.name + " · " + (peak ? base::format_flop_rate(*peak) : std::string("?")) + " " +
+                                 hardware::to_string(s.training.dtype) + ", " + base::format_bytes(s.hardware.gpu.hbm) +
+                                 " HBM");
+  f.emplace_back("cluster", std::to_string(s.cluster.gpus) + " GPUs, " + std::to_string(s.cluster.gpus_per_node) +
+                                " per node, " + fmt(s.cluster.network.nic_bandwidth.gbits_per_s(), 0) +
+                                " Gbit/s NICs, " + s.cluster.network.topology);
+  f.emplace_back("parallel", "TP " + std::to_string(L.tp) + " · PP " + std::to_string(L.pp) + " · DP " +
+                                 std::to_string(L.dp) + " · CP " + std::to_string(L.cp) + " · EP " +
+                                 std::to_string(L.ep) + (L.vpp > 1 ? " · VPP " + std::to_string(L.vpp) : "") + ", " +
+                                 parallel::to_string(step.inputs.parallel.schedule) + ", " +
+                                 std::to_string(L.micro_batches) + " micro-batches");
+  f.emplace_back("training", (s.training.tokens ? base::format_count(*s.training.tokens) + " tokens"
+                                                : "window " + base::format_time(*s.training.duration)) +
+                                 ", sequence " + std::to_string(s.training.seq_len) + ", global batch " +
+                                 std::to_string(s.parallel.global_batch));
+  f.emplace_back("failures", std::to_string(s.reliability.components.size()) + " component classes (" +
+                                 s.reliability.failures + "), " + std::to_string(s.reliability.trials) + " trials");
+  return f;
+}
+
+}  // namespace
+
+std::string scenario_bytes(const scenario::Scenario& s) {
+  if (s.source.rfind(kBuiltinPrefix, 0) == 0) {
+    const auto text = scenario::builtin_text(std::string_view(s.source).substr(kBuiltinPrefix.size()));
+    return text ? std::string(*text) : std::string();
+  }
+  std::ifstream f(s.source, std::ios::binary);
+  if (!f) return {};
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+reports::ReportInput report_input(const scenario::Scenario& s, const StepOutcome& step, const RunOutcome& r) {
+  reports::ReportInput in;
+  in.scenario_name = s.name;
+  in.scenario_source = s.source;
+  in.description = s.description;
+  in.trainsim_version = TRAINSIM_VERSION;
+  in.seed = r.run.seed;
+  in.effective_config_json = scenario_json(s).dump(2);
+  const std::string bytes = scenario_bytes(s);
+  if (!bytes.empty()) in.hashes.push_back({"scenario file", "FNV-1a-64", reports::hex64(reports::fnv1a64(bytes))});
+  in.hashes.push_back(
+      {"effective configuration", "FNV-1a-64", reports::hex64(reports::fnv1a64(in.effective_config_json))});
+  in.facts = facts_of(s, step);
+  in.gpus = s.cluster.gpus;
+  in.step = step.result;
+  in.run = r.run;
+  in.cost = r.cost;
+  for (const auto& row : r.sensitivity)
+    in.sensitivity.push_back({row.parameter, row.low_cost_usd, row.high_cost_usd, row.low_days, row.high_days,
+                              row.base_cost_usd, row.base_days});
+  if (s.cost.deadline) in.deadline_days = s.cost.deadline->days();
+  if (s.cost.budget) in.budget_usd = s.cost.budget->usd;
+  in.sources = {
+      "Model FLOPs and MFU: Narayanan et al., \"Efficient Large-Scale Language Model Training on GPU Clusters "
+      "Using Megatron-LM\", SC21.",
+      "Activation memory: Korthikanti et al., \"Reducing Activation Recomputation in Large Transformer Models\", "
+      "2022.",
+      "Collectives: Thakur, Rabenseifner, Gropp, \"Optimization of Collective Communication Operations in MPICH\", "
+      "IJHPCA 2005.",
+      "Failure rates: Llama Team, \"The Llama 3 Herd of Models\", 2024 (54-day interruption table on 16,384 H100s).",
+      "Checkpoint interval: Young, CACM 1974; Daly, FGCS 2006.",
+  };
+  return in;
+}
+
+std::vector<std::string> write_report_files(const std::string& dir, const reports::ReportInput& in,
+                                            const std::string& result_json) {
+  std::filesystem::create_directories(dir);
+  const std::filesystem::path d(dir);
+  const std::vector<std::pair<std::string, std::string>> files = {{"report.html", reports::render_html(in)},
+                                                                  {"summary.md", reports::render_markdown(in)},
+                                                                  {"result.json", result_json},
+                                                                  {"result.csv", reports::render_csv(in)}};
+  std::vector<std::string> written;
+  for (const auto& [name, content] : files) {
+    const std::string path = (d / name).string();
+    base::write_file_atomic(path, content);
+    written.push_back(path);
+  }
+  return written;
+}
+
+}  // namespace sim::cli

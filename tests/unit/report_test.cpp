@@ -1,0 +1,431 @@
+// The cost/risk report: seven charts with stable ids, escaping of every user string (HTML, Markdown, CSV), the
+// Content-Security-Policy and no external loads, RFC 4180 CSV, Markdown table shape, the recommendation rules,
+// determinism, FNV-1a test vectors, the histogram CDF accessor, atomic writes, and `trainsim run --out` end to end.
+#include "reports/report.hpp"
+#include "reports/svg.hpp"
+#include "sim/base/atomic_file.hpp"
+#include "sim/base/errors.hpp"
+#include "sim/cli/app.hpp"
+#include "sim/cli/report_input.hpp"
+#include "tests/support/cli.hpp"
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace reports {
+namespace {
+
+namespace fs = std::filesystem;
+using sim::base::Time;
+
+const std::string kXss = "<script>alert(1)</script>";
+
+Time seconds(double s) {
+  return Time::from_seconds(s);
+}
+
+/// A hand-made input: two pipeline stages, a few failures, a 100-trial time histogram, two tornado rows.
+ReportInput sample_input() {
+  ReportInput in;
+  in.scenario_name = "demo-70b";
+  in.scenario_source = "scenarios/demo.json";
+  in.description = "A demo scenario";
+  in.trainsim_version = "9.9.9";
+  in.hashes = {{"scenario file", "FNV-1a-64", hex64(fnv1a64("{}"))}};
+  in.seed = 42;
+  in.effective_config_json = "{\n  \"name\": \"demo-70b\"\n}";
+  in.facts = {{"model", "llama3-70b"}, {"cluster", "1024 GPUs"}};
+  in.gpus = 1024;
+  auto& st = in.step;
+  st.fidelity = "replica";
+  st.step_time = seconds(10);
+  st.tokens_per_s = 800000;
+  st.mfu = 0.45;
+  st.hfu = 0.5;
+  st.breakdown.compute = seconds(7);
+  st.breakdown.tp_exposed = seconds(1.5);
+  st.breakdown.pp_bubble = seconds(1);
+  st.breakdown.dp_exposed = seconds(0.5);
+  st.memory = {4, 8, 1, 20, 2, 35, 79.6};
+  for (int gpu : {0, 8})
+    for (int mb = 0; mb < 4; ++mb) {
+      st.timeline.push_back({gpu, 0, "F" + std::to_string(mb), seconds(mb + gpu / 8.0), seconds(mb + gpu / 8.0 + 0.4)});
+      st.timeline.push_back({gpu, 0, "B" + std::to_string(mb), seconds(5 + mb), seconds(5.8 + mb)});
+      st.timeline.push_back({gpu, 1, "all-reduce", seconds(mb + 0.4), seconds(mb + 0.5)});
+    }
+  st.timeline.push_back({0, 3, "grad reduce", seconds(9), seconds(9.5)});
+  auto& r = in.run;
+  r.trials = 100;
+  r.seed = 42;
+  r.work = "steps";
+  r.failure_free_days = 100;
+  r.time_to_train_days = {104, 102, 104, 107, 109};
+  r.goodput = {0.95, 0.93, 0.95, 0.97, 0};
+  r.interruptions_mean = 12;
+  r.causes = {{"faulty_gpu", "crash", 8, 900}, {"switch", "crash", 3, 400}, {"hang_bug", "hang", 1, 100}};
+  r.job_mtbf_h = 200;
+  r.lost_gpu_hours_mean = 1400;
+  r.checkpoint.policy = "daly";
+  r.checkpoint.interval_s = 1800;
+  r.accounting = {
+      104 * 86400.0, 99 * 86400.0, 0.5 * 86400.0, 0.5 * 86400.0, 1 * 86400.0, 2 * 86400.0, 0, 1 * 86400.0, 0};
+  r.time_to_train_hist = sim::results::Histogram::log_spaced(100, 200, 200);
+  for (int i = 0; i < 100; ++i)
+    r.time_to_train_hist.add(101 + i * 0.08);
+  r.sample_timeline = {
+      {seconds(86400 * 3), "crash", "faulty_gpu"}, {seconds(86400 * 3 + 300), "detected", "faulty_gpu"},
+      {seconds(86400 * 3 + 900), "restart", ""},   {seconds(86400 * 3 + 1500), "resume", ""},
+      {seconds(86400 * 40), "hang", "hang_bug"},   {seconds(86400 * 40 + 600), "detected", "hang_bug"},
+      {seconds(86400 * 40 + 1900), "resume", ""},  {seconds(86400 * 104), "finished", ""}};
+  auto& c = in.cost;
+  c.mean_usd = 6.4e6;
+  c.p50_usd = 6.39e6;
+  c.p90_usd = 6.6e6;
+  c.burn_usd_per_hour = 2560;
+  c.failures_usd_mean = 3500;
+  c.per_failure_mean_usd = 290;
+  c.per_failure_usd = {{"faulty_gpu", 280}, {"switch", 330}, {"hang_bug", 250}};
+  c.p_deadline_miss = 0.02;
+  in.deadline_days = 110;
+  in.sensitivity = {{"failure rates", 6.3e6, 6.5e6, 103, 105, NAN, NAN}, {"price", 5.1e6, 7.7e6, 104, 104, NAN, NAN}};
+  in.sources = {"Narayanan et al. SC21"};
+  return in;
+}
+
+/// The <svg ...>...</svg> element with the given id ("" when absent).
+std::string svg_of(const std::string& html, const std::string& id) {
+  const auto start = html.find("<svg id=\"" + id + "\"");
+  if (start == std::string::npos) return "";
+  const auto end = html.find("</svg>", start);
+  return html.substr(start, end == std::string::npos ? std::string::npos : end + 6 - start);
+}
+
+int count(const std::string& s, const std::string& what) {
+  int n = 0;
+  for (auto p = s.find(what); p != std::string::npos; p = s.find(what, p + what.size()))
+    ++n;
+  return n;
+}
+
+/// Drawn shapes of a chart.
+int shapes(const std::string& svg) {
+  return count(svg, "<rect") + count(svg, "<line") + count(svg, "<polyline") + count(svg, "<path") +
+         count(svg, "<circle");
+}
+
+/// Unescaped pipes of a Markdown table row.
+int cells(const std::string& line) {
+  int n = 0;
+  for (std::size_t i = 0; i < line.size(); ++i)
+    if (line[i] == '|' && (i == 0 || line[i - 1] != '\\')) ++n;
+  return n;
+}
+
+/// RFC 4180 records (CRLF-separated, quoted fields may hold commas, quotes and line breaks).
+std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
+  std::vector<std::vector<std::string>> rows(1);
+  std::string field;
+  bool quoted = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char ch = text[i];
+    if (quoted) {
+      if (ch == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+        field += '"';
+        ++i;
+      } else if (ch == '"') {
+        quoted = false;
+      } else {
+        field += ch;
+      }
+    } else if (ch == '"') {
+      quoted = true;
+    } else if (ch == ',') {
+      rows.back().push_back(field);
+      field.clear();
+    } else if (ch == '\r' && i + 1 < text.size() && text[i + 1] == '\n') {
+      rows.back().push_back(field);
+      field.clear();
+      rows.emplace_back();
+      ++i;
+    } else {
+      field += ch;
+    }
+  }
+  if (rows.back().empty()) rows.pop_back();
+  return rows;
+}
+
+/// A fresh, empty directory for one test.
+fs::path temp_dir(const std::string& name) {
+  const fs::path d = fs::temp_directory_path() / ("trainsim-report-test-" + std::to_string(::getpid()) + "-" + name);
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+std::string read(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+TEST(ReportHtml, HasTheSevenChartsWithStableIdsAndContent) {
+  const std::string html = render_html(sample_input());
+  ASSERT_EQ(chart_ids().size(), 7U);
+  for (const auto& id : chart_ids()) {
+    const std::string svg = svg_of(html, id);
+    ASSERT_FALSE(svg.empty()) << id;
+    EXPECT_NE(svg.find("data-chart=\"" + id + "\""), std::string::npos) << id;
+    EXPECT_GE(shapes(svg), 4) << id;
+  }
+  // The Gantt chart draws every forward and backward pass of both stages; the tornado both rows.
+  EXPECT_GE(count(svg_of(html, "pipeline-timeline"), "class=\"op\""), 16);
+  EXPECT_NE(svg_of(html, "sensitivity-tornado").find("failure rates"), std::string::npos);
+  EXPECT_NE(svg_of(html, "time-to-train-cdf").find("deadline 110.0 d"), std::string::npos);
+}
+
+TEST(ReportHtml, HasTheCspMetaNoScriptsAndNoExternalLoads) {
+  const std::string html = render_html(sample_input());
+  EXPECT_NE(html.find("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src "
+                      "'unsafe-inline'; img-src data:\">"),
+            std::string::npos);
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  for (const char* load : {"src=\"http", "href=\"http", "src='http", "href='http", "url(", "@import", "<link", "<img"})
+    EXPECT_EQ(html.find(load), std::string::npos) << load;
+  EXPECT_EQ(html.find("http://"), std::string::npos);
+  EXPECT_EQ(html.find("https://"), std::string::npos);
+  EXPECT_NE(html.find("@media print"), std::string::npos);
+}
+
+TEST(ReportHtml, BottomLineComesFirstWithTheRecommendation) {
+  const std::string html = render_html(sample_input());
+  const auto bottom = html.find("id=\"bottom-line\"");
+  ASSERT_NE(bottom, std::string::npos);
+  EXPECT_LT(bottom, html.find("<svg"));
+  for (const char* s : {"Time to train", "p50 104.0 d", "p90 107.0 d", "p50 $6.39M", "p90 $6.60M", "P(miss deadline)",
+                        "2.0%", "P(exceed budget)", "Cost of failures", "$3500", "Recommended action"})
+    EXPECT_NE(html.find(s), std::string::npos) << s;
+  EXPECT_NE(html.find("id=\"effective-config\""), std::string::npos);
+}
+
+TEST(ReportEscaping, ScriptInEveryUserStringRendersAsTextInHtml) {
+  auto in = sample_input();
+  in.scenario_name = kXss;
+  in.description = kXss + "\"'&";
+  in.scenario_source = kXss;
+  in.facts.emplace_back(kXss, kXss);
+  in.run.causes.push_back({kXss, "crash", 1, 50});
+  in.cost.per_failure_usd.emplace_back(kXss, 50);
+  in.run.sample_timeline.insert(in.run.sample_timeline.begin(), {seconds(86400), "crash", kXss});
+  in.sensitivity.push_back({kXss, 6e6, 6.8e6, 100, 108, NAN, NAN});
+  in.effective_config_json = "{\"name\": \"" + kXss + "\"}";
+  in.hashes.push_back({kXss, kXss, kXss});
+  const std::string html = render_html(in);
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_EQ(html.find("alert(1)</"), std::string::npos);
+  EXPECT_NE(html.find("<h1>&lt;script&gt;alert(1)&lt;/script&gt;</h1>"), std::string::npos);
+  EXPECT_NE(html.find("&quot;&#39;&amp;"), std::string::npos);
+}
+
+TEST(ReportEscaping, ScriptNameRendersAsTextInMarkdown) {
+  auto in = sample_input();
+  in.scenario_name = kXss;
+  in.run.causes.push_back({kXss, "crash", 20, 5000});
+  const std::string md = render_markdown(in);
+  EXPECT_EQ(md.find("<script"), std::string::npos);
+  EXPECT_NE(md.find("&lt;script&gt;alert(1)&lt;/script&gt;"), std::string::npos);
+}
+
+TEST(ReportEscaping, MarkdownEscapesPipesBackticksAndHtml) {
+  EXPECT_EQ(markdown_escape("a|b`c"), "a\\|b\\`c");
+  EXPECT_EQ(markdown_escape("<b>&"), "&lt;b&gt;&amp;");
+  EXPECT_EQ(markdown_escape("two\nlines"), "two lines");
+  EXPECT_EQ(html_escape("<a href='x'>\"&\"</a>"), "&lt;a href=&#39;x&#39;&gt;&quot;&amp;&quot;&lt;/a&gt;");
+}
+
+TEST(ReportMarkdown, TablesHaveOneCellCountPerTable) {
+  auto in = sample_input();
+  in.run.causes.push_back({"pipe|in`name", "crash", 20, 5000});
+  const std::string md = render_markdown(in);
+  std::istringstream lines(md);
+  std::string line;
+  int tables = 0, width = -1;
+  while (std::getline(lines, line)) {
+    if (line.empty() || line.front() != '|') {
+      width = -1;
+      continue;
+    }
+    if (width < 0) {
+      ++tables;
+      width = cells(line);
+      continue;
+    }
+    EXPECT_EQ(cells(line), width) << line;
+  }
+  EXPECT_EQ(tables, 4) << md;  // bottom line, risk, step breakdown, failure causes
+  EXPECT_NE(md.find("pipe\\|in\\`name"), std::string::npos);
+  EXPECT_NE(md.find("**Recommended action:**"), std::string::npos);
+}
+
+TEST(ReportCsv, OneHeaderAndOneValueRowWithRfc4180Quoting) {
+  auto in = sample_input();
+  in.scenario_name = "a,\"b\"\r\nc";
+  in.scenario_source = "=HYPERLINK(\"x\")";
+  const std::string csv = render_csv(in);
+  EXPECT_EQ(csv.substr(csv.size() - 2), "\r\n");
+  EXPECT_NE(csv.find("\"a,\"\"b\"\"\r\nc\""), std::string::npos);
+  const auto rows = parse_csv(csv);
+  ASSERT_EQ(rows.size(), 2U) << csv;
+  EXPECT_EQ(rows[0], csv_columns());
+  ASSERT_EQ(rows[1].size(), rows[0].size());
+  EXPECT_EQ(rows[1][0], "a,\"b\"\r\nc");
+  EXPECT_EQ(rows[1][1], "'=HYPERLINK(\"x\")");  // a formula in a text cell is defused
+  auto col = [&](const std::string& name) {
+    for (std::size_t i = 0; i < rows[0].size(); ++i)
+      if (rows[0][i] == name) return rows[1][i];
+    return std::string("<missing column>");
+  };
+  EXPECT_EQ(col("cost_p50_usd"), "6390000");
+  EXPECT_EQ(col("p_deadline_miss"), "0.02");
+  EXPECT_EQ(col("p_budget_overrun"), "");  // no budget: undefined, empty
+  EXPECT_EQ(col("time_to_train_p90_days"), "107");
+  EXPECT_EQ(csv_field("plain"), "plain");
+}
+
+TEST(ReportDeterminism, SameInputGivesSameBytes) {
+  const auto a = sample_input(), b = sample_input();
+  EXPECT_EQ(render_html(a), render_html(b));
+  EXPECT_EQ(render_markdown(a), render_markdown(b));
+  EXPECT_EQ(render_csv(a), render_csv(b));
+}
+
+TEST(ReportRecommendation, RulesFireInTheDocumentedOrder) {
+  auto in = sample_input();
+  EXPECT_EQ(recommend(in).rule, "proceed");
+  in.step.breakdown.pp_bubble = seconds(2);  // 20% of a 10 s step
+  EXPECT_EQ(recommend(in).rule, "pipeline-bubble");
+  in.run.goodput.p50 = 0.85;
+  EXPECT_EQ(recommend(in).rule, "failures");
+  EXPECT_NE(recommend(in).action.find("faulty_gpu"), std::string::npos);
+  in.run.accounting.checkpoint_s = 0.1 * in.run.accounting.wall_s;
+  EXPECT_EQ(recommend(in).rule, "checkpoint-cost");
+  in.cost.p_budget_overrun = 0.3;
+  EXPECT_EQ(recommend(in).rule, "budget-risk");
+  in.cost.p_deadline_miss = 0.25;
+  EXPECT_EQ(recommend(in).rule, "deadline-risk");
+  EXPECT_NE(recommend(in).action.find("Add GPUs or relax the deadline"), std::string::npos);
+  in.run.never_finished = 3;
+  EXPECT_EQ(recommend(in).rule, "never-finishes");
+}
+
+TEST(ReportHash, Fnv1a64MatchesPublishedTestVectors) {
+  // draft-eastlake-fnv, test vectors for FNV-1a 64.
+  EXPECT_EQ(hex64(fnv1a64("")), "cbf29ce484222325");
+  EXPECT_EQ(hex64(fnv1a64("a")), "af63dc4c8601ec8c");
+  EXPECT_EQ(hex64(fnv1a64("foobar")), "85944171f73967e8");
+}
+
+TEST(ReportSvg, NumbersAndTicks) {
+  EXPECT_EQ(svg_num(-0.0), "0.0");
+  EXPECT_EQ(svg_num(1.25, 1), "1.2");
+  EXPECT_EQ(short_num(2.5), "2.5");
+  EXPECT_EQ(short_num(6.4e6), "6.4M");
+  EXPECT_EQ(nice_ticks(0, 10, 5), (std::vector<double>{0, 2, 4, 6, 8, 10}));
+}
+
+TEST(HistogramCdf, RisesFromUnderflowToOneMinusOverflowAtBinEdges) {
+  auto h = sim::results::Histogram::linear(0, 10, 10);
+  EXPECT_TRUE(h.cdf().empty());
+  for (double x : {-1.0, 0.5, 2.5, 2.7, 9.9, 12.0})
+    h.add(x);
+  const auto c = h.cdf();
+  ASSERT_EQ(c.size(), 11U);
+  EXPECT_DOUBLE_EQ(c.front().first, 0);
+  EXPECT_DOUBLE_EQ(c.front().second, 1.0 / 6);  // the underflow value
+  EXPECT_DOUBLE_EQ(c[1].first, 1);
+  EXPECT_DOUBLE_EQ(c[1].second, 2.0 / 6);
+  EXPECT_DOUBLE_EQ(c[3].second, 4.0 / 6);
+  EXPECT_DOUBLE_EQ(c.back().first, 10);
+  EXPECT_DOUBLE_EQ(c.back().second, 5.0 / 6);  // the overflow value is never below an edge
+  for (std::size_t i = 1; i < c.size(); ++i)
+    EXPECT_GE(c[i].second, c[i - 1].second);
+  // Consistent with fraction_above at bin edges.
+  EXPECT_NEAR(1 - c[3].second, h.fraction_above(3.0), 1e-12);
+}
+
+TEST(ReportFiles, WrittenAtomicallyWithNoTemporaryLeftBehind) {
+  const auto dir = temp_dir("atomic");
+  const auto in = sample_input();
+  const auto paths = sim::cli::write_report_files((dir / "out").string(), in, "{}\n");
+  ASSERT_EQ(paths.size(), 4U);
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir / "out"))
+    names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"report.html", "result.csv", "result.json", "summary.md"}));
+  EXPECT_EQ(read(dir / "out" / "report.html"), render_html(in));
+  EXPECT_EQ(read(dir / "out" / "result.csv"), render_csv(in));
+  fs::remove_all(dir);
+}
+
+TEST(ReportFiles, FailedWriteLeavesTheOldFileWholeAndNoTemporary) {
+  const auto dir = temp_dir("failed");
+  // A name of 250 bytes is valid, but its temporary ("." + name + ".tmp<pid>") exceeds NAME_MAX (255): the write
+  // fails before the rename, as an interrupted writer would, even for root.
+  const fs::path target = dir / std::string(250, 'r');
+  { std::ofstream(target) << "old complete report"; }
+  EXPECT_THROW(sim::base::write_file_atomic(target.string(), "new"), sim::base::ConfigError);
+  EXPECT_EQ(read(target), "old complete report");
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);
+  // Without write permission on the folder (meaningless for root, who may write anyway).
+  if (::geteuid() != 0) {
+    const fs::path ro = dir / "ro";
+    fs::create_directories(ro);
+    { std::ofstream(ro / "report.html") << "old"; }
+    fs::permissions(ro, fs::perms::owner_read | fs::perms::owner_exec);
+    EXPECT_THROW(sim::base::write_file_atomic((ro / "report.html").string(), "new"), sim::base::ConfigError);
+    fs::permissions(ro, fs::perms::owner_all);
+    EXPECT_EQ(read(ro / "report.html"), "old");
+  }
+  fs::remove_all(dir);
+}
+
+TEST(ReportCli, RunOutWritesTheFourFilesWithEveryChart) {
+  const auto dir = temp_dir("cli");
+  const auto o =
+      support::trainsim({"run", support::kDefaultScenario, "--trials", "20", "--out", dir.string(), "--json"});
+  ASSERT_EQ(o.code, sim::cli::kExitOk) << o.err;
+  for (const char* f : {"report.html", "summary.md", "result.json", "result.csv"})
+    EXPECT_TRUE(fs::is_regular_file(dir / f)) << f;
+  const std::string html = read(dir / "report.html");
+  for (const auto& id : chart_ids())
+    EXPECT_GE(shapes(svg_of(html, id)), 4) << id;
+  // The pipeline chart comes from the replica timeline: every stage's forward and backward passes.
+  EXPECT_GE(count(svg_of(html, "pipeline-timeline"), "class=\"op\""), 4 * 2 * 8);
+  EXPECT_EQ(read(dir / "result.json"), o.out);  // the contract JSON, as printed
+  EXPECT_GE(count(svg_of(html, "sensitivity-tornado"), "<rect"), 4);
+  EXPECT_EQ(parse_csv(read(dir / "result.csv")).size(), 2U);
+  fs::remove_all(dir);
+}
+
+TEST(ReportCli, ScenarioNamedScriptRendersAsText) {
+  const auto dir = temp_dir("xss");
+  const auto o = support::trainsim(
+      {"run", support::kDefaultScenario, "--trials", "8", "--set", "name=" + kXss, "--out", dir.string()});
+  ASSERT_EQ(o.code, sim::cli::kExitOk) << o.err;
+  const std::string html = read(dir / "report.html"), md = read(dir / "summary.md");
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_NE(html.find("&lt;script&gt;alert(1)&lt;/script&gt;"), std::string::npos);
+  EXPECT_EQ(md.find("<script"), std::string::npos);
+  EXPECT_NE(md.find("&lt;script&gt;alert(1)&lt;/script&gt;"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace reports
