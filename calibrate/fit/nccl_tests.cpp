@@ -175,7 +175,8 @@ struct TextSection {
 /// "#  Rank  0 Group  0 Pid  1234 on host device  0 [0000:04:00] NVIDIA H100 80GB HBM3" (Group is absent before
 /// nccl-tests 2.13; the bus id was "[0x18]").
 bool parse_rank_line(const std::vector<std::string>& t, TextSection& s) {
-  if (t.size() < 2 || t[0] != "Rank" || !is_unsigned(t[1])) return false;
+  // At most 9 digits: std::stoi below throws std::out_of_range beyond int (found by fuzz_nccl_tests).
+  if (t.size() < 2 || t[0] != "Rank" || !is_unsigned(t[1]) || t[1].size() > 9) return false;
   std::string host, device;
   for (std::size_t i = 2; i + 1 < t.size(); ++i) {
     if (t[i] == "on" && host.empty()) host = t[i + 1];

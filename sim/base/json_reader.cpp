@@ -44,6 +44,8 @@ std::string escape_pointer_token(std::string_view key) {
 
 /// A short rendering of a found value for messages: "\"8\" (a string)", "8.5 (a number)".
 std::string describe_found(const Json& v) {
+  if (v.is_array()) return "an array";  // before dump(): a deeply nested value would recurse as deep
+  if (v.is_object()) return "an object";
   std::string text = v.dump(-1, ' ', false, Json::error_handler_t::replace);
   if (text.size() > 48) text = text.substr(0, 45) + "...";
   const char* kind = "a value";
@@ -84,6 +86,21 @@ std::string clean_parse_message(const std::string& what) {
   auto pos = what.find("] ");
   std::string msg = pos == std::string::npos ? what : what.substr(pos + 2);
   return msg;
+}
+
+/// nlohmann's "number overflow parsing '1e400'" says no where: find the number's line and column in the text.
+std::string where_overflow(std::string_view text, const Json::exception& e) {
+  const std::string what = e.what();
+  const auto open = what.find('\'');
+  const auto close = what.rfind('\'');
+  if (e.id != 406 || open == std::string::npos || close <= open + 1) return "";
+  const auto at = text.find(std::string_view(what).substr(open + 1, close - open - 1));
+  if (at == std::string_view::npos) return "";
+  const auto line_start = text.rfind('\n', at);
+  const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n');
+  const auto column = at - (line_start == std::string_view::npos ? 0 : line_start + 1) + 1;
+  return " at line " + std::to_string(line) + ", column " + std::to_string(column) +
+         " (a number beyond the range of a double)";
 }
 
 JsonDocument parse_impl(std::string_view text, const std::string& origin, auto make) {
@@ -128,7 +145,7 @@ JsonDocument parse_impl(std::string_view text, const std::string& origin, auto m
   } catch (const Json::parse_error& e) {
     throw ConfigError(origin, "", "invalid JSON: " + clean_parse_message(e.what()));
   } catch (const Json::exception& e) {
-    throw ConfigError(origin, "", "invalid JSON: " + clean_parse_message(e.what()));
+    throw ConfigError(origin, "", "invalid JSON: " + clean_parse_message(e.what()) + where_overflow(text, e));
   } catch (const std::runtime_error&) {
     if (problem.empty()) throw;
     throw ConfigError(origin, "", "invalid JSON: " + problem);
@@ -163,9 +180,17 @@ JsonDocument JsonDocument::parse_file(const std::string& path) {
   if (fs::is_directory(status)) throw ConfigError(path, "", "is a directory; expected a JSON file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError(path, "", std::string("cannot open: ") + std::strerror(errno));
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  return parse_text(buf.str(), path);
+  // Read in chunks up to one past the limit, so that a huge file or an endless device (/dev/zero) stops here.
+  std::string text;
+  char chunk[1 << 16];
+  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
+    text.append(chunk, static_cast<std::size_t>(in.gcount()));
+    if (text.size() > static_cast<std::size_t>(kMaxFileBytes))
+      throw ConfigError(path, "",
+                        "larger than " + std::to_string(kMaxFileBytes >> 20) +
+                            " MiB; trainsim's JSON files (scenarios, models, profiles) are a few KiB");
+  }
+  return parse_text(text, path);
 }
 
 JsonDocument JsonDocument::parse_text(std::string_view text, std::string origin) {
@@ -192,6 +217,11 @@ void JsonDocument::set(std::string_view dotted_path, std::string_view value_text
     value = Json::parse(value_text);
   } catch (const Json::exception&) {
     value = std::string(value_text);  // not JSON: a plain string such as 400 Gbit/s
+    try {
+      (void)value.dump();  // files must be UTF-8 (the parser checks); so must a --set string
+    } catch (const Json::type_error&) {
+      throw ConfigError("--set", "", "the value of " + std::string(dotted_path) + " is not valid UTF-8");
+    }
   }
   Json* node = &impl_->root;
   std::string pointer;
@@ -662,8 +692,10 @@ void JsonReader::finish() {
     if (std::find(known_.begin(), known_.end(), it.key()) != known_.end()) continue;
     std::string hint = did_you_mean(it.key(), known_);
     std::string accepted;
-    for (const auto& k : known_)
-      accepted += (accepted.empty() ? "" : ", ") + k;
+    for (std::size_t i = 0; i < known_.size(); ++i)  // each once ("gpus, gpus_per_node", not "gpus, gpus, ...")
+      if (std::find(known_.begin(), known_.begin() + static_cast<std::ptrdiff_t>(i), known_[i]) ==
+          known_.begin() + static_cast<std::ptrdiff_t>(i))
+        accepted += (accepted.empty() ? "" : ", ") + known_[i];
     diag_->add(path_.empty() ? "/" : path_,
                "unknown key \"" + it.key() + "\"" +
                    (hint.empty() ? " (accepted: " + accepted + ")" : " (did you mean \"" + hint + "\"?)"));

@@ -36,10 +36,11 @@ enum class Sign { Positive, NonNegative };
 class JsonDocument {
  public:
   /// Reads and parses a file. Missing files, directories, empty files, invalid JSON (with line and column),
-  /// duplicate keys, invalid UTF-8 and nesting deeper than kMaxDepth all throw ConfigError.
+  /// duplicate keys, invalid UTF-8, nesting deeper than kMaxDepth and files over kMaxFileBytes all throw ConfigError.
   static JsonDocument parse_file(const std::string& path);
   static JsonDocument parse_text(std::string_view text, std::string origin);
   static constexpr int kMaxDepth = 64;
+  static constexpr std::int64_t kMaxFileBytes = std::int64_t{16} << 20;  // parse_file's limit
 
   JsonDocument(JsonDocument&&) noexcept;
   JsonDocument& operator=(JsonDocument&&) noexcept;

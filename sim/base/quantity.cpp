@@ -170,6 +170,10 @@ Parsed<double> parse_with_units(std::string_view text, std::span<const UnitFacto
                 " (accepted: " + list_units(units) + ")";
     return out;
   }
+  if (!std::isfinite(sc.number * u->factor)) {
+    out.error = quoted(text) + " is out of range";
+    return out;
+  }
   out.value = sc.number * u->factor;
   return out;
 }
@@ -193,6 +197,10 @@ Parsed<double> parse_scaled(std::string_view text, std::span<const UnitFactor> u
       rest = trim(rest.substr(1));
     }
   }
+  if (!std::isfinite(value)) {
+    out.error = quoted(text) + " is out of range";
+    return out;
+  }
   if (rest.empty()) {
     if (unit_required) {
       out.error = quoted(text) + " has no unit; write e.g. \"" + std::string(example) + "\"";
@@ -206,6 +214,10 @@ Parsed<double> parse_scaled(std::string_view text, std::span<const UnitFactor> u
     out.error = quoted(text) + ": unknown " + std::string(what) + " suffix " + quoted(rest) +
                 " (accepted: " + (units.empty() ? std::string("K, M, B, T, P after the number") : list_units(units)) +
                 ")";
+    return out;
+  }
+  if (!std::isfinite(value * u->factor)) {
+    out.error = quoted(text) + " is out of range";
     return out;
   }
   out.value = value * u->factor;

@@ -441,6 +441,10 @@ Scenario load_scenario(const std::string& path, const std::vector<Override>& ove
   return load_from_doc(std::move(doc), base_dir, overrides);
 }
 
+Scenario load_scenario_text(std::string_view text, const std::string& origin, const std::vector<Override>& overrides) {
+  return load_from_doc(JsonDocument::parse_text(text, origin), "", overrides);
+}
+
 Scenario load_default_scenario(const std::vector<Override>& overrides) {
   const std::string path = "scenarios/default.json";
   auto text = builtin_text(path);

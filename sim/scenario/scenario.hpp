@@ -133,6 +133,10 @@ struct Override {
 /// problem found is reported in one ConfigError (exit code 2). Feasibility of the parallel strategy is not judged
 /// here: see parallel::check_feasibility.
 Scenario load_scenario(const std::string& path, const std::vector<Override>& overrides = {});
+/// The same from text held in memory (fuzzing, tests); `origin` names it in messages; relative file references
+/// resolve against the working directory.
+Scenario load_scenario_text(std::string_view text, const std::string& origin,
+                            const std::vector<Override>& overrides = {});
 /// The built-in default scenario (scenarios/default.json, compiled into the binary).
 Scenario load_default_scenario(const std::vector<Override>& overrides = {});
 
