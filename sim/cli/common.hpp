@@ -1,5 +1,6 @@
 // sim/cli/common.hpp: what the subcommands share: global options, step and run evaluation, text output helpers.
 #pragma once
+#include "sim/cli/interrupt.hpp"
 #include "sim/cost/cost.hpp"
 #include "sim/cost/sensitivity.hpp"
 #include "sim/execution/step_plan.hpp"
@@ -83,6 +84,7 @@ class ProgressBar {
   std::string unit_;
   std::chrono::steady_clock::time_point start_;
   std::mutex mutex_;
+  InterruptPolling polling_;  // update() polls for Ctrl-C: a signal no longer ends the process at once
 };
 
 /// A whole run: the Monte Carlo summary, its cost and the `trainsim.run/1` JSON.

@@ -2,15 +2,26 @@
 // the single piece of global state in trainsim, and only the CLI (the process boundary) touches it.
 #include "sim/cli/interrupt.hpp"
 
+#include "sim/cli/app.hpp"
+
 #include <csignal>
+
+#include <unistd.h>
 
 namespace sim::cli {
 namespace {
 
 volatile std::sig_atomic_t g_interrupted = 0;
+volatile std::sig_atomic_t g_polling = 0;  // a loop polls g_interrupted: the handler must not exit
 
 extern "C" void on_signal(int) {
   g_interrupted = 1;
+  if (g_polling != 0) return;
+  // Nothing polls the flag: stop here (write and _exit are async-signal-safe).
+  static const char kMessage[] = "\ninterrupted: stopped before writing any result\n";
+  if (::write(2, kMessage, sizeof kMessage - 1) < 0) {
+  }
+  ::_exit(kExitInterrupted);
 }
 
 }  // namespace
@@ -22,6 +33,14 @@ void install_interrupt_handlers() {
 
 bool interrupt_requested() {
   return g_interrupted != 0;
+}
+
+InterruptPolling::InterruptPolling() : previous_(g_polling) {
+  g_polling = 1;
+}
+
+InterruptPolling::~InterruptPolling() {
+  g_polling = previous_;
 }
 
 }  // namespace sim::cli
