@@ -56,7 +56,10 @@ std::vector<cost::SensitivityRow> run_sensitivity(const reliability::RunInputs& 
     const auto cost = cost::run_cost(run, c);
     return std::pair{run, Point{cost.p50_usd, run.work == "window" ? run.window_days : run.time_to_train_days.p50}};
   };
-  const auto [base_run, base_point] = simulate(base, ci);
+  // Not a structured binding: clang 14 (the fuzz preset) cannot capture one in the lambdas below.
+  const auto base_result = simulate(base, ci);
+  const auto& base_run = base_result.first;
+  const auto& base_point = base_result.second;
 
   std::vector<cost::SensitivityRow> rows;
   auto row = [&](std::string name, const std::function<void(reliability::RunInputs&, double)>& move) {
