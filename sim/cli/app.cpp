@@ -36,6 +36,8 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   add_describe_commands(app, o, commands);
   add_step_command(app, o, commands);
   add_run_command(app, o, commands);
+  add_import_command(app, o, commands);
+  add_check_command(app, o, commands);
   add_plan_command(app, o, commands);
   add_compare_command(app, o, commands);
 

@@ -4,6 +4,7 @@
 #include "sim/base/errors.hpp"
 #include "sim/cli/app.hpp"
 #include "sim/cli/common.hpp"
+#include "sim/parallel/megatron_flags.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -19,6 +20,7 @@ struct StepArgs {
   std::string fidelity = "replica";
   std::string trace;
   bool json = false;
+  bool explain = false;
   std::vector<std::string> slowdowns;  // "GPU=FACTOR"
 };
 
@@ -72,6 +74,11 @@ int step_command(const StepArgs& a, const Options& o, std::ostream& out, std::os
   auto evaluated = evaluate_step(s, opt);
   if (auto* bad = std::get_if<std::vector<parallel::Infeasible>>(&evaluated)) return print_infeasible(*bad, s, err);
   const auto& [in, r] = std::get<StepOutcome>(evaluated);
+  if (a.explain) {  // the effective configuration as Megatron-LM arguments, instead of the result
+    out << "# " << s.name << " (" << s.source << ") as Megatron-LM arguments\n"
+        << parallel::megatron_flags(in.parallel, in.layout, *in.model, in.seq_len, in.dtype);
+    return kExitOk;
+  }
   if (!a.trace.empty()) {
     base::write_file_atomic(a.trace, reports::chrome_trace(r, s.name));
     if (!o.quiet) err << "trace: " << a.trace << " (" << r.timeline.size() << " spans; open in ui.perfetto.dev)\n";
@@ -97,6 +104,7 @@ void add_step_command(CLI::App& app, const Options& o, CommandList& commands) {
       ->capture_default_str();
   step->add_option("--trace", a->trace, "Write the step as Chrome/Perfetto trace-event JSON")->type_name("FILE");
   step->add_flag("--json", a->json, "JSON result (schema trainsim.step/1), same as --format json");
+  step->add_flag("--explain", a->explain, "Print the effective configuration as Megatron-LM arguments instead");
   step->add_option("--slowdown", a->slowdowns, "A slow GPU for --fidelity full: GPU=FACTOR (repeatable)")
       ->type_name("GPU=FACTOR");
   commands.push_back({step, [a, &o](std::ostream& out, std::ostream& err) { return step_command(*a, o, out, err); }});

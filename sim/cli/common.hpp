@@ -46,6 +46,10 @@ using CommandList = std::vector<Command>;
 void add_describe_commands(CLI::App& app, const Options& o, CommandList& out);  // describe, validate
 void add_step_command(CLI::App& app, const Options& o, CommandList& out);
 void add_run_command(CLI::App& app, const Options& o, CommandList& out);
+void add_import_command(CLI::App& app, const Options& o, CommandList& out);
+void add_check_command(CLI::App& app, const Options& o, CommandList& out);
+/// A `trainsim check` baseline file (schema trainsim.baseline/1)? Throws ConfigError when it is one and is malformed.
+bool validate_baseline_file(const std::string& path);
 void add_plan_command(CLI::App& app, const Options& o, CommandList& out);
 void add_compare_command(CLI::App& app, const Options& o, CommandList& out);
 /// The main job (no subcommand): run the scenario (or the built-in default) and write the report folder.

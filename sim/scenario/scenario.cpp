@@ -116,8 +116,9 @@ std::optional<Spec> resolve_member(JsonReader& in, std::string_view key, std::st
   }
 }
 
-/// An expectation bound written as a number or a quantity string ("12 s", "25M USD", "70 GiB", "5%").
-std::optional<double> read_bound(JsonReader& in, std::string_view key) {
+/// An expectation bound written as a number or a quantity string ("12 s", "25M USD", "70 GiB", "5%"); `unit` says
+/// which unit the value is in ("s", "USD", "GiB"), empty for a plain number or a percentage.
+std::optional<double> read_bound(JsonReader& in, std::string_view key, std::string& unit) {
   const auto kind = in.kind(key);
   if (kind == JsonReader::Kind::Missing) return std::nullopt;
   if (kind == JsonReader::Kind::Integer || kind == JsonReader::Kind::Number) {
@@ -127,9 +128,13 @@ std::optional<double> read_bound(JsonReader& in, std::string_view key) {
   }
   std::string text;
   if (!in.required(key, text)) return std::nullopt;
+  unit = "s";
   if (auto t = base::parse_time(text)) return t.value->seconds();
+  unit = "USD";
   if (auto m = base::parse_money(text)) return m.value->usd;
+  unit = "GiB";
   if (auto b = base::parse_bytes(text)) return b.value->gib();
+  unit.clear();
   if (auto f = base::parse_fraction(text)) return *f.value;
   in.error(key, "\"" + text + "\" is not a bound; write a number, a time (\"12 s\"), an amount (\"25M USD\"), " +
                     "a size (\"70 GiB\") or a percentage (\"5%\")");
@@ -148,9 +153,12 @@ std::vector<Expectation> parse_expect(JsonReader& in) {
       double f = 0;
       if (in.required_fraction(metric, f)) e.within_best = f;
     } else if (auto bounds = in.required_object(metric)) {
-      e.min = read_bound(*bounds, "min");
-      e.max = read_bound(*bounds, "max");
+      std::string min_unit, max_unit;
+      e.min = read_bound(*bounds, "min", min_unit);
+      e.max = read_bound(*bounds, "max", max_unit);
+      e.unit = e.min ? min_unit : max_unit;
       bounds->finish();
+      if (e.min && e.max && min_unit != max_unit) bounds->error("min and max must be written in the same unit");
       if (!e.min && !e.max) bounds->error("needs \"min\", \"max\" or both");
       if (e.min && e.max && *e.min > *e.max) bounds->error("min is greater than max");
     }

@@ -99,8 +99,9 @@ struct CostConfig {
 /// One `expect` entry: bounds on a result field by its JSON path ("mfu", "memory_gib.total"), or a flag.
 struct Expectation {
   std::string metric;
-  std::optional<double> min;  // in the result's own unit (seconds, USD, GiB, fraction)
+  std::optional<double> min;  // in `unit` when the bound had one, else in the result's own unit
   std::optional<double> max;
+  std::string unit;                   // "s", "USD", "GiB" when the bounds were quantities ("60 d"); else empty
   std::optional<bool> equals;         // "fits": true
   std::optional<double> within_best;  // "within_best": "5%"
 };

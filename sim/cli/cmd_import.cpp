@@ -1,0 +1,209 @@
+// sim/cli/cmd_import.cpp: `trainsim import`: scenario (or model) JSON from Megatron-LM, DeepSpeed, TorchTitan and
+// Hugging Face configs, combined with command-line options, checked by the scenario loader before it is written.
+//
+// Policy: what an input gives goes into the scenario; what trainsim does not model is listed as ignored; framework
+// defaults that had to be applied are listed as notes; what cannot be determined is listed as unresolved and is never
+// guessed. When a required field (model, hardware, cluster size, batch, sequence length, training length) is missing
+// or something unresolved is not settled by an option, nothing is written and the exit code is 2, with the list and
+// the option that supplies each; --partial writes the incomplete draft anyway (for editing by hand).
+#include "sim/base/atomic_file.hpp"
+#include "sim/base/errors.hpp"
+#include "sim/base/quantity.hpp"
+#include "sim/cli/app.hpp"
+#include "sim/cli/common.hpp"
+#include "sim/importers/importers.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <random>
+
+namespace sim::cli {
+namespace {
+
+using importers::Draft;
+using importers::Finding;
+using importers::Import;
+
+struct ImportArgs {
+  std::string kind;  // megatron | deepspeed | torchtitan | hf-config
+  std::vector<std::string> files;
+  std::string model;         // built-in name or trainsim model file
+  std::string model_config;  // Hugging Face config.json
+  std::string hardware;
+  int gpus = 0;
+  std::string tokens;
+  std::string name;
+  std::string output;
+  bool partial = false;
+};
+
+/// The fields of a resolved model, to check a named model against the architecture flags of a launch line.
+void put_model(Draft& d, const workload::ModelSpec& m, const std::string& origin) {
+  auto put = [&](const char* path, importers::Value v) { d.put(path, std::move(v), origin); };
+  put("model.layers", std::int64_t{m.layers});
+  put("model.hidden", std::int64_t{m.hidden});
+  put("model.ffn_hidden", std::int64_t{m.ffn_hidden});
+  put("model.heads", std::int64_t{m.heads});
+  put("model.kv_heads", std::int64_t{m.kv_heads});
+  put("model.vocab", std::int64_t{m.vocab});
+  put("model.activation", workload::to_string(m.activation));
+  put("model.norm", std::string(m.norm == workload::Norm::RmsNorm ? "rmsnorm" : "layernorm"));
+  put("model.position_embedding",
+      std::string(m.position_embedding == workload::PositionEmbedding::Rope ? "rope" : "learned"));
+  put("model.bias", m.bias);
+  put("model.tied_embeddings", m.tied_embeddings);
+  put("model.max_seq_len", std::int64_t{m.max_seq_len});
+  if (m.moe) {
+    put("model.moe.experts", std::int64_t{m.moe->experts});
+    put("model.moe.top_k", std::int64_t{m.moe->top_k});
+    put("model.moe.ffn_hidden", std::int64_t{m.moe->ffn_hidden});
+  }
+}
+
+void print_findings(const Import& im, const Options& o, std::ostream& err) {
+  if (o.quiet) return;
+  for (const auto& f : im.draft.notes())
+    err << "note: " << f.to_string() << "\n";
+  for (const auto& f : im.notes)
+    err << "note: " << f.to_string() << "\n";
+  for (const auto& f : im.ignored)
+    err << "ignored: " << f.to_string() << "\n";
+  for (const auto& f : im.unresolved)
+    if (!f.path.empty() && im.draft.has(f.path))
+      err << "settled: " << f.to_string() << " (given as " << im.draft.find(f.path)->origin << ")\n";
+}
+
+/// Loads the text through the scenario loader (a temporary file: relative references resolve from the working
+/// directory), so that an import never writes a scenario that trainsim would reject.
+void check_loads(const std::string& text, bool model_only) {
+  namespace fs = std::filesystem;
+  std::random_device rd;
+  const fs::path tmp = fs::temp_directory_path() / ("trainsim-import-" + std::to_string(rd()) + ".json");
+  {
+    std::ofstream f(tmp);
+    f << text;
+  }
+  try {
+    if (model_only) {
+      scenario::validate_file(tmp.string());
+    } else {
+      scenario::load_scenario(tmp.string());
+    }
+  } catch (const base::ConfigError& e) {
+    fs::remove(tmp);
+    std::vector<base::Diagnostic> items;
+    for (auto d : e.items()) {
+      if (d.file == tmp.string()) d.file = "the imported " + std::string(model_only ? "model" : "scenario");
+      items.push_back(std::move(d));
+    }
+    throw base::ConfigError(std::move(items));
+  }
+  fs::remove(tmp);
+}
+
+int import_command(const ImportArgs& a, const Options& o, std::ostream& out, std::ostream& err) {
+  const bool model_only = a.kind == "hf-config";
+  if (model_only &&
+      (!a.model.empty() || !a.model_config.empty() || !a.hardware.empty() || a.gpus > 0 || !a.tokens.empty()))
+    throw base::ConfigError("import", "",
+                            "hf-config writes a model file; --model, --model-config, --hardware, --gpus and --tokens "
+                            "belong to the scenario importers (megatron, deepspeed, torchtitan)");
+  if (!a.model.empty() && !a.model_config.empty())
+    throw base::ConfigError("import", "", "give --model or --model-config, not both");
+
+  // What the options give, first: the importers read it (cluster size for batch defaults, layers for vpp).
+  Import all;
+  if (a.gpus > 0) all.draft.put("cluster.gpus", std::int64_t{a.gpus}, "--gpus");
+  if (!a.hardware.empty()) all.draft.put("hardware", a.hardware, "--hardware");
+  if (!a.tokens.empty()) {
+    auto c = base::parse_count(a.tokens);
+    if (!c) throw base::ConfigError("--tokens", "", c.error);
+    all.draft.put("training.tokens", a.tokens, "--tokens");
+  }
+  if (!a.model_config.empty()) all.merge(importers::import_hf_config(a.model_config));
+  if (!a.model.empty()) put_model(all.draft, scenario::load_model(a.model), "--model " + a.model);
+
+  for (const auto& f : a.files) {
+    if (a.kind == "megatron") all.merge(importers::import_megatron(f, all.draft));
+    if (a.kind == "deepspeed") all.merge(importers::import_deepspeed(f, all.draft));
+    if (a.kind == "torchtitan") all.merge(importers::import_torchtitan(f, all.draft));
+    if (a.kind == "hf-config") all.merge(importers::import_hf_config(f));
+  }
+  if (!all.draft.conflicts().empty()) {
+    std::vector<base::Diagnostic> items;
+    for (auto d : all.draft.conflicts()) {
+      d.file = "import";
+      items.push_back(std::move(d));
+    }
+    throw base::ConfigError(std::move(items));
+  }
+
+  // Explicit choices: --set (model fields without the "model." prefix for hf-config), then --model and the names.
+  for (const auto& ov : overrides_of(o))
+    all.draft.override_value(model_only ? "model." + ov.key : ov.key, importers::parse_value(ov.value), "--set");
+  if (!a.model.empty() && !all.draft.has("model")) {
+    all.draft.erase("model");
+    all.draft.put("model", a.model, "--model");
+  }
+  const std::string stem = std::filesystem::path(a.files.front()).stem().string();
+  if (!a.name.empty()) all.draft.override_value(model_only ? "model.name" : "name", a.name, "--name");
+  if (!model_only && !all.draft.has("name")) all.draft.put("name", stem, a.files.front() + " (file name)");
+  if (!model_only && !all.draft.has("model") && !all.draft.has("model.name"))
+    if (const auto* n = all.draft.find("name"); n && std::holds_alternative<std::string>(n->value))
+      all.draft.put("model.name", std::get<std::string>(n->value) + "-model", "the scenario name");
+
+  print_findings(all, o, err);
+  auto missing =
+      model_only ? importers::missing_model_fields(all.draft) : importers::missing_scenario_fields(all.draft);
+  for (auto& f : importers::unsettled(all)) {  // more precise than "missing": replaces it
+    std::erase_if(missing, [&](const Finding& m) { return !f.path.empty() && m.where == f.path; });
+    missing.push_back(std::move(f));
+  }
+  if (!missing.empty()) {
+    for (const auto& f : missing)
+      err << (a.partial ? "unresolved: " : "error: unresolved: ") << f.to_string() << "\n";
+    if (!a.partial) {
+      err << "import: " << missing.size() << " field(s) unresolved; nothing written (--partial writes the draft "
+          << "anyway)\n";
+      return kExitBadInput;
+    }
+  }
+  const auto json = model_only ? importers::model_json(all.draft) : importers::scenario_json(all.draft);
+  const std::string text = json.dump() + "\n";
+  if (missing.empty()) check_loads(text, model_only);
+  if (a.output.empty()) {
+    out << text;
+  } else {
+    base::write_file_atomic(a.output, text);
+    if (!o.quiet) err << "wrote " << a.output << "\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_import_command(CLI::App& app, const Options& o, CommandList& commands) {
+  auto* cmd = app.add_subcommand("import",
+                                 "Scenario JSON from a Megatron-LM command line, a DeepSpeed or TorchTitan config; "
+                                 "model JSON from a Hugging Face config.json");
+  auto a = std::make_shared<ImportArgs>();
+  cmd->add_option("kind", a->kind, "megatron | deepspeed | torchtitan | hf-config")
+      ->required()
+      ->check(CLI::IsMember({"megatron", "deepspeed", "torchtitan", "hf-config"}));
+  cmd->add_option("files", a->files, "Launch script / config file(s); several are merged")->required();
+  cmd->add_option("--model", a->model, "The model: a built-in name or a trainsim model file")->type_name("NAME|FILE");
+  cmd->add_option("--model-config", a->model_config, "The model from a Hugging Face config.json (inlined)")
+      ->type_name("FILE");
+  cmd->add_option("--hardware", a->hardware, "Hardware profile: a built-in name or a file")->type_name("NAME|FILE");
+  cmd->add_option("--gpus", a->gpus, "Cluster size in GPUs")->check(CLI::Range(1, 10'000'000));
+  cmd->add_option("--tokens", a->tokens, "Tokens to train, e.g. 1T")->type_name("COUNT");
+  cmd->add_option("--name", a->name, "Scenario name (hf-config: model name); default: the first file's name");
+  cmd->add_option("-o,--output", a->output, "Write to FILE (atomically) instead of stdout")->type_name("FILE");
+  cmd->add_flag("--partial", a->partial, "Write the draft even when fields are unresolved (for editing by hand)");
+  commands.push_back({cmd, [a, &o](std::ostream& out, std::ostream& err) { return import_command(*a, o, out, err); }});
+}
+
+}  // namespace sim::cli

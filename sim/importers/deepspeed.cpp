@@ -1,0 +1,196 @@
+// sim/importers/deepspeed.cpp: a DeepSpeed JSON config into scenario fields.
+//
+// Keys follow DeepSpeed's configuration reference (https://www.deepspeed.ai/docs/config-json/): train_batch_size =
+// train_micro_batch_size_per_gpu x gradient_accumulation_steps x data-parallel size, DeepSpeed checks it and so do we;
+// fp32 when neither bf16 nor fp16 is enabled. "auto" (filled in by the Hugging Face Trainer at run time) is reported
+// as unresolved, never guessed.
+#include "sim/base/json_reader.hpp"
+#include "sim/importers/importers.hpp"
+
+#include <algorithm>
+
+namespace sim::importers {
+namespace {
+
+using base::JsonReader;
+using base::Range;
+using Kind = JsonReader::Kind;
+
+class DeepSpeedImport {
+ public:
+  DeepSpeedImport(const std::string& origin, const Draft& known) : origin_(origin), known_(known) {}
+
+  Import run(JsonReader& in) {
+    Draft& d = out_.draft;
+    std::vector<std::string> ignored;
+    for (const auto& k : in.keys()) {
+      if (k == "train_batch_size") {
+        tbs_ = integer(in, k, Range::at_least(1));
+      } else if (k == "train_micro_batch_size_per_gpu") {
+        micro_ = integer(in, k, Range::at_least(1));
+      } else if (k == "gradient_accumulation_steps") {
+        gas_ = integer(in, k, Range::at_least(1));
+      } else if (k == "zero_optimization") {
+        zero(in);
+      } else if (k == "activation_checkpointing") {
+        checkpointing(in);
+      } else if (k == "bf16" || k == "bfloat16" || k == "fp16") {
+        precision(in, k);
+      } else {
+        ignored.push_back(in.path(k));
+      }
+    }
+    if (!ignored.empty()) ignore(ignored);
+
+    d.put("parallel.tp", std::int64_t{1}, origin_ + " (DeepSpeed data parallelism)", true);
+    d.put("parallel.pp", std::int64_t{1}, origin_ + " (DeepSpeed data parallelism)", true);
+    if (micro_) d.put("parallel.micro_batch", *micro_, at(in, "train_micro_batch_size_per_gpu"));
+    if (tbs_) d.put("parallel.global_batch", *tbs_, at(in, "train_batch_size"));
+    if (!dtype_seen_) {
+      d.put("training.dtype", std::string("fp32"), origin_ + " (DeepSpeed default: neither bf16 nor fp16 enabled)",
+            true);
+    }
+
+    // train_batch_size = micro x accumulation x data-parallel size, when the cluster size is known.
+    const auto gpus = known_.integer("cluster.gpus");
+    const auto tp = known_.integer("parallel.tp").value_or(1);
+    const auto pp = known_.integer("parallel.pp").value_or(1);
+    const auto cp = known_.integer("parallel.cp").value_or(1);
+    const std::int64_t dp = gpus && *gpus % (tp * pp * cp) == 0 ? *gpus / (tp * pp * cp) : 0;  // 0: unknown
+    if (tbs_ && micro_ && gas_ && dp > 0 && *tbs_ != *micro_ * *gas_ * dp) {
+      in.error("train_batch_size", std::to_string(*tbs_) + " is not train_micro_batch_size_per_gpu x " +
+                                       "gradient_accumulation_steps x data-parallel size = " + std::to_string(*micro_) +
+                                       " x " + std::to_string(*gas_) + " x " + std::to_string(dp) + " = " +
+                                       std::to_string(*micro_ * *gas_ * dp) + " (DeepSpeed rejects it too)");
+    } else if (!tbs_ && micro_ && gas_ && dp > 0) {
+      d.put("parallel.global_batch", *micro_ * *gas_ * dp,
+            origin_ + " train_micro_batch_size_per_gpu x gradient_accumulation_steps x data-parallel size");
+    } else if (!tbs_ && micro_ && gas_) {
+      out_.unresolved.push_back({origin_,
+                                 "no train_batch_size: it is micro x accumulation x data-parallel size; "
+                                 "give --gpus N to derive it",
+                                 "parallel.global_batch"});
+    }
+    return std::move(out_);
+  }
+
+ private:
+  std::string at(const JsonReader& in, std::string_view key) const { return origin_ + " " + in.path(key); }
+
+  /// An integer, or "auto" (unresolved); anything else is an error naming the JSON path.
+  std::optional<std::int64_t> integer(JsonReader& in, const std::string& key, Range r) {
+    if (in.kind(key) == Kind::String) {
+      std::string s;
+      in.required(key, s);
+      if (s == "auto") {
+        out_.unresolved.push_back(
+            {at(in, key),
+             "\"auto\" is filled in at run time by the Hugging Face Trainer; give --set " + settles(key) + "=N",
+             settles(key)});
+      } else {
+        in.error(key, "expected an integer or \"auto\", found \"" + s + "\" (a string)");
+      }
+      return std::nullopt;
+    }
+    std::int64_t v = 0;
+    if (in.required(key, v, r)) return v;
+    return std::nullopt;
+  }
+
+  static std::string settles(const std::string& key) {
+    if (key == "train_micro_batch_size_per_gpu") return "parallel.micro_batch";
+    if (key == "stage") return "parallel.zero_stage";
+    return "parallel.global_batch";  // train_batch_size, gradient_accumulation_steps
+  }
+
+  void ignore(const std::vector<std::string>& paths) {
+    std::string list;
+    for (const auto& p : paths)
+      list += (list.empty() ? "" : ", ") + p;
+    out_.ignored.push_back({origin_, list + ": not modelled by trainsim"});
+  }
+
+  void zero(JsonReader& in) {
+    auto z = in.required_object("zero_optimization");
+    if (!z) return;
+    std::vector<std::string> ignored;
+    for (const auto& k : z->keys()) {
+      if (k == "stage") {
+        if (auto s = integer(*z, k, Range::between(0, 3))) out_.draft.put("parallel.zero_stage", *s, at(*z, k));
+      } else if (k == "offload_optimizer" || k == "offload_param") {
+        out_.notes.push_back({at(*z, k),
+                              "offloading to CPU or NVMe is not modelled: memory and step time are those "
+                              "of the GPU-resident states"});
+      } else {
+        ignored.push_back(z->path(k));
+      }
+    }
+    if (!ignored.empty()) ignore(ignored);
+  }
+
+  /// DeepSpeed's activation checkpointing wraps whole transformer layers: trainsim's full recomputation.
+  void checkpointing(JsonReader& in) {
+    auto a = in.required_object("activation_checkpointing");
+    if (!a) return;
+    std::vector<std::string> ignored;
+    for (const auto& k : a->keys())
+      ignored.push_back(a->path(k));
+    out_.draft.put("parallel.recompute", std::string("full"), at(in, "activation_checkpointing"));
+    out_.notes.push_back({at(in, "activation_checkpointing"),
+                          "whole-layer activation checkpointing: recompute \"full\" (the model code decides "
+                          "whether it calls deepspeed.checkpointing; if it does not, --set parallel.recompute=none)"});
+    if (!ignored.empty()) ignore(ignored);
+  }
+
+  void precision(JsonReader& in, const std::string& key) {
+    auto p = in.required_object(key);
+    if (!p) return;
+    std::vector<std::string> ignored;
+    for (const auto& k : p->keys()) {
+      if (k != "enabled") {
+        ignored.push_back(p->path(k));
+        continue;
+      }
+      if (p->kind(k) == Kind::String) {
+        std::string s;
+        p->required(k, s);
+        if (s == "auto") {
+          out_.unresolved.push_back({at(*p, k),
+                                     "\"auto\" is decided at run time by the Hugging Face Trainer; give --set "
+                                     "training.dtype=bf16 (or fp16, fp32)",
+                                     "training.dtype"});
+          dtype_seen_ = true;
+        } else {
+          p->error(k, "expected true, false or \"auto\", found \"" + s + "\" (a string)");
+        }
+        continue;
+      }
+      bool on = false;
+      if (!p->required(k, on)) continue;
+      if (on) out_.draft.put("training.dtype", std::string(key == "fp16" ? "fp16" : "bf16"), at(*p, k));
+      dtype_seen_ = dtype_seen_ || on;
+    }
+    if (!ignored.empty()) ignore(ignored);
+  }
+
+  const std::string& origin_;
+  const Draft& known_;
+  Import out_;
+  std::optional<std::int64_t> tbs_, micro_, gas_;
+  bool dtype_seen_ = false;
+};
+
+}  // namespace
+
+Import import_deepspeed(const std::string& path, const Draft& known) {
+  const auto doc = base::JsonDocument::parse_file(path);
+  base::Diagnostics diag(doc.origin());
+  JsonReader root = doc.root(diag);
+  Import out = DeepSpeedImport(path, known).run(root);
+  for (const auto& c : out.draft.conflicts())
+    diag.add({path, c.path, c.message});
+  diag.throw_if_any();
+  return out;
+}
+
+}  // namespace sim::importers

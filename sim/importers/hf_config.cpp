@@ -1,0 +1,188 @@
+// sim/importers/hf_config.cpp: a Hugging Face model config.json into trainsim model fields.
+//
+// Key names follow transformers' configuration classes (LlamaConfig, MistralConfig, MixtralConfig, Qwen2MoeConfig,
+// DeepseekV2Config, GPT2Config); where a key is absent, the class default applies and is noted (e.g.
+// num_key_value_heads defaults to num_attention_heads, tie_word_embeddings to true in PretrainedConfig).
+#include "sim/base/json_reader.hpp"
+#include "sim/importers/importers.hpp"
+
+#include <algorithm>
+#include <filesystem>
+
+namespace sim::importers {
+namespace {
+
+using base::JsonReader;
+using base::Range;
+using Kind = JsonReader::Kind;
+
+class HfImport {
+ public:
+  HfImport(const std::string& origin, JsonReader& in) : origin_(origin), in_(in) {}
+
+  Import run() {
+    const auto keys = in_.keys();  // every key is looked at: those not read below are listed as ignored
+    Draft& d = out_.draft;
+    count("model.layers", {"num_hidden_layers", "n_layer", "num_layers"});
+    count("model.hidden", {"hidden_size", "n_embd", "d_model"});
+    count("model.heads", {"num_attention_heads", "n_head"});
+    count("model.kv_heads", {"num_key_value_heads"});
+    count("model.vocab", {"vocab_size"});
+    count("model.max_seq_len", {"max_position_embeddings", "n_positions"});
+    count("model.moe.experts", {"num_local_experts", "num_experts", "n_routed_experts"});
+    count("model.moe.top_k", {"num_experts_per_tok"});
+    count("model.moe.ffn_hidden", {"moe_intermediate_size"});
+    count("model.moe.shared_experts", {"n_shared_experts"}, Range::at_least(0));
+    count("model.ffn_hidden", {"intermediate_size", "n_inner", "ffn_dim"});
+
+    // Name: the Hub id the config was saved from, else the model type, else the file name.
+    std::string name;
+    if (text("_name_or_path", name) && !name.empty()) {
+      d.put("model.name", name, at("_name_or_path"));
+    } else if (text("model_type", name) && !name.empty()) {
+      d.put("model.name", name, at("model_type"));
+    } else {
+      d.put("model.name", std::filesystem::path(origin_).stem().string(), origin_ + " (file name)");
+    }
+    std::string model_type;
+    text("model_type", model_type);
+    d.put("model.description", "Imported from the Hugging Face config " + origin_ + " by trainsim import hf-config",
+          origin_);
+    d.put("model.provenance.architecture", "Hugging Face config.json: " + origin_, origin_);
+
+    activation(model_type);
+    if (bool_key("tie_word_embeddings")) {
+      d.put("model.tied_embeddings", *bool_key("tie_word_embeddings"), at("tie_word_embeddings"));
+    } else {
+      d.put("model.tied_embeddings", true, origin_ + " (transformers' PretrainedConfig default)", true);
+      out_.notes.push_back({origin_, "no tie_word_embeddings: tied, as transformers' PretrainedConfig default"});
+    }
+    if (bool_key("attention_bias")) d.put("model.bias", *bool_key("attention_bias"), at("attention_bias"));
+    if (in_.has("rms_norm_eps")) {
+      d.put("model.norm", std::string("rmsnorm"), at("rms_norm_eps"));
+      used_.push_back("rms_norm_eps");
+    } else {
+      for (const char* k : {"layer_norm_eps", "layer_norm_epsilon", "layernorm_epsilon"}) {
+        if (!in_.has(k)) continue;
+        d.put("model.norm", std::string("layernorm"), at(k));
+        used_.push_back(k);
+        break;
+      }
+    }
+    if (in_.has("rope_theta") || in_.has("rope_scaling")) {
+      d.put("model.position_embedding", std::string("rope"), at(in_.has("rope_theta") ? "rope_theta" : "rope_scaling"));
+      used_.insert(used_.end(), {"rope_theta", "rope_scaling"});
+    }
+
+    // Defaults of the transformers classes for absent keys.
+    if (const auto heads = d.integer("model.heads"); heads && !d.has("model.kv_heads")) {
+      d.put("model.kv_heads", *heads, origin_ + " (no num_key_value_heads: multi-head attention)");
+    }
+    if (const auto h = d.integer("model.hidden"); h && !d.has("model.ffn_hidden") && model_type == "gpt2") {
+      d.put("model.ffn_hidden", 4 * *h, origin_ + " (GPT2Config default: n_inner = 4 x n_embd)");
+    }
+    if (d.has("model.moe.experts")) {
+      if (!d.has("model.moe.top_k"))
+        out_.unresolved.push_back(
+            {origin_, "has experts but no num_experts_per_tok; give --set moe.top_k=K", "model.moe.top_k"});
+      if (!d.has("model.moe.ffn_hidden"))
+        if (auto f = d.integer("model.ffn_hidden")) d.put("model.moe.ffn_hidden", *f, at("intermediate_size"));
+      if (!d.has("model.moe.shared_experts")) d.put("model.moe.shared_experts", std::int64_t{0}, origin_);
+      if (in_.has("shared_expert_intermediate_size")) {
+        out_.notes.push_back({at("shared_expert_intermediate_size"),
+                              "a shared expert of its own width is not modelled; trainsim's shared experts have the "
+                              "routed experts' width"});
+      }
+    }
+    for (const auto& k : keys)
+      if (std::find(used_.begin(), used_.end(), k) == used_.end() && k != "shared_expert_intermediate_size")
+        ignored_.push_back(k);
+    if (!ignored_.empty()) {
+      std::string list;
+      for (const auto& k : ignored_)
+        list += (list.empty() ? "" : ", ") + k;
+      out_.ignored.push_back({origin_, list + ": not modelled by trainsim"});
+    }
+    if (!d.has("model.layers") && !d.has("model.hidden") && !d.has("model.heads"))
+      in_.error(
+          "no architecture found: expected a Hugging Face config.json with num_hidden_layers, hidden_size, "
+          "num_attention_heads, intermediate_size and vocab_size");
+    return std::move(out_);
+  }
+
+ private:
+  std::string at(std::string_view key) const { return origin_ + " " + in_.path(key); }
+
+  /// The first of `keys` present (null counts as absent, as in transformers), as a positive integer.
+  void count(const char* path, std::initializer_list<const char*> keys, Range r = Range::at_least(1)) {
+    for (const char* k : keys) {
+      const auto kind = in_.kind(k);
+      if (kind == Kind::Missing) continue;
+      used_.push_back(k);
+      if (kind == Kind::Null) continue;
+      std::int64_t v = 0;
+      if (in_.required(k, v, Range::between(r.min, 1e12))) out_.draft.put(path, v, at(k));
+      return;
+    }
+  }
+
+  bool text(const char* key, std::string& out) {
+    if (in_.kind(key) == Kind::Missing || in_.kind(key) == Kind::Null) return false;
+    used_.push_back(key);
+    return in_.required(key, out);
+  }
+
+  std::optional<bool> bool_key(const char* key) {
+    if (in_.kind(key) == Kind::Missing || in_.kind(key) == Kind::Null) return std::nullopt;
+    used_.push_back(key);
+    bool b = false;
+    if (!in_.required(key, b)) return std::nullopt;
+    return b;
+  }
+
+  /// silu/swish MLPs in these configs are gated (three matrices): trainsim's "swiglu". GeLU variants are the
+  /// two-matrix GPT MLP, except in Gemma-style gated configs, which are left to the user.
+  void activation(const std::string& model_type) {
+    const char* key = in_.has("hidden_act")            ? "hidden_act"
+                      : in_.has("activation_function") ? "activation_function"
+                                                       : nullptr;
+    if (!key) {
+      out_.unresolved.push_back({origin_, "no hidden_act: give --set activation=swiglu or gelu", "model.activation"});
+      return;
+    }
+    std::string act;
+    if (!text(key, act)) return;
+    if (act == "silu" || act == "swish") {
+      out_.draft.put("model.activation", std::string("swiglu"), at(key) + " (gated SiLU MLP)");
+    } else if (act.starts_with("gelu") && !model_type.starts_with("gemma")) {
+      out_.draft.put("model.activation", std::string("gelu"), at(key));
+    } else {
+      out_.unresolved.push_back({at(key),
+                                 "\"" + act + "\"" +
+                                     (model_type.starts_with("gemma") ? " in a gated (GeGLU) MLP" : "") +
+                                     " is not modelled; accepted: silu, swish (gated, \"swiglu\"), gelu "
+                                     "variants (\"gelu\"); give --set activation=swiglu or gelu",
+                                 "model.activation"});
+    }
+  }
+
+  const std::string& origin_;
+  JsonReader& in_;
+  Import out_;
+  std::vector<std::string> used_;
+  std::vector<std::string> ignored_;
+};
+
+}  // namespace
+
+Import import_hf_config(const std::string& path) {
+  const auto doc = base::JsonDocument::parse_file(path);
+  base::Diagnostics diag(doc.origin());
+  JsonReader root = doc.root(diag);
+  HfImport hf(path, root);
+  Import out = hf.run();
+  diag.throw_if_any();
+  return out;
+}
+
+}  // namespace sim::importers

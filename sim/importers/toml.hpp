@@ -1,0 +1,35 @@
+// sim/importers/toml.hpp: a strict reader for the TOML subset job configs use (TorchTitan): tables, dotted keys,
+// strings, integers, floats, booleans, arrays and inline tables. Anything else is an error with its line number.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace sim::importers {
+
+struct TomlValue {
+  enum class Type { String, Integer, Float, Bool, Array, Table };
+  Type type = Type::Table;
+  std::string string;
+  std::int64_t integer = 0;
+  double number = 0;  // Float
+  bool boolean = false;
+  std::vector<TomlValue> array;
+  std::vector<std::pair<std::string, TomlValue>> table;  // in file order
+  int line = 0;                                          // where the value (or the table header) is
+  bool defined = false;                                  // a table given by a [header] or as a value
+
+  /// A member of a table, or nullptr.
+  const TomlValue* get(std::string_view key) const;
+  /// "a string", "an integer", ... for messages.
+  const char* type_name() const;
+};
+
+/// Parses `text`; errors throw base::ConfigError(origin, "line N", "what was found; what is accepted").
+/// Not supported (errors that say so): arrays of tables [[x]], multi-line strings, dates and times, integers in
+/// hexadecimal, octal or binary.
+TomlValue parse_toml(std::string_view text, const std::string& origin);
+
+}  // namespace sim::importers

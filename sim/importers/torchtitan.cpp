@@ -1,0 +1,296 @@
+// sim/importers/torchtitan.cpp: a TorchTitan TOML job config into scenario fields.
+//
+// Keys and defaults follow torchtitan/config/job_config.py (2025): [parallelism] data_parallel_replicate_degree 1,
+// data_parallel_shard_degree -1 (whatever the other degrees leave), tensor/pipeline/context degrees 1,
+// pipeline_parallel_schedule "1F1B", pipeline_parallel_microbatch_size 1; [training] local_batch_size (formerly
+// batch_size) per data-parallel rank, global_batch_size -1 (= local x dp), mixed_precision_param "bfloat16";
+// [activation_checkpoint] mode "selective". Older configs keep the parallel degrees in [training]; both are read.
+#include "sim/importers/importers.hpp"
+#include "sim/importers/toml.hpp"
+
+#include <algorithm>
+#include <map>
+
+namespace sim::importers {
+namespace {
+
+using Type = TomlValue::Type;
+
+class TitanImport {
+ public:
+  TitanImport(const std::string& origin, const Draft& known) : origin_(origin), known_(known) {}
+
+  Import run(const TomlValue& root) {
+    for (const auto& [name, section] : root.table) {
+      if (section.type != Type::Table) {
+        ignored_.push_back(name);
+        continue;
+      }
+      for (const auto& [key, v] : section.table)
+        ignored_.push_back(name + "." + key);  // removed again when read below
+    }
+    const TomlValue* par = root.get("parallelism");
+    const TomlValue* tr = root.get("training");
+    auto degree = [&](const char* key, std::int64_t dflt, bool allow_minus_one = false) {
+      const TomlValue* where = par && par->get(key) ? par : tr && tr->get(key) ? tr : nullptr;
+      if (!where) return dflt;
+      return integer(where == par ? "parallelism" : "training", *where, key, allow_minus_one).value_or(dflt);
+    };
+    const std::int64_t replicate = degree("data_parallel_replicate_degree", 1);
+    const std::int64_t shard = degree("data_parallel_shard_degree", -1, true);
+    const std::int64_t tp = degree("tensor_parallel_degree", 1);
+    const std::int64_t pp = degree("pipeline_parallel_degree", 1);
+    const std::int64_t cp = degree("context_parallel_degree", 1);
+    const std::int64_t ep = degree("expert_parallel_degree", 1);
+    Draft& d = out_.draft;
+    d.put("parallel.tp", tp, origin(par, "tensor_parallel_degree"), !has(par, tr, "tensor_parallel_degree"));
+    d.put("parallel.pp", pp, origin(par, "pipeline_parallel_degree"), !has(par, tr, "pipeline_parallel_degree"));
+    if (cp > 1) d.put("parallel.cp", cp, origin(par, "context_parallel_degree"));
+    if (ep > 1) d.put("parallel.ep", ep, origin(par, "expert_parallel_degree"));
+
+    // Data-parallel size and the cluster: shard x replicate; a shard degree of -1 takes what is left of the GPUs.
+    std::optional<std::int64_t> dp;
+    if (shard > 0) {
+      dp = shard * replicate;
+      d.put("cluster.gpus", *dp * tp * pp * cp,
+            origin_ + " [parallelism] degrees (dp_shard x dp_replicate x tp x pp x cp)");
+    } else if (auto gpus = known_.integer("cluster.gpus")) {
+      if (*gpus % (replicate * tp * pp * cp) != 0) {
+        error(par ? par->line : 0, std::to_string(*gpus) +
+                                       " GPUs do not divide into data_parallel_replicate_degree x "
+                                       "tensor x pipeline x context degrees = " +
+                                       std::to_string(replicate * tp * pp * cp));
+      } else {
+        dp = *gpus / (tp * pp * cp);
+      }
+    } else {
+      out_.unresolved.push_back({origin_ + " [parallelism] data_parallel_shard_degree",
+                                 "-1 (all remaining GPUs) needs the cluster size; give --gpus N", "cluster.gpus"});
+    }
+    const std::int64_t shard_eff = shard > 0 ? shard : dp ? *dp / replicate : 0;
+    if (shard_eff > 1) {
+      // FSDP2 shards parameters, gradients and optimizer states (ZeRO-3); with pipeline parallelism TorchTitan keeps
+      // parameters gathered between forward and backward (reshard_after_forward "default"), which is ZeRO-2.
+      d.put("parallel.zero_stage", std::int64_t{pp > 1 ? 2 : 3},
+            origin_ + " [parallelism] FSDP over " + std::to_string(shard_eff) + " ranks");
+      if (pp > 1)
+        out_.notes.push_back({origin_ + " [parallelism]",
+                              "FSDP with pipeline parallelism: trainsim's rule zero-pp (from DeepSpeed's pipeline "
+                              "engine) rejects ZeRO-2/3 with pp > 1; --set parallel.zero_stage=1 models sharded "
+                              "optimizer states only"});
+      if (replicate > 1)
+        out_.notes.push_back({origin_ + " [parallelism]",
+                              "HSDP: trainsim shards over all " + std::to_string(shard_eff * replicate) +
+                                  " data-parallel ranks, not within groups of " + std::to_string(shard_eff)});
+    } else if (dp) {
+      d.put("parallel.zero_stage", std::int64_t{0}, origin_ + " [parallelism] DDP (data_parallel_shard_degree 1)");
+    }
+
+    schedule(par);
+
+    // Batch: local batch per data-parallel rank; micro-batches only under pipeline parallelism.
+    std::optional<std::int64_t> local;
+    for (const char* k : {"local_batch_size", "batch_size"})
+      if (tr && tr->get(k) && !local) local = integer("training", *tr, k);
+    std::optional<std::int64_t> global;
+    if (tr && tr->get("global_batch_size")) {
+      global = integer("training", *tr, "global_batch_size", true);
+      if (global && *global <= 0) global.reset();
+    }
+    if (global) {
+      d.put("parallel.global_batch", *global, origin_ + " [training] global_batch_size");
+    } else if (local && dp) {
+      d.put("parallel.global_batch", *local * *dp, origin_ + " [training] local_batch_size x data-parallel size");
+    } else if (local) {
+      out_.unresolved.push_back({origin_ + " [training]",
+                                 "the global batch is local_batch_size x data-parallel size; give --gpus N",
+                                 "parallel.global_batch"});
+    }
+    std::optional<std::int64_t> micro = local;
+    if (pp > 1)
+      micro = par && par->get("pipeline_parallel_microbatch_size")
+                  ? integer("parallelism", *par, "pipeline_parallel_microbatch_size")
+                  : std::optional<std::int64_t>(1);
+    if (micro)
+      d.put("parallel.micro_batch", *micro,
+            origin_ + (pp > 1 ? " [parallelism] pipeline_parallel_microbatch_size" : " [training] local_batch_size"));
+    std::optional<std::int64_t> seq;
+    if (tr && tr->get("seq_len")) seq = integer("training", *tr, "seq_len");
+    if (seq) d.put("training.seq_len", *seq, origin_ + " [training] seq_len");
+    if (tr && tr->get("steps")) {
+      const auto steps = integer("training", *tr, "steps");
+      const auto gbs = global ? global : local && dp ? std::optional<std::int64_t>(*local * *dp) : std::nullopt;
+      if (steps && gbs && seq)
+        d.put("training.tokens", *steps * *gbs * *seq, origin_ + " [training] steps x global batch x seq_len");
+    }
+    precision(root, tr);
+    checkpointing(root.get("activation_checkpoint"));
+    model(root.get("model"));
+
+    std::string list;
+    for (const auto& k : ignored_)
+      list += (list.empty() ? "" : ", ") + k;
+    if (!list.empty()) out_.ignored.push_back({origin_, list + ": not modelled by trainsim"});
+    if (!errors_.empty()) throw base::ConfigError(errors_);
+    return std::move(out_);
+  }
+
+ private:
+  static bool has(const TomlValue* a, const TomlValue* b, const char* key) {
+    return (a && a->get(key)) || (b && b->get(key));
+  }
+  std::string origin(const TomlValue* section, const char* key) const {
+    return origin_ + (section && section->get(key) ? " [parallelism] " + std::string(key) : " (TorchTitan default)");
+  }
+
+  void used(const std::string& section, const std::string& key) { std::erase(ignored_, section + "." + key); }
+
+  void error(int line, const std::string& message) {
+    errors_.push_back({origin_, line > 0 ? "line " + std::to_string(line) : "", message});
+  }
+
+  std::optional<std::int64_t> integer(const std::string& section, const TomlValue& t, const char* key,
+                                      bool allow_minus_one = false) {
+    used(section, key);
+    const TomlValue* v = t.get(key);
+    if (!v) return std::nullopt;
+    if (v->type != Type::Integer) {
+      error(v->line, "[" + section + "] " + key + ": expected an integer, found " + v->type_name());
+      return std::nullopt;
+    }
+    if (v->integer < 1 && !(allow_minus_one && v->integer == -1)) {
+      error(v->line, "[" + section + "] " + key + ": " + std::to_string(v->integer) + " is not accepted; expected " +
+                         (allow_minus_one ? "a positive integer or -1" : "a positive integer"));
+      return std::nullopt;
+    }
+    return v->integer;
+  }
+
+  std::optional<std::string> text(const std::string& section, const TomlValue* t, const char* key) {
+    if (!t || !t->get(key)) return std::nullopt;
+    used(section, key);
+    const TomlValue* v = t->get(key);
+    if (v->type != Type::String) {
+      error(v->line, "[" + section + "] " + key + ": expected a string, found " + v->type_name());
+      return std::nullopt;
+    }
+    return v->string;
+  }
+
+  void schedule(const TomlValue* par) {
+    auto s = text("parallelism", par, "pipeline_parallel_schedule");
+    if (!s) return;
+    const std::map<std::string, std::string> known = {
+        {"1F1B", "1f1b"}, {"GPipe", "gpipe"}, {"Interleaved1F1B", "interleaved"}};
+    const int line = par->get("pipeline_parallel_schedule")->line;
+    if (auto it = known.find(*s); it != known.end()) {
+      out_.draft.put("parallel.schedule", it->second, origin_ + " [parallelism] pipeline_parallel_schedule");
+      if (it->second == "interleaved")
+        out_.unresolved.push_back({origin_ + ":" + std::to_string(line) + " pipeline_parallel_schedule",
+                                   "Interleaved1F1B: the number of stages per rank follows from the model split; "
+                                   "give --set parallel.vpp=V",
+                                   "parallel.vpp"});
+    } else {
+      out_.unresolved.push_back({origin_ + ":" + std::to_string(line) + " pipeline_parallel_schedule",
+                                 "\"" + *s + "\" is not modelled; trainsim has 1F1B, GPipe, Interleaved1F1B (and " +
+                                     "zb-h1); give --set parallel.schedule=NAME",
+                                 "parallel.schedule"});
+    }
+  }
+
+  void precision(const TomlValue& root, const TomlValue* tr) {
+    Draft& d = out_.draft;
+    const TomlValue* f8 = root.get("float8");
+    const TomlValue* m = root.get("model");
+    bool fp8 = false;
+    if (f8 && f8->get("enable_float8_linear") && f8->get("enable_float8_linear")->type == Type::Bool) {
+      used("float8", "enable_float8_linear");
+      fp8 = f8->get("enable_float8_linear")->boolean;
+    }
+    if (m && m->get("converters") && m->get("converters")->type == Type::Array) {
+      used("model", "converters");
+      for (const auto& c : m->get("converters")->array)
+        fp8 = fp8 || (c.type == Type::String && c.string == "float8");
+    }
+    if (fp8) {
+      d.put("training.dtype", std::string("fp8"), origin_ + " float8 linear layers");
+      return;
+    }
+    if (auto p = text("training", tr, "mixed_precision_param")) {
+      if (*p == "bfloat16" || *p == "float32") {
+        d.put("training.dtype", std::string(*p == "bfloat16" ? "bf16" : "fp32"),
+              origin_ + " [training] mixed_precision_param");
+      } else {
+        error(tr->get("mixed_precision_param")->line,
+              "[training] mixed_precision_param: \"" + *p + "\" is not accepted; accepted: bfloat16, float32");
+      }
+    } else {
+      d.put("training.dtype", std::string("bf16"), origin_ + " (TorchTitan default: mixed_precision_param bfloat16)",
+            true);
+    }
+  }
+
+  void checkpointing(const TomlValue* ac) {
+    auto mode = text("activation_checkpoint", ac, "mode");
+    if (!ac) return;
+    const std::string where = origin_ + " [activation_checkpoint] mode";
+    if (!mode) {
+      out_.draft.put("parallel.recompute", std::string("selective"), origin_ + " (TorchTitan default)", true);
+      return;
+    }
+    if (*mode == "none" || *mode == "full") {
+      out_.draft.put("parallel.recompute", *mode, where);
+    } else if (*mode == "selective") {
+      auto opt = text("activation_checkpoint", ac, "selective_ac_option");
+      if (opt && *opt != "op") {
+        // Every Nth layer fully checkpointed: between none and full, not modelled exactly.
+        out_.draft.put("parallel.recompute", std::string("full"), where + " (selective_ac_option " + *opt + ")");
+        out_.notes.push_back({where, "selective_ac_option \"" + *opt + "\" checkpoints every " + *opt +
+                                         "th layer; trainsim recomputes every layer (full), an upper bound"});
+      } else {
+        out_.draft.put("parallel.recompute", std::string("selective"), where);
+      }
+    } else {
+      error(ac->get("mode")->line,
+            "[activation_checkpoint] mode: \"" + *mode + "\" is not accepted; accepted: none, selective, full");
+    }
+  }
+
+  /// TorchTitan's model flavors that are trainsim built-ins (torchtitan/models/llama3/__init__.py: 8B, 70B, 405B).
+  void model(const TomlValue* m) {
+    auto name = text("model", m, "name");
+    auto flavor = text("model", m, "flavor");
+    if (!name) return;
+    const std::map<std::string, std::string> builtin = {
+        {"llama3/8B", "llama3-8b"}, {"llama3/70B", "llama3-70b"}, {"llama3/405B", "llama3-405b"}};
+    const std::string key = *name + "/" + flavor.value_or("");
+    if (auto it = builtin.find(key); it != builtin.end()) {
+      out_.draft.put("model", it->second, origin_ + " [model] name and flavor");
+    } else {
+      out_.unresolved.push_back({origin_ + " [model]",
+                                 "name \"" + *name + "\" flavor \"" + flavor.value_or("") +
+                                     "\" is not a trainsim built-in; give --model NAME|FILE or "
+                                     "--model-config config.json",
+                                 "model"});
+    }
+  }
+
+  const std::string& origin_;
+  const Draft& known_;
+  Import out_;
+  std::vector<std::string> ignored_;
+  std::vector<base::Diagnostic> errors_;
+};
+
+}  // namespace
+
+Import import_torchtitan_text(std::string_view text, const std::string& origin, const Draft& known) {
+  const TomlValue root = parse_toml(text, origin);
+  return TitanImport(origin, known).run(root);
+}
+
+Import import_torchtitan(const std::string& path, const Draft& known) {
+  return import_torchtitan_text(read_input_file(path), path, known);
+}
+
+}  // namespace sim::importers

@@ -1,0 +1,119 @@
+// sim/parallel/megatron_flags.cpp: Megatron-LM argument form of a configuration (the inverse of the importer).
+#include "sim/parallel/megatron_flags.hpp"
+
+#include <algorithm>
+#include <vector>
+
+namespace sim::parallel {
+
+std::string megatron_flags(const ParallelConfig& config, const Layout& layout, const workload::ModelSpec& model,
+                           int seq_len, hardware::Dtype dtype) {
+  std::vector<std::string> comments;
+  std::vector<std::string> flags;
+  auto flag = [&](const std::string& name, long long value) { flags.push_back(name + " " + std::to_string(value)); };
+  const auto n = [](long long v) { return std::to_string(v); };
+
+  comments.push_back("data-parallel size " + n(layout.dp) + " = " + n(layout.gpus()) + " GPUs / (tp " + n(layout.tp) +
+                     " x pp " + n(layout.pp) + " x cp " + n(layout.cp) +
+                     "): Megatron-LM derives it from the world size");
+  flag("--tensor-model-parallel-size", layout.tp);
+  flag("--pipeline-model-parallel-size", layout.pp);
+  if (layout.cp > 1) flag("--context-parallel-size", layout.cp);
+  if (layout.ep > 1) flag("--expert-model-parallel-size", layout.ep);
+
+  // Pipeline split: even virtual stages by layer count; an uneven split by first/last stage sizes when only those
+  // differ (Megatron-Core's --decoder-first/last-pipeline-num-layers), else a comment.
+  const auto& per = layout.layers_per_stage;
+  const bool even = !per.empty() && std::all_of(per.begin(), per.end(), [&](int l) { return l == per.front(); });
+  if (layout.vpp > 1) {
+    if (even) {
+      flag("--num-layers-per-virtual-pipeline-stage", per.front());
+    } else {
+      flag("--virtual-pipeline-model-parallel-size", layout.vpp);
+    }
+  }
+  if (!even && !per.empty()) {
+    const bool middle_even = layout.vpp == 1 && per.size() > 2 &&
+                             std::all_of(per.begin() + 1, per.end() - 1, [&](int l) { return l == per[1]; });
+    if (middle_even && per.front() != per[1]) flag("--decoder-first-pipeline-num-layers", per.front());
+    if (middle_even && per.back() != per[1]) flag("--decoder-last-pipeline-num-layers", per.back());
+    if (!middle_even) {
+      std::string list;
+      for (int l : per)
+        list += (list.empty() ? "" : ", ") + n(l);
+      comments.push_back("uneven layers per virtual stage (" + list + "): no single Megatron-LM flag");
+    }
+  }
+  if (config.schedule == Schedule::GPipe || config.schedule == Schedule::ZeroBubbleH1)
+    comments.push_back(std::string("schedule ") + to_string(config.schedule) +
+                       ": Megatron-LM runs 1F1B (interleaved with virtual stages); no flag selects this schedule");
+  if (config.order != "tp-cp-dp-pp")
+    comments.push_back("rank order " + config.order + " (innermost first): Megatron-LM's order is tp-cp-ep-dp-pp");
+
+  if (config.sequence_parallel && layout.tp > 1) flags.emplace_back("--sequence-parallel");
+  if (config.zero_stage >= 1 || config.distributed_optimizer) flags.emplace_back("--use-distributed-optimizer");
+  if (config.zero_stage >= 2)
+    comments.push_back("zero_stage " + n(config.zero_stage) +
+                       ": Megatron-LM has no ZeRO-2/3 flag (--use-distributed-optimizer shards optimizer states only; "
+                       "Megatron-Core's FSDP is --use-torch-fsdp2)");
+  if (config.recompute == Recompute::Selective) {
+    flags.emplace_back("--recompute-granularity selective");
+  } else if (config.recompute == Recompute::Full) {
+    flags.emplace_back("--recompute-granularity full");
+    flags.emplace_back("--recompute-method uniform");
+    flag("--recompute-num-layers", 1);
+  }
+  flag("--micro-batch-size", layout.micro_batch);
+  flag("--global-batch-size", static_cast<long long>(layout.micro_batch) * layout.micro_batches * layout.dp);
+  flag("--seq-length", seq_len);
+  flag("--max-position-embeddings", std::max(model.max_seq_len, seq_len));
+
+  flag("--num-layers", model.layers);
+  flag("--hidden-size", model.hidden);
+  flag("--ffn-hidden-size", model.ffn_hidden);
+  flag("--num-attention-heads", model.heads);
+  if (model.kv_heads != model.heads) {
+    flags.emplace_back("--group-query-attention");
+    flag("--num-query-groups", model.kv_heads);
+  }
+  if (model.activation == workload::Activation::SwiGlu) flags.emplace_back("--swiglu");
+  flags.emplace_back(std::string("--normalization ") +
+                     (model.norm == workload::Norm::RmsNorm ? "RMSNorm" : "LayerNorm"));
+  flags.emplace_back(std::string("--position-embedding-type ") +
+                     (model.position_embedding == workload::PositionEmbedding::Rope ? "rope" : "learned_absolute"));
+  if (!model.tied_embeddings) flags.emplace_back("--untie-embeddings-and-output-weights");
+  if (!model.bias) flags.emplace_back("--disable-bias-linear");
+  flag("--vocab-size", model.vocab);
+  if (model.moe) {
+    flag("--num-experts", model.moe->experts);
+    flag("--moe-router-topk", model.moe->top_k);
+    flag("--moe-ffn-hidden-size", model.moe->ffn_hidden);
+    if (model.moe->shared_experts > 0)
+      flag("--moe-shared-expert-intermediate-size",
+           static_cast<long long>(model.moe->shared_experts) * model.moe->ffn_hidden);
+  }
+  switch (dtype) {
+    case hardware::Dtype::Bf16:
+      flags.emplace_back("--bf16");
+      break;
+    case hardware::Dtype::Fp16:
+      flags.emplace_back("--fp16");
+      break;
+    case hardware::Dtype::Fp8:
+      flags.emplace_back("--bf16");
+      flags.emplace_back("--fp8-format hybrid");
+      break;
+    default:
+      comments.push_back(std::string("dtype ") + hardware::to_string(dtype) +
+                         ": Megatron-LM keeps fp32 parameters without --bf16/--fp16; no flag for this precision");
+  }
+
+  std::string out;
+  for (const auto& c : comments)
+    out += "# " + c + "\n";
+  for (std::size_t i = 0; i < flags.size(); ++i)
+    out += flags[i] + (i + 1 < flags.size() ? " \\\n" : "\n");
+  return out;
+}
+
+}  // namespace sim::parallel

@@ -1,0 +1,211 @@
+// trainsim check: expectations, baselines, exit codes, JUnit XML and GitHub Actions outputs.
+#include "reports/junit.hpp"
+#include "sim/cli/app.hpp"
+#include "tests/support/cli.hpp"
+#include "tests/support/temp_dir.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace sim::cli {
+namespace {
+
+using support::trainsim;
+
+std::string read(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+bool contains(const std::string& text, const std::string& fragment) {
+  return text.find(fragment) != std::string::npos;
+}
+
+/// A small, fast scenario with an `expect` section given as JSON text.
+std::string scenario(const std::string& expect, int trials = 20) {
+  return R"({
+  "schema": "trainsim.scenario/1",
+  "name": "check-test",
+  "model": "llama3-8b",
+  "hardware": "h100-sxm5-80gb",
+  "cluster": { "gpus": 16 },
+  "parallel": { "tp": 2, "sequence_parallel": true, "zero_stage": 1, "global_batch": 32 },
+  "training": { "seq_len": 4096, "tokens": "10B" },
+  "reliability": { "trials": )" +
+         std::to_string(trials) + R"( },
+  "cost": { "gpu_hour": "2 USD", "deadline": "30 d" },
+  "expect": )" +
+         expect + "\n}\n";
+}
+
+class Check : public ::testing::Test {
+ protected:
+  support::TempDir dir_;
+  std::string junit() const { return (dir_.path() / "junit.xml").string(); }
+  std::string baselines() const { return (dir_.path() / "baselines").string(); }
+};
+
+// ---- acceptance 1 -------------------------------------------------------------------------------------------------
+
+TEST_F(Check, UnmeetableExpectationExitsOneAndTheJUnitCaseHasBothNumbers) {
+  const auto s = dir_.write("s.json", scenario(R"({ "mfu": { "min": 0.95 }, "fits": true })"));
+  auto o = trainsim({"check", s, "--junit", junit()});
+  EXPECT_EQ(o.code, kExitCheckFailed) << o.out << o.err;
+  EXPECT_TRUE(contains(o.out, "FAIL")) << o.out;
+  const std::string xml = read(junit());
+  EXPECT_TRUE(contains(xml, "<testcase classname=\"trainsim.check.check-test\" name=\"mfu &gt;= 0.95\"")) << xml;
+  EXPECT_TRUE(contains(xml, "<failure message=\"mfu = 0.")) << xml;
+  EXPECT_TRUE(contains(xml, "expected &gt;= 0.95\"")) << "both numbers: " << xml;
+  EXPECT_TRUE(contains(xml, "tests=\"2\" failures=\"1\" errors=\"0\"")) << xml;
+  EXPECT_TRUE(contains(xml, "name=\"fits true\"")) << xml;
+}
+
+TEST_F(Check, MetExpectationsExitZeroIncludingRunLevelOnesInTheirUnits) {
+  const auto s = dir_.write("s.json", scenario(R"({ "mfu": { "min": 0.3, "max": 0.99 }, "step_time": { "max": "30 s" },
+    "memory_gib.total": { "max": "80 GiB" }, "fits": true, "time_to_train_days.p90": { "max": "60 d" },
+    "goodput.p50": { "min": "50%" }, "cost_usd.p90": { "max": "1M USD" } })"));
+  auto o = trainsim({"check", s, "--junit", junit()});
+  EXPECT_EQ(o.code, kExitOk) << o.out << o.err;
+  EXPECT_TRUE(contains(o.out, "<= 60 d")) << "a bound in days is compared in days: " << o.out;
+  EXPECT_TRUE(contains(o.out, "step_time_s")) << "step_time finds step_time_s: " << o.out;
+  EXPECT_TRUE(contains(read(junit()), "failures=\"0\""));
+}
+
+TEST_F(Check, BadMetricPathsAndUnitsAreBadInput) {
+  auto typo = trainsim({"check", dir_.write("a.json", scenario(R"({ "memory_gib.totl": { "max": 80 } })"))});
+  EXPECT_EQ(typo.code, kExitBadInput) << typo.out;
+  EXPECT_TRUE(contains(typo.err,
+                       "\"memory_gib.totl\" is not a field of the step or run result (did you mean "
+                       "\"memory_gib.total\"?)"))
+      << typo.err;
+  auto unit = trainsim({"check", dir_.write("b.json", scenario(R"({ "mfu": { "max": "5 GiB" } })"))});
+  EXPECT_EQ(unit.code, kExitBadInput);
+  EXPECT_TRUE(contains(unit.err, "/expect/mfu: the bounds are in GiB but mfu is a plain number")) << unit.err;
+}
+
+TEST_F(Check, WithinBestComparesWithThePlannersFastestConfiguration) {
+  const auto good = dir_.write("good.json", scenario(R"({ "within_best": "10%" })"));
+  auto ok = trainsim({"check", good});
+  EXPECT_EQ(ok.code, kExitOk) << ok.out << ok.err;
+  EXPECT_TRUE(contains(ok.out, "within_best")) << ok.out;
+  // Full recomputation on tensor parallelism 8 is a poor choice for an 8B model on 16 GPUs.
+  auto poor =
+      trainsim({"--set", "parallel.tp=8", "--set", "parallel.recompute=full", "check", good, "--junit", junit()});
+  EXPECT_EQ(poor.code, kExitCheckFailed) << poor.out << poor.err;
+  EXPECT_TRUE(contains(poor.err, "slower than the planner's best")) << poor.err;
+  EXPECT_TRUE(contains(read(junit()), "name=\"within_best &lt;= 10.0% slower than the best\"")) << read(junit());
+}
+
+// ---- baselines ----------------------------------------------------------------------------------------------------
+
+TEST_F(Check, BaselineUpdateThenPassThenRegressAndImprove) {
+  const auto s = dir_.write("s.json", scenario(R"({ "fits": true })"));
+  EXPECT_EQ(trainsim({"check", s, "--baseline", baselines()}).code, kExitBadInput) << "no baseline yet";
+  auto up = trainsim({"check", s, "--baseline", baselines(), "--update-baseline"});
+  ASSERT_EQ(up.code, kExitOk) << up.err;
+  EXPECT_TRUE(contains(up.out, "updated")) << up.out;
+  const std::string file = baselines() + "/s.json";
+  ASSERT_TRUE(std::filesystem::exists(file));
+  EXPECT_EQ(trainsim({"validate", file}).code, kExitOk) << "baseline files validate";
+  auto same = trainsim({"check", s, "--baseline", baselines()});
+  EXPECT_EQ(same.code, kExitOk) << same.out;
+
+  // A 10% slower step is a regression beyond rtol 1%; the message has both numbers.
+  auto slow = trainsim({"--set", "parallel.tp=4", "check", s, "--baseline", baselines(), "--junit", junit()});
+  EXPECT_EQ(slow.code, kExitCheckFailed) << slow.out;
+  EXPECT_TRUE(contains(slow.err, "step_time_s regressed: ")) << slow.err;
+  EXPECT_TRUE(contains(slow.err, " vs baseline ")) << slow.err;
+  EXPECT_TRUE(contains(read(junit()), "<failure message=\"step_time_s regressed:")) << read(junit());
+  EXPECT_TRUE(contains(slow.out, "improved")) << "less memory per GPU with tp 4 is an improvement: " << slow.out;
+
+  // Update with tp 4, then check tp 2 against it: faster passes and says so.
+  ASSERT_EQ(trainsim({"--set", "parallel.tp=4", "check", s, "--baseline", baselines(), "--update-baseline"}).code,
+            kExitOk);
+  auto fast = trainsim({"check", s, "--baseline", baselines()});
+  EXPECT_TRUE(contains(fast.out, "baseline step_time_s")) << fast.out;
+  EXPECT_TRUE(contains(fast.out, "improved")) << fast.out;
+  EXPECT_EQ(fast.code, kExitCheckFailed) << "memory grew back beyond tolerance: " << fast.out;
+}
+
+TEST_F(Check, TolerancesAndDirectionComeFromTheBaselineFile) {
+  const auto s = dir_.write("s.json", scenario(R"({ "fits": true })"));
+  dir_.write("baselines/s.json", R"({"schema": "trainsim.baseline/1", "scenario": "check-test",
+    "metrics": {"mfu": {"value": 0.99, "unit": "", "rtol": 0, "atol": 0.5, "direction": "higher_is_better"},
+                "step_time": {"value": 0.001, "rtol": 0, "atol": 0, "direction": "lower_is_better"}}})");
+  auto o = trainsim({"check", s, "--baseline", baselines()});
+  EXPECT_EQ(o.code, kExitCheckFailed);
+  EXPECT_TRUE(contains(o.err, "step_time regressed")) << o.err;
+  EXPECT_FALSE(contains(o.err, "mfu regressed")) << "within atol 0.5: " << o.err;
+}
+
+TEST_F(Check, BadBaselineFilesExitTwo) {
+  const auto s = dir_.write("s.json", scenario(R"({ "fits": true })"));
+  auto bad = [&](const std::string& text, const std::string& fragment) {
+    SCOPED_TRACE(text);
+    dir_.write("baselines/s.json", text);
+    auto o = trainsim({"check", s, "--baseline", baselines(), "--junit", junit()});
+    EXPECT_EQ(o.code, kExitBadInput) << o.out << o.err;
+    EXPECT_TRUE(contains(o.err, fragment)) << o.err;
+    EXPECT_TRUE(contains(read(junit()), "<error message=")) << "a bad input is a JUnit error: " << read(junit());
+  };
+  bad("{ not json", "baselines/s.json");
+  bad(R"({"schema": "trainsim.baseline/1", "scenario": "x", "metrics": {"mfu": {"value": 0.5, "direction": "up"}}})",
+      "/metrics/mfu/direction");
+  bad(R"({"schema": "trainsim.baseline/1", "scenario": "x", "metrics": {"mfu": {"value": "0.5", "direction": "higher_is_better"}}})",
+      "/metrics/mfu/value");
+  bad(R"({"schema": "trainsim.baseline/1", "scenario": "x", "metrics": {"mfu": {"value": 0.5, "direction": "higher_is_better", "tol": 1}}})",
+      "unknown key \"tol\"");
+  bad(R"({"schema": "trainsim.baseline/1", "scenario": "x", "metrics": {"nope": {"value": 1, "direction": "lower_is_better"}}})",
+      "\"nope\" is not a field");
+  bad(R"({"schema": "trainsim.scenario/1"})", "is not accepted; expected \"trainsim.baseline/1\"");
+}
+
+TEST_F(Check, GithubActionsAnnotationsAndStepSummary) {
+  const auto s = dir_.write("s.json", scenario(R"({ "mfu": { "min": 0.95 } })"));
+  const std::string summary = (dir_.path() / "summary.md").string();
+  ::setenv("GITHUB_ACTIONS", "true", 1);
+  ::setenv("GITHUB_STEP_SUMMARY", summary.c_str(), 1);
+  auto o = trainsim({"check", s});
+  ::unsetenv("GITHUB_ACTIONS");
+  ::unsetenv("GITHUB_STEP_SUMMARY");
+  EXPECT_EQ(o.code, kExitCheckFailed);
+  EXPECT_TRUE(contains(o.out, "::error file=" + s + ",title=trainsim check%3A check-test::mfu = 0.")) << o.out;
+  const std::string md = read(summary);
+  EXPECT_TRUE(contains(md, "| check-test | mfu |")) << md;
+  EXPECT_TRUE(contains(md, "**FAIL**")) << md;
+}
+
+TEST(CheckShipped, CiScenariosPassTheirCommittedBaselines) {
+  const auto ci = std::filesystem::path(TRAINSIM_SOURCE_DIR) / "scenarios/ci";
+  std::vector<std::string> args{"check"};
+  for (const auto& e : std::filesystem::directory_iterator(ci))
+    if (e.path().extension() == ".json") args.push_back(e.path().string());
+  ASSERT_GE(args.size(), 4u);
+  args.insert(args.end(), {"--baseline", (ci / "baselines").string()});
+  auto o = trainsim(args);
+  EXPECT_EQ(o.code, kExitOk) << o.out << o.err;
+}
+
+// ---- JUnit writer -------------------------------------------------------------------------------------------------
+
+TEST(CheckJUnit, EscapesEverythingXmlCannotHoldVerbatim) {
+  EXPECT_EQ(reports::xml_escape("a<b>&\"c'"), "a&lt;b&gt;&amp;&quot;c&apos;");
+  EXPECT_EQ(reports::xml_escape("x\x01y"), "x\xEF\xBF\xBDy") << "control characters are not XML 1.0";
+  EXPECT_EQ(reports::xml_escape("\xC3\xA9"), "\xC3\xA9") << "valid UTF-8 stays";
+  EXPECT_EQ(reports::xml_escape("\xC3"), "\xEF\xBF\xBD") << "truncated UTF-8 is replaced";
+  reports::JUnitSuite suite{"s<1>", "a&b.json", {}, 0.5};
+  suite.cases.push_back({"c", "n", reports::JUnitCase::Status::Failed, "x < y", "details & more", 0});
+  const auto xml = reports::junit_xml({suite});
+  EXPECT_TRUE(contains(xml, "<testsuite name=\"s&lt;1&gt;\" tests=\"1\" failures=\"1\"")) << xml;
+  EXPECT_TRUE(contains(xml, "<failure message=\"x &lt; y\">details &amp; more</failure>")) << xml;
+  EXPECT_TRUE(contains(xml, "file=\"a&amp;b.json\"")) << xml;
+}
+
+}  // namespace
+}  // namespace sim::cli

@@ -1,0 +1,331 @@
+// trainsim import: Megatron-LM, DeepSpeed, TorchTitan and Hugging Face inputs into scenarios and models. The inputs
+// in tests/data/import/ were written for these tests from the published architectures (not copied from projects).
+#include "sim/cli/app.hpp"
+#include "sim/importers/importers.hpp"
+#include "sim/importers/toml.hpp"
+#include "tests/support/cli.hpp"
+#include "tests/support/temp_dir.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace sim::cli {
+namespace {
+
+using support::trainsim;
+
+const std::string kData = std::string(TRAINSIM_SOURCE_DIR) + "/tests/data/import/";
+
+std::string read(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+bool contains(const std::string& text, const std::string& fragment) {
+  return text.find(fragment) != std::string::npos;
+}
+
+/// Exit 2 and one message naming the file and where in it, what was found and what is accepted.
+void expect_bad(const support::CliOutcome& o, const std::vector<std::string>& fragments) {
+  EXPECT_EQ(o.code, kExitBadInput) << o.err;
+  for (const auto& f : fragments)
+    EXPECT_TRUE(contains(o.err, f)) << "missing \"" << f << "\" in:\n" << o.err;
+  EXPECT_TRUE(o.out.empty()) << "nothing is written on bad input: " << o.out;
+}
+
+// ---- acceptance 3: a Llama 3 8B config.json plus a Megatron-LM command line is the hand-written scenario -----------
+
+TEST(ImportAcceptance, Llama3MegatronPlusHfConfigStepsExactlyLikeTheHandWrittenScenario) {
+  support::TempDir dir;
+  const std::string imported = (dir.path() / "imported.json").string();
+  auto im =
+      trainsim({"import", "megatron", kData + "llama3-8b-launch.sh", "--model-config", kData + "llama3-8b-config.json",
+                "--hardware", "h100-sxm5-80gb", "--tokens", "1T", "-o", imported});
+  ASSERT_EQ(im.code, kExitOk) << im.err;
+  EXPECT_TRUE(contains(im.err, "ignored: ")) << "unknown flags are listed: " << im.err;
+  EXPECT_TRUE(contains(im.err, "--lr 3e-4")) << im.err;
+
+  auto a = trainsim({"step", imported, "--json"});
+  auto b = trainsim({"step", kData + "llama3-8b-hand.json", "--json"});
+  ASSERT_EQ(a.code, kExitOk) << a.err;
+  ASSERT_EQ(b.code, kExitOk) << b.err;
+  EXPECT_EQ(a.out, b.out) << "byte-equal trainsim.step/1 JSON (same scenario name: the launch file's name)";
+  // And at the analytic fidelity too.
+  EXPECT_EQ(trainsim({"step", imported, "--json", "--fidelity", "analytic"}).out,
+            trainsim({"step", kData + "llama3-8b-hand.json", "--json", "--fidelity", "analytic"}).out);
+}
+
+TEST(ImportAcceptance, StepExplainReadsBackThroughTheMegatronImporter) {
+  support::TempDir dir;
+  auto ex = trainsim({"step", kData + "llama3-8b-hand.json", "--explain"});
+  ASSERT_EQ(ex.code, kExitOk) << ex.err;
+  EXPECT_TRUE(contains(ex.out, "--tensor-model-parallel-size 2 \\\n")) << ex.out;
+  EXPECT_TRUE(contains(ex.out, "--group-query-attention \\\n--num-query-groups 8")) << ex.out;
+  EXPECT_TRUE(contains(ex.out, "# data-parallel size 32 = 64 GPUs")) << ex.out;
+  const std::string flags = dir.write("flags.sh", ex.out);
+  const std::string imported = (dir.path() / "back.json").string();
+  auto im = trainsim({"import", "megatron", flags, "--gpus", "64", "--hardware", "h100-sxm5-80gb", "--tokens", "1T",
+                      "--name", "llama3-8b-launch", "-o", imported});
+  ASSERT_EQ(im.code, kExitOk) << im.err;
+  EXPECT_EQ(trainsim({"step", imported, "--json"}).out,
+            trainsim({"step", kData + "llama3-8b-hand.json", "--json"}).out);
+}
+
+TEST(ImportAcceptance, ExplainOfAnInterleavedPipelineRoundTrips) {
+  support::TempDir dir;
+  const std::string ci = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/ci/llama2-70b-64-h100-pp.json";
+  auto ex = trainsim({"step", ci, "--explain"});
+  ASSERT_EQ(ex.code, kExitOk) << ex.err;
+  EXPECT_TRUE(contains(ex.out, "--num-layers-per-virtual-pipeline-stage 10"))
+      << "80 layers / (pp 4 x vpp 2): " << ex.out;
+  const std::string imported = (dir.path() / "back.json").string();
+  auto im =
+      trainsim({"import", "megatron", dir.write("flags.sh", ex.out), "--gpus", "64", "--hardware", "h100-sxm5-80gb",
+                "--tokens", "100B", "--name", "ci-llama2-70b-64-h100-interleaved", "-o", imported});
+  ASSERT_EQ(im.code, kExitOk) << im.err;
+  EXPECT_EQ(trainsim({"step", imported, "--json"}).out, trainsim({"step", ci, "--json"}).out);
+}
+
+// ---- the Megatron-LM command line -------------------------------------------------------------------------------
+
+TEST(ImportMegatron, ShellSyntaxVariablesAndBothFlagForms) {
+  const auto im = importers::import_megatron_text(
+      "export TP=4\nPP=2 # two stages\n"
+      "torchrun --nproc_per_node=8 --nnodes 4 train.py \\\n"
+      "  --tensor-model-parallel-size $TP --pipeline-model-parallel-size=${PP} \\\n"
+      "  --num-layers 32 --hidden-size 4096 --num-attention-heads 32 --seq-length 4096 \\\n"
+      "  --micro-batch-size 2 --use-flash-attn --recompute-activations '--foo' \"a b\"\n",
+      "launch.sh");
+  const auto& d = im.draft;
+  EXPECT_EQ(d.integer("parallel.tp"), 4);
+  EXPECT_EQ(d.integer("parallel.pp"), 2);
+  EXPECT_EQ(d.integer("cluster.gpus"), 32) << "--nnodes x --nproc-per-node";
+  EXPECT_EQ(d.integer("cluster.gpus_per_node"), 8);
+  EXPECT_EQ(d.integer("parallel.global_batch"), 2 * 4) << "Megatron-LM default: micro x dp = 2 x 32/(4x2)";
+  EXPECT_EQ(d.integer("model.ffn_hidden"), 4 * 4096) << "Megatron-LM default without --swiglu";
+  EXPECT_EQ(d.integer("model.kv_heads"), 32);
+  ASSERT_NE(d.find("parallel.recompute"), nullptr);
+  EXPECT_EQ(std::get<std::string>(d.find("parallel.recompute")->value), "selective");
+  EXPECT_TRUE(contains(d.find("parallel.tp")->origin, "launch.sh:4")) << "origins name the line";
+  bool flash = false;
+  for (const auto& f : im.ignored)
+    flash = flash || contains(f.what, "--use-flash-attn");
+  EXPECT_TRUE(flash);
+}
+
+TEST(ImportMegatron, SwigluWidthDefaultAndVirtualStagesFromLayersPerStage) {
+  const auto im = importers::import_megatron_text(
+      "--num-layers 48 --hidden-size 4096 --num-attention-heads 32 --swiglu --pipeline-model-parallel-size 4 "
+      "--num-layers-per-virtual-pipeline-stage 3 --group-query-attention",
+      "args.txt");
+  EXPECT_EQ(im.draft.integer("model.ffn_hidden"), 10880) << "int(4 x 4096 x 2/3 / 64) x 64";
+  EXPECT_EQ(im.draft.integer("parallel.vpp"), 4) << "48 / (4 x 3)";
+  EXPECT_EQ(im.draft.integer("model.kv_heads"), 1) << "--group-query-attention alone: one group";
+}
+
+TEST(ImportMegatron, UndefinedVariablesAreUnresolvedNeverGuessed) {
+  const auto im = importers::import_megatron_text("--tensor-model-parallel-size $TP --seq-length 2048", "l.sh");
+  EXPECT_FALSE(im.draft.has("parallel.tp") && im.draft.find("parallel.tp")->weak == false);
+  ASSERT_FALSE(im.unresolved.empty());
+  EXPECT_TRUE(contains(im.unresolved[0].what, "$TP")) << im.unresolved[0].what;
+  EXPECT_EQ(im.unresolved[0].path, "parallel.tp");
+}
+
+TEST(ImportMegatron, MissingClusterSizeExitsTwoWithTheOptionThatGivesIt) {
+  auto o = trainsim(
+      {"import", "megatron", kData + "llama3-8b-launch.sh", "--model", "llama3-8b", "--hardware", "h100-sxm5-80gb"});
+  // The launch line has a torchrun prefix (64 GPUs), but no training length.
+  EXPECT_EQ(o.code, kExitBadInput) << o.err;
+  EXPECT_TRUE(contains(o.err, "training.tokens: missing: give --tokens")) << o.err;
+  EXPECT_TRUE(o.out.empty());
+  auto p = trainsim({"import", "megatron", kData + "llama3-8b-launch.sh", "--model", "llama3-8b", "--partial"});
+  EXPECT_EQ(p.code, kExitOk) << p.err;
+  EXPECT_TRUE(contains(p.out, "\"tp\": 2")) << "--partial writes what is resolved: " << p.out;
+  EXPECT_TRUE(contains(p.err, "unresolved: hardware")) << p.err;
+}
+
+TEST(ImportMegatron, ANamedModelThatDisagreesWithTheFlagsIsAConflict) {
+  auto o = trainsim({"import", "megatron", kData + "llama3-8b-launch.sh", "--model", "llama2-70b", "--hardware",
+                     "h100-sxm5-80gb", "--tokens", "1T"});
+  expect_bad(o, {"model.layers: 32 (", "llama3-8b-launch.sh:16 --num-layers) disagrees with 80 (--model llama2-70b)"});
+}
+
+TEST(ImportMegatron, MalformedInputsExitTwoNamingFileLineAndWhatIsAccepted) {
+  support::TempDir dir;
+  expect_bad(trainsim({"import", "megatron",
+                       dir.write("a.sh", "python pretrain_gpt.py \\\n  --tensor-model-parallel-size two\n")}),
+             {"a.sh: line 2: --tensor-model-parallel-size: \"two\" is not a positive integer; write e.g."});
+  expect_bad(trainsim({"import", "megatron", dir.write("b.sh", "--recompute-granularity partial")}),
+             {"b.sh: line 1: --recompute-granularity: \"partial\" is not accepted; accepted: full, selective"});
+  expect_bad(trainsim({"import", "megatron", dir.write("c.sh", "--num-layers 2\n--seq-length \"4096\n")}),
+             {"c.sh: line 2: unterminated \"", "close it"});
+  expect_bad(trainsim({"import", "megatron", dir.write("d.sh", "--bf16=true --seq-length 0")}),
+             {"d.sh: line 1: --bf16 takes no value", "--seq-length: \"0\" is not a positive integer"});
+  expect_bad(trainsim({"import", "megatron", dir.write("e.sh", "--micro-batch-size")}),
+             {"e.sh: line 1: --micro-batch-size needs a value"});
+  expect_bad(trainsim({"import", "megatron", dir.write("f.sh", "python train.py\n")}),
+             {"f.sh: no Megatron-LM flags found"});
+  expect_bad(trainsim({"import", "megatron", dir.write("g.sh", "  \n")}), {"g.sh: is empty"});
+  expect_bad(trainsim({"import", "megatron", (dir.path() / "missing.sh").string()}), {"missing.sh: no such file"});
+  expect_bad(trainsim({"import", "megatron",
+                       dir.write("h.sh",
+                                 "--num-layers 30 --pipeline-model-parallel-size 4 "
+                                 "--num-layers-per-virtual-pipeline-stage 2")}),
+             {"h.sh: line 1: --num-layers-per-virtual-pipeline-stage 2: 30 layers do not split"});
+}
+
+// ---- DeepSpeed ----------------------------------------------------------------------------------------------------
+
+TEST(ImportDeepSpeed, ZeroStageBatchesAndCheckpointing) {
+  auto o = trainsim({"import", "deepspeed", kData + "deepspeed-zero2.json", "--model", "llama3-8b", "--hardware",
+                     "h100-sxm5-80gb", "--gpus", "16", "--tokens", "10B", "--set", "training.seq_len=4096"});
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  EXPECT_TRUE(contains(o.out, "\"zero_stage\": 2")) << o.out;
+  EXPECT_TRUE(contains(o.out, "\"micro_batch\": 2")) << o.out;
+  EXPECT_TRUE(contains(o.out, "\"global_batch\": 256")) << o.out;
+  EXPECT_TRUE(contains(o.out, "\"recompute\": \"full\"")) << o.out;
+  EXPECT_TRUE(contains(o.err, "/zero_optimization/overlap_comm")) << "ignored keys are listed by JSON path: " << o.err;
+}
+
+TEST(ImportDeepSpeed, AutoValuesAreUnresolvedUntilGiven) {
+  auto o = trainsim({"import", "deepspeed", kData + "deepspeed-auto.json", "--model", "llama3-8b", "--hardware",
+                     "h100-sxm5-80gb", "--gpus", "16", "--tokens", "10B"});
+  EXPECT_EQ(o.code, kExitBadInput);
+  EXPECT_TRUE(contains(o.err, "deepspeed-auto.json /train_micro_batch_size_per_gpu: \"auto\" is filled in at run time"))
+      << o.err;
+  EXPECT_TRUE(contains(o.err, "/bf16/enabled")) << o.err;
+  auto ok = trainsim({"--set", "parallel.micro_batch=1", "--set", "parallel.global_batch=64", "--set",
+                      "training.seq_len=2048", "--set", "training.dtype=bf16", "import", "deepspeed",
+                      kData + "deepspeed-auto.json", "--model", "llama3-8b", "--hardware", "h100-sxm5-80gb", "--gpus",
+                      "16", "--tokens", "10B"});
+  EXPECT_EQ(ok.code, kExitOk) << ok.err;
+  EXPECT_TRUE(contains(ok.err, "settled: ")) << ok.err;
+  EXPECT_TRUE(contains(ok.out, "\"zero_stage\": 3")) << ok.out;
+}
+
+TEST(ImportDeepSpeed, MalformedInputsExitTwoNamingTheJsonPath) {
+  support::TempDir dir;
+  expect_bad(trainsim({"import", "deepspeed", dir.write("a.json", "{\"zero_optimization\": {\"stage\": 5}}")}),
+             {"a.json: /zero_optimization/stage: ", "5"});
+  expect_bad(trainsim({"import", "deepspeed", dir.write("b.json", "{\"train_micro_batch_size_per_gpu\": \"two\"}")}),
+             {"b.json: /train_micro_batch_size_per_gpu: expected an integer or \"auto\", found \"two\""});
+  expect_bad(trainsim({"import", "deepspeed",
+                       dir.write("c.json", "{\"train_batch_size\": 8,\n \"bf16\": {\"enabled\": tru}}")}),
+             {"c.json", "line 2"});
+  expect_bad(trainsim({"import", "deepspeed", dir.write("d.json", "[1, 2]")}), {"d.json: /: expected an object"});
+  expect_bad(trainsim({"import", "deepspeed",
+                       dir.write("e.json",
+                                 "{\"train_batch_size\": 100, \"train_micro_batch_size_per_gpu\": 2, "
+                                 "\"gradient_accumulation_steps\": 4}"),
+                       "--gpus", "16"}),
+             {"e.json: /train_batch_size: 100 is not train_micro_batch_size_per_gpu x gradient_accumulation_steps x "
+              "data-parallel size = 2 x 4 x 16 = 128"});
+}
+
+// ---- TorchTitan and its TOML ------------------------------------------------------------------------------------
+
+TEST(ImportTorchTitan, JobConfigToAScenarioThatSteps) {
+  support::TempDir dir;
+  const std::string out = (dir.path() / "t.json").string();
+  auto o = trainsim(
+      {"import", "torchtitan", kData + "torchtitan-llama3-8b.toml", "--hardware", "h100-sxm5-80gb", "-o", out});
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  const std::string text = read(out);
+  EXPECT_TRUE(contains(text, "\"model\": \"llama3-8b\"")) << text;
+  EXPECT_TRUE(contains(text, "\"gpus\": 16")) << "dp_shard 8 x tp 2: " << text;
+  EXPECT_TRUE(contains(text, "\"zero_stage\": 3")) << "FSDP: " << text;
+  EXPECT_TRUE(contains(text, "\"global_batch\": 8")) << "local 1 x dp 8: " << text;
+  EXPECT_TRUE(contains(text, "\"tokens\": 65536000")) << "1,000 steps x 8 x 8192: " << text;
+  EXPECT_EQ(trainsim({"step", out}).code, kExitOk);
+}
+
+TEST(ImportTorchTitan, TomlSubset) {
+  const auto t = importers::parse_toml(
+      "title = 'x' # comment\n[a.b]\nn = -1_000\nf = 3.5e-2\nok = true\narr = [\n  1, 2, # two\n  3,\n]\n"
+      "c.d = \"q\\\"\\u00e9\"\ninline = { x = 1, y = [\"s\"] }\n",
+      "t.toml");
+  const auto* b = t.get("a")->get("b");
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->get("n")->integer, -1000);
+  EXPECT_DOUBLE_EQ(b->get("f")->number, 0.035);
+  EXPECT_TRUE(b->get("ok")->boolean);
+  EXPECT_EQ(b->get("arr")->array.size(), 3u);
+  EXPECT_EQ(b->get("c")->get("d")->string, "q\"\xC3\xA9");
+  EXPECT_EQ(b->get("inline")->get("y")->array[0].string, "s");
+  EXPECT_EQ(b->get("arr")->line, 6);
+}
+
+TEST(ImportTorchTitan, MalformedInputsExitTwoWithTheLine) {
+  support::TempDir dir;
+  auto bad = [&](const std::string& name, const std::string& text, const std::vector<std::string>& fragments) {
+    SCOPED_TRACE(name);
+    expect_bad(trainsim({"import", "torchtitan", dir.write(name, text)}), fragments);
+  };
+  bad("a.toml", "[parallelism]\ntensor_parallel_degree = \"2\"\n",
+      {"a.toml: line 2: [parallelism] tensor_parallel_degree: expected an integer, found a string"});
+  bad("b.toml", "[training]\nseq_len = 8192\nseq_len = 4096\n",
+      {"b.toml: line 3: duplicate key \"seq_len\" (first at line 2)"});
+  bad("c.toml", "[parallelism\n", {"c.toml: line 1: expected ']' to close the table header"});
+  bad("d.toml", "[job]\ndescription = \"unterminated\n", {"d.toml: line 2: unterminated string"});
+  bad("e.toml", "[activation_checkpoint]\nmode = \"sometimes\"\n",
+      {"e.toml: line 2: [activation_checkpoint] mode: \"sometimes\" is not accepted; accepted: none, selective, full"});
+  bad("f.toml", "[[stages]]\n", {"f.toml: line 1: arrays of tables"});
+  bad("g.toml", "[job]\nwhen = 1979-05-27\n", {"g.toml: line 2: \"1979-05-27\" looks like a date"});
+  bad("h.toml", "[training]\nsteps = 01\n", {"h.toml: line 2: \"01\": leading zeros"});
+  bad("i.toml", "[training]\nseq_len = 8192 extra\n", {"i.toml: line 2: expected the end of the line"});
+  bad("j.toml", "[parallelism]\ndata_parallel_shard_degree = -2\n",
+      {"j.toml: line 2: [parallelism] data_parallel_shard_degree: -2 is not accepted; expected a positive integer or "
+       "-1"});
+  bad("k.toml", "[a]\nx = 1\n[a]\n", {"k.toml: line 3: table [a] is defined twice (first at line 1)"});
+}
+
+// ---- Hugging Face config.json -------------------------------------------------------------------------------------
+
+TEST(ImportHfConfig, MixtralToAModelThatValidatesAndMatchesTheBuiltIn) {
+  support::TempDir dir;
+  const std::string out = (dir.path() / "m.json").string();
+  auto o = trainsim({"import", "hf-config", kData + "mixtral-config.json", "-o", out});
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  EXPECT_EQ(trainsim({"validate", out}).code, kExitOk);
+  const std::string text = read(out);
+  EXPECT_TRUE(contains(text, "\"experts\": 8")) << text;
+  EXPECT_TRUE(contains(text, "\"top_k\": 2")) << text;
+  // Same parameter count as the built-in model: describe both through a scenario's resolved print.
+  const std::string scen =
+      R"({"schema": "trainsim.scenario/1", "name": "m", "model": "MODEL", "hardware": "h100-sxm5-80gb",
+    "cluster": {"gpus": 64}, "parallel": {"tp": 2, "ep": 8, "global_batch": 64}, "training": {"seq_len": 4096, "tokens": "1T"}})";
+  auto with = [&](const std::string& model) {
+    std::string s = scen;
+    s.replace(s.find("MODEL"), 5, model);
+    return trainsim({"step", dir.write("s-" + std::to_string(model.size()) + ".json", s), "--json"}).out;
+  };
+  EXPECT_EQ(with(out), with("mixtral-8x7b"));
+}
+
+TEST(ImportHfConfig, MalformedInputsExitTwo) {
+  support::TempDir dir;
+  expect_bad(
+      trainsim({"import", "hf-config", dir.write("a.json", R"({"num_hidden_layers": "32", "hidden_size": 4096})")}),
+      {"a.json: /num_hidden_layers: expected an integer, found \"32\" (a string)"});
+  expect_bad(trainsim({"import", "hf-config", dir.write("b.json", R"({"num_hidden_layers": -4})")}),
+             {"b.json: /num_hidden_layers: "});
+  expect_bad(trainsim({"import", "hf-config", dir.write("c.json", "{\"hidden_size\": 4096,\n\"x\": }")}),
+             {"c.json", "line 2"});
+  expect_bad(trainsim({"import", "hf-config", dir.write("d.json", R"({"foo": 1})")}),
+             {"d.json: /: no architecture found"});
+  expect_bad(trainsim({"import", "hf-config",
+                       dir.write("e.json", R"({"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
+                                 "intermediate_size": 256, "vocab_size": 1000, "hidden_act": "relu"})")}),
+             {"e.json /hidden_act: \"relu\" is not modelled; accepted: silu"});
+  expect_bad(trainsim({"import", "hf-config",
+                       dir.write("f.json", R"({"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
+                                 "vocab_size": 1000, "hidden_act": "silu"})")}),
+             {"unresolved: model.ffn_hidden: missing"});
+}
+
+}  // namespace
+}  // namespace sim::cli
