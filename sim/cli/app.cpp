@@ -40,6 +40,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   add_check_command(app, o, commands);
   add_plan_command(app, o, commands);
   add_compare_command(app, o, commands);
+  add_scale_command(app, o, commands);
 
   std::vector<std::string> argv_rev(args.rbegin(), args.rend());
   try {

@@ -52,6 +52,7 @@ void add_check_command(CLI::App& app, const Options& o, CommandList& out);
 bool validate_baseline_file(const std::string& path);
 void add_plan_command(CLI::App& app, const Options& o, CommandList& out);
 void add_compare_command(CLI::App& app, const Options& o, CommandList& out);
+void add_scale_command(CLI::App& app, const Options& o, CommandList& out);
 /// The main job (no subcommand): run the scenario (or the built-in default) and write the report folder.
 int main_job(const std::string& path, const Options& o, std::ostream& out, std::ostream& err);
 

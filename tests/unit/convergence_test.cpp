@@ -262,3 +262,40 @@ TEST(Convergence, PlannerStopsPickingBatchesFarPastTheCriticalBatch) {
 
 }  // namespace
 }  // namespace sim
+
+namespace sim {
+namespace {
+
+TEST(ScalingStudy, SameModelAtSeveralSizesWithThePlannersBestStrategy) {
+  const auto o =
+      support::trainsim({"scale", std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/examples/llama3-8b-64-h100.json",
+                         "--gpus", "16,64", "--trials", "10", "--threads", "1", "--json"});
+  ASSERT_EQ(o.code, cli::kExitOk) << o.err;
+  auto doc = base::JsonDocument::parse_text(o.out, "stdout");
+  base::Diagnostics diag("stdout");
+  auto r = doc.root(diag);
+  std::string schema;
+  r.required("schema", schema);
+  EXPECT_EQ(schema, "trainsim.scale/1");
+  auto sizes = r.object_array("sizes", true);
+  ASSERT_EQ(sizes.size(), 2U);
+  double step16 = 0, step64 = 0, days16 = 0, days64 = 0;
+  int g = 0;
+  sizes[0].required("gpus", g);
+  EXPECT_EQ(g, 16);
+  auto run16 = sizes[0].required_object("run");
+  auto run64 = sizes[1].required_object("run");
+  run16->required_object("step")->required("step_time_s", step16);
+  run64->required_object("step")->required("step_time_s", step64);
+  run16->required_object("time_to_train_days")->required("p50", days16);
+  run64->required_object("time_to_train_days")->required("p50", days64);
+  // Four times the GPUs on the same global batch: a shorter step and a shorter run (not 4x: bubbles, communication).
+  EXPECT_LT(step64, step16);
+  EXPECT_LT(days64, days16);
+  EXPECT_GT(days64, days16 / 4.5);
+  // Bad sizes are rejected with exit 2.
+  EXPECT_EQ(support::trainsim({"scale", "--gpus", "12"}).code, cli::kExitBadInput);
+}
+
+}  // namespace
+}  // namespace sim

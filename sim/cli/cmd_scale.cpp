@@ -1,0 +1,133 @@
+// sim/cli/cmd_scale.cpp: `trainsim scale`: the same model at several cluster sizes, each with the planner's best
+// parallel strategy, through the step and the whole run: how speed, interruptions, goodput and cost change with
+// size (issue 11's scaling study).
+#include "sim/base/quantity.hpp"
+#include "sim/cli/app.hpp"
+#include "sim/cli/common.hpp"
+#include "sim/cli/table.hpp"
+#include "sim/scenario/plan_setup.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <cmath>
+#include <memory>
+
+namespace sim::cli {
+namespace {
+
+struct ScaleArgs {
+  std::string scenario;
+  std::vector<int> gpus;
+  int trials = 200;
+  int threads = 0;
+  bool json = false;
+};
+
+struct Row {
+  int gpus = 0;
+  parallel::ParallelConfig parallel;
+  StepOutcome step;
+  RunOutcome run;
+};
+
+int scale_command(const ScaleArgs& a, const Options& o, std::ostream& out, std::ostream& err) {
+  const auto base = load_scenario_or_default(a.scenario, o);
+  if (a.gpus.empty()) throw base::ConfigError("--gpus", "", "give the cluster sizes to compare, e.g. --gpus 64,512");
+  std::vector<Row> rows;
+  for (int g : a.gpus) {
+    // The planner's best strategy at this size by time to the target (every parallel field free but the batch).
+    planner::PlanOptions po;
+    po.objective = planner::Objective::Time;
+    po.top_k = 1;
+    po.gpus = {g};
+    po.free = {"all"};
+    po.threads = thread_count(a.threads);
+    po.run_candidates = 1;  // the run level below replaces the planner's short estimate
+    po.run_trials = 1;
+    ProgressBar plan_bar(err, o.progress, o.quiet, "configs at " + std::to_string(g) + " GPUs");
+    po.progress = [&plan_bar](int done, int total) { plan_bar.update(done, total); };
+    auto sized = base;
+    sized.cluster.gpus = g;
+    sized.parallel.dp.reset();
+    const auto planned = scenario::plan_scenario(sized, po);
+    if (planned.candidates.empty()) {
+      err << "scale: nothing fits on " << g << " GPUs:";
+      for (const auto& [why, n] : planned.infeasible)
+        err << " " << why << " " << n << ";";
+      err << "\n";
+      return kExitInfeasible;
+    }
+    Row r;
+    r.gpus = g;
+    sized.parallel = planned.candidates.front().parallel;
+    auto evaluated = evaluate_step(sized, execution::StepOptions{});
+    if (auto* bad = std::get_if<std::vector<parallel::Infeasible>>(&evaluated))
+      return print_infeasible(*bad, sized, err);
+    r.step = std::get<StepOutcome>(evaluated);
+    ProgressBar bar(err, o.progress, o.quiet, "trials at " + std::to_string(g) + " GPUs");
+    const int trials = std::min(a.trials, sized.reliability.trials);
+    r.run = evaluate_run(sized, r.step, trials, sized.reliability.seed, thread_count(a.threads), bar);
+    r.parallel = sized.parallel;
+    rows.push_back(std::move(r));
+  }
+
+  if (a.json || o.format == "json") {
+    results::Json arr = results::Json::array();
+    for (const auto& r : rows) {
+      results::Json j = results::Json::object();
+      j["gpus"] = r.gpus;
+      j["parallel"]["tp"] = r.step.inputs.layout.tp;
+      j["parallel"]["pp"] = r.step.inputs.layout.pp;
+      j["parallel"]["dp"] = r.step.inputs.layout.dp;
+      j["parallel"]["cp"] = r.step.inputs.layout.cp;
+      j["parallel"]["vpp"] = r.step.inputs.layout.vpp;
+      j["parallel"]["micro_batch"] = r.step.inputs.layout.micro_batch;
+      j["run"] = r.run.json;
+      arr.push_back(std::move(j));
+    }
+    results::Json top = results::Json::object();
+    top["schema"] = "trainsim.scale/1";
+    top["scenario"] = base.name;
+    top["sizes"] = std::move(arr);
+    out << top.dump() << '\n';
+    return kExitOk;
+  }
+  out << "scale           " << base.name << ": " << base.model.name << ", the planner's best strategy per size, "
+      << rows.front().run.run.trials << " trials each\n\n";
+  Table t({"GPUs", "tp", "pp", "cp", "dp", "step s", "MFU", "days p50", "days p90", "interrupts/day", "goodput",
+           "cost p50", "USD/failure"});
+  for (const auto& r : rows) {
+    const auto& L = r.step.inputs.layout;
+    const auto& run = r.run.run;
+    const double days = run.time_to_train_days.mean;
+    t.add({std::to_string(r.gpus), std::to_string(L.tp), std::to_string(L.pp), std::to_string(L.cp),
+           std::to_string(L.dp), fmt(r.step.result.step_time.seconds(), 3), pct(r.step.result.mfu),
+           std::isfinite(run.time_to_train_days.p50) ? fmt(run.time_to_train_days.p50, 1) : "never",
+           std::isfinite(run.time_to_train_days.p90) ? fmt(run.time_to_train_days.p90, 1) : "never",
+           std::isfinite(days) && days > 0 ? fmt(run.interruptions_mean / days, 2) : "-", pct(run.goodput.p50),
+           std::isfinite(r.run.cost.p50_usd) ? base::format_money({r.run.cost.p50_usd}) : "unbounded",
+           base::format_money({r.run.cost.per_failure_mean_usd})});
+  }
+  t.print(out);
+  out << "days: time to the scenario's tokens with failures; goodput: productive / wall time; USD/failure: mean cost "
+         "of one interruption (detection, restart, lost work, repair waits) at the cluster's burn rate\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_scale_command(CLI::App& app, const Options& o, CommandList& commands) {
+  auto* cmd = app.add_subcommand("scale", "The same model at several cluster sizes: speed, interruptions, cost");
+  auto a = std::make_shared<ScaleArgs>();
+  cmd->add_option("scenario", a->scenario, "Scenario file (default: the built-in default scenario)");
+  cmd->add_option("--gpus", a->gpus, "Cluster sizes, e.g. --gpus 64,512,4096,16384")->delimiter(',')->required();
+  cmd->add_option("--trials", a->trials, "Monte Carlo trials per size (at most the scenario's)")
+      ->check(CLI::Range(1, 1'000'000))
+      ->capture_default_str();
+  cmd->add_option("--threads", a->threads, "Worker threads (default: all cores); results do not depend on it")
+      ->check(CLI::Range(1, 1024));
+  cmd->add_flag("--json", a->json, "JSON result (schema trainsim.scale/1), same as --format json");
+  commands.push_back({cmd, [a, &o](std::ostream& out, std::ostream& err) { return scale_command(*a, o, out, err); }});
+}
+
+}  // namespace sim::cli
