@@ -9,6 +9,14 @@
 #include <limits>
 
 namespace sim::importers {
+
+TomlValue::TomlValue() = default;
+TomlValue::TomlValue(const TomlValue&) = default;
+TomlValue::TomlValue(TomlValue&&) noexcept = default;
+TomlValue& TomlValue::operator=(const TomlValue&) = default;
+TomlValue& TomlValue::operator=(TomlValue&&) noexcept = default;
+TomlValue::~TomlValue() = default;
+
 namespace {
 
 class TomlParser {

@@ -21,6 +21,15 @@ struct TomlValue {
   int line = 0;                                          // where the value (or the table header) is
   bool defined = false;                                  // a table given by a [header] or as a value
 
+  // Defined in toml.cpp, where the pair of a table's members is complete (clang 14 with libstdc++ 12 rejects the
+  // implicit ones: the fuzz preset, issue 10).
+  TomlValue();
+  TomlValue(const TomlValue&);
+  TomlValue(TomlValue&&) noexcept;
+  TomlValue& operator=(const TomlValue&);
+  TomlValue& operator=(TomlValue&&) noexcept;
+  ~TomlValue();
+
   /// A member of a table, or nullptr.
   const TomlValue* get(std::string_view key) const;
   /// "a string", "an integer", ... for messages.
