@@ -124,6 +124,7 @@ ProgressBar::ProgressBar(std::ostream& err, const std::string& mode, bool quiet,
       start_(std::chrono::steady_clock::now()) {}
 
 void ProgressBar::update(int done, int total) {
+  polling_.polled();  // from now on a signal waits for this check instead of ending the process
   if (interrupt_requested()) throw Interrupted{};  // stops the loop; nothing is written
   if (!on_) return;
   std::lock_guard lock(mutex_);

@@ -89,7 +89,7 @@ class ProgressBar {
   std::string unit_;
   std::chrono::steady_clock::time_point start_;
   std::mutex mutex_;
-  InterruptPolling polling_;  // update() polls for Ctrl-C: a signal no longer ends the process at once
+  InterruptPolling polling_;  // once update() polls for Ctrl-C, a signal no longer ends the process at once
 };
 
 /// A whole run: the Monte Carlo summary, its cost and the `trainsim.run/1` JSON.

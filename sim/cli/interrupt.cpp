@@ -4,6 +4,7 @@
 
 #include "sim/cli/app.hpp"
 
+#include <atomic>
 #include <csignal>
 
 #include <unistd.h>
@@ -12,11 +13,12 @@ namespace sim::cli {
 namespace {
 
 volatile std::sig_atomic_t g_interrupted = 0;
-volatile std::sig_atomic_t g_polling = 0;  // a loop polls g_interrupted: the handler must not exit
+std::atomic<int> g_polling{0};  // a loop polls g_interrupted: the handler must not exit
+static_assert(std::atomic<int>::is_always_lock_free, "read in a signal handler");
 
 extern "C" void on_signal(int) {
   g_interrupted = 1;
-  if (g_polling != 0) return;
+  if (g_polling.load() != 0) return;
   // Nothing polls the flag: stop here (write and _exit are async-signal-safe).
   static const char kMessage[] = "\ninterrupted: stopped before writing any result\n";
   if (::write(2, kMessage, sizeof kMessage - 1) < 0) {
@@ -35,12 +37,14 @@ bool interrupt_requested() {
   return g_interrupted != 0;
 }
 
-InterruptPolling::InterruptPolling() : previous_(g_polling) {
-  g_polling = 1;
-}
+InterruptPolling::InterruptPolling() : previous_(g_polling.load()) {}
 
 InterruptPolling::~InterruptPolling() {
-  g_polling = previous_;
+  g_polling.store(previous_);
+}
+
+void InterruptPolling::polled() {
+  g_polling.store(1);
 }
 
 }  // namespace sim::cli

@@ -6,20 +6,24 @@ namespace sim::cli {
 /// Thrown from progress callbacks once an interrupt was requested; long loops unwind and nothing is written.
 struct Interrupted {};
 
-/// Installs SIGINT and SIGTERM handlers. While an InterruptPolling exists, a signal only sets a flag that the loop
-/// polls (async-signal-safe); otherwise nothing polls it (a long step simulation, loading), so the process exits at
-/// once with code 130: files are only ever written atomically (temporary file, then rename), so none is half-written.
+/// Installs SIGINT and SIGTERM handlers. Once a loop polls (InterruptPolling::polled), a signal only sets a flag that
+/// the loop checks (async-signal-safe); until then nothing would check it (a long step simulation, loading), so the
+/// process exits at once with code 130: files are only ever written atomically (temporary file, then rename, with
+/// the signals held in between), so none is half-written.
 void install_interrupt_handlers();
 /// Whether SIGINT or SIGTERM arrived since the handlers were installed.
 bool interrupt_requested();
 
-/// Marks a stretch in which a loop polls interrupt_requested() (progress bars); nestable.
+/// A scope in which a loop polls interrupt_requested() (a progress bar): from the first polled() to the end of the
+/// scope a signal waits for the loop. Nestable.
 class InterruptPolling {
  public:
   InterruptPolling();
   ~InterruptPolling();
   InterruptPolling(const InterruptPolling&) = delete;
   InterruptPolling& operator=(const InterruptPolling&) = delete;
+  /// The loop has started polling (any thread; idempotent).
+  void polled();
 
  private:
   int previous_;

@@ -174,17 +174,17 @@ TEST(ExtremeInput, ZeroFailureRatesWithFixedCheckpointsLoseOnlyTheCheckpointOver
 }
 
 TEST(ExtremeInput, HopelessFailureRatesNeverFinishWithinTheHorizon) {
-  const auto start = std::chrono::steady_clock::now();
+  const double start = cpu_seconds();
   const auto o = trainsim(
       {"run", kDefault, "--trials", "8", "--json", "--set",
        R"(reliability.failures={"components":[{"name":"hopeless","scope":"job","mtbf":"20 s","effect":"crash"}]})"});
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double cpu = cpu_seconds() - start;  // 0.6 s in a release build; bounded, not a hang
   ASSERT_EQ(o.code, kExitOk) << "never finishing is a result, not an error: " << o.err;
   const auto j = Json::parse(o.out);
   EXPECT_EQ(j.at("never_finished").at("trials").get<int>(), 8);
   EXPECT_FALSE(j.at("never_finished").at("reason").is_null());
   EXPECT_TRUE(j.at("time_to_train_days").at("p50").is_null()) << "infinite time is null, never a number";
-  EXPECT_LT(wall, 20.0);
+  EXPECT_LT(cpu, 60.0);
 }
 
 // ---- training -----------------------------------------------------------------------------------------------------
