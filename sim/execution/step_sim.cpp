@@ -179,7 +179,10 @@ class Gpu final : public engine::Component {
   void maybe_finish();
   void enqueue_bucket(const DpWork& w);
   void dp_start_next();
-  void record(std::uint8_t stream, std::string name, Time start, Time end);
+  /// Adds a span to the timeline when this GPU records one; `name` (a callable returning the label) runs only then, so
+  /// that a replay without a timeline builds no strings (they were a third of the planner's replica phase).
+  template <class Name>
+  void record(std::uint8_t stream, Name&& name, Time start, Time end);
   const OpWork& work(const PipeOp& op) const;
   std::size_t ready_index(int mb, int chunk) const;
 
@@ -219,6 +222,7 @@ class Replay {
 
   const StepPlan& plan() const { return plan_; }
   bool full() const { return options_.fidelity == Fidelity::Full; }
+  bool lockstep() const { return !full() && options_.lockstep_peers && options_.slowdown.empty(); }
   const std::vector<PipeOp>& program(int rank) const { return programs_[static_cast<std::size_t>(rank)]; }
   int last_stage() const { return plan_.pp() * plan_.vpp() - 1; }
   void add_span(results::Span s) { spans_.push_back(std::move(s)); }
@@ -233,6 +237,11 @@ class Replay {
   std::vector<std::unique_ptr<Group>> groups_;
   std::vector<results::Span> spans_;
 };
+
+template <class Name>
+void Gpu::record(std::uint8_t stream, Name&& name, Time start, Time end) {
+  if (record_ && start < end) replay_.add_span({id_, stream, std::string(name()), start, end});
+}
 
 // ---- Group ------------------------------------------------------------------------------------------------------
 
@@ -274,11 +283,6 @@ void Gpu::enter(State s, Category cat) {
   since_ = now();
   state_ = s;
   cat_ = cat;
-}
-
-void Gpu::record(std::uint8_t stream, std::string name, Time start, Time end) {
-  if (!record_ || end <= start) return;
-  replay_.add_span({id_, stream, std::move(name), start, end});
 }
 
 void Gpu::start() {
@@ -327,11 +331,19 @@ void Gpu::run_segment() {
     }
     case SegKind::Tp:
       enter(State::Collective, kTp);
-      tp_->arrive(s.duration);
+      if (tp_ != nullptr) {
+        tp_->arrive(s.duration);
+      } else {
+        schedule_after(s.duration, kSelfTimedDone);  // lockstep: the peers arrive together
+      }
       return;
     case SegKind::Cp:
       enter(State::Collective, kCp);
-      cp_->arrive(s.duration);
+      if (cp_ != nullptr) {
+        cp_->arrive(s.duration);
+      } else {
+        schedule_after(s.duration, kSelfTimedDone);
+      }
       return;
     case SegKind::Ep:
       enter(State::Collective, kEp);
@@ -349,7 +361,11 @@ void Gpu::segment_done() {
   const OpWork& w = work(op);
   const TimedSegment& s = w.segments[seg_];
   if (s.kind != SegKind::Compute)
-    record(s.kind == SegKind::Tp ? 1 : s.kind == SegKind::Cp ? 4 : 5, replay_.plan().labels[s.label], since_, now());
+    record(
+        s.kind == SegKind::Tp   ? 1
+        : s.kind == SegKind::Cp ? 4
+                                : 5,
+        [&]() -> const std::string& { return replay_.plan().labels[s.label]; }, since_, now());
   // Gradient buckets become ready during the last micro-batch's gradient pass of each chunk.
   const bool grad_op = replay_.plan().schedule == parallel::Schedule::ZeroBubbleH1 ? op.kind == OpKind::BackwardWeight
                                                                                    : op.kind == OpKind::Backward;
@@ -369,24 +385,29 @@ void Gpu::end_op() {
   const auto& plan = replay_.plan();
   const int pp = plan.pp();
   const int vs = parallel::virtual_stage(op.chunk, rank_, pp);
-  record(0,
-         std::string(parallel::to_string(op.kind)) + std::to_string(op.micro_batch) +
-             (plan.vpp() > 1 ? ".c" + std::to_string(op.chunk) : ""),
-         op_start_, now());
+  record(
+      0,
+      [&] {
+        return std::string(parallel::to_string(op.kind)) + std::to_string(op.micro_batch) +
+               (plan.vpp() > 1 ? ".c" + std::to_string(op.chunk) : "");
+      },
+      op_start_, now());
   const Time arrive = now() + plan.p2p;
   if (op.kind == OpKind::Forward && vs < replay_.last_stage()) {
     const int to = vs + 1;  // on the next rank; from the last rank it wraps to rank 0, next chunk
     const std::uint64_t arg =
         kForwardInput | static_cast<std::uint64_t>(op.micro_batch) << 8 | static_cast<std::uint64_t>(to / pp) << 40;
     simulator().schedule_at(arrive, engine::kDefaultPriority, *next_, arg);
-    record(2, "send F" + std::to_string(op.micro_batch), now(), arrive);
+    record(
+        2, [&] { return "send F" + std::to_string(op.micro_batch); }, now(), arrive);
   }
   if ((op.kind == OpKind::Backward || op.kind == OpKind::BackwardInput) && vs > 0) {
     const int to = vs - 1;
     const std::uint64_t arg =
         kBackwardInput | static_cast<std::uint64_t>(op.micro_batch) << 8 | static_cast<std::uint64_t>(to / pp) << 40;
     simulator().schedule_at(arrive, engine::kDefaultPriority, *prev_, arg);
-    record(2, "send B" + std::to_string(op.micro_batch), now(), arrive);
+    record(
+        2, [&] { return "send B" + std::to_string(op.micro_batch); }, now(), arrive);
   }
   ++op_;
   enter(State::Ready, kIdle);
@@ -436,7 +457,8 @@ void Gpu::dp_start_next() {
 
 void Gpu::dp_done() {
   dp_busy_ = false;
-  record(3, state_ == State::ParamGather ? "param all-gather" : "grad reduce", dp_started_, now());
+  record(
+      3, [&] { return state_ == State::ParamGather ? "param all-gather" : "grad reduce"; }, dp_started_, now());
   if (state_ == State::ParamGather) {
     enter(State::Done, kIdle);
     end_ = now();
@@ -575,15 +597,17 @@ Replay::Replay(const StepPlan& plan, const StepOptions& options) : plan_(plan), 
     programs_.push_back(parallel::pipeline_ops(plan.schedule, L.pp, L.vpp, L.micro_batches, r));
   const parallel::Placement placement(L, plan.order);
   const int dps = full() ? L.dp : 1;
-  const std::size_t replica_gpus = static_cast<std::size_t>(L.tp) * L.cp * L.pp;
+  // Lockstep: one GPU stands for its tensor- and context-parallel peers (see StepOptions::lockstep_peers).
+  const int tps = lockstep() ? 1 : L.tp, cps = lockstep() ? 1 : L.cp;
+  const std::size_t replica_gpus = static_cast<std::size_t>(tps) * cps * L.pp;
   auto local = [&](int tp, int cp, int dp, int pp) {
-    return ((static_cast<std::size_t>(dp) * L.pp + pp) * L.cp + cp) * L.tp + tp;
+    return ((static_cast<std::size_t>(dp) * L.pp + pp) * cps + cp) * tps + tp;
   };
   gpus_.resize(replica_gpus * static_cast<std::size_t>(dps));
   for (int dp = 0; dp < dps; ++dp)
     for (int pp = 0; pp < L.pp; ++pp)
-      for (int cp = 0; cp < L.cp; ++cp)
-        for (int tp = 0; tp < L.tp; ++tp) {
+      for (int cp = 0; cp < cps; ++cp)
+        for (int tp = 0; tp < tps; ++tp) {
           const int id = placement.gpu(tp, cp, dp, pp);
           const double slow = static_cast<std::size_t>(id) < options.slowdown.size()
                                   ? options.slowdown[static_cast<std::size_t>(id)]
@@ -601,19 +625,19 @@ Replay::Replay(const StepPlan& plan, const StepOptions& options) : plan_(plan), 
       dp_of(gpus_.size(), nullptr);
   for (int dp = 0; dp < dps; ++dp)
     for (int pp = 0; pp < L.pp; ++pp)
-      for (int cp = 0; cp < L.cp; ++cp) {
-        if (L.tp < 2) break;
+      for (int cp = 0; cp < cps; ++cp) {
+        if (tps < 2) break;
         Group* g = make_group("tp-group", Group::Channel::Compute);
         for (int tp = 0; tp < L.tp; ++tp) {
           g->add_member(gpus_[local(tp, cp, dp, pp)].get(), placement.gpu(tp, cp, dp, pp));
           tp_of[local(tp, cp, dp, pp)] = g;
         }
       }
-  for (int dp = 0; dp < dps && L.cp > 1; ++dp)
+  for (int dp = 0; dp < dps && cps > 1; ++dp)
     for (int pp = 0; pp < L.pp; ++pp)
-      for (int tp = 0; tp < L.tp; ++tp) {
+      for (int tp = 0; tp < tps; ++tp) {
         Group* g = make_group("cp-group", Group::Channel::Compute);
-        for (int cp = 0; cp < L.cp; ++cp) {
+        for (int cp = 0; cp < cps; ++cp) {
           g->add_member(gpus_[local(tp, cp, dp, pp)].get(), placement.gpu(tp, cp, dp, pp));
           cp_of[local(tp, cp, dp, pp)] = g;
         }
@@ -643,8 +667,8 @@ Replay::Replay(const StepPlan& plan, const StepOptions& options) : plan_(plan), 
   }
   for (int dp = 0; dp < dps; ++dp)
     for (int pp = 0; pp < L.pp; ++pp)
-      for (int cp = 0; cp < L.cp; ++cp)
-        for (int tp = 0; tp < L.tp; ++tp) {
+      for (int cp = 0; cp < cps; ++cp)
+        for (int tp = 0; tp < tps; ++tp) {
           const auto i = local(tp, cp, dp, pp);
           gpus_[i]->set_groups(tp_of[i], cp_of[i], ep_of[i], dp_of[i]);
           gpus_[i]->set_neighbours(gpus_[local(tp, cp, dp, (pp + L.pp - 1) % L.pp)].get(),
@@ -713,8 +737,9 @@ results::StepResult Replay::run() {
   int critical_rank = 0;
   for (std::size_t i = 0; i < gpus_.size(); ++i)
     if (gpus_[i].get() == critical)
-      critical_rank = static_cast<int>((i / static_cast<std::size_t>(plan_.layout.tp * plan_.layout.cp)) %
-                                       static_cast<std::size_t>(plan_.pp()));
+      critical_rank =
+          static_cast<int>((i / static_cast<std::size_t>(lockstep() ? 1 : plan_.layout.tp * plan_.layout.cp)) %
+                           static_cast<std::size_t>(plan_.pp()));
   results::StepResult r = finish_result(plan_, critical->end_time(), critical->accounted(), critical_rank);
   r.fidelity = to_string(options_.fidelity);
   r.simulated_gpus = static_cast<std::int64_t>(gpus_.size());

@@ -20,6 +20,11 @@ struct StepOptions {
   /// Record the timeline of tensor-parallel rank 0 of every pipeline stage (and context-parallel rank) of
   /// data-parallel replica 0; tensor-parallel peers run in lockstep with it.
   bool record_timeline = false;
+  /// Replica fidelity without slowdowns: simulate one GPU per pipeline stage (and chunk) for its tensor- and
+  /// context-parallel peers, which run the same work in lockstep, their collectives as timers. The step time and its
+  /// breakdown are the same as replaying every peer (tested); events and simulated_gpus count the GPUs replayed. The
+  /// planner's short list uses it (tp x cp times fewer events).
+  bool lockstep_peers = false;
 };
 
 /// Simulates one iteration at the requested fidelity. Analytic uses closed forms on the same timed work, replica

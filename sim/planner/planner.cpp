@@ -325,6 +325,7 @@ PlanResult plan(const PlanProblem& problem, const PlanOptions& options) {
     const auto plan = execution::build_step_plan(step_inputs(problem, c.parallel, c.layout, size));
     execution::StepOptions so;
     so.fidelity = execution::Fidelity::Replica;
+    so.lockstep_peers = true;  // same step time and breakdown, tp x cp times fewer events
     c.step = execution::simulate_step(plan, so);
     c.step.memory =
         memory_gib(parallel::peak_memory(model, c.layout, c.parallel, problem.seq_len, problem.memory), hbm);

@@ -185,6 +185,52 @@ TEST(MicroBatchesHeld, InterleavedWithAsManyMicroBatchesAsStagesRunsAllForwardsF
     EXPECT_EQ(micro_batches_held(l, Schedule::Interleaved, r), (std::vector<int>{4, 4}));
 }
 
+/// The straightforward replay micro_batches_held used to be: every forward and backward of the rank in order, the
+/// counts copied at each new peak of layer-weighted activations. The fast version must agree with it everywhere.
+std::vector<int> reference_held(const Layout& l, int warmup, int r) {
+  const int p = l.pp, v = l.vpp, total = l.micro_batches * v;
+  std::vector<int> held(static_cast<std::size_t>(v), 0), peak = held;
+  long long weight = 0, peak_weight = -1;
+  auto layers = [&](int c) { return l.layers_per_stage[static_cast<std::size_t>(l.stage(c, r))]; };
+  auto chunk_of = [&](int k) { return (k % (p * v)) / p; };
+  auto forward = [&](int k) {
+    ++held[static_cast<std::size_t>(chunk_of(k))];
+    weight += layers(chunk_of(k));
+    if (weight > peak_weight) {
+      peak_weight = weight;
+      peak = held;
+    }
+  };
+  auto backward = [&](int k) {
+    const int c = v - 1 - chunk_of(k);
+    --held[static_cast<std::size_t>(c)];
+    weight -= layers(c);
+  };
+  for (int k = 0; k < warmup; ++k)
+    forward(k);
+  for (int k = 0; k < total - warmup; ++k) {
+    forward(k + warmup);
+    backward(k);
+  }
+  return peak;
+}
+
+TEST(MicroBatchesHeld, InterleavedMatchesTheReferenceReplayForEvenAndUnevenChunks) {
+  for (bool uneven : {false, true})
+    for (int p : {2, 3, 4, 8})
+      for (int v : {2, 3, 5})
+        for (int m : {p, 2 * p, 3 * p + 1, 7 * p}) {
+          Layout l = pipeline(p, v, m, 3);
+          for (std::size_t s = 0; s < l.layers_per_stage.size() && uneven; ++s)
+            l.layers_per_stage[s] = 1 + static_cast<int>((s * 7 + 3) % 5);  // uneven: 1..5 layers per chunk
+          for (int r = 0; r < p; ++r) {
+            const int warmup = m == p ? m * v : std::min((p - r - 1) * 2 + (v - 1) * p, m * v);
+            EXPECT_EQ(micro_batches_held(l, Schedule::Interleaved, r), reference_held(l, warmup, r))
+                << (uneven ? "uneven" : "even") << " p " << p << " v " << v << " m " << m << " r " << r;
+          }
+        }
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // Parameters per GPU and ZeRO.
 

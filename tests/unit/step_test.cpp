@@ -79,5 +79,35 @@ TEST(Determinism, SameScenarioGivesTheSameResult) {
   EXPECT_EQ(to_json(a).dump(), to_json(b).dump());
 }
 
+/// Replica fidelity with lockstep peers (the planner's short list) must give the step time and breakdown of replaying
+/// every tensor- and context-parallel peer, with tp x cp times fewer simulated GPUs.
+TEST(LockstepPeers, SameStepAndBreakdownAsReplayingEveryPeer) {
+  const std::vector<std::pair<const char*, std::vector<scenario::Override>>> cases = {
+      {"scenarios/default.json", {}},
+      {"scenarios/examples/gpt3-175b-1024-a100.json", {}},
+      {"scenarios/examples/gpt3-175b-1024-a100.json", {{"parallel.vpp", "1"}, {"parallel.schedule", "\"zb-h1\""}}},
+      {"scenarios/examples/llama3-8b-64-h100.json", {{"parallel.cp", "2"}, {"parallel.tp", "2"}}},
+      {"scenarios/examples/mixtral-8x7b-256-h100.json", {}},
+  };
+  for (const auto& [file, overrides] : cases) {
+    const auto s = load_step(file, overrides);
+    StepOptions every{Fidelity::Replica, {}, false};
+    StepOptions lockstep = every;
+    lockstep.lockstep_peers = true;
+    const auto a = simulate_step(s.plan, every);
+    const auto b = simulate_step(s.plan, lockstep);
+    const std::string what = std::string(file) + " tp " + std::to_string(s.plan.layout.tp) + " cp " +
+                             std::to_string(s.plan.layout.cp) + " pp " + std::to_string(s.plan.pp());
+    EXPECT_EQ(a.step_time, b.step_time) << what;
+    auto same_counts = b;
+    same_counts.events = a.events;
+    same_counts.simulated_gpus = a.simulated_gpus;
+    EXPECT_EQ(results::to_json(a).dump(), results::to_json(same_counts).dump()) << what << ": the breakdown and every other figure are the same";
+    EXPECT_EQ(a.critical_gpu, b.critical_gpu) << what;
+    EXPECT_EQ(b.simulated_gpus, a.simulated_gpus / (s.plan.layout.tp * s.plan.layout.cp)) << what;
+    EXPECT_LT(b.events, a.events) << what;
+  }
+}
+
 }  // namespace
 }  // namespace sim::execution
