@@ -174,38 +174,68 @@ bool better(const Candidate& a, const Candidate& b, Objective o) {
 
 }  // namespace
 
-PlanResult plan(const PlanProblem& problem, const PlanOptions& options) {
+namespace {
+
+/// Phase 1 and the short list: what every shard and every rank computes alike (deterministic and cheap next to the
+/// replica phase), so that they agree on the points, their indices and the work to share.
+struct Search {
+  std::vector<Size> sizes;
+  std::vector<Point> points;
+  std::vector<Score> scores;
+  PlanResult summary;                // the counts (evaluated, feasible, dominated, infeasible, replica_evaluated)
+  std::vector<int> shortlist;        // point indices: per size, best analytic time to the target first
+  std::vector<std::size_t> by_work;  // positions in shortlist, longest replica simulation first
+};
+
+void check_problem(const PlanProblem& problem, const PlanOptions& options) {
   SIM_ASSERT(problem.model && problem.hardware && problem.seq_len > 0, "the composition root fills the problem");
   if (problem.gpus.empty()) throw base::ConfigError("--gpus", "", "no cluster size to plan for");
   if (options.objective != Objective::Time && !problem.run)
     throw base::ConfigError("--objective", "",
                             std::string("\"") + to_string(options.objective) +
                                 "\" needs the run level (time to train and cost), which this problem does not have");
-  const int threads =
-      options.threads > 0 ? options.threads : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
-  const auto& model = *problem.model;
-  const base::Bytes hbm = problem.hardware->gpu.hbm;
+}
 
-  PlanResult result;
-  result.objective = options.objective;
-  result.gpus = problem.gpus;
-  std::sort(result.gpus.begin(), result.gpus.end());
-  result.gpus.erase(std::unique(result.gpus.begin(), result.gpus.end()), result.gpus.end());
+int thread_count(const PlanOptions& options) {
+  return options.threads > 0 ? options.threads : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+}
 
-  std::vector<Size> sizes;
-  std::vector<Point> points;
-  for (int g : result.gpus) {
+std::vector<int> sorted_sizes(const PlanProblem& problem) {
+  std::vector<int> gpus = problem.gpus;
+  std::sort(gpus.begin(), gpus.end());
+  gpus.erase(std::unique(gpus.begin(), gpus.end()), gpus.end());
+  return gpus;
+}
+
+/// The sizes (with their topology when `with_topology`) and every point of the search, in enumeration order.
+void enumerate_points(const PlanProblem& problem, bool with_topology, std::vector<Size>& sizes,
+                      std::vector<Point>& points) {
+  for (int g : sorted_sizes(problem)) {
     Size s;
     s.gpus = g;
     topology::TopologyConfig tc = problem.topology;
     tc.gpus = g;
     s.shape = {g, tc.gpus_per_node, tc.nvlink_domain};
-    s.topology = std::make_shared<const topology::Topology>(tc);  // throws ConfigError for a cluster it cannot build
+    if (with_topology)
+      s.topology = std::make_shared<const topology::Topology>(tc);  // throws ConfigError for a cluster it cannot build
     const int index = static_cast<int>(sizes.size());
     sizes.push_back(std::move(s));
     for (auto& c : enumerate(problem, g))
       points.push_back({index, std::move(c)});
   }
+}
+
+Search screen(const PlanProblem& problem, const PlanOptions& options) {
+  const auto& model = *problem.model;
+  const base::Bytes hbm = problem.hardware->gpu.hbm;
+  Search search;
+  auto& sizes = search.sizes;
+  auto& points = search.points;
+  auto& scores = search.scores;
+  PlanResult& result = search.summary;
+  result.objective = options.objective;
+  result.gpus = sorted_sizes(problem);
+  enumerate_points(problem, true, sizes, points);
 
   std::vector<std::string> reasons;
   for (const auto& r : parallel::layout_rules())
@@ -220,8 +250,8 @@ PlanResult plan(const PlanProblem& problem, const PlanOptions& options) {
 
   // Phase 1: every point through the rules, the memory model and the analytic step.
   const int n = static_cast<int>(points.size());
-  std::vector<Score> scores(points.size());
-  parallel_for(n, threads, 16, options.progress, [&](int i) {
+  scores.resize(points.size());
+  parallel_for(n, thread_count(options), 16, options.progress, [&](int i) {
     const Point& p = points[static_cast<std::size_t>(i)];
     Score& out = scores[static_cast<std::size_t>(i)];
     const Size& size = sizes[static_cast<std::size_t>(p.size)];
@@ -279,10 +309,9 @@ PlanResult plan(const PlanProblem& problem, const PlanOptions& options) {
     f = std::move(kept);
   }
 
-  // Phase 2: the best shortlist_fraction of each size (at least shortlist_min) at replica fidelity.
-  std::vector<int> shortlist;
+  // The short list: the best shortlist_fraction of each size (at least shortlist_min), by the analytic time to the
+  // target (the step time when the global batch is the scenario's).
   for (auto& f : feasible) {
-    // By the analytic time to the target (the step time when the global batch is the scenario's).
     const auto to_target = [&](int i) {
       return static_cast<double>(scores[static_cast<std::size_t>(i)].analytic_ns) *
              steps_relative_to_scenario(problem, points[static_cast<std::size_t>(i)].config.global_batch);
@@ -294,75 +323,92 @@ PlanResult plan(const PlanProblem& problem, const PlanOptions& options) {
     const auto want = std::max<std::size_t>(
         static_cast<std::size_t>(std::max(0, options.shortlist_min)),
         static_cast<std::size_t>(std::ceil(options.shortlist_fraction * static_cast<double>(f.size()))));
-    shortlist.insert(shortlist.end(), f.begin(), f.begin() + static_cast<std::ptrdiff_t>(std::min(want, f.size())));
+    search.shortlist.insert(search.shortlist.end(), f.begin(),
+                            f.begin() + static_cast<std::ptrdiff_t>(std::min(want, f.size())));
   }
-  // Longest simulations first, so that no worker is left with a long one at the end; each result goes to its slot.
-  std::vector<Candidate> replica(shortlist.size());
-  std::vector<std::size_t> by_work(shortlist.size());
-  {
-    std::vector<double> work(shortlist.size());
-    for (std::size_t j = 0; j < shortlist.size(); ++j) {
-      const Point& p = points[static_cast<std::size_t>(shortlist[j])];
-      const auto l =
-          parallel::resolve_layout(model, sizes[static_cast<std::size_t>(p.size)].shape, p.config, problem.seq_len);
-      work[j] = replica_work(std::get<parallel::Layout>(l));
-    }
-    std::iota(by_work.begin(), by_work.end(), std::size_t{0});
-    std::stable_sort(by_work.begin(), by_work.end(), [&](std::size_t a, std::size_t b) { return work[a] > work[b]; });
+  result.replica_evaluated = static_cast<std::int64_t>(search.shortlist.size());
+  // Longest simulations first, so that no worker (or shard) is left with a long one at the end.
+  std::vector<double> work(search.shortlist.size());
+  for (std::size_t j = 0; j < search.shortlist.size(); ++j) {
+    const Point& p = points[static_cast<std::size_t>(search.shortlist[j])];
+    const auto l =
+        parallel::resolve_layout(model, sizes[static_cast<std::size_t>(p.size)].shape, p.config, problem.seq_len);
+    work[j] = replica_work(std::get<parallel::Layout>(l));
   }
-  parallel_for(static_cast<int>(shortlist.size()), threads, 1, options.progress, [&](int k) {
-    const std::size_t j = by_work[static_cast<std::size_t>(k)];
-    const int i = shortlist[j];
-    const Point& p = points[static_cast<std::size_t>(i)];
-    const Size& size = sizes[static_cast<std::size_t>(p.size)];
-    Candidate& c = replica[j];
-    c.layout = std::get<parallel::Layout>(parallel::resolve_layout(model, size.shape, p.config, problem.seq_len));
-    c.parallel = p.config;
-    c.parallel.dp = c.layout.dp;
-    c.gpus = size.gpus;
-    c.index = i;
-    c.analytic_step_time = base::Time{scores[static_cast<std::size_t>(i)].analytic_ns};
-    const auto plan = execution::build_step_plan(step_inputs(problem, c.parallel, c.layout, size));
-    execution::StepOptions so;
-    so.fidelity = execution::Fidelity::Replica;
-    so.lockstep_peers = true;  // same step time and breakdown, tp x cp times fewer events
-    c.step = execution::simulate_step(plan, so);
-    c.step.memory =
-        memory_gib(parallel::peak_memory(model, c.layout, c.parallel, problem.seq_len, problem.memory), hbm);
-    c.step.fits = c.step.memory.total <= c.step.memory.capacity;
-    c.megatron_flags = megatron_flags(c.parallel, c.layout, model.layers);
-    c.relative_steps = steps_relative_to_scenario(problem, c.parallel.global_batch);
-  });
-  result.replica_evaluated = static_cast<std::int64_t>(replica.size());
+  search.by_work.resize(search.shortlist.size());
+  std::iota(search.by_work.begin(), search.by_work.end(), std::size_t{0});
+  std::stable_sort(search.by_work.begin(), search.by_work.end(),
+                   [&](std::size_t a, std::size_t b) { return work[a] > work[b]; });
+  return search;
+}
 
-  // Phase 3: the best run_candidates of each size (at least top_k) by replica step time through the run level.
-  std::vector<Candidate> finalists;
-  if (problem.run) {
-    for (const Size& size : sizes) {
-      std::vector<std::size_t> mine;
-      for (std::size_t j = 0; j < replica.size(); ++j)
-        if (replica[j].gpus == size.gpus) mine.push_back(j);
-      std::sort(mine.begin(), mine.end(),
-                [&](std::size_t a, std::size_t b) { return better(replica[a], replica[b], Objective::Time); });
-      const auto want = static_cast<std::size_t>(std::max({1, options.run_candidates, options.top_k}));
-      for (std::size_t k = 0; k < mine.size() && k < want; ++k)
-        finalists.push_back(std::move(replica[mine[k]]));
-    }
-    parallel_for(static_cast<int>(finalists.size()), threads, 1, options.progress, [&](int j) {
-      Candidate& c = finalists[static_cast<std::size_t>(j)];
-      const Size& size = *std::find_if(sizes.begin(), sizes.end(), [&](const Size& s) { return s.gpus == c.gpus; });
-      const auto plan = execution::build_step_plan(step_inputs(problem, c.parallel, c.layout, size));
-      c.run = problem.run(plan, c.step, options.run_trials);
-    });
-    result.run_evaluated = static_cast<std::int64_t>(finalists.size());
-  } else {
-    finalists = std::move(replica);
-  }
+/// What a candidate is, from its point: the configuration, layout, GPUs, flags and relative steps (no simulation).
+void describe(Candidate& c, const PlanProblem& problem, const std::vector<Size>& sizes,
+              const std::vector<Point>& points, std::int64_t index) {
+  const Point& p = points[static_cast<std::size_t>(index)];
+  const Size& size = sizes[static_cast<std::size_t>(p.size)];
+  c.layout =
+      std::get<parallel::Layout>(parallel::resolve_layout(*problem.model, size.shape, p.config, problem.seq_len));
+  c.parallel = p.config;
+  c.parallel.dp = c.layout.dp;
+  c.gpus = size.gpus;
+  c.index = index;
+  c.megatron_flags = megatron_flags(c.parallel, c.layout, problem.model->layers);
+  c.relative_steps = steps_relative_to_scenario(problem, c.parallel.global_batch);
+}
 
-  std::sort(finalists.begin(), finalists.end(),
+/// Phase 2 for one point of the short list: the replica-fidelity step and the memory of the worst stage.
+Candidate replica_candidate(const Search& search, const PlanProblem& problem, int index) {
+  Candidate c;
+  describe(c, problem, search.sizes, search.points, index);
+  const Size& size = search.sizes[static_cast<std::size_t>(search.points[static_cast<std::size_t>(index)].size)];
+  c.analytic_step_time = base::Time{search.scores[static_cast<std::size_t>(index)].analytic_ns};
+  const auto plan = execution::build_step_plan(step_inputs(problem, c.parallel, c.layout, size));
+  execution::StepOptions so;
+  so.fidelity = execution::Fidelity::Replica;
+  so.lockstep_peers = true;  // same step time and breakdown, tp x cp times fewer events
+  c.step = execution::simulate_step(plan, so);
+  c.step.memory =
+      memory_gib(parallel::peak_memory(*problem.model, c.layout, c.parallel, problem.seq_len, problem.memory),
+                 problem.hardware->gpu.hbm);
+  c.step.fits = c.step.memory.total <= c.step.memory.capacity;
+  return c;
+}
+
+/// Phase 3 for one candidate: the run level on its step plan.
+RunEstimate run_level(const Search& search, const PlanProblem& problem, const PlanOptions& options,
+                      const Candidate& c) {
+  const Size& size = search.sizes[static_cast<std::size_t>(search.points[static_cast<std::size_t>(c.index)].size)];
+  const auto plan = execution::build_step_plan(step_inputs(problem, c.parallel, c.layout, size));
+  return problem.run(plan, c.step, options.run_trials);
+}
+
+/// Positions in `cands` of the run level's finalists: the best run_candidates of each cluster size (at least top_k)
+/// by replica step time. Of a subset of the short list, the best of the subset: the global best are among the
+/// union of every shard's best.
+std::vector<std::size_t> finalists(const std::vector<Candidate>& cands, const std::vector<int>& gpus,
+                                   const PlanOptions& options) {
+  std::vector<std::size_t> out;
+  const auto want = static_cast<std::size_t>(std::max({1, options.run_candidates, options.top_k}));
+  for (int g : gpus) {
+    std::vector<std::size_t> mine;
+    for (std::size_t j = 0; j < cands.size(); ++j)
+      if (cands[j].gpus == g) mine.push_back(j);
+    std::sort(mine.begin(), mine.end(),
+              [&](std::size_t a, std::size_t b) { return better(cands[a], cands[b], Objective::Time); });
+    for (std::size_t k = 0; k < mine.size() && k < want; ++k)
+      out.push_back(mine[k]);
+  }
+  return out;
+}
+
+/// The result from the counts and the finalists: ranked by the objective, with the Pareto front of time vs cost.
+PlanResult assemble(PlanResult summary, std::vector<Candidate> cands, const PlanOptions& options) {
+  PlanResult result = std::move(summary);
+  result.objective = options.objective;
+  std::sort(cands.begin(), cands.end(),
             [&](const Candidate& a, const Candidate& b) { return better(a, b, options.objective); });
-  result.candidates = std::move(finalists);
-
+  result.candidates = std::move(cands);
   // Pareto front of time vs cost: expected time to train vs expected cost with the run level, else step time vs the
   // GPU-hours of one step (what a step costs at any price per GPU-hour).
   std::vector<std::pair<double, double>> xy;
@@ -372,10 +418,375 @@ PlanResult plan(const PlanProblem& problem, const PlanOptions& options) {
     else
       xy.emplace_back(c.step.step_time.seconds(), c.step.step_time.seconds() * c.gpus / 3600.0);
   }
+  result.pareto.clear();
   for (int i : pareto_front(xy))
     if (std::isfinite(xy[static_cast<std::size_t>(i)].first) && std::isfinite(xy[static_cast<std::size_t>(i)].second))
       result.pareto.push_back(i);
   return result;
+}
+
+// ---- the wire form of shards and farmed tasks: exact (integers, shortest round-trip doubles, non-finite as text) --
+
+results::Json wire_double(double v) {
+  if (std::isfinite(v)) return results::Json(v);
+  return results::Json(std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
+}
+
+bool read_wire_double(base::JsonReader& r, std::string_view key, double& out) {
+  if (r.kind(key) == base::JsonReader::Kind::String) {
+    std::string text;
+    r.required(key, text);
+    if (text == "inf" || text == "-inf" || text == "nan") {
+      out = text == "nan" ? std::numeric_limits<double>::quiet_NaN()
+                          : (text == "inf" ? 1.0 : -1.0) * std::numeric_limits<double>::infinity();
+      return true;
+    }
+    r.error(key, "\"" + text + "\" is not a number; accepted: a number, \"inf\", \"-inf\" or \"nan\"");
+    return false;
+  }
+  return r.required(key, out);
+}
+
+constexpr const char* kBreakdownKeys[] = {"compute",    "tp_exposed", "pp_bubble", "pp_exposed", "dp_exposed",
+                                          "cp_exposed", "ep_exposed", "optimizer", "data_stall"};
+constexpr const char* kMemoryKeys[] = {"params", "grads", "optimizer", "activations", "buffers", "total", "capacity"};
+
+std::array<base::Time*, 9> breakdown_fields(results::StepBreakdown& b) {
+  return {&b.compute,    &b.tp_exposed, &b.pp_bubble, &b.pp_exposed, &b.dp_exposed,
+          &b.cp_exposed, &b.ep_exposed, &b.optimizer, &b.data_stall};
+}
+std::array<double*, 7> memory_fields(results::MemoryGib& m) {
+  return {&m.params, &m.grads, &m.optimizer, &m.activations, &m.buffers, &m.total, &m.capacity};
+}
+
+results::Json step_wire(results::StepResult s) {
+  using results::Json;
+  Json j = Json::object();
+  j["fidelity"] = s.fidelity;
+  j["step_ns"] = s.step_time.ns;
+  j["tokens_per_s"] = wire_double(s.tokens_per_s);
+  j["tflops_per_gpu"] = wire_double(s.tflops_per_gpu);
+  j["mfu"] = wire_double(s.mfu);
+  j["hfu"] = wire_double(s.hfu);
+  Json& b = j["breakdown_ns"];
+  const auto bf = breakdown_fields(s.breakdown);
+  for (std::size_t k = 0; k < bf.size(); ++k)
+    b[kBreakdownKeys[k]] = bf[k]->ns;
+  Json& m = j["memory_gib"];
+  const auto mf = memory_fields(s.memory);
+  for (std::size_t k = 0; k < mf.size(); ++k)
+    m[kMemoryKeys[k]] = wire_double(*mf[k]);
+  j["fits"] = s.fits;
+  j["simulated_gpus"] = s.simulated_gpus;
+  j["events"] = s.events;
+  j["critical_gpu"] = s.critical_gpu;
+  return j;
+}
+
+results::StepResult read_step_wire(base::JsonReader& r) {
+  results::StepResult s;
+  r.required("fidelity", s.fidelity);
+  std::int64_t ns = 0;
+  r.required("step_ns", ns, base::Range::at_least(0));
+  s.step_time = base::Time{ns};
+  read_wire_double(r, "tokens_per_s", s.tokens_per_s);
+  read_wire_double(r, "tflops_per_gpu", s.tflops_per_gpu);
+  read_wire_double(r, "mfu", s.mfu);
+  read_wire_double(r, "hfu", s.hfu);
+  if (auto b = r.required_object("breakdown_ns")) {
+    const auto bf = breakdown_fields(s.breakdown);
+    for (std::size_t k = 0; k < bf.size(); ++k)
+      b->required(kBreakdownKeys[k], bf[k]->ns, base::Range::at_least(0));
+    b->finish();
+  }
+  if (auto m = r.required_object("memory_gib")) {
+    const auto mf = memory_fields(s.memory);
+    for (std::size_t k = 0; k < mf.size(); ++k)
+      read_wire_double(*m, kMemoryKeys[k], *mf[k]);
+    m->finish();
+  }
+  r.required("fits", s.fits);
+  r.required("simulated_gpus", s.simulated_gpus, base::Range::at_least(0));
+  r.required("events", s.events, base::Range::at_least(0));
+  r.required("critical_gpu", s.critical_gpu, base::Range::at_least(0));
+  r.finish();
+  return s;
+}
+
+results::Json run_wire(const RunEstimate& r) {
+  results::Json j = results::Json::object();
+  j["trials"] = r.trials;
+  j["time_to_train_mean_days"] = wire_double(r.time_to_train_mean_days);
+  j["time_to_train_p90_days"] = wire_double(r.time_to_train_p90_days);
+  j["cost_mean_usd"] = wire_double(r.cost_mean_usd);
+  j["cost_p90_usd"] = wire_double(r.cost_p90_usd);
+  j["goodput_mean"] = wire_double(r.goodput_mean);
+  return j;
+}
+
+RunEstimate read_run_wire(base::JsonReader& r) {
+  RunEstimate e;
+  r.required("trials", e.trials, base::Range::at_least(0));
+  read_wire_double(r, "time_to_train_mean_days", e.time_to_train_mean_days);
+  read_wire_double(r, "time_to_train_p90_days", e.time_to_train_p90_days);
+  read_wire_double(r, "cost_mean_usd", e.cost_mean_usd);
+  read_wire_double(r, "cost_p90_usd", e.cost_p90_usd);
+  read_wire_double(r, "goodput_mean", e.goodput_mean);
+  r.finish();
+  return e;
+}
+
+results::Json candidate_wire(const Candidate& c) {
+  results::Json j = results::Json::object();
+  j["point"] = c.index;
+  j["analytic_ns"] = c.analytic_step_time.ns;
+  j["step"] = step_wire(c.step);
+  j["run"] = c.run ? run_wire(*c.run) : results::Json();
+  return j;
+}
+
+/// A candidate from its wire form; what it is (configuration, layout, flags) comes from its point of the search.
+Candidate read_candidate_wire(base::JsonReader& r, const PlanProblem& problem, const std::vector<Size>& sizes,
+                              const std::vector<Point>& points) {
+  Candidate c;
+  std::int64_t index = -1;
+  if (r.required("point", index, base::Range::at_least(0)) && index >= static_cast<std::int64_t>(points.size())) {
+    r.error("point", "point " + std::to_string(index) + " does not exist: this search has " +
+                         std::to_string(points.size()) + " points (another scenario or plan options?)");
+    index = -1;
+  }
+  std::int64_t analytic = 0;
+  r.required("analytic_ns", analytic, base::Range::at_least(0));
+  c.analytic_step_time = base::Time{analytic};
+  if (auto step = r.required_object("step")) c.step = read_step_wire(*step);
+  if (r.kind("run") == base::JsonReader::Kind::Null) {
+    r.accept("run");
+  } else if (auto run = r.required_object("run")) {
+    c.run = read_run_wire(*run);
+  }
+  r.finish();
+  if (index >= 0) {
+    const Point& p = points[static_cast<std::size_t>(index)];
+    const Size& size = sizes[static_cast<std::size_t>(p.size)];
+    if (!std::holds_alternative<parallel::Layout>(
+            parallel::resolve_layout(*problem.model, size.shape, p.config, problem.seq_len)))
+      r.error("point", "point " + std::to_string(index) + " is not feasible in this search (another scenario?)");
+    else
+      describe(c, problem, sizes, points, index);
+  }
+  return c;
+}
+
+}  // namespace
+
+PlanResult plan(const PlanProblem& problem, const PlanOptions& options) {
+  check_problem(problem, options);
+  if (!options.farm) {
+    std::vector<PlanShard> one;
+    one.push_back(plan_shard(problem, options, 0, 1));
+    return merge_plan_shards(problem, options, std::move(one));
+  }
+  // Distributed: every process screens alike; the farm shares the simulations out and gives every process every
+  // result (the run level's finalists depend on all the replica results), so every process assembles the same plan.
+  const Search search = screen(problem, options);
+  auto parse = [&](const std::string& text, int task, auto&& read) {
+    base::Diagnostics diag("farmed task " + std::to_string(task));
+    const auto doc = base::JsonDocument::parse_text(text, diag.file());
+    auto r = doc.root(diag);
+    auto value = read(r);
+    diag.throw_if_any();
+    return value;
+  };
+  const int n = static_cast<int>(search.shortlist.size());
+  const auto replica_texts = options.farm(n, [&](int k) {
+    const int point = search.shortlist[search.by_work[static_cast<std::size_t>(k)]];
+    return candidate_wire(replica_candidate(search, problem, point)).dump(-1);
+  });
+  SIM_ASSERT(static_cast<int>(replica_texts.size()) == n, "the farm returns one result per task");
+  std::vector<Candidate> replica(search.shortlist.size());
+  for (int k = 0; k < n; ++k)
+    replica[search.by_work[static_cast<std::size_t>(k)]] =
+        parse(replica_texts[static_cast<std::size_t>(k)], k,
+              [&](base::JsonReader& r) { return read_candidate_wire(r, problem, search.sizes, search.points); });
+  PlanResult summary = search.summary;
+  std::vector<Candidate> out;
+  if (problem.run) {
+    const auto fin = finalists(replica, summary.gpus, options);
+    const auto run_texts = options.farm(static_cast<int>(fin.size()), [&](int j) {
+      return run_wire(run_level(search, problem, options, replica[fin[static_cast<std::size_t>(j)]])).dump(-1);
+    });
+    SIM_ASSERT(run_texts.size() == fin.size(), "the farm returns one result per task");
+    for (std::size_t j = 0; j < fin.size(); ++j) {
+      Candidate c = std::move(replica[fin[j]]);
+      c.run = parse(run_texts[j], static_cast<int>(j), [](base::JsonReader& r) { return read_run_wire(r); });
+      out.push_back(std::move(c));
+    }
+    summary.run_evaluated = static_cast<std::int64_t>(out.size());
+  } else {
+    out = std::move(replica);
+  }
+  return assemble(std::move(summary), std::move(out), options);
+}
+
+PlanShard plan_shard(const PlanProblem& problem, const PlanOptions& options, int index, int count) {
+  check_problem(problem, options);
+  if (count < 1 || index < 0 || index >= count)
+    throw base::ConfigError("--shard-index", "",
+                            "shard " + std::to_string(index) + " of " + std::to_string(count) +
+                                " does not exist; accepted: 0 <= index < count, count >= 1");
+  const Search search = screen(problem, options);
+  const int threads = thread_count(options);
+  PlanShard shard;
+  shard.index = index;
+  shard.count = count;
+  shard.run_level = static_cast<bool>(problem.run);
+  shard.summary = search.summary;
+
+  // Phase 2: this shard's slice of the short list, every count-th entry of the longest-first order (balanced).
+  std::vector<std::size_t> mine;
+  for (std::size_t k = static_cast<std::size_t>(index); k < search.by_work.size(); k += static_cast<std::size_t>(count))
+    mine.push_back(search.by_work[k]);
+  std::vector<Candidate> replica(mine.size());
+  parallel_for(static_cast<int>(mine.size()), threads, 1, options.progress, [&](int k) {
+    replica[static_cast<std::size_t>(k)] =
+        replica_candidate(search, problem, search.shortlist[mine[static_cast<std::size_t>(k)]]);
+  });
+  // In short-list order (per size, best analytic first), whatever the slicing.
+  std::vector<std::size_t> order(mine.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return mine[a] < mine[b]; });
+  for (std::size_t k : order)
+    shard.candidates.push_back(std::move(replica[k]));
+
+  // Phase 3: the run level for this slice's finalists, a superset of its share of the global finalists.
+  if (problem.run) {
+    const auto fin = finalists(shard.candidates, search.summary.gpus, options);
+    parallel_for(static_cast<int>(fin.size()), threads, 1, options.progress, [&](int j) {
+      Candidate& c = shard.candidates[fin[static_cast<std::size_t>(j)]];
+      c.run = run_level(search, problem, options, c);
+    });
+  }
+  return shard;
+}
+
+PlanResult merge_plan_shards(const PlanProblem& problem, const PlanOptions& options, std::vector<PlanShard> shards) {
+  check_problem(problem, options);
+  if (shards.empty()) throw base::ConfigError("merge", "", "no plan shard to merge");
+  const int count = shards.front().count;
+  std::vector<int> seen(static_cast<std::size_t>(std::max(count, 0)), 0);
+  const auto counts = [](const PlanResult& r) {
+    return std::tie(r.evaluated, r.feasible, r.dominated, r.replica_evaluated, r.infeasible, r.gpus);
+  };
+  std::size_t total = 0;
+  for (const auto& s : shards) {
+    const std::string which = "shard " + std::to_string(s.index) + " of " + std::to_string(s.count);
+    if (s.count != count)
+      throw base::ConfigError("merge", "", which + " is not one of " + std::to_string(count) + " shards");
+    if (s.index < 0 || s.index >= count) throw base::ConfigError("merge", "", which + " does not exist");
+    if (++seen[static_cast<std::size_t>(s.index)] > 1) throw base::ConfigError("merge", "", which + " appears twice");
+    if (counts(s.summary) != counts(shards.front().summary) || s.run_level != shards.front().run_level)
+      throw base::ConfigError("merge", "",
+                              which + " searched other points than shard " + std::to_string(shards.front().index) +
+                                  " (another scenario, trainsim version or plan options)");
+    total += s.candidates.size();
+  }
+  for (int i = 0; i < count; ++i)
+    if (seen[static_cast<std::size_t>(i)] == 0)
+      throw base::ConfigError("merge", "",
+                              "shard " + std::to_string(i) + " of " + std::to_string(count) + " is missing");
+  if (static_cast<std::int64_t>(total) != shards.front().summary.replica_evaluated)
+    throw base::ConfigError("merge", "",
+                            "the shards hold " + std::to_string(total) + " candidates, the short list has " +
+                                std::to_string(shards.front().summary.replica_evaluated));
+
+  PlanResult summary = shards.front().summary;
+  const bool with_run = shards.front().run_level;
+  std::vector<Candidate> all;
+  all.reserve(total);
+  for (auto& s : shards)
+    for (auto& c : s.candidates)
+      all.push_back(std::move(c));
+  std::sort(all.begin(), all.end(), [](const Candidate& a, const Candidate& b) { return a.index < b.index; });
+  std::vector<Candidate> out;
+  if (with_run) {
+    for (std::size_t j : finalists(all, summary.gpus, options)) {
+      if (!all[j].run)
+        throw base::ConfigError("merge", "",
+                                "a finalist (point " + std::to_string(all[j].index) +
+                                    ") has no run-level result: shards of different plan options?");
+      out.push_back(std::move(all[j]));
+    }
+    summary.run_evaluated = static_cast<std::int64_t>(out.size());
+  } else {
+    out = std::move(all);
+  }
+  (void)problem;
+  return assemble(std::move(summary), std::move(out), options);
+}
+
+results::Json to_json(const PlanShard& shard) {
+  using results::Json;
+  Json j = Json::object();
+  j["index"] = shard.index;
+  j["count"] = shard.count;
+  j["run_level"] = shard.run_level;
+  const PlanResult& s = shard.summary;
+  Json& sum = j["summary"];
+  sum["objective"] = to_string(s.objective);
+  Json gpus = Json::array();
+  for (int g : s.gpus)
+    gpus.push_back(g);
+  sum["gpus"] = std::move(gpus);
+  sum["evaluated"] = s.evaluated;
+  sum["feasible"] = s.feasible;
+  sum["dominated"] = s.dominated;
+  sum["replica_evaluated"] = s.replica_evaluated;
+  Json inf = Json::array();
+  for (const auto& [rule, n] : s.infeasible) {
+    Json e = Json::object();
+    e["rule"] = rule;
+    e["count"] = n;
+    inf.push_back(std::move(e));
+  }
+  sum["infeasible"] = std::move(inf);
+  Json cands = Json::array();
+  for (const auto& c : shard.candidates)
+    cands.push_back(candidate_wire(c));
+  j["candidates"] = std::move(cands);
+  return j;
+}
+
+PlanShard plan_shard_from_json(base::JsonReader& r, const PlanProblem& problem) {
+  PlanShard shard;
+  r.required("index", shard.index, base::Range::at_least(0));
+  r.required("count", shard.count, base::Range::at_least(1));
+  r.required("run_level", shard.run_level);
+  if (auto sum = r.required_object("summary")) {
+    PlanResult& s = shard.summary;
+    std::string objective;
+    if (sum->required_enum("objective", objective, {"time", "cost", "risk"}))
+      s.objective = objective == "time" ? Objective::Time : objective == "cost" ? Objective::Cost : Objective::Risk;
+    sum->optional("gpus", s.gpus, base::Range::at_least(1));
+    sum->required("evaluated", s.evaluated, base::Range::at_least(0));
+    sum->required("feasible", s.feasible, base::Range::at_least(0));
+    sum->required("dominated", s.dominated, base::Range::at_least(0));
+    sum->required("replica_evaluated", s.replica_evaluated, base::Range::at_least(0));
+    for (auto& e : sum->object_array("infeasible", true)) {
+      std::string rule;
+      std::int64_t n = 0;
+      if (e.required("rule", rule) && e.required("count", n, base::Range::at_least(1)))
+        s.infeasible.emplace_back(rule, n);
+      e.finish();
+    }
+    sum->finish();
+  }
+  std::vector<Size> sizes;
+  std::vector<Point> points;
+  enumerate_points(problem, false, sizes, points);
+  for (auto& c : r.object_array("candidates", true))
+    shard.candidates.push_back(read_candidate_wire(c, problem, sizes, points));
+  r.finish();
+  return shard;
 }
 
 }  // namespace sim::planner

@@ -1,6 +1,7 @@
 // sim/planner/planner.hpp: search over parallel strategies: enumerate, prune (rules, memory), evaluate (analytic for
 // every point, replica for the short list, run level for the finalists), rank by time, cost or risk, Pareto front.
 #pragma once
+#include "sim/base/json_reader.hpp"
 #include "sim/base/units.hpp"
 #include "sim/execution/step_plan.hpp"
 #include "sim/hardware/profile.hpp"
@@ -98,6 +99,11 @@ struct PlanProblem {
 /// scenario's own batch (1 for that batch): S(B) / S(B_0) with McCandlish's S, or B_0 / B without a critical batch.
 double steps_relative_to_scenario(const PlanProblem& problem, int global_batch);
 
+/// Runs tasks 0 .. n-1, each returning its result as text, and gives back every result in task order, on every
+/// process of a distributed search. Set by a distributed driver (the MPI farm: tasks handed to ranks as they free up);
+/// results do not depend on which process ran a task.
+using TaskFarm = std::function<std::vector<std::string>(int n, const std::function<std::string(int)>& task)>;
+
 struct PlanOptions {
   Objective objective = Objective::Time;
   int top_k = 10;
@@ -116,6 +122,9 @@ struct PlanOptions {
   /// run_trials Monte Carlo trials.
   int run_candidates = 20;
   int run_trials = 200;
+  /// Empty: the replica and run-level phases run on this process's threads. Set: every process calls plan() with the
+  /// same problem, screens alike, and the farm shares out the replica simulations and run-level evaluations.
+  TaskFarm farm;
 };
 
 struct Candidate {
@@ -157,6 +166,31 @@ struct PlanResult {
 /// topology cannot build, a cost or risk objective without a run evaluator). An empty candidate list is a result:
 /// `infeasible` says why.
 PlanResult plan(const PlanProblem& problem, const PlanOptions& options);
+
+/// A slice of a search (one task of a job array, a CI matrix, ...): the screen, which every shard computes alike,
+/// and the replica-fidelity simulations of every count-th entry of the short list (longest first, so shards get
+/// similar work), with the run level for the best of them. merge_plan_shards() of all `count` shards gives the
+/// result plan() gives, exactly: plan() is the merge of one shard.
+struct PlanShard {
+  int index = 0;
+  int count = 1;
+  bool run_level = false;  // the problem had a run evaluator
+  PlanResult summary;      // the screen's counts; no candidates
+  /// This slice's short-list entries at replica fidelity, in short-list order; `run` set for the slice's best
+  /// run_candidates per size (a superset of its share of the global finalists).
+  std::vector<Candidate> candidates;
+};
+
+/// Shard `index` of `count` (0 <= index < count; else base::ConfigError).
+PlanShard plan_shard(const PlanProblem& problem, const PlanOptions& options, int index, int count);
+/// Combines shards of one search that tile it exactly once; base::ConfigError for a missing, repeated or foreign
+/// shard (one of another scenario, version or options: it screened other points).
+PlanResult merge_plan_shards(const PlanProblem& problem, const PlanOptions& options, std::vector<PlanShard> shards);
+/// A shard's exact form (integers, shortest round-trip doubles, non-finite doubles as "inf"/"-inf"/"nan"); each
+/// candidate is its point index plus what was simulated, so reading needs the problem, which re-derives the rest.
+results::Json to_json(const PlanShard& shard);
+/// Reads what to_json(PlanShard) wrote for `problem`; problems go to the reader's diagnostics.
+PlanShard plan_shard_from_json(base::JsonReader& r, const PlanProblem& problem);
 
 /// The configurations plan() considers for one cluster size, in its deterministic order.
 std::vector<parallel::ParallelConfig> enumerate(const PlanProblem& problem, int gpus);
