@@ -10,6 +10,7 @@
 #include <array>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <tuple>
 
 namespace sim::execution {
@@ -229,6 +230,31 @@ StepPlan Planner::build() {
   const double bucket_limit = bucket_params(L.dp);
   const bool zb = in_.parallel.schedule == parallel::Schedule::ZeroBubbleH1;
 
+  plan.dp_every_micro_batch = in_.parallel.zero_stage >= 2;
+  // ZeRO-3 (Rajbhandari et al. 2020, Sec. 5.3; 3 x the parameters on the wire per iteration instead of 2, Sec. 7.2.2)
+  // and FSDP FULL_SHARD (Zhao et al., VLDB 2023, Sec. 3.3-3.4): a unit's 16-bit weights are all-gathered over the
+  // data-parallel group before its forward and again before its backward, in every micro-batch, and the next unit's
+  // gather is prefetched while the current one computes. Exposed on the compute stream: the first unit's gather of
+  // each pass, then what of each next gather the previous unit's work does not cover.
+  const bool zero3 = in_.parallel.zero_stage >= 3 && dp_group.size() > 1;
+  const std::uint16_t gather_label = label("zero-3 param all-gather");
+  auto gather_time = [&](double params) {
+    return zero3 ? collective(collectives::Op::AllGather, dp_group, params * kParamBytes) : Time::zero();
+  };
+  auto duration = [](const std::vector<TimedSegment>& segs) {
+    Time t;
+    for (const auto& seg : segs)
+      t += seg.duration;
+    return t;
+  };
+  /// Appends the exposed part of a unit's gather (given how long the previous unit of the pass ran; none: the first).
+  auto exposed_gather = [&](OpWork& w, double params, std::optional<Time> previous) {
+    if (!zero3) return;
+    const Time g = gather_time(params);
+    const Time exposed = previous ? std::max(Time::zero(), g - *previous) : g;
+    if (exposed > Time::zero()) w.segments.push_back({exposed, SegKind::Dp, gather_label});
+  };
+
   const int stages = L.pp * L.vpp;
   plan.stages.resize(static_cast<std::size_t>(stages));
   int first_layer = 0;
@@ -238,10 +264,16 @@ StepPlan Planner::build() {
     st.layers = L.layers_per_stage[static_cast<std::size_t>(v)];
     first_layer += st.layers;
     const bool first = v == 0, last = v == stages - 1;
-    if (first) append(st.forward, e_fwd);
+    std::optional<Time> previous;
+    auto forward_unit = [&](const std::vector<TimedSegment>& segs, double params) {
+      exposed_gather(st.forward, params, previous);
+      append(st.forward, segs);
+      previous = duration(segs);
+    };
+    if (first) forward_unit(e_fwd, embed_params);
     for (int l = 0; l < st.layers; ++l)
-      append(st.forward, l_fwd);
-    if (last) append(st.forward, o_fwd);
+      forward_unit(l_fwd, layer_params);
+    if (last) forward_unit(o_fwd, output_params);
 
     // Backward in reverse layer order; gradient buckets close at layer boundaries.
     double pending = 0;
@@ -253,14 +285,20 @@ StepPlan Planner::build() {
           {Bytes{static_cast<std::int64_t>(bytes)}, static_cast<int>(grad_op.segments.size()) - 1, dp_time(bytes)});
       pending = 0;
     };
+    std::optional<Time> previous_b, previous_bi;
     auto layer_backward = [&](const std::vector<TimedSegment>& rec, const std::vector<TimedSegment>& b,
                               const std::vector<TimedSegment>& w, double params) {
+      // Weights are needed for the recomputed forward and the input gradients (zero-bubble B), not for W.
+      exposed_gather(st.backward, params, previous_b);
+      exposed_gather(st.backward_input, params, previous_bi);
       append(st.backward, rec);
       append(st.backward, b);
       append(st.backward, w);
       append(st.backward_input, rec);
       append(st.backward_input, b);
       append(st.backward_weight, w);
+      previous_b = duration(rec) + duration(b) + duration(w);
+      previous_bi = duration(rec) + duration(b);
       st.params_local += params;
       pending += params;
       close_bucket(false);
@@ -271,14 +309,14 @@ StepPlan Planner::build() {
     if (first) layer_backward({}, e_b, e_w, embed_params);
     close_bucket(true);
 
-    // Optimizer on this GPU's shard; with ZeRO >= 1 the updated 16-bit weights are all-gathered afterwards.
+    // Optimizer on this GPU's shard; with ZeRO 1-2 the updated 16-bit weights are all-gathered afterwards (ZeRO-3
+    // keeps them sharded: the next iteration's forward gathers them).
     const double shard = zero ? st.params_local / L.dp : st.params_local;
     st.optimizer = hardware::memory_time(hw_.gpu, hw_.efficiency, shard * kOptimizerBytesPerParam);
-    if (zero && dp_group.size() > 1)
-      st.param_gather = collective(collectives::Op::AllGather, dp_group, st.params_local * kParamBytes);
-    st.param_gather_bytes = zero && dp_group.size() > 1
-                                ? Bytes{static_cast<std::int64_t>(std::llround(st.params_local * kParamBytes))}
-                                : Bytes{};
+    const bool gather_after = zero && !zero3 && dp_group.size() > 1;
+    if (gather_after) st.param_gather = collective(collectives::Op::AllGather, dp_group, st.params_local * kParamBytes);
+    st.param_gather_bytes =
+        gather_after ? Bytes{static_cast<std::int64_t>(std::llround(st.params_local * kParamBytes))} : Bytes{};
   }
 
   // Pipeline transfers: the boundary activation, split over tensor-parallel ranks (scatter-gather optimisation,

@@ -15,8 +15,9 @@
 
 namespace sim::execution {
 
-/// What a piece of work occupies: the compute stream, or a blocking collective of one parallel group.
-enum class SegKind : std::uint8_t { Compute, Tp, Cp, Ep };
+/// What a piece of work occupies: the compute stream, or a blocking collective of one parallel group. Dp: the part
+/// of ZeRO-3's parameter all-gathers (data-parallel group) that prefetching does not hide, timed (not a rendezvous).
+enum class SegKind : std::uint8_t { Compute, Tp, Cp, Ep, Dp };
 
 /// A piece of an operation with its duration on a healthy GPU. Compute segments stretch with a GPU's slowdown;
 /// collectives synchronise their group (a collective starts when its last participant arrives).
@@ -33,7 +34,8 @@ struct OpWork {
   base::Time total(SegKind kind) const;  // the segments of one kind
 };
 
-/// A data-parallel gradient bucket: reduced once the last micro-batch's backward has produced its gradients.
+/// A data-parallel gradient bucket: reduced once the last micro-batch's backward has produced its gradients (with
+/// ZeRO >= 2, after every micro-batch's: StepPlan::dp_every_micro_batch).
 struct DpBucket {
   base::Bytes bytes;    // gradient bytes (fp32 main grads, Megatron's default for bf16 training)
   int ready_after = 0;  // index of the backward segment after which the bucket's gradients are final
@@ -49,7 +51,7 @@ struct StageWork {
   OpWork backward_weight;         // weight gradients (zero-bubble W)
   std::vector<DpBucket> buckets;  // in the order they become ready during the last backward
   base::Time optimizer;           // optimizer step on this stage's (sharded) parameters
-  base::Time param_gather;        // ZeRO >= 1: all-gather of updated parameters over the data-parallel group
+  base::Time param_gather;        // ZeRO 1-2: all-gather of updated parameters over the data-parallel group
   base::Bytes param_gather_bytes;
   double params_local = 0;  // parameters this GPU holds for the stage
 };
@@ -80,6 +82,9 @@ struct StepPlan {
   base::Time p2p;                 // activation (or gradient) send between adjacent stages
   bool p2p_crosses_network = false;
   bool dp_reduce_scatter = false;  // ZeRO >= 1 / distributed optimizer: gradients reduce-scattered, not all-reduced
+  /// ZeRO >= 2: a GPU keeps only its shard of the gradients, so every micro-batch's gradients are reduce-scattered
+  /// as its backward produces them (DeepSpeed stage 2, FSDP outside no_sync), not once after the last micro-batch.
+  bool dp_every_micro_batch = false;
   std::shared_ptr<const topology::Topology> topology;  // for flow-level replays of data-parallel collectives
   double model_flops = 0;                              // per iteration, whole job (MFU convention)
   double hardware_flops = 0;     // per iteration, whole job, recomputation counted (HFU convention)

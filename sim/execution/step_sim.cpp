@@ -347,6 +347,10 @@ void Gpu::run_segment() {
         schedule_after(s.duration, kSelfTimedDone);
       }
       return;
+    case SegKind::Dp:
+      enter(State::Collective, kDp);
+      schedule_after(s.duration, kSelfTimedDone);  // the exposed part of a prefetched ZeRO-3 gather: timed
+      return;
     case SegKind::Ep:
       enter(State::Collective, kEp);
       if (replay_.full() && ep_ != nullptr) {
@@ -366,12 +370,14 @@ void Gpu::segment_done() {
     record(
         s.kind == SegKind::Tp   ? 1
         : s.kind == SegKind::Cp ? 4
+        : s.kind == SegKind::Dp ? 3
                                 : 5,
         [&]() -> const std::string& { return replay_.plan().labels[s.label]; }, since_, now());
-  // Gradient buckets become ready during the last micro-batch's gradient pass of each chunk.
+  // Gradient buckets become ready during the last micro-batch's gradient pass of each chunk (ZeRO >= 2: during
+  // every micro-batch's).
   const bool grad_op = replay_.plan().schedule == parallel::Schedule::ZeroBubbleH1 ? op.kind == OpKind::BackwardWeight
                                                                                    : op.kind == OpKind::Backward;
-  if (grad_op && op.micro_batch == replay_.plan().micro_batches() - 1) {
+  if (grad_op && (replay_.plan().dp_every_micro_batch || op.micro_batch == replay_.plan().micro_batches() - 1)) {
     for (const auto& b : replay_.plan().stage(op.chunk, rank_).buckets)
       if (b.ready_after == static_cast<int>(seg_))
         enqueue_bucket({b.duration,
@@ -803,6 +809,17 @@ results::StepResult analytic_step(const StepPlan& plan) {
       gradient_op_total += zb ? st.backward_weight.total() : st.backward.total();
     }
     Time start = last - gradient_op_total, dp_free = Time::zero();
+    if (plan.dp_every_micro_batch && m > 1) {
+      // ZeRO >= 2 reduces every micro-batch's buckets: in the steady state each micro-batch's forward and backward
+      // on this rank (F + B) produce D of data-parallel work, so the stream falls behind by D - (F + B) per earlier
+      // micro-batch when it cannot keep up, and the last micro-batch's buckets queue behind that backlog.
+      Time d;
+      for (int c = 0; c < v; ++c)
+        for (const auto& bucket : plan.stage(c, r).buckets)
+          d += bucket.duration;
+      const Time per_mb = f[static_cast<std::size_t>(r)] + b[static_cast<std::size_t>(r)];
+      dp_free = start + Time{(m - 1) * std::max<std::int64_t>(0, (d - per_mb).ns)};
+    }
     for (int c = v - 1; c >= 0; --c) {
       const StageWork& st = plan.stage(c, r);
       const OpWork& op = zb ? st.backward_weight : st.backward;
@@ -841,11 +858,12 @@ results::StepResult analytic_step(const StepPlan& plan) {
       acc[kTp] += Time{m * op->total(SegKind::Tp).ns};
       acc[kCp] += Time{m * op->total(SegKind::Cp).ns};
       acc[kEp] += Time{m * op->total(SegKind::Ep).ns};
+      acc[kDp] += Time{m * op->total(SegKind::Dp).ns};
     }
   }
   const Time busy = Time{m * (f[rc] + b[rc]).ns};
   acc[kPpWait] = critical_last - busy;
-  acc[kDp] = critical_dp_wait;
+  acc[kDp] += critical_dp_wait;
   acc[kOptimizer] = critical_opt;
   results::StepResult r = finish_result(plan, best_end, acc, critical);
   r.fidelity = "analytic";

@@ -9,6 +9,7 @@
 namespace sim::execution {
 namespace {
 
+using base::Time;
 using support::load_step;
 using support::run_step;
 
@@ -102,11 +103,58 @@ TEST(LockstepPeers, SameStepAndBreakdownAsReplayingEveryPeer) {
     auto same_counts = b;
     same_counts.events = a.events;
     same_counts.simulated_gpus = a.simulated_gpus;
-    EXPECT_EQ(results::to_json(a).dump(), results::to_json(same_counts).dump()) << what << ": the breakdown and every other figure are the same";
+    EXPECT_EQ(results::to_json(a).dump(), results::to_json(same_counts).dump())
+        << what << ": the breakdown and every other figure are the same";
     EXPECT_EQ(a.critical_gpu, b.critical_gpu) << what;
     EXPECT_EQ(b.simulated_gpus, a.simulated_gpus / (s.plan.layout.tp * s.plan.layout.cp)) << what;
     EXPECT_LT(b.events, a.events) << what;
   }
+}
+
+/// ZeRO-2 reduce-scatters every micro-batch's gradients (a GPU keeps only its shard of them); ZeRO-3 also all-gathers
+/// each unit's weights before its forward and its backward in every micro-batch, prefetched one unit ahead, and
+/// needs no all-gather after the optimizer (Rajbhandari et al. 2020, Sec. 5.3 and 7.2.2; FSDP, Zhao et al. 2023).
+TEST(ZeroStages, Zero2ReducesEveryMicroBatchAndZero3GathersWeightsInEveryPass) {
+  auto load = [](int zero, const char* nic) {
+    return load_step("scenarios/examples/llama3-8b-64-h100.json",
+                     {{"parallel.zero_stage", std::to_string(zero)},
+                      {"cluster.network.nic_bandwidth", std::string("\"") + nic + "\""}});
+  };
+  // A slow network (25 Gbit/s per GPU): a micro-batch's gradient reduction takes longer than its forward and
+  // backward, so ZeRO-2's per-micro-batch reductions queue up.
+  const auto z1 = load(1, "25 Gbit/s"), z2 = load(2, "25 Gbit/s"), z3 = load(3, "25 Gbit/s");
+  const int m = z2.plan.micro_batches();
+  ASSERT_GT(m, 1);
+  EXPECT_FALSE(z1.plan.dp_every_micro_batch);
+  EXPECT_TRUE(z2.plan.dp_every_micro_batch);
+  Time d, fb;
+  for (const auto& b : z2.plan.stage(0, 0).buckets)
+    d += b.duration;
+  fb = z2.plan.stage(0, 0).forward.total() + z2.plan.stage(0, 0).backward.total();
+  ASSERT_GT(d, fb) << "the premise: the network cannot keep up";
+  for (auto f : {Fidelity::Analytic, Fidelity::Replica}) {
+    const auto r1 = run_step(z1, f), r2 = run_step(z2, f), r3 = run_step(z3, f);
+    const double backlog = (m - 1) * (d - fb).seconds();
+    EXPECT_NEAR((r2.step_time - r1.step_time).seconds() / backlog, 1.0, 0.02)
+        << to_string(f) << ": ZeRO-2 adds the backlog of " << m - 1 << " micro-batches' reductions";
+    EXPECT_GT(r3.step_time, r2.step_time) << to_string(f) << ": ZeRO-3's exposed weight gathers";
+    for (const auto* r : {&r1, &r2, &r3})
+      EXPECT_EQ(r->breakdown.sum(), r->step_time) << to_string(f);
+  }
+  EXPECT_NEAR(
+      run_step(z2, Fidelity::Analytic).step_time.seconds() / run_step(z2, Fidelity::Replica).step_time.seconds(), 1.0,
+      0.01);
+  // ZeRO-3: gathers on the compute stream of every pass, none after the optimizer.
+  const auto& st = z3.plan.stage(0, 0);
+  EXPECT_GT(st.forward.total(SegKind::Dp), Time::zero());
+  EXPECT_GT(st.backward.total(SegKind::Dp), Time::zero());
+  EXPECT_EQ(st.backward_weight.total(SegKind::Dp), Time::zero()) << "weight gradients need no weights";
+  EXPECT_EQ(st.param_gather, Time::zero());
+  EXPECT_GT(z1.plan.stage(0, 0).param_gather, Time::zero());
+
+  // A fast network (the profile's 400 Gbit/s): each reduction hides behind the next micro-batch's compute.
+  const auto f1 = load(1, "400 Gbit/s"), f2 = load(2, "400 Gbit/s");
+  EXPECT_EQ(run_step(f1, Fidelity::Replica).step_time, run_step(f2, Fidelity::Replica).step_time);
 }
 
 }  // namespace
