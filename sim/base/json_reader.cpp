@@ -622,6 +622,28 @@ bool JsonReader::optional(std::string_view key, std::vector<int>& out, Range eac
   return true;
 }
 
+bool JsonReader::optional(std::string_view key, std::vector<std::string>& out) {
+  if (missing(key, false)) return false;
+  const Json& v = as_json(member(key));
+  if (!v.is_array()) {
+    type_error(key, "an array of strings");
+    return false;
+  }
+  std::vector<std::string> tmp;
+  bool ok = true;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const Json& e = v[i];
+    if (!e.is_string()) {
+      diag_->add(path(key) + "/" + std::to_string(i), "expected a string, found " + describe_found(e));
+      ok = false;
+      continue;
+    }
+    tmp.push_back(e.get<std::string>());
+  }
+  if (ok) out = std::move(tmp);
+  return ok;
+}
+
 std::optional<JsonReader> JsonReader::required_object(std::string_view key) {
   if (missing(key, true)) return std::nullopt;
   const Json& v = as_json(member(key));

@@ -113,6 +113,8 @@ class JsonReader {
   bool optional_enum(std::string_view key, std::string& out, std::initializer_list<std::string_view> allowed);
   /// A list of integers (e.g. layers_per_stage).
   bool optional(std::string_view key, std::vector<int>& out, Range each = Range::any());
+  /// A list of strings (e.g. the --set overrides a shard file records).
+  bool optional(std::string_view key, std::vector<std::string>& out);
 
   /// A nested object. required_object records an error when it is missing or not an object.
   std::optional<JsonReader> required_object(std::string_view key);
