@@ -383,6 +383,26 @@ RunPartial RunPartial::from_json(base::JsonReader& r, const RunInputs& in) {
   return RunPartial(std::move(state));
 }
 
+void RunPartial::append(const RunPartial& next) {
+  State& a = *s_;
+  const State& b = *next.s_;
+  if (b.trials != a.trials || b.seed != a.seed || b.acc.interruptions.size() != a.acc.interruptions.size())
+    throw base::ConfigError("merge", "",
+                            "slices of different runs: " + std::to_string(b.trials) + " trials, seed " +
+                                std::to_string(b.seed) + " after " + std::to_string(a.trials) + " trials, seed " +
+                                std::to_string(a.seed));
+  if (b.first != a.first + a.count)
+    throw base::ConfigError("merge", "",
+                            "trials from " + std::to_string(b.first) + " cannot follow trials [" +
+                                std::to_string(a.first) + ", " + std::to_string(a.first + a.count) + ")");
+  a.acc.merge(b.acc);
+  a.count += b.count;
+  if (b.sample >= 0) {
+    a.sample = b.sample;
+    a.sample_timeline = b.sample_timeline;
+  }
+}
+
 RunPartial run_monte_carlo_slice(const RunInputs& in, int trials, int first, int count, std::uint64_t seed, int threads,
                                  const ProgressCallback& progress) {
   const RunPlan plan = checked_plan(in, trials);

@@ -43,6 +43,10 @@ class RunPartial {
   /// Reads what to_json() wrote, for the run `in` describes; problems go to the reader's diagnostics, and a plan
   /// that does not match (another scenario's failure components) is reported.
   static RunPartial from_json(base::JsonReader& r, const RunInputs& in);
+  /// Adds `next`, the slice of the same run that starts where this one ends, so that this slice holds both: slices
+  /// fold one by one in constant memory. Throws base::ConfigError for a slice of another run or one that does not
+  /// follow this one.
+  void append(const RunPartial& next);
 
   struct State;
 

@@ -453,11 +453,26 @@ Scenario load_scenario_text(std::string_view text, const std::string& origin, co
   return load_from_doc(JsonDocument::parse_text(text, origin), "", overrides);
 }
 
-Scenario load_default_scenario(const std::vector<Override>& overrides) {
+namespace {
+
+JsonDocument default_scenario_document() {
   const std::string path = "scenarios/default.json";
   auto text = builtin_text(path);
   if (!text) throw base::InternalError("the built-in default scenario is missing from this build");
-  return load_from_doc(JsonDocument::parse_text(*text, std::string(kBuiltinPrefix) + path), "", overrides);
+  return JsonDocument::parse_text(*text, std::string(kBuiltinPrefix) + path);
+}
+
+}  // namespace
+
+Scenario load_default_scenario(const std::vector<Override>& overrides) {
+  return load_from_doc(default_scenario_document(), "", overrides);
+}
+
+std::string canonical_text(const std::string& path, const std::vector<Override>& overrides) {
+  JsonDocument doc = path.empty() ? default_scenario_document() : JsonDocument::parse_file(path);
+  for (const auto& o : overrides)
+    doc.set(o.key, o.value);
+  return doc.dump();
 }
 
 workload::ModelSpec load_model(const std::string& name_or_path) {

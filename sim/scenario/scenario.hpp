@@ -140,6 +140,10 @@ Scenario load_scenario_text(std::string_view text, const std::string& origin,
                             const std::vector<Override>& overrides = {});
 /// The built-in default scenario (scenarios/default.json, compiled into the binary).
 Scenario load_default_scenario(const std::vector<Override>& overrides = {});
+/// The scenario document at `path` (the built-in default when empty) with the overrides applied, as canonical JSON
+/// text (sorted keys): the same bytes for the same inputs on any machine, to fingerprint them (shard files). Throws
+/// ConfigError as load_scenario does for unreadable files and bad overrides.
+std::string canonical_text(const std::string& path, const std::vector<Override>& overrides = {});
 
 /// A built-in or file model / hardware profile by name or path. Throws ConfigError.
 workload::ModelSpec load_model(const std::string& name_or_path);

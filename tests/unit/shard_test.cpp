@@ -63,6 +63,25 @@ TEST(Shards, MergedSlicesEqualOneProcessByteForByte) {
   EXPECT_NE(one.find("\"sample_trial\""), std::string::npos);
 }
 
+TEST(Shards, SlicesAppendedInTrialOrderEqualOneProcess) {
+  const RunInputs in = run();
+  const std::string one = results::to_json(run_monte_carlo(in, 90, 9, 2)).dump();
+  RunPartial total = run_monte_carlo_slice(in, 90, 0, 7, 9, 1);
+  for (const auto& [first, count] : std::vector<std::pair<int, int>>{{7, 40}, {47, 1}, {48, 42}})
+    total.append(run_monte_carlo_slice(in, 90, first, count, 9, 1));
+  EXPECT_EQ(total.first(), 0);
+  EXPECT_EQ(total.count(), 90);
+  std::vector<RunPartial> parts;
+  parts.push_back(std::move(total));
+  EXPECT_EQ(results::to_json(summarise_partials(in, parts)).dump(), one);
+
+  RunPartial head = run_monte_carlo_slice(in, 90, 0, 10, 9, 1);
+  EXPECT_THROW(head.append(run_monte_carlo_slice(in, 90, 11, 5, 9, 1)), base::ConfigError);   // a gap
+  EXPECT_THROW(head.append(run_monte_carlo_slice(in, 90, 5, 10, 9, 1)), base::ConfigError);   // an overlap
+  EXPECT_THROW(head.append(run_monte_carlo_slice(in, 90, 10, 5, 10, 1)), base::ConfigError);  // another seed
+  EXPECT_EQ(head.count(), 10) << "a refused slice leaves the total as it was";
+}
+
 TEST(Shards, GapsOverlapsAndForeignShardsAreRefused) {
   const RunInputs in = run();
   std::vector<RunPartial> gap;
