@@ -2,6 +2,7 @@
 #include "sim/cli/report_input.hpp"
 
 #include "sim/base/atomic_file.hpp"
+#include "sim/base/errors.hpp"
 #include "sim/base/quantity.hpp"
 #include "sim/scenario/builtin.hpp"
 #include "sim/workload/params.hpp"
@@ -94,7 +95,9 @@ reports::ReportInput report_input(const scenario::Scenario& s, const StepOutcome
 
 std::vector<std::string> write_report_files(const std::string& dir, const reports::ReportInput& in,
                                             const std::string& result_json) {
-  std::filesystem::create_directories(dir);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw base::ConfigError(dir, "", "cannot create the report directory: " + ec.message());
   const std::filesystem::path d(dir);
   const std::vector<std::pair<std::string, std::string>> files = {{"report.html", reports::render_html(in)},
                                                                   {"summary.md", reports::render_markdown(in)},

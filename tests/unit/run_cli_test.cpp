@@ -2,6 +2,7 @@
 // impossible run reported as never finishing, with its reason, in bounded time.
 #include "sim/cli/app.hpp"
 #include "tests/support/cli.hpp"
+#include "tests/support/temp_dir.hpp"
 
 #include <gtest/gtest.h>
 
@@ -39,6 +40,14 @@ TEST(RunCommand, ImpossibleRunIsReportedAsNeverFinishing) {
   ASSERT_EQ(o.code, kExitOk) << o.err;
   EXPECT_NE(o.out.find("NEVER FINISHED  4 of 4 trials"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("time to train   p50 never"), std::string::npos) << o.out;
+}
+
+TEST(RunCommand, AnOutDirectoryThatCannotBeCreatedIsBadInput) {
+  const support::TempDir dir;
+  const std::string inside_a_file = dir.write("file", "x") + "/report";
+  auto o = trainsim({"run", kDefault, "--trials", "2", "--out", inside_a_file});
+  EXPECT_EQ(o.code, kExitBadInput) << o.err;
+  EXPECT_NE(o.err.find("error: " + inside_a_file + ": cannot create the report directory"), std::string::npos) << o.err;
 }
 
 TEST(RunCommand, BadTrialCountIsAUsageError) {
