@@ -4,6 +4,7 @@
 #include "sim/base/errors.hpp"
 #include "sim/cli/common.hpp"
 #include "sim/cli/interrupt.hpp"
+#include "sim/distributed/task_farm.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -13,10 +14,28 @@
 
 namespace sim::cli {
 
+void print_remote_failure(int rank, const std::string& message, std::ostream& err) {
+  std::size_t at = 0;
+  while (at < message.size()) {
+    std::size_t end = message.find('\n', at);
+    if (end == std::string::npos) end = message.size();
+    std::string_view line(message.data() + at, end - at);
+    if (line.substr(0, 7) == "error: ") line.remove_prefix(7);
+    if (!line.empty()) err << "error: process " << rank << ": " << line << '\n';
+    at = end + 1;
+  }
+}
+
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  const distributed::Group alone;
+  return run(args, out, err, alone);
+}
+
+int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, const distributed::Group& group) {
   CLI::App app{"trainsim: discrete-event simulator and cost/risk estimator for large-scale model training", "trainsim"};
   app.set_version_flag("--version", std::string("trainsim ") + TRAINSIM_VERSION);
   Options o;
+  o.group = &group;
   app.add_option("--set", o.sets, "Override a scenario field: --set parallel.tp=4 (dotted path; repeatable)")
       ->type_name("KEY=VALUE");
   app.add_option("--format", o.format, "Output format")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
@@ -41,6 +60,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   add_plan_command(app, o, commands);
   add_compare_command(app, o, commands);
   add_scale_command(app, o, commands);
+  add_merge_command(app, o, commands);
 
   std::vector<std::string> argv_rev(args.rbegin(), args.rend());
   try {
@@ -54,8 +74,12 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   }
 
   try {
-    for (const auto& c : commands)
-      if (c.app->parsed()) return c.run(out, err);
+    for (const auto& c : commands) {
+      if (!c.app->parsed()) continue;
+      if (!c.uses_group && !group.is_root()) return kExitOk;  // the root runs it alone
+      return c.run(out, err);
+    }
+    if (!group.is_root()) return kExitOk;
     return main_job(scenario_path, o, out, err);
   } catch (const base::ConfigError& e) {
     for (const auto& d : e.items())
@@ -64,6 +88,9 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   } catch (const Interrupted&) {
     err << "\ninterrupted: stopped before writing any result\n";
     return kExitInterrupted;
+  } catch (const distributed::RemoteTaskError& e) {
+    print_remote_failure(e.rank(), e.message(), err);
+    return kExitInternal;
   } catch (const base::InternalError& e) {
     err << e.what() << "\nplease report this with the scenario that triggered it\n";
     return kExitInternal;

@@ -4,12 +4,17 @@
 #include "sim/cli/app.hpp"
 #include "sim/cli/common.hpp"
 #include "sim/cli/report_input.hpp"
+#include "sim/cli/shard_file.hpp"
+#include "sim/reliability/monte_carlo.hpp"
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <memory>
+#include <optional>
+#include <variant>
 
 namespace sim::cli {
 
@@ -23,39 +28,165 @@ struct RunArgs {
   std::string scenario;
   int trials = 0;  // 0: the scenario's
   std::int64_t seed = -1;
-  int threads = 0;  // 0: all cores
-  std::string out_dir;
+  int threads = 0;  // 0: all cores (shared among the MPI processes on this machine)
+  std::string out;  // DIR for the report files; with --shard-index the shard FILE (default stdout)
   bool json = false;
+  bool shard = false;  // --shard-index given
+  int shard_index = 0;
+  int shard_count = 0;
 };
 
-int run_command(const RunArgs& a, const Options& o, std::ostream& out, std::ostream& err) {
-  const auto s = load_scenario_or_default(a.scenario, o);
+/// Trials per task when MPI processes share a run: fixed by the trial numbers alone (tasks start at multiples of it),
+/// never by the number of processes; at most about 4,096 tasks, so the root folds few results.
+int trials_per_task(int trials) {
+  return std::max(64, (trials + 4095) / 4096);
+}
+
+/// What a shard's inputs fingerprint covers besides the scenario: the options that change run's result.
+Json run_params(int trials, std::uint64_t seed) {
+  Json p = Json::object();
+  p["trials"] = trials;
+  p["seed"] = std::to_string(seed);
+  return p;
+}
+
+/// The step `run` builds on (with the timeline when it writes the report); an infeasible scenario is reported on
+/// `err` and comes back as its exit code.
+std::variant<StepOutcome, int> run_step(const scenario::Scenario& s, bool timeline, std::ostream& err) {
   execution::StepOptions step_options;
-  step_options.record_timeline = !a.out_dir.empty();  // the report's pipeline chart
+  step_options.record_timeline = timeline;  // the report's pipeline chart
   auto evaluated = evaluate_step(s, step_options);
   if (auto* bad = std::get_if<std::vector<parallel::Infeasible>>(&evaluated)) return print_infeasible(*bad, s, err);
-  const auto& step = std::get<StepOutcome>(evaluated);
+  auto& step = std::get<StepOutcome>(evaluated);
   if (!step.result.fits) {
     err << "infeasible: " << s.name << " does not fit in memory (" << fmt(step.result.memory.total, 1) << " of "
         << fmt(step.result.memory.capacity, 1) << " GiB per GPU)\n";
     return kExitInfeasible;
   }
-  const int trials = a.trials > 0 ? a.trials : s.reliability.trials;
-  const std::uint64_t seed = a.seed >= 0 ? static_cast<std::uint64_t>(a.seed) : s.reliability.seed;
-  const int threads = thread_count(a.threads);
-  ProgressBar bar(err, o.progress, o.quiet);
-  const auto r = evaluate_run(s, step, trials, seed, threads, bar, /*sensitivity=*/!a.out_dir.empty());
+  return std::move(step);
+}
+
+/// A slice read back from its JSON (a shard's payload line or an MPI process's result); `origin` names it.
+reliability::RunPartial partial_from_text(const std::string& text, const std::string& origin,
+                                          const reliability::RunInputs& in) {
+  auto doc = base::JsonDocument::parse_text(text, origin);
+  base::Diagnostics diag(origin);
+  auto r = doc.root(diag);
+  auto part = reliability::RunPartial::from_json(r, in);
+  diag.throw_if_any();
+  return part;
+}
+
+/// Trials [slice.first, slice.first + slice.count) of the run as one slice. Alone: here, on `threads` threads. In an
+/// MPI group: tasks of trials_per_task trials farmed over the processes, folded in trial order on the root; the
+/// other processes get nothing. Either way the same sums, so the same bytes.
+std::optional<reliability::RunPartial> run_trials(const reliability::RunInputs& in, int trials, ShardSlice slice,
+                                                  std::uint64_t seed, int threads, const distributed::Group& group,
+                                                  ProgressBar& bar) {
+  if (group.size() == 1)
+    return reliability::run_monte_carlo_slice(in, trials, slice.first, slice.count, seed, threads,
+                                              [&bar](int done, int total) { bar.update(done, total); });
+  const int per_task = trials_per_task(trials);
+  const int end = slice.first + slice.count;
+  const int first_task = slice.first / per_task;
+  const int tasks = (end + per_task - 1) / per_task - first_task;
+  const auto task_range = [&](int k) {
+    const int b = std::max(slice.first, (first_task + k) * per_task);
+    const int e = std::min(end, (first_task + k + 1) * per_task);
+    return ShardSlice{b, e - b};
+  };
+  InterruptPolling polling;
+  distributed::FarmOptions fo;
+  fo.poll = [&polling] {
+    polling.polled();
+    if (interrupt_requested()) throw Interrupted{};
+  };
+  fo.progress = [&](int done, int) { bar.update(std::min(slice.count, done * per_task), slice.count); };
+  const auto results = group.map_root(
+      tasks,
+      [&](int k) {
+        const ShardSlice r = task_range(k);
+        return reliability::run_monte_carlo_slice(in, trials, r.first, r.count, seed, threads).to_json().dump(-1);
+      },
+      fo);
+  if (!group.is_root()) return std::nullopt;
+  std::optional<reliability::RunPartial> total;
+  for (std::size_t k = 0; k < results.size(); ++k) {
+    auto part = partial_from_text(results[k], "task " + std::to_string(k), in);
+    if (total) {
+      total->append(part);
+    } else {
+      total.emplace(std::move(part));
+    }
+  }
+  return total;
+}
+
+/// What run prints and writes once it has its result, whether one process computed it, shards merged or MPI
+/// processes shared it: the report files into `out_dir` (when given), then the JSON or the summary.
+int emit_run(const scenario::Scenario& s, const StepOutcome& step, const RunOutcome& r, const std::string& out_dir,
+             bool json, const Options& o, std::ostream& out, std::ostream& err) {
   const std::string text = r.json.dump() + "\n";
-  if (!a.out_dir.empty()) {
-    for (const auto& path : write_report_files(a.out_dir, report_input(s, step, r), text))
+  if (!out_dir.empty()) {
+    for (const auto& path : write_report_files(out_dir, report_input(s, step, r), text))
       if (!o.quiet) err << "wrote " << path << "\n";
   }
-  if (a.json || o.format == "json") {
+  if (json || o.format == "json") {
     out << text;
   } else {
     print_run(r.run, r.cost, s, out);
   }
   return kExitOk;
+}
+
+int run_command(const RunArgs& a, const Options& o, std::ostream& out, std::ostream& err) {
+  const distributed::Group& group = *o.group;
+  const bool shard = a.shard;
+  const auto s = load_scenario_or_default(a.scenario, o);
+  const int trials = a.trials > 0 ? a.trials : s.reliability.trials;
+  const std::uint64_t seed = a.seed >= 0 ? static_cast<std::uint64_t>(a.seed) : s.reliability.seed;
+  ShardSlice slice{0, trials};
+  if (shard) {
+    check_shard_options(a.shard_index, a.shard_count, trials, "trials");
+    slice = shard_slice(trials, a.shard_index, a.shard_count);
+  }
+  const std::string report_dir = shard ? std::string() : a.out;
+  auto stepped = run_step(s, !report_dir.empty(), err);
+  if (const int* code = std::get_if<int>(&stepped)) return *code;
+  const auto& step = std::get<StepOutcome>(stepped);
+  const auto in = checked_run_inputs(s, step);
+  const int threads = thread_count(a.threads, group.local_size());
+  ProgressBar bar(err, o.progress, o.quiet);
+  auto part = run_trials(in, trials, slice, seed, threads, group, bar);
+  if (!part) return kExitOk;  // an MPI process other than the root: it computed its share, the root prints
+
+  if (shard) {
+    ShardHeader h;
+    h.command = "run";
+    h.shard_index = a.shard_index;
+    h.shard_count = a.shard_count;
+    h.scenario = a.scenario;
+    h.sets = o.sets;
+    h.inputs_sha256 = shard_inputs_sha256("run", a.scenario, o.sets, run_params(trials, seed));
+    h.trainsim_version = TRAINSIM_VERSION;
+    h.work = run_params(trials, seed);
+    h.work["first"] = slice.first;
+    h.work["count"] = slice.count;
+    h.work["step_time_ns"] = step.result.step_time.ns;
+    const std::string text = shard_text(std::move(h), {part->to_json()});
+    if (a.out.empty()) {
+      out << text;
+    } else {
+      base::write_file_atomic(a.out, text);
+      if (!o.quiet) err << "wrote " << a.out << " (shard " << a.shard_index << " of " << a.shard_count << ")\n";
+    }
+    return kExitOk;
+  }
+  std::vector<reliability::RunPartial> parts;
+  parts.push_back(std::move(*part));
+  auto summary = reliability::summarise_partials(in, parts);
+  const auto r = finish_run(s, step, in, std::move(summary), threads, bar, !report_dir.empty());
+  return emit_run(s, step, r, report_dir, a.json, o, out, err);
 }
 
 // ---- the main job -----------------------------------------------------------------------------------------------
@@ -104,6 +235,108 @@ int main_job(const std::string& path, const Options& o, std::ostream& out, std::
   return kExitOk;
 }
 
+int merge_run_shards(const std::vector<ShardFile>& shards, const MergeArgs& a, const Options& o, std::ostream& out,
+                     std::ostream& err) {
+  // Every shard's slice: the even split its index names, of the same trials and seed.
+  struct Work {
+    int trials = 0, first = 0, count = 0;
+    std::string seed;
+    std::int64_t step_time_ns = 0;
+  };
+  std::vector<Work> works;
+  std::vector<base::Diagnostic> problems;
+  for (const ShardFile& f : shards) {
+    base::Diagnostics diag(f.path + ":1");
+    auto w = f.work(diag);
+    Work k;
+    w.required("trials", k.trials, base::Range::at_least(1));
+    w.required("seed", k.seed);
+    w.required("first", k.first, base::Range::at_least(0));
+    w.required("count", k.count, base::Range::at_least(1));
+    w.required("step_time_ns", k.step_time_ns, base::Range::at_least(1));
+    w.finish();
+    if (diag.empty()) {
+      const ShardSlice expect = shard_slice(k.trials, f.header.shard_index, f.header.shard_count);
+      if (k.first != expect.first || k.count != expect.count)
+        diag.add("/work", "trials [" + std::to_string(k.first) + ", " + std::to_string(k.first + k.count) +
+                              ") where shard " + std::to_string(f.header.shard_index) + " of " +
+                              std::to_string(f.header.shard_count) + " of " + std::to_string(k.trials) +
+                              " trials takes [" + std::to_string(expect.first) + ", " +
+                              std::to_string(expect.first + expect.count) + ")");
+    }
+    problems.insert(problems.end(), diag.items().begin(), diag.items().end());
+    works.push_back(k);
+  }
+  if (!problems.empty()) throw base::ConfigError(std::move(problems));
+  const ShardFile& first = shards.front();
+  const Work& head = works.front();
+  std::uint64_t seed = 0;
+  try {
+    seed = std::stoull(head.seed);
+  } catch (const std::exception&) {
+    throw base::ConfigError(first.path + ":1", "/work/seed", "\"" + head.seed + "\" is not an unsigned integer");
+  }
+
+  // The scenario again, with the shards' overrides: it must be the one they ran.
+  Options so = o;
+  so.sets = first.header.sets;
+  const std::string path = a.scenario.empty() ? first.header.scenario : a.scenario;
+  const auto s = [&] {
+    try {
+      return load_scenario_or_default(path, so);
+    } catch (const base::ConfigError& e) {
+      auto items = e.items();
+      items.push_back({"merge", "",
+                       "the shards ran scenario \"" + first.header.scenario +
+                           "\" (a path relative to where they ran): merge there, or give the file with --scenario"});
+      throw base::ConfigError(std::move(items));
+    }
+  }();
+  const std::string sha = shard_inputs_sha256("run", path, so.sets, run_params(head.trials, seed));
+  if (sha != first.header.inputs_sha256)
+    throw base::ConfigError(path.empty() ? s.source : path, "",
+                            "is not the scenario the shards ran (with their --set overrides, inputs sha256 " +
+                                sha.substr(0, 12) + "... here, " + first.header.inputs_sha256.substr(0, 12) +
+                                "... in " + first.path +
+                                "): edited since, or another file; give the one they ran with --scenario");
+  auto stepped = run_step(s, !a.out.empty(), err);
+  if (const int* code = std::get_if<int>(&stepped)) return *code;
+  const auto& step = std::get<StepOutcome>(stepped);
+  if (step.result.step_time.ns != head.step_time_ns)
+    throw base::ConfigError(first.path + ":1", "/work/step_time_ns",
+                            std::to_string(head.step_time_ns) + " ns, but this trainsim simulates " +
+                                std::to_string(step.result.step_time.ns) +
+                                " ns for the same scenario: merge with the build that wrote the shards");
+  const auto in = checked_run_inputs(s, step);
+
+  // Every slice, folded in trial order (constant memory however many shards).
+  std::optional<reliability::RunPartial> total;
+  for (const ShardFile& f : shards) {
+    for (std::size_t i = 0; i < f.payload.size(); ++i) {
+      auto doc = f.payload_document(i);
+      base::Diagnostics diag(doc.origin());
+      auto r = doc.root(diag);
+      auto part = reliability::RunPartial::from_json(r, in);
+      diag.throw_if_any();
+      if (!total) {
+        total.emplace(std::move(part));
+        continue;
+      }
+      try {
+        total->append(part);
+      } catch (const base::ConfigError& e) {
+        throw base::ConfigError(doc.origin(), "", e.items().front().message);
+      }
+    }
+  }
+  std::vector<reliability::RunPartial> parts;
+  parts.push_back(std::move(*total));
+  auto summary = reliability::summarise_partials(in, parts);
+  ProgressBar bar(err, o.progress, o.quiet);
+  const auto r = finish_run(s, step, in, std::move(summary), thread_count(a.threads), bar, !a.out.empty());
+  return emit_run(s, step, r, a.out, a.json, o, out, err);
+}
+
 void add_run_command(CLI::App& app, const Options& o, CommandList& commands) {
   auto* run_cmd = app.add_subcommand("run", "Simulate the whole training run with failures: Monte Carlo over trials");
   auto a = std::make_shared<RunArgs>();
@@ -114,10 +347,26 @@ void add_run_command(CLI::App& app, const Options& o, CommandList& commands) {
   run_cmd->add_option("--threads", a->threads, "Worker threads (default: all cores); results do not depend on it")
       ->check(CLI::Range(1, 1024));
   run_cmd
-      ->add_option("--out", a->out_dir, "Write report.html, summary.md, result.json and result.csv into this directory")
-      ->type_name("DIR");
+      ->add_option("--out", a->out,
+                   "Write report.html, summary.md, result.json and result.csv into this directory; with "
+                   "--shard-index, the shard file to write (default: stdout)")
+      ->type_name("DIR|FILE");
   run_cmd->add_flag("--json", a->json, "JSON result (schema trainsim.run/1), same as --format json");
-  commands.push_back({run_cmd, [a, &o](std::ostream& out, std::ostream& err) { return run_command(*a, o, out, err); }});
+  auto* index = run_cmd
+                    ->add_option("--shard-index", a->shard_index,
+                                 "Run only shard I of --shard-count N (an even split of the trials) and write it as "
+                                 "JSON lines for trainsim merge (docs/scale-out.md)")
+                    ->type_name("I");
+  auto* count = run_cmd->add_option("--shard-count", a->shard_count, "Number of shards the trials are split into")
+                    ->type_name("N");
+  index->needs(count);
+  count->needs(index);
+  commands.push_back({run_cmd,
+                      [a, index, &o](std::ostream& out, std::ostream& err) {
+                        a->shard = index->count() > 0;
+                        return run_command(*a, o, out, err);
+                      },
+                      /*uses_group=*/true});
 }
 
 }  // namespace sim::cli

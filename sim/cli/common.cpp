@@ -181,18 +181,21 @@ void print_run(const results::RunSummary& r, const cost::CostSummary& c, const s
   t.print(out);
 }
 
-RunOutcome evaluate_run(const scenario::Scenario& s, const StepOutcome& step, int trials, std::uint64_t seed,
-                        int threads, ProgressBar& bar, bool sensitivity) {
+reliability::RunInputs checked_run_inputs(const scenario::Scenario& s, const StepOutcome& step) {
   const auto plan = execution::build_step_plan(step.inputs);
-  const auto in = scenario::run_inputs(s, plan, step.result.step_time);
+  auto in = scenario::run_inputs(s, plan, step.result.step_time);
   if (auto problems = reliability::check_inputs(in); !problems.empty()) {
     for (auto& p : problems)
       p.file = s.source;
     throw base::ConfigError(std::move(problems));
   }
+  return in;
+}
+
+RunOutcome finish_run(const scenario::Scenario& s, const StepOutcome& step, const reliability::RunInputs& in,
+                      results::RunSummary run, int threads, ProgressBar& bar, bool sensitivity) {
   RunOutcome o;
-  o.run =
-      reliability::run_monte_carlo(in, trials, seed, threads, [&bar](int done, int total) { bar.update(done, total); });
+  o.run = std::move(run);
   const cost::CostInputs ci = scenario::cost_inputs(s);
   o.cost = cost::run_cost(o.run, ci);
   o.json = results::to_json(o.run, step_json(step.result, s));
@@ -200,8 +203,8 @@ RunOutcome evaluate_run(const scenario::Scenario& s, const StepOutcome& step, in
   cost::add_cost_json(o.json, o.cost);
   if (sensitivity) {
     scenario::SensitivityOptions so;
-    so.trials = scenario::sensitivity_trials(trials);
-    so.seed = seed;
+    so.trials = scenario::sensitivity_trials(o.run.trials);
+    so.seed = o.run.seed;
     so.threads = threads;
     so.progress = [&bar](int done, int total) { bar.update(done, total); };
     o.sensitivity = scenario::run_sensitivity(in, ci, so);
@@ -210,13 +213,23 @@ RunOutcome evaluate_run(const scenario::Scenario& s, const StepOutcome& step, in
   return o;
 }
 
+RunOutcome evaluate_run(const scenario::Scenario& s, const StepOutcome& step, int trials, std::uint64_t seed,
+                        int threads, ProgressBar& bar, bool sensitivity) {
+  const auto in = checked_run_inputs(s, step);
+  auto run =
+      reliability::run_monte_carlo(in, trials, seed, threads, [&bar](int done, int total) { bar.update(done, total); });
+  return finish_run(s, step, in, std::move(run), threads, bar, sensitivity);
+}
+
 scenario::Scenario load_scenario_or_default(const std::string& path, const Options& o) {
   return path.empty() ? scenario::load_default_scenario(overrides_of(o))
                       : scenario::load_scenario(path, overrides_of(o));
 }
 
-int thread_count(int requested) {
-  return requested > 0 ? requested : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+int thread_count(int requested, int local_processes) {
+  if (requested > 0) return requested;
+  const int cores = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  return std::max(1, cores / std::max(1, local_processes));
 }
 
 Json scenario_json(const scenario::Scenario& s) {

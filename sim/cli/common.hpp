@@ -1,11 +1,14 @@
 // sim/cli/common.hpp: what the subcommands share: global options, step and run evaluation, text output helpers.
 #pragma once
 #include "sim/cli/interrupt.hpp"
+#include "sim/cli/shard_file.hpp"
 #include "sim/cost/cost.hpp"
 #include "sim/cost/sensitivity.hpp"
+#include "sim/distributed/task_farm.hpp"
 #include "sim/execution/step_plan.hpp"
 #include "sim/execution/step_sim.hpp"
 #include "sim/parallel/feasibility.hpp"
+#include "sim/reliability/run_inputs.hpp"
 #include "sim/results/json.hpp"
 #include "sim/results/run_result.hpp"
 #include "sim/results/step_result.hpp"
@@ -33,12 +36,18 @@ struct Options {
   std::string progress = "auto";
   bool quiet = false;
   int verbose = 0;
+  /// The processes sharing the job: main's MPI session under mpirun, else this process alone. Never null while a
+  /// command runs.
+  const distributed::Group* group = nullptr;
 };
 
 /// A registered subcommand: its CLI11 parser and what runs when it was given. Each `cmd_*.cpp` adds one or more.
 struct Command {
   CLI::App* app = nullptr;
   std::function<int(std::ostream& out, std::ostream& err)> run;
+  /// Shares its work with the other processes of an MPI job (Options::group) and prints on the root only; any other
+  /// command runs on the root alone while the other processes end at once.
+  bool uses_group = false;
 };
 using CommandList = std::vector<Command>;
 
@@ -53,6 +62,22 @@ bool validate_baseline_file(const std::string& path);
 void add_plan_command(CLI::App& app, const Options& o, CommandList& out);
 void add_compare_command(CLI::App& app, const Options& o, CommandList& out);
 void add_scale_command(CLI::App& app, const Options& o, CommandList& out);
+void add_merge_command(CLI::App& app, const Options& o, CommandList& out);
+
+/// `trainsim merge`'s options, for the merger of the shards' command.
+struct MergeArgs {
+  std::vector<std::string> shards;  // shard files, any order
+  std::string scenario;             // --scenario: read the scenario here instead of at the path the shards name
+  std::string out;                  // --out DIR: the command's report files, as that command's --out writes them
+  int threads = 0;                  // for what the merge computes itself (run --out: the sensitivity reruns)
+  bool json = false;
+};
+/// Turns a whole, checked set of shards of one command (read_shard_set: one per index, in shard order) into that
+/// command's output, byte for byte what one process prints and writes. cmd_merge.cpp lists one per command.
+using ShardMerger = int (*)(const std::vector<ShardFile>& shards, const MergeArgs& a, const Options& o,
+                            std::ostream& out, std::ostream& err);
+int merge_run_shards(const std::vector<ShardFile>& shards, const MergeArgs& a, const Options& o, std::ostream& out,
+                     std::ostream& err);  // cmd_run.cpp
 /// The main job (no subcommand): run the scenario (or the built-in default) and write the report folder.
 int main_job(const std::string& path, const Options& o, std::ostream& out, std::ostream& err);
 
@@ -103,6 +128,12 @@ struct RunOutcome {
 /// min(trials, 200) trials) and adds "sensitivity" to the JSON; Ctrl-C stops it like the main run.
 RunOutcome evaluate_run(const scenario::Scenario& s, const StepOutcome& step, int trials, std::uint64_t seed,
                         int threads, ProgressBar& bar, bool sensitivity = false);
+/// evaluate_run's two halves around the Monte Carlo, for runs whose trials are computed elsewhere (shards, MPI):
+/// the run level's inputs (throws ConfigError naming the scenario file when they are unusable), and a whole run
+/// from its Monte Carlo summary (cost, JSON, and the sensitivity reruns here on `threads` threads).
+reliability::RunInputs checked_run_inputs(const scenario::Scenario& s, const StepOutcome& step);
+RunOutcome finish_run(const scenario::Scenario& s, const StepOutcome& step, const reliability::RunInputs& in,
+                      results::RunSummary run, int threads, ProgressBar& bar, bool sensitivity);
 void print_run(const results::RunSummary& r, const cost::CostSummary& c, const scenario::Scenario& s,
                std::ostream& out);
 
@@ -110,7 +141,8 @@ void print_run(const results::RunSummary& r, const cost::CostSummary& c, const s
 results::Json scenario_json(const scenario::Scenario& s);
 void print_scenario(const scenario::Scenario& s, std::ostream& out);
 
-/// Worker threads: `requested` when positive, else every core.
-int thread_count(int requested);
+/// Worker threads: `requested` when positive, else every core shared among `local_processes` processes of one job
+/// on this machine (MPI ranks).
+int thread_count(int requested, int local_processes = 1);
 
 }  // namespace sim::cli

@@ -1,0 +1,64 @@
+// sim/cli/cmd_merge.cpp: `trainsim merge SHARD...`: the shard files of one job back into the result one process
+// gives, by the merger of the command that wrote them.
+#include "sim/base/errors.hpp"
+#include "sim/cli/app.hpp"
+#include "sim/cli/common.hpp"
+#include "sim/cli/shard_file.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <memory>
+#include <string_view>
+
+#ifndef TRAINSIM_VERSION
+#define TRAINSIM_VERSION "0.0.0-dev"
+#endif
+
+namespace sim::cli {
+
+namespace {
+
+/// The commands whose shards merge reads (the header's "command"), one merger each.
+struct Merger {
+  std::string_view command;
+  ShardMerger merge;
+};
+constexpr Merger kMergers[] = {
+    {"run", merge_run_shards},
+};
+
+int merge_command(const MergeArgs& a, const Options& o, std::ostream& out, std::ostream& err) {
+  if (!o.sets.empty())
+    throw base::ConfigError("--set", "",
+                            "merge applies the overrides the shards recorded (their \"sets\"); give --set to the "
+                            "command that writes the shards");
+  const auto shards = read_shard_set(a.shards, TRAINSIM_VERSION);
+  const ShardFile& first = shards.front();
+  std::string known;
+  for (const auto& m : kMergers) {
+    if (m.command == first.header.command) return m.merge(shards, a, o, out, err);
+    known += (known.empty() ? "" : ", ") + std::string(m.command);
+  }
+  throw base::ConfigError(
+      first.path + ":1", "/command",
+      "\"" + first.header.command + "\" is not a command whose shards merge reads; expected " + known);
+}
+
+}  // namespace
+
+void add_merge_command(CLI::App& app, const Options& o, CommandList& commands) {
+  auto* cmd = app.add_subcommand(
+      "merge", "Combine the shard files of one job (run --shard-index I --shard-count N) into its one-process result");
+  auto a = std::make_shared<MergeArgs>();
+  cmd->add_option("shards", a->shards, "Shard files, one per index, in any order")->required()->type_name("SHARD");
+  cmd->add_flag("--json", a->json, "JSON result (as the sharded command's --json), same as --format json");
+  cmd->add_option("--out", a->out, "Write the report files, as the sharded command's --out DIR does")->type_name("DIR");
+  cmd->add_option("--scenario", a->scenario,
+                  "Read the scenario here instead of at the path the shards recorded (it must have the same contents)")
+      ->type_name("FILE");
+  cmd->add_option("--threads", a->threads, "Worker threads for what merge computes itself (run --out: sensitivity)")
+      ->check(CLI::Range(1, 1024));
+  commands.push_back({cmd, [a, &o](std::ostream& out, std::ostream& err) { return merge_command(*a, o, out, err); }});
+}
+
+}  // namespace sim::cli
