@@ -25,6 +25,7 @@ struct Merger {
 };
 constexpr Merger kMergers[] = {
     {"run", merge_run_shards},
+    {"plan", merge_plan_shards},
 };
 
 int merge_command(const MergeArgs& a, const Options& o, std::ostream& out, std::ostream& err) {
@@ -46,9 +47,37 @@ int merge_command(const MergeArgs& a, const Options& o, std::ostream& out, std::
 
 }  // namespace
 
+scenario::Scenario load_shards_scenario(const std::vector<ShardFile>& shards, const MergeArgs& a, const Options& o,
+                                        const std::string& command, const results::Json& params) {
+  const ShardFile& first = shards.front();
+  Options so = o;
+  so.sets = first.header.sets;
+  const std::string path = a.scenario.empty() ? first.header.scenario : a.scenario;
+  auto s = [&] {
+    try {
+      return load_scenario_or_default(path, so);
+    } catch (const base::ConfigError& e) {
+      auto items = e.items();
+      items.push_back({"merge", "",
+                       "the shards ran scenario \"" + first.header.scenario +
+                           "\" (a path relative to where they ran): merge there, or give the file with --scenario"});
+      throw base::ConfigError(std::move(items));
+    }
+  }();
+  const std::string sha = shard_inputs_sha256(command, path, so.sets, params);
+  if (sha != first.header.inputs_sha256)
+    throw base::ConfigError(path.empty() ? s.source : path, "",
+                            "is not the scenario the shards ran (with their --set overrides, inputs sha256 " +
+                                sha.substr(0, 12) + "... here, " + first.header.inputs_sha256.substr(0, 12) +
+                                "... in " + first.path +
+                                "): edited since, or another file; give the one they ran with --scenario");
+  return s;
+}
+
 void add_merge_command(CLI::App& app, const Options& o, CommandList& commands) {
   auto* cmd = app.add_subcommand(
-      "merge", "Combine the shard files of one job (run --shard-index I --shard-count N) into its one-process result");
+      "merge",
+      "Combine the shard files of one job (run or plan --shard-index I --shard-count N) into its one-process result");
   auto a = std::make_shared<MergeArgs>();
   cmd->add_option("shards", a->shards, "Shard files, one per index, in any order")->required()->type_name("SHARD");
   cmd->add_flag("--json", a->json, "JSON result (as the sharded command's --json), same as --format json");

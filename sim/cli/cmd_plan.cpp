@@ -1,8 +1,10 @@
 // sim/cli/cmd_plan.cpp: `trainsim plan`: search the parallel strategies of a scenario, rank them, Pareto front.
+#include "sim/base/atomic_file.hpp"
 #include "sim/base/errors.hpp"
 #include "sim/base/quantity.hpp"
 #include "sim/cli/app.hpp"
 #include "sim/cli/common.hpp"
+#include "sim/cli/shard_file.hpp"
 #include "sim/cli/table.hpp"
 #include "sim/scenario/plan_setup.hpp"
 
@@ -11,8 +13,14 @@
 #include <cmath>
 #include <memory>
 
+#ifndef TRAINSIM_VERSION
+#define TRAINSIM_VERSION "0.0.0-dev"
+#endif
+
 namespace sim::cli {
 namespace {
+
+using results::Json;
 
 struct PlanArgs {
   std::string scenario;
@@ -23,7 +31,42 @@ struct PlanArgs {
   int threads = 0;
   int trials = 200;
   bool json = false;
+  std::string out;  // with --shard-index: the shard file to write (default stdout)
+  bool shard = false;
+  int shard_index = 0;
+  int shard_count = 0;
 };
+
+/// What plan's result depends on besides the scenario (a shard's inputs fingerprint and its header's "work"): every
+/// option but --threads, which changes nothing.
+Json plan_params(const PlanArgs& a) {
+  Json p = Json::object();
+  p["objective"] = a.objective;
+  p["top"] = a.top;
+  Json gpus = Json::array();
+  for (int g : a.gpus)
+    gpus.push_back(g);
+  p["gpus"] = std::move(gpus);
+  Json free = Json::array();
+  for (const auto& f : a.free)
+    free.push_back(f);
+  p["free"] = std::move(free);
+  p["trials"] = a.trials;
+  return p;
+}
+
+planner::PlanOptions plan_options(const PlanArgs& a) {
+  planner::PlanOptions opt;
+  opt.objective = a.objective == "cost"   ? planner::Objective::Cost
+                  : a.objective == "risk" ? planner::Objective::Risk
+                                          : planner::Objective::Time;
+  opt.top_k = a.top;
+  opt.gpus = a.gpus;
+  opt.free = a.free;
+  opt.threads = thread_count(a.threads);
+  opt.run_trials = a.trials;
+  return opt;
+}
 
 std::string days(const std::optional<planner::RunEstimate>& r, bool p90) {
   if (!r) return "-";
@@ -98,24 +141,9 @@ void print_plan(const planner::PlanResult& r, const scenario::Scenario& s, const
   }
 }
 
-int plan_command(const PlanArgs& a, const Options& o, std::ostream& out, std::ostream& err) {
-  const auto s = load_scenario_or_default(a.scenario, o);
-  planner::PlanOptions opt;
-  opt.objective = a.objective == "cost"   ? planner::Objective::Cost
-                  : a.objective == "risk" ? planner::Objective::Risk
-                                          : planner::Objective::Time;
-  opt.top_k = a.top;
-  opt.gpus = a.gpus;
-  opt.free = a.free;
-  opt.threads = thread_count(a.threads);
-  opt.run_trials = a.trials;
-  auto fixed = planner::FixedFields::from_keys(s.parallel_fixed);
-  fixed.unfix(a.free);
-  if (!o.quiet && fixed.any() && a.free.empty())
-    err << "plan: keeping the parallel fields " << s.name << " fixes; --free all (or --free tp,pp,...) searches them\n";
-  ProgressBar bar(err, o.progress, o.quiet, "configs");
-  opt.progress = [&bar](int done, int total) { bar.update(done, total); };
-  const auto r = scenario::plan_scenario(s, opt);
+/// What plan prints once it has its result, whether one process computed it, shards merged or MPI processes.
+int emit_plan(const planner::PlanResult& r, const scenario::Scenario& s, const PlanArgs& a, const Options& o,
+              std::ostream& out, std::ostream& err) {
   if (a.json || o.format == "json") {
     auto j = planner::to_json(r, a.top);
     j["scenario"] = s.name;
@@ -133,7 +161,105 @@ int plan_command(const PlanArgs& a, const Options& o, std::ostream& out, std::os
   return kExitOk;
 }
 
+int plan_command(const PlanArgs& a, const Options& o, std::ostream& out, std::ostream& err) {
+  const distributed::Group& group = *o.group;
+  if (a.shard && (a.shard_count < 1 || a.shard_index < 0 || a.shard_index >= a.shard_count))
+    throw base::ConfigError("--shard-index", "",
+                            std::to_string(a.shard_index) + " with --shard-count " + std::to_string(a.shard_count) +
+                                "; accepted: 0 <= I < N, N >= 1 (shards with no short-list entry are fine)");
+  const auto s = load_scenario_or_default(a.scenario, o);
+  planner::PlanOptions opt = plan_options(a);
+  opt.threads = thread_count(a.threads, group.local_size());
+  auto fixed = planner::FixedFields::from_keys(s.parallel_fixed);
+  fixed.unfix(a.free);
+  const bool quiet = o.quiet || !group.is_root();
+  if (!quiet && fixed.any() && a.free.empty())
+    err << "plan: keeping the parallel fields " << s.name << " fixes; --free all (or --free tp,pp,...) searches them\n";
+  ProgressBar bar(err, o.progress, quiet, "configs");
+  opt.progress = [&bar](int done, int total) { bar.update(done, total); };
+  // In an MPI job every process screens alike and the farm shares the simulations out (dynamic load balancing);
+  // every process gets every result, so every process assembles the same plan and the root prints it.
+  InterruptPolling polling;
+  distributed::FarmOptions fo;
+  fo.poll = [&polling] {
+    polling.polled();
+    if (interrupt_requested()) throw Interrupted{};
+  };
+  fo.progress = [&bar](int done, int total) { bar.update(done, total); };
+  if (group.size() > 1)
+    opt.farm = [&group, &fo](int n, const std::function<std::string(int)>& task) { return group.map_all(n, task, fo); };
+  const auto problem = scenario::plan_problem(s, opt);
+
+  if (a.shard) {
+    const auto shard = planner::plan_shard(problem, opt, a.shard_index, a.shard_count);
+    if (!group.is_root()) return kExitOk;
+    ShardHeader h;
+    h.command = "plan";
+    h.shard_index = a.shard_index;
+    h.shard_count = a.shard_count;
+    h.scenario = a.scenario;
+    h.sets = o.sets;
+    h.inputs_sha256 = shard_inputs_sha256("plan", a.scenario, o.sets, plan_params(a));
+    h.trainsim_version = TRAINSIM_VERSION;
+    h.work = plan_params(a);
+    const std::string text = shard_text(std::move(h), {planner::to_json(shard)});
+    if (a.out.empty()) {
+      out << text;
+    } else {
+      base::write_file_atomic(a.out, text);
+      if (!o.quiet) err << "wrote " << a.out << " (shard " << a.shard_index << " of " << a.shard_count << ")\n";
+    }
+    return kExitOk;
+  }
+  const auto r = planner::plan(problem, opt);
+  if (!group.is_root()) return kExitOk;
+  return emit_plan(r, s, a, o, out, err);
+}
+
 }  // namespace
+
+int merge_plan_shards(const std::vector<ShardFile>& shards, const MergeArgs& m, const Options& o, std::ostream& out,
+                      std::ostream& err) {
+  // The options the shards ran with, from the first header (read_shard_set checked that all have the same inputs).
+  const ShardFile& first = shards.front();
+  PlanArgs a;
+  {
+    base::Diagnostics diag(first.path + ":1");
+    auto w = first.work(diag);
+    w.required_enum("objective", a.objective, {"time", "cost", "risk"});
+    w.required("top", a.top, base::Range::between(1, 1000));
+    w.optional("gpus", a.gpus, base::Range::between(1, 1'000'000));
+    w.optional("free", a.free);
+    w.required("trials", a.trials, base::Range::between(1, 100'000));
+    w.finish();
+    diag.throw_if_any();
+  }
+  a.threads = m.threads;
+  a.json = m.json;
+  if (!m.out.empty())
+    throw base::ConfigError("--out", "", "plan writes no report files; merge plan shards without --out");
+  const auto s = load_shards_scenario(shards, m, o, "plan", plan_params(a));
+  const planner::PlanOptions opt = plan_options(a);
+  const auto problem = scenario::plan_problem(s, opt);
+  std::vector<planner::PlanShard> parts;
+  for (const ShardFile& f : shards) {
+    if (f.payload.size() != 1)
+      throw base::ConfigError(f.path, "", std::to_string(f.payload.size()) + " payload lines; a plan shard has 1");
+    auto doc = f.payload_document(0);
+    base::Diagnostics diag(doc.origin());
+    auto r = doc.root(diag);
+    auto part = planner::plan_shard_from_json(r, problem);
+    diag.throw_if_any();
+    if (part.index != f.header.shard_index || part.count != f.header.shard_count)
+      throw base::ConfigError(doc.origin(), "/index",
+                              "shard " + std::to_string(part.index) + " of " + std::to_string(part.count) +
+                                  " where the header says " + std::to_string(f.header.shard_index) + " of " +
+                                  std::to_string(f.header.shard_count));
+    parts.push_back(std::move(part));
+  }
+  const auto r = planner::merge_plan_shards(problem, opt, std::move(parts));
+  return emit_plan(r, s, a, o, out, err);
+}
 
 void add_plan_command(CLI::App& app, const Options& o, CommandList& commands) {
   auto* cmd = app.add_subcommand("plan", "Search the parallel strategies of a scenario; rank by time, cost or risk");
@@ -156,7 +282,23 @@ void add_plan_command(CLI::App& app, const Options& o, CommandList& commands) {
       ->check(CLI::Range(1, 100'000))
       ->capture_default_str();
   cmd->add_flag("--json", a->json, "JSON result (schema trainsim.plan/1), same as --format json");
-  commands.push_back({cmd, [a, &o](std::ostream& out, std::ostream& err) { return plan_command(*a, o, out, err); }});
+  cmd->add_option("--out", a->out, "With --shard-index: the shard file to write (default: stdout)")->type_name("FILE");
+  auto* index = cmd->add_option("--shard-index", a->shard_index,
+                                "Simulate only shard I of --shard-count N of the replica short list and write it as "
+                                "JSON lines for trainsim merge (docs/scale-out.md)")
+                    ->type_name("I");
+  auto* count =
+      cmd->add_option("--shard-count", a->shard_count, "Number of shards the short list is split into")->type_name("N");
+  index->needs(count);
+  count->needs(index);
+  commands.push_back({cmd,
+                      [a, index, &o](std::ostream& out, std::ostream& err) {
+                        a->shard = index->count() > 0;
+                        if (!a->shard && !a->out.empty())
+                          throw base::ConfigError("--out", "", "plan writes a file only with --shard-index");
+                        return plan_command(*a, o, out, err);
+                      },
+                      /*uses_group=*/true});
 }
 
 }  // namespace sim::cli

@@ -278,27 +278,7 @@ int merge_run_shards(const std::vector<ShardFile>& shards, const MergeArgs& a, c
   }
 
   // The scenario again, with the shards' overrides: it must be the one they ran.
-  Options so = o;
-  so.sets = first.header.sets;
-  const std::string path = a.scenario.empty() ? first.header.scenario : a.scenario;
-  const auto s = [&] {
-    try {
-      return load_scenario_or_default(path, so);
-    } catch (const base::ConfigError& e) {
-      auto items = e.items();
-      items.push_back({"merge", "",
-                       "the shards ran scenario \"" + first.header.scenario +
-                           "\" (a path relative to where they ran): merge there, or give the file with --scenario"});
-      throw base::ConfigError(std::move(items));
-    }
-  }();
-  const std::string sha = shard_inputs_sha256("run", path, so.sets, run_params(head.trials, seed));
-  if (sha != first.header.inputs_sha256)
-    throw base::ConfigError(path.empty() ? s.source : path, "",
-                            "is not the scenario the shards ran (with their --set overrides, inputs sha256 " +
-                                sha.substr(0, 12) + "... here, " + first.header.inputs_sha256.substr(0, 12) +
-                                "... in " + first.path +
-                                "): edited since, or another file; give the one they ran with --scenario");
+  const auto s = load_shards_scenario(shards, a, o, "run", run_params(head.trials, seed));
   auto stepped = run_step(s, !a.out.empty(), err);
   if (const int* code = std::get_if<int>(&stepped)) return *code;
   const auto& step = std::get<StepOutcome>(stepped);

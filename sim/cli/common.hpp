@@ -78,6 +78,13 @@ using ShardMerger = int (*)(const std::vector<ShardFile>& shards, const MergeArg
                             std::ostream& out, std::ostream& err);
 int merge_run_shards(const std::vector<ShardFile>& shards, const MergeArgs& a, const Options& o, std::ostream& out,
                      std::ostream& err);  // cmd_run.cpp
+int merge_plan_shards(const std::vector<ShardFile>& shards, const MergeArgs& a, const Options& o, std::ostream& out,
+                      std::ostream& err);  // cmd_plan.cpp
+/// The scenario the shards ran, read again with their --set overrides (from the path they recorded, or --scenario),
+/// checked against their inputs fingerprint for `command` with `params` (shard_inputs_sha256). Throws ConfigError
+/// naming the file when it cannot be read or is not the one they ran. cmd_merge.cpp.
+scenario::Scenario load_shards_scenario(const std::vector<ShardFile>& shards, const MergeArgs& a, const Options& o,
+                                        const std::string& command, const results::Json& params);
 /// The main job (no subcommand): run the scenario (or the built-in default) and write the report folder.
 int main_job(const std::string& path, const Options& o, std::ostream& out, std::ostream& err);
 

@@ -84,6 +84,31 @@ case_run() {
   same "describe under mpirun -np 2 prints once" "$work/describe-one.txt" "$work/describe-np2.txt"
 }
 
+# ---- plan: every process screens, the farm shares the replica simulations and the run level ----------------------
+case_plan() {
+  local scenario=$source_dir/scenarios/examples/llama3-8b-64-h100.json
+  local args=(plan "$scenario" --free all --gpus 32,64 --objective cost --trials 50)
+  "$trainsim" "${args[@]}" --json >"$work/one.json"
+  "$trainsim" "${args[@]}" -q >"$work/one.txt"
+  for np in 2 4; do
+    mpi "$np" "$trainsim" "${args[@]}" --json >"$work/np$np.json"
+    same "plan --json: mpirun -np $np against one process" "$work/one.json" "$work/np$np.json"
+  done
+  mpi 2 "$trainsim" "${args[@]}" -q >"$work/np2.txt"
+  same "plan table: mpirun -np 2 against one process" "$work/one.txt" "$work/np2.txt"
+
+  # Shards: 3, one of them computed by two MPI processes, merged.
+  for i in 0 1 2; do
+    if [ "$i" -eq 1 ]; then
+      mpi 2 "$trainsim" "${args[@]}" --shard-index "$i" --shard-count 3 --out "$work/shard-$i.jsonl" -q
+    else
+      "$trainsim" "${args[@]}" --shard-index "$i" --shard-count 3 --out "$work/shard-$i.jsonl" -q
+    fi
+  done
+  "$trainsim" merge "$work"/shard-*.jsonl --json >"$work/merged.json"
+  same "plan: 3 shards (one on 2 MPI processes) merged against one process" "$work/one.json" "$work/merged.json"
+}
+
 # ---- farm: the task farm itself (tests/mpi/farm_check.cpp) --------------------------------------------------------
 case_farm() {
   for np in 2 4; do

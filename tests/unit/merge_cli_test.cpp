@@ -267,5 +267,45 @@ TEST(RunShardOptions, AreCheckedAgainstTheTrials) {
   EXPECT_EQ(run({"--shard-index", "29", "--shard-count", "30"}).code, kExitOk);
 }
 
+/// plan shards: every shard screens alike and simulates every N-th entry of the short list; merged, the plan one
+/// process prints (JSON and table), with the plan options carried in the shards.
+TEST(MergePlan, ThreeShardsGiveThePlanOfOneProcessByteForByte) {
+  const support::TempDir dir;
+  const std::vector<std::string> plan = {"plan",        kScenario, "--free",   "tp,pp,micro_batch,recompute,zero_stage",
+                                         "--objective", "cost",    "--trials", "20"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = plan;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  };
+  const auto one = trainsim(with({"--json"}));
+  ASSERT_EQ(one.code, kExitOk) << one.err;
+  std::vector<std::string> shards;
+  for (int i = 0; i < 3; ++i) {
+    shards.push_back((dir.path() / ("plan-" + std::to_string(i) + ".jsonl")).string());
+    const auto o =
+        trainsim(with({"--shard-index", std::to_string(i), "--shard-count", "3", "--out", shards.back(), "-q"}));
+    ASSERT_EQ(o.code, kExitOk) << o.err;
+  }
+  EXPECT_NE(read(shards[0]).find("\"command\":\"plan\""), std::string::npos);
+  const auto merged = trainsim(merge_args({shards[1], shards[2], shards[0]}, {"--json"}));
+  ASSERT_EQ(merged.code, kExitOk) << merged.err;
+  EXPECT_EQ(merged.out, one.out);
+  EXPECT_NE(one.out.find("\"run_evaluated\""), std::string::npos);
+  EXPECT_EQ(trainsim(merge_args(shards)).out, trainsim(with({})).out) << "the table too";
+
+  // A missing shard, a run shard among plan shards, bad shard options, --out without a shard.
+  auto o = trainsim(merge_args({shards[0], shards[1]}));
+  EXPECT_EQ(o.code, kExitBadInput);
+  EXPECT_NE(o.err.find("missing"), std::string::npos) << o.err;
+  const auto run_shard = write_shards(dir, 1);
+  EXPECT_EQ(trainsim(merge_args({shards[0], shards[1], run_shard[0]})).code, kExitBadInput);
+  o = trainsim(with({"--shard-index", "3", "--shard-count", "3"}));
+  EXPECT_EQ(o.code, kExitBadInput);
+  EXPECT_NE(o.err.find("accepted: 0 <= I < N"), std::string::npos) << o.err;
+  EXPECT_EQ(trainsim(with({"--out", (dir.path() / "x").string()})).code, kExitBadInput);
+  EXPECT_EQ(trainsim(merge_args(shards, {"--out", (dir.path() / "report").string()})).code, kExitBadInput);
+}
+
 }  // namespace
 }  // namespace sim::cli
