@@ -264,6 +264,16 @@ StepPlan Planner::build() {
     st.layers = L.layers_per_stage[static_cast<std::size_t>(v)];
     first_layer += st.layers;
     const bool first = v == 0, last = v == stages - 1;
+    // Room for every unit's segments (and a gather each) up front: growing these vectors was most of the
+    // planner's allocations (it builds a plan for every feasible point).
+    const std::size_t units = static_cast<std::size_t>(st.layers) + 2;
+    const std::size_t most = std::max({l_fwd.size(), e_fwd.size(), o_fwd.size()}) + 1;
+    const std::size_t most_b = std::max({l_rec.size() + l_b.size(), e_b.size(), o_b.size()}) + 1;
+    const std::size_t most_w = std::max({l_w.size(), e_w.size(), o_w.size()});
+    st.forward.segments.reserve(units * most);
+    st.backward.segments.reserve(units * (most_b + most_w));
+    st.backward_input.segments.reserve(units * most_b);
+    st.backward_weight.segments.reserve(units * most_w);
     std::optional<Time> previous;
     auto forward_unit = [&](const std::vector<TimedSegment>& segs, double params) {
       exposed_gather(st.forward, params, previous);
