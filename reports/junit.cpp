@@ -2,6 +2,8 @@
 // testsuites > testsuite > testcase with failure/error/skipped children).
 #include "reports/junit.hpp"
 
+#include "reports/svg.hpp"
+
 #include <cstdint>
 #include <cstdio>
 
@@ -67,26 +69,8 @@ std::string xml_escape(std::string_view text) {
       out += kReplacement;
     } else if (n > 1) {
       out.append(text.substr(i, n));
-    } else {
-      switch (text[i]) {
-        case '&':
-          out += "&amp;";
-          break;
-        case '<':
-          out += "&lt;";
-          break;
-        case '>':
-          out += "&gt;";
-          break;
-        case '"':
-          out += "&quot;";
-          break;
-        case '\'':
-          out += "&apos;";
-          break;
-        default:
-          out += text[i];
-      }
+    } else if (!append_markup_entity(out, text[i], "&apos;")) {
+      out += text[i];
     }
     i += n;
   }

@@ -6,30 +6,34 @@
 
 namespace reports {
 
+bool append_markup_entity(std::string& out, char c, std::string_view apos) {
+  switch (c) {
+    case '&':
+      out += "&amp;";
+      return true;
+    case '<':
+      out += "&lt;";
+      return true;
+    case '>':
+      out += "&gt;";
+      return true;
+    case '"':
+      out += "&quot;";
+      return true;
+    case '\'':
+      out += apos;
+      return true;
+    default:
+      return false;
+  }
+}
+
 std::string html_escape(std::string_view s) {
   std::string out;
   out.reserve(s.size() + 16);
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') ? ' ' : c;
-    }
-  }
+  for (char c : s)
+    if (!append_markup_entity(out, c, "&#39;"))
+      out += (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') ? ' ' : c;
   return out;
 }
 

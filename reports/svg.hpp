@@ -9,6 +9,10 @@ namespace reports {
 /// Escapes text for HTML/SVG content and attribute values: & < > " ' become entities (OWASP XSS Prevention Cheat
 /// Sheet, rule #1 and #2). Control characters other than tab and newline become spaces.
 std::string html_escape(std::string_view s);
+/// Appends the entity of a markup character (& < > " and ', the apostrophe as `apos`: "&#39;" for HTML, "&apos;"
+/// for XML) and returns true; returns false and appends nothing for any other character. Shared by html_escape and
+/// reports::xml_escape, which differ only in the apostrophe and in what they do with other characters.
+bool append_markup_entity(std::string& out, char c, std::string_view apos);
 
 /// A number for SVG coordinates: fixed-point with `digits` decimals, "-0" written as "0", non-finite as "0".
 std::string svg_num(double v, int digits = 1);

@@ -44,6 +44,23 @@ same() {
   fi
 }
 
+# shards_merged LABEL ARGS...: 3 shards of `trainsim ARGS...` (shard 1 computed by two MPI processes, the others
+# alone), merged, against $work/one.json (what one process printed with --json).
+shards_merged() {
+  local label=$1
+  shift
+  for i in 0 1 2; do
+    if [ "$i" -eq 1 ]; then
+      mpi 2 "$trainsim" "$@" --shard-index "$i" --shard-count 3 --out "$work/$label-shard-$i.jsonl" -q
+    else
+      "$trainsim" "$@" --shard-index "$i" --shard-count 3 --out "$work/$label-shard-$i.jsonl" -q
+    fi
+  done
+  "$trainsim" merge "$work/$label"-shard-*.jsonl --json >"$work/$label-merged.json"
+  same "$label: 3 shards (one on 2 MPI processes) merged against one process" "$work/one.json" \
+    "$work/$label-merged.json"
+}
+
 # ---- run: the Monte Carlo farmed in tasks of 64 trials ----------------------------------------------------------
 case_run() {
   local scenario=$source_dir/scenarios/default.json
@@ -58,15 +75,7 @@ case_run() {
   same "run summary: mpirun -np 2 against one process" "$work/one.txt" "$work/np2.txt"
 
   # Shards and MPI together: shard 1 of 3 computed by two processes, merged with two computed alone.
-  for i in 0 1 2; do
-    if [ "$i" -eq 1 ]; then
-      mpi 2 "$trainsim" "${args[@]}" --shard-index "$i" --shard-count 3 --out "$work/shard-$i.jsonl" -q
-    else
-      "$trainsim" "${args[@]}" --shard-index "$i" --shard-count 3 --out "$work/shard-$i.jsonl" -q
-    fi
-  done
-  "$trainsim" merge "$work"/shard-*.jsonl --json >"$work/merged.json"
-  same "3 shards (one on 2 MPI processes) merged against one process" "$work/one.json" "$work/merged.json"
+  shards_merged "run" "${args[@]}"
 
   # Bad input: every process fails the same way, the root prints the error once, no process waits for another.
   local code=0
@@ -98,15 +107,7 @@ case_plan() {
   same "plan table: mpirun -np 2 against one process" "$work/one.txt" "$work/np2.txt"
 
   # Shards: 3, one of them computed by two MPI processes, merged.
-  for i in 0 1 2; do
-    if [ "$i" -eq 1 ]; then
-      mpi 2 "$trainsim" "${args[@]}" --shard-index "$i" --shard-count 3 --out "$work/shard-$i.jsonl" -q
-    else
-      "$trainsim" "${args[@]}" --shard-index "$i" --shard-count 3 --out "$work/shard-$i.jsonl" -q
-    fi
-  done
-  "$trainsim" merge "$work"/shard-*.jsonl --json >"$work/merged.json"
-  same "plan: 3 shards (one on 2 MPI processes) merged against one process" "$work/one.json" "$work/merged.json"
+  shards_merged "plan" "${args[@]}"
 }
 
 # ---- farm: the task farm itself (tests/mpi/farm_check.cpp) --------------------------------------------------------
