@@ -97,6 +97,7 @@ class TomlParser {
     ++line_;
   }
 
+  /// Whitespace, comments and newlines: between statements, and inside an array.
   void skip_blank_lines() {
     while (!at_end()) {
       skip_ws();
@@ -271,19 +272,6 @@ class TomlParser {
     }
   }
 
-  /// Whitespace, newlines and comments inside an array.
-  void skip_array_space() {
-    while (!at_end()) {
-      skip_ws();
-      skip_comment();
-      if (peek() == '\n' || peek() == '\r') {
-        newline();
-      } else {
-        return;
-      }
-    }
-  }
-
   TomlValue value() {
     TomlValue v;
     v.line = line_;
@@ -298,10 +286,10 @@ class TomlParser {
       v.type = TomlValue::Type::Array;
       ++i_;
       while (true) {
-        skip_array_space();
+        skip_blank_lines();  // whitespace, newlines and comments inside an array
         if (peek() == ']') break;
         v.array.push_back(value());
-        skip_array_space();
+        skip_blank_lines();  // whitespace, newlines and comments inside an array
         if (peek() == ',') {
           ++i_;
           continue;
