@@ -1,5 +1,6 @@
 // sim/cli/cmd_merge.cpp: `trainsim merge SHARD...`: the shard files of one job back into the result one process
 // gives, by the merger of the command that wrote them.
+#include "sim/base/atomic_file.hpp"
 #include "sim/base/errors.hpp"
 #include "sim/cli/app.hpp"
 #include "sim/cli/common.hpp"
@@ -46,6 +47,27 @@ int merge_command(const MergeArgs& a, const Options& o, std::ostream& out, std::
 }
 
 }  // namespace
+
+void write_shard(const std::string& command, const std::string& scenario, const Options& o, int index, int count,
+                 const results::Json& params, results::Json work, const std::vector<results::Json>& payload,
+                 const std::string& path, std::ostream& out, std::ostream& err) {
+  ShardHeader h;
+  h.command = command;
+  h.shard_index = index;
+  h.shard_count = count;
+  h.scenario = scenario;
+  h.sets = o.sets;
+  h.inputs_sha256 = shard_inputs_sha256(command, scenario, o.sets, params);
+  h.trainsim_version = TRAINSIM_VERSION;
+  h.work = std::move(work);
+  const std::string text = shard_text(std::move(h), payload);
+  if (path.empty()) {
+    out << text;
+    return;
+  }
+  base::write_file_atomic(path, text);
+  if (!o.quiet) err << "wrote " << path << " (shard " << index << " of " << count << ")\n";
+}
 
 scenario::Scenario load_shards_scenario(const std::vector<ShardFile>& shards, const MergeArgs& a, const Options& o,
                                         const std::string& command, const results::Json& params) {

@@ -1,5 +1,4 @@
 // sim/cli/cmd_plan.cpp: `trainsim plan`: search the parallel strategies of a scenario, rank them, Pareto front.
-#include "sim/base/atomic_file.hpp"
 #include "sim/base/errors.hpp"
 #include "sim/base/quantity.hpp"
 #include "sim/cli/app.hpp"
@@ -12,10 +11,6 @@
 
 #include <cmath>
 #include <memory>
-
-#ifndef TRAINSIM_VERSION
-#define TRAINSIM_VERSION "0.0.0-dev"
-#endif
 
 namespace sim::cli {
 namespace {
@@ -193,22 +188,8 @@ int plan_command(const PlanArgs& a, const Options& o, std::ostream& out, std::os
   if (a.shard) {
     const auto shard = planner::plan_shard(problem, opt, a.shard_index, a.shard_count);
     if (!group.is_root()) return kExitOk;
-    ShardHeader h;
-    h.command = "plan";
-    h.shard_index = a.shard_index;
-    h.shard_count = a.shard_count;
-    h.scenario = a.scenario;
-    h.sets = o.sets;
-    h.inputs_sha256 = shard_inputs_sha256("plan", a.scenario, o.sets, plan_params(a));
-    h.trainsim_version = TRAINSIM_VERSION;
-    h.work = plan_params(a);
-    const std::string text = shard_text(std::move(h), {planner::to_json(shard)});
-    if (a.out.empty()) {
-      out << text;
-    } else {
-      base::write_file_atomic(a.out, text);
-      if (!o.quiet) err << "wrote " << a.out << " (shard " << a.shard_index << " of " << a.shard_count << ")\n";
-    }
+    write_shard("plan", a.scenario, o, a.shard_index, a.shard_count, plan_params(a), plan_params(a),
+                {planner::to_json(shard)}, a.out, out, err);
     return kExitOk;
   }
   const auto r = planner::plan(problem, opt);

@@ -1,5 +1,4 @@
 // sim/cli/cmd_run.cpp: `trainsim run` (Monte Carlo over the whole training run) and the main job.
-#include "sim/base/atomic_file.hpp"
 #include "sim/base/errors.hpp"
 #include "sim/cli/app.hpp"
 #include "sim/cli/common.hpp"
@@ -161,25 +160,12 @@ int run_command(const RunArgs& a, const Options& o, std::ostream& out, std::ostr
   if (!part) return kExitOk;  // an MPI process other than the root: it computed its share, the root prints
 
   if (shard) {
-    ShardHeader h;
-    h.command = "run";
-    h.shard_index = a.shard_index;
-    h.shard_count = a.shard_count;
-    h.scenario = a.scenario;
-    h.sets = o.sets;
-    h.inputs_sha256 = shard_inputs_sha256("run", a.scenario, o.sets, run_params(trials, seed));
-    h.trainsim_version = TRAINSIM_VERSION;
-    h.work = run_params(trials, seed);
-    h.work["first"] = slice.first;
-    h.work["count"] = slice.count;
-    h.work["step_time_ns"] = step.result.step_time.ns;
-    const std::string text = shard_text(std::move(h), {part->to_json()});
-    if (a.out.empty()) {
-      out << text;
-    } else {
-      base::write_file_atomic(a.out, text);
-      if (!o.quiet) err << "wrote " << a.out << " (shard " << a.shard_index << " of " << a.shard_count << ")\n";
-    }
+    Json work = run_params(trials, seed);
+    work["first"] = slice.first;
+    work["count"] = slice.count;
+    work["step_time_ns"] = step.result.step_time.ns;
+    write_shard("run", a.scenario, o, a.shard_index, a.shard_count, run_params(trials, seed), std::move(work),
+                {part->to_json()}, a.out, out, err);
     return kExitOk;
   }
   std::vector<reliability::RunPartial> parts;

@@ -80,6 +80,12 @@ int merge_run_shards(const std::vector<ShardFile>& shards, const MergeArgs& a, c
                      std::ostream& err);  // cmd_run.cpp
 int merge_plan_shards(const std::vector<ShardFile>& shards, const MergeArgs& a, const Options& o, std::ostream& out,
                       std::ostream& err);  // cmd_plan.cpp
+/// Writes shard `index` of `count` of `command`: the header (scenario path and overrides, the inputs fingerprint
+/// over `params`, this version, `work`) and `payload`, to `path` atomically, or to `out` when `path` is empty.
+/// cmd_merge.cpp.
+void write_shard(const std::string& command, const std::string& scenario, const Options& o, int index, int count,
+                 const results::Json& params, results::Json work, const std::vector<results::Json>& payload,
+                 const std::string& path, std::ostream& out, std::ostream& err);
 /// The scenario the shards ran, read again with their --set overrides (from the path they recorded, or --scenario),
 /// checked against their inputs fingerprint for `command` with `params` (shard_inputs_sha256). Throws ConfigError
 /// naming the file when it cannot be read or is not the one they ran. cmd_merge.cpp.
