@@ -55,4 +55,20 @@ void BM_StepPlanAndAnalytic405B16k(benchmark::State& state) {
 }
 BENCHMARK(BM_StepPlanAndAnalytic405B16k)->Unit(benchmark::kMicrosecond);
 
+// The default scenario stretched to 1,048,576 GPUs (DP 32768), loaded and stepped at analytic (arg 0) and replica
+// (arg 1) fidelity: what `trainsim step --set cluster.gpus=1048576 ...` costs, topology build included. This replaces
+// the CPU-time bound the extreme-input unit test used to have (issue 10); the unit test checks only that the work does
+// not grow with the cluster.
+void BM_StepMillionGpus(benchmark::State& state) {
+  const auto fidelity = state.range(0) == 0 ? sim::execution::Fidelity::Analytic : sim::execution::Fidelity::Replica;
+  for (auto _ : state) {
+    const auto s = support::load_step(
+        "scenarios/default.json",
+        {{"cluster.gpus", "1048576"}, {"parallel.dp", "32768"}, {"parallel.global_batch", "131072"}});
+    benchmark::DoNotOptimize(support::run_step(s, fidelity).step_time);
+  }
+  state.counters["peak_rss_gib"] = peak_rss_gib();
+}
+BENCHMARK(BM_StepMillionGpus)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
 }  // namespace

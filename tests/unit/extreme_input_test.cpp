@@ -19,9 +19,7 @@
 
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <cmath>
-#include <ctime>
 #include <string>
 #include <vector>
 
@@ -37,11 +35,6 @@ using Json = nlohmann::json;
 
 const std::string kDefault = support::kDefaultScenario;
 const std::string kLlama8b = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/examples/llama3-8b-64-h100.json";
-
-/// Process CPU seconds: wall time on a shared CI machine says little.
-double cpu_seconds() {
-  return static_cast<double>(std::clock()) / CLOCKS_PER_SEC;
-}
 
 /// Every number in a JSON document is finite (nlohmann writes NaN and infinity as null, so look for those too).
 void expect_all_finite(const Json& j, const std::string& where, const std::vector<std::string>& may_be_null = {}) {
@@ -109,39 +102,52 @@ TEST(ExtremeInput, OneGpuTooSmallForTheModelIsInfeasibleWithNumbers) {
 const std::vector<std::string> kMillion = {"--set", "cluster.gpus=1048576",        "--set", "parallel.dp=32768",
                                            "--set", "parallel.global_batch=131072"};
 
-TEST(ExtremeInput, MillionGpusAnalyticAndReplicaStepInSeconds) {
+// How fast these run is measured by BM_StepMillionGpus (tests/bench/step_bench.cpp), never here: a shared CI machine
+// under a sanitizer is several times slower than a release build. What a test can check is that the work does not
+// grow with the cluster: the analytic step simulates no event and replica fidelity replays one replica.
+TEST(ExtremeInput, MillionGpusAnalyticAndReplicaStepReplayNoMoreThanOneReplica) {
   for (const char* f : {"analytic", "replica"}) {
     std::vector<std::string> args = {"step", kDefault, "--fidelity", f, "--json"};
     args.insert(args.end(), kMillion.begin(), kMillion.end());
-    const double start = cpu_seconds();
     const auto o = trainsim(args);
-    const double cpu = cpu_seconds() - start;
-    std::printf("[1M GPUs] %s step: %.2f s CPU\n", f, cpu);
     ASSERT_EQ(o.code, kExitOk) << f << ": " << o.err;
-    expect_all_finite(Json::parse(o.out), f);
-    EXPECT_LT(cpu, 10.0) << f;
+    const auto j = Json::parse(o.out);
+    expect_all_finite(j, f);
+    const auto gpus = j.at("simulated_gpus").get<std::int64_t>();
+    const auto events = j.at("events").get<std::int64_t>();
+    std::printf("[1M GPUs] %s step: %lld simulated GPUs, %lld events\n", f, static_cast<long long>(gpus),
+                static_cast<long long>(events));
+    if (std::string(f) == "analytic") {
+      EXPECT_EQ(gpus, 0);
+      EXPECT_EQ(events, 0);
+    } else {
+      EXPECT_EQ(gpus, 8 * 4) << "one replica: tp 8 x pp 4, whatever dp is";
+      EXPECT_LT(events, 100'000);
+    }
   }
 }
 
 TEST(ExtremeInput, MillionGpusFullFidelityIsRefusedNamingReplica) {
   std::vector<std::string> args = {"step", kDefault, "--fidelity", "full"};
   args.insert(args.end(), kMillion.begin(), kMillion.end());
-  const double start = cpu_seconds();
   const auto o = trainsim(args);
   EXPECT_EQ(o.code, kExitBadInput) << o.err;
   EXPECT_NE(o.err.find("--fidelity replica"), std::string::npos) << o.err;
-  EXPECT_LT(cpu_seconds() - start, 10.0);
 }
 
-TEST(ExtremeInput, MillionGpusRunFinishesInSeconds) {
+TEST(ExtremeInput, MillionGpusRunIsAResultWithThousandsOfInterruptions) {
   std::vector<std::string> args = {"run", kDefault, "--trials", "20", "--json"};
   args.insert(args.end(), kMillion.begin(), kMillion.end());
-  const double start = cpu_seconds();
   const auto o = trainsim(args);
-  const double cpu = cpu_seconds() - start;
-  std::printf("[1M GPUs] run of 20 trials: %.2f s CPU\n", cpu);
   ASSERT_EQ(o.code, kExitOk) << o.err;
-  EXPECT_LT(cpu, 30.0);
+  const auto j = Json::parse(o.out);
+  expect_all_finite(j, "run", {"time_to_train_days", "cost", "/cause"});
+  const double interruptions = j.at("interruptions").at("mean").get<double>();
+  const double goodput = j.at("goodput").at("mean").get<double>();
+  std::printf("[1M GPUs] run of 20 trials: %.1f interruptions, goodput %.4f\n", interruptions, goodput);
+  EXPECT_GT(interruptions, 100.0) << "a million GPUs fail every few minutes";
+  EXPECT_GE(goodput, 0.0);
+  EXPECT_LT(goodput, 0.5);
 }
 
 // ---- failure rates ----------------------------------------------------------------------------------------------
@@ -174,17 +180,15 @@ TEST(ExtremeInput, ZeroFailureRatesWithFixedCheckpointsLoseOnlyTheCheckpointOver
 }
 
 TEST(ExtremeInput, HopelessFailureRatesNeverFinishWithinTheHorizon) {
-  const double start = cpu_seconds();
+  // Bounded, not a hang: ctest's timeout catches a hang; 0.6 s in a release build.
   const auto o = trainsim(
       {"run", kDefault, "--trials", "8", "--json", "--set",
        R"(reliability.failures={"components":[{"name":"hopeless","scope":"job","mtbf":"20 s","effect":"crash"}]})"});
-  const double cpu = cpu_seconds() - start;  // 0.6 s in a release build; bounded, not a hang
   ASSERT_EQ(o.code, kExitOk) << "never finishing is a result, not an error: " << o.err;
   const auto j = Json::parse(o.out);
   EXPECT_EQ(j.at("never_finished").at("trials").get<int>(), 8);
   EXPECT_FALSE(j.at("never_finished").at("reason").is_null());
   EXPECT_TRUE(j.at("time_to_train_days").at("p50").is_null()) << "infinite time is null, never a number";
-  EXPECT_LT(cpu, 60.0);
 }
 
 // ---- training -----------------------------------------------------------------------------------------------------
@@ -294,7 +298,7 @@ TEST(ExtremeInput, ThousandLevelNestingIsBadInput) {
   EXPECT_EQ(s.code, kExitBadInput) << s.err.substr(0, 300);
 }
 
-TEST(ExtremeInput, FiftyMegabyteFilesAreRefusedQuickly) {
+TEST(ExtremeInput, FiftyMegabyteFilesAreRefusedByTheirSizeBeforeParsing) {
   support::TempDir dir;
   const std::size_t size = std::size_t{50} << 20;
   std::string spaces(size, ' ');
@@ -306,12 +310,9 @@ TEST(ExtremeInput, FiftyMegabyteFilesAreRefusedQuickly) {
   array.back() = ']';
   for (const auto& [name, text] : {std::pair{"spaces.json", &spaces}, std::pair{"array.json", &array}}) {
     const std::string path = dir.write(name, *text);
-    const auto start = std::chrono::steady_clock::now();
     const auto o = trainsim({"validate", path});
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     EXPECT_EQ(o.code, kExitBadInput) << name;
     EXPECT_NE(o.err.find("larger than 16 MiB"), std::string::npos) << o.err;
-    EXPECT_LT(wall, 10.0) << name;
   }
   // Just under the limit, whitespace parses (and then lacks a schema).
   const std::string path = dir.write("under.json", std::string(sim::base::JsonDocument::kMaxFileBytes - 2, ' ') + "{}");
