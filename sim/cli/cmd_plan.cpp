@@ -174,15 +174,7 @@ int plan_command(const PlanArgs& a, const Options& o, std::ostream& out, std::os
   opt.progress = [&bar](int done, int total) { bar.update(done, total); };
   // In an MPI job every process screens alike and the farm shares the simulations out (dynamic load balancing);
   // every process gets every result, so every process assembles the same plan and the root prints it.
-  InterruptPolling polling;
-  distributed::FarmOptions fo;
-  fo.poll = [&polling] {
-    polling.polled();
-    if (interrupt_requested()) throw Interrupted{};
-  };
-  fo.progress = [&bar](int done, int total) { bar.update(done, total); };
-  if (group.size() > 1)
-    opt.farm = [&group, &fo](int n, const std::function<std::string(int)>& task) { return group.map_all(n, task, fo); };
+  if (group.size() > 1) opt.farm = group_farm(group, [&bar](int done, int total) { bar.update(done, total); });
   const auto problem = scenario::plan_problem(s, opt);
 
   if (a.shard) {

@@ -5,6 +5,7 @@
 #include "sim/cli/report_input.hpp"
 #include "sim/cli/shard_file.hpp"
 #include "sim/reliability/monte_carlo.hpp"
+#include "sim/scenario/sensitivity.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -95,19 +96,13 @@ std::optional<reliability::RunPartial> run_trials(const reliability::RunInputs& 
     return ShardSlice{b, e - b};
   };
   InterruptPolling polling;
-  distributed::FarmOptions fo;
-  fo.poll = [&polling] {
-    polling.polled();
-    if (interrupt_requested()) throw Interrupted{};
-  };
-  fo.progress = [&](int done, int) { bar.update(std::min(slice.count, done * per_task), slice.count); };
   const auto results = group.map_root(
       tasks,
       [&](int k) {
         const ShardSlice r = task_range(k);
         return reliability::run_monte_carlo_slice(in, trials, r.first, r.count, seed, threads).to_json().dump(-1);
       },
-      fo);
+      interruptible(polling, [&](int done, int) { bar.update(std::min(slice.count, done * per_task), slice.count); }));
   if (!group.is_root()) return std::nullopt;
   std::optional<reliability::RunPartial> total;
   for (std::size_t k = 0; k < results.size(); ++k) {
@@ -157,7 +152,16 @@ int run_command(const RunArgs& a, const Options& o, std::ostream& out, std::ostr
   const int threads = thread_count(a.threads, group.local_size());
   ProgressBar bar(err, o.progress, o.quiet);
   auto part = run_trials(in, trials, slice, seed, threads, group, bar);
-  if (!part) return kExitOk;  // an MPI process other than the root: it computed its share, the root prints
+  // With a report, the tornado's nine reruns are farmed like the trials (without, the farm is never called).
+  base::TaskFarm farm;
+  if (group.size() > 1)
+    farm = group_farm(group, [&bar, per = scenario::sensitivity_trials(trials)](int done, int total) {
+      bar.update(done * per, total * per);  // tasks of `per` trials
+    });
+  if (!part) {  // an MPI process other than the root: it computes its share, the root prints
+    if (!report_dir.empty()) share_sensitivity(s, in, trials, seed, threads, farm);
+    return kExitOk;
+  }
 
   if (shard) {
     Json work = run_params(trials, seed);
@@ -171,7 +175,7 @@ int run_command(const RunArgs& a, const Options& o, std::ostream& out, std::ostr
   std::vector<reliability::RunPartial> parts;
   parts.push_back(std::move(*part));
   auto summary = reliability::summarise_partials(in, parts);
-  const auto r = finish_run(s, step, in, std::move(summary), threads, bar, !report_dir.empty());
+  const auto r = finish_run(s, step, in, std::move(summary), threads, bar, !report_dir.empty(), farm);
   return emit_run(s, step, r, report_dir, a.json, o, out, err);
 }
 

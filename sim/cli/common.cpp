@@ -192,8 +192,21 @@ reliability::RunInputs checked_run_inputs(const scenario::Scenario& s, const Ste
   return in;
 }
 
+namespace {
+
+scenario::SensitivityOptions sensitivity_options(int trials, std::uint64_t seed, int threads) {
+  scenario::SensitivityOptions so;
+  so.trials = scenario::sensitivity_trials(trials);
+  so.seed = seed;
+  so.threads = threads;
+  return so;
+}
+
+}  // namespace
+
 RunOutcome finish_run(const scenario::Scenario& s, const StepOutcome& step, const reliability::RunInputs& in,
-                      results::RunSummary run, int threads, ProgressBar& bar, bool sensitivity) {
+                      results::RunSummary run, int threads, ProgressBar& bar, bool sensitivity,
+                      const base::TaskFarm& farm) {
   RunOutcome o;
   o.run = std::move(run);
   const cost::CostInputs ci = scenario::cost_inputs(s);
@@ -202,15 +215,20 @@ RunOutcome finish_run(const scenario::Scenario& s, const StepOutcome& step, cons
   o.json["scenario"] = s.name;
   cost::add_cost_json(o.json, o.cost);
   if (sensitivity) {
-    scenario::SensitivityOptions so;
-    so.trials = scenario::sensitivity_trials(o.run.trials);
-    so.seed = o.run.seed;
-    so.threads = threads;
+    auto so = sensitivity_options(o.run.trials, o.run.seed, threads);
     so.progress = [&bar](int done, int total) { bar.update(done, total); };
+    so.farm = farm;
     o.sensitivity = scenario::run_sensitivity(in, ci, so);
     cost::add_sensitivity_json(o.json, o.sensitivity, so.delta, so.trials);
   }
   return o;
+}
+
+void share_sensitivity(const scenario::Scenario& s, const reliability::RunInputs& in, int trials, std::uint64_t seed,
+                       int threads, const base::TaskFarm& farm) {
+  auto so = sensitivity_options(trials, seed, threads);
+  so.farm = farm;
+  scenario::run_sensitivity(in, scenario::cost_inputs(s), so);
 }
 
 RunOutcome evaluate_run(const scenario::Scenario& s, const StepOutcome& step, int trials, std::uint64_t seed,
@@ -224,6 +242,23 @@ RunOutcome evaluate_run(const scenario::Scenario& s, const StepOutcome& step, in
 scenario::Scenario load_scenario_or_default(const std::string& path, const Options& o) {
   return path.empty() ? scenario::load_default_scenario(overrides_of(o))
                       : scenario::load_scenario(path, overrides_of(o));
+}
+
+distributed::FarmOptions interruptible(InterruptPolling& polling, std::function<void(int done, int total)> progress) {
+  distributed::FarmOptions fo;
+  fo.poll = [&polling] {
+    polling.polled();
+    if (interrupt_requested()) throw Interrupted{};
+  };
+  fo.progress = std::move(progress);
+  return fo;
+}
+
+base::TaskFarm group_farm(const distributed::Group& group, std::function<void(int done, int total)> progress) {
+  return [&group, progress](int n, const std::function<std::string(int)>& task) {
+    InterruptPolling polling;
+    return group.map_all(n, task, interruptible(polling, progress));
+  };
 }
 
 int thread_count(int requested, int local_processes) {

@@ -1,5 +1,6 @@
 // sim/cli/common.hpp: what the subcommands share: global options, step and run evaluation, text output helpers.
 #pragma once
+#include "sim/base/task_farm.hpp"
 #include "sim/cli/interrupt.hpp"
 #include "sim/cli/shard_file.hpp"
 #include "sim/cost/cost.hpp"
@@ -145,14 +146,28 @@ RunOutcome evaluate_run(const scenario::Scenario& s, const StepOutcome& step, in
 /// the run level's inputs (throws ConfigError naming the scenario file when they are unusable), and a whole run
 /// from its Monte Carlo summary (cost, JSON, and the sensitivity reruns here on `threads` threads).
 reliability::RunInputs checked_run_inputs(const scenario::Scenario& s, const StepOutcome& step);
+/// With `farm` set (MPI), the sensitivity reruns are farmed over the group's processes, each of which must call
+/// share_sensitivity meanwhile; the rows are the same bytes either way.
 RunOutcome finish_run(const scenario::Scenario& s, const StepOutcome& step, const reliability::RunInputs& in,
-                      results::RunSummary run, int threads, ProgressBar& bar, bool sensitivity);
+                      results::RunSummary run, int threads, ProgressBar& bar, bool sensitivity,
+                      const base::TaskFarm& farm = {});
+/// An MPI process other than the root: computes its share of the sensitivity reruns that the root's finish_run
+/// farms (same inputs, trials and seed), and nothing else.
+void share_sensitivity(const scenario::Scenario& s, const reliability::RunInputs& in, int trials, std::uint64_t seed,
+                       int threads, const base::TaskFarm& farm);
 void print_run(const results::RunSummary& r, const cost::CostSummary& c, const scenario::Scenario& s,
                std::ostream& out);
 
 /// The effective configuration that was simulated (schema trainsim.resolved-scenario/1), for provenance.
 results::Json scenario_json(const scenario::Scenario& s);
 void print_scenario(const scenario::Scenario& s, std::ostream& out);
+
+/// Farm options for a loop over MPI tasks: each poll checks for Ctrl-C (throws Interrupted; `polling` scopes the
+/// wait), and `progress` hears of finished tasks on the root.
+distributed::FarmOptions interruptible(InterruptPolling& polling, std::function<void(int done, int total)> progress);
+/// A farm over `group`'s processes (every process gets every result), interruptible as above, for computations that
+/// take a base::TaskFarm (the planner, the sensitivity reruns).
+base::TaskFarm group_farm(const distributed::Group& group, std::function<void(int done, int total)> progress);
 
 /// Worker threads: `requested` when positive, else every core shared among `local_processes` processes of one job
 /// on this machine (MPI ranks).

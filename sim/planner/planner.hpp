@@ -2,6 +2,7 @@
 // every point, replica for the short list, run level for the finalists), rank by time, cost or risk, Pareto front.
 #pragma once
 #include "sim/base/json_reader.hpp"
+#include "sim/base/task_farm.hpp"
 #include "sim/base/units.hpp"
 #include "sim/execution/step_plan.hpp"
 #include "sim/hardware/profile.hpp"
@@ -99,10 +100,8 @@ struct PlanProblem {
 /// scenario's own batch (1 for that batch): S(B) / S(B_0) with McCandlish's S, or B_0 / B without a critical batch.
 double steps_relative_to_scenario(const PlanProblem& problem, int global_batch);
 
-/// Runs tasks 0 .. n-1, each returning its result as text, and gives back every result in task order, on every
-/// process of a distributed search. Set by a distributed driver (the MPI farm: tasks handed to ranks as they free up);
-/// results do not depend on which process ran a task.
-using TaskFarm = std::function<std::vector<std::string>(int n, const std::function<std::string(int)>& task)>;
+/// A distributed search's farm (sim/base/task_farm.hpp): set by the MPI driver, tasks handed to ranks as they free up.
+using TaskFarm = base::TaskFarm;
 
 struct PlanOptions {
   Objective objective = Objective::Time;

@@ -1,5 +1,6 @@
 // sim/scenario/sensitivity.hpp: a scenario's cost inputs, and the tornado reruns of its Monte Carlo (inputs +-20%).
 #pragma once
+#include "sim/base/task_farm.hpp"
 #include "sim/cost/cost.hpp"
 #include "sim/cost/sensitivity.hpp"
 #include "sim/reliability/monte_carlo.hpp"
@@ -19,8 +20,12 @@ struct SensitivityOptions {
   std::uint64_t seed = 42;
   int threads = 1;
   double delta = 0.2;  // relative move of each input, down (low) and up (high)
-  /// Called with the trials done over all reruns and their total; may throw to cancel (Ctrl-C).
+  /// Called with the trials done over all reruns and their total; may throw to cancel (Ctrl-C). Not called when
+  /// `farm` is set (the farm reports its own progress).
   reliability::ProgressCallback progress;
+  /// Empty: the nine reruns run here, one after another, each on `threads` threads. Set (MPI): every process calls
+  /// run_sensitivity with the same inputs and the farm shares the reruns out; every process gets the same rows.
+  base::TaskFarm farm;
 };
 
 /// Trials per sensitivity rerun: min(trials, 200), so that the nine reruns cost about two main runs of 1,000 trials.

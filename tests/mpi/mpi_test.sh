@@ -74,6 +74,13 @@ case_run() {
   mpi 2 "$trainsim" "${args[@]}" >"$work/np2.txt"
   same "run summary: mpirun -np 2 against one process" "$work/one.txt" "$work/np2.txt"
 
+  # With --out, the report's tornado reruns (nine Monte Carlos) are farmed like the trials: every file the same.
+  "$trainsim" "${args[@]}" --out "$work/report-one" -q >/dev/null
+  mpi 3 "$trainsim" "${args[@]}" --out "$work/report-np3" -q >/dev/null
+  for f in result.json result.csv summary.md report.html; do
+    same "run --out $f: mpirun -np 3 against one process" "$work/report-one/$f" "$work/report-np3/$f"
+  done
+
   # Shards and MPI together: shard 1 of 3 computed by two processes, merged with two computed alone.
   shards_merged "run" "${args[@]}"
 

@@ -9,7 +9,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <map>
+#include <string>
+#include <vector>
 
 namespace sim::scenario {
 namespace {
@@ -100,6 +103,33 @@ TEST(Sensitivity, StopsWhenProgressThrows) {
   };
   EXPECT_THROW(run_sensitivity(b.in, b.ci, o), Stop);
   EXPECT_GT(calls, 0);
+}
+
+// Under MPI the nine reruns are tasks of a farm (cli::group_farm): whichever process runs a task, and in whatever
+// order, the rows are the same bits as when they run here one after another.
+TEST(Sensitivity, AFarmThatRunsTheRerunsInAnyOrderGivesTheSameRows) {
+  const auto& b = default_base();
+  auto o = options(12);
+  const auto here = run_sensitivity(b.in, b.ci, o);
+  int tasks = 0;
+  o.farm = [&tasks](int n, const std::function<std::string(int)>& task) {
+    tasks = n;
+    std::vector<std::string> out(static_cast<std::size_t>(n));
+    for (int i = n - 1; i >= 0; --i)
+      out[static_cast<std::size_t>(i)] = task(i);
+    return out;
+  };
+  o.threads = 1;
+  const auto farmed = run_sensitivity(b.in, b.ci, o);
+  EXPECT_EQ(tasks, 9) << "a baseline and eight reruns";
+  ASSERT_EQ(here.size(), farmed.size());
+  for (std::size_t i = 0; i < here.size(); ++i) {
+    EXPECT_EQ(here[i].parameter, farmed[i].parameter);
+    for (const auto field :
+         {&cost::SensitivityRow::low_cost_usd, &cost::SensitivityRow::high_cost_usd, &cost::SensitivityRow::low_days,
+          &cost::SensitivityRow::high_days, &cost::SensitivityRow::base_cost_usd, &cost::SensitivityRow::base_days})
+      EXPECT_EQ(here[i].*field, farmed[i].*field) << here[i].parameter;
+  }
 }
 
 TEST(Sensitivity, TrialsAreCappedAt200) {
