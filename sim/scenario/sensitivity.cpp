@@ -19,7 +19,7 @@ base::Time scaled(base::Time t, double f) {
   return base::Time{static_cast<std::int64_t>(std::llround(static_cast<double>(t.ns) * f))};
 }
 
-/// One input moved one way: the reruns' inputs are the base with `move` applied at factor f.
+/// An input of the tornado: a rerun's inputs are the base with `apply` at factor 1 - delta (low) or 1 + delta (high).
 struct Move {
   const char* parameter;
   std::function<void(reliability::RunInputs&, double)> apply;
