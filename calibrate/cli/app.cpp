@@ -242,7 +242,8 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   import_cmd->add_option("--out", ia.out, "Write the measurements here (default: stdout)")->type_name("FILE");
   import_cmd->add_option("--op", ia.op, "The collective, when neither the log nor the file name says")
       ->check(CLI::IsMember({"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv", "broadcast"}));
-  import_cmd->add_option("--ranks", ia.ranks, "Rank count, when the log lists no ranks")->check(CLI::Range(1, 1 << 20));
+  import_cmd->add_option("--ranks", ia.ranks, "Rank count, when the log lists no ranks")
+      ->check(CLI::Range(1, calibrate::fit::kMaxMeasuredRanks));
   import_cmd->add_option("--scope", ia.scope, "nvlink or network (default: network when the ranks span hosts)")
       ->check(CLI::IsMember({"nvlink", "network"}));
   import_cmd->add_option("--date", ia.date, "Date of the run, when the log has no timestamps (ISO 8601)");

@@ -13,6 +13,13 @@
 namespace calibrate::fit {
 
 inline constexpr std::string_view kMeasurementSchema = "trainsim.measurement/1";
+/// The shortest time a measurement may report: 1 ns, about two cycles of a 2 GHz SM clock. No kernel or collective
+/// completes faster (a CUDA launch alone takes microseconds), so a shorter time is a misread column or a unit error,
+/// and dividing by it would give rates of 1e300 GB/s and more, or infinity (found by fuzz_nccl_tests).
+inline constexpr double kMinMeasuredSeconds = 1e-9;
+/// The most ranks a collective measurement may report: 2^20, the CLI's --ranks limit and the scale trainsim plans
+/// for.
+inline constexpr int kMaxMeasuredRanks = 1 << 20;
 
 enum class Kind { Gemm, Hbm, Collective };
 /// Where a collective ran: inside one NVLink/NVSwitch domain, or across nodes over the scale-out network.

@@ -46,7 +46,7 @@ Measurement parse_record(JsonReader& r) {
   std::string kind;
   const bool kind_ok = r.required_enum("kind", kind, {"gemm", "hbm", "collective"});
   if (kind_ok) m.kind = *kind_from_string(kind);
-  r.required("seconds", m.time.s, Range::positive());
+  r.required("seconds", m.time.s, Range::at_least(kMinMeasuredSeconds));
   std::string op;
   if (kind_ok && m.kind == Kind::Gemm) {
     r.required_enum("op", op, {"gemm"});
@@ -68,7 +68,7 @@ Measurement parse_record(JsonReader& r) {
       m.collective = *collective_from_string(op);
     r.optional("dtype", m.dtype);
     r.required("bytes", m.bytes.n, Range::at_least(1));
-    r.required("ranks", m.ranks, Range::at_least(1));
+    r.required("ranks", m.ranks, Range::between(1, kMaxMeasuredRanks));
     r.optional("nodes", m.nodes, Range::at_least(1));
     std::string scope;
     if (r.required_enum("scope", scope, {"nvlink", "network"})) m.scope = *scope_from_string(scope);

@@ -304,6 +304,9 @@ class TextParser {
     const int from_log = static_cast<int>(section_.ranks.size());
     if (from_log > 0 && options_.ranks && *options_.ranks != from_log)
       fail("the log lists " + std::to_string(from_log) + " ranks but --ranks says " + std::to_string(*options_.ranks));
+    if (from_log > kMaxMeasuredRanks)
+      fail("the log lists " + std::to_string(from_log) + " ranks; at most " + std::to_string(kMaxMeasuredRanks) +
+           " are supported");
     if (from_log > 0) return from_log;
     if (options_.ranks) return *options_.ranks;
     fail("no \"#  Rank N ... on HOST device D\" lines above this table, so the rank count is unknown; pass --ranks N");
@@ -362,6 +365,9 @@ class TextParser {
       const auto bus = field(g.busbw, "busbw", false);
       const auto wrong = field(g.wrong, "#wrong", true);
       if (!time_us || *time_us <= 0 || *size == 0) continue;
+      if (*time_us / 1e6 < kMinMeasuredSeconds)
+        fail(std::string("column 'time' (") + group_name + "): " + fmt(*time_us) +
+             " us is shorter than any collective takes (at least 0.001 us); the column was misread");
       if (wrong && *wrong > 0) {
         result_.notes.push_back(origin_ + ":" + std::to_string(line_no_) + ": skipped the " + group_name +
                                 " result: nccl-tests found " + fmt(*wrong) + " wrong elements");
@@ -537,8 +543,15 @@ ImportResult parse_nccl_tests_json(std::string_view text, const std::string& ori
       hosts.insert(host);
       if (device.empty()) device = info;
     }
-    // One entry per process (src/util.cu writeDeviceReport), each running nthreads x ngpus ranks.
-    ranks = static_cast<int>(devices.size()) * nthreads * ngpus;
+    // One entry per process (src/util.cu writeDeviceReport), each running nthreads x ngpus ranks. Multiplied in
+    // 64 bits and bounded before it becomes an int (a fuzzed nthreads x ngpus overflowed int).
+    const std::int64_t product = std::int64_t{nthreads} * ngpus * static_cast<std::int64_t>(devices.size());
+    if (product > kMaxMeasuredRanks)
+      config->error("nthreads", std::to_string(devices.size()) + " devices x nthreads " + std::to_string(nthreads) +
+                                    " x ngpus " + std::to_string(ngpus) + " is more than " +
+                                    std::to_string(kMaxMeasuredRanks) + " ranks");
+    else
+      ranks = static_cast<int>(product);
   }
   diag.throw_if_any();
   if (options.ranks && ranks > 0 && *options.ranks != ranks)
@@ -569,6 +582,11 @@ ImportResult parse_nccl_tests_json(std::string_view text, const std::string& ori
       auto wrong = json_number_or_na(*body, "nwrong");
       if (!time_us || *time_us <= 0 || size == 0) continue;
       const std::string where = row.path() + "/" + key;
+      if (*time_us / 1e6 < kMinMeasuredSeconds) {
+        body->error(body->has("time") ? "time" : "cpu_time",
+                    fmt(*time_us) + " us is shorter than any collective takes (at least 0.001 us)");
+        continue;
+      }
       if (wrong && *wrong > 0) {
         out.notes.push_back(origin + ": " + where + ": skipped: nccl-tests found " + fmt(*wrong) + " wrong elements");
         continue;

@@ -109,6 +109,30 @@ TEST(MeasurementErrors, EveryBadLineIsReportedWithFileLineAndField) {
   }
 }
 
+// Found by fuzzing: a positive but sub-nanosecond time made a bandwidth or GEMM rate infinite.
+TEST(MeasurementErrors, TimesUnderANanosecondAndRankCountsPastTheLimitAreRefused) {
+  const std::string text =
+      R"({"schema":"trainsim.measurement/1","kind":"hbm","op":"copy","bytes":1000,"seconds":1e-310})"
+      "\n"
+      R"({"schema":"trainsim.measurement/1","kind":"collective","op":"all_reduce","bytes":1024,"ranks":2097152,)"
+      R"("scope":"network","seconds":0.001})"
+      "\n";
+  try {
+    parse_measurements(text, "x.jsonl");
+    FAIL() << "expected errors";
+  } catch (const sim::base::ConfigError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("x.jsonl:1: /seconds:"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("x.jsonl:2: /ranks:"), std::string::npos) << msg;
+  }
+  const auto fast =
+      parse_measurements(R"({"schema":"trainsim.measurement/1","kind":"hbm","op":"copy","bytes":1000,"seconds":1e-9})"
+                         "\n",
+                         "ok.jsonl");
+  ASSERT_EQ(fast.size(), 1u);
+  EXPECT_DOUBLE_EQ(algbw(fast[0]).gbytes_per_s(), 1000.0) << "the floor itself is accepted";
+}
+
 TEST(MeasurementErrors, EmptyOrMissingFiles) {
   try {
     parse_measurements("\n\n", "empty.jsonl");

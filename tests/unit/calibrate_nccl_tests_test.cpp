@@ -213,5 +213,45 @@ TEST(NcclTestsMalformed, JsonWithoutDevicesNeedsRanks) {
   }
 }
 
+// Found by fuzz_nccl_tests in CI: a time of 1e-300 us passed as "positive" and made algbw infinite, and a JSON
+// config of nthreads x ngpus past 2^31 overflowed the rank count (undefined behaviour).
+TEST(NcclTestsMalformed, ATimeShorterThanANanosecondIsAMisreadColumn) {
+  auto msg = import_error(
+      std::string(kHeader) + "  1024  256  float  sum  -1  1e-300  N/A  N/A  0  10.00  0.10  0.10  0\n", "tiny.log");
+  EXPECT_NE(msg.find("tiny.log:7: column 'time' (out-of-place): 1e-300 us is shorter than any collective takes"),
+            std::string::npos)
+      << msg;
+  // 0.01 us, the smallest time nccl-tests prints with two decimals, is still a measurement.
+  const auto r = parse_nccl_tests_text(
+      std::string(kHeader) + "  1024  256  float  sum  -1  0.01  N/A  N/A  0  0.01  N/A  N/A  0\n", "fast.log", {});
+  ASSERT_EQ(r.records.size(), 2u);
+  EXPECT_DOUBLE_EQ(r.records[0].time.s, 1e-8);
+  try {
+    parse_nccl_tests_json(
+        R"({"args":["all_reduce_perf"],"config":{"devices":[{}]},"results":[{"size":1024,"out_of_place":{"time":1e-300}}]})",
+        "tiny.json", {});
+    FAIL() << "expected an error";
+  } catch (const sim::base::ConfigError& e) {
+    msg = e.what();
+    EXPECT_NE(msg.find("tiny.json: /results/0/out_of_place/time: 1e-300 us is shorter than any collective takes"),
+              std::string::npos)
+        << msg;
+  }
+}
+
+TEST(NcclTestsMalformed, JsonRankCountsBeyondTheLimitAreErrorsNotOverflow) {
+  try {
+    parse_nccl_tests_json(
+        R"({"args":["all_reduce_perf"],"config":{"nthreads":100000,"ngpus":100000,"devices":[{}]},"results":[]})",
+        "big.json", {});
+    FAIL() << "expected an error";
+  } catch (const sim::base::ConfigError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("big.json: /config/nthreads: 1 devices x nthreads 100000 x ngpus 100000 is more than 1048576"),
+              std::string::npos)
+        << msg;
+  }
+}
+
 }  // namespace
 }  // namespace calibrate::fit
