@@ -239,6 +239,27 @@ TEST(NcclTestsMalformed, ATimeShorterThanANanosecondIsAMisreadColumn) {
   }
 }
 
+// Found by fuzz_nccl_tests: a short (trace-replay) row under a header whose size column came after the groups was
+// read past its end.
+TEST(NcclTestsMalformed, AShortRowIsReadOnlyWhereItHasFields) {
+  const std::string head =
+      "# Collective test starting: all_reduce_perf\n#  Rank  0 Group  0 Pid 1 on h device  0 [0] GPU\n";
+  // The out-of-place group (4 columns) is blank; "size" is also the last column, so it is read from the row's end.
+  auto r = parse_nccl_tests_text(head +
+                                     "# size time algbw busbw #wrong time algbw busbw #wrong size\n"
+                                     "1024  10.00  0.10  N/A  0  1024\n",
+                                 "replay.log", {});
+  ASSERT_EQ(r.records.size(), 1u);
+  EXPECT_EQ(r.records[0].bytes.n, 1024);
+  EXPECT_EQ(r.records[0].in_place, true);
+  // A header that puts "size" inside the blank group: the row has no size, and the error says so.
+  const auto msg = import_error(head +
+                                    "# size time algbw size busbw #wrong time algbw busbw #wrong\n"
+                                    "1024  10.00  0.10  0.10  0\n",
+                                "odd.log");
+  EXPECT_NE(msg.find("odd.log:4: column 'size' has no value in this row of 5 fields"), std::string::npos) << msg;
+}
+
 TEST(NcclTestsMalformed, JsonRankCountsBeyondTheLimitAreErrorsNotOverflow) {
   try {
     parse_nccl_tests_json(
