@@ -3,6 +3,7 @@
 #include "calibrate/bench/measure.hpp"
 #include "sim/base/errors.hpp"
 
+#include <charconv>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -50,11 +51,9 @@ int main(int argc, char** argv) {
         if (!o.gemm && !o.hbm && !o.collectives) return usage_error("--only: expected gemm, hbm and/or collectives");
       }
       if (a == "--gpus") {
-        try {
-          o.gpus = std::stoi(*v);
-        } catch (const std::exception&) {
-          return usage_error("--gpus: \"" + *v + "\" is not a number");
-        }
+        const auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), o.gpus);
+        if (ec != std::errc() || end != v->data() + v->size() || v->empty())
+          return usage_error("--gpus: \"" + *v + "\" is not a whole number");
         if (o.gpus < 1) return usage_error("--gpus: expected at least 1");
       }
     } else {

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -261,11 +262,10 @@ int merge_run_shards(const std::vector<ShardFile>& shards, const MergeArgs& a, c
   const ShardFile& first = shards.front();
   const Work& head = works.front();
   std::uint64_t seed = 0;
-  try {
-    seed = std::stoull(head.seed);
-  } catch (const std::exception&) {
+  // The whole text, digits only: std::stoull took "-1" (as 2^64-1) and "12abc" (as 12).
+  const auto [end, ec] = std::from_chars(head.seed.data(), head.seed.data() + head.seed.size(), seed);
+  if (ec != std::errc() || end != head.seed.data() + head.seed.size() || head.seed.empty())
     throw base::ConfigError(first.path + ":1", "/work/seed", "\"" + head.seed + "\" is not an unsigned integer");
-  }
 
   // The scenario again, with the shards' overrides: it must be the one they ran.
   const auto s = load_shards_scenario(shards, a, o, "run", run_params(head.trials, seed));

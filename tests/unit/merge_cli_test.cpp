@@ -210,6 +210,17 @@ TEST(Merge, RefusesFilesThatAreNotWholeShards) {
             std::string::npos)
       << o.err;
 
+  // A hand-edited seed that std::stoull used to take in part ("12abc" as 12) or wrapped ("-1" as 2^64-1).
+  for (const char* seed : {"12abc", "-1"}) {
+    std::string edited = read(shards[0]);
+    edited.replace(edited.find("\"seed\":\"42\""), 11, std::string("\"seed\":\"") + seed + "\"");
+    const std::string path = dir.write("seed.jsonl", edited);
+    o = trainsim(merge_args({path, shards[1]}));
+    EXPECT_EQ(o.code, kExitBadInput);
+    EXPECT_NE(o.err.find(path + ":1: /work/seed: \"" + seed + "\" is not an unsigned integer"), std::string::npos)
+        << o.err;
+  }
+
   std::string bad_payload = text;
   bad_payload.replace(bad_payload.find("\"sums\":{"), 8, "\"sums\":[");
   const std::string broken = dir.write("broken.jsonl", bad_payload);
