@@ -207,6 +207,8 @@ class TomlParser {
         out += c;
         continue;
       }
+      // A backslash that ends the input escapes nothing (found by fuzz_importers: it read past the end).
+      if (at_end()) fail(std::string("unterminated string: no closing ") + q + " on this line");
       const char e = s_[i_++];
       switch (e) {
         case '"':

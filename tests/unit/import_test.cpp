@@ -281,6 +281,8 @@ TEST(ImportTorchTitan, MalformedInputsExitTwoWithTheLine) {
       {"j.toml: line 2: [parallelism] data_parallel_shard_degree: -2 is not accepted; expected a positive integer or "
        "-1"});
   bad("k.toml", "[a]\nx = 1\n[a]\n", {"k.toml: line 3: table [a] is defined twice (first at line 1)"});
+  // Found by fuzz_importers: a backslash at the very end of the file was read past (ASan heap-buffer-overflow).
+  bad("l.toml", "[job]\nname = \"x\\", {"l.toml: line 2: unterminated string"});
 }
 
 // ---- Hugging Face config.json -------------------------------------------------------------------------------------
