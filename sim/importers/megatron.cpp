@@ -6,213 +6,30 @@
 // output embeddings, fp32 parameters. Those defaults are recorded as weak fields: an explicit value from another input
 // (a Hugging Face config) wins, with a note.
 #include "sim/importers/importers.hpp"
+#include "sim/importers/shell.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <optional>
+#include <set>
 
 namespace sim::importers {
 namespace {
 
 using base::ConfigError;
 
-// ---- shell words ------------------------------------------------------------------------------------------------
-
-struct Word {
-  std::string text;         // after quote removal and expansion
-  int line = 0;             // where the word starts
-  bool unexpanded = false;  // holds a $NAME, ${...} or $(...) that the file does not define
-  bool assignment = false;  // NAME=value
-};
-
-bool name_char(char c, bool first) {
-  return c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (!first && c >= '0' && c <= '9');
-}
-
-/// Splits a shell script fragment into words the way bash would for a simple command list: backslash-newline
-/// continuations, # comments, '...' and "..." quotes, unquoted ; & | ( ) as separators, NAME=value assignments
-/// (recorded and expanded in later words), $NAME / ${NAME} / ${NAME:-default} expansion. Command substitution and
-/// arithmetic are not evaluated: words holding them are marked unexpanded.
-class Lexer {
- public:
-  Lexer(std::string_view text, const std::string& origin) : s_(text), origin_(origin) {}
-
-  std::vector<Word> words() {
-    std::vector<Word> out;
-    while (i_ < s_.size()) {
-      const char c = s_[i_];
-      if (c == '\\' && i_ + 1 < s_.size() && (s_[i_ + 1] == '\n' || s_[i_ + 1] == '\r')) {
-        i_ += s_[i_ + 1] == '\r' && i_ + 2 < s_.size() && s_[i_ + 2] == '\n' ? 3 : 2;
-        ++line_;
-      } else if (c == '\n') {
-        ++line_;
-        ++i_;
-      } else if (c == ' ' || c == '\t' || c == '\r' || c == ';' || c == '&' || c == '|' || c == '(' || c == ')') {
-        ++i_;
-      } else if (c == '#') {
-        while (i_ < s_.size() && s_[i_] != '\n')
-          ++i_;
-      } else {
-        out.push_back(word());
-      }
-    }
-    return out;
-  }
-
-  const std::map<std::string, std::string>& variables() const { return vars_; }
-
- private:
-  Word word() {
-    Word w;
-    w.line = line_;
-    std::size_t name_end = 0;  // length of a leading NAME= (an assignment), else 0
-    bool quoted = false;
-    while (i_ < s_.size()) {
-      const char c = s_[i_];
-      if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ';' || c == '&' || c == '|' || c == '(' || c == ')')
-        break;
-      if (c == '\\') {
-        if (i_ + 1 < s_.size() && s_[i_ + 1] == '\n') break;  // continuation ends the word
-        if (i_ + 1 < s_.size()) w.text += s_[i_ + 1];
-        i_ += 2;
-      } else if (c == '\'') {
-        quoted = true;
-        const auto end = s_.find('\'', i_ + 1);
-        if (end == std::string_view::npos) unterminated('\'', w.line);
-        w.text += s_.substr(i_ + 1, end - i_ - 1);
-        count_lines(i_ + 1, end);
-        i_ = end + 1;
-      } else if (c == '"') {
-        quoted = true;
-        const int start_line = line_;
-        ++i_;
-        while (true) {
-          if (i_ >= s_.size()) unterminated('"', start_line);
-          const char d = s_[i_];
-          if (d == '"') break;
-          if (d == '\\' && i_ + 1 < s_.size() &&
-              std::string_view("\"\\$`\n").find(s_[i_ + 1]) != std::string_view::npos) {
-            if (s_[i_ + 1] == '\n') {
-              ++line_;
-            } else {
-              w.text += s_[i_ + 1];
-            }
-            i_ += 2;
-          } else if (d == '$') {
-            expand(w);
-          } else {
-            if (d == '\n') ++line_;
-            w.text += d;
-            ++i_;
-          }
-        }
-        ++i_;
-      } else if (c == '$') {
-        expand(w);
-      } else {
-        if (c == '=' && !quoted && name_end == 0 && !w.text.empty() && name_char(w.text[0], true) &&
-            std::all_of(w.text.begin(), w.text.end(), [](char x) { return name_char(x, false); }))
-          name_end = w.text.size() + 1;
-        w.text += c;
-        ++i_;
-      }
-    }
-    if (name_end > 0) {
-      w.assignment = true;
-      vars_[w.text.substr(0, name_end - 1)] = w.text.substr(name_end);
-    }
-    return w;
-  }
-
-  /// Expands the $... at i_ into `w` (or keeps it literally, marking the word unexpanded).
-  void expand(Word& w) {
-    const std::size_t start = i_;
-    ++i_;                                   // '$'
-    if (i_ < s_.size() && s_[i_] == '(') {  // $(...) and $((...)): not evaluated
-      int depth = 0;
-      while (i_ < s_.size()) {
-        if (s_[i_] == '(') ++depth;
-        if (s_[i_] == ')' && --depth == 0) break;
-        if (s_[i_] == '\n') ++line_;
-        ++i_;
-      }
-      if (i_ >= s_.size()) unterminated('(', w.line);
-      ++i_;
-      w.text += s_.substr(start, i_ - start);
-      w.unexpanded = true;
-      return;
-    }
-    if (i_ < s_.size() && s_[i_] == '{') {
-      const auto end = s_.find('}', i_);
-      if (end == std::string_view::npos) unterminated('{', w.line);
-      const std::string_view inner = s_.substr(i_ + 1, end - i_ - 1);
-      i_ = end + 1;
-      const auto dflt = inner.find(":-");
-      const std::string name(inner.substr(0, dflt));
-      if (auto it = vars_.find(name); it != vars_.end() && !it->second.empty()) {
-        w.text += it->second;
-      } else if (dflt != std::string_view::npos) {
-        w.text += inner.substr(dflt + 2);
-      } else {
-        w.text += s_.substr(start, i_ - start);
-        w.unexpanded = true;
-      }
-      return;
-    }
-    std::size_t end = i_;
-    while (end < s_.size() && name_char(s_[end], end == i_))
-      ++end;
-    if (end == i_) {  // a lone '$' or a special parameter ($@, $1): kept literally
-      if (i_ < s_.size() && s_[i_] != '"') {
-        w.text += s_.substr(start, 2);
-        w.unexpanded = true;
-        ++i_;
-      } else {
-        w.text += '$';
-      }
-      return;
-    }
-    const std::string name(s_.substr(i_, end - i_));
-    i_ = end;
-    if (auto it = vars_.find(name); it != vars_.end()) {
-      w.text += it->second;
-    } else {
-      w.text += "$" + name;
-      w.unexpanded = true;
-    }
-  }
-
-  void count_lines(std::size_t from, std::size_t to) {
-    line_ += static_cast<int>(
-        std::count(s_.begin() + static_cast<std::ptrdiff_t>(from), s_.begin() + static_cast<std::ptrdiff_t>(to), '\n'));
-  }
-
-  [[noreturn]] void unterminated(char what, int line) const {
-    const std::string close = what == '(' ? ")" : what == '{' ? "}" : std::string(1, what);
-    throw ConfigError(origin_, "line " + std::to_string(line),
-                      std::string("unterminated ") +
-                          (what == '('   ? "$("
-                           : what == '{' ? "${"
-                                         : std::string(1, what)) +
-                          ": no closing " + close + " before the end of the file; close it or escape it with \\");
-  }
-
-  std::string_view s_;
-  const std::string& origin_;
-  std::size_t i_ = 0;
-  int line_ = 1;
-  std::map<std::string, std::string> vars_;
-};
-
 // ---- flags ------------------------------------------------------------------------------------------------------
 
-enum class Kind { Int, Bool, Choice };
+enum class Kind { Int, Bool, Choice, Text };  // Text: any value, checked where it is used
 
 struct FlagSpec {
   const char* name;  // without the leading "--"
   Kind kind;
   const char* path;                       // scenario path for a direct mapping, else nullptr (handled below)
   std::vector<const char*> choices = {};  // accepted values of a Choice flag
+  int nargs = 1;                          // values an Int flag takes (--rampup-batch-size START INCR SAMPLES)
+  std::int64_t max = 1'000'000'000;       // the largest value accepted
 };
 
 // Every flag trainsim reads. Anything else is listed as ignored.
@@ -234,8 +51,24 @@ const std::vector<FlagSpec>& flag_specs() {
       {"max-position-embeddings", Kind::Int, "model.max_seq_len"},
       {"micro-batch-size", Kind::Int, "parallel.micro_batch"},
       {"global-batch-size", Kind::Int, "parallel.global_batch"},
-      {"train-iters", Kind::Int, nullptr},
-      {"train-samples", Kind::Int, nullptr},
+      {"train-iters", Kind::Int, nullptr, {}, 1, 1'000'000'000'000'000},
+      {"train-samples", Kind::Int, nullptr, {}, 1, 1'000'000'000'000'000},
+      {"rampup-batch-size", Kind::Int, nullptr, {}, 3, 1'000'000'000'000'000},
+      {"checkpoint-activations", Kind::Bool, nullptr},
+      {"kv-channels", Kind::Int, nullptr},
+      {"use-megatron-fsdp", Kind::Bool, nullptr},
+      {"use-torch-fsdp2", Kind::Bool, nullptr},
+      {"data-parallel-sharding-strategy", Kind::Choice, nullptr, {"no_shard", "optim", "optim_grads", "optim_grads_params"}},
+      {"grad-reduce-in-bf16", Kind::Bool, nullptr},
+      {"moe-layer-freq", Kind::Text, nullptr},
+      {"moe-shared-expert-intermediate-size", Kind::Int, nullptr},
+      {"make-vocab-size-divisible-by", Kind::Int, nullptr},
+      {"quick-geglu", Kind::Bool, nullptr},
+      {"multi-latent-attention", Kind::Bool, nullptr},
+      {"q-lora-rank", Kind::Int, nullptr},
+      {"kv-lora-rank", Kind::Int, nullptr},
+      {"recompute-modules", Kind::Text, nullptr, {}, -1},
+      {"moe-shared-expert-overlap", Kind::Bool, nullptr},
       {"recompute-granularity", Kind::Choice, nullptr, {"full", "selective"}},
       {"recompute-activations", Kind::Bool, nullptr},
       {"recompute-method", Kind::Choice, nullptr, {"uniform", "block"}},
@@ -254,10 +87,14 @@ const std::vector<FlagSpec>& flag_specs() {
       {"moe-router-topk", Kind::Int, "model.moe.top_k"},
       {"moe-ffn-hidden-size", Kind::Int, "model.moe.ffn_hidden"},
       {"padded-vocab-size", Kind::Int, "model.vocab"},
-      {"vocab-size", Kind::Int, "model.vocab"},
-      // torchrun's launcher flags (both spellings are accepted by torchrun)
+      {"pad-vocab-size-to", Kind::Int, "model.vocab"},  // Megatron-DeepSpeed
+      {"zero-stage", Kind::Text, nullptr},              // Megatron-DeepSpeed
+      {"vocab-size", Kind::Int, nullptr},
+      // torchrun's launcher flags (both spellings are accepted by torchrun); deepspeed's launcher
       {"nproc-per-node", Kind::Int, "cluster.gpus_per_node"},
       {"nnodes", Kind::Int, nullptr},
+      {"num-gpus", Kind::Int, "cluster.gpus_per_node"},
+      {"num-nodes", Kind::Int, nullptr},
   };
   return specs;
 }
@@ -291,23 +128,57 @@ std::string join(const std::vector<const char*>& items) {
   return out;
 }
 
+/// An integer as Python's int() reads argparse values: digits with single underscores between them ("220_000_000").
+std::optional<std::int64_t> python_int(std::string text) {
+  for (std::size_t i = 1; i + 1 < text.size(); ++i)
+    if (text[i] == '_' && std::isdigit(static_cast<unsigned char>(text[i - 1])) &&
+        std::isdigit(static_cast<unsigned char>(text[i + 1])))
+      text.erase(i, 1);
+  return parse_integer(text);
+}
+
 /// One flag as given, for messages and origins.
 struct Given {
   std::string flag;   // as written, with "--"
-  std::string value;  // empty for a boolean flag
+  std::string value;  // empty for a boolean flag; several values joined by spaces
   int line = 0;
+  std::size_t command = 0;  // which command of the script gave it
 };
+
+// Commands whose words are not a training job's flags.
+bool not_a_job(const std::string& command) {
+  static const std::set<std::string, std::less<>> kSkip = {
+      "echo", "printf", "mkdir", "cd",   "rm",    "cp",   "mv",     "ls",   "tee",      "sleep", "set",   "wait",
+      "trap", "hostname", "nvidia-smi", "scontrol", "pip", "git", "wget", "curl", "chmod", "touch", "ln", "date",
+      "source", ".", "cat", "module", "conda", "ulimit", "shift", "read", "mount", "dirname", "basename", "head"};
+  const auto slash = command.rfind('/');
+  return kSkip.contains(slash == std::string::npos ? command : command.substr(slash + 1));
+}
 
 class MegatronImport {
  public:
   MegatronImport(const std::string& origin, const Draft& known) : origin_(origin), known_(known) {}
 
   Import run(std::string_view text) {
-    Lexer lexer(text, origin_);
-    const auto words = lexer.words();
-    read_flags(words);
-    const bool world_size = world_size_from_env(lexer.variables());
-    if (flags_.empty() && out_.ignored.empty() && !world_size && errors_.empty())
+    const FlagFilter matters = [](std::string_view flag) {
+      std::string n(flag);
+      std::replace(n.begin(), n.end(), '_', '-');
+      return find_spec(n) != nullptr || n == "nodes" || n == "ntasks-per-node" || n == "gpus-per-node" || n == "gres";
+    };
+    const ShellScript script = read_shell(text, origin_, matters);
+    for (const auto& n : script.notes)
+      out_.notes.push_back({origin_, n});
+    for (std::size_t c = 0; c < script.commands.size(); ++c) {
+      const auto& cmd = script.commands[c];
+      if (cmd.words.empty() || not_a_job(cmd.words.front().text)) continue;
+      std::size_t start = 0;
+      if (cmd.words.front().text == "#SBATCH" || cmd.words.front().text == "srun" ||
+          cmd.words.front().text == "sbatch")
+        start = slurm(cmd);
+      read_flags(cmd.words, start, c);
+    }
+    const bool world_size = world_size_from_env(script.variables);
+    if (flags_.empty() && out_.ignored.empty() && !world_size && errors_.empty() && !slurm_nodes_)
       throw ConfigError(origin_, "",
                         "no Megatron-LM flags found; expected a launch command line or argument list such as "
                         "\"torchrun --nproc-per-node 8 pretrain_gpt.py --tensor-model-parallel-size 2 ...\"");
@@ -323,11 +194,54 @@ class MegatronImport {
     errors_.push_back({origin_, "line " + std::to_string(line), message});
   }
 
-  void read_flags(const std::vector<Word>& words) {
-    for (std::size_t i = 0; i < words.size(); ++i) {
-      const Word& w = words[i];
-      if (w.assignment || !w.text.starts_with("--") || w.text.size() == 2) continue;  // commands, scripts, ${ARGS[@]}
-      Given g{w.text, "", w.line};
+  /// Slurm's node count and tasks or GPUs per node (#SBATCH directives, srun and sbatch options); returns the index of
+  /// the first word after the options (the program srun runs).
+  std::size_t slurm(const ShellCommand& cmd) {
+    static const std::set<std::string, std::less<>> kValued = {
+        "-N", "-n", "-p", "-A", "-t", "-J", "-o", "-e", "-c", "-G", "-w", "-x", "--nodes", "--ntasks",
+        "--ntasks-per-node", "--gpus-per-node", "--gres", "--partition", "--account", "--time", "--job-name",
+        "--output", "--error", "--cpus-per-task", "--gpus", "--container-image", "--container-mounts",
+        "--container-name", "--container-workdir", "--mpi", "--export", "--mem", "--qos", "--nodelist",
+        "--exclude", "--dependency", "--gpus-per-task", "--cpu-bind", "--distribution", "--reservation"};
+    const auto& w = cmd.words;
+    std::size_t i = 1;
+    for (; i < w.size(); ++i) {
+      std::string flag = w[i].text, value;
+      if (!flag.starts_with("-")) break;
+      if (const auto eq = flag.find('='); eq != std::string::npos) {
+        value = flag.substr(eq + 1);
+        flag = flag.substr(0, eq);
+      } else if (kValued.contains(flag) && i + 1 < w.size()) {
+        value = w[++i].text;
+      }
+      const bool unknown = w[i].unknown;
+      auto count = [&](std::optional<Given>& into) {
+        if (unknown || !parse_integer(value) || *parse_integer(value) < 1) {
+          out_.unresolved.push_back({where(w[i].line), flag + " \"" + value + "\" is not a number trainsim can read; give --gpus N", "cluster.gpus"});
+          return;
+        }
+        into = Given{flag, value, w[i].line};
+      };
+      if (flag == "-N" || flag == "--nodes") count(slurm_nodes_);
+      if (flag == "--ntasks-per-node" || flag == "--gpus-per-node") count(slurm_per_node_);
+      if (flag == "--gres" && value.starts_with("gpu:")) {
+        value = value.substr(value.rfind(':') + 1);
+        count(slurm_per_node_);
+      }
+    }
+    return w.front().text == "#SBATCH" ? w.size() : i;
+  }
+
+  void read_flags(const std::vector<ShellWord>& words, std::size_t start, std::size_t command) {
+    for (std::size_t i = start; i < words.size(); ++i) {
+      const ShellWord& w = words[i];
+      if (w.unknown && w.text.starts_with("$")) {
+        out_.ignored.push_back({where(w.line), w.text + ": the file does not set it, so the flags it may hold are "
+                                               "not read; write them out in the file"});
+        continue;
+      }
+      if (!w.text.starts_with("--") || w.text.size() == 2) continue;  // the command, the script, positional values
+      Given g{w.text, "", w.line, command};
       std::optional<std::string> inline_value;
       if (const auto eq = w.text.find('='); eq != std::string::npos) {
         g.flag = w.text.substr(0, eq);
@@ -336,8 +250,12 @@ class MegatronImport {
       std::string norm = g.flag.substr(2);
       std::replace(norm.begin(), norm.end(), '_', '-');
       const FlagSpec* spec = find_spec(norm);
-      const bool next_is_value = i + 1 < words.size() && !words[i + 1].assignment &&
-                                 (!words[i + 1].text.starts_with("-") || parse_integer(words[i + 1].text));
+      auto is_value = [&](std::size_t k) {
+        return k < words.size() && (!words[k].text.starts_with("-") || parse_integer(words[k].text) ||
+                                    (words[k].text.size() > 1 && words[k].text[1] == '.'));
+      };
+      bool unknown = w.unknown;
+      std::vector<std::string> defaults = w.defaults;
       if (spec && spec->kind == Kind::Bool) {
         if (inline_value) {
           error(w.line, g.flag + " takes no value (found \"=" + *inline_value + "\"); write " + g.flag + " alone");
@@ -345,14 +263,18 @@ class MegatronImport {
         }
       } else if (inline_value) {
         g.value = *inline_value;
-        if (w.unexpanded) unexpanded_.push_back(g);
-      } else if (next_is_value) {
-        g.value = words[++i].text;
-        if (words[i].unexpanded) unexpanded_.push_back(g);
+      } else if (is_value(i + 1)) {
+        const int n = spec ? spec->nargs : 1;
+        for (int k = 0; (n < 0 || k < n) && is_value(i + 1); ++k) {
+          const ShellWord& v = words[++i];
+          g.value += (k > 0 ? " " : "") + v.text;
+          unknown = unknown || v.unknown;
+          defaults.insert(defaults.end(), v.defaults.begin(), v.defaults.end());
+        }
       } else if (spec) {
         error(w.line,
               g.flag + " needs a value; " +
-                  (spec->kind == Kind::Int ? "write e.g. " + g.flag + " 8" : "accepted: " + join(spec->choices)));
+                  (spec->kind == Kind::Int ? "write e.g. " + g.flag + " 8" : spec->choices.empty() ? std::string("give one") : "accepted: " + join(spec->choices)));
         continue;
       }
       if (!spec) {
@@ -360,12 +282,24 @@ class MegatronImport {
             {where(w.line), g.flag + (g.value.empty() ? "" : " " + g.value) + ": not modelled by trainsim"});
         continue;
       }
-      if (!unexpanded_.empty() && unexpanded_.back().flag == g.flag && unexpanded_.back().line == g.line) {
+      if (unknown) {
         out_.unresolved.push_back({where(g),
                                    "\"" + g.value + "\" refers to a variable, command or arithmetic the file does " +
                                        "not define; give the value itself",
                                    settles(*spec)});
         continue;
+      }
+      for (const auto& d : defaults)
+        out_.notes.push_back({where(g), g.value + " from " + d + "; the script run elsewhere may give another value"});
+      if (auto it = flags_.find(norm); it != flags_.end() && it->second.value != g.value) {
+        if (it->second.command != command) {
+          error(g.line, g.flag + " " + g.value + " disagrees with " + it->second.flag + " " + it->second.value +
+                            " of another command (line " + std::to_string(it->second.line) +
+                            "); trainsim reads one training job: keep the command that launches it");
+        } else {
+          out_.notes.push_back({where(g), "given again: " + g.value + " replaces " + it->second.value + " (line " +
+                                              std::to_string(it->second.line) + "), as argparse keeps the last"});
+        }
       }
       flags_[norm] = g;
     }
@@ -389,8 +323,9 @@ class MegatronImport {
     auto it = flags_.find(flag);
     if (it == flags_.end()) return std::nullopt;
     const Given& g = it->second;
-    auto n = parse_integer(g.value);
-    if (!n || *n < 1 || *n > 1'000'000'000) {
+    auto n = python_int(g.value);
+    const FlagSpec* spec = find_spec(flag);
+    if (!n || *n < 1 || *n > (spec ? spec->max : 1'000'000'000)) {
       error(g.line, g.flag + ": \"" + g.value + "\" is not a positive integer; write e.g. " + g.flag + " 8");
       flags_.erase(it);
       return std::nullopt;
@@ -404,7 +339,9 @@ class MegatronImport {
   }
 
   /// A value from this file, else from the other inputs.
+  /// A command-line option (origin "--gpus") wins over the file: it overrides the file's value.
   std::optional<std::int64_t> lookup(std::string_view path) const {
+    if (const Field* f = known_.find(path); f && f->origin.starts_with("--")) return known_.integer(path);
     if (auto v = out_.draft.integer(path)) return v;
     return known_.integer(path);
   }
@@ -412,6 +349,7 @@ class MegatronImport {
   void apply() {
     Draft& d = out_.draft;
     // Values checked first: integers positive, choices among the accepted ones.
+    if (!given("nnodes") && given("num-nodes")) flags_["nnodes"] = *given("num-nodes");  // deepspeed's launcher
     if (const Given* nn = given("nnodes"); nn && nn->value.find(':') != std::string::npos) {
       out_.unresolved.push_back({where(*nn), nn->value + " is an elastic range; give --gpus N", "cluster.gpus"});
       flags_.erase("nnodes");
@@ -419,7 +357,8 @@ class MegatronImport {
       nnodes_ = positive("nnodes");
     }
     for (const auto& spec : flag_specs()) {
-      if (spec.kind == Kind::Int && std::string_view(spec.name) != "nnodes") {
+      if (spec.kind == Kind::Int && spec.nargs == 1 && std::string_view(spec.name) != "nnodes" &&
+          std::string_view(spec.name) != "num-nodes") {
         if (auto n = positive(spec.name); n && spec.path) d.put(spec.path, *n, where(flags_.at(spec.name)));
       } else if (spec.kind == Kind::Choice) {
         if (const Given* g = given(spec.name);
@@ -442,7 +381,22 @@ class MegatronImport {
       }
     }
 
+    if (!nnodes_ && slurm_nodes_) {  // srun / #SBATCH: one task per GPU (Megatron-LM's Slurm launches)
+      const auto nodes = *parse_integer(slurm_nodes_->value);
+      if (const auto per = d.integer("cluster.gpus_per_node")) {
+        d.put("cluster.gpus", nodes * *per, where(*slurm_nodes_) + " x --nproc-per-node");
+      } else if (slurm_per_node_) {
+        d.put("cluster.gpus_per_node", *parse_integer(slurm_per_node_->value), where(*slurm_per_node_));
+        d.put("cluster.gpus", nodes * *parse_integer(slurm_per_node_->value),
+              where(*slurm_nodes_) + " x " + slurm_per_node_->flag + " (one process per GPU)");
+      } else {
+        out_.unresolved.push_back({where(*slurm_nodes_), "needs --ntasks-per-node or --gpus-per-node to count GPUs; "
+                                                         "give --gpus N", "cluster.gpus"});
+      }
+    }
+
     if (given("sequence-parallel")) d.put("parallel.sequence_parallel", true, where(*given("sequence-parallel")));
+    apply_sharding();
     if (given("use-distributed-optimizer"))
       d.put("parallel.distributed_optimizer", true, where(*given("use-distributed-optimizer")));
 
@@ -451,7 +405,15 @@ class MegatronImport {
       d.put("parallel.recompute", g->value, where(*g));
     } else if (const Given* a = given("recompute-activations")) {
       d.put("parallel.recompute", std::string("selective"), where(*a));
+    } else if (const Given* c = given("checkpoint-activations")) {  // the pre-2022 spelling of full recomputation
+      d.put("parallel.recompute", std::string("full"), where(*c) + " (full recomputation, as Megatron-LM maps it)");
     }
+    if (const Given* g = given("recompute-modules"); g && g->value != "core_attn")
+      error(g->line, g->flag + " " + g->value + ": recomputing chosen modules is not modelled; trainsim's selective "
+                     "recomputation is core attention (Korthikanti et al. 2022), Megatron-LM's default "
+                     "--recompute-modules core_attn; remove the flag or give core_attn");
+    for (const char* f : {"grad-reduce-in-bf16", "quick-geglu", "multi-latent-attention", "q-lora-rank", "kv-lora-rank"})
+      if (const Given* g = given(f)) error(g->line, g->flag + ": " + not_yet(f));
     for (const char* f : {"recompute-method", "recompute-num-layers"})
       if (const Given* g = given(f))
         out_.notes.push_back({where(*g), g->value + ": trainsim's full recomputation recomputes every layer; "
@@ -472,7 +434,7 @@ class MegatronImport {
 
     // Virtual pipeline stages from layers per virtual stage: vpp = layers / (pp x N).
     if (const Given* g = given("num-layers-per-virtual-pipeline-stage")) {
-      const auto per = parse_integer(g->value);
+      const auto per = python_int(g->value);
       const auto layers = lookup("model.layers");
       const auto pp = lookup("parallel.pp");
       if (!layers) {
@@ -502,22 +464,114 @@ class MegatronImport {
       }
     }
 
-    // Training length: iterations x global batch x sequence length, or samples x sequence length.
+    // Training length: iterations x global batch x sequence length, or samples x sequence length. With a batch
+    // ramp-up, the iterations of the ramp consume fewer samples (rampup_samples below).
     const auto seq = lookup("training.seq_len");
     const auto gbs = lookup("parallel.global_batch");
-    if (const Given* g = given("train-iters"); g && parse_integer(g->value)) {
-      if (seq && gbs) {
-        d.put("training.tokens", *parse_integer(g->value) * *gbs * *seq, where(*g) + " x global batch x seq length");
-      } else {
+    const auto ramp = rampup(gbs);
+    auto tokens = [&](std::int64_t samples, const std::string& origin) {
+      std::int64_t t = 0;
+      if (__builtin_mul_overflow(samples, *seq, &t)) {
+        error(0, origin + ": more than 2^63 tokens");
+        return;
+      }
+      d.put("training.tokens", t, origin);
+    };
+    if (const Given* g = given("train-iters"); g && python_int(g->value)) {
+      const std::int64_t iters = *python_int(g->value);
+      std::int64_t samples = 0;
+      if (!seq || !gbs) {
         out_.unresolved.push_back(
             {where(*g), "needs --global-batch-size and --seq-length to count tokens", "training.tokens"});
+      } else if (ramp && iters > ramp->first) {
+        if (!__builtin_mul_overflow(iters - ramp->first, *gbs, &samples) &&
+            !__builtin_add_overflow(samples, ramp->second, &samples))
+          tokens(samples, where(*g) + " (ramp-up samples + the rest at the global batch) x seq length");
+      } else if (ramp) {
+        error(g->line, g->flag + " " + g->value + " ends inside the batch ramp-up (" + std::to_string(ramp->first) +
+                           " iterations); trainsim simulates the final global batch");
+      } else if (!__builtin_mul_overflow(iters, *gbs, &samples)) {
+        tokens(samples, where(*g) + " x global batch x seq length");
       }
-    } else if (const Given* smp = given("train-samples"); smp && parse_integer(smp->value)) {
+    } else if (const Given* smp = given("train-samples"); smp && python_int(smp->value)) {
       if (seq) {
-        d.put("training.tokens", *parse_integer(smp->value) * *seq, where(*smp) + " x seq length");
+        tokens(*python_int(smp->value), where(*smp) + " x seq length");
       } else {
         out_.unresolved.push_back({where(*smp), "needs --seq-length to count tokens", "training.tokens"});
       }
+    }
+  }
+
+  /// --rampup-batch-size START INCREMENT SAMPLES: the batch grows from START by INCREMENT over SAMPLES samples
+  /// (megatron/core/num_microbatches_calculator.py, RampupBatchsizeNumMicroBatchesCalculator: the batch is
+  /// START + floor(consumed / (SAMPLES / increments)) x INCREMENT until it reaches the global batch). Returns the
+  /// iterations and samples of the ramp.
+  std::optional<std::pair<std::int64_t, std::int64_t>> rampup(std::optional<std::int64_t> gbs) {
+    const Given* g = given("rampup-batch-size");
+    if (!g) return std::nullopt;
+    std::vector<std::int64_t> v;
+    for (std::size_t a = 0, b = 0; a <= g->value.size(); a = b + 1) {
+      b = std::min(g->value.find(' ', a), g->value.size());
+      if (auto n = python_int(g->value.substr(a, b - a)); n && *n > 0) v.push_back(*n);
+    }
+    if (v.size() != 3 || !gbs || v[0] > *gbs || (*gbs - v[0]) % v[1] != 0) {
+      error(g->line, g->flag + " " + g->value + ": expected START INCREMENT SAMPLES, positive, with the global batch " +
+                         (gbs ? std::to_string(*gbs) : std::string("(--global-batch-size)")) +
+                         " - START a multiple of INCREMENT, as Megatron-LM requires");
+      return std::nullopt;
+    }
+    const std::int64_t increments = (*gbs - v[0]) / v[1];
+    if (increments == 0 || v[2] / v[0] > 100'000'000) {
+      error(g->line, g->flag + " " + g->value + ": a ramp of more than 10^8 iterations (or none) is not read");
+      return std::nullopt;
+    }
+    const double per_increment = static_cast<double>(v[2]) / static_cast<double>(increments);
+    std::int64_t consumed = 0, iters = 0;
+    while (consumed <= v[2]) {
+      const auto step = std::min<std::int64_t>(v[0] + static_cast<std::int64_t>(static_cast<double>(consumed) / per_increment) * v[1], *gbs);
+      consumed += step;
+      ++iters;
+    }
+    out_.notes.push_back({where(*g), "batch ramp-up over " + std::to_string(consumed) + " samples (" +
+                                         std::to_string(iters) + " iterations) counted in the tokens; the step is "
+                                         "simulated at the final global batch"});
+    return std::pair{iters, consumed};
+  }
+
+  /// What a flag trainsim does not model yet changes, so that estimating without it would misread the script.
+  static std::string not_yet(std::string_view flag) {
+    if (flag == "grad-reduce-in-bf16")
+      return "gradients reduced in bf16 are not modelled (trainsim reduces fp32 main gradients in bf16 training, "
+             "twice the bytes); remove the flag to estimate with fp32 reduction";
+    if (flag == "quick-geglu") return "a gated GeLU MLP is not modelled; trainsim models GeLU and SwiGLU MLPs";
+    return "multi-latent attention is not modelled; trainsim models multi-head and grouped-query attention";
+  }
+
+  /// Data-parallel sharding: Megatron-FSDP's strategies (arguments.py --data-parallel-sharding-strategy, default
+  /// no_shard) shard what ZeRO stages 0-3 shard (Rajbhandari et al. 2020): optim = 1, optim_grads = 2,
+  /// optim_grads_params = 3; PyTorch FSDP2 (fully_shard) shards all three.
+  void apply_sharding() {
+    Draft& d = out_.draft;
+    if (const Given* z = given("zero-stage")) {  // Megatron-DeepSpeed's --zero-stage (its DeepSpeed config's stage)
+      const auto stage = python_int(z->value);
+      if (stage && *stage >= 0 && *stage <= 3) {
+        d.put("parallel.zero_stage", *stage, where(*z));
+      } else {
+        error(z->line, z->flag + ": \"" + z->value + "\" is not accepted; accepted: 0, 1, 2, 3");
+      }
+    }
+    const Given* strategy = given("data-parallel-sharding-strategy");
+    if (const Given* f = given("use-megatron-fsdp")) {
+      const std::string s = strategy ? strategy->value : "no_shard";
+      const std::int64_t stage = s == "optim" ? 1 : s == "optim_grads" ? 2 : s == "optim_grads_params" ? 3 : 0;
+      d.put("parallel.zero_stage", stage,
+            (strategy ? where(*strategy) : where(*f) + " (default no_shard)") + " (Megatron-FSDP " + s +
+                ": ZeRO stage " + std::to_string(stage) + ")");
+    } else if (const Given* t = given("use-torch-fsdp2")) {
+      d.put("parallel.zero_stage", std::int64_t{3}, where(*t) + " (FSDP2 shards parameters, gradients and optimizer "
+                                                                "states: ZeRO stage 3)");
+    } else if (strategy) {
+      out_.notes.push_back({where(*strategy), "read only with --use-megatron-fsdp, as Megatron-LM does"});
     }
   }
 
@@ -570,7 +624,7 @@ class MegatronImport {
     const Given* groups = given("num-query-groups");
     if (gqa) {
       if (groups) {
-        if (auto n = parse_integer(groups->value)) d.put("model.kv_heads", *n, where(*groups));
+        if (auto n = python_int(groups->value)) d.put("model.kv_heads", *n, where(*groups));
       } else {
         d.put("model.kv_heads", std::int64_t{1}, where(*gqa) + " (Megatron-LM default: 1 query group)", true);
       }
@@ -587,6 +641,53 @@ class MegatronImport {
           d.put("model.moe.ffn_hidden", *f, dflt + " (expert width = MLP width)", true);
       }
     }
+    // Shared experts: Megatron-LM's one shared MLP of --moe-shared-expert-intermediate-size is, in parameters and
+    // FLOPs, that many expert-width shared experts (trainsim's shared experts have the routed experts' width).
+    if (const Given* g = given("moe-shared-expert-intermediate-size")) {
+      const auto size = python_int(g->value);
+      const auto expert = lookup("model.moe.ffn_hidden");
+      if (size && expert && *size % *expert == 0) {
+        d.put("model.moe.shared_experts", *size / *expert,
+              where(*g) + " / --moe-ffn-hidden-size " + std::to_string(*expert) + " (expert-width shared experts)");
+      } else if (size) {
+        error(g->line, g->flag + " " + g->value + ": a shared expert whose width is not a multiple of the routed "
+                       "experts' (" + (expert ? std::to_string(*expert) : std::string("unknown: give --moe-ffn-hidden-size")) +
+                       ") is not modelled");
+      }
+    }
+    if (const Given* g = given("moe-layer-freq"); g && g->value != "1")
+      error(g->line, g->flag + " " + g->value + ": a mix of dense and MoE layers is not modelled; trainsim's MoE "
+                     "models have experts in every layer (--moe-layer-freq 1)");
+    // Head dimension: Megatron-LM's default --kv-channels is hidden / heads; another value is not modelled.
+    if (const Given* g = given("kv-channels")) {
+      const auto kv = python_int(g->value);
+      const auto h = lookup("model.hidden"), heads = lookup("model.heads");
+      if (kv && h && heads && *kv * *heads == *h) {
+        out_.notes.push_back({where(*g), g->value + " = hidden / heads, the head dimension trainsim uses"});
+      } else if (kv && h && heads) {
+        error(g->line, g->flag + " " + g->value + " differs from hidden / heads = " + std::to_string(*h / *heads) +
+                           ": a head dimension of its own is not modelled yet");
+      } else {
+        error(g->line, g->flag + " " + g->value + ": needs --hidden-size and --num-attention-heads (or a model "
+                                                  "config) to check it against hidden / heads");
+      }
+    }
+    // Vocabulary: Megatron-LM pads --vocab-size to a multiple of --make-vocab-size-divisible-by (128) x tp
+    // (_vocab_size_with_padding in megatron/training/tokenizer); --padded-vocab-size is taken as given.
+    if (const Given* g = given("vocab-size"); g && !given("padded-vocab-size")) {
+      const auto v = python_int(g->value);
+      const Given* div = given("make-vocab-size-divisible-by");
+      const std::int64_t multiple = (div ? parse_integer(div->value).value_or(128) : 128) * lookup("parallel.tp").value_or(1);
+      if (v && *v > 0) {
+        const std::int64_t padded = (*v + multiple - 1) / multiple * multiple;
+        d.put("model.vocab", padded,
+              where(*g) + (padded == *v ? std::string() : " padded to a multiple of " + std::to_string(multiple) +
+                                                             " as Megatron-LM does"),
+              padded != *v);
+      } else {
+        error(g->line, g->flag + ": \"" + g->value + "\" is not a positive integer");
+      }
+    }
     // The position table: Megatron-LM sizes it to --max-position-embeddings, else the sequence length.
     if (describes_model && !d.has("model.max_seq_len"))
       if (auto seq = d.integer("training.seq_len")) d.put("model.max_seq_len", *seq, dflt + " (= --seq-length)", true);
@@ -596,7 +697,8 @@ class MegatronImport {
   const Draft& known_;
   Import out_;
   std::map<std::string, Given> flags_;
-  std::vector<Given> unexpanded_;
+  std::optional<Given> slurm_nodes_;
+  std::optional<Given> slurm_per_node_;
   std::vector<base::Diagnostic> errors_;
   std::optional<std::int64_t> nnodes_;
 };

@@ -2,6 +2,7 @@
 #include "sim/parallel/megatron_flags.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <vector>
 
 namespace sim::parallel {
@@ -84,6 +85,12 @@ std::string megatron_flags(const ParallelConfig& config, const Layout& layout, c
   if (!model.tied_embeddings) flags.emplace_back("--untie-embeddings-and-output-weights");
   if (!model.bias) flags.emplace_back("--disable-bias-linear");
   flag("--vocab-size", model.vocab);
+  // Megatron-LM pads --vocab-size to a multiple of --make-vocab-size-divisible-by (default 128) x tp
+  // (_vocab_size_with_padding); a divisor that keeps this vocabulary exact is written when 128 would not.
+  if (model.vocab % config.tp == 0) {
+    const int divisor = std::gcd(model.vocab / config.tp, 128);
+    if (divisor != 128) flag("--make-vocab-size-divisible-by", divisor);
+  }
   if (model.moe) {
     flag("--num-experts", model.moe->experts);
     flag("--moe-router-topk", model.moe->top_k);

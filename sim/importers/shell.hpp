@@ -1,0 +1,98 @@
+// sim/importers/shell.hpp: the commands a launch script runs, read the way bash would without running anything.
+//
+// The reader (shell_parse.cpp: tokens and statements; shell.cpp: expansion and the walk over the statements) covers
+// what launch scripts use: NAME=value and NAME=(array) assignments (also after export/declare/local, += appends,
+// unset), $NAME, ${NAME}, ${NAME:-default} and the other default forms, ${ARR[@]} / ${ARR[i]} / ${#ARR[@]},
+// $((arithmetic)), '...' and "..." quotes, word splitting of unquoted expansions (flags held in strings), backslash
+// continuations, comments, #SBATCH directives, heredocs given to sbatch / bash / sh / srun / cat, `if` / `elif` /
+// `else` with [ ], [[ ]] and test conditions, && and ||. The script is read as run with no arguments in an environment
+// that sets nothing: ${1:-x} and ${SLURM_NNODES:-1} take their defaults (recorded on the word), while a bare $1 or
+// $SLURM_NNODES, $(command) and `command` are unknown (the word says so). A condition that cannot be decided from the
+// file, and loops, case statements and functions, are skipped when they assign nothing and hold no --flag; otherwise
+// they are refused naming the line. Memory and time are bounded: the text, every expansion and their sum are capped
+// (A=$A$A repeated is refused, not followed), and nesting is limited.
+#pragma once
+#include "sim/base/errors.hpp"
+
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sim::importers {
+
+/// One word of a command after expansion and quote removal.
+struct ShellWord {
+  std::string text;
+  int line = 0;          // where its text was written (for a word from a variable: the variable's assignment)
+  bool unknown = false;  // holds an expansion the file does not determine ($1, $(cmd), an unset variable)
+  std::vector<std::string> defaults = {};  // "${SLURM_NNODES:-1} (SLURM_NNODES is not set in the file)"
+};
+
+/// One simple command as it would run (assignment-only statements are not commands). #SBATCH directives are commands
+/// whose first word is "#SBATCH".
+struct ShellCommand {
+  int line = 0;
+  std::vector<ShellWord> words;
+};
+
+struct ShellScript {
+  std::vector<ShellCommand> commands;
+  std::map<std::string, std::string> variables;  // scalar values known at the end ("" for an unknown one is absent)
+  std::vector<std::string> notes;                // "line 12: heredoc for python not read", ...
+};
+
+/// Limits: the input text, one expanded word or assignment, and all expansion together.
+inline constexpr std::size_t kShellMaxText = 4u << 20;
+inline constexpr std::size_t kShellMaxWord = 1u << 20;
+inline constexpr std::size_t kShellMaxTotal = 64u << 20;
+
+/// Which --flags matter to the reader's caller (the flag without "--", as written): a branch or loop that holds only
+/// flags that do not matter (--wandb-project) is skipped with a note rather than refused. Empty: every flag matters.
+using FlagFilter = std::function<bool(std::string_view)>;
+
+/// Reads `text` (from `origin`, used in messages). Throws base::ConfigError naming the line for malformed input
+/// (an unterminated quote), an undecidable branch that matters, and inputs past the limits.
+ShellScript read_shell(std::string_view text, const std::string& origin, const FlagFilter& matters = {});
+
+// ---- internal: the statements of a script (shell_parse.cpp), walked by shell.cpp --------------------------------
+
+namespace shell {
+
+struct Token {
+  enum class Kind { Word, Op, Newline, ArrayAssign, Sbatch, Heredoc };
+  Kind kind = Kind::Word;
+  std::string text;  // raw word (quotes kept), operator, array name (with "+" for +=), or #SBATCH / heredoc body
+  int line = 0;
+  std::vector<Token> elements = {};  // ArrayAssign: the raw element words
+  bool quoted_delimiter = false;     // Heredoc: <<'EOF' (not expanded)
+};
+
+struct Node {
+  enum class Kind { Simple, If, AndOr, Group, Opaque };
+  Kind kind = Kind::Simple;
+  int line = 0;
+  std::vector<Token> words = {};  // Simple: words and array assignments, redirections removed
+  std::vector<Token> heredocs = {};
+  // If: arms of (condition, body); `otherwise` is the else body. AndOr: children with `ops` ("&&", "||") between.
+  std::vector<std::pair<std::vector<Node>, std::vector<Node>>> arms = {};
+  std::vector<Node> otherwise = {};
+  std::vector<Node> children = {};  // AndOr operands, Group and Opaque bodies
+  std::vector<std::string> ops = {};
+  bool negated = false;   // ! pipeline
+  std::string what = {};  // Opaque: "for loop", "while loop", "case statement", "function NAME"
+};
+
+std::vector<Token> tokenize(std::string_view text, const std::string& origin, int first_line, int depth);
+std::vector<Node> parse(const std::vector<Token>& tokens, const std::string& origin);
+
+/// The index past the end of the $-expansion, quote or backtick starting at s[i] (quote-aware, nesting counted).
+std::size_t skip_dollar(std::string_view s, std::size_t i, const std::string& origin, int line, int depth = 0);
+std::size_t skip_double_quoted(std::string_view s, std::size_t i, const std::string& origin, int line, int depth = 0);
+[[noreturn]] void unterminated(const std::string& origin, int line, const std::string& what, const std::string& close);
+
+}  // namespace shell
+
+}  // namespace sim::importers

@@ -1,0 +1,332 @@
+// sim/importers/shell_arith.cpp: $((arithmetic)) and test conditions for the launch-script reader. Operator
+// precedence follows the bash manual's "Shell Arithmetic" and "Bash Conditional Expressions".
+#include "sim/importers/shell_arith.hpp"
+
+#include <algorithm>
+#include <charconv>
+
+namespace sim::importers::shell {
+namespace {
+
+class Arith {
+ public:
+  Arith(std::string_view s, const std::function<std::optional<std::int64_t>(std::string_view)>& lookup,
+        std::string& why)
+      : s_(s), lookup_(lookup), why_(why) {}
+
+  std::optional<std::int64_t> run() {
+    auto v = logical_or();
+    space();
+    if (ok_ && i_ != s_.size()) fail("unexpected \"" + std::string(s_.substr(i_)) + "\"");
+    if (!ok_ || unknown_) return std::nullopt;
+    return v;
+  }
+
+ private:
+  using V = std::int64_t;
+  void fail(const std::string& why) {
+    if (ok_) why_ = why;
+    ok_ = false;
+  }
+  void space() {
+    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\n'))
+      ++i_;
+  }
+  bool eat(std::string_view op) {
+    space();
+    if (!s_.substr(i_).starts_with(op)) return false;
+    // "*" must not eat the first half of "**", "<" of "<=", "&&" is not "&".
+    if ((op == "*" && s_.substr(i_).starts_with("**")) || ((op == "<" || op == ">") && s_.substr(i_ + 1).starts_with("=")))
+      return false;
+    i_ += op.size();
+    return true;
+  }
+
+  V logical_or() {
+    V a = logical_and();
+    while (ok_ && eat("||")) {
+      const V b = logical_and();
+      a = (a != 0 || b != 0) ? 1 : 0;
+    }
+    return a;
+  }
+  V logical_and() {
+    V a = compare();
+    while (ok_ && eat("&&")) {
+      const V b = compare();
+      a = (a != 0 && b != 0) ? 1 : 0;
+    }
+    return a;
+  }
+  V compare() {
+    V a = sum();
+    while (ok_) {
+      if (eat("==")) {
+        a = a == sum();
+      } else if (eat("!=")) {
+        a = a != sum();
+      } else if (eat("<=")) {
+        a = a <= sum();
+      } else if (eat(">=")) {
+        a = a >= sum();
+      } else if (eat("<")) {
+        a = a < sum();
+      } else if (eat(">")) {
+        a = a > sum();
+      } else {
+        break;
+      }
+    }
+    return a;
+  }
+  V sum() {
+    V a = product();
+    while (ok_) {
+      V r = 0;
+      if (eat("+")) {
+        if (__builtin_add_overflow(a, product(), &r)) fail("overflows 64-bit integers");
+      } else if (eat("-")) {
+        if (__builtin_sub_overflow(a, product(), &r)) fail("overflows 64-bit integers");
+      } else {
+        break;
+      }
+      a = r;
+    }
+    return a;
+  }
+  V product() {
+    V a = power();
+    while (ok_) {
+      if (eat("*")) {
+        V r = 0;
+        if (__builtin_mul_overflow(a, power(), &r)) fail("overflows 64-bit integers");
+        a = r;
+      } else if (eat("/") || eat("%")) {
+        const bool div = s_[i_ - 1] == '/';
+        const V b = power();
+        if (b == 0) {
+          if (!unknown_) fail("division by zero");
+          return 0;
+        }
+        if (a == INT64_MIN && b == -1) {
+          fail("overflows 64-bit integers");
+          return 0;
+        }
+        a = div ? a / b : a % b;
+      } else {
+        break;
+      }
+    }
+    return a;
+  }
+  V power() {
+    const V a = unary();
+    if (!ok_ || !eat("**")) return a;
+    const V b = power();
+    if (b < 0) {
+      fail("a negative exponent");
+      return 0;
+    }
+    V r = 1;
+    for (V k = 0; k < b && ok_; ++k)
+      if (__builtin_mul_overflow(r, a, &r)) fail("overflows 64-bit integers");
+    return r;
+  }
+  V unary() {
+    if (++depth_ > 64) {
+      fail("nested deeper than 64");
+      return 0;
+    }
+    V v = 0;
+    if (eat("-")) {
+      const V x = unary();
+      if (x == INT64_MIN) fail("overflows 64-bit integers");
+      v = ok_ ? -x : 0;
+    } else if (eat("+")) {
+      v = unary();
+    } else if (eat("!")) {
+      v = unary() == 0 ? 1 : 0;
+    } else {
+      v = primary();
+    }
+    --depth_;
+    return v;
+  }
+  V primary() {
+    space();
+    if (i_ >= s_.size()) {
+      fail("an operand is missing");
+      return 0;
+    }
+    if (eat("(")) {
+      const V v = logical_or();
+      if (!eat(")")) fail("a ( without its )");
+      return v;
+    }
+    const char c = s_[i_];
+    if (c >= '0' && c <= '9') {
+      int base = 10;
+      if (s_.substr(i_).starts_with("0x") || s_.substr(i_).starts_with("0X")) {
+        base = 16;
+        i_ += 2;
+      }
+      V v = 0;
+      auto [p, ec] = std::from_chars(s_.data() + i_, s_.data() + s_.size(), v, base);
+      if (ec != std::errc{}) {
+        fail("a number out of range");
+        return 0;
+      }
+      i_ = static_cast<std::size_t>(p - s_.data());
+      return v;
+    }
+    const bool braced = s_.substr(i_).starts_with("${");
+    if (c == '$') i_ += braced ? 2 : 1;
+    const std::size_t start = i_;
+    while (i_ < s_.size() && (s_[i_] == '_' || (s_[i_] >= 'A' && s_[i_] <= 'Z') || (s_[i_] >= 'a' && s_[i_] <= 'z') ||
+                              (i_ > start && s_[i_] >= '0' && s_[i_] <= '9')))
+      ++i_;
+    if (i_ == start) {
+      fail("unexpected \"" + std::string(s_.substr(i_)) + "\"");
+      return 0;
+    }
+    const auto name = s_.substr(start, i_ - start);
+    if (braced && !eat("}")) fail("a ${ without its }");
+    const auto v = lookup_(name);
+    if (!v) {
+      unknown_ = true;
+      return 1;  // a placeholder: the result is unknown
+    }
+    return *v;
+  }
+
+  std::string_view s_;
+  const std::function<std::optional<std::int64_t>(std::string_view)>& lookup_;
+  std::string& why_;
+  std::size_t i_ = 0;
+  int depth_ = 0;
+  bool ok_ = true;
+  bool unknown_ = false;
+};
+
+class Test {
+ public:
+  Test(const std::vector<ShellWord>& w, bool dbl, std::string& why) : w_(w), dbl_(dbl), why_(why) {}
+
+  std::optional<bool> run() {
+    if (w_.empty()) return false;
+    const auto v = disjunction();
+    if (decided_ && k_ != w_.size()) return undecided("it has an operand trainsim does not read: \"" + w_[k_].text + "\"");
+    if (!decided_) return std::nullopt;
+    return v;
+  }
+
+ private:
+  std::optional<bool> undecided(const std::string& why) {
+    if (decided_) why_ = why;
+    decided_ = false;
+    return std::nullopt;
+  }
+  bool at(std::string_view s) const { return k_ < w_.size() && w_[k_].text == s; }
+
+  bool disjunction() {
+    bool v = conjunction();
+    while (at("-o") || at("||")) {
+      ++k_;
+      v = conjunction() || v;
+    }
+    return v;
+  }
+  bool conjunction() {
+    bool v = negation();
+    while (at("-a") || at("&&")) {
+      ++k_;
+      v = negation() && v;
+    }
+    return v;
+  }
+  bool negation() {
+    if (++depth_ > 64) return undecided("nested deeper than 64"), false;
+    bool v = false;
+    if (at("!") && k_ + 1 < w_.size()) {
+      ++k_;
+      v = !negation();
+    } else if (at("(") && k_ + 1 < w_.size()) {
+      ++k_;
+      v = disjunction();
+      if (at(")")) ++k_;
+    } else {
+      v = primary();
+    }
+    --depth_;
+    return v;
+  }
+  const ShellWord* operand() {
+    if (k_ >= w_.size()) return undecided("an operand is missing"), nullptr;
+    const ShellWord* w = &w_[k_++];
+    if (w->unknown) return undecided("it tests \"" + w->text + "\", which the file does not set"), nullptr;
+    return w;
+  }
+  bool primary() {
+    static const std::vector<std::string_view> kFile = {"-e", "-f", "-d", "-x", "-r", "-w", "-s", "-L", "-h", "-p",
+                                                        "-S", "-b", "-c", "-g", "-u", "-k", "-O", "-G", "-N", "-t", "-v"};
+    if (k_ + 1 < w_.size() && std::find(kFile.begin(), kFile.end(), w_[k_].text) != kFile.end()) {
+      undecided("it tests " + w_[k_].text + " " + w_[k_ + 1].text + ", which depends on the machine it runs on");
+      k_ += 2;
+      return false;
+    }
+    if ((at("-z") || at("-n")) && k_ + 1 < w_.size()) {
+      const bool z = at("-z");
+      ++k_;
+      const ShellWord* w = operand();
+      return w && (z ? w->text.empty() : !w->text.empty());
+    }
+    const ShellWord* a = operand();
+    if (!a) return false;
+    static const std::vector<std::string_view> kBinary = {"=",   "==",  "!=",  "<",   ">",   "-eq",
+                                                          "-ne", "-lt", "-le", "-gt", "-ge", "=~"};
+    if (k_ >= w_.size() || std::find(kBinary.begin(), kBinary.end(), w_[k_].text) == kBinary.end())
+      return !a->text.empty();
+    const std::string op = w_[k_++].text;
+    const ShellWord* b = operand();
+    if (!b) return false;
+    if (op == "=~") return undecided("it matches a regular expression"), false;
+    if (op == "=" || op == "==" || op == "!=") {
+      if (dbl_ && b->text.find_first_of("*?[") != std::string::npos)
+        return undecided("it matches the pattern \"" + b->text + "\""), false;
+      return (a->text == b->text) == (op != "!=");
+    }
+    if (op == "<") return a->text < b->text;
+    if (op == ">") return a->text > b->text;
+    std::string why;
+    const auto none = [](std::string_view) -> std::optional<std::int64_t> { return std::nullopt; };
+    const auto x = arithmetic(a->text, none, why), y = arithmetic(b->text, none, why);
+    if (!x || !y) return undecided("\"" + a->text + " " + op + " " + b->text + "\" compares non-integers"), false;
+    if (op == "-eq") return *x == *y;
+    if (op == "-ne") return *x != *y;
+    if (op == "-lt") return *x < *y;
+    if (op == "-le") return *x <= *y;
+    if (op == "-gt") return *x > *y;
+    return *x >= *y;
+  }
+
+  const std::vector<ShellWord>& w_;
+  bool dbl_;
+  std::string& why_;
+  std::size_t k_ = 0;
+  int depth_ = 0;
+  bool decided_ = true;
+};
+
+}  // namespace
+
+std::optional<std::int64_t> arithmetic(std::string_view expr,
+                                       const std::function<std::optional<std::int64_t>(std::string_view)>& lookup,
+                                       std::string& why) {
+  return Arith(expr, lookup, why).run();
+}
+
+std::optional<bool> evaluate_test(const std::vector<ShellWord>& words, bool double_bracket, std::string& why) {
+  return Test(words, double_bracket, why).run();
+}
+
+}  // namespace sim::importers::shell

@@ -1,0 +1,522 @@
+// sim/importers/shell_parse.cpp: a launch script's tokens (words with their quotes kept, operators, array
+// assignments, heredoc bodies, #SBATCH directives) and statements (simple commands, if, && / ||, groups, and loops,
+// case statements and functions kept opaque). Expansion is shell.cpp's.
+#include "sim/importers/shell.hpp"
+
+#include <algorithm>
+#include <array>
+#include <set>
+
+namespace sim::importers::shell {
+
+using base::ConfigError;
+
+void unterminated(const std::string& origin, int line, const std::string& what, const std::string& close) {
+  throw ConfigError(origin, "line " + std::to_string(line),
+                    "unterminated " + what + ": no closing " + close +
+                        " before the end of the file; close it or escape it with \\");
+}
+
+namespace {
+
+constexpr int kMaxDepth = 64;
+
+bool meta(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ';' || c == '&' || c == '|' || c == '<' || c == '>' ||
+         c == '(' || c == ')';
+}
+
+bool name_char(char c, bool first) {
+  return c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (!first && c >= '0' && c <= '9');
+}
+
+/// "NAME=" or "NAME+=": the raw text of a word that an array's "(" may follow.
+bool assignment_prefix(std::string_view raw) {
+  if (raw.size() < 2 || raw.back() != '=') return false;
+  raw.remove_suffix(raw.ends_with("+=") ? 2 : 1);
+  if (raw.empty() || !name_char(raw[0], true)) return false;
+  return std::all_of(raw.begin(), raw.end(), [](char c) { return name_char(c, false); });
+}
+
+int lines_in(std::string_view s, std::size_t from, std::size_t to) {
+  return static_cast<int>(std::count(s.begin() + static_cast<std::ptrdiff_t>(from),
+                                     s.begin() + static_cast<std::ptrdiff_t>(to), '\n'));
+}
+
+class Tokenizer {
+ public:
+  Tokenizer(std::string_view s, const std::string& origin, int first_line, int depth)
+      : s_(s), origin_(origin), line_(first_line), depth_(depth) {}
+
+  std::vector<Token> run() {
+    if (depth_ > 8) throw ConfigError(origin_, "line " + std::to_string(line_), "heredocs nested deeper than 8");
+    while (i_ < s_.size())
+      step(out_);
+    if (!pending_.empty())
+      unterminated(origin_, out_[pending_.front().token].line, "heredoc", "line \"" + pending_.front().delimiter + "\"");
+    return std::move(out_);
+  }
+
+ private:
+  struct Pending {
+    std::string delimiter;
+    bool strip_tabs = false;
+    std::size_t token = 0;
+  };
+
+  void step(std::vector<Token>& out) {
+    const char c = s_[i_];
+    if (c == '\\' && i_ + 1 < s_.size() && (s_[i_ + 1] == '\n' || s_[i_ + 1] == '\r')) {
+      i_ += s_[i_ + 1] == '\r' && i_ + 2 < s_.size() && s_[i_ + 2] == '\n' ? 3 : 2;
+      ++line_;
+    } else if (c == '\n') {
+      out.push_back({Token::Kind::Newline, "\n", line_});
+      ++line_;
+      ++i_;
+      read_heredocs();
+    } else if (c == ' ' || c == '\t' || c == '\r') {
+      ++i_;
+    } else if (c == '#') {
+      const auto end = std::min(s_.find('\n', i_), s_.size());
+      if (s_.substr(i_, end - i_).starts_with("#SBATCH"))
+        out.push_back({Token::Kind::Sbatch, std::string(s_.substr(i_ + 7, end - i_ - 7)), line_});
+      i_ = end;
+    } else if (meta(c)) {
+      op(out);
+    } else {
+      word(out);
+    }
+  }
+
+  void op(std::vector<Token>& out) {
+    static constexpr std::array<std::string_view, 17> kOps = {"<<-", "<<<", "&&", "||", ";;", "<<", ">>", ">&", "&>",
+                                                              "<&", "|&", ";", "&", "|", "(", ")", "<"};
+    std::string_view found = ">";
+    for (auto o : kOps)
+      if (s_.substr(i_).starts_with(o)) {
+        found = o;
+        break;
+      }
+    out.push_back({Token::Kind::Op, std::string(found), line_});
+    i_ += found.size();
+    if (found == "<<" || found == "<<-") heredoc_start(out, found == "<<-");
+  }
+
+  void heredoc_start(std::vector<Token>& out, bool strip_tabs) {
+    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t'))
+      ++i_;
+    std::string delimiter;
+    bool quoted = false;
+    while (i_ < s_.size() && !meta(s_[i_])) {
+      if (s_[i_] == '\'' || s_[i_] == '"' || s_[i_] == '\\') {
+        quoted = true;
+      } else {
+        delimiter += s_[i_];
+      }
+      ++i_;
+    }
+    if (delimiter.empty())
+      throw ConfigError(origin_, "line " + std::to_string(line_), "<< without a heredoc delimiter word");
+    Token t{Token::Kind::Heredoc, "", line_};
+    t.quoted_delimiter = quoted;
+    out.push_back(std::move(t));
+    pending_.push_back({std::move(delimiter), strip_tabs, out.size() - 1});
+  }
+
+  /// The bodies of the heredocs started on the line just ended, in order.
+  void read_heredocs() {
+    for (const auto& p : pending_) {
+      Token& t = out_[p.token];
+      t.line = line_;
+      std::string body;
+      while (true) {
+        if (i_ >= s_.size()) unterminated(origin_, t.line, "heredoc", "line \"" + p.delimiter + "\"");
+        const auto end = std::min(s_.find('\n', i_), s_.size());
+        std::string_view l = s_.substr(i_, end - i_);
+        i_ = std::min(end + 1, s_.size());
+        ++line_;
+        if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
+        if (p.strip_tabs)
+          while (!l.empty() && l.front() == '\t')
+            l.remove_prefix(1);
+        if (l == p.delimiter) break;
+        body.append(l).push_back('\n');
+      }
+      t.text = std::move(body);
+    }
+    pending_.clear();
+  }
+
+  void word(std::vector<Token>& out) {
+    const std::size_t start = i_;
+    const int line = line_;
+    while (i_ < s_.size()) {
+      const char c = s_[i_];
+      if (c == '(' && assignment_prefix(s_.substr(start, i_ - start))) {
+        array(out, std::string(s_.substr(start, i_ - start - 1)), line);
+        return;
+      }
+      if (meta(c)) break;
+      if (c == '\\') {
+        if (i_ + 1 < s_.size() && (s_[i_ + 1] == '\n' || s_[i_ + 1] == '\r')) break;  // a continuation ends the word
+        i_ = std::min(i_ + 2, s_.size());
+      } else if (c == '\'') {
+        const auto end = s_.find('\'', i_ + 1);
+        if (end == std::string_view::npos) unterminated(origin_, line_, "'", "'");
+        line_ += lines_in(s_, i_, end);
+        i_ = end + 1;
+      } else if (c == '"') {
+        const auto end = skip_double_quoted(s_, i_, origin_, line_);
+        line_ += lines_in(s_, i_, end);
+        i_ = end;
+      } else if (c == '$' || c == '`') {
+        const auto end = skip_dollar(s_, i_, origin_, line_);
+        line_ += lines_in(s_, i_, end);
+        i_ = end;
+      } else {
+        ++i_;
+      }
+    }
+    std::string raw(s_.substr(start, i_ - start));
+    const bool fd = i_ < s_.size() && (s_[i_] == '<' || s_[i_] == '>') &&
+                    std::all_of(raw.begin(), raw.end(), [](char x) { return x >= '0' && x <= '9'; });
+    if (!fd) out.push_back({Token::Kind::Word, std::move(raw), line});
+  }
+
+  /// NAME=( elements ): words, comments and newlines up to the closing parenthesis.
+  void array(std::vector<Token>& out, std::string name, int line) {
+    ++i_;  // '('
+    Token t{Token::Kind::ArrayAssign, std::move(name), line};
+    while (true) {
+      if (i_ >= s_.size()) unterminated(origin_, line, "array (", ")");
+      const char c = s_[i_];
+      if (c == ')') {
+        ++i_;
+        break;
+      }
+      if (c == '\n') {
+        ++line_;
+        ++i_;
+      } else if (c == '\\' && i_ + 1 < s_.size() && s_[i_ + 1] == '\n') {
+        ++line_;
+        i_ += 2;
+      } else if (c == ' ' || c == '\t' || c == '\r') {
+        ++i_;
+      } else if (c == '#') {
+        i_ = std::min(s_.find('\n', i_), s_.size());
+      } else if (meta(c)) {
+        throw ConfigError(origin_, "line " + std::to_string(line_),
+                          std::string("unexpected '") + c + "' inside the array assignment of " + t.text +
+                              "; quote it if it is part of an element");
+      } else {
+        std::vector<Token> element;
+        word(element);
+        for (auto& e : element)
+          t.elements.push_back(std::move(e));
+      }
+    }
+    out.push_back(std::move(t));
+  }
+
+  std::string_view s_;
+  const std::string& origin_;
+  std::size_t i_ = 0;
+  int line_;
+  int depth_;
+  std::vector<Token> out_;
+  std::vector<Pending> pending_;
+};
+
+class Parser {
+ public:
+  Parser(const std::vector<Token>& t, const std::string& origin) : t_(t), origin_(origin) {}
+
+  std::vector<Node> all() {
+    auto nodes = list({});
+    if (pos_ < t_.size()) error(t_[pos_].line, "unexpected \"" + t_[pos_].text + "\"");
+    return nodes;
+  }
+
+ private:
+  bool word(std::string_view w) const {
+    return pos_ < t_.size() && t_[pos_].kind == Token::Kind::Word && t_[pos_].text == w;
+  }
+  bool op(std::string_view o) const { return pos_ < t_.size() && t_[pos_].kind == Token::Kind::Op && t_[pos_].text == o; }
+  int line() const { return pos_ < t_.size() ? t_[pos_].line : (t_.empty() ? 1 : t_.back().line); }
+  [[noreturn]] void error(int line, const std::string& what) const {
+    throw ConfigError(origin_, "line " + std::to_string(line), what);
+  }
+  void expect(std::string_view w, int opened, std::string_view construct) {
+    if (!word(w)) error(opened, std::string(construct) + " without a matching \"" + std::string(w) + "\"");
+    ++pos_;
+  }
+  void skip_newlines() {
+    while (pos_ < t_.size() && t_[pos_].kind == Token::Kind::Newline)
+      ++pos_;
+  }
+
+  std::vector<Node> list(const std::set<std::string_view>& ends) {
+    if (++depth_ > kMaxDepth) error(line(), "statements nested deeper than " + std::to_string(kMaxDepth));
+    std::vector<Node> nodes;
+    while (pos_ < t_.size()) {
+      const Token& t = t_[pos_];
+      if (t.kind == Token::Kind::Newline || (t.kind == Token::Kind::Op && (t.text == ";" || t.text == "&"))) {
+        ++pos_;
+        continue;
+      }
+      if ((t.kind == Token::Kind::Word || t.kind == Token::Kind::Op) && ends.contains(t.text)) break;
+      if (t.kind == Token::Kind::Op && (t.text == ")" || t.text == ";;")) break;
+      nodes.push_back(and_or());
+    }
+    --depth_;
+    return nodes;
+  }
+
+  Node and_or() {
+    Node first = pipeline();
+    if (!op("&&") && !op("||")) return first;
+    Node n{Node::Kind::AndOr, first.line};
+    n.children.push_back(std::move(first));
+    while (op("&&") || op("||")) {
+      n.ops.push_back(t_[pos_++].text);
+      skip_newlines();
+      n.children.push_back(pipeline());
+    }
+    return n;
+  }
+
+  Node pipeline() {
+    bool negated = false;
+    if (word("!")) {
+      negated = true;
+      ++pos_;
+    }
+    Node n = command();
+    n.negated = negated;
+    if (!op("|") && !op("|&")) return n;
+    Node g{Node::Kind::Group, n.line};
+    g.children.push_back(std::move(n));
+    while (op("|") || op("|&")) {
+      ++pos_;
+      skip_newlines();
+      g.children.push_back(command());
+    }
+    return g;
+  }
+
+  Node command() {
+    const int at = line();
+    if (word("if")) return if_clause();
+    if (word("for") || word("select")) {
+      Node n{Node::Kind::Opaque, at};
+      n.what = t_[pos_].text + " loop";
+      while (pos_ < t_.size() && !word("do"))
+        ++pos_;
+      expect("do", at, n.what);
+      n.children = list({"done"});
+      expect("done", at, n.what);
+      return n;
+    }
+    if (word("while") || word("until")) {  // arms[0]: the condition and the body
+      Node n{Node::Kind::Opaque, at};
+      n.what = t_[pos_++].text + " loop";
+      auto cond = list({"do"});
+      expect("do", at, n.what);
+      auto body = list({"done"});
+      expect("done", at, n.what);
+      n.arms.emplace_back(std::move(cond), std::move(body));
+      return n;
+    }
+    if (word("case")) return case_clause();
+    if (word("function")) {
+      ++pos_;
+      Node n{Node::Kind::Opaque, at};
+      n.what = "function " + (pos_ < t_.size() ? t_[pos_++].text : std::string());
+      if (op("(")) pos_ += 2;
+      skip_newlines();
+      n.children.push_back(command());
+      return n;
+    }
+    if (op("(") || word("{")) {
+      const bool brace = word("{");
+      ++pos_;
+      Node n{Node::Kind::Group, at};
+      n.children = list({brace ? "}" : ")"});
+      if (brace) {
+        expect("}", at, "{");
+      } else if (op(")")) {
+        ++pos_;
+      } else {
+        error(at, "( without a matching )");
+      }
+      return n;
+    }
+    return simple();
+  }
+
+  Node if_clause() {
+    const int at = line();
+    Node n{Node::Kind::If, at};
+    ++pos_;  // if
+    while (true) {
+      auto cond = list({"then"});
+      expect("then", at, "if");
+      auto body = list({"elif", "else", "fi"});
+      n.arms.emplace_back(std::move(cond), std::move(body));
+      if (word("elif")) {
+        ++pos_;
+        continue;
+      }
+      break;
+    }
+    if (word("else")) {
+      ++pos_;
+      n.otherwise = list({"fi"});
+    }
+    expect("fi", at, "if");
+    return n;
+  }
+
+  /// case ... esac: kept as one opaque statement holding its words (patterns and commands alike).
+  Node case_clause() {
+    const int at = line();
+    Node n{Node::Kind::Opaque, at};
+    n.what = "case statement";
+    Node body{Node::Kind::Simple, at};
+    int depth = 0;
+    while (pos_ < t_.size()) {
+      const Token& t = t_[pos_++];
+      if (t.kind == Token::Kind::Word && t.text == "case") ++depth;
+      if (t.kind == Token::Kind::Word && t.text == "esac" && --depth == 0) {
+        n.children.push_back(std::move(body));
+        return n;
+      }
+      if (t.kind == Token::Kind::Word || t.kind == Token::Kind::ArrayAssign) body.words.push_back(t);
+    }
+    error(at, "case without a matching \"esac\"");
+  }
+
+  Node simple() {
+    Node n{Node::Kind::Simple, line()};
+    if (word("[[")) {  // [[ ... ]]: && || < > inside are operands of the test
+      while (pos_ < t_.size() && !word("]]")) {
+        if (t_[pos_].kind == Token::Kind::Newline) error(n.line, "[[ without a matching ]] on its line");
+        n.words.push_back(t_[pos_++]);
+      }
+      expect("]]", n.line, "[[");
+      n.words.push_back({Token::Kind::Word, "]]", n.line});
+      return n;
+    }
+    while (pos_ < t_.size()) {
+      const Token& t = t_[pos_];
+      if (t.kind == Token::Kind::Word || t.kind == Token::Kind::ArrayAssign) {
+        n.words.push_back(t);
+        ++pos_;
+        if (n.words.size() == 1 && op("(") && pos_ + 1 < t_.size() && t_[pos_ + 1].text == ")") {  // NAME() body
+          pos_ += 2;
+          skip_newlines();
+          Node f{Node::Kind::Opaque, n.line};
+          f.what = "function " + n.words.front().text;
+          f.children.push_back(command());
+          return f;
+        }
+      } else if (t.kind == Token::Kind::Heredoc) {
+        n.heredocs.push_back(t);
+        ++pos_;
+      } else if (t.kind == Token::Kind::Sbatch && n.words.empty()) {
+        n.words.push_back(t);
+        ++pos_;
+        return n;
+      } else if (t.kind == Token::Kind::Op &&
+                 (t.text == ">" || t.text == ">>" || t.text == "<" || t.text == ">&" || t.text == "&>" ||
+                  t.text == "<&" || t.text == "<<<")) {
+        pos_ += 1;
+        if (pos_ < t_.size() && t_[pos_].kind == Token::Kind::Word) ++pos_;  // the redirection's target
+      } else if (t.kind == Token::Kind::Op && (t.text == "<<" || t.text == "<<-")) {
+        ++pos_;
+      } else {
+        break;
+      }
+    }
+    if (n.words.empty() && n.heredocs.empty() && pos_ < t_.size()) {
+      const Token& t = t_[pos_];
+      if (t.kind == Token::Kind::Sbatch) {
+        ++pos_;
+        return n;
+      }
+      error(t.line, "unexpected \"" + t.text + "\"");
+    }
+    return n;
+  }
+
+  const std::vector<Token>& t_;
+  const std::string& origin_;
+  std::size_t pos_ = 0;
+  int depth_ = 0;
+};
+
+}  // namespace
+
+std::size_t skip_double_quoted(std::string_view s, std::size_t i, const std::string& origin, int line, int depth) {
+  if (depth > kMaxDepth) throw ConfigError(origin, "line " + std::to_string(line), "quotes and expansions nested deeper than " + std::to_string(kMaxDepth));
+  ++i;  // opening quote
+  while (true) {
+    if (i >= s.size()) unterminated(origin, line, "\"", "\"");
+    const char c = s[i];
+    if (c == '"') return i + 1;
+    if (c == '\\') {
+      i += 2;
+    } else if (c == '$' || c == '`') {
+      i = skip_dollar(s, i, origin, line, depth + 1);
+    } else {
+      ++i;
+    }
+  }
+}
+
+std::size_t skip_dollar(std::string_view s, std::size_t i, const std::string& origin, int line, int depth) {
+  if (depth > kMaxDepth) throw ConfigError(origin, "line " + std::to_string(line), "quotes and expansions nested deeper than " + std::to_string(kMaxDepth));
+  if (s[i] == '`') {
+    for (std::size_t j = i + 1; j < s.size(); ++j) {
+      if (s[j] == '\\') {
+        ++j;
+      } else if (s[j] == '`') {
+        return j + 1;
+      }
+    }
+    unterminated(origin, line, "`", "`");
+  }
+  if (i + 1 >= s.size() || (s[i + 1] != '(' && s[i + 1] != '{')) return i + 1;  // $NAME: the name is ordinary text
+  const char open = s[i + 1];
+  const char close = open == '(' ? ')' : '}';
+  int level = 0;
+  for (std::size_t j = i + 1; j < s.size(); ++j) {
+    const char c = s[j];
+    if (c == '\\') {
+      ++j;
+    } else if (c == '\'' && open == '(') {
+      const auto end = s.find('\'', j + 1);
+      if (end == std::string_view::npos) break;
+      j = end;
+    } else if (c == '"') {
+      j = skip_double_quoted(s, j, origin, line, depth + 1) - 1;
+    } else if (c == '$' && j + 1 < s.size() && (s[j + 1] == '(' || s[j + 1] == '{')) {
+      j = skip_dollar(s, j, origin, line, depth + 1) - 1;
+    } else if (c == open) {
+      ++level;
+    } else if (c == close && --level == 0) {
+      return j + 1;
+    }
+  }
+  unterminated(origin, line, open == '(' ? "$(" : "${", std::string(1, close));
+}
+
+std::vector<Token> tokenize(std::string_view text, const std::string& origin, int first_line, int depth) {
+  return Tokenizer(text, origin, first_line, depth).run();
+}
+
+std::vector<Node> parse(const std::vector<Token>& tokens, const std::string& origin) {
+  return Parser(tokens, origin).all();
+}
+
+}  // namespace sim::importers::shell

@@ -1,0 +1,218 @@
+// The launch-script reader (sim/importers/shell.hpp) and the Megatron-LM flags it feeds: what bash would run, read
+// without running it, or a refusal naming the line. Inputs are written here to isolate one construct each; the real
+// scripts are in import_corpus_test.cpp.
+#include "sim/cli/app.hpp"
+#include "sim/importers/importers.hpp"
+#include "sim/importers/shell.hpp"
+#include "tests/support/cli.hpp"
+#include "tests/support/temp_dir.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace sim::importers {
+namespace {
+
+bool contains(const std::string& text, const std::string& fragment) {
+  return text.find(fragment) != std::string::npos;
+}
+
+/// The words of the script's last command.
+std::vector<std::string> last_command(const std::string& script) {
+  const auto s = read_shell(script, "t.sh");
+  if (s.commands.empty()) return {};
+  std::vector<std::string> out;
+  for (const auto& w : s.commands.back().words)
+    out.push_back(w.text + (w.unknown ? "?" : ""));
+  return out;
+}
+
+std::string shell_error(const std::string& script) {
+  try {
+    read_shell(script, "t.sh");
+  } catch (const base::ConfigError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+std::string megatron_error(const std::string& script) {
+  try {
+    import_megatron_text(script, "t.sh");
+  } catch (const base::ConfigError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+using W = std::vector<std::string>;
+
+TEST(Shell, DefaultsQuotesAndArithmeticExpandAsBashDoes) {
+  EXPECT_EQ(last_command("NNODES=${SLURM_NNODES:-\"1\"}\nGPN=8\nrun $(($GPN*$NNODES)) $(( (GPN + 2) / 3 ))\n"),
+            (W{"run", "8", "3"}));
+  EXPECT_EQ(last_command("TP=\"\"1\"\"\nrun --tp ${TP}\n"), (W{"run", "--tp", "1"})) << "\"\"1\"\" is 1";
+  EXPECT_EQ(last_command("run ${1:-\"ckpt\"} ${X-a} ${X:+b} ${Y:=c} $Y\n"), (W{"run", "ckpt", "a", "c", "c"}));
+  EXPECT_EQ(last_command("run $1 $UNSET_VAR $(hostname) `date`\n"), (W{"run", "$1?", "$UNSET_VAR?", "$(hostname)?",
+                                                                      "`date`?"}))
+      << "what the file does not determine is unknown, never empty";
+  const auto s = read_shell("N=${SLURM_NNODES:-2}\nrun $N\n", "t.sh");
+  ASSERT_EQ(s.commands.size(), 1u);
+  ASSERT_EQ(s.commands[0].words[1].defaults.size(), 1u);
+  EXPECT_TRUE(contains(s.commands[0].words[1].defaults[0], "SLURM_NNODES is not set in the file"));
+  EXPECT_TRUE(contains(shell_error("X=$((4/0))\n"), "division by zero"));
+  EXPECT_TRUE(contains(shell_error("X=$((2**62 * 4))\n"), "overflows"));
+}
+
+TEST(Shell, ArraysKeepQuotedElementsAndSplitThemWhenUnquoted) {
+  const std::string arrays =
+      "A=(\n  --bf16   # a comment\n  \"--fp8-format hybrid\"\n)\nA+=(\"--x 1\")\nB=(\"${A[@]}\" --y)\n";
+  EXPECT_EQ(last_command(arrays + "run ${A[@]}\n"), (W{"run", "--bf16", "--fp8-format", "hybrid", "--x", "1"}));
+  EXPECT_EQ(last_command(arrays + "run \"${A[@]}\"\n"), (W{"run", "--bf16", "--fp8-format hybrid", "--x 1"}));
+  EXPECT_EQ(last_command(arrays + "run ${B[@]} ${#A[@]} ${A[1]}\n"),
+            (W{"run", "--bf16", "--fp8-format", "hybrid", "--x", "1", "--y", "3", "--fp8-format", "hybrid"}));
+  EXPECT_EQ(last_command("E=()\nrun \"${E[@]}\" x\n"), (W{"run", "x"})) << "an empty array gives no word";
+}
+
+TEST(Shell, StringHeldFlagsSplitAndUnknownPartsStayInTheirWord) {
+  EXPECT_EQ(last_command("N=2\nARGS=\" \\\n  --tp $N \\\n  --pp 2 \\\n  \"\nCMD=\"`pwd`/x.py $ARGS\"\nrun $CMD\n"),
+            (W{"run", "`pwd`/x.py?", "--tp", "2", "--pp", "2"}));
+  EXPECT_EQ(last_command("L=\"python -m torch.distributed.run --nnodes 2\"\nsrun bash -c \"$L x.py --a \\$RANK\"\n"),
+            (W{"python", "-m", "torch.distributed.run", "--nnodes", "2", "x.py", "--a", "$RANK?"}))
+      << "bash -c's string is read as a script";
+}
+
+TEST(Shell, IfBranchesAreDecidedOrRefusedNamingTheLine) {
+  const std::string pick = "D=fp8\nif [[ \"$D\" == \"bf16\" ]]; then\n  X=1\nelif [ \"$D\" = fp8 ] && [ -n \"$D\" ]; then\n"
+                           "  X=2\nelse\n  X=3\nfi\nrun $X\n";
+  EXPECT_EQ(last_command(pick), (W{"run", "2"}));
+  EXPECT_EQ(last_command("N=4\nif [ $N -gt 2 ]; then X=big; else X=small; fi\nrun $X\n"), (W{"run", "big"}));
+  const auto e = shell_error("echo start\nif [ -f /etc/cluster ]; then\n  TP=2\nfi\nrun $TP\n");
+  EXPECT_TRUE(contains(e, "t.sh: line 2: this if cannot be decided")) << e;
+  EXPECT_TRUE(contains(e, "-f /etc/cluster")) << e;
+  // Nothing that matters in the branches: skipped, with a note.
+  const auto s = read_shell("if [ ! -f x.py ]; then\n  echo missing\n  exit 1\nfi\nrun ok\n", "t.sh");
+  ASSERT_EQ(s.commands.size(), 1u);
+  EXPECT_EQ(s.commands[0].words[0].text, "run");
+  ASSERT_EQ(s.notes.size(), 1u);
+  EXPECT_TRUE(contains(s.notes[0], "line 1: an if not decided")) << s.notes[0];
+  EXPECT_TRUE(contains(shell_error("for i in 1 2; do\n  ARGS=\"--tp $i\"\ndone\n"), "line 1: a for loop")) << "loops";
+  EXPECT_TRUE(contains(shell_error("f() {\n  torchrun x.py --tp 2\n}\n"), "function f"));
+}
+
+TEST(Shell, HeredocsGivenToSbatchAreScriptsAndOthersAreNotRead) {
+  const auto s = read_shell("sbatch <<EOF\n#!/bin/bash\n#SBATCH --nodes=4\nsrun x.py --tp 2\nEOF\necho done\n", "t.sh");
+  ASSERT_EQ(s.commands.size(), 4u);
+  EXPECT_EQ(s.commands[1].words[0].text, "#SBATCH");
+  EXPECT_EQ(s.commands[1].words[1].text, "--nodes=4");
+  EXPECT_EQ(s.commands[1].line, 3);
+  EXPECT_EQ(s.commands[2].words[0].text, "srun");
+  const auto py = read_shell("python - <<'EOF'\nimport os; print('--tp 2')\nEOF\n", "t.sh");
+  ASSERT_EQ(py.notes.size(), 1u);
+  EXPECT_TRUE(contains(py.notes[0], "heredoc given to python is not read")) << py.notes[0];
+  EXPECT_TRUE(contains(shell_error("cat <<EOF\nno end\n"), "unterminated heredoc"));
+}
+
+TEST(Shell, MemoryAndNestingAreBoundedInsteadOfFollowed) {
+  std::string doubling = "A=x\n";
+  for (int i = 0; i < 40; ++i)
+    doubling += "A=$A$A\n";
+  const auto e = shell_error(doubling);
+  EXPECT_TRUE(contains(e, "grows past 1 MiB")) << e;
+  EXPECT_TRUE(contains(e, "A=$A$A")) << e;
+  EXPECT_TRUE(contains(shell_error("X=" + std::string(200, '(') + "\n"), "unexpected"));
+  std::string substitutions;
+  for (int i = 0; i < 3000; ++i)
+    substitutions += "\"$(";
+  EXPECT_TRUE(contains(shell_error("X=" + substitutions), "nested deeper"));
+  std::string groups;
+  for (int i = 0; i < 100; ++i)
+    groups += "{ ";
+  EXPECT_TRUE(contains(shell_error(groups + "\n"), "nested deeper"));
+  EXPECT_TRUE(contains(shell_error("X=$((" + std::string(500, '(') + "1" + std::string(500, ')') + "))\n"),
+                       "nested deeper"));
+}
+
+// ---- the Megatron-LM flags read through it -----------------------------------------------------------------------
+
+TEST(MegatronScript, StringHeldFlagsAreReadAndOnlyTheTakenBranch) {
+  const auto im = import_megatron_text(
+      "GPT_ARGS=\"--tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 --fp16\"\n"
+      "MODE=big\nif [ \"$MODE\" = small ]; then\n  EXTRA=\"--micro-batch-size 1\"\nelse\n"
+      "  EXTRA=\"--micro-batch-size 4\"\nfi\ntorchrun pretrain_gpt.py $GPT_ARGS $EXTRA --train-samples 1953125000 "
+      "--seq-length 4096\n",
+      "l.sh");
+  EXPECT_EQ(im.draft.integer("parallel.tp"), 2);
+  EXPECT_EQ(im.draft.integer("parallel.pp"), 2);
+  EXPECT_EQ(std::get<std::string>(im.draft.find("training.dtype")->value), "fp16");
+  EXPECT_EQ(im.draft.integer("parallel.micro_batch"), 4) << "the else branch only";
+  EXPECT_EQ(im.draft.integer("training.tokens"), std::int64_t{1953125000} * 4096) << "large counts are valid";
+  EXPECT_TRUE(contains(im.draft.find("parallel.tp")->origin, "l.sh:1")) << "the line the flag was written on";
+}
+
+TEST(MegatronScript, FlagsTrainsimModelsAreReadNotDropped) {
+  const std::string model = "--num-layers 32 --hidden-size 4096 --num-attention-heads 32 --seq-length 4096 ";
+  auto im = import_megatron_text(model + "--checkpoint-activations --kv-channels 128 --use-megatron-fsdp "
+                                         "--data-parallel-sharding-strategy optim_grads_params --vocab-size 50257 "
+                                         "--tensor-model-parallel-size 2 --global-batch-size 64 --moe-layer-freq 1",
+                                 "a.sh");
+  EXPECT_EQ(std::get<std::string>(im.draft.find("parallel.recompute")->value), "full");
+  EXPECT_EQ(im.draft.integer("parallel.zero_stage"), 3) << "Megatron-FSDP optim_grads_params is ZeRO-3";
+  EXPECT_EQ(im.draft.integer("model.vocab"), 50432) << "50257 padded to a multiple of 128 x tp 2";
+  im = import_megatron_text(model + "--num-experts 64 --moe-ffn-hidden-size 1408 "
+                                    "--moe-shared-expert-intermediate-size 2816 --global-batch-size 1536 "
+                                    "--rampup-batch-size 16 16 5859375 --train-iters 500000",
+                            "b.sh");
+  EXPECT_EQ(im.draft.integer("model.moe.shared_experts"), 2) << "2816 / 1408";
+  // Megatron-LM's ramp: 95 increments of 16 over 5,859,375 samples take 19,802 iterations and 5,859,424 samples;
+  // the other 480,198 iterations run at 1536.
+  EXPECT_EQ(im.draft.integer("training.tokens"), (std::int64_t{5859424} + std::int64_t{480198} * 1536) * 4096);
+}
+
+TEST(MegatronScript, WhatTrainsimDoesNotModelYetIsRefusedNamingTheFlag) {
+  const std::string model = "--num-layers 32 --hidden-size 4096 --num-attention-heads 32 ";
+  EXPECT_TRUE(contains(megatron_error(model + "--grad-reduce-in-bf16"), "line 1: --grad-reduce-in-bf16: gradients "
+                                                                        "reduced in bf16 are not modelled"));
+  EXPECT_TRUE(contains(megatron_error(model + "--kv-channels 256"), "differs from hidden / heads = 128"));
+  EXPECT_TRUE(contains(megatron_error(model + "--num-experts 8 --moe-layer-freq '([0]*3+[1]*29)'"),
+                       "a mix of dense and MoE layers is not modelled"));
+  EXPECT_TRUE(contains(megatron_error(model + "--quick-geglu"), "gated GeLU"));
+  EXPECT_TRUE(contains(megatron_error(model + "--multi-latent-attention"), "multi-latent attention"));
+  EXPECT_TRUE(contains(megatron_error(model + "--position-embedding-type alibi"),
+                       "\"alibi\" is not accepted; accepted: learned_absolute, rope, none"));
+  EXPECT_TRUE(contains(megatron_error(model + "--data-parallel-sharding-strategy zero9"), "accepted: no_shard"));
+  EXPECT_TRUE(contains(megatron_error("torchrun a.py --tensor-model-parallel-size 2\n"
+                                      "torchrun b.py --tensor-model-parallel-size 4\n"),
+                       "line 2: --tensor-model-parallel-size 4 disagrees with --tensor-model-parallel-size 2 of "
+                       "another command (line 1)"));
+}
+
+TEST(MegatronScript, SlurmDirectivesCountTheCluster) {
+  const auto im = import_megatron_text(
+      "#!/bin/bash\n#SBATCH --nodes=48\n#SBATCH --ntasks-per-node=1\n#SBATCH --gres=gpu:8\n"
+      "NNODES=$SLURM_NNODES\nsrun --jobid $SLURM_JOB_ID bash -c \"python -m torch.distributed.run --nproc_per_node 8 "
+      "--nnodes $NNODES x.py --tensor-model-parallel-size 4\"\n",
+      "s.slurm");
+  EXPECT_EQ(im.draft.integer("cluster.gpus"), 384) << "48 nodes x --nproc_per_node 8";
+  EXPECT_EQ(im.draft.integer("parallel.tp"), 4);
+  EXPECT_TRUE(unsettled(im).empty()) << "the unknown --nnodes is settled by the node count";
+}
+
+TEST(MegatronScript, CommandLineOptionsOverrideTheFileAndSaySo) {
+  support::TempDir dir;
+  const auto f = dir.write("l.sh",
+                           "WORLD_SIZE=8\ntorchrun --nproc_per_node 8 --nnodes 1 pretrain_gpt.py --num-layers 32 "
+                           "--hidden-size 4096 --num-attention-heads 32 --ffn-hidden-size 14336 --swiglu "
+                           "--group-query-attention --num-query-groups 8 --vocab-size 128256 --seq-length 8192 "
+                           "--global-batch-size 512 --train-samples 1000 --bf16\n");
+  const auto o = support::trainsim({"import", "megatron", f, "--gpus", "1024", "--tokens", "100B", "--hardware",
+                                    "h100-sxm5-80gb"});
+  ASSERT_EQ(o.code, cli::kExitOk) << o.err;
+  EXPECT_TRUE(contains(o.out, "\"gpus\": 1024")) << o.out;
+  EXPECT_TRUE(contains(o.out, "\"tokens\": \"100B\"")) << o.out;
+  EXPECT_TRUE(contains(o.err, "note: --gpus: cluster.gpus = 1024 overrides 8")) << o.err;
+  EXPECT_TRUE(contains(o.err, "note: --tokens: training.tokens = \"100B\" overrides 8192000")) << o.err;
+}
+
+}  // namespace
+}  // namespace sim::importers
