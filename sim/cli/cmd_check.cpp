@@ -21,6 +21,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -271,6 +272,21 @@ class Checker {
       return;
     }
     const auto& step = std::get<StepOutcome>(evaluated);
+    // A configuration that does not fit would crash the job: it fails the check, whatever else is expected, unless
+    // the scenario states that it does not fit ("fits": false, a check of the memory model itself).
+    const bool expects_no_fit = std::any_of(s.expect.begin(), s.expect.end(), [](const scenario::Expectation& e) {
+      return e.equals && e.metric == "fits" && !*e.equals;
+    });
+    if (!step.result.fits && !expects_no_fit) {
+      rep.rows.push_back({"fits", "no", "yes", Status::Failed,
+                          "does not fit in memory: " + fmt(step.result.memory.total, 1) + " of " +
+                              fmt(step.result.memory.capacity, 1) + " GiB per GPU (weights " +
+                              fmt(step.result.memory.params, 1) + ", gradients " + fmt(step.result.memory.grads, 1) +
+                              ", optimizer " + fmt(step.result.memory.optimizer, 1) + ", activations " +
+                              fmt(step.result.memory.activations, 1) + ", buffers " +
+                              fmt(step.result.memory.buffers, 1) + " GiB); no other metric evaluated"});
+      return;
+    }
     own_step_s_ = step.result.step_time.seconds();
     step_.emplace(step_json(step.result, s));
     run_.reset();

@@ -114,31 +114,50 @@ int import_command(const ImportArgs& a, const Options& o, std::ostream& out, std
   if (!a.model.empty() && !a.model_config.empty())
     throw base::ConfigError("import", "", "give --model or --model-config, not both");
 
-  // What the options give, first: the importers read it (cluster size for batch defaults, layers for vpp).
-  Import all;
-  if (a.gpus > 0) all.draft.put("cluster.gpus", std::int64_t{a.gpus}, "--gpus");
-  if (!a.hardware.empty()) all.draft.put("hardware", a.hardware, "--hardware");
+  // What the options give: the importers read it (cluster size for batch defaults, layers for vpp), and it overrides
+  // the files' values afterwards (with a note naming what it replaced).
+  Draft options;
+  if (a.gpus > 0) options.put("cluster.gpus", std::int64_t{a.gpus}, "--gpus");
+  if (!a.hardware.empty()) options.put("hardware", a.hardware, "--hardware");
   if (!a.tokens.empty()) {
     auto c = base::parse_count(a.tokens);
     if (!c) throw base::ConfigError("--tokens", "", c.error);
-    all.draft.put("training.tokens", a.tokens, "--tokens");
+    options.put("training.tokens", a.tokens, "--tokens");
   }
+  Import all;
   if (!a.model_config.empty()) all.merge(importers::import_hf_config(a.model_config));
   if (!a.model.empty()) put_model(all.draft, scenario::load_model(a.model), "--model " + a.model);
 
   for (const auto& f : a.files) {
-    if (a.kind == "megatron") all.merge(importers::import_megatron(f, all.draft));
-    if (a.kind == "deepspeed") all.merge(importers::import_deepspeed(f, all.draft));
-    if (a.kind == "torchtitan") all.merge(importers::import_torchtitan(f, all.draft));
+    Draft known = all.draft;
+    for (const auto& opt : options.fields())
+      known.override_value(opt.path, opt.value, opt.origin);
+    if (a.kind == "megatron") all.merge(importers::import_megatron(f, known));
+    if (a.kind == "deepspeed") all.merge(importers::import_deepspeed(f, known));
+    if (a.kind == "torchtitan") all.merge(importers::import_torchtitan(f, known));
     if (a.kind == "hf-config") all.merge(importers::import_hf_config(f));
+  }
+  // --model-config is the model: a built-in the file names (a TorchTitan flavor) gives way to it, with a note.
+  if (!a.model_config.empty())
+    if (const auto* ref = all.draft.find("model"); ref && ref->origin.find("--model") == std::string::npos) {
+      all.notes.push_back({ref->origin, "model " + importers::to_string(ref->value) + " replaced by --model-config " +
+                                            a.model_config});
+      all.draft.erase_field("model");
+    }
+  for (const auto& opt : options.fields()) {
+    if (const auto* was = all.draft.find(opt.path); was && was->value != opt.value)
+      all.notes.push_back({opt.origin, opt.path + " = " + importers::to_string(opt.value) + " overrides " +
+                                           importers::to_string(was->value) + " (" + was->origin + ")"});
+    all.draft.override_value(opt.path, opt.value, opt.origin);
   }
   if (!all.draft.conflicts().empty()) {
     std::vector<base::Diagnostic> items;
     for (auto d : all.draft.conflicts()) {
+      if (options.has(d.path)) continue;  // an option settles what the files disagree on
       d.file = "import";
       items.push_back(std::move(d));
     }
-    throw base::ConfigError(std::move(items));
+    if (!items.empty()) throw base::ConfigError(std::move(items));
   }
 
   // Explicit choices: --set (model fields without the "model." prefix for hf-config), then --model and the names.

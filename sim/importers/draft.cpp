@@ -155,6 +155,10 @@ void Draft::erase(std::string_view path) {
   std::erase_if(fields_, [&](const Field& f) { return below(f.path, path); });
 }
 
+void Draft::erase_field(std::string_view path) {
+  std::erase_if(fields_, [&](const Field& f) { return f.path == path; });
+}
+
 const Field* Draft::find(std::string_view path) const {
   for (const auto& f : fields_)
     if (f.path == path) return &f;

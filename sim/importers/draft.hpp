@@ -45,6 +45,8 @@ class Draft {
   void override_value(std::string path, Value value, std::string origin);
   /// Removes a field and everything below it ("model" removes "model.layers").
   void erase(std::string_view path);
+  /// Removes only the field at `path` (a model reference, not the inline model fields below it).
+  void erase_field(std::string_view path);
   const Field* find(std::string_view path) const;
   bool has(std::string_view path) const { return find(path) != nullptr; }
   /// An integer field, if present and an integer.

@@ -66,6 +66,28 @@ TEST_F(Check, UnmeetableExpectationExitsOneAndTheJUnitCaseHasBothNumbers) {
   EXPECT_TRUE(contains(xml, "name=\"fits true\"")) << xml;
 }
 
+TEST_F(Check, AScenarioThatDoesNotFitFailsWithAJUnitFailureWhateverItExpects) {
+  // Llama 2 70B unsharded on one 80 GB GPU per replica: weights, gradients and Adam states alone are ~1 TiB per GPU.
+  const std::string too_big = R"({ "schema": "trainsim.scenario/1", "name": "too-big", "model": "llama2-70b",
+    "hardware": "h100-sxm5-80gb", "cluster": { "gpus": 8 }, "parallel": { "global_batch": 8 },
+    "training": { "seq_len": 4096, "tokens": "1B" }, "expect": { "mfu": { "min": 0.01 } } })";
+  const auto s = dir_.write("s.json", too_big);
+  auto o = trainsim({"check", s, "--junit", junit()});
+  EXPECT_EQ(o.code, kExitCheckFailed) << o.out << o.err;
+  const std::string xml = read(junit());
+  EXPECT_TRUE(contains(xml, "<failure message=\"does not fit in memory: ")) << xml;
+  EXPECT_TRUE(contains(xml, "GiB per GPU (weights ")) << "the reason names the parts: " << xml;
+  // Without any expectation too: a configuration that would crash never passes.
+  const auto bare = dir_.write("bare.json", too_big.substr(0, too_big.find(", \"expect\"")) + " }");
+  o = trainsim({"check", bare});
+  EXPECT_EQ(o.code, kExitCheckFailed) << o.out << o.err;
+  EXPECT_TRUE(contains(o.err + o.out, "does not fit in memory")) << o.out << o.err;
+  // A scenario that states it does not fit checks the memory model itself and passes.
+  const auto stated = dir_.write("stated.json", too_big.substr(0, too_big.find("{ \"mfu\"")) + "{ \"fits\": false } }");
+  o = trainsim({"check", stated});
+  EXPECT_EQ(o.code, kExitOk) << o.out << o.err;
+}
+
 TEST_F(Check, MetExpectationsExitZeroIncludingRunLevelOnesInTheirUnits) {
   const auto s = dir_.write("s.json", scenario(R"({ "mfu": { "min": 0.3, "max": 0.99 }, "step_time": { "max": "30 s" },
     "memory_gib.total": { "max": "80 GiB" }, "fits": true, "time_to_train_days.p90": { "max": "60 d" },
