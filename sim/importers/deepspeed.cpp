@@ -117,10 +117,24 @@ class DeepSpeedImport {
     for (const auto& k : z->keys()) {
       if (k == "stage") {
         if (auto s = integer(*z, k, Range::between(0, 3))) out_.draft.put("parallel.zero_stage", *s, at(*z, k));
+      } else if (k == "cpu_offload" && z->kind(k) == Kind::Bool) {  // DeepSpeed before 0.3.16: offload_optimizer
+        bool on = false;
+        z->optional(k, on);
+        if (on)
+          z->error(k, "offloading optimizer states to the CPU is not modelled (trainsim keeps them on the GPU); set "
+                      "it to false to estimate the GPU-resident run");
       } else if (k == "offload_optimizer" || k == "offload_param") {
-        out_.notes.push_back({at(*z, k),
-                              "offloading to CPU or NVMe is not modelled: memory and step time are those "
-                              "of the GPU-resident states"});
+        // Offloaded states leave the GPU (memory) and cross PCIe every step (time): estimating the GPU-resident
+        // run instead would misread the config, so it is refused unless the device is "none".
+        std::string device = "none";
+        if (z->kind(k) == Kind::Object) {
+          auto o = z->optional_object(k);
+          if (o && o->kind("device") == Kind::String) o->optional("device", device);
+        }
+        if (device != "none")
+          z->error(k, "offloading to " + device + " is not modelled (trainsim keeps parameters, gradients and "
+                      "optimizer states on the GPU); remove " + k + " or set its device to \"none\" to estimate "
+                      "the GPU-resident run");
       } else {
         ignored.push_back(z->path(k));
       }
@@ -133,8 +147,26 @@ class DeepSpeedImport {
     auto a = in.required_object("activation_checkpointing");
     if (!a) return;
     std::vector<std::string> ignored;
-    for (const auto& k : a->keys())
+    for (const auto& k : a->keys()) {
+      bool on = false;
+      if ((k == "cpu_checkpointing" || k == "partition_activations") && a->kind(k) == Kind::Bool) {
+        a->optional(k, on);
+        // Checkpoints moved to the CPU, or split over the model-parallel ranks, change the GPU memory that trainsim
+        // estimates: refused rather than read as plain recomputation.
+        // Partitioning over one model-parallel rank (tp = 1, DeepSpeed's own data parallelism) changes nothing.
+        const bool no_effect = k == "partition_activations" && known_.integer("parallel.tp").value_or(1) == 1;
+        if (on && no_effect) {
+          out_.notes.push_back({at(*a, k), "no effect with tensor parallelism 1: the checkpoints are whole"});
+        } else if (on) {
+          a->error(k, std::string(k == "cpu_checkpointing" ? "activation checkpoints kept in CPU memory"
+                                                            : "activation checkpoints partitioned over the "
+                                                              "model-parallel ranks") +
+                          " are not modelled; set it to false to estimate checkpoints kept whole on the GPU");
+        }
+        continue;
+      }
       ignored.push_back(a->path(k));
+    }
     out_.draft.put("parallel.recompute", std::string("full"), at(in, "activation_checkpointing"));
     out_.notes.push_back({at(in, "activation_checkpointing"),
                           "whole-layer activation checkpointing: recompute \"full\" (the model code decides "

@@ -81,22 +81,18 @@ class HfImport {
     if (const auto h = d.integer("model.hidden"); h && !d.has("model.ffn_hidden") && model_type == "gpt2") {
       d.put("model.ffn_hidden", 4 * *h, origin_ + " (GPT2Config default: n_inner = 4 x n_embd)");
     }
+    architecture_checks();
     if (d.has("model.moe.experts")) {
       if (!d.has("model.moe.top_k"))
         out_.unresolved.push_back(
             {origin_, "has experts but no num_experts_per_tok; give --set moe.top_k=K", "model.moe.top_k"});
       if (!d.has("model.moe.ffn_hidden"))
         if (auto f = d.integer("model.ffn_hidden")) d.put("model.moe.ffn_hidden", *f, at("intermediate_size"));
+      shared_expert();
       if (!d.has("model.moe.shared_experts")) d.put("model.moe.shared_experts", std::int64_t{0}, origin_);
-      if (in_.has("shared_expert_intermediate_size")) {
-        out_.notes.push_back({at("shared_expert_intermediate_size"),
-                              "a shared expert of its own width is not modelled; trainsim's shared experts have the "
-                              "routed experts' width"});
-      }
     }
     for (const auto& k : keys)
-      if (std::find(used_.begin(), used_.end(), k) == used_.end() && k != "shared_expert_intermediate_size")
-        ignored_.push_back(k);
+      if (std::find(used_.begin(), used_.end(), k) == used_.end()) ignored_.push_back(k);
     if (!ignored_.empty()) {
       std::string list;
       for (const auto& k : ignored_)
@@ -163,6 +159,100 @@ class HfImport {
                                      " is not modelled; accepted: silu, swish (gated, \"swiglu\"), gelu "
                                      "variants (\"gelu\"); give --set activation=swiglu or gelu",
                                  "model.activation"});
+    }
+  }
+
+  /// A key that is present and not null (transformers treats null as absent).
+  bool present(const char* key) const { return in_.kind(key) != Kind::Missing && in_.kind(key) != Kind::Null; }
+
+  std::optional<std::int64_t> int_key(const char* key) {
+    if (!present(key)) return std::nullopt;
+    used_.push_back(key);
+    std::int64_t v = 0;
+    if (!in_.required(key, v, Range::between(-1, 1e12))) return std::nullopt;
+    return v;
+  }
+
+  /// Keys that change the architecture in ways trainsim does not model yet: refused, never dropped.
+  void architecture_checks() {
+    Draft& d = out_.draft;
+    if (const auto hd = int_key("head_dim")) {
+      const auto h = d.integer("model.hidden"), heads = d.integer("model.heads");
+      if (h && heads && *hd * *heads == *h) {
+        out_.notes.push_back({at("head_dim"), std::to_string(*hd) + " = hidden_size / num_attention_heads"});
+      } else {
+        in_.error("head_dim", std::to_string(*hd) + " differs from hidden_size / num_attention_heads" +
+                                  (h && heads ? " = " + std::to_string(*h / *heads) : std::string()) +
+                                  ": a head dimension of its own is not modelled yet");
+      }
+    }
+    const char* kMla[] = {"kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim"};
+    bool mla = false;
+    for (const char* k : kMla)
+      if (present(k)) {
+        used_.push_back(k);
+        mla = mla || std::string_view(k) == "kv_lora_rank";
+      }
+    if (mla)
+      in_.error("kv_lora_rank",
+                "multi-latent attention (kv_lora_rank, q_lora_rank, qk_rope_head_dim, v_head_dim) is not modelled "
+                "yet; trainsim models multi-head and grouped-query attention");
+    auto mixed = [&](const char* key, std::int64_t dense_if_above) {
+      if (auto v = int_key(key); v && *v > dense_if_above)
+        in_.error(key, std::to_string(*v) + ": a mix of dense and MoE layers is not modelled yet; trainsim's MoE "
+                                            "models have experts in every layer");
+    };
+    mixed("first_k_dense_replace", 0);
+    mixed("decoder_sparse_step", 1);
+    mixed("moe_layer_freq", 1);
+    if (in_.kind("mlp_only_layers") == Kind::Array) {
+      used_.push_back("mlp_only_layers");
+      std::vector<int> layers;
+      if (in_.optional("mlp_only_layers", layers) && !layers.empty())
+        in_.error("mlp_only_layers", "dense layers among MoE layers are not modelled yet");
+    }
+    for (const char* k : {"layer_types", "full_attention_interval", "linear_num_value_heads", "linear_num_key_heads",
+                          "linear_key_head_dim", "linear_value_head_dim", "linear_conv_kernel_dim",
+                          "hybrid_override_pattern", "layers_block_type", "attn_layer_indices", "attn_type_list"}) {
+      if (!present(k)) continue;
+      used_.push_back(k);
+      if (std::string_view(k) == "layer_types" && in_.kind(k) == Kind::Array) {
+        std::vector<std::string> types;
+        if (in_.optional(k, types) &&
+            std::all_of(types.begin(), types.end(), [](const std::string& t) { return t == "full_attention"; }))
+          continue;
+      }
+      in_.error(k, "layers of different kinds (linear, sliding-window or state-space attention among full "
+                   "attention) are not modelled yet; trainsim models full attention in every layer");
+    }
+    if (present("sliding_window")) {
+      used_.push_back("sliding_window");
+      used_.push_back("use_sliding_window");
+      bool use = true;
+      if (present("use_sliding_window")) in_.optional("use_sliding_window", use);
+      if (use)
+        in_.error("sliding_window", "sliding-window attention is not modelled yet; trainsim attends over the whole "
+                                    "sequence (set it to null only if the training run does not use the window)");
+    }
+    if (auto n = int_key("num_nextn_predict_layers"); n && *n > 0)
+      out_.ignored.push_back({at("num_nextn_predict_layers"),
+                              std::to_string(*n) + " multi-token-prediction module(s): not modelled (DeepSeek-V3's "
+                                                   "published 671B parameters exclude them)"});
+  }
+
+  /// Qwen2-MoE's shared expert of shared_expert_intermediate_size: in parameters and FLOPs, that many routed-width
+  /// shared experts (trainsim's shared experts have the routed experts' width).
+  void shared_expert() {
+    const auto size = int_key("shared_expert_intermediate_size");
+    if (!size || *size == 0) return;
+    const auto expert = out_.draft.integer("model.moe.ffn_hidden");
+    if (expert && *size % *expert == 0) {
+      out_.draft.put("model.moe.shared_experts", *size / *expert,
+                     at("shared_expert_intermediate_size") + " / moe_intermediate_size (routed-width shared experts)");
+    } else {
+      in_.error("shared_expert_intermediate_size",
+                std::to_string(*size) + " is not a multiple of moe_intermediate_size: a shared expert of its own "
+                                        "width is not modelled yet");
     }
   }
 

@@ -45,6 +45,12 @@ class TitanImport {
     Draft& d = out_.draft;
     d.put("parallel.tp", tp, origin(par, "tensor_parallel_degree"), !has(par, tr, "tensor_parallel_degree"));
     d.put("parallel.pp", pp, origin(par, "pipeline_parallel_degree"), !has(par, tr, "pipeline_parallel_degree"));
+    // TorchTitan's tensor parallelism always shards the norms and the residual stream over the sequence
+    // (parallelize_llama's plan: SequenceParallel for the norms, sequence-sharded layer inputs and outputs), which is
+    // Megatron-LM's sequence parallelism (Korthikanti et al. 2022).
+    if (tp > 1)
+      d.put("parallel.sequence_parallel", true,
+            origin(par, "tensor_parallel_degree") + " (TorchTitan's tensor parallelism is sequence-parallel)");
     if (cp > 1) d.put("parallel.cp", cp, origin(par, "context_parallel_degree"));
     if (ep > 1) d.put("parallel.ep", ep, origin(par, "expert_parallel_degree"));
 
@@ -211,6 +217,16 @@ class TitanImport {
       used("model", "converters");
       for (const auto& c : m->get("converters")->array)
         fp8 = fp8 || (c.type == Type::String && c.string == "float8");
+    } else if (m && m->get("converters") && m->get("converters")->type == Type::String) {
+      // Before 2025 TorchTitan took converters as one comma-separated string ("float8").
+      used("model", "converters");
+      const std::string& list = m->get("converters")->string;
+      for (std::size_t a = 0, b = 0; a <= list.size(); a = b + 1) {
+        b = std::min(list.find(',', a), list.size());
+        std::string item = list.substr(a, b - a);
+        std::erase(item, ' ');
+        fp8 = fp8 || item == "float8";
+      }
     }
     if (fp8) {
       d.put("training.dtype", std::string("fp8"), origin_ + " float8 linear layers");
@@ -284,7 +300,31 @@ class TitanImport {
 
 }  // namespace
 
+namespace {
+
+/// Whether the text is Python (TorchTitan's config registry of 2026: config functions in a .py module) rather than a
+/// TOML job config: a .py file, or a line that starts a Python import or definition.
+bool looks_like_python(std::string_view text, const std::string& origin) {
+  if (origin.ends_with(".py")) return true;
+  for (std::size_t a = 0; a < text.size();) {
+    const auto b = std::min(text.find('\n', a), text.size());
+    const auto line = text.substr(a, b - a);
+    for (std::string_view start : {"import ", "from ", "def ", "class ", "@dataclass"})
+      if (line.starts_with(start)) return true;
+    a = b + 1;
+  }
+  return false;
+}
+
+}  // namespace
+
 Import import_torchtitan_text(std::string_view text, const std::string& origin, const Draft& known) {
+  if (looks_like_python(text, origin))
+    throw base::ConfigError(origin, "",
+                            "is Python (TorchTitan's config registry), not a TOML job config; trainsim does not run "
+                            "Python: give the job's settings as a TOML job config ([parallelism], [training], "
+                            "[activation_checkpoint], [model]), e.g. the TOML of the same flavour from an earlier "
+                            "TorchTitan release with your changes");
   const TomlValue root = parse_toml(text, origin);
   return TitanImport(origin, known).run(root);
 }
