@@ -107,6 +107,7 @@ struct FitArgs {
   std::vector<std::string> measurements;
   std::string base, out, name;
   bool json = false;
+  bool allow_other_gpu = false;
 };
 
 /// A built-in profile name (compiled into the binary) or a path to a profile file.
@@ -194,7 +195,7 @@ int fit_command(const FitArgs& a, std::ostream& out, std::ostream& err) {
   const std::string name = a.name.empty() ? std::filesystem::path(a.out).stem().string() : a.name;
   fit::Calibration c;
   try {
-    c = fit::calibrate(all, base, a.measurements);
+    c = fit::calibrate(all, base, a.measurements, {.allow_other_gpu = a.allow_other_gpu});
   } catch (const fit::FitError& e) {
     err << "error: fit: " << e.what() << '\n';
     return sim::cli::kExitBadInput;
@@ -255,6 +256,8 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   fit_cmd->add_option("--out", fa.out, "The fitted profile to write")->required()->type_name("FILE");
   fit_cmd->add_option("--name", fa.name, "Name of the fitted profile (default: the --out file name)");
   fit_cmd->add_flag("--json", fa.json, "The fitted parameters as JSON (schema trainsim.calibration/1)");
+  fit_cmd->add_flag("--allow-other-gpu", fa.allow_other_gpu,
+                    "Fit measurements of one GPU model onto the base profile of another (refused otherwise)");
 
   std::vector<std::string> argv_rev(args.rbegin(), args.rend());
   try {

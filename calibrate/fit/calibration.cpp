@@ -2,10 +2,13 @@
 // provenance into a copy of the base profile.
 #include "calibrate/fit/calibration.hpp"
 
+#include <cctype>
+
 #include "calibrate/fit/least_squares.hpp"
 #include "sim/base/assert.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <set>
 #include <sstream>
@@ -78,7 +81,8 @@ std::string context_of(std::span<const Measurement> ms, std::string& device) {
   return out;
 }
 
-void check_consistency(std::span<const Measurement> ms, const sim::hardware::HardwareProfile& base) {
+void check_consistency(std::span<const Measurement> ms, const sim::hardware::HardwareProfile& base,
+                       const CalibrateOptions& options) {
   std::map<std::string, int> devices;
   for (const auto& m : ms) {
     if (!m.device.empty()) ++devices[m.device];
@@ -95,6 +99,12 @@ void check_consistency(std::span<const Measurement> ms, const sim::hardware::Har
     throw FitError("inconsistent measurements: they come from several GPU models: " + list +
                    "; fit one GPU model at a time");
   }
+  if (devices.empty() || options.allow_other_gpu) return;
+  const std::string measured = gpu_family(devices.begin()->first), profile = gpu_family(base.name);
+  if (!measured.empty() && !profile.empty() && measured != profile)
+    throw FitError("the measurements ran on " + devices.begin()->first + " (" + measured + ") but the base profile " +
+                   base.name + " is a " + profile + "; choose the base profile of the measured GPU, or pass "
+                   "--allow-other-gpu to fit these measurements onto it anyway");
 }
 
 const GemmFit* primary_gemm(const std::vector<GemmFit>& fits) {
@@ -119,9 +129,9 @@ std::string residuals(double r2, double rms, double max) {
 }  // namespace
 
 Calibration calibrate(std::span<const Measurement> ms, const sim::hardware::HardwareProfile& base,
-                      const std::vector<std::string>& sources) {
+                      const std::vector<std::string>& sources, const CalibrateOptions& options) {
   if (ms.empty()) throw FitError("no measurements to fit");
-  check_consistency(ms, base);
+  check_consistency(ms, base, options);
   Calibration c;
   c.base_efficiency = base.efficiency;
   c.efficiency = base.efficiency;
@@ -187,20 +197,21 @@ Calibration calibrate(std::span<const Measurement> ms, const sim::hardware::Hard
   for (const auto& link : links) {
     const AlphaBeta* ab = primary_collective(c.collectives, link.scope);
     if (!ab || link.bandwidth <= 0) continue;
-    double fraction = ab->busbw.bytes_per_s / link.bandwidth;
-    std::string clamp;
-    if (fraction > 1.0) {
-      c.notes.push_back(std::string(to_string(ab->op)) + " over " + link.key + ": bus bandwidth " +
-                        fmt(ab->busbw.gbytes_per_s()) + " GB/s exceeds " + link.what + " (" +
-                        fmt(link.bandwidth * 1e-9) + " GB/s), e.g. by in-network reduction (NVLink SHARP); " +
-                        "efficiency." + link.key + " clamped to 1");
-      fraction = 1.0;
-      clamp = " (clamped from " + fmt(ab->busbw.bytes_per_s / link.bandwidth) + ")";
-    }
+    const double fraction = ab->busbw.bytes_per_s / link.bandwidth;
+    // A fraction above 1 is outside the physical bound of the base profile: it is refused, never clamped, so that
+    // the profile holds only what was fitted.
+    if (fraction > 1.0)
+      throw FitError(std::string(to_string(ab->op)) + " over " + link.key + ": the fitted bus bandwidth " +
+                     fmt(ab->busbw.gbytes_per_s()) + " GB/s (" + residuals(ab->r2, ab->rms_rel, ab->max_rel) +
+                     ", " + std::to_string(ab->points) + " measurements" + origin.substr(0, origin.size() - 2) +
+                     ") is " + fmt(fraction) + " of " + link.what + " (" + fmt(link.bandwidth * 1e-9) +
+                     " GB/s), above the physical bound of 1: in-network reduction (NVLink SHARP), a base profile "
+                     "with too few NICs per GPU or too slow links, or a misread log; not written. Fix the base "
+                     "profile's bandwidth, or fit without these collective measurements");
     double* target = link.scope == Scope::Nvlink ? &c.efficiency.nvlink : &c.efficiency.network;
     *target = round_to(fraction, 1e4);
     set(link.key, std::string(to_string(ab->op)) + " bus bandwidth " + fmt(ab->busbw.gbytes_per_s()) + " GB/s over " +
-                      link.what + " (" + fmt(link.bandwidth * 1e-9) + " GB/s) = " + fmt(*target) + clamp +
+                      link.what + " (" + fmt(link.bandwidth * 1e-9) + " GB/s) = " + fmt(*target) +
                       "; t = steps(p) alpha + busbw_factor(p) n / busbw (closed forms of sim/collectives, nccl-tests "
                       "bus bandwidth) by weighted least squares over " +
                       std::to_string(ab->points) + " measurements of " + std::to_string(ab->min_ranks) + ".." +
@@ -210,6 +221,28 @@ Calibration calibrate(std::span<const Measurement> ms, const sim::hardware::Hard
                       " us per step (the profile has no latency field: the topology defaults apply)");
   }
   return c;
+}
+
+std::string gpu_family(std::string_view name) {
+  // Longest names first: "gb200" before "b200", "h200" before "h20".
+  static const std::vector<std::string> kFamilies = {"gb200", "gh200", "gb300", "b200", "b300", "b100", "h800", "h200",
+                                                     "h100", "a800", "a100", "v100", "l40s", "h20", "a40", "a30",
+                                                     "a10", "l40", "l4", "t4"};
+  std::string lower(name);
+  for (auto& c : lower)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::size_t i = 0;
+  while (i < lower.size()) {  // alphanumeric tokens: "nvidia", "a100", "sxm4", "80gb"
+    while (i < lower.size() && !std::isalnum(static_cast<unsigned char>(lower[i])))
+      ++i;
+    const std::size_t start = i;
+    while (i < lower.size() && std::isalnum(static_cast<unsigned char>(lower[i])))
+      ++i;
+    const std::string token = lower.substr(start, i - start);
+    for (const auto& f : kFamilies)
+      if (token == f) return f;
+  }
+  return {};
 }
 
 std::string fitted_profile_text(sim::base::JsonDocument doc, const Calibration& c, const std::string& name) {

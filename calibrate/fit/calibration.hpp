@@ -11,6 +11,7 @@
 #include <map>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace calibrate::fit {
@@ -39,11 +40,20 @@ struct Calibration {
 ///   hbm      the STREAM (copy and triad) bandwidth over the profile's HBM bandwidth;
 ///   nvlink   the all-reduce (else the first collective fitted) bus bandwidth over NVLink / the NVLink bandwidth;
 ///   network  the same over the network / (NIC bandwidth x NICs per GPU).
-/// Fractions above 1 (NVLink SHARP reductions beat the per-direction link rate) are clamped to 1 with a note.
+/// A fraction above 1 (NVLink SHARP reductions beat the per-direction link rate, or the base profile's links are
+/// too slow) is refused with the fit and its R^2, never clamped: the profile holds only what was fitted.
 /// `sources` are the measurement files, named in the provenance. Throws FitError when the measurements are
-/// inconsistent (several GPU models, an SM count other than the base profile's) or no group can be fitted.
+/// inconsistent (several GPU models, an SM count other than the base profile's, a GPU model the log names that is not
+/// the base profile's unless `allow_other_gpu`) or no group can be fitted.
+struct CalibrateOptions {
+  bool allow_other_gpu = false;  // fit measurements of one GPU model onto the profile of another (--allow-other-gpu)
+};
 Calibration calibrate(std::span<const Measurement> measurements, const sim::hardware::HardwareProfile& base,
-                      const std::vector<std::string>& sources);
+                      const std::vector<std::string>& sources, const CalibrateOptions& options = {});
+
+/// The GPU family a device name or a profile name gives ("NVIDIA A100-SXM4-80GB" -> "a100", "h100-sxm5-80gb" ->
+/// "h100"); empty when it names none trainsim knows.
+std::string gpu_family(std::string_view name);
 
 /// The base profile (its parsed document) with the fitted efficiency values and one provenance entry per fitted
 /// field, renamed `name`. A base "efficiency" provenance entry is split into one entry per field it still covers.

@@ -179,7 +179,8 @@ GemmFit fit_gemm_dtype(Dtype dtype, std::span<const Measurement> measured, const
   if (!(chosen.efficiency > 0) || chosen.efficiency > 1.0)
     throw FitError(group + ": inconsistent with the base profile: the fitted efficiency is " + fmt(chosen.efficiency) +
                    " of the " + fmt(gpu.peak_for(dtype)->tflops()) + " TFLOP/s peak (fastest measured " +
-                   fmt(out.best.tflops()) + " TFLOP/s); is the base profile the measured GPU?");
+                   fmt(out.best.tflops()) + " TFLOP/s, R^2 " + fmt(chosen.fit.r2) +
+                   "), outside the physical bounds (0, 1]; not written: is the base profile the measured GPU?");
 
   out.efficiency = chosen.efficiency;
   out.k_half = chosen.k_half;

@@ -59,7 +59,8 @@ HbmFit fit_hbm_ops(std::span<const Measurement> measurements, std::span<const Me
   if (out.fraction > 1.0)
     throw FitError(group + ": inconsistent with the base profile: " + fmt(out.bandwidth.gbytes_per_s()) +
                    " GB/s measured exceeds its HBM bandwidth of " + fmt(gpu.hbm_bandwidth.gbytes_per_s()) +
-                   " GB/s; is the base profile the measured GPU, and are bytes counted read plus written?");
+                   " GB/s (fit R^2 " + fmt(fit->r2) + "), outside the physical bound; not written: is the base "
+                   "profile the measured GPU, and are bytes counted read plus written?");
   out.r2 = fit->r2;
   out.rms_rel = fit->rms_rel;
   out.max_rel = fit->max_rel;

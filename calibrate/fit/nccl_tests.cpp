@@ -120,6 +120,7 @@ struct OpSource {
 /// One column group of the result table: out-of-place or in-place.
 struct Group {
   bool in_place = false;
+  bool error_magnitude = false;  // before nccl-tests 2.x's "#wrong" count, the column was "error": the largest error
   int time = -1, algbw = -1, busbw = -1, wrong = -1;  // token indexes
   int first = 0, last = 0;                            // token range [first, last)
 };
@@ -156,6 +157,7 @@ Layout parse_header(const std::vector<std::string>& names) {
     if (n == "algbw") g.algbw = i;
     if (n == "busbw") g.busbw = i;
     if (n == "#wrong" || n == "error" || n == "wrong") g.wrong = i;
+    if (n == "error") g.error_magnitude = true;
   }
   if (!l.groups.empty() && l.groups.back().last == 0) l.groups.back().last = static_cast<int>(names.size());
   // nccl-tests prints out-of-place first, then in-place (src/common.cu); a single group is out-of-place.
@@ -167,6 +169,7 @@ struct TextSection {
   OpSource op;
   bool unsupported = false;
   std::map<int, std::pair<std::string, std::string>> ranks;  // rank -> (host, device)
+  std::optional<int> repeated_rank;                          // a rank number listed twice
   std::string nccl;
   std::optional<Layout> layout;
   std::size_t rows = 0;
@@ -192,7 +195,9 @@ bool parse_rank_line(const std::vector<std::string>& t, TextSection& s) {
       break;
     }
   }
-  s.ranks[std::stoi(t[1])] = {host, device};
+  const int rank = std::stoi(t[1]);
+  if (s.ranks.contains(rank) && !s.repeated_rank) s.repeated_rank = rank;
+  s.ranks[rank] = {host, device};
   return true;
 }
 
@@ -238,7 +243,27 @@ class TextParser {
                               "alltoall, sendrecv and broadcast)");
   }
 
+  /// mpirun --tag-output prefixes every line with "[JOB,RANK]<stdout>:" (Open MPI's mpirun(1)).
+  static std::string_view strip_mpi_tag(std::string_view line) {
+    if (!line.starts_with("[")) return line;
+    // "[0] " (Intel MPI's -prepend-rank, pdsh-style launchers): digits in brackets, then a space.
+    if (const auto close = line.find("] "); close != std::string_view::npos && close > 1 &&
+                                            line.substr(1, close - 1).find_first_not_of("0123456789") ==
+                                                std::string_view::npos)
+      return line.substr(close + 2);
+    const auto close = line.find("]<");
+    if (close == std::string_view::npos) return line;
+    const auto tag_end = line.find(">:", close);
+    if (tag_end == std::string_view::npos) return line;
+    const auto stream = line.substr(close + 2, tag_end - close - 2);
+    if (stream != "stdout" && stream != "stderr" && stream != "stddiag") return line;
+    const auto ids = line.substr(1, close - 1);
+    if (ids.empty() || ids.find_first_not_of("0123456789,") != std::string_view::npos) return line;
+    return line.substr(tag_end + 2);
+  }
+
   void handle(std::string_view line) {
+    line = strip_mpi_tag(line);
     const auto first = line.find_first_not_of(" \t");
     if (first == std::string_view::npos) return;
     if (line[first] == '#') return header(line.substr(first + 1));
@@ -249,6 +274,8 @@ class TextParser {
       return;
     }
     const auto tokens = split_ws(line);
+    // A rank line whose '#' was lost (interleaved output of several processes) is still a rank line.
+    if (!tokens.empty() && tokens[0] == "Rank" && parse_rank_line(tokens, section_)) return check_repeated_rank();
     if (tokens.empty() || !is_unsigned(tokens[0])) return;  // other program output, warnings
     row(tokens);
   }
@@ -272,7 +299,7 @@ class TextParser {
       new_section_if_used();
       return;
     }
-    if (parse_rank_line(t, section_)) return;
+    if (parse_rank_line(t, section_)) return check_repeated_rank();
     if (t[0] == "size" && std::find(t.begin(), t.end(), "algbw") != t.end()) {
       new_section_if_used();
       auto layout = parse_header(t);
@@ -300,13 +327,31 @@ class TextParser {
         "and no op in the file name; pass --op all_reduce|all_gather|reduce_scatter|all_to_all|send_recv|broadcast");
   }
 
+  void check_repeated_rank() const {
+    if (section_.repeated_rank)
+      fail("rank " + std::to_string(*section_.repeated_rank) +
+           " is listed more than once: the processes ran as separate single-rank jobs (nccl-tests built without "
+           "MPI=1, or started without an MPI launcher), so no table is one collective over all of them; rerun "
+           "with an MPI build");
+  }
+
   int resolve_ranks() {
     const int from_log = static_cast<int>(section_.ranks.size());
-    if (from_log > 0 && options_.ranks && *options_.ranks != from_log)
-      fail("the log lists " + std::to_string(from_log) + " ranks but --ranks says " + std::to_string(*options_.ranks));
     if (from_log > kMaxMeasuredRanks)
       fail("the log lists " + std::to_string(from_log) + " ranks; at most " + std::to_string(kMaxMeasuredRanks) +
            " are supported");
+    if (from_log > 0 && section_.ranks.rbegin()->first != from_log - 1) {
+      const int last = section_.ranks.rbegin()->first;
+      if (options_.ranks && *options_.ranks > last) return *options_.ranks;
+      int missing = 0;
+      while (section_.ranks.contains(missing))
+        ++missing;
+      fail("the log has " + std::to_string(from_log) + " rank lines up to rank " + std::to_string(last) +
+           ", but none for rank " + std::to_string(missing) +
+           " (a rank line lost in interleaved output?); pass --ranks N to say how many ranks ran");
+    }
+    if (from_log > 0 && options_.ranks && *options_.ranks != from_log)
+      fail("the log lists " + std::to_string(from_log) + " ranks but --ranks says " + std::to_string(*options_.ranks));
     if (from_log > 0) return from_log;
     if (options_.ranks) return *options_.ranks;
     fail("no \"#  Rank N ... on HOST device D\" lines above this table, so the rank count is unknown; pass --ranks N");
@@ -375,7 +420,14 @@ class TextParser {
       const auto time_us = field(g.time, "time", false);
       const auto alg = field(g.algbw, "algbw", false);
       const auto bus = field(g.busbw, "busbw", false);
-      const auto wrong = field(g.wrong, "#wrong", true);
+      // The old "error" column holds the largest absolute error (e.g. 0e+00, 2e-03 in half precision), not a count
+      // of wrong elements: it is read as a number and does not reject the row.
+      std::optional<double> wrong;
+      if (g.error_magnitude) {
+        (void)field(g.wrong, "error", false);
+      } else {
+        wrong = field(g.wrong, "#wrong", true);
+      }
       if (!time_us || *time_us <= 0 || *size == 0) continue;
       if (*time_us / 1e6 < kMinMeasuredSeconds)
         fail(std::string("column 'time' (") + group_name + "): " + fmt(*time_us) +
@@ -392,6 +444,9 @@ class TextParser {
       m.bytes = sim::base::Bytes{*size};
       m.ranks = ranks;
       m.nodes = hosts.empty() ? 0 : static_cast<int>(hosts.size());
+      if (hosts.empty() && !options_.scope)
+        fail("no \"#  Rank N ... on HOST\" lines above this table, so whether the ranks span hosts is unknown; pass "
+             "--scope nvlink (one host) or --scope network");
       m.scope = options_.scope.value_or(hosts.size() > 1 ? Scope::Network : Scope::Nvlink);
       m.in_place = g.in_place;
       m.time = sim::base::Duration{*time_us / 1e6};

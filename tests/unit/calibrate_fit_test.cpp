@@ -173,16 +173,31 @@ TEST(Calibration, SetsTheProfileFractionsFromTheFits) {
   const auto hw = h100();
   Noise noise("calibration");
   auto ms = collective_points(CollectiveOp::AllReduce, Scope::Nvlink, 1.2e-6, 0.8 * 450e9, {8}, noise);
-  auto net = collective_points(CollectiveOp::AllReduce, Scope::Network, 5e-6, 1.2 * 50e9, {16}, noise);
+  const double nic = hw.network.nic_bandwidth.bytes_per_s * hw.network.nics_per_gpu;
+  auto net = collective_points(CollectiveOp::AllReduce, Scope::Network, 5e-6, 0.7 * nic, {16}, noise);
   ms.insert(ms.end(), net.begin(), net.end());
   const auto c = calibrate(ms, hw, {"synthetic.jsonl"});
   EXPECT_NEAR(c.efficiency.nvlink, 0.8, 0.016);
-  EXPECT_EQ(c.efficiency.network, 1.0) << "a bus bandwidth above the NIC line rate is clamped";
-  ASSERT_FALSE(c.notes.empty());
-  EXPECT_NE(c.notes.back().find("clamped to 1"), std::string::npos) << c.notes.back();
+  EXPECT_NEAR(c.efficiency.network, 0.7, 0.014);
   EXPECT_EQ(c.efficiency.gemm, hw.efficiency.gemm) << "no GEMM measurements: the base value stays";
   EXPECT_EQ(c.fitted, (std::vector<std::string>{"nvlink", "network"}));
   EXPECT_NE(c.provenance.at("efficiency.nvlink").find("synthetic.jsonl"), std::string::npos);
+}
+
+TEST(Calibration, ABusBandwidthAboveTheLinkIsRefusedWithItsFitNotClamped) {
+  const auto hw = h100();
+  Noise noise("calibration-above");
+  const double nic = hw.network.nic_bandwidth.bytes_per_s * hw.network.nics_per_gpu;
+  auto ms = collective_points(CollectiveOp::AllReduce, Scope::Network, 5e-6, 1.2 * nic, {16}, noise);
+  try {
+    (void)calibrate(ms, hw, {"synthetic.jsonl"});
+    FAIL() << "a fraction of 1.2 must not be written (nor clamped to 1)";
+  } catch (const FitError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("above the physical bound of 1"), std::string::npos) << what;
+    EXPECT_NE(what.find("R^2 "), std::string::npos) << "the refusal reports the fit: " << what;
+    EXPECT_NE(what.find("not written"), std::string::npos) << what;
+  }
 }
 
 // ---- too few or inconsistent points -----------------------------------------------------------------------------
