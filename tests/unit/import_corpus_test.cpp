@@ -1,0 +1,355 @@
+// The import corpus (tests/data/import/corpus/, each file's repository, path and commit in its README): real launch
+// scripts, job configs, model configs and nccl-tests logs. Each imports to exactly what it says, field by field as
+// read from the file, or is refused with a message naming the construct.
+#include "calibrate/fit/nccl_tests.hpp"
+#include "sim/base/errors.hpp"
+#include "sim/importers/importers.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cctype>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace sim::importers {
+namespace {
+
+const std::string kCorpus = std::string(TRAINSIM_SOURCE_DIR) + "/tests/data/import/corpus/";
+
+struct Case {
+  std::string file;
+  std::string kind;  // megatron | deepspeed | torchtitan | hf
+  std::vector<std::pair<std::string, std::string>> fields = {};  // path, value as JSON text
+  std::vector<std::string> refusal = {};                         // fragments of the error, when refused
+  std::vector<std::pair<std::string, std::int64_t>> known = {};  // what other inputs give (--gpus)
+  std::vector<std::string> unresolved = {};                      // fragments of findings left for an option
+};
+
+std::ostream& operator<<(std::ostream& os, const Case& c) {
+  return os << c.file;
+}
+
+Import run(const Case& c) {
+  Draft known;
+  for (const auto& [path, v] : c.known)
+    known.put(path, v, "--option");
+  const std::string path = kCorpus + c.file;
+  if (c.kind == "megatron") return import_megatron(path, known);
+  if (c.kind == "deepspeed") return import_deepspeed(path, known);
+  if (c.kind == "torchtitan") return import_torchtitan(path, known);
+  return import_hf_config(path);
+}
+
+class Corpus : public ::testing::TestWithParam<Case> {};
+
+TEST_P(Corpus, ImportsExactlyWhatTheFileSaysOrRefuses) {
+  const Case& c = GetParam();
+  if (!c.refusal.empty()) {
+    try {
+      run(c);
+      FAIL() << c.file << " must be refused";
+    } catch (const base::ConfigError& e) {
+      const std::string what = e.what();
+      for (const auto& f : c.refusal)
+        EXPECT_NE(what.find(f), std::string::npos) << "missing \"" << f << "\" in:\n" << what;
+    }
+    return;
+  }
+  const Import im = run(c);
+  for (const auto& [path, value] : c.fields) {
+    const Field* f = im.draft.find(path);
+    ASSERT_NE(f, nullptr) << c.file << ": no " << path;
+    EXPECT_EQ(to_string(f->value), value) << c.file << ": " << path << " (from " << f->origin << ")";
+  }
+  std::string left;
+  for (const auto& u : unsettled(im))
+    left += u.to_string() + "\n";
+  for (const auto& u : c.unresolved)
+    EXPECT_NE(left.find(u), std::string::npos) << "missing unresolved \"" << u << "\" in:\n" << left;
+  if (c.unresolved.empty()) {
+    EXPECT_EQ(left, "") << c.file;
+  }
+}
+
+using F = std::vector<std::pair<std::string, std::string>>;
+
+const F kLlama31_8b = {{"model.layers", "32"},           {"model.hidden", "4096"},
+                       {"model.heads", "32"},            {"model.kv_heads", "8"},
+                       {"model.ffn_hidden", "14336"},    {"model.vocab", "128256"},
+                       {"model.activation", "\"swiglu\""}, {"model.norm", "\"rmsnorm\""},
+                       {"model.position_embedding", "\"rope\""}, {"model.tied_embeddings", "false"},
+                       {"model.bias", "false"},          {"model.max_seq_len", "131072"}};
+
+const std::vector<Case> kCases = {
+    // ---- Megatron-LM launch scripts ----
+    {"megatron-llama3-8b-fsdp-h100-fp8.sh", "megatron",
+     F{{"cluster.gpus", "8"},
+       {"cluster.gpus_per_node", "8"},
+       {"parallel.tp", "1"},
+       {"parallel.pp", "1"},
+       {"parallel.cp", "1"},
+       {"parallel.sequence_parallel", "true"},
+       {"parallel.distributed_optimizer", "true"},
+       {"parallel.zero_stage", "3"},
+       {"parallel.micro_batch", "1"},
+       {"parallel.global_batch", "128"},
+       {"training.seq_len", "8192"},
+       {"training.tokens", "16000000000000"},
+       {"training.dtype", "\"fp8\""},
+       {"model.layers", "32"},
+       {"model.hidden", "4096"},
+       {"model.ffn_hidden", "14336"},
+       {"model.heads", "32"},
+       {"model.kv_heads", "8"},
+       {"model.vocab", "128256"},
+       {"model.activation", "\"swiglu\""},
+       {"model.norm", "\"rmsnorm\""},
+       {"model.position_embedding", "\"rope\""},
+       {"model.bias", "false"},
+       {"model.tied_embeddings", "false"},
+       {"model.max_seq_len", "8192"}}},
+    {"megatron-llama3-8b-h100-fp8.sh", "megatron", {}, {"--grad-reduce-in-bf16: gradients reduced in bf16"}},
+    {"megatron-llama32-1b-h100-fp8.sh", "megatron", {},
+     {"--grad-reduce-in-bf16", "--kv-channels 128 differs from hidden / heads = 64"}},
+    {"megatron-fsdp-qwen3-30b-a3b-gb200.sh", "megatron", {},
+     {"--recompute-modules moe_act: recomputing chosen modules is not modelled", "--grad-reduce-in-bf16",
+      "--kv-channels 128 differs from hidden / heads = 64"}},
+    {"megatron-gpt3-175b.sh", "megatron",
+     F{{"cluster.gpus", "8"},
+       {"parallel.tp", "8"},
+       {"parallel.pp", "16"},
+       {"model.layers", "96"},
+       {"model.hidden", "12288"},
+       {"model.heads", "96"},
+       {"model.kv_heads", "96"},
+       {"model.ffn_hidden", "49152"},
+       {"model.activation", "\"gelu\""},
+       {"model.max_seq_len", "2048"},
+       {"training.seq_len", "2048"},
+       {"parallel.micro_batch", "1"},
+       {"parallel.global_batch", "1536"},
+       {"training.dtype", "\"fp16\""},
+       // --rampup-batch-size 16 16 5859375: 19,802 iterations consume 5,859,424 samples, then 480,198 at 1536.
+       {"training.tokens", "1522572394496"}}},
+    {"megatron-gpt3-857m.sh", "megatron",
+     F{{"cluster.gpus", "8"},
+       {"parallel.tp", "8"},
+       {"parallel.pp", "1"},
+       {"model.layers", "24"},
+       {"model.hidden", "1024"},
+       {"model.heads", "16"},
+       {"training.seq_len", "2048"},
+       {"parallel.micro_batch", "8"},
+       {"parallel.global_batch", "128"},
+       {"training.dtype", "\"fp16\""},
+       {"training.tokens", "131072000000"}}},
+    {"megatron-mixtral-8x7b-distributed.sh", "megatron",
+     F{{"cluster.gpus", "2"},
+       {"cluster.gpus_per_node", "2"},
+       {"parallel.tp", "1"},
+       {"parallel.pp", "1"},
+       {"parallel.ep", "2"},
+       {"parallel.sequence_parallel", "true"},
+       {"parallel.distributed_optimizer", "true"},
+       {"parallel.micro_batch", "1"},
+       {"parallel.global_batch", "4"},
+       {"training.seq_len", "256"},
+       {"training.tokens", "7168"},
+       {"training.dtype", "\"fp32\""},
+       {"model.layers", "2"},
+       {"model.hidden", "256"},
+       {"model.ffn_hidden", "896"},
+       {"model.heads", "2"},
+       {"model.kv_heads", "2"},
+       {"model.max_seq_len", "2048"},
+       {"model.moe.experts", "2"},
+       {"model.moe.top_k", "2"},
+       {"model.moe.ffn_hidden", "896"},
+       {"model.norm", "\"rmsnorm\""},
+       {"model.activation", "\"swiglu\""}}},
+    {"megatron-llama2-7b-h100-fp16-fp8.sh", "megatron", {},
+     {"line 36: this if cannot be decided from the file", "MEGATRON_PATCH_PATH"}},
+    {"bigscience-tr11-176b-ml.slurm", "megatron", {},
+     {"--position-embedding-type: \"alibi\" is not accepted; accepted: learned_absolute, rope, none"}},
+    // ---- TorchTitan job configs ----
+    {"torchtitan-llama3-70b.toml", "torchtitan",
+     F{{"model", "\"llama3-70b\""},
+       {"parallel.tp", "8"},
+       {"parallel.sequence_parallel", "true"},
+       {"parallel.pp", "1"},
+       {"parallel.zero_stage", "3"},
+       {"parallel.global_batch", "64"},
+       {"parallel.micro_batch", "8"},
+       {"training.seq_len", "8192"},
+       {"training.tokens", "524288000"},
+       {"parallel.recompute", "\"full\""}},
+     {},
+     {{"cluster.gpus", 64}}},
+    {"torchtitan-llama3-70b.py", "torchtitan", {}, {"is Python (TorchTitan's config registry), not a TOML job config"}},
+    {"torchtitan-llama3-8b-2024.toml", "torchtitan",
+     F{{"model", "\"llama3-8b\""},
+       {"parallel.tp", "1"},
+       {"parallel.zero_stage", "3"},
+       {"parallel.global_batch", "64"},
+       {"parallel.micro_batch", "1"},
+       {"training.seq_len", "8192"},
+       {"training.tokens", "524288000"},
+       {"parallel.recompute", "\"selective\""},
+       {"training.dtype", "\"bf16\""}},
+     {},
+     {{"cluster.gpus", 64}}},
+    {"torchtitan-llama3-405b-2024.toml", "torchtitan",
+     F{{"model", "\"llama3-405b\""},
+       {"parallel.tp", "8"},
+       {"parallel.sequence_parallel", "true"},
+       {"parallel.global_batch", "32"},
+       {"parallel.micro_batch", "2"},
+       {"training.tokens", "786432000"},
+       {"parallel.recompute", "\"full\""},
+       {"training.dtype", "\"fp8\""}},
+     {},
+     {{"cluster.gpus", 128}}},
+    {"torchtitan-qwen3-32b.toml", "torchtitan",
+     F{{"parallel.tp", "1"}, {"parallel.global_batch", "16"}, {"training.seq_len", "4096"},
+       {"parallel.recompute", "\"full\""}},
+     {},
+     {{"cluster.gpus", 8}},
+     {"name \"qwen3\" flavor \"32B\" is not a trainsim built-in; give --model NAME|FILE or --model-config"}},
+    {"torchtitan-qwen3-30b-a3b.toml", "torchtitan",
+     F{{"parallel.ep", "2"}, {"parallel.global_batch", "128"}, {"parallel.micro_batch", "2"},
+       {"training.tokens", "1572864000"}},
+     {},
+     {{"cluster.gpus", 8}},
+     {"flavor \"30B-A3B\" is not a trainsim built-in"}},
+    {"torchtitan-deepseek-v3-16b.toml", "torchtitan",
+     F{{"parallel.global_batch", "64"}, {"training.seq_len", "4096"}, {"parallel.recompute", "\"full\""}},
+     {},
+     {{"cluster.gpus", 8}},
+     {"name \"deepseek_v3\" flavor \"16B\" is not a trainsim built-in"}},
+    {"torchtitan-deepseek-v3-671b.toml", "torchtitan",
+     F{{"parallel.global_batch", "1024"}, {"training.tokens", "41943040000"}, {"parallel.recompute", "\"selective\""}},
+     {},
+     {{"cluster.gpus", 256}},
+     {"flavor \"671B\" is not a trainsim built-in"}},
+    // ---- DeepSpeed configs ----
+    {"deepspeed-hf-zero3-offload.json", "deepspeed", {}, {"/zero_optimization/offload_optimizer: offloading to cpu"}},
+    {"deepspeed-hf-zero2-offload-auto.json", "deepspeed", {}, {"offload_optimizer: offloading to cpu is not modelled"}},
+    {"deepspeed-megatron-zero-offload-10b.json", "deepspeed", {},
+     {"/zero_optimization/cpu_offload: offloading optimizer states to the CPU is not modelled",
+      "/activation_checkpointing/cpu_checkpointing: activation checkpoints kept in CPU memory"}},
+    {"deepspeed-megatron-zero2.json", "deepspeed",
+     F{{"parallel.zero_stage", "2"}, {"parallel.global_batch", "16"}, {"training.dtype", "\"fp16\""},
+       {"parallel.recompute", "\"full\""}}},
+    {"deepspeed-megatron-zero3-stage3.json", "deepspeed",
+     F{{"parallel.zero_stage", "3"}, {"parallel.global_batch", "16"}, {"training.dtype", "\"fp16\""},
+       {"parallel.recompute", "\"full\""}}},
+    {"deepspeed-megatron-zero3.json", "deepspeed",
+     F{{"parallel.zero_stage", "3"}, {"parallel.micro_batch", "8"}, {"parallel.global_batch", "64"},
+       {"training.dtype", "\"fp16\""}},
+     {},
+     {{"cluster.gpus", 8}}},
+    {"deepspeed-autotuning-z1.json", "deepspeed", F{{"parallel.zero_stage", "1"}}, {}, {},
+     {"\"auto\" is filled in at run time by the Hugging Face Trainer; give --set parallel.micro_batch=N"}},
+    {"deepspeed-autotuning-fp16-z2.json", "deepspeed", F{{"parallel.zero_stage", "2"}, {"training.dtype", "\"fp16\""}},
+     {}, {}, {"parallel.micro_batch=N"}},
+    // ---- Hugging Face config.json ----
+    {"hf-llama-3_1-8b-config.json", "hf", kLlama31_8b},
+    {"hf-llama-3_2-3b-config.json", "hf",
+     F{{"model.layers", "28"}, {"model.hidden", "3072"}, {"model.heads", "24"}, {"model.kv_heads", "8"},
+       {"model.ffn_hidden", "8192"}, {"model.vocab", "128256"}, {"model.tied_embeddings", "true"}}},
+    {"hf-qwen2_5-3b-config.json", "hf",
+     F{{"model.layers", "36"}, {"model.hidden", "2048"}, {"model.heads", "16"}, {"model.kv_heads", "2"},
+       {"model.ffn_hidden", "11008"}, {"model.vocab", "151936"}, {"model.tied_embeddings", "true"},
+       {"model.max_seq_len", "32768"}}},
+    {"hf-qwen2_5-7b-config.json", "hf",
+     F{{"model.layers", "28"}, {"model.hidden", "3584"}, {"model.heads", "28"}, {"model.kv_heads", "4"},
+       {"model.ffn_hidden", "18944"}, {"model.vocab", "152064"}, {"model.tied_embeddings", "false"}}},
+    {"hf-qwen2_5-14b-config.json", "hf",
+     F{{"model.layers", "48"}, {"model.hidden", "5120"}, {"model.heads", "40"}, {"model.kv_heads", "8"},
+       {"model.ffn_hidden", "13824"}, {"model.vocab", "152064"}}},
+    {"hf-qwen2_5-32b-config.json", "hf",
+     F{{"model.layers", "64"}, {"model.hidden", "5120"}, {"model.heads", "40"}, {"model.kv_heads", "8"},
+       {"model.ffn_hidden", "27648"}, {"model.vocab", "152064"}}},
+    {"hf-qwen3-8b-config.json", "hf",
+     F{{"model.layers", "36"}, {"model.hidden", "4096"}, {"model.heads", "32"}, {"model.kv_heads", "8"},
+       {"model.ffn_hidden", "12288"}, {"model.vocab", "151936"}, {"model.tied_embeddings", "false"},
+       {"model.bias", "false"}, {"model.max_seq_len", "40960"}}},
+    {"hf-qwen3-14b-config.json", "hf",
+     F{{"model.layers", "40"}, {"model.hidden", "5120"}, {"model.heads", "40"}, {"model.kv_heads", "8"},
+       {"model.ffn_hidden", "17408"}, {"model.vocab", "151936"}}},
+    {"hf-qwen3-4b-config.json", "hf", {}, {"/head_dim: 128 differs from hidden_size / num_attention_heads = 80"}},
+    {"hf-qwen3-32b-config.json", "hf", {}, {"/head_dim: 128 differs from hidden_size / num_attention_heads = 80"}},
+    {"hf-qwen3-30b-a3b-config.json", "hf", {}, {"/head_dim: 128 differs from hidden_size / num_attention_heads = 64"}},
+    {"hf-deepseek-v3-config.json", "hf", {},
+     {"/kv_lora_rank: multi-latent attention", "/first_k_dense_replace: 3: a mix of dense and MoE layers"}},
+};
+
+std::string case_name(const ::testing::TestParamInfo<Case>& param_info) {
+  std::string name = param_info.param.file;
+  for (auto& ch : name)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Files, Corpus, ::testing::ValuesIn(kCases), case_name);
+
+// ---- nccl-tests logs ----------------------------------------------------------------------------------------------
+
+std::string nccl_error(const std::string& file, const calibrate::fit::NcclTestsOptions& o = {}) {
+  try {
+    calibrate::fit::import_nccl_tests(kCorpus + file, o);
+  } catch (const base::ConfigError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(CorpusNcclTests, OldFormatWithErrorMagnitudesReadsEveryRow) {
+  // NVIDIA/nccl#258: 2019 all_reduce_perf, "error" columns holding the largest error (1e-07), no root column.
+  const auto r = calibrate::fit::import_nccl_tests(kCorpus + "nccl-issue258-all_reduce-4xv100.log", {});
+  ASSERT_EQ(r.records.size(), 8u) << "4 sizes, out-of-place and in-place";
+  EXPECT_EQ(r.records[0].bytes.n, 8);
+  EXPECT_EQ(r.records[0].ranks, 4);
+  EXPECT_EQ(r.records[0].nodes, 1);
+  EXPECT_EQ(r.records[0].scope, calibrate::fit::Scope::Nvlink) << "one host";
+  EXPECT_EQ(r.records[0].collective, calibrate::fit::CollectiveOp::AllReduce) << "from the file name";
+  EXPECT_DOUBLE_EQ(r.records[0].time.s, 158.3e-6);
+  EXPECT_DOUBLE_EQ(r.records[7].time.s, 278.1e-6);
+  EXPECT_EQ(r.records[0].device, "Tesla V100-SXM3-32GB");
+}
+
+TEST(CorpusNcclTests, TwoHostsAreTheNetworkScope) {
+  const auto r = calibrate::fit::import_nccl_tests(kCorpus + "nccl-spark103-all_reduce-2xgb10.log", {});
+  ASSERT_EQ(r.records.size(), 8u);
+  EXPECT_EQ(r.records[0].ranks, 2);
+  EXPECT_EQ(r.records[0].nodes, 2);
+  EXPECT_EQ(r.records[0].scope, calibrate::fit::Scope::Network);
+  EXPECT_EQ(r.records[0].nccl, "2.31.2");
+  EXPECT_EQ(r.records[0].bytes.n, 8192);
+  EXPECT_DOUBLE_EQ(r.records[1].time.s, 30.33e-6);
+}
+
+TEST(CorpusNcclTests, RepeatedRankZeroIsRefusedNotCountedAsOneRank) {
+  // NVIDIA/nccl-tests#254: sixteen single-rank jobs (lines without '#'), every one "Rank 0".
+  const auto e = nccl_error("nccl-tests-issue254-all_reduce-16xh100.log");
+  EXPECT_NE(e.find("nccl-tests-issue254-all_reduce-16xh100.log:3"), std::string::npos) << e;
+  EXPECT_NE(e.find("rank 0 is listed more than once"), std::string::npos) << e;
+}
+
+TEST(CorpusNcclTests, ALogWithoutRankLinesNeedsRanksAndScopeFromTheUser) {
+  const std::string log = "nccl-hpcaienvs21-all_reduce.log";
+  EXPECT_NE(nccl_error(log).find("pass --ranks N"), std::string::npos);
+  calibrate::fit::NcclTestsOptions ranks16;
+  ranks16.ranks = 16;
+  EXPECT_NE(nccl_error(log, ranks16).find("pass --scope nvlink (one host) or --scope network"),
+            std::string::npos);
+  ranks16.scope = calibrate::fit::Scope::Network;
+  const auto r = calibrate::fit::import_nccl_tests(kCorpus + log, ranks16);
+  EXPECT_EQ(r.records.size(), 18u);
+  EXPECT_EQ(r.records[0].ranks, 16) << "busbw/algbw = 1.87 = 2(16-1)/16, checked row by row";
+}
+
+}  // namespace
+}  // namespace sim::importers
