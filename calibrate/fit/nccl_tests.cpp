@@ -1,5 +1,7 @@
-// calibrate/fit/nccl_tests.cpp: parsers of nccl-tests' text tables and JSON output, with their bandwidth checks.
+// calibrate/fit/nccl_tests.cpp: the parser of nccl-tests' text tables, with their bandwidth checks (the -J JSON output
+// is nccl_tests_json.cpp's), and the file entry point.
 #include "calibrate/fit/nccl_tests.hpp"
+#include "calibrate/fit/nccl_tests_detail.hpp"
 
 #include "sim/base/errors.hpp"
 #include "sim/base/json_reader.hpp"
@@ -17,45 +19,9 @@
 #include <utility>
 
 namespace calibrate::fit {
-namespace {
+namespace nccl_detail {
 
-using sim::base::ConfigError;
-using sim::base::JsonReader;
-
-std::vector<std::string> split_ws(std::string_view line) {
-  std::vector<std::string> out;
-  std::size_t i = 0;
-  while (i < line.size()) {
-    while (i < line.size() && (line[i] == ' ' || line[i] == '\t'))
-      ++i;
-    std::size_t j = i;
-    while (j < line.size() && line[j] != ' ' && line[j] != '\t')
-      ++j;
-    if (j > i) out.emplace_back(line.substr(i, j - i));
-    i = j;
-  }
-  return out;
-}
-
-bool is_unsigned(std::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
-std::optional<double> to_double(std::string_view s) {
-  double v = 0;
-  const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (r.ec != std::errc() || r.ptr != s.data() + s.size()) return std::nullopt;
-  return v;
-}
-
-std::optional<long long> to_integer(std::string_view s) {
-  long long v = 0;
-  const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (r.ec != std::errc() || r.ptr != s.data() + s.size()) return std::nullopt;
-  return v;
-}
-
-/// "N/A" (no data check, or no result) and nccl-tests' printed "nan"/"inf" mean: no number here.
+// "N/A" (no data check, or no result) and nccl-tests' printed "nan"/"inf" mean: no number here.
 bool not_available(std::string_view s) {
   return s == "N/A" || s == "nan" || s == "-nan" || s == "inf" || s == "-inf";
 }
@@ -108,6 +74,49 @@ std::optional<CollectiveOp> op_from_file_name(std::string_view path) {
   if (found.size() != 1) return std::nullopt;
   return *found.begin();
 }
+
+}  // namespace nccl_detail
+
+namespace {
+
+using namespace nccl_detail;
+
+using sim::base::ConfigError;
+using sim::base::JsonReader;
+
+std::vector<std::string> split_ws(std::string_view line) {
+  std::vector<std::string> out;
+  std::size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t'))
+      ++i;
+    std::size_t j = i;
+    while (j < line.size() && line[j] != ' ' && line[j] != '\t')
+      ++j;
+    if (j > i) out.emplace_back(line.substr(i, j - i));
+    i = j;
+  }
+  return out;
+}
+
+bool is_unsigned(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+std::optional<double> to_double(std::string_view s) {
+  double v = 0;
+  const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (r.ec != std::errc() || r.ptr != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+std::optional<long long> to_integer(std::string_view s) {
+  long long v = 0;
+  const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (r.ec != std::errc() || r.ptr != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
 
 /// Which collective a section measured: the log, else --op, else the file name; a log and --op must agree.
 struct OpSource {
@@ -491,50 +500,6 @@ class TextParser {
   ImportResult result_;
 };
 
-// ---- JSON ----------------------------------------------------------------------------------------------------------
-
-/// The first element of the top-level "args" array (the program path) from the raw text. nccl-tests writes it with
-/// '/' escaped as "\/" (src/util.cu sanitizeJson); JsonReader reads no string arrays, and the document has already
-/// been validated as JSON when this runs.
-std::string first_arg(std::string_view text) {
-  const auto key = text.find("\"args\"");
-  if (key == std::string_view::npos) return {};
-  const auto open = text.find('[', key);
-  const auto quote = text.find('"', open);
-  if (open == std::string_view::npos || quote == std::string_view::npos) return {};
-  std::string out;
-  for (std::size_t i = quote + 1; i < text.size() && text[i] != '"'; ++i) {
-    if (text[i] == '\\' && i + 1 < text.size()) ++i;
-    out += text[i];
-  }
-  return out;
-}
-
-/// A number, or nccl-tests' "nan" string / null, from a results entry.
-std::optional<double> json_number_or_na(JsonReader& r, std::string_view key) {
-  switch (r.kind(key)) {
-    case JsonReader::Kind::Integer:
-    case JsonReader::Kind::Number: {
-      double v = 0;
-      if (r.required(key, v)) return v;
-      return std::nullopt;
-    }
-    case JsonReader::Kind::String: {
-      std::string s;
-      r.required(key, s);
-      if (!not_available(s)) r.error(key, "\"" + s + "\" is not a number or \"nan\"");
-      return std::nullopt;
-    }
-    case JsonReader::Kind::Null:
-    case JsonReader::Kind::Missing:
-      r.accept(key);
-      return std::nullopt;
-    default:
-      r.error(key, "expected a number");
-      return std::nullopt;
-  }
-}
-
 }  // namespace
 
 std::optional<CollectiveOp> op_of_nccl_tests_program(std::string_view program) {
@@ -561,133 +526,6 @@ std::string nccl_version_string(long code) {
 
 ImportResult parse_nccl_tests_text(std::string_view text, const std::string& origin, const NcclTestsOptions& options) {
   return TextParser(origin, options).run(text);
-}
-
-ImportResult parse_nccl_tests_json(std::string_view text, const std::string& origin, const NcclTestsOptions& options) {
-  auto doc = sim::base::JsonDocument::parse_text(text, origin);
-  sim::base::Diagnostics diag(origin);
-  JsonReader r = doc.root(diag);
-  ImportResult out;
-
-  const std::string program = first_arg(text);
-  std::optional<CollectiveOp> op = op_of_nccl_tests_program(program);
-  if (!program.empty() && !op && program.find("_perf") != std::string::npos) {
-    out.notes.push_back(origin + ": skipped " + basename_of(program) + " (not a collective trainsim models)");
-    return out;
-  }
-  if (op && options.op && *op != *options.op)
-    throw ConfigError(origin, "/args/0",
-                      "the file is " + basename_of(program) + " but --op says " + to_string(*options.op));
-  if (!op) op = options.op;
-  if (!op) op = op_from_file_name(origin);
-  if (!op)
-    throw ConfigError(origin, "/args/0",
-                      "cannot tell which collective this file measured (args[0] is \"" + program +
-                          "\"); pass --op all_reduce|all_gather|reduce_scatter|all_to_all|send_recv|broadcast");
-
-  long nccl_code = 0;
-  if (r.has("nccl_version")) {
-    int v = 0;
-    if (r.required("nccl_version", v)) nccl_code = v;
-  }
-  std::string date = options.date;
-  if (date.empty() && r.has("start_time")) {
-    std::string start;
-    if (r.required("start_time", start)) date = start.size() == 19 ? start.replace(10, 1, "T") : start;
-  }
-  int ranks = 0;
-  std::set<std::string> hosts;
-  std::string device;
-  if (auto config = r.required_object("config")) {
-    int nthreads = 1, ngpus = 1;
-    config->optional("nthreads", nthreads, sim::base::Range::at_least(1));
-    config->optional("ngpus", ngpus, sim::base::Range::at_least(1));
-    const auto devices = config->object_array("devices", true);
-    for (auto d : devices) {
-      std::string host, info;
-      d.optional("hostname", host);
-      d.optional("device_info", info);
-      hosts.insert(host);
-      if (device.empty()) device = info;
-    }
-    // One entry per process (src/util.cu writeDeviceReport), each running nthreads x ngpus ranks. Multiplied in
-    // 64 bits and bounded before it becomes an int (a fuzzed nthreads x ngpus overflowed int).
-    const std::int64_t product = std::int64_t{nthreads} * ngpus * static_cast<std::int64_t>(devices.size());
-    if (product > kMaxMeasuredRanks)
-      config->error("nthreads", std::to_string(devices.size()) + " devices x nthreads " + std::to_string(nthreads) +
-                                    " x ngpus " + std::to_string(ngpus) + " is more than " +
-                                    std::to_string(kMaxMeasuredRanks) + " ranks");
-    else
-      ranks = static_cast<int>(product);
-  }
-  diag.throw_if_any();
-  if (options.ranks && ranks > 0 && *options.ranks != ranks)
-    throw ConfigError(
-        origin, "/config",
-        "the file describes " + std::to_string(ranks) + " ranks but --ranks says " + std::to_string(*options.ranks));
-  if (options.ranks) ranks = *options.ranks;
-  if (ranks <= 0)
-    throw ConfigError(origin, "/config", "no devices listed, so the rank count is unknown; pass --ranks N");
-
-  auto results = r.object_array("results", true);
-  for (std::size_t i = 0; i < results.size(); ++i) {
-    auto& row = results[i];
-    std::int64_t size = 0;
-    std::string type;
-    row.required("size", size, sim::base::Range::at_least(0));
-    row.optional("type", type);
-    for (const bool in_place : {false, true}) {
-      const char* key = in_place ? "in_place" : "out_of_place";
-      if (row.kind(key) != JsonReader::Kind::Object) {
-        row.accept(key);
-        continue;
-      }
-      auto body = row.required_object(key);
-      auto time_us = json_number_or_na(*body, body->has("time") ? "time" : "cpu_time");
-      auto alg = json_number_or_na(*body, "alg_bw");
-      auto bus = json_number_or_na(*body, "bus_bw");
-      auto wrong = json_number_or_na(*body, "nwrong");
-      if (!time_us || *time_us <= 0 || size == 0) continue;
-      const std::string where = row.path() + "/" + key;
-      if (*time_us / 1e6 < kMinMeasuredSeconds) {
-        body->error(body->has("time") ? "time" : "cpu_time",
-                    fmt(*time_us) + " us is shorter than any collective takes (at least 0.001 us)");
-        continue;
-      }
-      if (wrong && *wrong > 0) {
-        out.notes.push_back(origin + ": " + where + ": skipped: nccl-tests found " + fmt(*wrong) + " wrong elements");
-        continue;
-      }
-      Measurement m;
-      m.kind = Kind::Collective;
-      m.collective = *op;
-      m.dtype = dtype_of(type);
-      m.bytes = sim::base::Bytes{size};
-      m.ranks = ranks;
-      m.nodes = static_cast<int>(hosts.size());
-      m.scope = options.scope.value_or(hosts.size() > 1 ? Scope::Network : Scope::Nvlink);
-      m.in_place = in_place;
-      m.time = sim::base::Duration{*time_us / 1e6};
-      m.label = "nccl-tests " + (program.empty() ? std::string(to_string(*op)) : basename_of(program));
-      m.device = device;
-      if (!hosts.empty()) m.host = *hosts.begin();
-      m.nccl = nccl_version_string(nccl_code);
-      m.date = date;
-      m.source = origin + ":" + where;
-      const double computed = algbw(m).gbytes_per_s();
-      if (alg && std::fabs(*alg - computed) > 0.005 * computed + 0.011)
-        body->error("alg_bw", fmt(*alg) + " GB/s disagrees with size/time = " + fmt(computed) + " GB/s");
-      const double factor = busbw_factor(m.collective, ranks);
-      if (alg && bus && *alg >= 0.1 && std::fabs(*bus - *alg * factor) > 0.01 * *alg * factor + 0.011)
-        body->error("bus_bw", "busbw/algbw = " + fmt(*bus / *alg) + " but " + to_string(m.collective) + " over " +
-                                  std::to_string(ranks) + " ranks has bus factor " + fmt(factor) +
-                                  "; the rank count or op is wrong (see --ranks, --op)");
-      out.records.push_back(std::move(m));
-    }
-  }
-  diag.throw_if_any();
-  if (out.records.empty()) throw ConfigError(origin, "/results", "no results with a time; nothing to import");
-  return out;
 }
 
 ImportResult import_nccl_tests(const std::string& path, const NcclTestsOptions& options) {

@@ -6,6 +6,7 @@
 // output embeddings, fp32 parameters. Those defaults are recorded as weak fields: an explicit value from another input
 // (a Hugging Face config) wins, with a note.
 #include "sim/importers/importers.hpp"
+#include "sim/importers/megatron_args.hpp"
 #include "sim/importers/shell.hpp"
 
 #include <algorithm>
@@ -18,124 +19,7 @@ namespace sim::importers {
 namespace {
 
 using base::ConfigError;
-
-// ---- flags ------------------------------------------------------------------------------------------------------
-
-enum class Kind { Int, Bool, Choice, Text };  // Text: any value, checked where it is used
-
-struct FlagSpec {
-  const char* name;  // without the leading "--"
-  Kind kind;
-  const char* path;                       // scenario path for a direct mapping, else nullptr (handled below)
-  std::vector<const char*> choices = {};  // accepted values of a Choice flag
-  int nargs = 1;                          // values an Int flag takes (--rampup-batch-size START INCR SAMPLES)
-  std::int64_t max = 1'000'000'000;       // the largest value accepted
-};
-
-// Every flag trainsim reads. Anything else is listed as ignored.
-const std::vector<FlagSpec>& flag_specs() {
-  static const std::vector<FlagSpec> specs = {
-      {"tensor-model-parallel-size", Kind::Int, "parallel.tp"},
-      {"pipeline-model-parallel-size", Kind::Int, "parallel.pp"},
-      {"context-parallel-size", Kind::Int, "parallel.cp"},
-      {"expert-model-parallel-size", Kind::Int, "parallel.ep"},
-      {"virtual-pipeline-model-parallel-size", Kind::Int, "parallel.vpp"},
-      {"num-layers-per-virtual-pipeline-stage", Kind::Int, nullptr},
-      {"num-layers", Kind::Int, "model.layers"},
-      {"hidden-size", Kind::Int, "model.hidden"},
-      {"ffn-hidden-size", Kind::Int, "model.ffn_hidden"},
-      {"num-attention-heads", Kind::Int, "model.heads"},
-      {"num-query-groups", Kind::Int, nullptr},
-      {"group-query-attention", Kind::Bool, nullptr},
-      {"seq-length", Kind::Int, "training.seq_len"},
-      {"max-position-embeddings", Kind::Int, "model.max_seq_len"},
-      {"micro-batch-size", Kind::Int, "parallel.micro_batch"},
-      {"global-batch-size", Kind::Int, "parallel.global_batch"},
-      {"train-iters", Kind::Int, nullptr, {}, 1, 1'000'000'000'000'000},
-      {"train-samples", Kind::Int, nullptr, {}, 1, 1'000'000'000'000'000},
-      {"rampup-batch-size", Kind::Int, nullptr, {}, 3, 1'000'000'000'000'000},
-      {"checkpoint-activations", Kind::Bool, nullptr},
-      {"kv-channels", Kind::Int, nullptr},
-      {"use-megatron-fsdp", Kind::Bool, nullptr},
-      {"use-torch-fsdp2", Kind::Bool, nullptr},
-      {"data-parallel-sharding-strategy", Kind::Choice, nullptr, {"no_shard", "optim", "optim_grads", "optim_grads_params"}},
-      {"grad-reduce-in-bf16", Kind::Bool, nullptr},
-      {"moe-layer-freq", Kind::Text, nullptr},
-      {"moe-shared-expert-intermediate-size", Kind::Int, nullptr},
-      {"make-vocab-size-divisible-by", Kind::Int, nullptr},
-      {"quick-geglu", Kind::Bool, nullptr},
-      {"multi-latent-attention", Kind::Bool, nullptr},
-      {"q-lora-rank", Kind::Int, nullptr},
-      {"kv-lora-rank", Kind::Int, nullptr},
-      {"recompute-modules", Kind::Text, nullptr, {}, -1},
-      {"moe-shared-expert-overlap", Kind::Bool, nullptr},
-      {"recompute-granularity", Kind::Choice, nullptr, {"full", "selective"}},
-      {"recompute-activations", Kind::Bool, nullptr},
-      {"recompute-method", Kind::Choice, nullptr, {"uniform", "block"}},
-      {"recompute-num-layers", Kind::Int, nullptr},
-      {"sequence-parallel", Kind::Bool, nullptr},
-      {"use-distributed-optimizer", Kind::Bool, nullptr},
-      {"bf16", Kind::Bool, nullptr},
-      {"fp16", Kind::Bool, nullptr},
-      {"fp8-format", Kind::Choice, nullptr, {"e4m3", "hybrid"}},
-      {"swiglu", Kind::Bool, nullptr},
-      {"normalization", Kind::Choice, nullptr, {"LayerNorm", "RMSNorm"}},
-      {"position-embedding-type", Kind::Choice, nullptr, {"learned_absolute", "rope", "none"}},
-      {"untie-embeddings-and-output-weights", Kind::Bool, nullptr},
-      {"disable-bias-linear", Kind::Bool, nullptr},
-      {"num-experts", Kind::Int, "model.moe.experts"},
-      {"moe-router-topk", Kind::Int, "model.moe.top_k"},
-      {"moe-ffn-hidden-size", Kind::Int, "model.moe.ffn_hidden"},
-      {"padded-vocab-size", Kind::Int, "model.vocab"},
-      {"pad-vocab-size-to", Kind::Int, "model.vocab"},  // Megatron-DeepSpeed
-      {"zero-stage", Kind::Text, nullptr},              // Megatron-DeepSpeed
-      {"vocab-size", Kind::Int, nullptr},
-      // torchrun's launcher flags (both spellings are accepted by torchrun); deepspeed's launcher
-      {"nproc-per-node", Kind::Int, "cluster.gpus_per_node"},
-      {"nnodes", Kind::Int, nullptr},
-      {"num-gpus", Kind::Int, "cluster.gpus_per_node"},
-      {"num-nodes", Kind::Int, nullptr},
-  };
-  return specs;
-}
-
-/// The scenario field a flag gives (for unresolved values).
-std::string settles(const FlagSpec& s) {
-  if (s.path) return s.path;
-  const std::map<std::string, std::string> derived = {{"num-layers-per-virtual-pipeline-stage", "parallel.vpp"},
-                                                      {"num-query-groups", "model.kv_heads"},
-                                                      {"train-iters", "training.tokens"},
-                                                      {"train-samples", "training.tokens"},
-                                                      {"nnodes", "cluster.gpus"},
-                                                      {"recompute-granularity", "parallel.recompute"},
-                                                      {"fp8-format", "training.dtype"},
-                                                      {"normalization", "model.norm"},
-                                                      {"position-embedding-type", "model.position_embedding"}};
-  auto it = derived.find(s.name);
-  return it == derived.end() ? std::string() : it->second;
-}
-
-const FlagSpec* find_spec(const std::string& normalized) {
-  for (const auto& s : flag_specs())
-    if (normalized == s.name) return &s;
-  return nullptr;
-}
-
-std::string join(const std::vector<const char*>& items) {
-  std::string out;
-  for (const auto* c : items)
-    out += (out.empty() ? "" : ", ") + std::string(c);
-  return out;
-}
-
-/// An integer as Python's int() reads argparse values: digits with single underscores between them ("220_000_000").
-std::optional<std::int64_t> python_int(std::string text) {
-  for (std::size_t i = 1; i + 1 < text.size(); ++i)
-    if (text[i] == '_' && std::isdigit(static_cast<unsigned char>(text[i - 1])) &&
-        std::isdigit(static_cast<unsigned char>(text[i + 1])))
-      text.erase(i, 1);
-  return parse_integer(text);
-}
+using namespace megatron;
 
 /// One flag as given, for messages and origins.
 struct Given {

@@ -1,0 +1,114 @@
+// sim/importers/megatron_args.cpp: the table of Megatron-LM arguments trainsim reads (names, kinds and defaults follow
+// megatron/training/arguments.py, core_r0.9+, and Megatron-DeepSpeed's additions) and argparse's integer reading.
+#include "sim/importers/megatron_args.hpp"
+
+#include "sim/importers/draft.hpp"
+
+#include <cctype>
+#include <map>
+
+namespace sim::importers::megatron {
+
+const std::vector<FlagSpec>& flag_specs() {
+  static const std::vector<FlagSpec> specs = {
+      {"tensor-model-parallel-size", Kind::Int, "parallel.tp"},
+      {"pipeline-model-parallel-size", Kind::Int, "parallel.pp"},
+      {"context-parallel-size", Kind::Int, "parallel.cp"},
+      {"expert-model-parallel-size", Kind::Int, "parallel.ep"},
+      {"virtual-pipeline-model-parallel-size", Kind::Int, "parallel.vpp"},
+      {"num-layers-per-virtual-pipeline-stage", Kind::Int, nullptr},
+      {"num-layers", Kind::Int, "model.layers"},
+      {"hidden-size", Kind::Int, "model.hidden"},
+      {"ffn-hidden-size", Kind::Int, "model.ffn_hidden"},
+      {"num-attention-heads", Kind::Int, "model.heads"},
+      {"num-query-groups", Kind::Int, nullptr},
+      {"group-query-attention", Kind::Bool, nullptr},
+      {"seq-length", Kind::Int, "training.seq_len"},
+      {"max-position-embeddings", Kind::Int, "model.max_seq_len"},
+      {"micro-batch-size", Kind::Int, "parallel.micro_batch"},
+      {"global-batch-size", Kind::Int, "parallel.global_batch"},
+      {"train-iters", Kind::Int, nullptr, {}, 1, 1'000'000'000'000'000},
+      {"train-samples", Kind::Int, nullptr, {}, 1, 1'000'000'000'000'000},
+      {"rampup-batch-size", Kind::Int, nullptr, {}, 3, 1'000'000'000'000'000},
+      {"checkpoint-activations", Kind::Bool, nullptr},
+      {"kv-channels", Kind::Int, nullptr},
+      {"use-megatron-fsdp", Kind::Bool, nullptr},
+      {"use-torch-fsdp2", Kind::Bool, nullptr},
+      {"data-parallel-sharding-strategy", Kind::Choice, nullptr, {"no_shard", "optim", "optim_grads", "optim_grads_params"}},
+      {"grad-reduce-in-bf16", Kind::Bool, nullptr},
+      {"moe-layer-freq", Kind::Text, nullptr},
+      {"moe-shared-expert-intermediate-size", Kind::Int, nullptr},
+      {"make-vocab-size-divisible-by", Kind::Int, nullptr},
+      {"quick-geglu", Kind::Bool, nullptr},
+      {"multi-latent-attention", Kind::Bool, nullptr},
+      {"q-lora-rank", Kind::Int, nullptr},
+      {"kv-lora-rank", Kind::Int, nullptr},
+      {"recompute-modules", Kind::Text, nullptr, {}, -1},
+      {"moe-shared-expert-overlap", Kind::Bool, nullptr},
+      {"recompute-granularity", Kind::Choice, nullptr, {"full", "selective"}},
+      {"recompute-activations", Kind::Bool, nullptr},
+      {"recompute-method", Kind::Choice, nullptr, {"uniform", "block"}},
+      {"recompute-num-layers", Kind::Int, nullptr},
+      {"sequence-parallel", Kind::Bool, nullptr},
+      {"use-distributed-optimizer", Kind::Bool, nullptr},
+      {"bf16", Kind::Bool, nullptr},
+      {"fp16", Kind::Bool, nullptr},
+      {"fp8-format", Kind::Choice, nullptr, {"e4m3", "hybrid"}},
+      {"swiglu", Kind::Bool, nullptr},
+      {"normalization", Kind::Choice, nullptr, {"LayerNorm", "RMSNorm"}},
+      {"position-embedding-type", Kind::Choice, nullptr, {"learned_absolute", "rope", "none"}},
+      {"untie-embeddings-and-output-weights", Kind::Bool, nullptr},
+      {"disable-bias-linear", Kind::Bool, nullptr},
+      {"num-experts", Kind::Int, "model.moe.experts"},
+      {"moe-router-topk", Kind::Int, "model.moe.top_k"},
+      {"moe-ffn-hidden-size", Kind::Int, "model.moe.ffn_hidden"},
+      {"padded-vocab-size", Kind::Int, "model.vocab"},
+      {"pad-vocab-size-to", Kind::Int, "model.vocab"},  // Megatron-DeepSpeed
+      {"zero-stage", Kind::Text, nullptr},              // Megatron-DeepSpeed
+      {"vocab-size", Kind::Int, nullptr},
+      // torchrun's launcher flags (both spellings are accepted by torchrun); deepspeed's launcher
+      {"nproc-per-node", Kind::Int, "cluster.gpus_per_node"},
+      {"nnodes", Kind::Int, nullptr},
+      {"num-gpus", Kind::Int, "cluster.gpus_per_node"},
+      {"num-nodes", Kind::Int, nullptr},
+  };
+  return specs;
+}
+
+std::string settles(const FlagSpec& s) {
+  if (s.path) return s.path;
+  const std::map<std::string, std::string> derived = {{"num-layers-per-virtual-pipeline-stage", "parallel.vpp"},
+                                                      {"num-query-groups", "model.kv_heads"},
+                                                      {"train-iters", "training.tokens"},
+                                                      {"train-samples", "training.tokens"},
+                                                      {"nnodes", "cluster.gpus"},
+                                                      {"recompute-granularity", "parallel.recompute"},
+                                                      {"fp8-format", "training.dtype"},
+                                                      {"normalization", "model.norm"},
+                                                      {"position-embedding-type", "model.position_embedding"}};
+  auto it = derived.find(s.name);
+  return it == derived.end() ? std::string() : it->second;
+}
+
+const FlagSpec* find_spec(const std::string& normalized) {
+  for (const auto& s : flag_specs())
+    if (normalized == s.name) return &s;
+  return nullptr;
+}
+
+std::string join(const std::vector<const char*>& items) {
+  std::string out;
+  for (const auto* c : items)
+    out += (out.empty() ? "" : ", ") + std::string(c);
+  return out;
+}
+
+std::optional<std::int64_t> python_int(std::string text) {
+  for (std::size_t i = 1; i + 1 < text.size(); ++i)
+    if (text[i] == '_' && std::isdigit(static_cast<unsigned char>(text[i - 1])) &&
+        std::isdigit(static_cast<unsigned char>(text[i + 1])))
+      text.erase(i, 1);
+  return parse_integer(text);
+}
+
+}  // namespace sim::importers::megatron

@@ -1,0 +1,293 @@
+// sim/importers/shell_expand.cpp: word expansion for the launch-script reader, following the bash manual's "Shell
+// Expansions": parameter expansion with the default forms, ${ARR[@]} and ${#ARR[@]}, arithmetic expansion
+// (shell_arith.cpp), command substitution kept as unknown text, word splitting of unquoted results, quote removal.
+#include "sim/importers/shell_expand.hpp"
+
+#include "sim/importers/shell_arith.hpp"
+
+#include <algorithm>
+
+namespace sim::importers::shell {
+
+using base::ConfigError;
+
+std::vector<ShellWord> finalize(std::vector<ShellWord> words) {
+  for (auto& w : words) {
+    if (w.text.find(kUnknown) == std::string::npos) continue;
+    w.unknown = true;
+    std::erase(w.text, kUnknown);
+  }
+  return words;
+}
+
+std::size_t assignment_name(std::string_view raw) {
+  std::size_t i = 0;
+  while (i < raw.size() && name_char(raw[i], i == 0))
+    ++i;
+  if (i == 0 || i >= raw.size()) return 0;
+  if (raw[i] == '=') return i;
+  if (raw[i] == '+' && i + 1 < raw.size() && raw[i + 1] == '=') return i;
+  return 0;
+}
+
+void Expander::error(int line, const std::string& what) const {
+  throw ConfigError(origin_, "line " + std::to_string(line), what);
+}
+
+void Expander::charge(std::size_t n, int line) {
+  total_ += n;
+  if (total_ > kShellMaxTotal)
+    error(line, "the script's expansions grow past " + std::to_string(kShellMaxTotal >> 20) +
+                    " MiB in all (a variable that doubles itself, A=$A$A, repeated?); trainsim reads launch scripts "
+                    "whose expanded text stays under that");
+}
+
+void Expander::check_size(const Var& v, int line, const std::string& name) {
+  std::size_t n = 0;
+  for (const auto& e : v.values)
+    n += e.text.size() + 1;
+  if (n > kShellMaxWord)
+    error(line, name + " grows past " + std::to_string(kShellMaxWord >> 20) +
+                    " MiB (a variable that doubles itself, " + name + "=$" + name + "$" + name +
+                    ", repeated?); trainsim reads launch scripts whose variables stay under that");
+  charge(n, line);
+}
+
+void Expander::literal(Building& b, std::string_view text, int line) {
+  if (!b.started) {
+    b.started = true;
+    b.cur.line = line;
+  }
+  b.cur.text.append(text);
+  if (b.cur.text.size() > kShellMaxWord)
+    error(line, "a word grows past " + std::to_string(kShellMaxWord >> 20) + " MiB");
+}
+
+void Expander::end_field(Building& b) {
+  if (b.started) {
+    charge(b.cur.text.size(), b.cur.line);
+    b.fields.push_back(std::move(b.cur));
+  }
+  b.cur = {};
+  b.started = false;
+}
+
+void Expander::add(Building& b, Expansion e, std::string_view raw, int line, bool quoted, bool split) {
+  b.cur.defaults.insert(b.cur.defaults.end(), e.defaults.begin(), e.defaults.end());
+  if (!e.known) {  // kept as written, between markers: the words it ends up in are unknown, the others are not
+    literal(b, std::string(1, kUnknown) + std::string(raw) + kUnknown, line);
+    return;
+  }
+  if (quoted || !split) {
+    if (e.at && quoted && split) {
+      if (e.values.empty()) b.empty_at = true;
+      for (std::size_t k = 0; k < e.values.size(); ++k) {
+        if (k > 0) end_field(b);
+        literal(b, e.values[k].text, e.values[k].line);
+      }
+      return;
+    }
+    std::string joined;
+    for (std::size_t k = 0; k < e.values.size(); ++k)
+      joined += (k > 0 ? " " : "") + e.values[k].text;
+    literal(b, joined, e.values.empty() ? line : e.values.front().line);
+    if (e.values.empty() && quoted) b.started = true;
+    return;
+  }
+  for (std::size_t k = 0; k < e.values.size(); ++k) {
+    if (k > 0) end_field(b);
+    const std::string& v = e.values[k].text;
+    for (std::size_t i = 0; i < v.size();) {
+      if (is_space(v[i])) {
+        end_field(b);
+        while (i < v.size() && is_space(v[i]))
+          ++i;
+        continue;
+      }
+      const std::size_t start = i;
+      while (i < v.size() && !is_space(v[i])) {
+        if (v[i] == kUnknown) i = std::min(v.find(kUnknown, i + 1), v.size() - 1);  // unknown text is not split
+        ++i;
+      }
+      literal(b, std::string_view(v).substr(start, i - start), e.values[k].line);
+    }
+  }
+}
+
+/// The fields of a word: expansion, word splitting of unquoted results when `split`, quote removal.
+std::vector<ShellWord> Expander::expand(const Token& t, bool split) {
+  if (++nesting_ > 32) error(t.line, "expansions nested deeper than 32");
+  const std::string& r = t.text;
+  Building b;
+  for (std::size_t i = 0; i < r.size();) {
+    const char c = r[i];
+    if (c == '\\') {
+      if (i + 1 < r.size()) literal(b, std::string_view(r).substr(i + 1, 1), t.line);
+      i += 2;
+    } else if (c == '\'') {
+      const auto end = r.find('\'', i + 1);
+      if (end == std::string::npos) shell::unterminated(origin_, t.line, "'", "'");
+      literal(b, std::string_view(r).substr(i + 1, end - i - 1), t.line);
+      i = end + 1;
+    } else if (c == '"') {
+      const bool was_started = b.started;
+      b.empty_at = false;
+      ++i;
+      while (i < r.size() && r[i] != '"') {
+        if (r[i] == '\\' && i + 1 < r.size() && std::string_view("$`\"\\\n").find(r[i + 1]) != std::string::npos) {
+          if (r[i + 1] != '\n') literal(b, std::string_view(r).substr(i + 1, 1), t.line);
+          i += 2;
+        } else if (r[i] == '$' || r[i] == '`') {
+          const auto end = dollar_end(r, i, t.line);
+          add(b, dollar(std::string_view(r).substr(i, end - i), t.line), std::string_view(r).substr(i, end - i),
+              t.line, true, split);
+          i = end;
+        } else {
+          literal(b, std::string_view(r).substr(i, 1), t.line);
+          ++i;
+        }
+      }
+      if (!was_started && !b.started && !b.empty_at) literal(b, "", t.line);  // "" is an empty word
+      ++i;
+    } else if (c == '$' || c == '`') {
+      const std::size_t end = dollar_end(r, i, t.line);
+      add(b, dollar(std::string_view(r).substr(i, end - i), t.line), std::string_view(r).substr(i, end - i), t.line,
+          false, split);
+      i = end;
+    } else {
+      literal(b, std::string_view(r).substr(i, 1), t.line);
+      ++i;
+    }
+  }
+  end_field(b);
+  --nesting_;
+  return std::move(b.fields);
+}
+
+/// One expansion: `text` is "$NAME", "${...}", "$((...))", "$(...)" or "`...`".
+Expander::Expansion Expander::dollar(std::string_view text, int line) {
+  Expansion e;
+  if (text == "$") return {{{"$", line}}};
+  if (text == "$#" || text == "${#}") return {{{"0", line}}};  // run with no arguments
+  if (text.starts_with("$((") && text.ends_with("))")) {
+    std::string why;
+    const auto v = shell::arithmetic(
+        text.substr(3, text.size() - 5), [&](std::string_view name) { return lookup_int(name); }, why);
+    if (!v && !why.empty()) error(line, std::string(text) + ": " + why);
+    if (!v) return {{}, false};
+    return {{{std::to_string(*v), line}}};
+  }
+  if (text.starts_with("$(") || text.starts_with("`")) return {{}, false};
+  if (text.starts_with("${")) return parameter(text.substr(2, text.size() - 3), text, line);
+  return parameter(text.substr(1), text, line);
+}
+
+/// ${inner}: NAME, NAME[i], #NAME, and the default forms :- - := = :+ + :? ?.
+Expander::Expansion Expander::parameter(std::string_view inner, std::string_view text, int line) {
+  bool length = false;
+  if (inner.size() > 1 && inner.front() == '#') {
+    length = true;
+    inner.remove_prefix(1);
+  }
+  std::size_t i = 0;
+  while (i < inner.size() && name_char(inner[i], i == 0))
+    ++i;
+  if (i == 0 && !inner.empty() && std::string_view("@*#?$!-0123456789").find(inner[0]) != std::string_view::npos)
+    i = 1;
+  const std::string name(inner.substr(0, i));
+  std::string index;
+  if (i < inner.size() && inner[i] == '[') {
+    const auto close = inner.find(']', i);
+    if (close == std::string_view::npos) return {{}, false};
+    index = std::string(inner.substr(i + 1, close - i - 1));
+    i = close + 1;
+  }
+  std::string_view op, word;
+  for (std::string_view o : {":-", ":=", ":+", ":?", "-", "=", "+", "?"})
+    if (inner.substr(i).starts_with(o)) {
+      op = o;
+      word = inner.substr(i + o.size());
+      break;
+    }
+  if (op.empty() && i != inner.size()) return {{}, false};  // ${X#pat}, ${X/a/b}, ${X:1:2}, ...: not evaluated
+  if (name.empty()) return {{}, false};
+
+  const auto it = vars_.find(name);
+  const bool set = it != vars_.end();
+  if (set && !it->second.known) return {{}, false};
+  Expansion value;
+  if (set) {
+    const Var& v = it->second;
+    value.defaults = v.defaults;
+    if (index == "@" || index == "*") {
+      value.values = v.values;
+      value.at = index == "@";
+    } else if (index.empty() || index == "0") {
+      if (!v.values.empty()) value.values.push_back(v.values.front());
+    } else {
+      std::string why;
+      const auto k = shell::arithmetic(index, [&](std::string_view n) { return lookup_int(n); }, why);
+      if (!k || *k < 0) return {{}, false};
+      if (static_cast<std::size_t>(*k) < v.values.size()) value.values.push_back(v.values[*k]);
+    }
+  }
+  const bool null = value.values.empty() || (value.values.size() == 1 && value.values.front().text.empty());
+  if (length) {
+    if (!set) return {{}, false};
+    const std::size_t n = value.at || index == "*" ? value.values.size()
+                                                   : (value.values.empty() ? 0 : value.values.front().text.size());
+    return {{{std::to_string(n), line}}};
+  }
+  const bool colon = op.starts_with(':');
+  const char kind = op.empty() ? ' ' : op.back();
+  const bool use_word = (kind == '-' || kind == '=' || kind == '?') ? (!set || (colon && null))
+                        : kind == '+'                               ? (set && !(colon && null))
+                                                                    : false;
+  if (kind == '+') {
+    if (!use_word) return {};
+  } else if (!use_word) {
+    if (!set) return {{}, false};  // bare $NAME of a variable the file does not set
+    return value;
+  }
+  if (kind == '?') return {{}, false};
+  Token w{Token::Kind::Word, std::string(word), line};
+  Expansion d;
+  std::string joined;
+  for (auto& f : expand(w, false)) {
+    d.defaults.insert(d.defaults.end(), f.defaults.begin(), f.defaults.end());
+    joined += f.text;
+  }
+  d.values.push_back({joined, line});
+  if (kind != '+' && !set)
+    d.defaults.push_back(std::string(text) + " = \"" + joined + "\" (" +
+                         (name[0] >= '0' && name[0] <= '9' ? "no argument " + name + " given"
+                                                           : name + " is not set in the file") +
+                         ")");
+  if (kind == '=' && d.known) vars_[name] = Var{{{joined, line}}, true, false, line};
+  return d;
+}
+
+/// A variable's value as an arithmetic operand (bash evaluates it as an expression; names inside are not followed).
+std::optional<std::int64_t> Expander::lookup_int(std::string_view name) const {
+  auto it = vars_.find(std::string(name));
+  if (it == vars_.end() || !it->second.known || it->second.values.empty() ||
+      it->second.values.front().text.find(kUnknown) != std::string::npos)
+    return std::nullopt;
+  std::string why;
+  return shell::arithmetic(
+      it->second.values.front().text, [](std::string_view) -> std::optional<std::int64_t> { return std::nullopt; },
+      why);
+}
+
+/// The end of the $-expansion at r[i] ($NAME, $1, $@, ${...}, $(...), `...`).
+std::size_t Expander::dollar_end(const std::string& r, std::size_t i, int line) const {
+  std::size_t end = shell::skip_dollar(r, i, origin_, line);
+  if (end != i + 1 || r[i] != '$') return end;
+  while (end < r.size() && name_char(r[end], end == i + 1))
+    ++end;
+  if (end == i + 1 && end < r.size() && std::string_view("@*#?$!-0123456789").find(r[end]) != std::string_view::npos)
+    ++end;
+  return end;
+}
+
+}  // namespace sim::importers::shell

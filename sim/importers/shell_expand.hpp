@@ -1,0 +1,88 @@
+// sim/importers/shell_expand.hpp: the expansion of one word of a launch script (parameters and their defaults,
+// arrays, arithmetic, quotes, word splitting) against the script's variables, for the statement walk of shell.cpp.
+// Internal to the shell reader (shell.hpp); bounded like it (every word and all expansion together are capped).
+#pragma once
+#include "sim/importers/shell.hpp"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sim::importers::shell {
+
+struct Elem {
+  std::string text;
+  int line = 0;
+};
+
+// Unknown text ($(cmd), an unset $NAME) inside a value is kept between two of these, so that word splitting later
+// marks only the words it lands in as unknown (GPT_ARGS="... `pwd`/pretrain_gpt.py --num-layers 70 ...").
+inline constexpr char kUnknown = '\x01';
+
+struct Var {
+  std::vector<Elem> values = {};
+  bool known = true;
+  bool array = false;
+  int line = 0;
+  std::vector<std::string> defaults = {};  // defaults its value took (${SLURM_NNODES:-1}), passed on to its uses
+};
+
+/// Command and test words: markers removed, the word flagged unknown where it held any.
+std::vector<ShellWord> finalize(std::vector<ShellWord> words);
+
+inline bool name_char(char c, bool first) {
+  return c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (!first && c >= '0' && c <= '9');
+}
+inline bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n';
+}
+/// The length of a leading NAME= or NAME+= (0 when the word is not an assignment).
+std::size_t assignment_name(std::string_view raw);
+
+class Expander {
+ public:
+  explicit Expander(const std::string& origin) : origin_(origin) {}
+
+  /// The fields of a word: expansion, word splitting of unquoted results when `split`, quote removal. Unknown parts
+  /// stay between kUnknown markers (finalize removes them).
+  std::vector<ShellWord> expand(const Token& t, bool split);
+  std::map<std::string, Var>& vars() { return vars_; }
+  /// Counts `n` bytes against the limit on all expansion together.
+  void charge(std::size_t n, int line);
+  /// A variable's size against the limit on one value.
+  void check_size(const Var& v, int line, const std::string& name);
+
+ private:
+  /// What one $-expansion gave.
+  struct Expansion {
+    std::vector<Elem> values = {};
+    bool known = true;
+    bool at = false;  // "${ARR[@]}": one word per element even inside double quotes
+    std::vector<std::string> defaults = {};
+  };
+  struct Building {
+    std::vector<ShellWord> fields;
+    ShellWord cur;
+    bool started = false;
+    bool empty_at = false;  // "${E[@]}" of an empty array: no word, although quoted
+  };
+
+  [[noreturn]] void error(int line, const std::string& what) const;
+  void literal(Building& b, std::string_view text, int line);
+  void end_field(Building& b);
+  void add(Building& b, Expansion e, std::string_view raw, int line, bool quoted, bool split);
+  Expansion dollar(std::string_view text, int line);
+  Expansion parameter(std::string_view inner, std::string_view text, int line);
+  std::optional<std::int64_t> lookup_int(std::string_view name) const;
+  std::size_t dollar_end(const std::string& r, std::size_t i, int line) const;
+
+  const std::string& origin_;
+  std::map<std::string, Var> vars_;
+  std::size_t total_ = 0;
+  int nesting_ = 0;
+};
+
+}  // namespace sim::importers::shell
