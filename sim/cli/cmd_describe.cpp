@@ -65,6 +65,103 @@ int describe_models(const Options& o, std::ostream& out) {
   return kExitOk;
 }
 
+/// One layer kind's shape in words: attention, MLP or experts, parameters per layer.
+struct LayerGroup {
+  int first = 0, last = 0;
+  bool moe = false;
+  bool windowed = false;
+};
+
+std::string attention_shape(const workload::ModelSpec& m) {
+  if (m.mla) {
+    const auto& a = *m.mla;
+    return "MLA " + std::to_string(m.heads) + " heads, q_lora " + std::to_string(a.q_lora_rank) + ", kv_lora " +
+           std::to_string(a.kv_lora_rank) + ", qk " + std::to_string(a.qk_nope_head_dim) + "+" +
+           std::to_string(a.qk_rope_head_dim) + " rope, v " + std::to_string(a.v_head_dim);
+  }
+  return std::to_string(m.heads) + " heads x " + std::to_string(m.head_dim()) + ", " + std::to_string(m.kv_heads) +
+         " kv heads" + (m.qk_norm ? ", qk-norm" : "");
+}
+
+/// `trainsim describe models FILE...`: each model (a model file, a scenario's model, or a built-in name) with its
+/// parameter count and the shape of every run of layers of one kind, so a user can check it before simulating.
+int describe_model_files(const std::vector<std::string>& files, const Options& o, std::ostream& out) {
+  Json arr = Json::array();
+  for (const auto& f : files) {
+    const bool is_file = f.find('/') != std::string::npos || f.ends_with(".json");
+    const auto kind = is_file ? scenario::validate_file(f) : scenario::FileKind::Model;
+    if (kind == scenario::FileKind::Hardware)
+      throw base::ConfigError(f, "/schema", "is a hardware profile; describe models takes a model or scenario file");
+    const workload::ModelSpec m =
+        kind == scenario::FileKind::Scenario ? scenario::load_scenario(f).model : scenario::load_model(f);
+    const auto p = workload::count_params(m);
+    std::vector<LayerGroup> groups;
+    for (int l = 0; l < m.layers; ++l) {
+      const bool moe = m.is_moe_layer(l), win = m.is_windowed_layer(l);
+      if (!groups.empty() && groups.back().moe == moe && groups.back().windowed == win) {
+        groups.back().last = l;
+      } else {
+        groups.push_back({l, l, moe, win});
+      }
+    }
+    Json j = Json::object();
+    j["name"] = m.name;
+    j["source"] = f;
+    j["params"] = p.total(m.layers);
+    j["active_params"] = p.active(m.layers);
+    j["embedding_params"] = p.embedding + p.position;
+    j["output_params"] = p.output;
+    j["mtp_params"] = p.mtp;
+    j["published_params"] = m.published_params ? Json(m.published_params->n) : Json();
+    j["attention"] = attention_shape(m);
+    j["attention_params_per_layer"] = p.attention_per_layer;
+    Json layers = Json::array();
+    Table t({"layers", "kind", "attention", "mlp", "params/layer"});
+    for (const auto& g : groups) {
+      std::string mlp;
+      double per_layer = 0;
+      if (g.moe) {
+        mlp = std::to_string(m.moe->experts) + " experts top-" + std::to_string(m.moe->top_k) + " x " +
+              std::to_string(m.moe->ffn_hidden) +
+              (m.moe->shared_experts > 0 ? ", shared " + std::to_string(m.shared_expert_ffn()) : "");
+        per_layer = p.per_layer();
+      } else {
+        mlp = std::to_string(m.dense_ffn());
+        per_layer = p.dense_layer();
+      }
+      mlp += " " + workload::to_string(m.activation);
+      const std::string range = std::to_string(g.first) + (g.last > g.first ? "-" + std::to_string(g.last) : "");
+      const std::string kind_name =
+          std::string(g.moe ? "moe" : "dense") + (g.windowed ? ", window " + std::to_string(m.sliding_window) : "");
+      t.add({range, kind_name, attention_shape(m), mlp, base::format_count({per_layer})});
+      Json lj = Json::object();
+      lj["first"] = g.first;
+      lj["last"] = g.last;
+      lj["moe"] = g.moe;
+      lj["sliding_window"] = g.windowed ? m.sliding_window : 0;
+      lj["mlp"] = mlp;
+      lj["params_per_layer"] = per_layer;
+      layers.push_back(std::move(lj));
+    }
+    j["layer_groups"] = std::move(layers);
+    if (o.format == "json") {
+      arr.push_back(std::move(j));
+      continue;
+    }
+    out << m.name << " (" << f << "): " << base::format_count({p.total(m.layers)}) << " params";
+    if (m.moe) out << ", " << base::format_count({p.active(m.layers)}) << " active";
+    if (m.published_params) out << " (published " << base::format_count({m.published_params->n}) << ")";
+    out << "; " << m.layers << " layers, hidden " << m.hidden << ", vocab " << m.vocab << " (embedding "
+        << base::format_count({p.embedding + p.position}) << ", output "
+        << (m.tied_embeddings ? std::string("tied") : base::format_count({p.output})) << ")";
+    if (m.mtp_layers > 0) out << ", " << m.mtp_layers << " MTP module(s) " << base::format_count({p.mtp});
+    out << '\n';
+    t.print(out);
+  }
+  if (o.format == "json") out << arr.dump() << '\n';
+  return kExitOk;
+}
+
 int describe_hardware(const Options& o, std::ostream& out) {
   Table t({"hardware", "bf16 peak", "fp8 peak", "HBM", "HBM bw", "NVLink/GPU", "domain", "NIC/GPU", "price/GPU-h"});
   Json arr = Json::array();
@@ -181,7 +278,14 @@ void add_describe_commands(CLI::App& app, const Options& o, CommandList& command
   describe->add_option("what", *what, "models | hardware | collectives | schedules | failures")
       ->required()
       ->check(CLI::IsMember({"models", "hardware", "collectives", "schedules", "failures"}));
-  commands.push_back({describe, [what, &o](std::ostream& out, std::ostream&) {
+  auto model_files = std::make_shared<std::vector<std::string>>();
+  describe->add_option("files", *model_files,
+                       "With models: model or scenario files (or built-in names) to describe layer by layer");
+  commands.push_back({describe, [what, model_files, &o](std::ostream& out, std::ostream&) {
+                        if (*what == "models" && !model_files->empty())
+                          return describe_model_files(*model_files, o, out);
+                        if (!model_files->empty())
+                          throw base::ConfigError("describe", "", "files are taken only by `describe models`");
                         if (*what == "models") return describe_models(o, out);
                         if (*what == "hardware") return describe_hardware(o, out);
                         if (*what == "collectives")

@@ -45,8 +45,8 @@ constexpr double kOptimizerBytesPerParam = 34.0;
 /// Gradient bytes on the wire: bf16 training reduces fp32 main gradients (Megatron-LM forces
 /// accumulate_allreduce_grads_in_fp32 for bf16, arguments.py); fp16 training reduces the 16-bit gradients (the flag's
 /// default), as the 2021-22 Megatron-LM runs of Narayanan et al. and Korthikanti et al. did.
-double grad_bytes(hardware::Dtype dtype) {
-  return dtype == hardware::Dtype::Fp16 ? 2.0 : 4.0;
+double grad_bytes(hardware::Dtype dtype, bool fp32_main_grads) {
+  return dtype == hardware::Dtype::Fp16 || !fp32_main_grads ? 2.0 : 4.0;
 }
 constexpr double kParamBytes = 2.0;
 
@@ -200,6 +200,10 @@ StepPlan Planner::build() {
   shape.flash_attention = in_.flash_attention;
   shape.dropout = in_.dropout;
   const auto lw = workload::layer_work(model_, shape, recompute_mode(in_.parallel.recompute));
+  // An MoE model's dense layers (first_k_dense, layer_freq) run the model's dense MLP instead of the experts.
+  const workload::ModelSpec dense_model = model_.dense_variant();
+  const bool mixed = model_.moe && model_.moe_layers() < model_.layers;
+  const auto dw = mixed ? workload::layer_work(dense_model, shape, recompute_mode(in_.parallel.recompute)) : lw;
   const auto emb = workload::embedding_work(model_, shape);
   const auto out = workload::output_work(model_, shape);
 
@@ -207,6 +211,10 @@ StepPlan Planner::build() {
   const auto l_rec = timed(lw.recompute);
   const auto l_b = timed(lw.backward_input);
   const auto l_w = timed(lw.backward_weight);
+  const auto d_fwd = mixed ? timed(dw.forward) : l_fwd;
+  const auto d_rec = mixed ? timed(dw.recompute) : l_rec;
+  const auto d_b = mixed ? timed(dw.backward_input) : l_b;
+  const auto d_w = mixed ? timed(dw.backward_weight) : l_w;
   const auto e_fwd = timed(emb.forward), e_b = timed(emb.backward_input), e_w = timed(emb.backward_weight);
   const auto o_fwd = timed(out.forward), o_b = timed(out.backward_input), o_w = timed(out.backward_weight);
 
@@ -215,6 +223,13 @@ StepPlan Planner::build() {
   const double expert_share = model_.moe ? 1.0 / L.ep : 1.0;
   const double layer_params =
       (pc.attention_per_layer + pc.mlp_per_layer * expert_share + pc.router_per_layer) / L.tp + pc.norms_per_layer;
+  const double dense_layer_params = (pc.attention_per_layer + pc.dense_mlp_per_layer) / L.tp + pc.norms_per_layer;
+  // Megatron-LM's --recompute-method block: only the first recompute_num_layers layers of each virtual stage are
+  // recomputed; uniform recomputes every layer (in groups).
+  const bool block = in_.parallel.recompute == parallel::Recompute::Full &&
+                     in_.parallel.recompute_method == parallel::RecomputeMethod::Block;
+  auto recomputed = [&](int l) { return !block || l < in_.parallel.recompute_num_layers; };
+  long long recomputed_layers = 0;
   const double embed_params = pc.embedding / L.tp + pc.position;
   // With tied embeddings and pp > 1 the last stage keeps its own copy of the embedding for the output layer.
   const double output_params =
@@ -281,8 +296,10 @@ StepPlan Planner::build() {
       previous = duration(segs);
     };
     if (first) forward_unit(e_fwd, embed_params);
-    for (int l = 0; l < st.layers; ++l)
-      forward_unit(l_fwd, layer_params);
+    for (int l = 0; l < st.layers; ++l) {
+      const bool moe = !mixed || model_.is_moe_layer(st.first_layer + l);
+      forward_unit(moe ? l_fwd : d_fwd, moe ? layer_params : dense_layer_params);
+    }
     if (last) forward_unit(o_fwd, output_params);
 
     // Backward in reverse layer order; gradient buckets close at layer boundaries.
@@ -290,7 +307,7 @@ StepPlan Planner::build() {
     OpWork& grad_op = zb ? st.backward_weight : st.backward;
     auto close_bucket = [&](bool force) {
       if (pending <= 0 || (!force && pending < bucket_limit)) return;
-      const double bytes = pending * grad_bytes(in_.dtype);
+      const double bytes = pending * grad_bytes(in_.dtype, in_.fp32_main_grads);
       st.buckets.push_back(
           {Bytes{static_cast<std::int64_t>(bytes)}, static_cast<int>(grad_op.segments.size()) - 1, dp_time(bytes)});
       pending = 0;
@@ -314,8 +331,14 @@ StepPlan Planner::build() {
       close_bucket(false);
     };
     if (last) layer_backward({}, o_b, o_w, output_params);
-    for (int l = 0; l < st.layers; ++l)
-      layer_backward(l_rec, l_b, l_w, layer_params);
+    static const std::vector<TimedSegment> kNone;
+    for (int l = st.layers - 1; l >= 0; --l) {
+      const bool moe = !mixed || model_.is_moe_layer(st.first_layer + l);
+      const bool rec = recomputed(l);
+      recomputed_layers += rec ? 1 : 0;
+      layer_backward(rec ? (moe ? l_rec : d_rec) : kNone, moe ? l_b : d_b, moe ? l_w : d_w,
+                     moe ? layer_params : dense_layer_params);
+    }
     if (first) layer_backward({}, e_b, e_w, embed_params);
     close_bucket(true);
 
@@ -354,7 +377,9 @@ StepPlan Planner::build() {
     const double s = in_.seq_len;
     recompute_per_layer = 4.0 * L.micro_batch * s * s * model_.hidden;  // attention scores and context, forward
   }
-  plan.hardware_flops = plan.model_flops + recompute_per_layer * model_.layers * L.micro_batches * L.dp;
+  // recomputed_layers counts each virtual stage's recomputed layers once (all of them unless the method is block).
+  plan.hardware_flops =
+      plan.model_flops + recompute_per_layer * static_cast<double>(recomputed_layers) * L.micro_batches * L.dp;
   plan.labels = labels_;
   return plan;
 }

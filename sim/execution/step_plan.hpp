@@ -67,6 +67,8 @@ struct StepInputs {
   std::shared_ptr<const topology::Topology> topology;  // built once per cluster, shared by every plan
   bool flash_attention = true;
   bool dropout = false;
+  /// Data-parallel gradients on the wire in fp32 (Megatron-LM's default for bf16) or in bf16 (--grad-reduce-in-bf16).
+  bool fp32_main_grads = true;
   /// Tokens per second the data pipeline (storage and loaders) delivers to the whole job; 0 = never the bottleneck.
   double data_tokens_per_s = 0;
 };

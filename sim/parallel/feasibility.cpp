@@ -35,13 +35,19 @@ constexpr std::array kRules{
     LayoutRule{"layers-stages",
                "without layers_per_stage, layers must divide evenly over pp*vpp virtual stages (Megatron-LM)"},
     LayoutRule{"layers-per-stage-count", "layers_per_stage needs exactly pp*vpp entries"},
+    LayoutRule{"pipeline-split-accounting",
+               "with account_for_embedding/loss_in_pipeline_split, layers plus the embedding and loss counted as "
+               "layers must divide evenly over pp*vpp virtual stages (Megatron-LM)"},
+    LayoutRule{
+        "first-last-stage-layers",
+        "first/last_stage_layers must divide over vpp chunks, leave layers for the other ranks, and the rest must "
+        "divide evenly over them (Megatron-Core --decoder-first/last-pipeline-num-layers)"},
     LayoutRule{"layers-per-stage-sum", "layers_per_stage must sum to the model's layers"},
     LayoutRule{"empty-stage", "a stage with no layer is infeasible"},
     LayoutRule{"ep-dense-model", "expert parallelism (ep > 1) needs a mixture-of-experts model"},
     LayoutRule{"experts-ep", "experts must split evenly over expert-parallel ranks"},
     LayoutRule{"ep-dp-cp", "ep must divide dp*cp: experts are sharded across data-parallel ranks (Megatron-Core)"},
     LayoutRule{"moe-tp-needs-sp", "expert parallelism together with tensor parallelism needs sequence parallelism"},
-    LayoutRule{"zero-pp", "ZeRO stage 2 or 3 cannot be combined with pipeline parallelism (DeepSpeed)"},
 };
 
 std::string str(long long v) {
@@ -150,13 +156,66 @@ std::vector<int> check_stages(const workload::ModelSpec& m, const ParallelConfig
                "vpp = " + str(c.vpp) + " virtual stages need the interleaved schedule, not " + to_string(c.schedule));
   const int stages = c.pp * c.vpp;
   const std::string stages_text = str(c.pp) + "*" + str(c.vpp) + " = " + str(stages);
-  if (c.layers_per_stage.empty()) {
+  const bool megatron_split =
+      c.account_for_embedding || c.account_for_loss || c.first_stage_layers > 0 || c.last_stage_layers > 0;
+  if (c.layers_per_stage.empty() && !megatron_split) {
     if (m.layers % stages != 0) {
-      rules.fail("layers-stages", "layers = " + str(m.layers) + " is not divisible by pp*vpp = " + stages_text +
-                                      "; give parallel.layers_per_stage for an uneven split");
+      rules.fail(
+          "layers-stages",
+          "layers = " + str(m.layers) + " is not divisible by pp*vpp = " + stages_text +
+              "; give parallel.layers_per_stage, first/last_stage_layers or account_for_*_in_pipeline_split for an "
+              "uneven split");
       return {};
     }
     return std::vector<int>(static_cast<std::size_t>(stages), m.layers / stages);
+  }
+  if (c.layers_per_stage.empty() && (c.account_for_embedding || c.account_for_loss)) {
+    if (c.first_stage_layers > 0 || c.last_stage_layers > 0) {
+      rules.fail("first-last-stage-layers",
+                 "first/last_stage_layers cannot be combined with "
+                 "account_for_*_in_pipeline_split (Megatron-LM refuses both at once)");
+      return {};
+    }
+    const int counted = m.layers + (c.account_for_embedding ? 1 : 0) + (c.account_for_loss ? 1 : 0);
+    if (counted % stages != 0 || counted / stages < 2) {
+      rules.fail("pipeline-split-accounting",
+                 "layers + embedding + loss = " + str(counted) + " is not divisible by pp*vpp = " + stages_text +
+                     (counted % stages == 0 ? " with at least one transformer layer on the first and last stage" : ""));
+      return {};
+    }
+    std::vector<int> split(static_cast<std::size_t>(stages), counted / stages);
+    if (c.account_for_embedding) --split.front();
+    if (c.account_for_loss) --split.back();
+    return split;
+  }
+  if (c.layers_per_stage.empty() && (c.first_stage_layers > 0 || c.last_stage_layers > 0)) {
+    const int fixed_ranks = (c.first_stage_layers > 0 ? 1 : 0) + (c.last_stage_layers > 0 ? 1 : 0);
+    const int rest = m.layers - c.first_stage_layers - c.last_stage_layers;
+    const int other_stages = (c.pp - fixed_ranks) * c.vpp;
+    std::string why;
+    if (c.first_stage_layers % c.vpp != 0 || c.last_stage_layers % c.vpp != 0)
+      why = "first/last_stage_layers (" + str(c.first_stage_layers) + ", " + str(c.last_stage_layers) +
+            ") must divide over vpp = " + str(c.vpp) + " chunks";
+    else if (c.pp < fixed_ranks || (c.pp == fixed_ranks && rest != 0) || rest < 0)
+      why = "first/last_stage_layers leave " + str(rest) + " layers for " + str(c.pp - fixed_ranks) + " other ranks";
+    else if (other_stages > 0 && (rest % other_stages != 0 || rest == 0))
+      why = "the other " + str(rest) + " layers do not divide evenly over " + str(other_stages) + " virtual stages";
+    if (!why.empty()) {
+      rules.fail("first-last-stage-layers", why);
+      return {};
+    }
+    std::vector<int> split(static_cast<std::size_t>(stages), other_stages > 0 ? rest / other_stages : 0);
+    for (int chunk = 0; chunk < c.vpp; ++chunk) {
+      if (c.first_stage_layers > 0) split[static_cast<std::size_t>(chunk * c.pp)] = c.first_stage_layers / c.vpp;
+      if (c.last_stage_layers > 0)
+        split[static_cast<std::size_t>(chunk * c.pp + c.pp - 1)] = c.last_stage_layers / c.vpp;
+    }
+    for (int l : split)
+      if (l <= 0) {
+        rules.fail("empty-stage", "the first/last_stage_layers split leaves a virtual stage with no layer");
+        return {};
+      }
+    return split;
   }
   const auto& split = c.layers_per_stage;
   bool ok = true;
@@ -203,16 +262,6 @@ void check_experts(const workload::ModelSpec& m, const ParallelConfig& c, int dp
                                       " needs sequence_parallel (Megatron-Core requires it for MoE with TP and EP)");
 }
 
-/// Optimizer sharding against the pipeline.
-void check_zero(const ParallelConfig& c, RuleChecker& rules) {
-  // DeepSpeed's PipelineEngine asserts zero_optimization_stage() < 2: "ZeRO-2 and ZeRO-3 are incompatible with
-  // pipeline parallelism" (deepspeed/runtime/pipe/engine.py). Sharded gradients would be reduce-scattered after every
-  // micro-batch's backward instead of once per iteration. Megatron's distributed optimizer (stage 1) is fine.
-  if (c.zero_stage >= 2 && c.pp > 1)
-    rules.fail("zero-pp", "zero_stage = " + str(c.zero_stage) + " with pp = " + str(c.pp) +
-                              " is unsupported: DeepSpeed's pipeline engine allows ZeRO stage 0 or 1 only");
-}
-
 }  // namespace
 
 int Layout::layers_on_rank(int pipeline_rank) const {
@@ -221,6 +270,14 @@ int Layout::layers_on_rank(int pipeline_rank) const {
   for (int chunk = 0; chunk < vpp; ++chunk)
     layers += layers_per_stage[static_cast<std::size_t>(stage(chunk, pipeline_rank))];
   return layers;
+}
+
+int Layout::first_layer(int stage) const {
+  SIM_ASSERT(stage >= 0 && stage < stages(), "virtual stage out of range");
+  int first = 0;
+  for (int v = 0; v < stage; ++v)
+    first += layers_per_stage[static_cast<std::size_t>(v)];
+  return first;
 }
 
 std::span<const LayoutRule> layout_rules() {
@@ -245,7 +302,10 @@ std::variant<Layout, std::vector<Infeasible>> resolve_layout(const workload::Mod
   const int micro_batches = check_batch(config, dp, rules);
   auto split = check_stages(model, config, rules);
   check_experts(model, config, dp, rules);
-  check_zero(config, rules);
+  // ZeRO-2/3 with pipeline parallelism is not a rule: DeepSpeed's pipeline engine refuses it, but FSDP runs it
+  // (TorchTitan's FSDP2 + PP; Llama 3's 405B pre-training, Llama Team 2024 Sec. 3.3.2: FSDP sharding optimizer states
+  // and gradients within 4D parallelism). The cost model reduce-scatters every micro-batch's gradients
+  // (StepPlan::dp_every_micro_batch).
   if (!rules.empty()) return rules.take();
 
   Layout l;

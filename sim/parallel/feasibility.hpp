@@ -48,6 +48,8 @@ struct Layout {
   int stage(int chunk, int pipeline_rank) const { return chunk * pp + pipeline_rank; }
   /// Layers held by one pipeline rank, summed over its vpp chunks.
   int layers_on_rank(int pipeline_rank) const;
+  /// Index of the first transformer layer of virtual stage `stage` (layers stack in virtual-stage order).
+  int first_layer(int stage) const;
 };
 
 /// A rule of resolve_layout: its id and what it protects (for `trainsim describe` and for the tests).
@@ -67,6 +69,11 @@ std::span<const LayoutRule> layout_rules();
 ///  - Layers must split evenly over pp * vpp virtual stages unless `layers_per_stage` is given, as Megatron-LM
 ///    requires (num_layers divisible by the pipeline size); an uneven split is always explicit, like Llama 3 405B's
 ///    126 layers on 16 stages (Llama Team 2024, Sec. 3.3.2: one layer fewer on the first and the last stage).
+///  - Megatron-LM's other splits: account_for_embedding/loss_in_pipeline_split count the embedding and the loss as
+///    one layer each, so (layers + those) must divide evenly over pp * vpp and the first / last virtual stage holds
+///    one transformer layer fewer (megatron/core/transformer/transformer_block.py, get_num_layers_to_build);
+///    first/last_stage_layers fix the first / last pipeline rank's layers (divided evenly over its vpp chunks) and
+///    the other ranks split the rest evenly.
 ///  - The vocabulary is NOT a rule: it is padded to a multiple of 128 * tp as Megatron-LM does (see padded_vocab).
 ///  - Key/value heads either split over tp (kv_heads % tp == 0) or are replicated whole (tp % kv_heads == 0), as
 ///    Megatron-Core does for GQA when tp exceeds the number of query groups.

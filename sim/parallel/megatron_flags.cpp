@@ -26,14 +26,18 @@ std::string megatron_flags(const ParallelConfig& config, const Layout& layout, c
   // differ (Megatron-Core's --decoder-first/last-pipeline-num-layers), else a comment.
   const auto& per = layout.layers_per_stage;
   const bool even = !per.empty() && std::all_of(per.begin(), per.end(), [&](int l) { return l == per.front(); });
-  if (layout.vpp > 1) {
+  const bool accounted = config.account_for_embedding || config.account_for_loss;
+  if (layout.vpp > 1 && accounted) {
+    // Layers per virtual stage with the embedding and loss counted as layers.
+    flag("--num-layers-per-virtual-pipeline-stage", per.size() > 2 ? per[1] : per.front() + 1);
+  } else if (layout.vpp > 1) {
     if (even) {
       flag("--num-layers-per-virtual-pipeline-stage", per.front());
     } else {
       flag("--virtual-pipeline-model-parallel-size", layout.vpp);
     }
   }
-  if (!even && !per.empty()) {
+  if (!even && !per.empty() && !accounted) {
     const bool middle_even = layout.vpp == 1 && per.size() > 2 &&
                              std::all_of(per.begin() + 1, per.end() - 1, [&](int l) { return l == per[1]; });
     if (middle_even && per.front() != per[1]) flag("--decoder-first-pipeline-num-layers", per.front());
@@ -59,11 +63,19 @@ std::string megatron_flags(const ParallelConfig& config, const Layout& layout, c
                        "Megatron-Core's FSDP is --use-torch-fsdp2)");
   if (config.recompute == Recompute::Selective) {
     flags.emplace_back("--recompute-granularity selective");
+    if (config.recompute_modules != kRecomputeCoreAttn) {
+      std::string list;
+      for (const auto& name : recompute_module_names(config.recompute_modules))
+        list += " " + name;
+      flags.emplace_back("--recompute-modules" + list);
+    }
   } else if (config.recompute == Recompute::Full) {
     flags.emplace_back("--recompute-granularity full");
-    flags.emplace_back("--recompute-method uniform");
-    flag("--recompute-num-layers", 1);
+    flags.emplace_back(std::string("--recompute-method ") + to_string(config.recompute_method));
+    flag("--recompute-num-layers", config.recompute_num_layers);
   }
+  if (config.account_for_embedding) flags.emplace_back("--account-for-embedding-in-pipeline-split");
+  if (config.account_for_loss) flags.emplace_back("--account-for-loss-in-pipeline-split");
   flag("--micro-batch-size", layout.micro_batch);
   flag("--global-batch-size", static_cast<long long>(layout.micro_batch) * layout.micro_batches * layout.dp);
   flag("--seq-length", seq_len);
@@ -78,6 +90,9 @@ std::string megatron_flags(const ParallelConfig& config, const Layout& layout, c
     flag("--num-query-groups", model.kv_heads);
   }
   if (model.activation == workload::Activation::SwiGlu) flags.emplace_back("--swiglu");
+  if (model.activation == workload::Activation::GeGlu)
+    comments.push_back("gated GELU MLP: Megatron-LM has no flag (--swiglu is the SiLU gate)");
+  if (model.kv_channels > 0) flag("--kv-channels", model.kv_channels);
   flags.emplace_back(std::string("--normalization ") +
                      (model.norm == workload::Norm::RmsNorm ? "RMSNorm" : "LayerNorm"));
   flags.emplace_back(std::string("--position-embedding-type ") +

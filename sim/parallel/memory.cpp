@@ -16,7 +16,8 @@ using workload::ModelSpec;
 
 constexpr double kBf16 = 2;  // bytes per bf16 element
 constexpr double kFp32 = 4;
-constexpr double kMask = 1;  // a dropout mask element (Korthikanti et al. 2022 count 1 byte)
+constexpr double kMask = 1;       // a dropout mask element (Korthikanti et al. 2022 count 1 byte)
+constexpr double kFp8Copies = 2;  // an FP8 weight and its FP8 transpose (memory.hpp, MemoryOptions)
 
 /// Key/value heads one tensor-parallel rank holds: a share of them, or one whole head when tp exceeds kv_heads
 /// (Megatron-Core replicates query groups then; resolve_layout's kv-heads-tp rule guarantees one of the two).
@@ -29,7 +30,7 @@ int kv_heads_per_rank(const ModelSpec& m, int tp) {
 /// projections it multiplies (2 x 2sbf/t) and their product, the down projection's input (2sbf/t).
 double mlp_inner_bytes(const ModelSpec& m, double tokens, double f, double t) {
   const double per_matrix = kBf16 * tokens * f / t;
-  return m.activation == Activation::SwiGlu ? 3 * per_matrix : 2 * per_matrix;
+  return m.gated() ? 3 * per_matrix : 2 * per_matrix;
 }
 
 /// Activation bytes of the attention scores of one layer on one rank (Korthikanti Sec. 4.1): softmax output
@@ -42,27 +43,50 @@ double score_bytes(const ModelSpec& m, const ActivationShape& a) {
   const double s_q = static_cast<double>(a.seq_len) / a.cp;
   if (a.flash_attention) return kFp32 * heads * s_q * b;
   const double s_k = a.seq_len;
-  const double per_element = kBf16 + (a.dropout ? kMask + kBf16 : 0.0);
+  const double per_element = kBf16 + (a.attention_dropout ? kMask + kBf16 : 0.0);
   return per_element * heads * s_q * s_k * b;
 }
 
-/// Bytes of one MoE block's tensors beyond its input (Megatron-Core token dispatch with top-k routing).
-double moe_bytes(const ModelSpec& m, const ActivationShape& a, double sigma) {
+/// Bytes of one MoE block's tensors beyond its input (Megatron-Core token dispatch with top-k routing), by part.
+struct MoeParts {
+  double routing = 0;     // router probabilities and the dispatched inputs and outputs
+  double experts = 0;     // routed experts' inner activations
+  double expert_act = 0;  // of which the activation output (the down projection's input): moe_act recomputes it
+  double shared = 0;      // shared experts' inner activations
+  double total() const { return routing + experts + shared; }
+};
+
+MoeParts moe_parts(const ModelSpec& m, const ActivationShape& a, double sigma) {
   const auto& e = *m.moe;
   const double s = static_cast<double>(a.seq_len) / a.cp;
   const double b = a.micro_batch;
   const double h = m.hidden;
   const double t = a.tp;
-  const double routed = s * b * e.top_k;             // token copies one rank's experts process, with balanced routing
-  double bytes = kFp32 * s * b * e.experts * sigma;  // router probabilities (fp32: assumption)
-  bytes += 2 * kBf16 * routed * h;                   // dispatched expert inputs and expert outputs
-  bytes += mlp_inner_bytes(m, routed, e.ffn_hidden, t);                    // routed experts' inner activations
-  bytes += mlp_inner_bytes(m, s * b, e.ffn_hidden, t) * e.shared_experts;  // shared experts see every token
-  return bytes;
+  const double routed = s * b * e.top_k;  // token copies one rank's experts process, with balanced routing
+  MoeParts p;
+  p.routing = kFp32 * s * b * e.experts * sigma;            // router probabilities (fp32: assumption)
+  p.routing += 2 * kBf16 * routed * h;                      // dispatched expert inputs and expert outputs
+  p.experts = mlp_inner_bytes(m, routed, e.ffn_hidden, t);  // routed experts' inner activations
+  p.expert_act = kBf16 * routed * e.ffn_hidden / t;
+  p.shared = mlp_inner_bytes(m, s * b, m.shared_expert_ffn(), t);  // shared experts see every token
+  return p;
 }
 
-/// Stored activations of one layer with no recomputation (the sum of every tensor listed in memory.hpp).
-double full_layer_bytes(const ModelSpec& m, const ActivationShape& a) {
+/// Stored activations of one layer by what the recompute modules can drop. full() is the layer with no
+/// recomputation (the sum of every tensor listed in memory.hpp).
+struct LayerParts {
+  double input = 0;     // the layer input (the input norm's input): what full recomputation keeps
+  double fixed = 0;     // tensors no module recomputes
+  double scores = 0;    // core attention: scores / softmax / dropout, or the fused kernel's statistics
+  double norm_out = 0;  // the two norm outputs (the QKV projection's and the MLP's inputs)
+  double mlp = 0;       // dense MLP inner tensors
+  double mlp_act = 0;   // of which the activation output
+  MoeParts moe;
+  double mla_up = 0;  // MLA: the up-projected queries, keys and values
+  double full() const { return input + fixed + scores + norm_out + mlp + moe.total() + mla_up; }
+};
+
+LayerParts layer_parts(const ModelSpec& m, const ActivationShape& a) {
   const double s = static_cast<double>(a.seq_len) / a.cp;
   const double b = a.micro_batch;
   const double h = m.hidden;
@@ -71,53 +95,108 @@ double full_layer_bytes(const ModelSpec& m, const ActivationShape& a) {
   // inputs, dropout masks) over t; without it every TP rank stores them whole.
   const double sigma = a.sequence_parallel ? 1.0 / t : 1.0;
   const double sbh = s * b * h;
+  const double sbq = s * b * m.q_width();  // all query heads (= sbh unless head_dim is given)
   const double kv = static_cast<double>(kv_heads_per_rank(m, a.tp)) * m.head_dim();
   const double mask = a.dropout ? kMask : 0.0;
+  const bool moe = m.moe && a.moe_layer;
 
+  LayerParts p;
   // Attention block (Korthikanti: 11sbh + 5as^2b).
-  double bytes = kBf16 * sbh * sigma;  // input norm's input
-  bytes += kBf16 * sbh * sigma;        // QKV projection's input
-  bytes += kBf16 * sbh / t;            // Q
-  bytes += 2 * kBf16 * s * b * kv;     // K and V (GQA: kv_heads * head_dim wide)
-  bytes += score_bytes(m, a);          // scores / softmax, or the fused kernel's statistics
-  bytes += kBf16 * sbh / t;            // attention output: the output projection's input
-  bytes += mask * sbh * sigma;         // attention-block dropout mask
-  // MLP block (Korthikanti: 19sbh for GELU with f = 4h).
-  bytes += kBf16 * sbh * sigma;  // post-attention norm's input
-  if (m.moe) {
-    bytes += kBf16 * sbh * sigma;  // router / shared-expert input (the norm's output)
-    bytes += moe_bytes(m, a, sigma);
+  p.input = kBf16 * sbh * sigma;     // input norm's input
+  p.norm_out = kBf16 * sbh * sigma;  // QKV projection's input
+  if (m.mla) {
+    // MLA (DeepSeek-V2 Sec. 2.1.2): the latents the down projections write, the up projections' inputs, on every TP
+    // rank (q_lora_rank, kv_lora_rank + the RoPE key); the up-projected per-head queries, keys (nope + rope) and
+    // values, split over t (what mla_up_proj recomputes); the attention output, heads * v_head_dim / t.
+    const auto& l = *m.mla;
+    const double heads = static_cast<double>(m.heads) / t;
+    p.fixed += kBf16 * s * b * (l.q_lora_rank + l.kv_lora_rank + l.qk_rope_head_dim);
+    p.mla_up = kBf16 * s * b * heads * (2.0 * m.head_dim() + l.v_head_dim);
+    p.fixed += kBf16 * s * b * heads * l.v_head_dim;
   } else {
-    bytes += kBf16 * sbh * sigma;  // first MLP projection's input
-    bytes += mlp_inner_bytes(m, s * b, m.ffn_hidden, t);
+    p.fixed = kBf16 * sbq / t;          // Q
+    p.fixed += 2 * kBf16 * s * b * kv;  // K and V (GQA: kv_heads * head_dim wide)
+    p.fixed += kBf16 * sbq / t;         // attention output: the output projection's input
   }
-  bytes += mask * sbh * sigma;  // MLP dropout mask
-  return bytes;
+  p.scores = score_bytes(m, a);   // scores / softmax, or the fused kernel's statistics
+  p.fixed += mask * sbh * sigma;  // attention-block dropout mask
+  // MLP block (Korthikanti: 19sbh for GELU with f = 4h).
+  p.fixed += kBf16 * sbh * sigma;     // post-attention norm's input
+  p.norm_out += kBf16 * sbh * sigma;  // router / shared-expert or first MLP projection's input (the norm's output)
+  if (moe) {
+    p.moe = moe_parts(m, a, sigma);
+  } else {
+    p.mlp = mlp_inner_bytes(m, s * b, m.dense_ffn(), t);
+    p.mlp_act = kBf16 * s * b * m.dense_ffn() / t;
+  }
+  p.fixed += mask * sbh * sigma;  // MLP dropout mask
+  return p;
 }
 
-/// Parameters of one transformer layer on one GPU.
-ParamsPerGpu layer_params(const ModelSpec& model, const Layout& layout) {
+/// What selective recomputation with `modules` does not store of a layer (Megatron-Core recompute_modules).
+double recomputed_bytes(const LayerParts& p, unsigned modules) {
+  double r = 0;
+  if (modules & kRecomputeCoreAttn) r += p.scores;
+  if (modules & kRecomputeLayernorm) r += p.norm_out;
+  if (modules & kRecomputeMlp) {
+    r += p.mlp;
+  } else if (modules & kRecomputeMoeAct) {
+    r += p.mlp_act;  // moe_act on a dense layer: Megatron-Core applies it to the dense MLP's activation too (assumed)
+  }
+  if (modules & kRecomputeMoe) {
+    r += p.moe.total();
+  } else {
+    if (modules & kRecomputeMoeAct) r += p.moe.expert_act;
+    if (modules & kRecomputeSharedExperts) r += p.moe.shared;
+  }
+  if (modules & kRecomputeMlaUpProj) r += p.mla_up;
+  return r;
+}
+
+/// Parameters of one transformer layer on one GPU (an MoE layer when `moe_layer` and the model has experts).
+ParamsPerGpu layer_params(const ModelSpec& model, const Layout& layout, bool moe_layer) {
   const auto counts = workload::count_params(model);
   const double t = layout.tp;
   const double h = model.hidden;
-  // Attention: Q and O split over t; K and V split over t, or one replicated head per rank (GQA with t > kv_heads).
-  // Biases travel with their matrices (the row-parallel output bias, h values, is replicated in Megatron; ignored).
-  const double kv_width = static_cast<double>(model.kv_heads) * model.head_dim();
-  const double kv_part = 2 * h * kv_width + (model.bias ? 2 * kv_width : 0.0);
-  const double kv_share = static_cast<double>(kv_heads_per_rank(model, layout.tp)) / model.kv_heads;
-  const double attention = (counts.attention_per_layer - kv_part) / t + kv_part * kv_share;
+  double attention = 0;
+  if (model.mla) {
+    // Megatron-Core MLA: the down projections to the latents (and the RoPE key) and the latents' norms are
+    // replicated on every TP rank; the up projections split over heads and the output projection over its input.
+    const auto& a = *model.mla;
+    const double norm = model.norm == workload::Norm::LayerNorm ? 2.0 : 1.0;
+    const double down = (a.q_lora_rank > 0 ? h * a.q_lora_rank + norm * a.q_lora_rank : 0.0) +
+                        h * (a.kv_lora_rank + a.qk_rope_head_dim) + norm * a.kv_lora_rank;
+    attention = down + (counts.attention_per_layer - down) / t;
+  } else {
+    // Attention: Q and O split over t; K and V split over t, or one replicated head per rank (GQA with t >
+    // kv_heads). Biases travel with their matrices (the row-parallel output bias, h values, is replicated in
+    // Megatron; ignored).
+    const double kv_width = static_cast<double>(model.kv_heads) * model.head_dim();
+    const double kv_part = 2 * h * kv_width + (model.bias ? 2 * kv_width : 0.0);
+    const double kv_share = static_cast<double>(kv_heads_per_rank(model, layout.tp)) / model.kv_heads;
+    attention = (counts.attention_per_layer - kv_part) / t + kv_part * kv_share;
+  }
 
   ParamsPerGpu p;
-  p.dense = attention + counts.norms_per_layer + counts.router_per_layer;  // norms and the router are replicated
-  if (model.moe) {
-    // Routed experts: experts / ep per rank, each split over t; shared experts are dense, split over t only.
-    const double expert = counts.mlp_per_layer / (model.moe->experts + model.moe->shared_experts);
+  p.dense = attention + counts.norms_per_layer;  // norms are replicated
+  if (model.moe && moe_layer) {
+    // Routed experts: experts / ep per rank, each split over t; shared experts are dense, split over t only; the
+    // router is replicated.
+    const double expert = (counts.mlp_per_layer - counts.shared_mlp_per_layer) / model.moe->experts;
     p.expert = expert * (static_cast<double>(model.moe->experts) / layout.ep) / t;
-    p.dense += expert * model.moe->shared_experts / t;
+    p.dense += counts.shared_mlp_per_layer / t + counts.router_per_layer;
   } else {
-    p.dense += counts.mlp_per_layer / t;
+    p.dense += counts.dense_mlp_per_layer / t;
   }
   return p;
+}
+
+/// The layers of virtual stage `stage` in the stacking order, for the per-layer kinds (MoE or dense).
+template <class F>
+void for_stage_layers(const Layout& layout, int stage, F&& f) {
+  const int first = layout.first_layer(stage);
+  for (int l = first; l < first + layout.layers_per_stage[static_cast<std::size_t>(stage)]; ++l)
+    f(l);
 }
 
 /// Rounds a byte estimate up to whole bytes.
@@ -134,6 +213,67 @@ int forward_chunk(int k, int pp, int vpp) {
 
 }  // namespace
 
+double layer_activation_bytes(const ModelSpec& model, const ActivationShape& shape);
+
+namespace {
+
+/// Activations pipeline rank `rank` stores at its peak: every layer of every chunk times the micro-batches it holds,
+/// by the recomputation Megatron-LM runs (--recompute-granularity, -method, -num-layers, -modules), plus the working
+/// set of what is being recomputed:
+///  - none: every tensor; selective: all but the modules' tensors, plus one layer's recomputed tensors;
+///  - full, uniform, N layers: each chunk's layers in groups of N, only each group's input stored
+///    (megatron/core/transformer/transformer_block.py, _checkpointed_forward), plus one group's full activations;
+///  - full, block, N layers: the first N layers of each chunk store their input only, the rest everything, plus one
+///    layer's full activations.
+double stored_activations(const ModelSpec& model, const Layout& layout, const ParallelConfig& config,
+                          ActivationShape shape, const std::vector<int>& held, int rank) {
+  // Per layer kind (MoE or dense): what it stores with no recomputation and with this recomputation.
+  double full[2], stored[2], input[2];
+  for (int kind = 0; kind < 2; ++kind) {
+    shape.moe_layer = kind == 1;
+    shape.recompute = Recompute::None;
+    full[kind] = layer_activation_bytes(model, shape);
+    shape.recompute = Recompute::Full;
+    input[kind] = layer_activation_bytes(model, shape);
+    shape.recompute = config.recompute == Recompute::Selective ? Recompute::Selective : Recompute::None;
+    stored[kind] = layer_activation_bytes(model, shape);
+  }
+  const bool full_rc = config.recompute == Recompute::Full;
+  const bool block = config.recompute_method == RecomputeMethod::Block;
+  const int n = config.recompute_num_layers;
+  double total = 0, working = 0;
+  const int last_stage = layout.stages() - 1;
+  for (int c = 0; c < layout.vpp; ++c) {
+    const int stage = layout.stage(c, rank);
+    double chunk = 0;
+    int position = 0;  // index of the layer within its chunk
+    auto add_layer = [&](int kind) {
+      if (!full_rc) {
+        chunk += stored[kind];
+        working = std::max(working, full[kind] - stored[kind]);
+      } else if (block) {
+        const bool recomputed = position < n;
+        chunk += recomputed ? input[kind] : full[kind];
+        if (recomputed) working = std::max(working, full[kind] - input[kind]);
+      } else {
+        if (position % n == 0) chunk += input[kind];  // a group's input
+        working = std::max(
+            working, std::min(n, layout.layers_per_stage[static_cast<std::size_t>(stage)]) * full[kind] - input[kind]);
+      }
+      ++position;
+    };
+    for_stage_layers(layout, stage, [&](int l) { add_layer(model.is_moe_layer(l) ? 1 : 0); });
+    // Multi-token prediction modules run after the last layer, on the last virtual stage.
+    if (stage == last_stage)
+      for (int k = 0; k < model.mtp_layers; ++k)
+        add_layer(model.moe ? 1 : 0);
+    total += static_cast<double>(held[static_cast<std::size_t>(c)]) * chunk;
+  }
+  return total + working;
+}
+
+}  // namespace
+
 bool default_flash_attention(const ModelSpec& model) {
   return model.position_embedding == workload::PositionEmbedding::Rope;
 }
@@ -144,31 +284,34 @@ bool default_dropout(const ModelSpec& model) {
 
 double layer_activation_bytes(const ModelSpec& model, const ActivationShape& shape) {
   SIM_ASSERT(shape.seq_len > 0 && shape.micro_batch > 0 && shape.tp > 0 && shape.cp > 0, "activation shape sizes");
+  const LayerParts parts = layer_parts(model, shape);
   switch (shape.recompute) {
-    case Recompute::Full: {
+    case Recompute::Full:
       // Korthikanti Table 2: only the layer input survives, 2sbh (sharded over t with sequence parallelism).
-      const double sigma = shape.sequence_parallel ? 1.0 / shape.tp : 1.0;
-      return kBf16 * static_cast<double>(shape.seq_len) / shape.cp * shape.micro_batch * model.hidden * sigma;
-    }
+      return parts.input;
     case Recompute::Selective:
-      // Korthikanti Sec. 5: recompute the core attention (QK^T, softmax, dropout, attention over V): the 5as/h term
-      // (or the fused kernel's statistics) is not stored.
-      return full_layer_bytes(model, shape) - score_bytes(model, shape);
+      // Korthikanti Sec. 5 (core attention: the 5as/h term, or the fused kernel's statistics, is not stored), and
+      // Megatron-Core's finer modules (memory.hpp).
+      return parts.full() - recomputed_bytes(parts, shape.recompute_modules);
     case Recompute::None:
-      return full_layer_bytes(model, shape);
+      return parts.full();
   }
-  return full_layer_bytes(model, shape);
+  return parts.full();
 }
 
 ParamsPerGpu params_per_gpu(const ModelSpec& model, const Layout& layout, int pipeline_rank) {
   SIM_ASSERT(pipeline_rank >= 0 && pipeline_rank < layout.pp, "pipeline rank out of range");
   const auto counts = workload::count_params(model);
-  const ParamsPerGpu layer = layer_params(model, layout);
+  const ParamsPerGpu moe_layer = layer_params(model, layout, true);
+  const ParamsPerGpu dense_layer = layer_params(model, layout, false);
   const double h = model.hidden;
-  const int layers = layout.layers_on_rank(pipeline_rank);
   ParamsPerGpu p;
-  p.dense = layer.dense * layers;
-  p.expert = layer.expert * layers;
+  for (int c = 0; c < layout.vpp; ++c)
+    for_stage_layers(layout, layout.stage(c, pipeline_rank), [&](int l) {
+      const ParamsPerGpu& layer = model.is_moe_layer(l) ? moe_layer : dense_layer;
+      p.dense += layer.dense;
+      p.expert += layer.expert;
+    });
   const double vocab_shard = static_cast<double>(padded_vocab(model.vocab, layout.tp)) * h / layout.tp;
   if (pipeline_rank == 0) p.dense += vocab_shard + counts.position;  // word embedding; positions are replicated
   if (pipeline_rank == layout.pp - 1) {
@@ -176,6 +319,11 @@ ParamsPerGpu params_per_gpu(const ModelSpec& model, const Layout& layout, int pi
     // Untied: the output layer. Tied with pp > 1: Megatron-LM keeps a copy of the word embedding on the last stage
     // and all-reduces its gradient with the first stage's (the embedding group).
     if (!model.tied_embeddings || layout.pp > 1) p.dense += vocab_shard;
+    // Multi-token prediction modules sit on the last stage (Megatron-Core): a layer, two norms and the 2h x h
+    // projection each (split over t), sharing the stage's embedding copy and output head.
+    const ParamsPerGpu& mtp = model.moe ? moe_layer : dense_layer;
+    p.dense += model.mtp_layers * (mtp.dense + 2.0 * h * h / layout.tp + 3.0 * counts.final_norm);
+    p.expert += model.mtp_layers * mtp.expert;
   }
   return p;
 }
@@ -276,32 +424,36 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& model, const Layout& layout, con
   };
   MemoryBreakdown out;
   out.pipeline_rank = pipeline_rank;
-  out.params = whole_bytes(sharded(kBf16, config.zero_stage >= 3));
-  out.grads = whole_bytes(sharded(kFp32, config.zero_stage >= 2));
+  const bool zero3 = config.zero_stage >= 3;
+  double weights = sharded(kBf16, zero3);
+  // FP8 copies of the transformer layers' GEMM weights and their transposes (memory.hpp), of the layers this GPU
+  // holds unsharded (with ZeRO-3 only the gathered units, counted with the buffers).
+  if (options.fp8_weight_copies && !zero3) {
+    double layer_weights = params.total();
+    const double h = model.hidden;
+    const double vocab_shard = static_cast<double>(padded_vocab(model.vocab, layout.tp)) * h / layout.tp;
+    if (pipeline_rank == 0) layer_weights -= vocab_shard;
+    if (pipeline_rank == layout.pp - 1 && (!model.tied_embeddings || layout.pp > 1)) layer_weights -= vocab_shard;
+    weights += kFp8Copies * std::max(0.0, layer_weights);
+  }
+  out.params = whole_bytes(weights);
+  out.grads = whole_bytes(sharded(options.fp32_main_grads ? kFp32 : kBf16, config.zero_stage >= 2));
   out.optimizer = whole_bytes(sharded(3 * kFp32, config.zero_stage >= 1 || config.distributed_optimizer));
 
-  // Activations: the layers of every micro-batch in flight at the rank's peak, plus the layer being recomputed.
+  // Activations: the layers of every micro-batch in flight at the rank's peak, plus the layers being recomputed.
   ActivationShape shape;
   shape.seq_len = seq_len;
   shape.micro_batch = layout.micro_batch;
   shape.tp = layout.tp;
   shape.cp = layout.cp;
   shape.sequence_parallel = config.sequence_parallel && layout.tp > 1;  // a no-op at tp = 1, as in Megatron-LM
-  shape.recompute = config.recompute;
-  shape.flash_attention = options.flash_attention.value_or(default_flash_attention(model));
-  shape.dropout = options.dropout.value_or(default_dropout(model));
-  const double per_layer = layer_activation_bytes(model, shape);
+  shape.recompute = Recompute::None;
+  shape.flash_attention = options.fused_attention;
+  shape.dropout = options.hidden_dropout > 0;
+  shape.attention_dropout = options.attention_dropout > 0;
+  shape.recompute_modules = config.recompute_modules;
   const auto held = micro_batches_held(layout, config.schedule, pipeline_rank);
-  double layer_micro_batches = 0;
-  for (int c = 0; c < layout.vpp; ++c)
-    layer_micro_batches += static_cast<double>(held[static_cast<std::size_t>(c)]) *
-                           layout.layers_per_stage[static_cast<std::size_t>(layout.stage(c, pipeline_rank))];
-  double activations = per_layer * layer_micro_batches;
-  if (config.recompute != Recompute::None) {
-    ActivationShape none = shape;
-    none.recompute = Recompute::None;
-    activations += layer_activation_bytes(model, none) - per_layer;  // one layer's recomputed working set
-  }
+  const double activations = stored_activations(model, layout, config, shape, held, pipeline_rank);
   out.activations = whole_bytes(activations);
 
   // Buffers.
@@ -318,7 +470,7 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& model, const Layout& layout, con
   // with SP), and the fp32 logits the cross-entropy keeps, 4sbV/t (vocabulary-parallel; Megatron's padded V).
   if (pipeline_rank == layout.pp - 1) {
     const double logits = kFp32 * s * b * padded_vocab(model.vocab, layout.tp) / t;
-    buffers += (2 * kBf16 * sbh * sigma + logits) * held.back();
+    buffers += (2 * kBf16 * sbh * sigma + logits) * held.back() * (1 + model.mtp_layers);  // and each MTP head's
   }
   // ASSUMPTION: pipeline point-to-point receive buffers, one activation and one gradient tensor of 2sbh (over t with
   // SP, Megatron sends the sequence-parallel shard).
@@ -327,9 +479,12 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& model, const Layout& layout, con
   if (shape.sequence_parallel) buffers += kBf16 * sbh;
   // ASSUMPTION: the MoE all-to-all holds the k dispatched copies of the tokens twice (send and receive).
   if (model.moe) buffers += 2 * kBf16 * s * b * model.moe->top_k * h;
-  // ZeRO-3 (Rajbhandari et al. 2020, Sec. 5.3) all-gathers a layer's weights before use. ASSUMPTION: the layer in use
-  // and one prefetched layer (DeepSpeed prefetches ahead) are whole in bf16 at any time.
-  if (config.zero_stage >= 3) buffers += 2 * kBf16 * layer_params(model, layout).total();
+  // ZeRO-3 (Rajbhandari et al. 2020, Sec. 5.3) / FSDP all-gather a unit's weights before use: options.zero3_units
+  // layers (the one in use and the prefetched next, by default) are whole in bf16 at any time, with their FP8 copies.
+  if (zero3) {
+    const double unit = std::max(layer_params(model, layout, true).total(), layer_params(model, layout, false).total());
+    buffers += options.zero3_units * unit * (kBf16 + (options.fp8_weight_copies ? kFp8Copies : 0.0));
+  }
   out.buffers = whole_bytes(buffers);
   out.total = out.params + out.grads + out.optimizer + out.activations + out.buffers;
   return out;

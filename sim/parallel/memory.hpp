@@ -24,24 +24,38 @@ struct MemoryBreakdown {
 /// CUDA context, cuBLAS/cuDNN/TransformerEngine workspaces and NCCL communicator buffers, which no tensor accounts
 /// for. ASSUMPTION, not a measurement: about 0.5 GiB of CUDA context and kernel images per process, workspaces of tens
 /// of MiB per stream, and NCCL buffers for the 4-6 process groups of a 3D/4D-parallel job (NCCL_BUFFSIZE is 4 MiB per
-/// channel and peer) round to 2 GiB. Allocator fragmentation is not modelled. Calibration should replace this number.
+/// channel and peer) round to 2 GiB. Allocator fragmentation is not modelled. Scenario key memory.reserve.
 inline constexpr base::Bytes kDefaultRuntimeReserve{2LL << 30};
 
+/// What the training stack decides about memory (scenario keys: README "Memory and recomputation"). The defaults are
+/// those of current Megatron-Core, NeMo and TorchTitan: fused attention, no dropout, fp32 main gradients.
 struct MemoryOptions {
-  /// Fused attention (FlashAttention, Dao et al. 2022) stores no s x s score matrix. ModelSpec has no flag for it;
-  /// nullopt takes default_flash_attention(model).
-  std::optional<bool> flash_attention;
-  /// Dropout stores 1-byte masks (Korthikanti et al. 2022 count them). nullopt takes default_dropout(model).
-  std::optional<bool> dropout;
-  base::Bytes runtime_reserve = kDefaultRuntimeReserve;
+  /// Fused attention (FlashAttention, Dao et al. 2022; cuDNN / TransformerEngine) stores no s x s score matrix.
+  /// Independent of the position embedding: training.fused_attention.
+  bool fused_attention = true;
+  /// Dropout probabilities (training.attention_dropout, training.hidden_dropout). A probability above zero stores
+  /// 1-byte masks (Korthikanti et al. 2022 count them): attention dropout on the s x s scores when attention is not
+  /// fused (fused kernels regenerate it from the RNG state); hidden dropout after the attention and MLP blocks and
+  /// on the embedding.
+  double attention_dropout = 0;
+  double hidden_dropout = 0;
+  /// fp32 main gradients (Megatron-LM's default for bf16: "bfloat16 requires gradient accumulation and all-reduce to
+  /// be done in fp32"), or bf16 with --grad-reduce-in-bf16: training.main_grads "fp32" | "bf16".
+  bool fp32_main_grads = true;
+  /// TransformerEngine FP8 training caches each GEMM weight in FP8 and its transpose (Hopper's FP8 GEMMs take only
+  /// the TN layout) across micro-batches: 2 bytes per transformer-layer weight, beside the bf16 weights.
+  /// training.fp8_weight_copies; default on when training.dtype is fp8.
+  bool fp8_weight_copies = false;
+  base::Bytes runtime_reserve = kDefaultRuntimeReserve;  // memory.reserve
+  /// ZeRO-3 / FSDP: transformer layers (units) whose gathered bf16 weights are live at once: the one in use and the
+  /// prefetched next (DeepSpeed's prefetch, FSDP's forward/backward prefetch of one unit). memory.zero3_units.
+  int zero3_units = 2;
 };
 
-/// Default: fused attention for RoPE models (trained since 2023 with FlashAttention/TransformerEngine), unfused for
-/// learned-position GPT models, as in the 2021-22 Megatron-LM runs that Narayanan et al. and Korthikanti et al.
-/// measured.
+/// Era defaults for models without a training stack: fused attention for RoPE models, unfused with dropout for
+/// learned-position GPT models (the 2021-22 Megatron-LM runs). Used by calibrate's benchmark shapes only; scenarios
+/// state their own settings (MemoryOptions' defaults are today's stacks).
 bool default_flash_attention(const workload::ModelSpec& model);
-/// Default: dropout for learned-position GPT models (Megatron-LM's hidden and attention dropout 0.1, which
-/// Korthikanti's formulas count), none for RoPE models (Llama and Mixtral train with attention_dropout 0.0).
 bool default_dropout(const workload::ModelSpec& model);
 
 /// How one GPU sees one layer of one micro-batch.
@@ -53,7 +67,10 @@ struct ActivationShape {
   bool sequence_parallel = false;
   Recompute recompute = Recompute::None;
   bool flash_attention = false;
-  bool dropout = true;
+  bool dropout = true;                              // hidden dropout masks (after attention, after the MLP)
+  bool attention_dropout = true;                    // the score dropout mask and output (unfused attention only)
+  unsigned recompute_modules = kRecomputeCoreAttn;  // with Recompute::Selective
+  bool moe_layer = true;  // for a model with experts: this layer is an MoE layer (false: one of its dense layers)
 };
 
 /// Bytes of activations one transformer layer stores for the backward pass, for one micro-batch, on one GPU.
@@ -71,8 +88,11 @@ struct ActivationShape {
 ///   the MLP's with s*b*k tokens and the expert f, plus shared experts as dense MLPs.
 /// For a GPT layer (GELU, MHA, dropout, unfused attention, f = 4h) this is exactly Korthikanti's Table 2:
 ///   sbh(34 + 5as/h) unparallelised; sbh(10 + 24/t + 5as/(ht)) with TP; sbh/t(34 + 5as/h) with TP + SP.
-/// Selective recompute drops the score terms (the 5as/h term, or the statistics); full recompute keeps only the
-/// layer input, 2sbh (2sbh/t with sequence parallelism).
+/// Selective recompute drops what its modules recompute (Megatron-Core recompute_modules): core_attn the score terms
+/// (the 5as/h term, or the statistics); layernorm the two norm outputs (2 x 2sbh, over t with SP); mlp the dense
+/// MLP's inner tensors; moe the whole MoE block beyond its input; moe_act the experts' activation output;
+/// shared_experts the shared experts' inner tensors; mla_up_proj MLA's up-projected queries, keys and values. Full
+/// recompute keeps only the layer input, 2sbh (2sbh/t with sequence parallelism).
 double layer_activation_bytes(const workload::ModelSpec& model, const ActivationShape& shape);
 
 /// Parameters one GPU of pipeline rank `pipeline_rank` holds: its layers' weights cut by tp (expert weights also by

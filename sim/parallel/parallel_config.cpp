@@ -20,6 +20,24 @@ const char* to_string(Recompute r) {
   return "?";
 }
 
+const char* to_string(RecomputeMethod m) {
+  return m == RecomputeMethod::Block ? "block" : "uniform";
+}
+
+namespace {
+
+constexpr std::array<const char*, 7> kModuleNames{"core_attn", "layernorm",   "mlp",           "moe",
+                                                  "moe_act",   "mla_up_proj", "shared_experts"};
+
+}  // namespace
+
+std::vector<std::string> recompute_module_names(unsigned modules) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < kModuleNames.size(); ++i)
+    if (modules & (1u << i)) out.emplace_back(kModuleNames[i]);
+  return out;
+}
+
 const char* to_string(Schedule s) {
   switch (s) {
     case Schedule::GPipe:
@@ -52,6 +70,25 @@ ParallelConfig ParallelConfig::parse(base::JsonReader& in) {
     for (auto r : {Recompute::None, Recompute::Selective, Recompute::Full})
       if (recompute == to_string(r)) p.recompute = r;
   }
+  std::string method;
+  if (in.optional_enum("recompute_method", method, {"uniform", "block"}))
+    p.recompute_method = method == "block" ? RecomputeMethod::Block : RecomputeMethod::Uniform;
+  in.optional("recompute_num_layers", p.recompute_num_layers, dim);
+  std::vector<std::string> modules;
+  if (in.optional("recompute_modules", modules)) {
+    p.recompute_modules = 0;
+    for (const auto& name : modules) {
+      const auto it = std::find(kModuleNames.begin(), kModuleNames.end(), name);
+      if (it == kModuleNames.end()) {
+        in.error("recompute_modules", "\"" + name +
+                                          "\" is not a Megatron-Core recompute module; accepted: core_attn, layernorm, "
+                                          "mlp, moe, moe_act, mla_up_proj, shared_experts");
+        continue;
+      }
+      p.recompute_modules |= 1u << static_cast<unsigned>(it - kModuleNames.begin());
+    }
+    if (modules.empty()) in.error("recompute_modules", "is empty; list at least one module, e.g. [\"core_attn\"]");
+  }
   in.optional("micro_batch", p.micro_batch, dim);
   in.required("global_batch", p.global_batch, dim);
   std::string schedule;
@@ -62,6 +99,10 @@ ParallelConfig ParallelConfig::parse(base::JsonReader& in) {
     if (p.schedule == Schedule::OneFOneB && p.vpp > 1) p.schedule = Schedule::Interleaved;
   }
   in.optional("layers_per_stage", p.layers_per_stage, Range::at_least(0));
+  in.optional("account_for_embedding_in_pipeline_split", p.account_for_embedding);
+  in.optional("account_for_loss_in_pipeline_split", p.account_for_loss);
+  in.optional("first_stage_layers", p.first_stage_layers, dim);
+  in.optional("last_stage_layers", p.last_stage_layers, dim);
   if (in.optional("order", p.order)) {
     std::array<std::string, 4> parts;
     std::size_t start = 0;
@@ -86,6 +127,20 @@ ParallelConfig ParallelConfig::parse(base::JsonReader& in) {
   in.finish();
   if (p.schedule == Schedule::Interleaved && p.vpp < 2)
     in.error("schedule", "\"interleaved\" needs vpp >= 2 virtual stages per rank");
+  // Megatron-Core's TransformerConfig refuses these combinations ("recompute_method must be None for selective",
+  // "recompute_modules only for selective").
+  if (p.recompute != Recompute::Full && (in.has("recompute_method") || in.has("recompute_num_layers")))
+    in.error(
+        in.has("recompute_method") ? "recompute_method" : "recompute_num_layers",
+        std::string("applies to \"recompute\": \"full\" only (Megatron-LM), not \"") + to_string(p.recompute) + "\"");
+  if (p.recompute != Recompute::Selective && in.has("recompute_modules"))
+    in.error("recompute_modules", std::string("applies to \"recompute\": \"selective\" only (Megatron-Core), not \"") +
+                                      to_string(p.recompute) + "\"");
+  if (!p.layers_per_stage.empty() &&
+      (p.account_for_embedding || p.account_for_loss || p.first_stage_layers > 0 || p.last_stage_layers > 0))
+    in.error("layers_per_stage",
+             "an explicit split cannot be combined with account_for_*_in_pipeline_split or first/last_stage_layers "
+             "(write the transformer layers of every virtual stage, or use those keys alone)");
   return p;
 }
 

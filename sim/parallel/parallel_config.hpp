@@ -8,11 +8,26 @@
 
 namespace sim::parallel {
 
-enum class Recompute { None, Selective, Full };
+enum class Recompute { None, Selective, Full };  // Megatron-LM's --recompute-granularity (none: not given)
+enum class RecomputeMethod { Uniform, Block };   // Megatron-LM's --recompute-method (full granularity only)
 enum class Schedule { GPipe, OneFOneB, Interleaved, ZeroBubbleH1 };
 
+/// Megatron-Core's --recompute-modules (selective granularity; TransformerConfig.recompute_modules), as a bit set.
+enum RecomputeModule : unsigned {
+  kRecomputeCoreAttn = 1u << 0,       // "core_attn": scores, softmax, dropout, context (Korthikanti's selective)
+  kRecomputeLayernorm = 1u << 1,      // "layernorm": input_layernorm and pre_mlp_layernorm outputs
+  kRecomputeMlp = 1u << 2,            // "mlp": the dense MLP submodule (keeps its input)
+  kRecomputeMoe = 1u << 3,            // "moe": the whole MoE layer (keeps its input)
+  kRecomputeMoeAct = 1u << 4,         // "moe_act": the experts' activation function
+  kRecomputeMlaUpProj = 1u << 5,      // "mla_up_proj": MLA up-projections and RoPE
+  kRecomputeSharedExperts = 1u << 6,  // "shared_experts": the shared experts
+};
+
 const char* to_string(Recompute r);
+const char* to_string(RecomputeMethod m);
 const char* to_string(Schedule s);
+/// The module names in Megatron-Core's spelling, in bit order.
+std::vector<std::string> recompute_module_names(unsigned modules);
 
 struct ParallelConfig {
   int tp = 1;
@@ -25,15 +40,30 @@ struct ParallelConfig {
   int zero_stage = 0;
   bool distributed_optimizer = false;  // Megatron's distributed optimizer: optimizer states sharded over DP
   Recompute recompute = Recompute::None;
+  RecomputeMethod recompute_method = RecomputeMethod::Uniform;
+  /// Full granularity: uniform = layers per recomputed group (only each group's input is stored); block = layers
+  /// recomputed per virtual stage (the first ones), the rest store everything. Megatron-LM's --recompute-num-layers.
+  int recompute_num_layers = 1;
+  unsigned recompute_modules = kRecomputeCoreAttn;  // selective granularity only
   int micro_batch = 1;
   int global_batch = 0;  // sequences per iteration
   Schedule schedule = Schedule::OneFOneB;
   std::vector<int> layers_per_stage;  // optional uneven split over pp*vpp stages
+  /// Megatron-LM's --account-for-embedding-in-pipeline-split / --account-for-loss-in-pipeline-split: the input
+  /// embedding (on the first virtual stage) and the output layer and loss (on the last) each count as one layer when
+  /// the layers are split evenly, so those stages hold one transformer layer fewer.
+  bool account_for_embedding = false;
+  bool account_for_loss = false;
+  /// Megatron-Core's --decoder-first-pipeline-num-layers / --decoder-last-pipeline-num-layers: transformer layers of
+  /// the first / last pipeline rank (over its vpp chunks); the others split the rest evenly. 0: not given.
+  int first_stage_layers = 0;
+  int last_stage_layers = 0;
   std::string order = "tp-cp-dp-pp";  // rank placement, innermost first
 
   /// Strict parse of the scenario's "parallel" object. Defaults: tp = pp = cp = ep = vpp = 1, sequence_parallel
-  /// false, zero_stage 0, recompute "none", micro_batch 1, schedule "1f1b" ("interleaved" is implied by vpp > 1).
-  /// global_batch is required.
+  /// false, zero_stage 0, recompute "none", recompute_method "uniform", recompute_num_layers 1, recompute_modules
+  /// ["core_attn"] (Megatron-Core's defaults), micro_batch 1, schedule "1f1b" ("interleaved" is implied by vpp > 1),
+  /// account_for_embedding/loss_in_pipeline_split false, first/last_stage_layers not given. global_batch is required.
   static ParallelConfig parse(base::JsonReader& in);
 };
 

@@ -129,6 +129,7 @@ execution::StepInputs step_inputs(const PlanProblem& p, const ParallelConfig& c,
   in.topology = size.topology;
   in.flash_attention = p.flash_attention;
   in.dropout = p.dropout;
+  in.fp32_main_grads = p.memory.fp32_main_grads;
   return in;
 }
 

@@ -311,6 +311,14 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
     }
     base::Count critical;
     if (t->optional("critical_batch", critical)) s.training.critical_batch = critical;
+    parallel::MemoryOptions& mo = s.memory;
+    t->optional("fused_attention", mo.fused_attention);
+    t->optional("attention_dropout", mo.attention_dropout, Range::between(0.0, 0.99));
+    t->optional("hidden_dropout", mo.hidden_dropout, Range::between(0.0, 0.99));
+    std::string grads;
+    if (t->optional_enum("main_grads", grads, {"fp32", "bf16"})) mo.fp32_main_grads = grads == "fp32";
+    mo.fp8_weight_copies = s.training.dtype == hardware::Dtype::Fp8;
+    t->optional("fp8_weight_copies", mo.fp8_weight_copies);
     const auto spikes = t->kind("loss_spikes");
     if (spikes == JsonReader::Kind::String) {
       std::string none;
@@ -324,6 +332,12 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
       ls->finish();
     }
     t->finish();
+  }
+
+  if (auto mem = in.optional_object("memory")) {
+    mem->optional("reserve", s.memory.runtime_reserve, base::Sign::NonNegative);
+    mem->optional("zero3_units", s.memory.zero3_units, Range::between(1, 64));
+    mem->finish();
   }
 
   if (auto d = in.optional_object("data")) {

@@ -3,6 +3,7 @@
 #include "sim/base/units.hpp"
 #include "sim/cost/cost.hpp"
 #include "sim/hardware/profile.hpp"
+#include "sim/parallel/memory.hpp"
 #include "sim/parallel/parallel_config.hpp"
 #include "sim/workload/model_spec.hpp"
 
@@ -116,6 +117,10 @@ struct Scenario {
   parallel::ParallelConfig parallel;
   std::vector<std::string> parallel_fixed;  // keys "parallel" gave (--set too): the planner keeps them fixed
   TrainingConfig training;
+  /// What the training stack decides about memory and attention: training.fused_attention, attention_dropout,
+  /// hidden_dropout, main_grads, fp8_weight_copies and the memory section (reserve, zero3_units). Defaults: today's
+  /// Megatron-Core / NeMo / TorchTitan (parallel::MemoryOptions).
+  parallel::MemoryOptions memory;
   DataConfig data;
   ReliabilityConfig reliability;
   CostConfig cost;

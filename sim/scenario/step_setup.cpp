@@ -71,14 +71,15 @@ StepSetup step_setup(const Scenario& s) {
       items.push_back({s.source, "/cluster", "topology field " + d.path + ": " + d.message});
     throw base::ConfigError(std::move(items));
   }
-  in.flash_attention = parallel::default_flash_attention(s.model);
-  in.dropout = parallel::default_dropout(s.model);
+  in.flash_attention = s.memory.fused_attention;
+  in.dropout = s.memory.attention_dropout > 0 || s.memory.hidden_dropout > 0;
+  in.fp32_main_grads = s.memory.fp32_main_grads;
   in.data_tokens_per_s = data_tokens_per_s(s);
   return in;
 }
 
 results::MemoryGib memory_gib(const Scenario& s, const parallel::Layout& layout) {
-  const auto m = parallel::peak_memory(s.model, layout, s.parallel, s.training.seq_len);
+  const auto m = parallel::peak_memory(s.model, layout, s.parallel, s.training.seq_len, s.memory);
   results::MemoryGib g;
   g.params = m.params.gib();
   g.grads = m.grads.gib();

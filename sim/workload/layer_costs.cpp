@@ -46,11 +46,25 @@ struct Dims {
   double b, s_local, s_kv, tokens, tokens_sp, h, d, q_heads, kv_heads, f, t;
 };
 
+/// Keys one query meets, averaged over the layers: the whole sequence, or for sliding-window layers (Mistral 7B,
+/// Jiang et al. 2023, Sec. 2; Gemma 3's local layers) the window, which a fused kernel skips beyond. Written as 2w
+/// (capped at s) for causal attention, so that the causal halving of the fused kernels leaves w keys per query. The
+/// average puts every layer's share on each layer (exact for the whole stack; layers of a stage are not told apart).
+/// Unfused attention materialises the s x s scores whatever the mask.
+double attended_keys(const ModelSpec& m, const LayerShape& s) {
+  if (m.sliding_window <= 0 || !s.flash_attention) return s.seq_len;
+  int windowed = 0;
+  for (int l = 0; l < m.layers; ++l)
+    windowed += m.is_windowed_layer(l) ? 1 : 0;
+  const double w = std::min<double>(s.causal ? 2.0 * m.sliding_window : m.sliding_window, s.seq_len);
+  return (windowed * w + (m.layers - windowed) * static_cast<double>(s.seq_len)) / m.layers;
+}
+
 Dims dims(const ModelSpec& m, const LayerShape& s) {
   Dims d{};
   d.b = s.micro_batch;
   d.s_local = static_cast<double>(s.seq_len) / s.cp;
-  d.s_kv = s.seq_len;  // ring attention: local queries against every key of the sequence
+  d.s_kv = attended_keys(m, s);  // ring attention: local queries against every key of the sequence (or window)
   d.tokens = d.b * d.s_local;
   d.t = s.tp;
   d.tokens_sp = s.sequence_parallel ? d.tokens / d.t : d.tokens;
@@ -60,6 +74,23 @@ Dims dims(const ModelSpec& m, const LayerShape& s) {
   d.kv_heads = std::max(1.0, static_cast<double>(m.kv_heads) / s.tp);  // replicated when kv_heads < tp
   d.f = static_cast<double>(m.ffn_hidden) / s.tp;
   return d;
+}
+
+/// MLA's projections in place of the QKV GEMM (DeepSeek-V2, arXiv:2405.04434, Sec. 2.1.2; Megatron-Core MLA): the
+/// down projections to the query latent (q_lora_rank; a full h x heads*(nope+rope) projection without one) and to
+/// the key/value latent plus the shared RoPE key, replicated on every TP rank; the up projections split over heads.
+std::vector<Kernel> mla_projections(const MlaSpec& a, const Dims& d) {
+  const double qk = a.qk_nope_head_dim + a.qk_rope_head_dim;
+  std::vector<Kernel> out;
+  if (a.q_lora_rank > 0) {
+    out.push_back(gemm("q_down", d.tokens, a.q_lora_rank, d.h));
+    out.push_back(gemm("q_up", d.tokens, d.q_heads * qk, a.q_lora_rank));
+  } else {
+    out.push_back(gemm("q_proj", d.tokens, d.q_heads * qk, d.h));
+  }
+  out.push_back(gemm("kv_down", d.tokens, a.kv_lora_rank + a.qk_rope_head_dim, d.h));
+  out.push_back(gemm("kv_up", d.tokens, d.q_heads * (a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank));
+  return out;
 }
 
 /// The tensor-parallel collective(s) before (entering) or after (leaving) a block.
@@ -113,7 +144,7 @@ struct MlpGemm {
 };
 
 std::vector<MlpGemm> mlp_gemms(const ModelSpec& m, const LayerShape& s, const Dims& d) {
-  const bool glu = m.activation == Activation::SwiGlu;
+  const bool glu = m.gated();
   std::vector<MlpGemm> out;
   if (!m.moe) {
     out.push_back({"mlp_up", d.tokens, (glu ? 2.0 : 1.0) * d.f, d.h, 1});
@@ -143,7 +174,7 @@ double activation_bytes(const ModelSpec& m, const LayerShape& s, const Dims& d) 
     rows = d.tokens * m.moe->top_k + d.tokens * m.moe->shared_experts;
     width = static_cast<double>(m.moe->ffn_hidden) / s.tp;
   }
-  return rows * width * kAct * (m.activation == Activation::SwiGlu ? 3.0 : 2.0);
+  return rows * width * kAct * (m.gated() ? 3.0 : 2.0);
 }
 
 PassWork forward_pass(const ModelSpec& m, const LayerShape& s, const Dims& d) {
@@ -154,12 +185,14 @@ PassWork forward_pass(const ModelSpec& m, const LayerShape& s, const Dims& d) {
   // Attention block.
   add(p, compute("attn_norm", {memory("attn_norm", norm_bytes)}));
   tp_enter(p, s, d, "attn_ag");
-  std::vector<Kernel> attn{gemm("qkv", d.tokens, (d.q_heads + 2 * d.kv_heads) * d.d, d.h)};
+  std::vector<Kernel> attn = m.mla
+                                 ? mla_projections(*m.mla, d)
+                                 : std::vector<Kernel>{gemm("qkv", d.tokens, (d.q_heads + 2 * d.kv_heads) * d.d, d.h)};
   if (m.position_embedding == PositionEmbedding::Rope)
     attn.push_back(memory("rope", d.tokens * (d.q_heads + d.kv_heads) * d.d * kAct * 2));
   for (auto& k : attention_core_forward(s, d))
     attn.push_back(k);
-  attn.push_back(gemm("attn_out", d.tokens, d.h, d.q_heads * d.d));
+  attn.push_back(gemm("attn_out", d.tokens, d.h, d.q_heads * (m.mla ? m.mla->v_head_dim : d.d)));
   Segment a = compute("attn", std::move(attn));
   // Model FLOPs count attention without the causal saving (Narayanan et al. convention).
   for (auto& k : a.kernels) {
@@ -241,6 +274,17 @@ PassWork selective_recompute(const LayerShape& s, const Dims& d) {
   add(p, compute("attn_core_recompute", attention_core_forward(s, d)));
   p.model_flops = 0;
   return p;
+}
+
+/// Forward model FLOPs of every transformer layer (and multi-token prediction layer) given one layer's: an MoE
+/// model's dense layers (first_k_dense, layer_freq) run the dense MLP; DeepSeek-V3's MTP modules add a layer each
+/// (and their 2h x h projection).
+double layer_stack_flops(const ModelSpec& m, const LayerShape& s, double per_layer) {
+  const int moe_layers = m.moe ? m.moe_layers() : m.layers;
+  double dense_layer = per_layer;
+  if (moe_layers < m.layers) dense_layer = layer_work(m.dense_variant(), s, RecomputeMode::None).forward.model_flops;
+  const double mtp_projection = 2.0 * s.micro_batch * s.seq_len * 2.0 * m.hidden * m.hidden;
+  return moe_layers * per_layer + (m.layers - moe_layers) * dense_layer + m.mtp_layers * (per_layer + mtp_projection);
 }
 
 }  // namespace
@@ -334,7 +378,7 @@ double model_flops_per_iteration(const ModelSpec& m, int seq_len, double sequenc
   s.causal = true;
   const double per_layer = layer_work(m, s, RecomputeMode::None).forward.model_flops;
   const double logits = output_work(m, s).forward.model_flops;
-  return 3.0 * sequences * (m.layers * per_layer + logits);
+  return 3.0 * sequences * (layer_stack_flops(m, s, per_layer) + logits * (1 + m.mtp_layers));
 }
 
 }  // namespace sim::workload

@@ -6,18 +6,40 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace sim::workload {
 
-enum class Activation { Gelu, SwiGlu };  // 2-matrix MLP | 3-matrix gated MLP
-enum class Norm { LayerNorm, RmsNorm };  // weight+bias | weight only
+enum class Activation { Gelu, SwiGlu, GeGlu };  // 2-matrix MLP | 3-matrix gated MLP (SiLU | GELU gate)
+enum class Norm { LayerNorm, RmsNorm };         // weight+bias | weight only
 enum class PositionEmbedding { Learned, Rope };
 
 struct MoeSpec {
   int experts = 0;
   int top_k = 0;
   int ffn_hidden = 0;      // per expert
-  int shared_experts = 0;  // always-active experts of the same size
+  int shared_experts = 0;  // always-active experts
+  /// Inner size of all shared experts together (Megatron-Core's --moe-shared-expert-intermediate-size); 0: given
+  /// none, shared_experts * ffn_hidden.
+  int shared_ffn_hidden = 0;
+  /// Which layers are MoE layers: the first `first_k_dense` are dense (DeepSeek's first_k_dense_replace), then every
+  /// `layer_freq`-th layer (Megatron-LM's --moe-layer-freq N, Hugging Face's moe_layer_freq); or `layer_pattern`, one
+  /// 0 (dense) or 1 (MoE) per layer (--moe-layer-freq as a list). Dense layers use the model's ffn_hidden.
+  int first_k_dense = 0;
+  int layer_freq = 1;
+  std::vector<int> layer_pattern;
+};
+
+/// Multi-head latent attention (DeepSeek-V2, arXiv:2405.04434, Sec. 2.1; DeepSeek-V3): queries through a low-rank
+/// latent of q_lora_rank (0: a full h x heads*(nope+rope) projection), keys and values through one latent of
+/// kv_lora_rank plus a shared RoPE key of qk_rope_head_dim; per head a qk_nope_head_dim + qk_rope_head_dim query/key
+/// and a v_head_dim value. Hugging Face's field names.
+struct MlaSpec {
+  int q_lora_rank = 0;
+  int kv_lora_rank = 0;
+  int qk_nope_head_dim = 0;
+  int qk_rope_head_dim = 0;
+  int v_head_dim = 0;
 };
 
 struct ModelSpec {
@@ -28,6 +50,9 @@ struct ModelSpec {
   int ffn_hidden = 0;
   int heads = 0;
   int kv_heads = 0;  // grouped-query attention; equals heads for multi-head attention
+  /// Width of one attention head ("head_dim", Megatron-LM's --kv-channels, Hugging Face's head_dim); 0 when the
+  /// file gives none: hidden / heads. Qwen3 and Gemma use heads * head_dim != hidden.
+  int kv_channels = 0;
   int vocab = 0;
   Activation activation = Activation::Gelu;
   Norm norm = Norm::LayerNorm;
@@ -36,15 +61,51 @@ struct ModelSpec {
   bool tied_embeddings = false;
   int max_seq_len = 0;
   std::optional<MoeSpec> moe;
+  std::optional<MlaSpec> mla;
+  bool qk_norm = false;  // RMSNorm on each query and key head (Qwen3, OLMo 2): 2 x head_dim weights per layer
+  /// Sliding-window attention (Mistral 7B, Gemma 2/3): a query attends to the last `sliding_window` tokens; 0: none.
+  /// With global_every = k > 0 every k-th layer (layers k-1, 2k-1, ...) attends to the whole sequence (Gemma 3's
+  /// 5 local : 1 global); 0: every layer is windowed.
+  int sliding_window = 0;
+  int global_every = 0;
+  /// Multi-token prediction modules (DeepSeek-V3 Sec. 2.2; Megatron-Core --mtp-num-layers) on the last stage.
+  int mtp_layers = 0;
   std::optional<base::Count> published_params;
   std::optional<base::Count> published_active_params;
   std::map<std::string, std::string> provenance;
 
-  int head_dim() const { return hidden / heads; }
+  bool gated() const { return activation != Activation::Gelu; }
+  /// Whether layer `layer` attends through the sliding window.
+  bool is_windowed_layer(int layer) const {
+    return sliding_window > 0 && (global_every == 0 || (layer + 1) % global_every != 0);
+  }
+  /// Whether layer `layer` (0-based) has experts (false for every layer of a dense model).
+  bool is_moe_layer(int layer) const;
+  /// Layers with experts (0 for a dense model; layers when every layer is an MoE layer).
+  int moe_layers() const;
+  /// The same model with its experts removed: how one of its dense layers computes (ffn_hidden is their MLP).
+  ModelSpec dense_variant() const {
+    ModelSpec d = *this;
+    d.moe.reset();
+    return d;
+  }
+  /// Inner size of a dense layer's MLP, and of all shared experts of an MoE layer together.
+  int dense_ffn() const { return ffn_hidden; }
+  int shared_expert_ffn() const {
+    return !moe ? 0 : moe->shared_ffn_hidden > 0 ? moe->shared_ffn_hidden : moe->shared_experts * moe->ffn_hidden;
+  }
+  /// Query/key width of one head (MLA: nope + rope part).
+  int head_dim() const {
+    if (mla) return mla->qk_nope_head_dim + mla->qk_rope_head_dim;
+    return kv_channels > 0 ? kv_channels : hidden / heads;
+  }
+  /// Width of all query heads together (= hidden unless head_dim says otherwise).
+  int q_width() const { return heads * head_dim(); }
 
   /// Strict parse of a model object (schema "trainsim.model/1"). Field defaults for inline models: kv_heads = heads,
   /// norm = rmsnorm for swiglu else layernorm, position_embedding = rope for swiglu else learned, bias = false,
-  /// tied_embeddings = false, max_seq_len = 2048 for learned positions. Problems go to the reader's diagnostics.
+  /// tied_embeddings = false, max_seq_len = 2048 for learned positions, head_dim = hidden / heads (then heads must
+  /// divide hidden). Problems go to the reader's diagnostics.
   static ModelSpec parse(base::JsonReader& in);
 };
 

@@ -32,8 +32,11 @@ void collect(const sim::workload::PassWork& p, std::set<Key>& out) {
 }
 
 TEST(BenchShapes, ModelTableMatchesTheBuiltinModelFiles) {
+  // The sweep covers the seven models of DESIGN.md's built-in list; later built-ins (DeepSeek-V3's MLA, Qwen3's
+  // head_dim) have GEMM shapes model_gemms does not derive, and are timed from the fitted curves.
   const auto names = sim::scenario::builtin_names("models");
-  ASSERT_EQ(names.size(), kBuiltinModels.size());
+  ASSERT_EQ(kBuiltinModels.size(), 7u);
+  ASSERT_GE(names.size(), kBuiltinModels.size());
   for (const auto& d : kBuiltinModels) {
     SCOPED_TRACE(d.name);
     const auto m = sim::scenario::load_model(d.name);

@@ -297,8 +297,8 @@ constexpr ClusterShape kHgx8192{.gpus = 8192, .gpus_per_node = 8, .nvlink_domain
 TEST(LayoutRule, LayersStages) {
   EXPECT_EQ(problems(model("llama3-405b"), kHgx8192, llama405_pp16(), 8192),
             (Problems{{"layers-stages",
-                       "layers = 126 is not divisible by pp*vpp = 16*1 = 16; give "
-                       "parallel.layers_per_stage for an uneven split"}}));
+                       "layers = 126 is not divisible by pp*vpp = 16*1 = 16; give parallel.layers_per_stage, "
+                       "first/last_stage_layers or account_for_*_in_pipeline_split for an uneven split"}}));
 }
 
 TEST(LayoutRule, LayersPerStageCount) {
@@ -374,13 +374,28 @@ TEST(LayoutRule, MoeTpNeedsSp) {
                        "MoE with TP and EP)"}}));
 }
 
-TEST(LayoutRule, ZeroPp) {
+TEST(LayoutRule, ShardedGradientsAndWeightsWorkWithPipelines) {
+  // FSDP with pipeline parallelism (TorchTitan; Llama 3 405B, Llama Team 2024 Sec. 3.3.2) is not a broken rule.
   auto c = tp8_pp4();
-  c.zero_stage = 2;
+  for (int stage : {2, 3}) {
+    c.zero_stage = stage;
+    EXPECT_EQ(problems(model("llama3-70b"), kHgx1024, c, 8192), Problems{});
+  }
+}
+
+TEST(LayoutRule, PipelineSplitAccounting) {
+  auto c = tp8_pp4();
+  c.account_for_embedding = true;  // 80 + 1 layers over 4 stages
+  EXPECT_EQ(
+      problems(model("llama3-70b"), kHgx1024, c, 8192),
+      (Problems{{"pipeline-split-accounting", "layers + embedding + loss = 81 is not divisible by pp*vpp = 4*1 = 4"}}));
+}
+
+TEST(LayoutRule, FirstLastStageLayers) {
+  auto c = tp8_pp4();
+  c.first_stage_layers = 18;  // 62 layers left for 3 stages
   EXPECT_EQ(problems(model("llama3-70b"), kHgx1024, c, 8192),
-            (Problems{{"zero-pp",
-                       "zero_stage = 2 with pp = 4 is unsupported: DeepSpeed's pipeline engine allows ZeRO "
-                       "stage 0 or 1 only"}}));
+            (Problems{{"first-last-stage-layers", "the other 62 layers do not divide evenly over 3 virtual stages"}}));
 }
 
 TEST(LayoutRule, ZeroStage1AndTheDistributedOptimizerWorkWithPipelines) {
@@ -415,7 +430,8 @@ TEST(LayoutRule, EveryRuleHasATestAbove) {
                                      "experts-ep",
                                      "ep-dp-cp",
                                      "moe-tp-needs-sp",
-                                     "zero-pp"};
+                                     "pipeline-split-accounting",
+                                     "first-last-stage-layers"};
   std::set<std::string> listed;
   for (const auto& r : layout_rules())
     listed.insert(r.id);

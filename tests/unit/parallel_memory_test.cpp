@@ -2,6 +2,7 @@
 // the pipeline schedules' in-flight micro-batches, and published configurations that do or do not fit.
 #include "sim/parallel/memory.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "tests/support/layout.hpp"
 #include "sim/workload/params.hpp"
 
 #include <gtest/gtest.h>
@@ -32,14 +33,7 @@ std::string describe(const MemoryBreakdown& m) {
          ", total " + gib(m.total);
 }
 
-Layout resolve(const ModelSpec& m, const ClusterShape& cluster, const ParallelConfig& c, int seq_len) {
-  auto r = resolve_layout(m, cluster, c, seq_len);
-  if (auto* v = std::get_if<std::vector<Infeasible>>(&r)) {
-    ADD_FAILURE() << "infeasible: " << v->front().rule << ": " << v->front().reason;
-    return {};
-  }
-  return std::get<Layout>(r);
-}
+using support::resolve;
 
 // ---------------------------------------------------------------------------------------------------------------
 // Activations per layer: Korthikanti et al. 2022, Table 2, on GPT-3 175B (s = 2048, b = 1, h = 12288, a = 96, t = 8).
@@ -323,6 +317,15 @@ TEST(ParamsPerGpu, ExpertsSplitOverEpAndTp) {
 // ---------------------------------------------------------------------------------------------------------------
 // Whole-GPU memory on published configurations.
 
+/// The training stack of Korthikanti et al.'s runs (Megatron-LM 2022): unfused attention, dropout 0.1.
+MemoryOptions megatron2022() {
+  MemoryOptions o;
+  o.fused_attention = false;
+  o.attention_dropout = 0.1;
+  o.hidden_dropout = 0.1;
+  return o;
+}
+
 ParallelConfig gpt3_tp8_pp8() {
   // The 175B configuration of Korthikanti et al. 2022's evaluation (Sec. 6): 64 A100 80 GB GPUs, t = 8, p = 8,
   // micro-batch 1, s = 2048.
@@ -344,7 +347,7 @@ TEST(MemoryPerGpu, FirstOneFOneBStageHoldsLLayersWorthOfActivations) {
   const Layout l = resolve(gpt3, {64, 8, 8}, c, 2048);
   const double s = 2048, h = 12288, a = 96, t = 8;
   const double expected = 96 * s * h * 34 / t + 5 * a * s * s / t;
-  const auto mem = memory_per_gpu(gpt3, l, c, 2048, 0);
+  const auto mem = memory_per_gpu(gpt3, l, c, 2048, 0, megatron2022());
   EXPECT_EQ(static_cast<double>(mem.activations.n), expected)
       << "expected " << expected << " bytes, computed " << mem.activations.n;
 }
@@ -353,7 +356,7 @@ TEST(MemoryPerGpu, Gpt3On64A100sFitsWithSequenceParallelismAndSelectiveRecompute
   const auto gpt3 = model("gpt3-175b");
   const auto c = gpt3_tp8_pp8();
   const Layout l = resolve(gpt3, {64, 8, 8}, c, 2048);
-  const auto peak = peak_memory(gpt3, l, c, 2048);
+  const auto peak = peak_memory(gpt3, l, c, 2048, megatron2022());
   EXPECT_TRUE(fits(peak, hbm("a100-sxm4-80gb"))) << describe(peak);
   EXPECT_EQ(peak.pipeline_rank, 0) << "1F1B's first stage holds the most activations";
 }
@@ -366,7 +369,7 @@ TEST(MemoryPerGpu, Gpt3On64A100sDoesNotFitWithTensorParallelismAlone) {
   c.sequence_parallel = false;
   c.recompute = Recompute::None;
   const Layout l = resolve(gpt3, {64, 8, 8}, c, 2048);
-  const auto peak = peak_memory(gpt3, l, c, 2048);
+  const auto peak = peak_memory(gpt3, l, c, 2048, megatron2022());
   EXPECT_FALSE(fits(peak, hbm("a100-sxm4-80gb"))) << describe(peak);
 }
 
@@ -376,7 +379,7 @@ TEST(MemoryPerGpu, Gpt3WithoutModelParallelismDoesNotFit) {
   c.global_batch = 64;
   c.recompute = Recompute::Full;
   const Layout l = resolve(gpt3, {64, 8, 8}, c, 2048);
-  const auto peak = peak_memory(gpt3, l, c, 2048);
+  const auto peak = peak_memory(gpt3, l, c, 2048, megatron2022());
   EXPECT_FALSE(fits(peak, hbm("a100-sxm4-80gb"))) << describe(peak);
   EXPECT_GT(peak.params.gb(), 340) << "2 bytes x 174.6B weights alone are 349 GB";
 }
@@ -411,7 +414,7 @@ TEST(MemoryPerGpu, TotalIsTheSumAndFitsIsInclusive) {
   const auto c = gpt3_tp8_pp8();
   const Layout l = resolve(gpt3, {64, 8, 8}, c, 2048);
   for (int r = 0; r < l.pp; ++r) {
-    const auto m = memory_per_gpu(gpt3, l, c, 2048, r);
+    const auto m = memory_per_gpu(gpt3, l, c, 2048, r, megatron2022());
     EXPECT_EQ(m.total, m.params + m.grads + m.optimizer + m.activations + m.buffers);
     EXPECT_TRUE(fits(m, m.total));
     EXPECT_FALSE(fits(m, m.total - base::Bytes{1}));
@@ -424,7 +427,7 @@ TEST(MemoryPerGpu, RuntimeReserveIsAnOption) {
   const Layout l = resolve(gpt3, {64, 8, 8}, c, 2048);
   MemoryOptions none;
   none.runtime_reserve = base::Bytes{0};
-  const auto with = memory_per_gpu(gpt3, l, c, 2048, 3);
+  const auto with = memory_per_gpu(gpt3, l, c, 2048, 3, MemoryOptions{});
   const auto without = memory_per_gpu(gpt3, l, c, 2048, 3, none);
   EXPECT_EQ(with.buffers - without.buffers, kDefaultRuntimeReserve);
 }

@@ -84,7 +84,7 @@ INSTANTIATE_TEST_SUITE_P(
                       RuleCase{"empty-stage", {"parallel.layers_per_stage=[40,40,0,0]"}},
                       RuleCase{"ep-dense-model", {"parallel.ep=2"}},
                       RuleCase{"seq-cp", {"parallel.cp=2", "training.seq_len=8190"}},
-                      RuleCase{"zero-pp", {"parallel.zero_stage=3"}},
+                      RuleCase{"pipeline-split-accounting", {"parallel.account_for_embedding_in_pipeline_split=true"}},
                       RuleCase{"vpp-needs-interleaved", {"parallel.vpp=2", "parallel.schedule=\"gpipe\""}},
                       RuleCase{
                           "experts-ep",
