@@ -28,6 +28,18 @@ Json to_json(const Value& v) {
   if (const auto* i = std::get_if<std::int64_t>(&v)) return Json(*i);
   if (const auto* d = std::get_if<double>(&v)) return Json(*d);
   if (const auto* b = std::get_if<bool>(&v)) return Json(*b);
+  if (const auto* ints = std::get_if<std::vector<std::int64_t>>(&v)) {
+    Json a = Json::array();
+    for (auto i : *ints)
+      a.push_back(Json(i));
+    return a;
+  }
+  if (const auto* texts = std::get_if<std::vector<std::string>>(&v)) {
+    Json a = Json::array();
+    for (const auto& t : *texts)
+      a.push_back(Json(t));
+    return a;
+  }
   return Json(std::get<std::string>(v));
 }
 

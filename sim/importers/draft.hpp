@@ -12,8 +12,8 @@
 
 namespace sim::importers {
 
-/// One value of a scenario or model field, as it will be written to JSON.
-using Value = std::variant<std::int64_t, double, bool, std::string>;
+/// One value of a scenario or model field, as it will be written to JSON (lists: layer patterns, module names).
+using Value = std::variant<std::int64_t, double, bool, std::string, std::vector<std::int64_t>, std::vector<std::string>>;
 std::string to_string(const Value& v);  // 8, 0.5, true, "bf16" (strings quoted, as in JSON)
 
 /// A scenario field found in an input: its dotted scenario path ("parallel.tp", "model.layers"), value and origin

@@ -81,7 +81,7 @@ class HfImport {
     if (const auto h = d.integer("model.hidden"); h && !d.has("model.ffn_hidden") && model_type == "gpt2") {
       d.put("model.ffn_hidden", 4 * *h, origin_ + " (GPT2Config default: n_inner = 4 x n_embd)");
     }
-    architecture_checks();
+    architecture_checks(model_type);
     if (d.has("model.moe.experts")) {
       if (!d.has("model.moe.top_k"))
         out_.unresolved.push_back(
@@ -150,7 +150,9 @@ class HfImport {
     if (!text(key, act)) return;
     if (act == "silu" || act == "swish") {
       out_.draft.put("model.activation", std::string("swiglu"), at(key) + " (gated SiLU MLP)");
-    } else if (act.starts_with("gelu") && !model_type.starts_with("gemma")) {
+    } else if (act.starts_with("gelu") && model_type.starts_with("gemma")) {
+      out_.draft.put("model.activation", std::string("geglu"), at(key) + " (Gemma's gated GeLU MLP)");
+    } else if (act.starts_with("gelu")) {
       out_.draft.put("model.activation", std::string("gelu"), at(key));
     } else {
       out_.unresolved.push_back({at(key),
@@ -173,71 +175,97 @@ class HfImport {
     return v;
   }
 
-  /// Keys that change the architecture in ways trainsim does not model yet: refused, never dropped.
-  void architecture_checks() {
+  /// Keys beyond the classic decoder layer: head_dim, MLA, dense and MoE layers, sliding windows, layer kinds, QK-norm,
+  /// multi-token prediction. What trainsim does not model (linear or state-space attention) is refused, never dropped.
+  void architecture_checks(const std::string& model_type) {
     Draft& d = out_.draft;
-    if (const auto hd = int_key("head_dim")) {
-      const auto h = d.integer("model.hidden"), heads = d.integer("model.heads");
-      if (h && heads && *hd * *heads == *h) {
-        out_.notes.push_back({at("head_dim"), std::to_string(*hd) + " = hidden_size / num_attention_heads"});
-      } else {
-        in_.error("head_dim", std::to_string(*hd) + " differs from hidden_size / num_attention_heads" +
-                                  (h && heads ? " = " + std::to_string(*h / *heads) : std::string()) +
-                                  ": a head dimension of its own is not modelled yet");
+    if (const auto hd = int_key("head_dim"); hd && *hd > 0) d.put("model.head_dim", *hd, at("head_dim"));
+    // Multi-head latent attention (DeepseekV2Config / DeepseekV3Config; q_lora_rank null: a full query projection).
+    const char* kMla[] = {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"};
+    if (present("kv_lora_rank")) {
+      for (const char* k : kMla) {
+        used_.push_back(k);
+        if (std::string_view(k) == "q_lora_rank" && !present(k)) {
+          d.put("model.mla.q_lora_rank", std::int64_t{0}, origin_ + " (q_lora_rank null: a full query projection)");
+          continue;
+        }
+        count((std::string("model.mla.") + k).c_str(), {k}, Range::at_least(std::string_view(k) == "q_lora_rank" ? 0 : 1));
       }
     }
-    const char* kMla[] = {"kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim"};
-    bool mla = false;
-    for (const char* k : kMla)
-      if (present(k)) {
-        used_.push_back(k);
-        mla = mla || std::string_view(k) == "kv_lora_rank";
-      }
-    if (mla)
-      in_.error("kv_lora_rank",
-                "multi-latent attention (kv_lora_rank, q_lora_rank, qk_rope_head_dim, v_head_dim) is not modelled "
-                "yet; trainsim models multi-head and grouped-query attention");
-    auto mixed = [&](const char* key, std::int64_t dense_if_above) {
-      if (auto v = int_key(key); v && *v > dense_if_above)
-        in_.error(key, std::to_string(*v) + ": a mix of dense and MoE layers is not modelled yet; trainsim's MoE "
-                                            "models have experts in every layer");
-    };
-    mixed("first_k_dense_replace", 0);
-    mixed("decoder_sparse_step", 1);
-    mixed("moe_layer_freq", 1);
+    // Dense and MoE layers: DeepseekV3 (layer_idx >= first_k_dense_replace and layer_idx % moe_layer_freq == 0) and
+    // Qwen2/3-MoE ((layer_idx + 1) % decoder_sparse_step == 0 and layer_idx not in mlp_only_layers).
+    const bool moe = d.has("model.moe.experts");
+    if (auto k = int_key("first_k_dense_replace"); k && moe && *k > 0) d.put("model.moe.first_k_dense", *k, at("first_k_dense_replace"));
+    if (auto f = int_key("moe_layer_freq"); f && moe && *f > 1) d.put("model.moe.layer_freq", *f, at("moe_layer_freq"));
+    std::vector<int> dense_only;
     if (in_.kind("mlp_only_layers") == Kind::Array) {
       used_.push_back("mlp_only_layers");
-      std::vector<int> layers;
-      if (in_.optional("mlp_only_layers", layers) && !layers.empty())
-        in_.error("mlp_only_layers", "dense layers among MoE layers are not modelled yet");
+      in_.optional("mlp_only_layers", dense_only);
     }
-    for (const char* k : {"layer_types", "full_attention_interval", "linear_num_value_heads", "linear_num_key_heads",
-                          "linear_key_head_dim", "linear_value_head_dim", "linear_conv_kernel_dim",
-                          "hybrid_override_pattern", "layers_block_type", "attn_layer_indices", "attn_type_list"}) {
-      if (!present(k)) continue;
-      used_.push_back(k);
-      if (std::string_view(k) == "layer_types" && in_.kind(k) == Kind::Array) {
-        std::vector<std::string> types;
-        if (in_.optional(k, types) &&
-            std::all_of(types.begin(), types.end(), [](const std::string& t) { return t == "full_attention"; }))
-          continue;
+    const auto step = int_key("decoder_sparse_step");
+    if (moe && ((step && *step > 1) || !dense_only.empty())) {
+      const auto layers = d.integer("model.layers").value_or(0);
+      std::vector<std::int64_t> pattern;
+      for (std::int64_t i = 0; i < layers; ++i) {
+        const bool sparse = (i + 1) % std::max<std::int64_t>(step.value_or(1), 1) == 0 &&
+                            std::find(dense_only.begin(), dense_only.end(), i) == dense_only.end();
+        pattern.push_back(sparse ? 1 : 0);
       }
-      in_.error(k, "layers of different kinds (linear, sliding-window or state-space attention among full "
-                   "attention) are not modelled yet; trainsim models full attention in every layer");
+      d.put("model.moe.layer_pattern", pattern, at(dense_only.empty() ? "decoder_sparse_step" : "mlp_only_layers"));
     }
+    // Sliding windows (Mistral, Qwen2 with use_sliding_window) and layer kinds (gpt-oss, Gemma 3: sliding and full).
+    std::optional<std::int64_t> window;
     if (present("sliding_window")) {
       used_.push_back("sliding_window");
       used_.push_back("use_sliding_window");
       bool use = true;
       if (present("use_sliding_window")) in_.optional("use_sliding_window", use);
-      if (use)
-        in_.error("sliding_window", "sliding-window attention is not modelled yet; trainsim attends over the whole "
-                                    "sequence (set it to null only if the training run does not use the window)");
+      if (use) window = int_key("sliding_window");
     }
+    std::optional<std::int64_t> global_every;
+    if (in_.kind("layer_types") == Kind::Array) {
+      used_.push_back("layer_types");
+      std::vector<std::string> types;
+      in_.optional("layer_types", types);
+      std::int64_t first_full = -1;
+      bool other = false;
+      for (std::size_t i = 0; i < types.size(); ++i) {
+        if (types[i] == "full_attention" && first_full < 0) first_full = static_cast<std::int64_t>(i);
+        other = other || (types[i] != "full_attention" && types[i] != "sliding_attention");
+      }
+      bool periodic = !other && first_full >= 0;
+      for (std::size_t i = 0; periodic && i < types.size(); ++i)
+        periodic = (types[i] == "full_attention") == ((static_cast<std::int64_t>(i) + 1) % (first_full + 1) == 0);
+      if (other) {
+        in_.error("layer_types", "layers of linear or state-space attention among full attention are not modelled; "
+                                 "trainsim models full and sliding-window attention");
+      } else if (first_full < 0) {
+        global_every = 0;  // every layer is windowed
+      } else if (!periodic) {
+        in_.error("layer_types", "sliding and full attention layers that do not repeat every k layers (full at layers "
+                                 "k-1, 2k-1, ...) are not modelled");
+      } else if (first_full > 0) {
+        global_every = first_full + 1;
+      }
+      if (global_every && !window) in_.error("layer_types", "sliding-window layers without a sliding_window size");
+    }
+    if (window && *window > 0 && (!in_.has("layer_types") || global_every)) {
+      d.put("model.sliding_window", *window, at("sliding_window"));
+      if (global_every && *global_every > 0) d.put("model.global_every", *global_every, at("layer_types"));
+    }
+    for (const char* k : {"full_attention_interval", "linear_num_value_heads", "linear_num_key_heads",
+                          "linear_key_head_dim", "linear_value_head_dim", "linear_conv_kernel_dim",
+                          "hybrid_override_pattern", "layers_block_type", "attn_layer_indices", "attn_type_list"}) {
+      if (!present(k)) continue;
+      used_.push_back(k);
+      in_.error(k, "layers of linear or state-space attention among full attention are not modelled; trainsim "
+                   "models full and sliding-window attention");
+    }
+    // QK-norm: Qwen3's attention normalises each query and key head (no config key: the architecture has it).
+    if (model_type == "qwen3" || model_type == "qwen3_moe")
+      d.put("model.qk_norm", true, at("model_type") + " (Qwen3 attention: RMSNorm on each query and key head)");
     if (auto n = int_key("num_nextn_predict_layers"); n && *n > 0)
-      out_.ignored.push_back({at("num_nextn_predict_layers"),
-                              std::to_string(*n) + " multi-token-prediction module(s): not modelled (DeepSeek-V3's "
-                                                   "published 671B parameters exclude them)"});
+      d.put("model.mtp_layers", *n, at("num_nextn_predict_layers"));
   }
 
   /// Qwen2-MoE's shared expert of shared_expert_intermediate_size: in parameters and FLOPs, that many routed-width
@@ -250,9 +278,8 @@ class HfImport {
       out_.draft.put("model.moe.shared_experts", *size / *expert,
                      at("shared_expert_intermediate_size") + " / moe_intermediate_size (routed-width shared experts)");
     } else {
-      in_.error("shared_expert_intermediate_size",
-                std::to_string(*size) + " is not a multiple of moe_intermediate_size: a shared expert of its own "
-                                        "width is not modelled yet");
+      out_.draft.put("model.moe.shared_experts", std::int64_t{1}, at("shared_expert_intermediate_size"));
+      out_.draft.put("model.moe.shared_ffn_hidden", *size, at("shared_expert_intermediate_size"));
     }
   }
 

@@ -21,14 +21,6 @@ namespace {
 using base::ConfigError;
 using namespace megatron;
 
-/// One flag as given, for messages and origins.
-struct Given {
-  std::string flag;   // as written, with "--"
-  std::string value;  // empty for a boolean flag; several values joined by spaces
-  int line = 0;
-  std::size_t command = 0;  // which command of the script gave it
-};
-
 // Commands whose words are not a training job's flags.
 bool not_a_job(const std::string& command) {
   static const std::set<std::string, std::less<>> kSkip = {
@@ -292,16 +284,7 @@ class MegatronImport {
     } else if (const Given* c = given("checkpoint-activations")) {  // the pre-2022 spelling of full recomputation
       d.put("parallel.recompute", std::string("full"), where(*c) + " (full recomputation, as Megatron-LM maps it)");
     }
-    if (const Given* g = given("recompute-modules"); g && g->value != "core_attn")
-      error(g->line, g->flag + " " + g->value + ": recomputing chosen modules is not modelled; trainsim's selective "
-                     "recomputation is core attention (Korthikanti et al. 2022), Megatron-LM's default "
-                     "--recompute-modules core_attn; remove the flag or give core_attn");
-    for (const char* f : {"grad-reduce-in-bf16", "quick-geglu", "multi-latent-attention", "q-lora-rank", "kv-lora-rank"})
-      if (const Given* g = given(f)) error(g->line, g->flag + ": " + not_yet(f));
-    for (const char* f : {"recompute-method", "recompute-num-layers"})
-      if (const Given* g = given(f))
-        out_.notes.push_back({where(*g), g->value + ": trainsim's full recomputation recomputes every layer; "
-                                                    "partial recomputation of some layers is not modelled"});
+    megatron::apply_training_features(context());
 
     // Precision: fp8 (with bf16 or fp16 for what fp8 does not cover) > bf16 > fp16 > fp32 parameters.
     if (const Given* g = given("fp8-format")) {
@@ -422,13 +405,12 @@ class MegatronImport {
     return std::pair{iters, consumed};
   }
 
-  /// What a flag trainsim does not model yet changes, so that estimating without it would misread the script.
-  static std::string not_yet(std::string_view flag) {
-    if (flag == "grad-reduce-in-bf16")
-      return "gradients reduced in bf16 are not modelled (trainsim reduces fp32 main gradients in bf16 training, "
-             "twice the bytes); remove the flag to estimate with fp32 reduction";
-    if (flag == "quick-geglu") return "a gated GeLU MLP is not modelled; trainsim models GeLU and SwiGLU MLPs";
-    return "multi-latent attention is not modelled; trainsim models multi-head and grouped-query attention";
+  megatron::Context context() {
+    return {origin_,
+            [this](const std::string& f) { return given(f); },
+            [this](std::string_view p) { return lookup(p); },
+            out_,
+            [this](int line, const std::string& m) { error(line, m); }};
   }
 
   /// Data-parallel sharding: Megatron-FSDP's strategies (arguments.py --data-parallel-sharding-strategy, default
@@ -525,37 +507,7 @@ class MegatronImport {
           d.put("model.moe.ffn_hidden", *f, dflt + " (expert width = MLP width)", true);
       }
     }
-    // Shared experts: Megatron-LM's one shared MLP of --moe-shared-expert-intermediate-size is, in parameters and
-    // FLOPs, that many expert-width shared experts (trainsim's shared experts have the routed experts' width).
-    if (const Given* g = given("moe-shared-expert-intermediate-size")) {
-      const auto size = python_int(g->value);
-      const auto expert = lookup("model.moe.ffn_hidden");
-      if (size && expert && *size % *expert == 0) {
-        d.put("model.moe.shared_experts", *size / *expert,
-              where(*g) + " / --moe-ffn-hidden-size " + std::to_string(*expert) + " (expert-width shared experts)");
-      } else if (size) {
-        error(g->line, g->flag + " " + g->value + ": a shared expert whose width is not a multiple of the routed "
-                       "experts' (" + (expert ? std::to_string(*expert) : std::string("unknown: give --moe-ffn-hidden-size")) +
-                       ") is not modelled");
-      }
-    }
-    if (const Given* g = given("moe-layer-freq"); g && g->value != "1")
-      error(g->line, g->flag + " " + g->value + ": a mix of dense and MoE layers is not modelled; trainsim's MoE "
-                     "models have experts in every layer (--moe-layer-freq 1)");
-    // Head dimension: Megatron-LM's default --kv-channels is hidden / heads; another value is not modelled.
-    if (const Given* g = given("kv-channels")) {
-      const auto kv = python_int(g->value);
-      const auto h = lookup("model.hidden"), heads = lookup("model.heads");
-      if (kv && h && heads && *kv * *heads == *h) {
-        out_.notes.push_back({where(*g), g->value + " = hidden / heads, the head dimension trainsim uses"});
-      } else if (kv && h && heads) {
-        error(g->line, g->flag + " " + g->value + " differs from hidden / heads = " + std::to_string(*h / *heads) +
-                           ": a head dimension of its own is not modelled yet");
-      } else {
-        error(g->line, g->flag + " " + g->value + ": needs --hidden-size and --num-attention-heads (or a model "
-                                                  "config) to check it against hidden / heads");
-      }
-    }
+    megatron::apply_architecture_features(context());
     // Vocabulary: Megatron-LM pads --vocab-size to a multiple of --make-vocab-size-divisible-by (128) x tp
     // (_vocab_size_with_padding in megatron/training/tokenizer); --padded-vocab-size is taken as given.
     if (const Given* g = given("vocab-size"); g && !given("padded-vocab-size")) {

@@ -2,7 +2,10 @@
 // names, kinds, accepted values and bounds, the scenario field each gives, and how argparse reads an integer. Used by
 // megatron.cpp, which applies them to a scenario draft.
 #pragma once
+#include "sim/importers/draft.hpp"
+
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,5 +33,31 @@ std::string settles(const FlagSpec& s);
 std::string join(const std::vector<const char*>& items);
 /// An integer as Python's int() reads argparse values: digits with single underscores between them ("220_000_000").
 std::optional<std::int64_t> python_int(std::string text);
+
+/// One flag as given, for messages and origins.
+struct Given {
+  std::string flag;   // as written, with "--"
+  std::string value;  // empty for a boolean flag; several values joined by spaces
+  int line = 0;
+  std::size_t command = 0;  // which command of the script gave it
+};
+
+/// What the feature readings below need of the importer: the flags given, the values known so far (the file's, else
+/// the other inputs'), the import to add to, and its error list.
+struct Context {
+  const std::string& origin;
+  std::function<const Given*(const std::string&)> given;
+  std::function<std::optional<std::int64_t>(std::string_view)> lookup;
+  Import& out;
+  std::function<void(int, const std::string&)> error;
+};
+
+/// Model features beyond the classic GPT layer (megatron_features.cpp): --kv-channels (head dimension),
+/// multi-latent attention, --moe-layer-freq (dense and MoE layers), --moe-shared-expert-intermediate-size,
+/// --quick-geglu, --qk-layernorm, --mtp-num-layers.
+void apply_architecture_features(const Context& c);
+/// Training features: --grad-reduce-in-bf16 (bf16 main gradients), dropout (Megatron-LM's default 0.1), the attention
+/// backend, --recompute-method / --recompute-num-layers / --recompute-modules, uneven first and last pipeline stages.
+void apply_training_features(const Context& c);
 
 }  // namespace sim::importers::megatron

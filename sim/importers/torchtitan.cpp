@@ -75,15 +75,19 @@ class TitanImport {
     }
     const std::int64_t shard_eff = shard > 0 ? shard : dp ? *dp / replicate : 0;
     if (shard_eff > 1) {
-      // FSDP2 shards parameters, gradients and optimizer states (ZeRO-3); with pipeline parallelism TorchTitan keeps
-      // parameters gathered between forward and backward (reshard_after_forward "default"), which is ZeRO-2.
-      d.put("parallel.zero_stage", std::int64_t{pp > 1 ? 2 : 3},
-            origin_ + " [parallelism] FSDP over " + std::to_string(shard_eff) + " ranks");
-      if (pp > 1)
-        out_.notes.push_back({origin_ + " [parallelism]",
-                              "FSDP with pipeline parallelism: trainsim's rule zero-pp (from DeepSpeed's pipeline "
-                              "engine) rejects ZeRO-2/3 with pp > 1; --set parallel.zero_stage=1 models sharded "
-                              "optimizer states only"});
+      // FSDP2 shards parameters, gradients and optimizer states (ZeRO-3). fsdp_reshard_after_forward "never" keeps
+      // the parameters gathered between forward and backward (ZeRO-2); "default" does so under pipeline parallelism
+      // only (TorchTitan's parallelize: reshard_after_forward = not pp_enabled), "always" never does.
+      std::string reshard = "default";
+      if (auto r = text("parallelism", par, "fsdp_reshard_after_forward")) reshard = *r;
+      if (reshard != "default" && reshard != "never" && reshard != "always")
+        error(par->get("fsdp_reshard_after_forward")->line,
+              "[parallelism] fsdp_reshard_after_forward: \"" + reshard + "\" is not accepted; accepted: default, "
+              "never, always");
+      const bool gathered = reshard == "never" || (reshard == "default" && pp > 1);
+      d.put("parallel.zero_stage", std::int64_t{gathered ? 2 : 3},
+            origin_ + " [parallelism] FSDP over " + std::to_string(shard_eff) + " ranks, reshard_after_forward " +
+                reshard);
       if (replicate > 1)
         out_.notes.push_back({origin_ + " [parallelism]",
                               "HSDP: trainsim shards over all " + std::to_string(shard_eff * replicate) +
@@ -92,7 +96,7 @@ class TitanImport {
       d.put("parallel.zero_stage", std::int64_t{0}, origin_ + " [parallelism] DDP (data_parallel_shard_degree 1)");
     }
 
-    schedule(par);
+    schedule(par, pp);
 
     // Batch: local batch per data-parallel rank; micro-batches only under pipeline parallelism.
     std::optional<std::int64_t> local;
@@ -183,9 +187,14 @@ class TitanImport {
     return v->string;
   }
 
-  void schedule(const TomlValue* par) {
+  void schedule(const TomlValue* par, std::int64_t pp) {
     auto s = text("parallelism", par, "pipeline_parallel_schedule");
     if (!s) return;
+    if (pp == 1) {  // TorchTitan builds no pipeline with one stage: the schedule is not used
+      out_.notes.push_back({origin_ + " [parallelism] pipeline_parallel_schedule",
+                            *s + ": not used with pipeline_parallel_degree 1"});
+      return;
+    }
     const std::map<std::string, std::string> known = {
         {"1F1B", "1f1b"}, {"GPipe", "gpipe"}, {"Interleaved1F1B", "interleaved"}};
     const int line = par->get("pipeline_parallel_schedule")->line;
@@ -278,7 +287,8 @@ class TitanImport {
     auto flavor = text("model", m, "flavor");
     if (!name) return;
     const std::map<std::string, std::string> builtin = {
-        {"llama3/8B", "llama3-8b"}, {"llama3/70B", "llama3-70b"}, {"llama3/405B", "llama3-405b"}};
+        {"llama3/8B", "llama3-8b"},           {"llama3/70B", "llama3-70b"}, {"llama3/405B", "llama3-405b"},
+        {"deepseek_v3/671B", "deepseek-v3"}, {"qwen3/32B", "qwen3-32b"}};
     const std::string key = *name + "/" + flavor.value_or("");
     if (auto it = builtin.find(key); it != builtin.end()) {
       out_.draft.put("model", it->second, origin_ + " [model] name and flavor");

@@ -1,6 +1,7 @@
 // Issue 18's acceptance: scenarios imported from real files (tests/data/import/corpus/) count the published parameters
 // within 0.5% and get a memory verdict from the step model. Published counts: Llama 3 8B 8.03B and 70B 70.6B (Meta's
-// Llama 3 model card), Qwen3-8B 8.2B and Qwen3-14B 14.8B (the Qwen3 model cards on the Hugging Face Hub).
+// Llama 3 model card), Qwen3-8B 8.2B, Qwen3-14B 14.8B and Qwen3-32B 32.8B (the Qwen3 model cards on the Hugging Face
+// Hub), DeepSeek-V3 671B (arXiv:2412.19437, abstract; without the multi-token-prediction module).
 #include "sim/cli/app.hpp"
 #include "sim/cli/common.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -66,11 +67,43 @@ INSTANTIATE_TEST_SUITE_P(
                   "--gpus", "16", "--hardware", "h100-sxm5-80gb", "--tokens", "1T", "--set", "training.seq_len=4096"},
                  8.2e9,
                  true},
+        Accepted{"Qwen3-32B config.json with TorchTitan's Qwen3 32B preset on 8 H100 96 GB",
+                 {"torchtitan", "torchtitan-qwen3-32b.toml", "--model-config", "hf-qwen3-32b-config.json", "--gpus",
+                  "8", "--hardware", "h100-sxm5-96gb-500w"},
+                 32.8e9,
+                 true},
+        // The preset as written (expert parallelism 1, selective recomputation) needs 601.5 GiB per GPU; with 64-way
+        // expert parallelism and full recomputation it fits.
+        Accepted{"DeepSeek-V3 config.json with TorchTitan's 671B preset, EP 64 and full recomputation, on 1024 H100",
+                 {"torchtitan", "torchtitan-deepseek-v3-671b.toml", "--model-config", "hf-deepseek-v3-config.json",
+                  "--gpus", "1024", "--hardware", "h100-sxm5-80gb", "--set", "parallel.ep=64", "--set",
+                  "parallel.recompute=full"},
+                 671e9,
+                 true},
         Accepted{"Qwen3-14B config.json with a DeepSpeed ZeRO-3 config on 16 H100",
                  {"deepspeed", "deepspeed-megatron-zero3-stage3.json", "--model-config", "hf-qwen3-14b-config.json",
                   "--gpus", "16", "--hardware", "h100-sxm5-80gb", "--tokens", "1T", "--set", "training.seq_len=4096"},
                  14.8e9,
                  true}));
+
+// Megatron-LM's own FP8 example (TP 1, sequence 8192, no recomputation, bf16 main gradients) on 8 H100: the parameters
+// are exact; the memory verdict is printed, not asserted: trainsim's step model puts it at 94 of 79.6 GiB while
+// Megatron-LM runs it on 80 GB H100s (a step-model gap reported with issue 18, not an import error).
+TEST(ImportAcceptance18Fp8, MegatronFp8ExampleCountsThePublishedParameters) {
+  support::TempDir dir;
+  const std::string out = (dir.path() / "s.json").string();
+  const auto im = support::trainsim({"import", "megatron", kCorpus + "megatron-llama3-8b-h100-fp8.sh", "--hardware",
+                                     "h100-sxm5-80gb", "-q", "-o", out});
+  ASSERT_EQ(im.code, kExitOk) << im.err;
+  const auto s = scenario::load_scenario(out);
+  const double params = workload::count_params(s.model).total(s.model.layers);
+  EXPECT_NEAR(params / 8.03e9 - 1.0, 0.0, 0.005) << params / 1e9 << "B";
+  const auto step = evaluate_step(s, execution::StepOptions{});
+  ASSERT_TRUE(std::holds_alternative<StepOutcome>(step));
+  const auto& r = std::get<StepOutcome>(step).result;
+  std::cout << "Megatron-LM FP8 Llama 3 8B on 8 H100: " << params / 1e9 << "B counted; " << r.memory.total << " of "
+            << r.memory.capacity << " GiB per GPU (" << (r.fits ? "fits" : "does not fit") << ")\n";
+}
 
 }  // namespace
 }  // namespace sim::cli

@@ -169,15 +169,37 @@ TEST(MegatronScript, FlagsTrainsimModelsAreReadNotDropped) {
   EXPECT_EQ(im.draft.integer("training.tokens"), (std::int64_t{5859424} + std::int64_t{480198} * 1536) * 4096);
 }
 
-TEST(MegatronScript, WhatTrainsimDoesNotModelYetIsRefusedNamingTheFlag) {
+TEST(MegatronScript, ModelAndTrainingFeaturesAreReadIntoTheirFields) {
+  const std::string model = "--num-layers 4 --hidden-size 4096 --num-attention-heads 32 --num-experts 8 ";
+  const auto im = import_megatron_text(
+      model + "--kv-channels 256 --moe-layer-freq '([0]*1+[1]*3)' --quick-geglu --multi-latent-attention "
+              "--kv-lora-rank 512 --qk-layernorm --mtp-num-layers 1 --grad-reduce-in-bf16 --attention-dropout 0.0 "
+              "--attention-backend unfused --recompute-granularity full --recompute-method block "
+              "--recompute-num-layers 2 --decoder-first-pipeline-num-layers 1 --moe-ffn-hidden-size 1024 "
+              "--moe-shared-expert-intermediate-size 1536",
+      "f.sh");
+  const auto& d = im.draft;
+  EXPECT_EQ(d.integer("model.head_dim"), 256);
+  ASSERT_NE(d.find("model.moe.layer_pattern"), nullptr);
+  EXPECT_EQ(to_string(d.find("model.moe.layer_pattern")->value), "[0,1,1,1]");
+  EXPECT_EQ(std::get<std::string>(d.find("model.activation")->value), "geglu");
+  EXPECT_EQ(d.integer("model.mla.kv_lora_rank"), 512);
+  EXPECT_EQ(d.integer("model.mla.qk_rope_head_dim"), 64) << "Megatron-Core's default";
+  EXPECT_EQ(to_string(d.find("model.qk_norm")->value), "true");
+  EXPECT_EQ(d.integer("model.mtp_layers"), 1);
+  EXPECT_EQ(d.integer("model.moe.shared_experts"), 1) << "1536 is not a multiple of 1024: one shared expert";
+  EXPECT_EQ(d.integer("model.moe.shared_ffn_hidden"), 1536);
+  EXPECT_EQ(std::get<std::string>(d.find("training.main_grads")->value), "bf16");
+  EXPECT_EQ(to_string(d.find("training.fused_attention")->value), "false");
+  EXPECT_EQ(std::get<std::string>(d.find("parallel.recompute_method")->value), "block");
+  EXPECT_EQ(d.integer("parallel.recompute_num_layers"), 2);
+  EXPECT_EQ(d.integer("parallel.first_stage_layers"), 1);
+}
+
+TEST(MegatronScript, WhatTrainsimDoesNotAcceptIsRefusedNamingTheFlag) {
   const std::string model = "--num-layers 32 --hidden-size 4096 --num-attention-heads 32 ";
-  EXPECT_TRUE(contains(megatron_error(model + "--grad-reduce-in-bf16"), "line 1: --grad-reduce-in-bf16: gradients "
-                                                                        "reduced in bf16 are not modelled"));
-  EXPECT_TRUE(contains(megatron_error(model + "--kv-channels 256"), "differs from hidden / heads = 128"));
-  EXPECT_TRUE(contains(megatron_error(model + "--num-experts 8 --moe-layer-freq '([0]*3+[1]*29)'"),
-                       "a mix of dense and MoE layers is not modelled"));
-  EXPECT_TRUE(contains(megatron_error(model + "--quick-geglu"), "gated GeLU"));
-  EXPECT_TRUE(contains(megatron_error(model + "--multi-latent-attention"), "multi-latent attention"));
+  EXPECT_TRUE(contains(megatron_error(model + "--num-experts 8 --moe-layer-freq '[0,2]'"), "must be 0 (dense) or 1"));
+  EXPECT_TRUE(contains(megatron_error(model + "--attention-dropout 1.5"), "is not a probability"));
   EXPECT_TRUE(contains(megatron_error(model + "--position-embedding-type alibi"),
                        "\"alibi\" is not accepted; accepted: learned_absolute, rope, none"));
   EXPECT_TRUE(contains(megatron_error(model + "--data-parallel-sharding-strategy zero9"), "accepted: no_shard"));

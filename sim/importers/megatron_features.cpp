@@ -1,0 +1,187 @@
+// sim/importers/megatron_features.cpp: Megatron-LM flags for model and training features beyond the classic GPT
+// layer, into the scenario's model, parallel and training fields. Flag meanings and defaults follow
+// megatron/training/arguments.py and megatron/core/transformer/transformer_config.py (core_r0.12+).
+#include "sim/importers/megatron_args.hpp"
+
+#include <cctype>
+
+namespace sim::importers::megatron {
+namespace {
+
+std::string where(const Context& c, const Given& g) {
+  return c.origin + ":" + std::to_string(g.line) + " " + g.flag;
+}
+
+/// --moe-layer-freq as Megatron-LM reads it: an integer N (every N-th layer, layer 0 first) or a Python list
+/// expression of 0/1 per layer, written as concatenated, repeated lists ("([0]*3+[1]*58)", "[1,0,1,0]").
+std::optional<std::vector<std::int64_t>> layer_pattern(std::string text, std::string& why) {
+  std::erase_if(text, [](char ch) { return std::isspace(static_cast<unsigned char>(ch)) != 0; });
+  while (text.size() >= 2 && text.front() == '(' && text.back() == ')')
+    text = text.substr(1, text.size() - 2);
+  std::vector<std::int64_t> out;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    if (text[i] != '[') {
+      why = "expected [0/1, ...] lists joined by + and repeated by *";
+      return std::nullopt;
+    }
+    const auto close = text.find(']', i);
+    if (close == std::string::npos) {
+      why = "a [ without its ]";
+      return std::nullopt;
+    }
+    std::vector<std::int64_t> part;
+    for (std::size_t a = i + 1; a < close;) {
+      const auto b = std::min(text.find(',', a), close);
+      const auto v = parse_integer(text.substr(a, b - a));
+      if (!v || (*v != 0 && *v != 1)) {
+        why = "list entries must be 0 (dense) or 1 (MoE)";
+        return std::nullopt;
+      }
+      part.push_back(*v);
+      a = b + 1;
+    }
+    i = close + 1;
+    std::int64_t times = 1;
+    if (i < text.size() && text[i] == '*') {
+      std::size_t e = i + 1;
+      while (e < text.size() && std::isdigit(static_cast<unsigned char>(text[e])))
+        ++e;
+      const auto n = parse_integer(text.substr(i + 1, e - i - 1));
+      if (!n || *n < 1 || *n > 100'000) {
+        why = "a repeat count must be 1..100000";
+        return std::nullopt;
+      }
+      times = *n;
+      i = e;
+    }
+    if (out.size() + part.size() * static_cast<std::size_t>(times) > 100'000) {
+      why = "more than 100000 layers";
+      return std::nullopt;
+    }
+    for (std::int64_t k = 0; k < times; ++k)
+      out.insert(out.end(), part.begin(), part.end());
+    if (i < text.size() && text[i] == '+') ++i;
+  }
+  if (out.empty()) why = "an empty list";
+  return out.empty() ? std::nullopt : std::optional(out);
+}
+
+std::optional<double> fraction(const std::string& text) {
+  std::size_t used = 0;
+  try {
+    const double v = std::stod(text, &used);
+    if (used == text.size() && v >= 0 && v < 1) return v;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+void apply_architecture_features(const Context& c) {
+  Draft& d = c.out.draft;
+  // Head dimension (--kv-channels; Megatron-LM's default is hidden / heads).
+  if (const Given* g = c.given("kv-channels"))
+    if (auto kv = python_int(g->value)) d.put("model.head_dim", *kv, where(c, *g));
+  // Multi-latent attention (DeepSeek-V2/V3): Megatron-Core's MLATransformerConfig defaults q_lora_rank None (a full
+  // query projection), kv_lora_rank 32, qk_head_dim 128, qk_pos_emb_head_dim 64, v_head_dim 128.
+  if (const Given* g = c.given("multi-latent-attention")) {
+    auto rank = [&](const char* flag, const char* path, std::int64_t dflt) {
+      if (const Given* v = c.given(flag)) {
+        if (auto n = python_int(v->value)) d.put(path, *n, where(c, *v));
+      } else {
+        d.put(path, dflt, where(c, *g) + " (Megatron-Core default --" + flag + " " + std::to_string(dflt) + ")", true);
+      }
+    };
+    rank("q-lora-rank", "model.mla.q_lora_rank", 0);
+    rank("kv-lora-rank", "model.mla.kv_lora_rank", 32);
+    rank("qk-head-dim", "model.mla.qk_nope_head_dim", 128);
+    rank("qk-pos-emb-head-dim", "model.mla.qk_rope_head_dim", 64);
+    rank("v-head-dim", "model.mla.v_head_dim", 128);
+  } else {
+    for (const char* f : {"q-lora-rank", "kv-lora-rank", "qk-head-dim", "qk-pos-emb-head-dim", "v-head-dim"})
+      if (const Given* r = c.given(f))
+        c.out.notes.push_back({where(c, *r), "read only with --multi-latent-attention, as Megatron-LM does"});
+  }
+  // Dense and MoE layers.
+  if (const Given* g = c.given("moe-layer-freq"); g && d.has("model.moe.experts")) {
+    if (auto n = python_int(g->value); n && *n >= 1) {
+      d.put("model.moe.layer_freq", *n, where(c, *g));
+    } else {
+      std::string why;
+      if (auto pattern = layer_pattern(g->value, why)) {
+        d.put("model.moe.layer_pattern", *pattern, where(c, *g));
+      } else {
+        c.error(g->line, g->flag + " " + g->value + ": " + why + "; Megatron-LM takes an integer or a list such as "
+                                                                 "\"([0]*3+[1]*58)\"");
+      }
+    }
+  }
+  // Shared experts: one shared MLP of --moe-shared-expert-intermediate-size (Megatron-Core's SharedExpertMLP). When it
+  // is a multiple of the routed width it is written as that many routed-width shared experts (the same parameters and
+  // FLOPs, and what `step --explain` writes back).
+  if (const Given* g = c.given("moe-shared-expert-intermediate-size")) {
+    const auto size = python_int(g->value);
+    const auto expert = c.lookup("model.moe.ffn_hidden");
+    if (size && expert && *size % *expert == 0) {
+      d.put("model.moe.shared_experts", *size / *expert,
+            where(c, *g) + " / --moe-ffn-hidden-size " + std::to_string(*expert) + " (expert-width shared experts)");
+    } else if (size) {
+      d.put("model.moe.shared_experts", std::int64_t{1}, where(c, *g) + " (one shared expert)");
+      d.put("model.moe.shared_ffn_hidden", *size, where(c, *g));
+    }
+  }
+  if (const Given* g = c.given("quick-geglu")) d.put("model.activation", std::string("geglu"), where(c, *g));
+  if (const Given* g = c.given("qk-layernorm")) d.put("model.qk_norm", true, where(c, *g));
+  if (const Given* g = c.given("mtp-num-layers"))
+    if (auto n = python_int(g->value)) d.put("model.mtp_layers", *n, where(c, *g));
+}
+
+void apply_training_features(const Context& c) {
+  Draft& d = c.out.draft;
+  // Main gradients: fp32 by default; --grad-reduce-in-bf16 keeps and reduces them in bf16.
+  if (const Given* g = c.given("grad-reduce-in-bf16")) d.put("training.main_grads", std::string("bf16"), where(c, *g));
+  // Dropout: Megatron-LM's default is 0.1 for both (arguments.py).
+  for (const auto& [flag, path] : {std::pair{"attention-dropout", "training.attention_dropout"},
+                                   std::pair{"hidden-dropout", "training.hidden_dropout"}}) {
+    if (const Given* g = c.given(flag)) {
+      if (auto v = fraction(g->value)) {
+        d.put(path, *v, where(c, *g));
+      } else {
+        c.error(g->line, g->flag + ": \"" + g->value + "\" is not a probability in [0, 1)");
+      }
+    } else if (c.given("num-layers")) {
+      c.out.notes.push_back({c.origin, "no --" + std::string(flag) + ": Megatron-LM's default is 0.1, trainsim's " +
+                                           "scenario default applies; give --set " + path + "=0.1 to match it"});
+    }
+  }
+  // Attention backend: unfused and local store the attention scores (Korthikanti's 5as/h term); the others do not.
+  if (const Given* g = c.given("attention-backend"))
+    d.put("training.fused_attention", g->value != "unfused" && g->value != "local", where(c, *g));
+  else if (const Given* f = c.given("use-flash-attn"))
+    d.put("training.fused_attention", true, where(c, *f));
+  // Recomputation details.
+  if (const Given* g = c.given("recompute-method")) d.put("parallel.recompute_method", g->value, where(c, *g));
+  if (const Given* g = c.given("recompute-num-layers"))
+    if (auto n = python_int(g->value)) d.put("parallel.recompute_num_layers", *n, where(c, *g));
+  if (const Given* g = c.given("recompute-modules")) {
+    std::vector<std::string> modules;
+    for (std::size_t a = 0, b = 0; a <= g->value.size(); a = b + 1) {
+      b = std::min(g->value.find(' ', a), g->value.size());
+      if (b > a) modules.push_back(g->value.substr(a, b - a));
+    }
+    d.put("parallel.recompute_modules", modules, where(c, *g));
+  }
+  // Uneven pipeline stages.
+  if (const Given* g = c.given("decoder-first-pipeline-num-layers"))
+    if (auto n = python_int(g->value)) d.put("parallel.first_stage_layers", *n, where(c, *g));
+  if (const Given* g = c.given("decoder-last-pipeline-num-layers"))
+    if (auto n = python_int(g->value)) d.put("parallel.last_stage_layers", *n, where(c, *g));
+  if (const Given* g = c.given("account-for-embedding-in-pipeline-split"))
+    d.put("parallel.account_for_embedding_in_pipeline_split", true, where(c, *g));
+  if (const Given* g = c.given("account-for-loss-in-pipeline-split"))
+    d.put("parallel.account_for_loss_in_pipeline_split", true, where(c, *g));
+}
+
+}  // namespace sim::importers::megatron
