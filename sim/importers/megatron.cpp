@@ -53,6 +53,14 @@ class MegatronImport {
         start = slurm(cmd);
       read_flags(cmd.words, start, c);
     }
+    // A file of variables and no command (the model arguments a launch script sources): the flags the variables hold
+    // are the argument list, in the order they were assigned.
+    if (flags_.empty() && out_.ignored.empty() && errors_.empty())
+      for (const auto& [name, words] : script.values)
+        if (std::any_of(words.begin(), words.end(), [](const ShellWord& w) { return w.text.starts_with("--"); })) {
+          out_.notes.push_back({origin_, "no command runs the flags of " + name + ": read as the argument list"});
+          read_flags(words, 0, script.commands.size());
+        }
     const bool world_size = world_size_from_env(script.variables);
     if (flags_.empty() && out_.ignored.empty() && !world_size && errors_.empty() && !slurm_nodes_)
       throw ConfigError(origin_, "",

@@ -15,7 +15,8 @@ std::string where(const Context& c, const Given& g) {
 /// --moe-layer-freq as Megatron-LM reads it: an integer N (every N-th layer, layer 0 first) or a Python list
 /// expression of 0/1 per layer, written as concatenated, repeated lists ("([0]*3+[1]*58)", "[1,0,1,0]").
 std::optional<std::vector<std::int64_t>> layer_pattern(std::string text, std::string& why) {
-  std::erase_if(text, [](char ch) { return std::isspace(static_cast<unsigned char>(ch)) != 0; });
+  // Quotes left from a launcher's second shell ("'([1]*48)'") and spaces are not part of the expression.
+  std::erase_if(text, [](char ch) { return std::isspace(static_cast<unsigned char>(ch)) != 0 || ch == '\'' || ch == '"'; });
   while (text.size() >= 2 && text.front() == '(' && text.back() == ')')
     text = text.substr(1, text.size() - 2);
   std::vector<std::int64_t> out;

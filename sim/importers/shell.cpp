@@ -52,6 +52,12 @@ class Shell {
     for (const auto& [name, v] : ex_.vars())
       if (v.known && !v.array && !v.values.empty() && v.values.front().text.find(kUnknown) == std::string::npos)
         out_.variables[name] = v.values.front().text;
+    std::vector<std::pair<int, std::string>> order;
+    for (const auto& [name, v] : ex_.vars())
+      order.emplace_back(v.line, name);
+    std::sort(order.begin(), order.end());
+    for (const auto& [line, name] : order)
+      out_.values.emplace_back(name, finalize(ex_.expand(Token{Token::Kind::Word, "${" + name + "[@]}", line}, true)));
     return std::move(out_);
   }
 

@@ -41,6 +41,9 @@ struct ShellCommand {
 struct ShellScript {
   std::vector<ShellCommand> commands;
   std::map<std::string, std::string> variables;  // scalar values known at the end ("" for an unknown one is absent)
+  /// Every variable's value at the end, word-split as an unquoted ${NAME[@]} would be (arrays and flag strings of a
+  /// file of variables meant to be sourced), in the order of their first assignment.
+  std::vector<std::pair<std::string, std::vector<ShellWord>>> values;
   std::vector<std::string> notes;                // "line 12: heredoc for python not read", ...
 };
 

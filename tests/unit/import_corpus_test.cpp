@@ -75,6 +75,14 @@ TEST_P(Corpus, ImportsExactlyWhatTheFileSaysOrRefuses) {
 
 using F = std::vector<std::pair<std::string, std::string>>;
 
+// [1,1,...,1]: 48 MoE layers (--moe-layer-freq "'([1]*48)'").
+const std::string kAllMoe48 = [] {
+  std::string p = "[1";
+  for (int i = 1; i < 48; ++i)
+    p += ",1";
+  return p + "]";
+}();
+
 const F kLlama31_8b = {{"model.layers", "32"},           {"model.hidden", "4096"},
                        {"model.heads", "32"},            {"model.kv_heads", "8"},
                        {"model.ffn_hidden", "14336"},    {"model.vocab", "128256"},
@@ -211,6 +219,30 @@ const std::vector<Case> kCases = {
        {"model.activation", "\"swiglu\""}}},
     {"megatron-llama2-7b-h100-fp16-fp8.sh", "megatron", {},
      {"line 36: this if cannot be decided from the file", "MEGATRON_PATCH_PATH"}},
+    {"slime-qwen3-30b-a3b-model-args.sh", "megatron",
+     F{{"model.layers", "48"},
+       {"model.hidden", "2048"},
+       {"model.heads", "32"},
+       {"model.kv_heads", "4"},
+       {"model.head_dim", "128"},
+       {"model.ffn_hidden", "6144"},
+       {"model.qk_norm", "true"},
+       {"model.vocab", "151936"},
+       {"model.moe.experts", "128"},
+       {"model.moe.top_k", "8"},
+       {"model.moe.ffn_hidden", "768"},
+       {"model.moe.layer_pattern", kAllMoe48}}},
+    {"slime-llama3_2-3b-model-args.sh", "megatron",
+     F{{"model.layers", "28"},
+       {"model.hidden", "3072"},
+       {"model.ffn_hidden", "8192"},
+       {"model.heads", "24"},
+       {"model.kv_heads", "8"},
+       {"model.head_dim", "128"},
+       {"model.max_seq_len", "131072"},
+       {"model.vocab", "128256"},
+       {"model.norm", "\"rmsnorm\""},
+       {"model.activation", "\"swiglu\""}}},
     {"bigscience-tr11-176b-ml.slurm", "megatron", {},
      {"--position-embedding-type: \"alibi\" is not accepted; accepted: learned_absolute, rope, none"}},
     // ---- TorchTitan job configs ----
