@@ -292,6 +292,13 @@ std::string read_input_file(const std::string& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) throw base::ConfigError(path, "", "no such file");
   if (fs::is_directory(path, ec)) throw base::ConfigError(path, "", "is a directory; expected a file");
+  // Bounded: launch scripts and configs are kilobytes; a device or a huge file is refused before it is read.
+  constexpr std::uintmax_t kMaxInput = 16u << 20;
+  if (!fs::is_regular_file(path, ec))
+    throw base::ConfigError(path, "", "is not a regular file; expected a launch script or config file");
+  if (const auto size = fs::file_size(path, ec); !ec && size > kMaxInput)
+    throw base::ConfigError(path, "", "is " + std::to_string(size >> 20) + " MiB; trainsim reads inputs of up to " +
+                                          std::to_string(kMaxInput >> 20) + " MiB");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw base::ConfigError(path, "", "cannot be opened for reading");
   std::ostringstream text;

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <string>
 
 namespace sim::importers {
@@ -40,6 +41,15 @@ std::string shell_error(const std::string& script) {
 std::string megatron_error(const std::string& script) {
   try {
     import_megatron_text(script, "t.sh");
+  } catch (const base::ConfigError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+std::string megatron_error_of_file(const std::string& path) {
+  try {
+    import_megatron(path);
   } catch (const base::ConfigError& e) {
     return e.what();
   }
@@ -131,6 +141,17 @@ TEST(Shell, MemoryAndNestingAreBoundedInsteadOfFollowed) {
   EXPECT_TRUE(contains(shell_error(groups + "\n"), "nested deeper"));
   EXPECT_TRUE(contains(shell_error("X=$((" + std::string(500, '(') + "1" + std::string(500, ')') + "))\n"),
                        "nested deeper"));
+}
+
+TEST(ImportInputs, DevicesAndHugeFilesAreRefusedBeforeTheyAreRead) {
+  EXPECT_TRUE(contains(megatron_error_of_file("/dev/zero"), "is not a regular file"));
+  support::TempDir dir;
+  const std::string big = (dir.path() / "big.sh").string();
+  {
+    std::ofstream out(big);
+    out << std::string((17u << 20), '#');
+  }
+  EXPECT_TRUE(contains(megatron_error_of_file(big), "is 17 MiB; trainsim reads inputs of up to 16 MiB"));
 }
 
 // ---- the Megatron-LM flags read through it -----------------------------------------------------------------------
