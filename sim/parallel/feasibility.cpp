@@ -46,7 +46,10 @@ constexpr std::array kRules{
     LayoutRule{"empty-stage", "a stage with no layer is infeasible"},
     LayoutRule{"ep-dense-model", "expert parallelism (ep > 1) needs a mixture-of-experts model"},
     LayoutRule{"experts-ep", "experts must split evenly over expert-parallel ranks"},
-    LayoutRule{"ep-dp-cp", "ep must divide dp*cp: experts are sharded across data-parallel ranks (Megatron-Core)"},
+    LayoutRule{"ep-dp-cp",
+               "ep * expert_tp must divide tp*dp*cp (ep must divide dp*cp when expert_tp = tp): experts are sharded "
+               "across data-parallel (and, with MoE parallel folding, tensor-parallel) ranks (Megatron-Core)"},
+    LayoutRule{"expert-tp", "expert_tp must divide tp (Megatron-Core's expert tensor parallelism folds into tp)"},
     LayoutRule{"moe-tp-needs-sp", "expert parallelism together with tensor parallelism needs sequence parallelism"},
 };
 
@@ -92,8 +95,12 @@ void check_tensor_parallel(const workload::ModelSpec& m, const ClusterShape& clu
   // A MoE model's MLP is its experts (count_params ignores the dense ffn_hidden then), so only the experts count.
   if (!m.moe && m.ffn_hidden % tp != 0)
     rules.fail("ffn-tp", "ffn_hidden = " + str(m.ffn_hidden) + " is not divisible by tp = " + str(tp));
-  if (m.moe && m.moe->ffn_hidden % tp != 0)
-    rules.fail("expert-ffn-tp", "moe.ffn_hidden = " + str(m.moe->ffn_hidden) + " is not divisible by tp = " + str(tp));
+  const int etp = c.expert_tp_or_tp();
+  if (m.moe && m.moe->ffn_hidden % etp != 0)
+    rules.fail("expert-ffn-tp", "moe.ffn_hidden = " + str(m.moe->ffn_hidden) + " is not divisible by " +
+                                    (c.expert_tp > 0 ? "expert_tp = " : "tp = ") + str(etp));
+  if (c.expert_tp > 0 && tp % c.expert_tp != 0)
+    rules.fail("expert-tp", "expert_tp = " + str(c.expert_tp) + " does not divide tp = " + str(tp));
   const int domain = cluster.nvlink_domain;
   if (domain % tp != 0 && tp % domain != 0)
     rules.fail("tp-nvlink-domain", "tp = " + str(tp) + " neither divides the NVLink domain of " + str(domain) +
@@ -177,10 +184,11 @@ std::vector<int> check_stages(const workload::ModelSpec& m, const ParallelConfig
       return {};
     }
     const int counted = m.layers + (c.account_for_embedding ? 1 : 0) + (c.account_for_loss ? 1 : 0);
-    if (counted % stages != 0 || counted / stages < 2) {
+    // A first / last virtual stage may end up with the embedding or the loss alone (no transformer layer), as in
+    // NVIDIA's 30-layer Llama 3.1 405B proxy at PP4 VPP8 (30 + 2 = 32 virtual stages of one).
+    if (counted % stages != 0) {
       rules.fail("pipeline-split-accounting",
-                 "layers + embedding + loss = " + str(counted) + " is not divisible by pp*vpp = " + stages_text +
-                     (counted % stages == 0 ? " with at least one transformer layer on the first and last stage" : ""));
+                 "layers + embedding + loss = " + str(counted) + " is not divisible by pp*vpp = " + stages_text);
       return {};
     }
     std::vector<int> split(static_cast<std::size_t>(stages), counted / stages);
@@ -250,11 +258,26 @@ void check_experts(const workload::ModelSpec& m, const ParallelConfig& c, int dp
   }
   if (m.moe->experts % c.ep != 0)
     rules.fail("experts-ep", "experts = " + str(m.moe->experts) + " is not divisible by ep = " + str(c.ep));
-  // Megatron-Core builds expert-parallel groups inside the data-parallel-with-context group of size dp*cp.
-  if (dp > 0 && (static_cast<long long>(dp) * c.cp) % c.ep != 0)
+  // Megatron-Core builds expert-parallel groups inside the data-parallel-with-context group of size dp*cp, or with
+  // MoE parallel folding (expert_tp < tp) inside tp*dp*cp: ep * expert_tp ranks hold one copy of the experts.
+  const long long expert_world = static_cast<long long>(c.tp) * dp * c.cp;
+  const long long expert_group = static_cast<long long>(c.ep) * c.expert_tp_or_tp();
+  if (dp > 0 && c.expert_tp_or_tp() == c.tp && (static_cast<long long>(dp) * c.cp) % c.ep != 0)
     rules.fail("ep-dp-cp", "ep = " + str(c.ep) + " does not divide dp*cp = " + str(dp) + "*" + str(c.cp) + " = " +
                                str(static_cast<long long>(dp) * c.cp) +
                                " (experts are sharded across data-parallel ranks)");
+  else if (dp > 0 && expert_world % expert_group != 0)
+    rules.fail("ep-dp-cp", "ep * expert_tp = " + str(expert_group) +
+                               " does not divide tp*dp*cp = " + str(expert_world) + " (MoE parallel folding)");
+  // NOT MODELLED: expert-parallel groups that span tensor-parallel ranks. The memory model handles them (experts
+  // split over ep * expert_tp), but the step level's rank placement builds EP groups from dp*cp ranks only.
+  else if (dp > 0 && (static_cast<long long>(dp) * c.cp) % c.ep != 0)
+    rules.fail("ep-dp-cp", "ep = " + str(c.ep) + " does not divide dp*cp = " + str(dp) + "*" + str(c.cp) + " = " +
+                               str(static_cast<long long>(dp) * c.cp) +
+                               ": expert-parallel groups across tensor-parallel ranks (MoE parallel folding with "
+                               "expert_tp = " +
+                               str(c.expert_tp_or_tp()) +
+                               ") are not modelled by the step level yet; use an ep that divides dp*cp");
   // Megatron-Core ModelParallelConfig: "When using expert parallelism and tensor parallelism, sequence parallelism
   // must be used".
   if (c.tp > 1 && !c.sequence_parallel)
@@ -314,6 +337,7 @@ std::variant<Layout, std::vector<Infeasible>> resolve_layout(const workload::Mod
   l.dp = dp;
   l.cp = config.cp;
   l.ep = config.ep;
+  l.expert_tp = config.expert_tp;
   l.vpp = config.vpp;
   l.micro_batch = config.micro_batch;
   l.micro_batches = micro_batches;

@@ -34,6 +34,7 @@ struct Layout {
   int dp = 1;
   int cp = 1;
   int ep = 1;
+  int expert_tp = 0;  // tensor parallelism of the experts; 0: tp (the configuration gave none)
   int vpp = 1;
   int micro_batch = 1;    // sequences per micro-batch
   int micro_batches = 1;  // per data-parallel replica per iteration: global_batch / (micro_batch * dp)

@@ -17,6 +17,7 @@ using workload::ModelSpec;
 constexpr double kBf16 = 2;  // bytes per bf16 element
 constexpr double kFp32 = 4;
 constexpr double kMask = 1;       // a dropout mask element (Korthikanti et al. 2022 count 1 byte)
+constexpr double kFp8 = 1;        // an FP8 activation element
 constexpr double kFp8Copies = 2;  // an FP8 weight and its FP8 transpose (memory.hpp, MemoryOptions)
 
 /// Key/value heads one tensor-parallel rank holds: a share of them, or one whole head when tp exceeds kv_heads
@@ -27,10 +28,12 @@ int kv_heads_per_rank(const ModelSpec& m, int tp) {
 
 /// Activation bytes of one MLP block's inner tensors for `tokens` tokens of inner size f on one TP rank:
 /// GELU stores its input and output (Korthikanti: 2 x 2sbf/t = 16sbh/t for f = 4h); SwiGLU stores the gate and up
-/// projections it multiplies (2 x 2sbf/t) and their product, the down projection's input (2sbf/t).
-double mlp_inner_bytes(const ModelSpec& m, double tokens, double f, double t) {
+/// projections it multiplies (2 x 2sbf/t) and their product, the down projection's input (2sbf/t). With FP8
+/// activations the down projection's input is kept in FP8 (1 byte; MemoryOptions::fp8_activations).
+double mlp_inner_bytes(const ModelSpec& m, double tokens, double f, double t, bool fp8 = false) {
   const double per_matrix = kBf16 * tokens * f / t;
-  return m.gated() ? 3 * per_matrix : 2 * per_matrix;
+  const double down_input = (fp8 ? kFp8 : kBf16) * tokens * f / t;
+  return (m.gated() ? 2 * per_matrix : per_matrix) + down_input;
 }
 
 /// Activation bytes of the attention scores of one layer on one rank (Korthikanti Sec. 4.1): softmax output
@@ -62,13 +65,18 @@ MoeParts moe_parts(const ModelSpec& m, const ActivationShape& a, double sigma) {
   const double b = a.micro_batch;
   const double h = m.hidden;
   const double t = a.tp;
-  const double routed = s * b * e.top_k;  // token copies one rank's experts process, with balanced routing
+  // Token copies one rank's experts process, with balanced routing: the k copies of the tokens gathered over the
+  // expert-tensor-parallel group (all of the TP group's tokens when expert_tp = tp; with MoE parallel folding and
+  // expert_tp < tp, sequence parallelism leaves each rank s*b/t tokens, gathered over expert_tp ranks).
+  const double etp = a.expert_tp > 0 ? a.expert_tp : t;
+  const double routed = s * b * e.top_k * etp / t;
+  const double in_bytes = a.fp8_activations ? kFp8 : kBf16;  // the experts' first GEMM input
   MoeParts p;
-  p.routing = kFp32 * s * b * e.experts * sigma;            // router probabilities (fp32: assumption)
-  p.routing += 2 * kBf16 * routed * h;                      // dispatched expert inputs and expert outputs
-  p.experts = mlp_inner_bytes(m, routed, e.ffn_hidden, t);  // routed experts' inner activations
-  p.expert_act = kBf16 * routed * e.ffn_hidden / t;
-  p.shared = mlp_inner_bytes(m, s * b, m.shared_expert_ffn(), t);  // shared experts see every token
+  p.routing = kFp32 * s * b * e.experts * sigma;  // router probabilities (fp32: assumption)
+  p.routing += (in_bytes + kBf16) * routed * h;   // dispatched expert inputs and expert outputs
+  p.experts = mlp_inner_bytes(m, routed, e.ffn_hidden, etp, a.fp8_activations);  // routed experts' inner tensors
+  p.expert_act = (a.fp8_activations ? kFp8 : kBf16) * routed * e.ffn_hidden / etp;
+  p.shared = mlp_inner_bytes(m, s * b, m.shared_expert_ffn(), t, a.fp8_activations);  // shared experts see all
   return p;
 }
 
@@ -102,8 +110,9 @@ LayerParts layer_parts(const ModelSpec& m, const ActivationShape& a) {
 
   LayerParts p;
   // Attention block (Korthikanti: 11sbh + 5as^2b).
-  p.input = kBf16 * sbh * sigma;     // input norm's input
-  p.norm_out = kBf16 * sbh * sigma;  // QKV projection's input
+  p.input = kBf16 * sbh * sigma;                            // input norm's input
+  const double gemm_in = a.fp8_activations ? kFp8 : kBf16;  // what a linear layer saves of its input
+  p.norm_out = gemm_in * sbh * sigma;                       // QKV projection's input
   if (m.mla) {
     // MLA (DeepSeek-V2 Sec. 2.1.2): the latents the down projections write, the up projections' inputs, on every TP
     // rank (q_lora_rank, kv_lora_rank + the RoPE key); the up-projected per-head queries, keys (nope + rope) and
@@ -112,22 +121,22 @@ LayerParts layer_parts(const ModelSpec& m, const ActivationShape& a) {
     const double heads = static_cast<double>(m.heads) / t;
     p.fixed += kBf16 * s * b * (l.q_lora_rank + l.kv_lora_rank + l.qk_rope_head_dim);
     p.mla_up = kBf16 * s * b * heads * (2.0 * m.head_dim() + l.v_head_dim);
-    p.fixed += kBf16 * s * b * heads * l.v_head_dim;
+    p.fixed += gemm_in * s * b * heads * l.v_head_dim;
   } else {
     p.fixed = kBf16 * sbq / t;          // Q
     p.fixed += 2 * kBf16 * s * b * kv;  // K and V (GQA: kv_heads * head_dim wide)
-    p.fixed += kBf16 * sbq / t;         // attention output: the output projection's input
+    p.fixed += gemm_in * sbq / t;       // attention output: the output projection's input
   }
   p.scores = score_bytes(m, a);   // scores / softmax, or the fused kernel's statistics
   p.fixed += mask * sbh * sigma;  // attention-block dropout mask
   // MLP block (Korthikanti: 19sbh for GELU with f = 4h).
-  p.fixed += kBf16 * sbh * sigma;     // post-attention norm's input
-  p.norm_out += kBf16 * sbh * sigma;  // router / shared-expert or first MLP projection's input (the norm's output)
+  p.fixed += kBf16 * sbh * sigma;       // post-attention norm's input
+  p.norm_out += gemm_in * sbh * sigma;  // router / shared-expert or first MLP projection's input (the norm's output)
   if (moe) {
     p.moe = moe_parts(m, a, sigma);
   } else {
-    p.mlp = mlp_inner_bytes(m, s * b, m.dense_ffn(), t);
-    p.mlp_act = kBf16 * s * b * m.dense_ffn() / t;
+    p.mlp = mlp_inner_bytes(m, s * b, m.dense_ffn(), t, a.fp8_activations);
+    p.mlp_act = gemm_in * s * b * m.dense_ffn() / t;
   }
   p.fixed += mask * sbh * sigma;  // MLP dropout mask
   return p;
@@ -183,7 +192,8 @@ ParamsPerGpu layer_params(const ModelSpec& model, const Layout& layout, bool moe
     // Routed experts: experts / ep per rank, each split over t; shared experts are dense, split over t only; the
     // router is replicated.
     const double expert = (counts.mlp_per_layer - counts.shared_mlp_per_layer) / model.moe->experts;
-    p.expert = expert * (static_cast<double>(model.moe->experts) / layout.ep) / t;
+    const double etp = layout.expert_tp > 0 ? layout.expert_tp : layout.tp;  // Megatron-Core expert TP
+    p.expert = expert * (static_cast<double>(model.moe->experts) / layout.ep) / etp;
     p.dense += counts.shared_mlp_per_layer / t + counts.router_per_layer;
   } else {
     p.dense += counts.dense_mlp_per_layer / t;
@@ -418,7 +428,9 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& model, const Layout& layout, con
   // Weights, gradients, optimizer states (see memory.hpp for the sources of 2 + 4 + 12).
   const ParamsPerGpu params = params_per_gpu(model, layout, pipeline_rank);
   const double dense_shards = static_cast<double>(layout.dp) * layout.cp;
-  const double expert_shards = dense_shards / layout.ep;
+  // The expert-data-parallel group: tp*dp*cp ranks over ep * expert_tp copies (dp*cp/ep when expert_tp = tp).
+  const double etp = layout.expert_tp > 0 ? layout.expert_tp : layout.tp;
+  const double expert_shards = dense_shards * layout.tp / (static_cast<double>(layout.ep) * etp);
   auto sharded = [&](double bytes_per_param, bool shard) {
     return bytes_per_param * (shard ? params.dense / dense_shards + params.expert / expert_shards : params.total());
   };
@@ -452,6 +464,8 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& model, const Layout& layout, con
   shape.dropout = options.hidden_dropout > 0;
   shape.attention_dropout = options.attention_dropout > 0;
   shape.recompute_modules = config.recompute_modules;
+  shape.fp8_activations = options.fp8_activations;
+  shape.expert_tp = layout.expert_tp;
   const auto held = micro_batches_held(layout, config.schedule, pipeline_rank);
   const double activations = stored_activations(model, layout, config, shape, held, pipeline_rank);
   out.activations = whole_bytes(activations);

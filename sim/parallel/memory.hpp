@@ -42,10 +42,16 @@ struct MemoryOptions {
   /// fp32 main gradients (Megatron-LM's default for bf16: "bfloat16 requires gradient accumulation and all-reduce to
   /// be done in fp32"), or bf16 with --grad-reduce-in-bf16: training.main_grads "fp32" | "bf16".
   bool fp32_main_grads = true;
-  /// TransformerEngine FP8 training caches each GEMM weight in FP8 and its transpose (Hopper's FP8 GEMMs take only
-  /// the TN layout) across micro-batches: 2 bytes per transformer-layer weight, beside the bf16 weights.
-  /// training.fp8_weight_copies; default on when training.dtype is fp8.
+  /// Persistent FP8 copies of each GEMM weight and its transpose (Hopper's FP8 GEMMs take only the TN layout):
+  /// 2 bytes per transformer-layer weight beside the bf16 weights, for recipes that keep them across the iteration.
+  /// training.fp8_weight_copies, default off even for FP8 training: the published FP8 runs of NVIDIA's recipes
+  /// (DGX Cloud Llama 3.1 8B/70B/405B, NeMo 24.07) fit 80 GB only without them, so TransformerEngine's casts are
+  /// taken as transient per GEMM.
   bool fp8_weight_copies = false;
+  /// FP8 training keeps the inputs TransformerEngine's linear layers save for their weight gradients in FP8 (1 byte):
+  /// the two norm outputs, the attention output (the projection's input) and the MLP activation output (the down
+  /// projection's input). training.fp8_activations; default on when training.dtype is fp8.
+  bool fp8_activations = false;
   base::Bytes runtime_reserve = kDefaultRuntimeReserve;  // memory.reserve
   /// ZeRO-3 / FSDP: transformer layers (units) whose gathered bf16 weights are live at once: the one in use and the
   /// prefetched next (DeepSpeed's prefetch, FSDP's forward/backward prefetch of one unit). memory.zero3_units.
@@ -70,6 +76,8 @@ struct ActivationShape {
   bool dropout = true;                              // hidden dropout masks (after attention, after the MLP)
   bool attention_dropout = true;                    // the score dropout mask and output (unfused attention only)
   unsigned recompute_modules = kRecomputeCoreAttn;  // with Recompute::Selective
+  bool fp8_activations = false;                     // GEMM inputs saved in FP8 (MemoryOptions::fp8_activations)
+  int expert_tp = 0;                                // tensor parallelism of the experts (0: tp)
   bool moe_layer = true;  // for a model with experts: this layer is an MoE layer (false: one of its dense layers)
 };
 

@@ -61,6 +61,7 @@ ParallelConfig ParallelConfig::parse(base::JsonReader& in) {
   if (in.optional("dp", dp, dim)) p.dp = dp;
   in.optional("cp", p.cp, dim);
   in.optional("ep", p.ep, dim);
+  in.optional("expert_tp", p.expert_tp, dim);
   in.optional("vpp", p.vpp, dim);
   in.optional("sequence_parallel", p.sequence_parallel);
   in.optional("zero_stage", p.zero_stage, Range::between(0, 3));

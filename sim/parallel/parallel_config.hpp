@@ -35,6 +35,11 @@ struct ParallelConfig {
   std::optional<int> dp;  // derived as gpus / (tp*pp*cp) when omitted
   int cp = 1;
   int ep = 1;
+  /// Megatron-Core's --expert-tensor-parallel-size: the tensor parallelism of the experts; 0 (not given) is tp. With
+  /// expert_tp < tp ("MoE parallel folding", Megatron-Core 0.10) expert-parallel groups also span tensor-parallel
+  /// ranks: ep * expert_tp must divide tp * dp * cp.
+  int expert_tp = 0;
+  int expert_tp_or_tp() const { return expert_tp > 0 ? expert_tp : tp; }
   int vpp = 1;  // virtual pipeline stages per rank (interleaved 1F1B when > 1)
   bool sequence_parallel = false;
   int zero_stage = 0;

@@ -317,8 +317,9 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
     t->optional("hidden_dropout", mo.hidden_dropout, Range::between(0.0, 0.99));
     std::string grads;
     if (t->optional_enum("main_grads", grads, {"fp32", "bf16"})) mo.fp32_main_grads = grads == "fp32";
-    mo.fp8_weight_copies = s.training.dtype == hardware::Dtype::Fp8;
     t->optional("fp8_weight_copies", mo.fp8_weight_copies);
+    mo.fp8_activations = s.training.dtype == hardware::Dtype::Fp8;
+    t->optional("fp8_activations", mo.fp8_activations);
     const auto spikes = t->kind("loss_spikes");
     if (spikes == JsonReader::Kind::String) {
       std::string none;

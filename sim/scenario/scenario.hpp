@@ -118,8 +118,8 @@ struct Scenario {
   std::vector<std::string> parallel_fixed;  // keys "parallel" gave (--set too): the planner keeps them fixed
   TrainingConfig training;
   /// What the training stack decides about memory and attention: training.fused_attention, attention_dropout,
-  /// hidden_dropout, main_grads, fp8_weight_copies and the memory section (reserve, zero3_units). Defaults: today's
-  /// Megatron-Core / NeMo / TorchTitan (parallel::MemoryOptions).
+  /// hidden_dropout, main_grads, fp8_weight_copies, fp8_activations and the memory section (reserve, zero3_units).
+  /// Defaults: today's Megatron-Core / NeMo / TorchTitan (parallel::MemoryOptions).
   parallel::MemoryOptions memory;
   DataConfig data;
   ReliabilityConfig reliability;

@@ -31,6 +31,14 @@ std::vector<std::string> broken_rules(const ModelSpec& m, const ClusterShape& cl
   return ids;
 }
 
+/// One layer at t = 8 with sequence parallelism, fused attention and no hidden dropout (today's stacks).
+ActivationShape fused_tp8(int seq_len) {
+  ActivationShape a{.seq_len = seq_len, .micro_batch = 1, .tp = 8, .cp = 1, .sequence_parallel = true};
+  a.flash_attention = true;
+  a.dropout = false;
+  return a;
+}
+
 /// A pipeline configuration of `tp` x `pp` for `global_batch` sequences (the other sizes 1).
 ParallelConfig pipeline_config(int tp, int pp, int global_batch) {
   ParallelConfig c;
@@ -82,7 +90,9 @@ TEST(TrainingStackKeys, DefaultsAreTodaysStacksAndEveryKeyIsRead) {
   EXPECT_EQ(s.parallel.recompute_modules, kRecomputeLayernorm | kRecomputeMlp);
 
   const auto fp8 = scenario::load_default_scenario({{"hardware", "h100-sxm5-80gb"}, {"training.dtype", "fp8"}});
-  EXPECT_TRUE(fp8.memory.fp8_weight_copies) << "FP8 training caches FP8 weights by default";
+  EXPECT_FALSE(fp8.memory.fp8_weight_copies) << "NVIDIA's published FP8 runs fit only without persistent copies";
+  EXPECT_TRUE(fp8.memory.fp8_activations) << "FP8 training saves linear-layer inputs in FP8";
+  EXPECT_FALSE(d.memory.fp8_activations);
 
   const auto full = scenario::load_default_scenario(
       {{"parallel.recompute", "full"}, {"parallel.recompute_method", "block"}, {"parallel.recompute_num_layers", "3"}});
@@ -143,9 +153,7 @@ ParallelConfig llama_tp8_pp4() {
 TEST(Recompute, SelectiveModulesDropTheirOwnTensors) {
   const auto llama = scenario::load_model("llama3-70b");
   const double s = 8192, h = 8192, t = 8, f = 28672;
-  ActivationShape shape{.seq_len = 8192, .micro_batch = 1, .tp = 8, .cp = 1, .sequence_parallel = true};
-  shape.flash_attention = true;
-  shape.dropout = false;
+  ActivationShape shape = fused_tp8(8192);
   shape.recompute = Recompute::Selective;
   shape.recompute_modules = kRecomputeCoreAttn;
   const double core = layer_activation_bytes(llama, shape);
@@ -160,9 +168,7 @@ TEST(Recompute, FullUniformKeepsOneInputPerGroupAndBlockRecomputesTheFirstLayers
   MemoryOptions o;
   o.runtime_reserve = base::Bytes{0};
   auto c = llama_tp8_pp4();
-  ActivationShape shape{.seq_len = 8192, .micro_batch = 1, .tp = 8, .cp = 1, .sequence_parallel = true};
-  shape.flash_attention = true;
-  shape.dropout = false;
+  ActivationShape shape = fused_tp8(8192);
   shape.attention_dropout = false;
   const double full = layer_activation_bytes(llama, shape);
   shape.recompute = Recompute::Full;
@@ -199,6 +205,41 @@ TEST(Memory, MainGradsAndFp8CopiesChangeTheWeightBytes) {
   EXPECT_EQ(fp8.params.n, base.params.n * 2) << "rank 1 holds only layers: FP8 weight + transpose = 2 bytes each";
 }
 
+TEST(Memory, Fp8ActivationsHalveTheSavedGemmInputs) {
+  // Llama 3 70B, t = 8 with SP: the two norm outputs (2 x sbh/t), the attention output (sbh/t) and the SwiGLU
+  // product (sbf/t) drop from 2 bytes to 1.
+  const auto llama = scenario::load_model("llama3-70b");
+  const double s = 8192, h = 8192, t = 8, f = 28672;
+  ActivationShape shape = fused_tp8(8192);
+  const double bf16 = layer_activation_bytes(llama, shape);
+  shape.fp8_activations = true;
+  EXPECT_DOUBLE_EQ(bf16 - layer_activation_bytes(llama, shape), 3 * s * h / t + s * f / t);
+}
+
+TEST(Memory, ExpertTensorParallelismFoldsExpertParallelismIntoTp) {
+  // Qwen3-235B-A22B's Megatron-MoE-ModelZoo layout: TP2 PP8 DP16 EP32 (256 H100s): ep = 32 does not divide
+  // dp*cp = 16, but with expert_tp = 1 (MoE parallel folding) ep * expert_tp = 32 divides tp*dp*cp = 32.
+  ModelSpec m = scenario::load_model("mixtral-8x7b");
+  m.moe->experts = 128;
+  m.moe->ffn_hidden = 1536;
+  ParallelConfig c = pipeline_config(2, 8, 2048);
+  c.ep = 32;
+  c.sequence_parallel = true;
+  EXPECT_EQ(broken_rules(m, {256, 8, 8}, c, 4096), std::vector<std::string>{"ep-dp-cp"});
+  c.expert_tp = 1;
+  // The step level does not place EP groups across TP ranks yet: still refused, with a message that says so.
+  EXPECT_EQ(broken_rules(m, {256, 8, 8}, c, 4096), std::vector<std::string>{"ep-dp-cp"});
+  // The memory model divides the experts over ep * expert_tp.
+  c.ep = 16;
+  Layout l = resolve(m, {256, 8, 8}, c, 4096);
+  l.ep = 32;
+  const auto folded = params_per_gpu(m, l, 1);
+  // Each rank holds 128 / 32 = 4 whole experts (no TP split): 4 x 3 x h x f per layer, 4 layers on rank 1.
+  EXPECT_DOUBLE_EQ(folded.expert, 4 * 4 * 3.0 * 4096 * 1536);
+  c.expert_tp = 3;
+  EXPECT_EQ(broken_rules(m, {256, 8, 8}, c, 4096), (std::vector<std::string>{"expert-tp", "ep-dp-cp"}));
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // Pipeline layouts Megatron-LM runs.
 
@@ -230,6 +271,26 @@ TEST(PipelineSplit, Llama31_405bWithEmbeddingAndLossCountedAsLayers) {
   bad.schedule = Schedule::Interleaved;
   bad.account_for_embedding = true;
   EXPECT_EQ(broken_rules(llama, {64, 8, 8}, bad, 8192), std::vector<std::string>{"pipeline-split-accounting"});
+}
+
+TEST(PipelineSplit, AStageMayHoldTheEmbeddingOrTheLossAlone) {
+  // NVIDIA's DGX Cloud Llama 3.1 405B proxy (30 layers) at TP8 PP4 VPP8 CP2 on 64 H100s: 30 + 2 = 32 virtual stages
+  // of one, so the first holds only the embedding and the last only the output layer and loss.
+  auto proxy = scenario::load_model("llama3-405b");
+  proxy.layers = 30;
+  ParallelConfig c = pipeline_config(8, 4, 64);
+  c.vpp = 8;
+  c.cp = 2;
+  c.schedule = Schedule::Interleaved;
+  c.sequence_parallel = true;
+  c.account_for_embedding = true;
+  c.account_for_loss = true;
+  const Layout l = resolve(proxy, {64, 8, 8}, c, 8192);
+  ASSERT_EQ(l.layers_per_stage.size(), 32u);
+  EXPECT_EQ(l.layers_per_stage.front(), 0);
+  EXPECT_EQ(l.layers_per_stage.back(), 0);
+  EXPECT_EQ(l.layers_per_stage[1], 1);
+  EXPECT_GT(peak_memory(proxy, l, c, 8192).total.n, 0);
 }
 
 TEST(PipelineSplit, FirstAndLastStageLayers) {
@@ -286,9 +347,7 @@ TEST(ModelFeatures, HeadDimDecidesTheAttentionWidth) {
   const auto q = scenario::load_model("qwen3-32b");
   EXPECT_EQ(q.head_dim(), 128);
   EXPECT_DOUBLE_EQ(workload::attention_params(q), 2.0 * 5120 * 8192 + 2.0 * 5120 * 1024 + 2 * 128);
-  ActivationShape shape{.seq_len = 4096, .micro_batch = 1, .tp = 8, .cp = 1, .sequence_parallel = true};
-  shape.flash_attention = true;
-  shape.dropout = false;
+  ActivationShape shape = fused_tp8(4096);
   auto wide = q;
   wide.kv_channels = 256;  // doubles Q, K, V and the attention output
   const double s = 4096, t = 8;

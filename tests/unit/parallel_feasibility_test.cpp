@@ -383,6 +383,14 @@ TEST(LayoutRule, ShardedGradientsAndWeightsWorkWithPipelines) {
   }
 }
 
+TEST(LayoutRule, ExpertTp) {
+  auto c = tp8_pp4();
+  c.ep = 2;
+  c.expert_tp = 16;
+  EXPECT_EQ(problems(model("mixtral-8x7b"), kHgx1024, c, 4096),
+            (Problems{{"expert-tp", "expert_tp = 16 does not divide tp = 8"}}));
+}
+
 TEST(LayoutRule, PipelineSplitAccounting) {
   auto c = tp8_pp4();
   c.account_for_embedding = true;  // 80 + 1 layers over 4 stages
@@ -431,6 +439,7 @@ TEST(LayoutRule, EveryRuleHasATestAbove) {
                                      "ep-dp-cp",
                                      "moe-tp-needs-sp",
                                      "pipeline-split-accounting",
+                                     "expert-tp",
                                      "first-last-stage-layers"};
   std::set<std::string> listed;
   for (const auto& r : layout_rules())

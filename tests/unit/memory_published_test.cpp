@@ -1,0 +1,101 @@
+// tests/unit/memory_published_test.cpp: predicted peak memory per GPU against published peak-memory figures, and
+// published out-of-memory reports that must stay refused (issue 16). Each scenario in scenarios/validation/memory/
+// names its source and settings in its description; the figures and their citations are in the tables below, the
+// comparison and what explains the gap in docs/memory-validation.md.
+#include "sim/parallel/memory.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/scenario/step_setup.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <variant>
+
+namespace {
+
+/// The scenario's peak memory per GPU (GiB) and its capacity, or -1 if its layout is infeasible.
+sim::results::MemoryGib predicted(const std::string& file) {
+  const auto s = sim::scenario::load_scenario(std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/validation/memory/" + file);
+  const sim::parallel::ClusterShape shape{s.cluster.gpus, s.cluster.gpus_per_node,
+                                          std::max(s.hardware.nvlink.domain, s.cluster.gpus_per_node)};
+  auto layout = sim::parallel::resolve_layout(s.model, shape, s.parallel, s.training.seq_len);
+  if (auto* bad = std::get_if<std::vector<sim::parallel::Infeasible>>(&layout)) {
+    ADD_FAILURE() << file << ": " << bad->front().rule << ": " << bad->front().reason;
+    return {};
+  }
+  return sim::scenario::memory_gib(s, std::get<sim::parallel::Layout>(layout));
+}
+
+struct Published {
+  const char* file;
+  double gib;  // published peak memory per GPU
+};
+
+// PyTorch torchtitan benchmark report, docs/performance.md (runs of 2024-12 at torchtitan commit 9dec370, Grand Teton
+// H100 96GB HBM2e at 500 W), https://github.com/pytorch/torchtitan/blob/main/docs/performance.md, Tables 2, 4, 5 and
+// 6: the maximum over GPUs of torch.cuda.max_memory_reserved.
+constexpr Published kPublished[] = {
+    {"torchtitan_t2_8b_fsdp8_cp1.json", 83.9},       {"torchtitan_t2_8b_fsdp4_cp2.json", 84.2},
+    {"torchtitan_t2_8b_fsdp2_cp4.json", 84.0},       {"torchtitan_t2_8b_fsdp1_cp8.json", 84.5},
+    {"torchtitan_t4_70b_2d.json", 71.9},             {"torchtitan_t4_70b_2d_asynctp.json", 67.6},
+    {"torchtitan_t5_405b_1f1b.json", 82.5},          {"torchtitan_t5_405b_interleaved.json", 72.7},
+    {"torchtitan_t6_405b_fsdp8_cp1.json", 75.3},     {"torchtitan_t6_405b_fsdp4_cp2.json", 75.9},
+    {"torchtitan_t6_405b_fsdp2_cp4.json", 77.1},     {"torchtitan_t6_405b_fsdp1_cp8.json", 84.9},
+};
+
+TEST(PublishedMemory, TorchtitanTablesAreNotOverestimated) {
+  // What is asserted: no published run is predicted above its measured peak by more than 10% (so none that ran is
+  // refused). The prediction is below most torchtitan figures by more than 10%: torchtitan reports the caching
+  // allocator's reserved memory and keeps tensors trainsim does not count (docs/memory-validation.md).
+  std::printf("%-40s %10s %10s %8s\n", "run", "published", "predicted", "error");
+  int within = 0;
+  for (const auto& p : kPublished) {
+    const auto m = predicted(p.file);
+    const double err = m.total / p.gib - 1.0;
+    within += std::fabs(err) <= 0.10 ? 1 : 0;
+    std::printf("%-40s %10.1f %10.1f %+7.1f%%  (params %.1f grads %.1f optimizer %.1f activations %.1f buffers %.1f)\n",
+                p.file, p.gib, m.total, 100 * err, m.params, m.grads, m.optimizer, m.activations, m.buffers);
+    EXPECT_LE(err, 0.10) << p.file << ": published " << p.gib << " GiB, predicted " << m.total;
+    EXPECT_LE(m.total, m.capacity) << p.file << " ran";
+  }
+  std::printf("%d of %zu within 10%%\n", within, std::size(kPublished));
+}
+
+struct OutOfMemory {
+  const char* file;
+  const char* source;
+};
+
+constexpr OutOfMemory kOutOfMemory[] = {
+    {"oom_torchtitan_llama2_70b_64a100_lbs2_sac.json",
+     "torchtitan docs/performance.md (Llama 2 table, 64 A100 80GB, FSDP2), footnote 1: 'the 70B training with local "
+     "batch size 2 will cause an OOM error when selective activation checkpointing is used'"},
+    {"oom_torchtitan_405b_128h100_fsdp.json",
+     "torchtitan docs/performance.md (Llama 3.1 405B on 128 H100): 'We do see OOM for 1D parallelism (FSDP2), so we "
+     "only tested 2D parallelism (FSDP2 + Tensor Parallel)' (local batch 2, full activation checkpointing)"},
+    {"oom_korthikanti22_175B_tp_no_recompute.json",
+     "Korthikanti et al. 2022 (arXiv:2205.05198), Figure 7: tensor parallelism alone without recomputation exceeds "
+     "the A100's 80 GB for the 175B Table 3 configuration"},
+    {"oom_korthikanti22_530B_tp_no_recompute.json",
+     "Korthikanti et al. 2022 (arXiv:2205.05198), Figure 7: the same for the 530B Table 3 configuration"},
+};
+
+TEST(PublishedMemory, ADeepSeek16bRunThatRanFits) {
+  // torchtitan pull request 1993 ran DeepSeek-V3 16B on 8 B200 at local batch 6 (its local batch 8 ran out of memory,
+  // which trainsim, at 177.6 of 179.1 GiB, does not reproduce: see docs/memory-validation.md).
+  const auto m = predicted("torchtitan_deepseek16b_8b200_lbs6.json");
+  std::printf("torchtitan_deepseek16b_8b200_lbs6.json predicted %.1f of %.1f GiB\n", m.total, m.capacity);
+  EXPECT_LE(m.total, m.capacity);
+}
+
+TEST(PublishedMemory, ReportedOutOfMemoryStaysRefused) {
+  for (const auto& o : kOutOfMemory) {
+    const auto m = predicted(o.file);
+    std::printf("%-48s predicted %.1f of %.1f GiB\n", o.file, m.total, m.capacity);
+    EXPECT_GT(m.total, m.capacity) << o.file << " ran out of memory (" << o.source << ")";
+  }
+}
+
+}  // namespace
