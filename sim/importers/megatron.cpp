@@ -61,6 +61,10 @@ class MegatronImport {
           out_.notes.push_back({origin_, "no command runs the flags of " + name + ": read as the argument list"});
           read_flags(words, 0, script.commands.size());
         }
+    if (flags_.empty() && script.exit_line > 0)
+      throw ConfigError(origin_, "line " + std::to_string(script.exit_line),
+                        "the script exits here as written (the condition above holds with the file's own values), "
+                        "before any Megatron-LM command; set what it tests in the file, or import the command itself");
     const bool world_size = world_size_from_env(script.variables);
     if (flags_.empty() && out_.ignored.empty() && !world_size && errors_.empty() && !slurm_nodes_)
       throw ConfigError(origin_, "",

@@ -271,6 +271,9 @@ class Shell {
     }
     if (head.kind == Token::Kind::Word && head.text == "exit") {
       stopped_ = true;
+      out_.exit_line = n.line;
+      out_.notes.push_back("line " + std::to_string(n.line) + ": the script exits here as written; what follows is "
+                           "not read");
       return;
     }
     ShellCommand cmd{n.line, {}};

@@ -243,6 +243,10 @@ const std::vector<Case> kCases = {
        {"model.vocab", "128256"},
        {"model.norm", "\"rmsnorm\""},
        {"model.activation", "\"swiglu\""}}},
+    // Megatron-Bridge: as written (CONTAINER_IMAGE="") the script exits before its recipe runs; the recipe's
+    // key=value overrides in a for loop are not Megatron-LM flags either.
+    {"megatron-bridge-gpt-oss-20b-slurm-pretrain.sh", "megatron", {},
+     {"line 123: the script exits here as written", "before any Megatron-LM command"}},
     {"bigscience-tr11-176b-ml.slurm", "megatron", {},
      {"--position-embedding-type: \"alibi\" is not accepted; accepted: learned_absolute, rope, none"}},
     // ---- TorchTitan job configs ----
