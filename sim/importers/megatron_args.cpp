@@ -15,6 +15,7 @@ const std::vector<FlagSpec>& flag_specs() {
       {"pipeline-model-parallel-size", Kind::Int, "parallel.pp"},
       {"context-parallel-size", Kind::Int, "parallel.cp"},
       {"expert-model-parallel-size", Kind::Int, "parallel.ep"},
+      {"expert-tensor-parallel-size", Kind::Int, "parallel.expert_tp"},
       {"virtual-pipeline-model-parallel-size", Kind::Int, "parallel.vpp"},
       {"num-layers-per-virtual-pipeline-stage", Kind::Int, nullptr},
       {"num-layers", Kind::Int, "model.layers"},

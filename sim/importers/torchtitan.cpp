@@ -53,6 +53,11 @@ class TitanImport {
             origin(par, "tensor_parallel_degree") + " (TorchTitan's tensor parallelism is sequence-parallel)");
     if (cp > 1) d.put("parallel.cp", cp, origin(par, "context_parallel_degree"));
     if (ep > 1) d.put("parallel.ep", ep, origin(par, "expert_parallel_degree"));
+    // Expert tensor parallelism: read where the experts are split (ep > 1); TorchTitan's degree 1 keeps each expert
+    // whole, as trainsim's expert_tp 1 does.
+    if (ep > 1 && has(par, tr, "expert_tensor_parallel_degree"))
+      d.put("parallel.expert_tp", degree("expert_tensor_parallel_degree", 1),
+            origin(par, "expert_tensor_parallel_degree"));
 
     // Data-parallel size and the cluster: shard x replicate; a shard degree of -1 takes what is left of the GPUs.
     std::optional<std::int64_t> dp;
