@@ -2,7 +2,9 @@
 #include "calibrate/cli/app.hpp"
 
 #include "calibrate/bench/measure.hpp"
+#include "calibrate/cli/compare.hpp"
 #include "calibrate/fit/calibration.hpp"
+#include "calibrate/fit/fit_model.hpp"
 #include "calibrate/fit/least_squares.hpp"
 #include "calibrate/fit/measurement_io.hpp"
 #include "calibrate/fit/nccl_tests.hpp"
@@ -12,6 +14,7 @@
 #include "sim/cli/app.hpp"
 #include "sim/cli/table.hpp"
 #include "sim/scenario/builtin.hpp"
+#include "sim/scenario/step_setup.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -178,6 +181,13 @@ void print_fit(const fit::Calibration& c, const FitArgs& a, const std::string& n
     if (key == "nvlink") t.add({"efficiency.nvlink", fmt(b.nvlink, 4), fmt(e.nvlink, 4)});
     if (key == "network") t.add({"efficiency.network", fmt(b.network, 4), fmt(e.network, 4)});
   }
+  for (const auto& key : c.latency_fitted) {
+    sim::base::Time v;
+    if (key == "nvlink") v = *c.latency.nvlink;
+    for (std::size_t i = 0; i < sim::hardware::kCollectiveNames.size(); ++i)
+      if (key == std::string("base.") + sim::hardware::kCollectiveNames[i]) v = c.latency.base[i];
+    t.add({"latency." + key, "-", fmt(static_cast<double>(v.ns) / 1e3, 2) + " us"});
+  }
   t.print(out);
 }
 
@@ -196,6 +206,8 @@ int fit_command(const FitArgs& a, std::ostream& out, std::ostream& err) {
   fit::Calibration c;
   try {
     c = fit::calibrate(all, base, a.measurements, {.allow_other_gpu = a.allow_other_gpu});
+    // The simulator's cluster for this profile, as `trainsim collective` and `compare` build it.
+    fit::fit_with_model(c, all, base, sim::scenario::topology_config(cluster_scenario("", a.base)));
   } catch (const fit::FitError& e) {
     err << "error: fit: " << e.what() << '\n';
     return sim::cli::kExitBadInput;
@@ -259,6 +271,20 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   fit_cmd->add_flag("--allow-other-gpu", fa.allow_other_gpu,
                     "Fit measurements of one GPU model onto the base profile of another (refused otherwise)");
 
+  auto* compare_cmd = app.add_subcommand("compare", "A measured nccl-tests log beside trainsim's prediction, per size");
+  CompareArgs ca;
+  compare_cmd->add_option("log", ca.log, "nccl-tests output file (text, or JSON from -J)")->required();
+  compare_cmd->add_option("--hardware", ca.hardware, "Hardware profile: a built-in name or a file (default: the "
+                                                     "scenario's)");
+  compare_cmd->add_option("--scenario", ca.scenario, "Scenario whose cluster is simulated (default: the built-in one)");
+  compare_cmd->add_option("--algorithm", ca.algorithm, "Algorithm trainsim runs")
+      ->check(CLI::IsMember({"auto", "ring", "tree", "hierarchical", "nvls"}))
+      ->capture_default_str();
+  compare_cmd->add_option("--tolerance", ca.tolerance, "Mark sizes whose time is off by more than this fraction")
+      ->check(CLI::Range(0.0, 10.0))
+      ->capture_default_str();
+  compare_cmd->add_flag("--json", ca.json, "JSON output (schema trainsim.collective-compare/1)");
+
   std::vector<std::string> argv_rev(args.rbegin(), args.rend());
   try {
     app.parse(argv_rev);
@@ -281,6 +307,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
       return measure_command(mo, out, err);
     }
     if (import_cmd->parsed()) return import_command(ia, out, err);
+    if (compare_cmd->parsed()) return compare_command(ca, out, err);
     return fit_command(fa, out, err);
   } catch (const ConfigError& e) {
     for (const auto& d : e.items())

@@ -197,6 +197,13 @@ Calibration calibrate(std::span<const Measurement> ms, const sim::hardware::Hard
   for (const auto& link : links) {
     const AlphaBeta* ab = primary_collective(c.collectives, link.scope);
     if (!ab || link.bandwidth <= 0) continue;
+    // Over hosts with several ranks each, bus bandwidth is not one NIC's rate (NCCL's rings cross the network on every
+    // rail at once): fit_with_model() fits efficiency.network against the simulator instead (issue 23).
+    if (link.scope == Scope::Network && std::any_of(ms.begin(), ms.end(), [ab](const Measurement& m) {
+          return m.kind == Kind::Collective && m.collective == ab->op && m.scope == Scope::Network && m.nodes >= 2 &&
+                 m.ranks > m.nodes;
+        }))
+      continue;
     const double fraction = ab->busbw.bytes_per_s / link.bandwidth;
     // A fraction above 1 is outside the physical bound of the base profile: it is refused, never clamped, so that
     // the profile holds only what was fitted.
@@ -218,7 +225,7 @@ Calibration calibrate(std::span<const Measurement> ms, const sim::hardware::Hard
                       std::to_string(ab->max_ranks) + " ranks and " + human_bytes(ab->min_bytes) + ".." +
                       human_bytes(ab->max_bytes) + origin + residuals(ab->r2, ab->rms_rel, ab->max_rel) +
                       "; fitted latency " + fmt(ab->alpha.s * 1e6) +
-                      " us per step (the profile has no latency field: the topology defaults apply)");
+                      " us per step (latency.nvlink when fitted against the simulator)");
   }
   return c;
 }
@@ -279,6 +286,14 @@ std::string fitted_profile_text(sim::base::JsonDocument doc, const Calibration& 
     if (key == "network") value = json_number(e.network);
     SIM_ASSERT(!value.empty(), "a fitted efficiency field without a writer");
     doc.set("efficiency." + key, value);
+  }
+  for (const auto& key : c.latency_fitted) {
+    sim::base::Time t;
+    if (key == "nvlink") t = *c.latency.nvlink;
+    if (key == "network_hop") t = *c.latency.network_hop;
+    for (std::size_t i = 0; i < sim::hardware::kCollectiveNames.size(); ++i)
+      if (key == std::string("base.") + sim::hardware::kCollectiveNames[i]) t = c.latency.base[i];
+    doc.set("latency." + key, json_string(std::to_string(t.ns) + " ns"));
   }
   sim::results::Json p = sim::results::Json::object();
   for (const auto& [k, v] : prov)
@@ -382,6 +397,17 @@ sim::results::Json calibration_json(const Calibration& c) {
     if (key == "network") eff[key] = e.network;
   }
   j["efficiency"] = std::move(eff);
+  Json lat = Json::object();
+  for (const auto& key : c.latency_fitted) {
+    double ns = 0;
+    if (key == "nvlink") ns = static_cast<double>(c.latency.nvlink->ns);
+    if (key == "network_hop") ns = static_cast<double>(c.latency.network_hop->ns);
+    for (std::size_t i = 0; i < sim::hardware::kCollectiveNames.size(); ++i)
+      if (key == std::string("base.") + sim::hardware::kCollectiveNames[i])
+        ns = static_cast<double>(c.latency.base[i].ns);
+    lat[key + "_us"] = ns / 1e3;
+  }
+  j["latency"] = std::move(lat);
   Json notes = Json::array();
   for (const auto& n : c.notes)
     notes.push_back(n);

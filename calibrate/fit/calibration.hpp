@@ -26,6 +26,9 @@ struct Calibration {
   /// Fitted fields of the "efficiency" section ("gemm", "gemm_k_half", "tile_m", "tile_n", "hbm", "nvlink",
   /// "network"), in that order, with their provenance text.
   std::vector<std::string> fitted;
+  /// Latencies fitted against the simulator (fit_with_model), written where set; the rest keep the base profile's.
+  sim::hardware::LatencySpec latency;
+  std::vector<std::string> latency_fitted;        // "nvlink", "base.all_reduce", ... in the order fitted
   std::map<std::string, std::string> provenance;  // "efficiency.gemm" -> source
   std::vector<std::string> notes;                 // points left out, values clamped
   // Where the measurements came from (for provenance and the report).

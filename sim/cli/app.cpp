@@ -54,6 +54,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   CommandList commands;
   add_describe_commands(app, o, commands);
   add_step_command(app, o, commands);
+  add_collective_command(app, o, commands);
   add_run_command(app, o, commands);
   add_import_command(app, o, commands);
   add_check_command(app, o, commands);

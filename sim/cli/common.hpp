@@ -64,6 +64,7 @@ void add_plan_command(CLI::App& app, const Options& o, CommandList& out);
 void add_compare_command(CLI::App& app, const Options& o, CommandList& out);
 void add_scale_command(CLI::App& app, const Options& o, CommandList& out);
 void add_merge_command(CLI::App& app, const Options& o, CommandList& out);
+void add_collective_command(CLI::App& app, const Options& o, CommandList& out);
 
 /// `trainsim merge`'s options, for the merger of the shards' command.
 struct MergeArgs {

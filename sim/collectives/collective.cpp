@@ -21,8 +21,9 @@ namespace {
 
 struct PhaseSpec {
   std::vector<std::pair<GpuId, GpuId>> edges;
-  base::Bytes bytes;       // per edge
-  std::int64_t steps = 0;  // alpha terms
+  base::Bytes bytes;        // per edge
+  std::int64_t steps = 0;   // alpha terms
+  bool concurrent = false;  // runs at the same time as the phase before it (the rings over rails)
 };
 
 // The group by NVLink domain: domains in increasing id, GPUs in increasing id within each.
@@ -127,6 +128,13 @@ std::vector<PhaseSpec> plan(Op op, Algorithm algorithm, std::span<const GpuId> g
     return out;
   }
 
+  if (algorithm == Algorithm::Nvls) {  // all-reduce in one domain (resolve() guarantees it)
+    PhaseSpec s{{}, n, 2};
+    add_ring(s.edges, ring_order(l));
+    out.push_back(std::move(s));
+    return out;
+  }
+
   if (algorithm == Algorithm::Hierarchical) {
     const auto k = static_cast<std::int64_t>(l.domains.front().size());
     const auto m = static_cast<std::int64_t>(l.domains.size());
@@ -165,9 +173,27 @@ std::vector<PhaseSpec> plan(Op op, Algorithm algorithm, std::span<const GpuId> g
   }
 
   // Ring.
-  PhaseSpec s{{},
-              op == Op::AllReduce ? share(n, 2 * (p - 1), p) : share(n, p - 1, p),
-              op == Op::AllReduce ? 2 * (p - 1) : p - 1};
+  const base::Bytes ring_bytes = op == Op::AllReduce ? share(n, 2 * (p - 1), p) : share(n, p - 1, p);
+  const std::int64_t ring_steps = op == Op::AllReduce ? 2 * (p - 1) : p - 1;
+  if (hierarchical_applies(l)) {  // NCCL's rings over the rails (header): concurrent NVLink and rail phases
+    const auto k = static_cast<std::int64_t>(l.domains.front().size());
+    const auto m = static_cast<std::int64_t>(l.domains.size());
+    const std::int64_t inter_steps = op == Op::AllReduce ? 2 * (m - 1) : m - 1;
+    PhaseSpec intra{{}, share(ring_bytes, k - 1, k), ring_steps - inter_steps};
+    for (const auto& d : l.domains)
+      add_ring(intra.edges, d);
+    out.push_back(std::move(intra));
+    PhaseSpec inter{{}, share(ring_bytes, 1, k), inter_steps, /*concurrent=*/true};
+    std::vector<GpuId> rail(static_cast<std::size_t>(m));
+    for (std::size_t j = 0; j < static_cast<std::size_t>(k); ++j) {
+      for (std::size_t d = 0; d < rail.size(); ++d)
+        rail[d] = l.domains[d][j];
+      add_ring(inter.edges, rail);
+    }
+    out.push_back(std::move(inter));
+    return out;
+  }
+  PhaseSpec s{{}, ring_bytes, ring_steps};
   add_ring(s.edges, ring_order(l));
   out.push_back(std::move(s));
   return out;
@@ -215,10 +241,22 @@ PhaseCost evaluate(const PhaseSpec& s, const topology::Topology& topo) {
   return c;
 }
 
+// Two phases that run at the same time on disjoint links: both latencies (their steps interleave on one ring), the
+// slower transfer.
+base::Time add_concurrent(base::Time total, base::Time latency_a, base::Time transfer_a, base::Time latency_b,
+                          base::Time transfer_b) {
+  return saturating_add(saturating_add(total, saturating_add(latency_a, latency_b)), std::max(transfer_a, transfer_b));
+}
+
 base::Time time_of(const std::vector<PhaseSpec>& specs, const topology::Topology& topo) {
   base::Time total = base::Time::zero();
-  for (const PhaseSpec& s : specs) {
-    const PhaseCost c = evaluate(s, topo);
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const PhaseCost c = evaluate(specs[i], topo);
+    if (i + 1 < specs.size() && specs[i + 1].concurrent) {
+      const PhaseCost d = evaluate(specs[++i], topo);
+      total = add_concurrent(total, c.latency, c.transfer, d.latency, d.transfer);
+      continue;
+    }
     total = saturating_add(saturating_add(total, c.latency), c.transfer);
   }
   return total;
@@ -254,6 +292,8 @@ const char* to_string(Algorithm a) {
       return "hierarchical";
     case Algorithm::Auto:
       return "auto";
+    case Algorithm::Nvls:
+      return "nvls";
   }
   return "?";
 }
@@ -265,7 +305,7 @@ std::optional<Op> op_from_string(std::string_view s) {
 }
 
 std::optional<Algorithm> algorithm_from_string(std::string_view s) {
-  for (Algorithm a : {Algorithm::Ring, Algorithm::Tree, Algorithm::Hierarchical, Algorithm::Auto})
+  for (Algorithm a : {Algorithm::Ring, Algorithm::Tree, Algorithm::Hierarchical, Algorithm::Auto, Algorithm::Nvls})
     if (s == to_string(a)) return a;
   return std::nullopt;
 }
@@ -331,6 +371,9 @@ CollectiveCostModel::Choice CollectiveCostModel::choose(Op op, Algorithm algorit
     case Algorithm::Hierarchical:
       chosen = hierarchical ? Algorithm::Hierarchical : Algorithm::Ring;
       break;
+    case Algorithm::Nvls:
+      chosen = op == Op::AllReduce && domains_ == 1 ? Algorithm::Nvls : Algorithm::Ring;
+      break;
     case Algorithm::Auto: {  // every candidate costs 0 when n <= 0: ring wins the tie
       if (n.n <= 0) return {};
       Choice best{Algorithm::Ring, ring_time(op, n)};
@@ -348,6 +391,8 @@ CollectiveCostModel::Choice CollectiveCostModel::choose(Op op, Algorithm algorit
       return {chosen, tree_time(n, /*beat=*/base::Time::max())};
     case Algorithm::Hierarchical:
       return {chosen, hierarchical_time(op, n)};
+    case Algorithm::Nvls:
+      return {chosen, nvls_time(n)};
     default:
       return {chosen, ring_time(op, n)};
   }
@@ -587,11 +632,50 @@ CollectiveCostModel::PhaseCost CollectiveCostModel::end_phase(base::Bytes bytes,
 
 base::Time CollectiveCostModel::ring_time(Op op, base::Bytes n) {
   const auto p = static_cast<std::int64_t>(nodes_.size());
+  const base::Bytes bytes = op == Op::AllReduce ? share(n, 2 * (p - 1), p) : share(n, p - 1, p);
+  const std::int64_t steps = op == Op::AllReduce ? 2 * (p - 1) : p - 1;
+  if (hierarchical_applies()) {  // the rings over the rails: an NVLink phase and a rail phase at the same time
+    const std::int64_t k = domain_start_[1];
+    const std::int64_t m = domains_;
+    const std::int64_t inter_steps = op == Op::AllReduce ? 2 * (m - 1) : m - 1;
+    const PhaseCost in = intra_rings(share(bytes, k - 1, k), steps - inter_steps);
+    const PhaseCost across = inter_rings(share(bytes, 1, k), inter_steps);
+    return add_concurrent(base::Time::zero(), in.latency, in.transfer, across.latency, across.transfer);
+  }
   begin_phase(/*exchanges=*/false);
   for (std::size_t j = 0; j < ring_.size(); ++j)
     add_transfer(ring_[j], ring_[j + 1 == ring_.size() ? 0 : j + 1]);
-  const PhaseCost c =
-      op == Op::AllReduce ? end_phase(share(n, 2 * (p - 1), p), 2 * (p - 1)) : end_phase(share(n, p - 1, p), p - 1);
+  const PhaseCost c = end_phase(bytes, steps);
+  return add_phase(base::Time::zero(), c.latency, c.transfer);
+}
+
+// A ring in each domain (even: domain d is nodes [d k, (d + 1) k)).
+CollectiveCostModel::PhaseCost CollectiveCostModel::intra_rings(base::Bytes bytes, std::int64_t steps) {
+  const int k = domain_start_[1];
+  begin_phase(/*exchanges=*/false);
+  for (int d = 0; d < domains_; ++d)
+    for (int j = 0; j < k; ++j)
+      add_transfer(d * k + j, d * k + (j + 1 == k ? 0 : j + 1));
+  return end_phase(bytes, steps);
+}
+
+// A ring across the domains per local index j: one per rail.
+CollectiveCostModel::PhaseCost CollectiveCostModel::inter_rings(base::Bytes bytes, std::int64_t steps) {
+  const int k = domain_start_[1];
+  const int m = domains_;
+  begin_phase(/*exchanges=*/false);
+  for (int j = 0; j < k; ++j)
+    for (int d = 0; d < m; ++d)
+      add_transfer(d * k + j, (d + 1 == m ? 0 : d + 1) * k + j);
+  return end_phase(bytes, steps);
+}
+
+// NVLink SHARP: the ring's transfers (each rank sends once, receives once, inside the domain) carrying n, 2 steps.
+base::Time CollectiveCostModel::nvls_time(base::Bytes n) {
+  begin_phase(/*exchanges=*/false);
+  for (std::size_t j = 0; j < ring_.size(); ++j)
+    add_transfer(ring_[j], ring_[j + 1 == ring_.size() ? 0 : j + 1]);
+  const PhaseCost c = end_phase(n, 2);
   return add_phase(base::Time::zero(), c.latency, c.transfer);
 }
 
@@ -616,20 +700,8 @@ base::Time CollectiveCostModel::tree_time(base::Bytes n, base::Time beat) {
 base::Time CollectiveCostModel::hierarchical_time(Op op, base::Bytes n) {
   const int k = domain_start_[1];  // even: domain d is nodes [d k, (d + 1) k)
   const int m = domains_;
-  auto intra = [&](base::Bytes bytes, std::int64_t steps) {  // a ring in each domain
-    begin_phase(/*exchanges=*/false);
-    for (int d = 0; d < m; ++d)
-      for (int j = 0; j < k; ++j)
-        add_transfer(d * k + j, d * k + (j + 1 == k ? 0 : j + 1));
-    return end_phase(bytes, steps);
-  };
-  auto inter = [&](base::Bytes bytes, std::int64_t steps) {  // a ring across domains per local index j
-    begin_phase(/*exchanges=*/false);
-    for (int j = 0; j < k; ++j)
-      for (int d = 0; d < m; ++d)
-        add_transfer(d * k + j, (d + 1 == m ? 0 : d + 1) * k + j);
-    return end_phase(bytes, steps);
-  };
+  auto intra = [&](base::Bytes bytes, std::int64_t steps) { return intra_rings(bytes, steps); };
+  auto inter = [&](base::Bytes bytes, std::int64_t steps) { return inter_rings(bytes, steps); };
   const std::int64_t k64 = k;
   const std::int64_t m64 = m;
   base::Time total = base::Time::zero();
@@ -708,6 +780,12 @@ std::vector<Phase> lower(Op op, Algorithm algorithm, std::span<const GpuId> grou
       ph.transfers.push_back({src, dst, s.bytes});
     }
     ph.latency = base::Time{slowest.ns * s.steps};
+    if (s.concurrent && !phases.empty()) {  // one phase of both transfer sets, on disjoint links
+      Phase& prev = phases.back();
+      prev.transfers.insert(prev.transfers.end(), ph.transfers.begin(), ph.transfers.end());
+      prev.latency += ph.latency;
+      continue;
+    }
     phases.push_back(std::move(ph));
   }
   return phases;
@@ -731,6 +809,8 @@ Algorithm reference_resolve(Op op, Algorithm algorithm, std::span<const GpuId> g
       return op == Op::AllReduce ? Algorithm::Tree : Algorithm::Ring;
     case Algorithm::Hierarchical:
       return hierarchical ? Algorithm::Hierarchical : Algorithm::Ring;
+    case Algorithm::Nvls:
+      return op == Op::AllReduce && layout_of(group, topo).domains.size() == 1 ? Algorithm::Nvls : Algorithm::Ring;
     case Algorithm::Auto:
       break;
   }

@@ -18,12 +18,13 @@ enum class Algorithm {
   Tree,          // NCCL's double binary tree (all-reduce only)
   Hierarchical,  // NVLink phase, network phase across domains (one ring per rail), NVLink phase
   Auto,          // what NCCL's tuner would pick: see resolve()
+  Nvls,          // NVLink SHARP all-reduce inside one NVLink domain (the switch reduces): only when asked for
 };
 
 const char* to_string(Op op);
 const char* to_string(Algorithm a);
 std::optional<Op> op_from_string(std::string_view s);                // "all-reduce", "all-gather", ...
-std::optional<Algorithm> algorithm_from_string(std::string_view s);  // "ring", "tree", "hierarchical", "auto"
+std::optional<Algorithm> algorithm_from_string(std::string_view s);  // "ring", "tree", "hierarchical", "auto", "nvls"
 
 /// One point-to-point transfer of a lowered collective.
 struct Transfer {
@@ -44,6 +45,9 @@ struct Phase {
 ///   point-to-point exchanges and broadcast a pipelined chain, whatever was asked);
 /// - Tree is for AllReduce only (as in NCCL); asked for another op it runs Ring;
 /// - Hierarchical needs the group spread evenly (k ranks in each of m >= 2 NVLink domains, k >= 2); otherwise Ring;
+/// - Nvls is for AllReduce inside one NVLink domain (NVLink SHARP reduces in the NVSwitch, NCCL 2.17+ on H100 and
+///   later); otherwise Ring. Auto never picks it: the topology does not say whether the switch can reduce, and
+///   choosing it would change every existing step time on H100-class profiles. Ask for it with --algorithm nvls;
 /// - Auto, like NCCL's tuner, takes the algorithm with the smallest predicted time, collective_time(), among those
 ///   that apply (ties: Ring, then Hierarchical, then Tree). NCCL's own tree is a chain inside nodes plus a tree
 ///   across them; ours is one double binary tree over all ranks in ring order.
@@ -56,8 +60,21 @@ Algorithm resolve(Op op, Algorithm algorithm, std::span<const topology::GpuId> g
 /// domain so that consecutive domains are joined by GPUs of the same local rank (the same rail).
 /// - Ring all-reduce: one phase, each rank sends 2(p-1)/p n to its successor, latency 2(p-1) a;
 /// - ring all-gather / reduce-scatter: the same with (p-1)/p n and (p-1) a;
+/// - Ring over k >= 2 ranks in each of m >= 2 domains (the group even): NCCL runs one ring per channel and spreads
+///   the channels' domain crossings over the k rails (NIC of local rank j carries the rings that leave the domain at
+///   j), so of the R = 2(p-1)/p n bytes (all-reduce; (p-1)/p n for all-gather and reduce-scatter) each rank moves,
+///   (k-1)/k R go over NVLink and R/k over its own NIC, at the same time: one phase holding a ring in each domain
+///   carrying (k-1)/k R and k rings across the domains (one per rail) carrying R/k. Its time is both latencies,
+///   NCCL's (nsteps - nInterSteps) intraLat + nInterSteps interLat with nInterSteps = 2(m-1) (m-1), plus the slower
+///   of the two transfers: T = (2(p-1) - 2(m-1)) a_nvl + 2(m-1) a_net + max((k-1)/k R/B_nvl, R/(k B_net)).
+///   Source: the latency and channel model of ncclTopoTuneModel, NVIDIA/nccl src/graph/tuning.cc (commit
+///   b6475625fbcaa2c3c0e50eed2fa1255d7514d4a2); a single ring through one NIC per domain would move all R bytes
+///   through one NIC, k times slower than NCCL measures (docs/validation.md, "Collectives");
 /// - Tree: one phase, every tree edge carries ceil(n/2) both ways (reduce up, broadcast down, pipelined), latency
 ///   2 ceil(log2 p) a;
+/// - Nvls: one phase shaped as the ring, each rank sends its n bytes to the switch (shard by shard, multimem loads
+///   reduced in the switch) and receives n (the reduced shards multicast back), latency 2 a (up, down): T = 2a + n/B,
+///   against the ring's 2(p-1)a + 2(p-1)/p n/B;
 /// - Hierarchical all-reduce: three phases (ring reduce-scatter in each domain; k rings across domains, one per local
 ///   index, each moving 2(m-1)/m n/k per rank; ring all-gather in each domain); reduce-scatter and all-gather take
 ///   the first two, resp. the last two in mirror order;
@@ -74,7 +91,7 @@ std::vector<Phase> lower(Op op, Algorithm algorithm, std::span<const topology::G
 /// network::FlowModel takes for the phase on an otherwise idle topology; it includes the collective's own sharing
 /// (the tree's four messages per rank, ECMP collisions on a plain fat tree). On a uniform group it reduces to the
 /// closed forms of closed_form.hpp: an intra-domain group gives NVLink a and B; a group with one rank per node gives
-/// the network's; a group with k ranks per domain gives Ring bounded by its slowest link, or Hierarchical.
+/// the network's; a group with k ranks per domain gives the rings over rails above, or Hierarchical.
 /// Time::max() when a transfer crosses a down link.
 base::Time collective_time(Op op, Algorithm algorithm, std::span<const topology::GpuId> group, base::Bytes n,
                            const topology::Topology& topo);
@@ -112,6 +129,9 @@ class CollectiveCostModel {
   base::Time ring_time(Op op, base::Bytes n);
   base::Time tree_time(base::Bytes n, base::Time beat);  // (a bound when it cannot be below `beat`)
   base::Time hierarchical_time(Op op, base::Bytes n);
+  base::Time nvls_time(base::Bytes n);  // one domain (resolve's rule)
+  PhaseCost intra_rings(base::Bytes bytes, std::int64_t steps);  // a ring in each domain (even groups)
+  PhaseCost inter_rings(base::Bytes bytes, std::int64_t steps);  // a ring across domains per local index
   // SendRecv, AllToAll and Broadcast: one phase each, over the caller's order (resp. the ring from group[0]).
   base::Time direct_time(Op op, std::span<const topology::GpuId> group, base::Bytes n);
 

@@ -30,6 +30,10 @@ void register_builtin_algorithms(Registry& r) {
         Algorithm::Hierarchical);
   r.add("auto", "The fastest applicable algorithm by predicted time for the op, group and size, as NCCL's tuner picks",
         Algorithm::Auto);
+  r.add("nvls",
+        "NVLink SHARP all-reduce in one NVLink domain, the NVSwitch reducing: 2a + n/B (NCCL 2.17+, H100 and later); "
+        "only when asked for",
+        Algorithm::Nvls);
 }
 
 std::vector<std::pair<std::string, std::string>> describe_algorithms() {

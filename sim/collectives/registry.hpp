@@ -27,7 +27,7 @@ class Registry {
   std::vector<AlgorithmInfo> entries_;
 };
 
-/// Registers ring, tree, hierarchical and auto.
+/// Registers ring, tree, hierarchical, auto and nvls.
 void register_builtin_algorithms(Registry& r);
 
 /// (name, description) of every built-in algorithm, in order: what `trainsim describe collectives` prints.

@@ -99,6 +99,20 @@ FailureComponentSpec FailureComponentSpec::parse(JsonReader& in) {
   return c;
 }
 
+LatencySpec LatencySpec::parse(JsonReader& in) {
+  LatencySpec l;
+  base::Time t;
+  if (in.optional("nvlink", t, base::Sign::NonNegative)) l.nvlink = t;
+  if (in.optional("network_hop", t, base::Sign::NonNegative)) l.network_hop = t;
+  if (auto b = in.optional_object("base")) {
+    for (std::size_t i = 0; i < kCollectiveNames.size(); ++i)
+      b->optional(kCollectiveNames[i], l.base[i], base::Sign::NonNegative);
+    b->finish();
+  }
+  in.finish();
+  return l;
+}
+
 HardwareProfile HardwareProfile::parse(JsonReader& in) {
   HardwareProfile p;
   std::string schema;
@@ -147,6 +161,7 @@ HardwareProfile HardwareProfile::parse(JsonReader& in) {
     p.price = ps;
   }
   if (auto eff = in.optional_object("efficiency")) p.efficiency = Efficiency::parse(*eff);
+  if (auto lat = in.optional_object("latency")) p.latency = LatencySpec::parse(*lat);
   if (auto failures = in.optional_object("failures")) {
     for (auto& c : failures->object_array("components", true))
       p.failures.push_back(FailureComponentSpec::parse(c));

@@ -37,6 +37,26 @@ struct NvlinkSpec {
   int domain = 8;             // GPUs that share one NVLink/NVSwitch domain
 };
 
+/// The collectives nccl-tests times, in sim/collectives' Op order, by their profile and measurement names.
+inline constexpr std::array<const char*, 6> kCollectiveNames{"all_reduce", "all_gather", "reduce_scatter",
+                                                             "all_to_all", "send_recv",  "broadcast"};
+
+/// Latencies of the collective model (profile section "latency", optional; issue 23). A field left out keeps the
+/// compiled-in default, so a profile without the section gives what trainsim gave before it existed:
+/// - nvlink: one GPU-to-GPU step through the NVSwitch (default 0.6 us, topology::kDefaultNvlinkLatency);
+/// - network_hop: one network hop, NIC<->leaf, leaf<->spine, spine<->core (default 1.35 us,
+///   topology::kDefaultNicLatency; a rail-local inter-node step is two hops);
+/// - base: per collective, a fixed cost added once per call on top of the per-step terms (default 0): the launch and
+///   protocol overhead that NCCL's tuner models as baseLat (src/graph/tuning.cc), fitted by trainsim-calibrate.
+struct LatencySpec {
+  std::optional<base::Time> nvlink;
+  std::optional<base::Time> network_hop;
+  std::array<base::Time, kCollectiveNames.size()> base{};  // by kCollectiveNames index
+
+  /// Strict parse of {"nvlink", "network_hop", "base": {op: time}}; times are quantities ("0.6 us"), >= 0.
+  static LatencySpec parse(base::JsonReader& in);
+};
+
 struct NetworkSpec {
   int nics_per_gpu = 1;
   base::Bandwidth nic_bandwidth;  // per NIC, per direction
@@ -87,6 +107,7 @@ struct HardwareProfile {
   std::optional<PriceSpec> price;
   std::vector<FailureComponentSpec> failures;
   Efficiency efficiency;  // achieved-versus-peak factors (defaults documented in compute_model.hpp)
+  LatencySpec latency;    // collective latencies (defaults documented above)
   std::map<std::string, std::string> provenance;  // dotted field path (or an ancestor) -> source
 
   /// Strict parse of a profile object (schema "trainsim.hardware/1"). Problems go to the reader's diagnostics.

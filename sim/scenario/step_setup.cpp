@@ -20,6 +20,8 @@ topology::TopologyConfig topology_config(const Scenario& s) {
   t.kind = s.cluster.network.topology == "fat-tree" ? topology::TopologyConfig::Kind::FatTree
                                                     : topology::TopologyConfig::Kind::RailFatTree;
   t.oversubscription = s.cluster.network.oversubscription;
+  if (hw.latency.nvlink) t.nvlink_latency = *hw.latency.nvlink;  // else the compiled-in defaults (topology.hpp)
+  if (hw.latency.network_hop) t.nic_latency = *hw.latency.network_hop;
   return t;
 }
 

@@ -283,8 +283,11 @@ TEST(Collectives, TwoAllReducesSharingNicsTakeTwiceAsLong) {
 
 TEST(Collectives, AutoChoosesLikeNccl) {
   const Topology topo(h100(64 * 8));
-  EXPECT_EQ(resolve(Op::AllReduce, Algorithm::Auto, iota(0, 32), 1_GiB, topo), Algorithm::Hierarchical)
-      << "4 full nodes, large buffer: only n/k crosses the network";
+  EXPECT_EQ(resolve(Op::AllReduce, Algorithm::Auto, iota(0, 32), 1_GiB, topo), Algorithm::Ring)
+      << "4 full nodes, large buffer: NCCL's rings over the 8 rails move (k-1)/k of the ring bytes over NVLink and "
+         "1/k over each NIC at the same time, faster than the hierarchical algorithm's phases one after another";
+  EXPECT_EQ(resolve(Op::AllReduce, Algorithm::Auto, iota(0, 32), 256_KiB, topo), Algorithm::Hierarchical)
+      << "4 full nodes, mid-size buffer: the ring's 2(p-1) steps cost more than hierarchical's 2(k-1) + 2(m-1)";
   EXPECT_EQ(resolve(Op::AllReduce, Algorithm::Auto, iota(0, 8), 1_GiB, topo), Algorithm::Ring)
       << "one node, large buffer: ring's 2(p-1)/p n/B beats the tree's 2n/B";
   EXPECT_EQ(resolve(Op::AllReduce, Algorithm::Auto, iota(0, 64, 8), 4_KiB, topo), Algorithm::Tree)
@@ -561,11 +564,11 @@ TEST(Registry, DescribesTheBuiltinAlgorithms) {
     EXPECT_FALSE(e.description.empty());
     EXPECT_EQ(algorithm_from_string(e.name), e.algorithm) << "registry names are the algorithms' names";
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"ring", "tree", "hierarchical", "auto"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"ring", "tree", "hierarchical", "auto", "nvls"}));
   ASSERT_NE(r.find("tree"), nullptr);
   EXPECT_EQ(r.find("tree")->algorithm, Algorithm::Tree);
   EXPECT_EQ(r.find("nope"), nullptr);
-  EXPECT_EQ(describe_algorithms().size(), 4U);
+  EXPECT_EQ(describe_algorithms().size(), 5U);
 }
 
 }  // namespace

@@ -1,0 +1,31 @@
+// calibrate/fit/fit_model.hpp: the latencies and the network efficiency of a profile fitted against trainsim's own
+// collective model (issue 23), after calibrate()'s alpha-beta fits.
+#pragma once
+#include "calibrate/fit/calibration.hpp"
+#include "calibrate/fit/measurement.hpp"
+#include "sim/topology/topology.hpp"
+
+#include <span>
+
+namespace calibrate::fit {
+
+/// Refines `c` (from calibrate() over the same measurements) where the closed-form fits do not map onto the
+/// simulator's parameters, by running sim/collectives on `cluster` (the base profile's cluster as the scenario builds
+/// it, scenario::topology_config) with the fitted efficiencies:
+///   latency.nvlink        the NVLink all-reduce (else first NVLink) fit's alpha: the per-step latency of the ring
+///                         closed form, which is the simulator's NVLink step (only when sizes <= 1 MiB were
+///                         measured: without them alpha is not determined);
+///   efficiency.network    for measurements over several hosts with several ranks each (where busbw is not a NIC's
+///                         rate: rings cross the network on every rail at once, the hierarchical algorithm moves n/k):
+///                         the fraction of the NIC bandwidth at which the simulator's time for the largest size of
+///                         the run with the most ranks equals the measured one (bisection; predicted time falls as
+///                         the fraction grows). Measurements with one rank per host keep calibrate()'s busbw / NIC;
+///   latency.base.OP       per op, the median over sizes <= 1 MiB (latency-bound) of measured minus simulated time,
+///                         for the run with the most ranks, at the fitted latencies; 0 (with a note) when the
+///                         simulator is already slower.
+/// Each size counts with the faster of nccl-tests' out-of-place and in-place times (a one-off stall in one column is
+/// not the system's latency). Each fitted field gets its provenance entry; fitted_profile_text() writes them.
+void fit_with_model(Calibration& c, std::span<const Measurement> measurements,
+                    const sim::hardware::HardwareProfile& base, sim::topology::TopologyConfig cluster);
+
+}  // namespace calibrate::fit

@@ -1,0 +1,209 @@
+// tests/unit/collective_cli_test.cpp: `trainsim collective` (issue 23): nccl-tests' layout and definitions, the
+// profile's latency section, NVLink SHARP, sweeps, and bad input.
+#include "sim/base/json_reader.hpp"
+#include "sim/collectives/closed_form.hpp"
+#include "sim/collectives/sweep.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "tests/support/cli.hpp"
+#include "tests/support/temp_dir.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace {
+
+using sim::base::Bytes;
+using sim::base::Time;
+using sim::collectives::Algorithm;
+using sim::collectives::Op;
+using support::trainsim;
+
+struct Row {
+  std::int64_t size = 0;
+  double time_us = 0, algbw = 0, busbw = 0;
+  std::string algorithm;
+};
+
+std::vector<Row> json_rows(const std::string& text) {
+  auto doc = sim::base::JsonDocument::parse_text(text, "collective --json");
+  sim::base::Diagnostics diag("collective --json");
+  auto r = doc.root(diag);
+  std::string schema;
+  r.required("schema", schema);
+  EXPECT_EQ(schema, "trainsim.collective/1");
+  std::vector<Row> rows;
+  for (auto& o : r.object_array("rows", true)) {
+    Row x;
+    o.required("size_bytes", x.size);
+    o.required("time_us", x.time_us, sim::base::Range::at_least(0.0));
+    o.required("algbw_gbps", x.algbw, sim::base::Range::at_least(0.0));
+    o.required("busbw_gbps", x.busbw, sim::base::Range::at_least(0.0));
+    o.required("algorithm", x.algorithm);
+    rows.push_back(x);
+  }
+  return rows;
+}
+
+TEST(CollectiveCommand, PrintsNcclTestsColumnsWithTheirDefinitions) {
+  const auto o = trainsim({"collective", "all_reduce", "--gpus", "8", "--sizes", "1M:1G"});
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.out.find("#       size         count      type   redop    root     time   algbw   busbw"),
+            std::string::npos)
+      << o.out;
+  EXPECT_NE(o.out.find("  1073741824     268435456     float     sum      -1"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("# Avg bus bandwidth    :"), std::string::npos);
+
+  const auto j = trainsim({"collective", "all_reduce", "--gpus", "8", "--sizes", "1M:1G", "--json"});
+  ASSERT_EQ(j.code, 0) << j.err;
+  const auto rows = json_rows(j.out);
+  ASSERT_EQ(rows.size(), 11U) << "1 MiB, 2 MiB, ... 1 GiB";
+  for (const auto& r : rows) {
+    EXPECT_NEAR(r.algbw, static_cast<double>(r.size) / (r.time_us * 1e-6) / 1e9, 1e-9 * r.algbw) << r.size;
+    EXPECT_NEAR(r.busbw, r.algbw * 2.0 * 7 / 8, 1e-9 * r.busbw) << "nccl-tests: all-reduce busbw = algbw 2(p-1)/p";
+  }
+}
+
+TEST(CollectiveCommand, RingTimeIsTheClosedFormOverNvlink) {
+  const auto hw = sim::scenario::load_hardware("h100-sxm5-80gb");
+  const sim::base::Bandwidth b{hw.nvlink.bandwidth.bytes_per_s * hw.efficiency.nvlink};
+  const Time expected = sim::collectives::ring_allreduce_time(8, Bytes{1LL << 30}, Time{600}, b);
+  const auto j = trainsim({"collective", "all_reduce", "--gpus", "8", "--size", "1 GiB", "--algorithm", "ring",
+                           "--hardware", "h100-sxm5-80gb", "--json"});
+  ASSERT_EQ(j.code, 0) << j.err;
+  const auto rows = json_rows(j.out);
+  ASSERT_EQ(rows.size(), 1U);
+  EXPECT_DOUBLE_EQ(rows[0].time_us, static_cast<double>(expected.ns) / 1e3)
+      << "no base latency in a built-in profile: T = 2(p-1) 0.6 us + 2(p-1)/p n/B";
+  EXPECT_EQ(rows[0].algorithm, "ring");
+}
+
+TEST(CollectiveCommand, NvlsMovesEachBufferOnceInsideOneDomain) {
+  const auto hw = sim::scenario::load_hardware("h100-sxm5-80gb");
+  const double b = hw.nvlink.bandwidth.bytes_per_s * hw.efficiency.nvlink;
+  const auto j = trainsim({"collective", "all_reduce", "--gpus", "8", "--size", "1G", "--algorithm", "nvls", "--json"});
+  ASSERT_EQ(j.code, 0) << j.err;
+  const auto rows = json_rows(j.out);
+  ASSERT_EQ(rows.size(), 1U);
+  EXPECT_EQ(rows[0].algorithm, "nvls");
+  EXPECT_NEAR(rows[0].time_us, 2 * 0.6 + static_cast<double>(1LL << 30) / b * 1e6, 1e-3) << "T = 2a + n/B";
+  const auto across = trainsim({"collective", "all_reduce", "--gpus", "16", "--size", "1G", "--algorithm", "nvls",
+                                "--json"});
+  ASSERT_EQ(across.code, 0) << across.err;
+  EXPECT_EQ(json_rows(across.out)[0].algorithm, "ring") << "NVLS needs one NVLink domain; otherwise ring";
+}
+
+TEST(CollectiveCommand, EveryOpAnswersOverNodesAndRails) {
+  for (const char* op : {"all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast", "sendrecv"}) {
+    const auto j = trainsim({"collective", op, "--gpus", "32", "--per-node", "4", "--sizes", "8:64M", "--json"});
+    ASSERT_EQ(j.code, 0) << op << ": " << j.err;
+    const auto rows = json_rows(j.out);
+    ASSERT_EQ(rows.size(), 24U) << op;
+    for (std::size_t i = 1; i < rows.size(); ++i)
+      EXPECT_GE(rows[i].time_us, rows[i - 1].time_us) << op << ": time grows with size";
+  }
+}
+
+/// The built-in H100 profile's document, to edit.
+sim::base::JsonDocument h100_document() {
+  std::ifstream in(std::string(TRAINSIM_SOURCE_DIR) + "/hardware_profiles/h100-sxm5-80gb.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  return sim::base::JsonDocument::parse_text(text.str(), "h100");
+}
+
+TEST(CollectiveCommand, ProfileLatencySectionSetsLinkAndBaseLatencies) {
+  support::TempDir dir;
+  auto doc = h100_document();
+  doc.set("latency", R"({"nvlink": "0.6 us", "network_hop": "1.35 us", "base": {"all_reduce": "5 us"}})");
+  doc.set("provenance.latency", "\"test\"");
+  doc.set("name", "\"h100-latency\"");
+  const auto path = dir.write("h100-latency.json", doc.dump());
+  const auto hw = sim::scenario::load_hardware(path);
+  EXPECT_EQ(hw.latency.nvlink, Time{600});
+  EXPECT_EQ(hw.latency.network_hop, Time{1350});
+  EXPECT_EQ(hw.latency.base[0], Time{5000});
+  EXPECT_EQ(hw.latency.base[1], Time{0}) << "ops left out keep no base latency";
+
+  auto time_with = [](const std::string& hardware) {
+    const auto j = trainsim({"collective", "all_reduce", "--gpus", "64", "--size", "8", "--hardware", hardware, "--json"});
+    EXPECT_EQ(j.code, 0) << j.err;
+    return json_rows(j.out).at(0).time_us;
+  };
+  EXPECT_NEAR(time_with(path) - time_with("h100-sxm5-80gb"), 5.0, 1e-9)
+      << "the link latencies equal the compiled-in defaults, so only the base latency differs";
+}
+
+TEST(CollectiveCommand, BadLatencyIsOneClearError) {
+  support::TempDir dir;
+  auto doc = h100_document();
+  doc.set("latency", R"({"nvlink": "-1 us", "base": {"all_redcue": "5 us"}})");
+  const auto path = dir.write("bad.json", doc.dump());
+  const auto o = trainsim({"collective", "all_reduce", "--gpus", "8", "--hardware", path});
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.err.find("/latency/nvlink"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("all_redcue"), std::string::npos) << o.err;
+}
+
+TEST(CollectiveCommand, BadArgumentsAreClearErrors) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {{"collective", "all_reduse", "--gpus", "8"}, "is not a collective"},
+      {{"collective", "all_reduce", "--gpus", "0"}, "--gpus"},
+      {{"collective", "all_reduce", "--gpus", "8", "--sizes", "8G:8"}, "ends below where it starts"},
+      {{"collective", "all_reduce", "--gpus", "8", "--sizes", "8G"}, "is not a range"},
+      {{"collective", "all_reduce", "--gpus", "8", "--size", "12abc"}, "is not a size"},
+      {{"collective", "all_reduce", "--gpus", "10", "--per-node", "4"}, "do not fill whole nodes"},
+      {{"collective", "all_reduce", "--gpus", "8", "--per-node", "9"}, "--per-node"},
+      {{"collective", "all_reduce", "--gpus", "8", "--algorithm", "trees"}, "--algorithm"},
+      {{"collective", "all_reduce", "--gpus", "8", "--hardware", "h101"}, "h101"},
+  };
+  for (const auto& c : cases) {
+    const auto o = trainsim(c.args);
+    EXPECT_EQ(o.code, 2) << c.args.back() << ": " << o.out;
+    EXPECT_NE(o.err.find(c.says), std::string::npos) << o.err;
+  }
+}
+
+sim::topology::TopologyConfig h100_cluster() {
+  sim::topology::TopologyConfig c;
+  c.gpus = 8;
+  c.nvlink_bw = sim::base::Bandwidth{450e9};
+  c.nic_bw = sim::base::Bandwidth{50e9};
+  return c;
+}
+
+TEST(CollectiveSweep, BaseLatencyIsAddedOncePerCall) {
+  const auto c = h100_cluster();
+  const auto cluster = sim::collectives::sweep_cluster(c, 16, 0);
+  EXPECT_EQ(cluster.nodes, 2);
+  const std::vector<Bytes> sizes = sim::collectives::doubling_sizes(Bytes{8}, Bytes{1 << 20});
+  EXPECT_EQ(sizes.size(), 18U);
+  sim::collectives::BaseLatency base{};
+  const auto plain = sim::collectives::sweep(Op::AllReduce, Algorithm::Auto, cluster.group, sizes, base,
+                                             *cluster.topology);
+  base[static_cast<std::size_t>(Op::AllReduce)] = Time{7000};
+  const auto with = sim::collectives::sweep(Op::AllReduce, Algorithm::Auto, cluster.group, sizes, base,
+                                            *cluster.topology);
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    EXPECT_EQ(with[i].time - plain[i].time, Time{7000});
+    EXPECT_EQ(with[i].algorithm, plain[i].algorithm);
+  }
+  const auto one = sim::collectives::sweep_cluster(c, 1, 0);
+  EXPECT_EQ(sim::collectives::sweep(Op::AllReduce, Algorithm::Auto, one.group, sizes, base, *one.topology)[0].time,
+            Time::zero())
+      << "one rank costs nothing, base latency included";
+}
+
+TEST(CollectiveSweep, PerNodePlacesRanksOnConsecutiveNodes) {
+  const auto cluster = sim::collectives::sweep_cluster(h100_cluster(), 4, 1);
+  EXPECT_EQ(cluster.nodes, 4);
+  EXPECT_EQ(cluster.group, (std::vector<int>{0, 8, 16, 24}));
+  EXPECT_EQ(cluster.topology->gpus(), 32);
+}
+
+}  // namespace

@@ -1,0 +1,133 @@
+// tests/unit/collective_compare_test.cpp: `trainsim-calibrate compare` and the fit against the simulator (issue 23):
+// grouping of nccl-tests rows, ratios, the acceptance counts, and the latencies and network efficiency recovered from
+// measurements that the simulator itself produced.
+#include "calibrate/fit/calibration.hpp"
+#include "calibrate/fit/compare.hpp"
+#include "calibrate/fit/fit_model.hpp"
+#include "calibrate/fit/nccl_tests.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/scenario/step_setup.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace {
+
+using namespace calibrate::fit;  // NOLINT(google-build-using-namespace): the module under test
+using sim::base::Bytes;
+using sim::base::Time;
+
+const std::string kNccl = std::string(TRAINSIM_SOURCE_DIR) + "/tests/data/nccl/";
+
+sim::topology::TopologyConfig cluster_of(const std::string& hardware) {
+  return sim::scenario::topology_config(sim::scenario::load_default_scenario({{"hardware", hardware}}));
+}
+
+TEST(CollectiveCompare, GroupsOneRunPerOpRanksAndHostsOutOfPlaceFirst) {
+  const auto r = import_nccl_tests(kNccl + "h100-ib-8x400g-b/all_reduce_16ranks.txt", {});
+  const auto groups = log_groups(r.records);
+  ASSERT_EQ(groups.size(), 1U);
+  EXPECT_EQ(groups[0].ranks, 16);
+  EXPECT_EQ(groups[0].nodes, 2);
+  ASSERT_EQ(groups[0].points.size(), 32U) << "8 B .. 16 GiB, one per size";
+  EXPECT_FALSE(groups[0].points[0].in_place.value_or(true)) << "the out-of-place column";
+  EXPECT_NEAR(groups[0].points[0].time.s, 68.52e-6, 1e-12);
+}
+
+TEST(CollectiveCompare, RatiosAndAcceptanceCounts) {
+  LogGroup g;
+  g.op = CollectiveOp::AllReduce;
+  g.ranks = 8;
+  g.nodes = 1;
+  std::vector<sim::collectives::SweepRow> predicted;
+  for (std::int64_t n : {std::int64_t{1024}, std::int64_t{1} << 20, std::int64_t{64} << 20, std::int64_t{1} << 30}) {
+    Measurement m;
+    m.kind = Kind::Collective;
+    m.ranks = 8;
+    m.nodes = 1;
+    m.bytes = Bytes{n};
+    m.time = sim::base::Duration{1e-5 + static_cast<double>(n) / 200e9};
+    g.points.push_back(m);
+    sim::collectives::SweepRow row;
+    row.size = m.bytes;
+    row.time = Time{static_cast<std::int64_t>(std::llround(m.time.s * 1e9 * (n >= (64 << 20) ? 1.2 : 0.9)))};
+    row.algbw = sim::collectives::algbw(row.size, row.time);
+    row.busbw = sim::collectives::busbw(sim::collectives::Op::AllReduce, 8, row.size, row.time);
+    predicted.push_back(row);
+  }
+  const auto c = compare(g, predicted, 0.15);
+  ASSERT_EQ(c.sizes.size(), 4U);
+  EXPECT_NEAR(c.sizes[0].time_ratio, 0.9, 1e-3);
+  EXPECT_FALSE(c.sizes[0].off);
+  EXPECT_TRUE(c.sizes[3].off) << "20% slow";
+  EXPECT_NEAR(c.sizes[3].busbw_ratio, 1 / 1.2, 1e-3);
+  EXPECT_EQ(c.small, 2);
+  EXPECT_EQ(c.small_within, 2);
+  EXPECT_EQ(c.large, 2);
+  EXPECT_EQ(c.large_within, 0) << "busbw 16.7% low";
+  EXPECT_NEAR(c.large_max_error, 1 - 1 / 1.2, 1e-3);
+}
+
+TEST(CollectiveCompare, PredictionNeedsEvenHostsThatFitTheProfile) {
+  LogGroup g;
+  g.ranks = 12;
+  g.nodes = 8;
+  g.points.resize(1);
+  g.points[0].bytes = Bytes{1024};
+  try {
+    predict_group(g, cluster_of("h100-sxm5-80gb"), {}, sim::collectives::Algorithm::Auto, "log.txt");
+    FAIL() << "12 ranks on 8 hosts";
+  } catch (const sim::base::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("not the same number on each host"), std::string::npos) << e.what();
+  }
+  g.ranks = 128;
+  g.nodes = 8;
+  try {
+    predict_group(g, cluster_of("h100-sxm5-80gb"), {}, sim::collectives::Algorithm::Auto, "log.txt");
+    FAIL() << "16 ranks per host on 8-GPU nodes";
+  } catch (const sim::base::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("--hardware"), std::string::npos) << e.what();
+  }
+}
+
+// Measurements that the simulator produces itself, at a network efficiency and base latency the profile does not
+// have: fit_with_model must find both again.
+TEST(CollectiveFitWithModel, RecoversNetworkEfficiencyAndBaseLatencyFromTheSimulatorsOwnTimes) {
+  const auto base = sim::scenario::load_hardware("h100-sxm5-80gb");
+  auto truth = cluster_of("h100-sxm5-80gb");
+  const double true_efficiency = 0.55;
+  truth.nic_bw = sim::base::Bandwidth{truth.nic_bw.bytes_per_s / base.efficiency.network * true_efficiency};
+  sim::collectives::BaseLatency base_latency{};
+  base_latency[0] = Time{9000};
+  std::vector<Measurement> ms;
+  for (int nodes : {2, 4}) {
+    LogGroup g;
+    g.ranks = 8 * nodes;
+    g.nodes = nodes;
+    for (std::int64_t n = 8; n <= (std::int64_t{1} << 32); n *= 4) {
+      Measurement m;
+      m.kind = Kind::Collective;
+      m.collective = CollectiveOp::AllReduce;
+      m.scope = Scope::Network;
+      m.ranks = g.ranks;
+      m.nodes = nodes;
+      m.bytes = Bytes{n};
+      g.points.push_back(m);
+    }
+    const auto rows = predict_group(g, truth, base_latency, sim::collectives::Algorithm::Auto, "truth");
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      g.points[i].time = sim::base::Duration{static_cast<double>(rows[i].time.ns) * 1e-9};
+      ms.push_back(g.points[i]);
+    }
+  }
+  Calibration c = calibrate::fit::calibrate(ms, base, {"synthetic"});
+  fit_with_model(c, ms, base, cluster_of("h100-sxm5-80gb"));
+  EXPECT_NEAR(c.efficiency.network, true_efficiency, 1e-3);
+  EXPECT_NEAR(static_cast<double>(c.latency.base[0].ns), 9000, 1);
+  EXPECT_TRUE(c.provenance.contains("latency.base.all_reduce"));
+  EXPECT_TRUE(c.provenance.contains("efficiency.network"));
+  EXPECT_FALSE(c.latency.nvlink.has_value()) << "no NVLink measurements, no NVLink latency";
+}
+
+}  // namespace
