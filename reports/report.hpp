@@ -68,6 +68,7 @@ struct Recommendation {
 /// The recommended action, by the first rule that holds, in this order (thresholds are judgement, stated here so
 /// that a reader can disagree with them):
 ///   never-finishes   some trials never finish                        -> shorten restarts, checkpoint, add spares
+///   waiting          waiting for repairs > 50% of wall time          -> add spares or allow elastic shrinking
 ///   deadline-risk    P(miss deadline) > 20%                          -> add GPUs or relax the deadline
 ///   budget-risk      P(exceed budget) > 20%                          -> lower the price or raise the budget
 ///   checkpoint-cost  checkpoint time > 5% of wall time               -> checkpoint less often / asynchronously

@@ -157,6 +157,18 @@ void print_run(const results::RunSummary& r, const cost::CostSummary& c, const s
   out << "lost GPU-hours  " << fmt(r.lost_gpu_hours_mean, 0) << " per run\n";
   out << "checkpoint      every " << fmt(r.checkpoint.interval_s / 60.0, 1) << " min (" << r.checkpoint.policy
       << "), overhead " << pct(r.checkpoint.overhead_fraction) << "\n";
+  const auto& ck = r.checkpoint;
+  out << "  write         " << fmt(ck.write_s, 1) << " s"
+      << (ck.write_basis.empty() ? std::string(" (given)") : " = " + ck.write_basis)
+      << (ck.async ? "; blocks " + fmt(ck.snapshot_s, 2) + " s (GPU-to-host snapshot, asynchronous)" : std::string())
+      << "\n";
+  out << "  load          " << fmt(ck.load_s, 1) << " s"
+      << (ck.load_basis.empty() ? std::string(" (given)") : " = " + ck.load_basis) << "\n";
+  out << "spares          " << r.spares << " nodes; when none is left: " << r.on_spares_exhausted << "\n";
+  const double waiting = r.accounting.wall_s > 0 ? r.accounting.waiting_for_repair_s / r.accounting.wall_s : 0.0;
+  if (waiting > 0.5)
+    out << "WAITING         " << pct(waiting) << " of the wall time waiting for repairs: add spares "
+        << "(reliability.spares) or allow elastic shrinking (reliability.on_spares_exhausted: \"shrink\")\n";
   if (r.work == "steps") {
     out << "cost            p50 " << money(c.p50_usd) << ", p90 " << money(c.p90_usd) << " (rented at "
         << base::format_money({c.burn_usd_per_hour}) << "/h for the cluster)\n";

@@ -166,6 +166,10 @@ results::RunSummary summarise(const RunInputs& in, const RunPlan& plan, const Ac
   s.checkpoint.snapshot_s = in.checkpoint.async ? in.checkpoint.snapshot.seconds() : 0.0;
   s.checkpoint.load_s = in.checkpoint.load.seconds();
   s.checkpoint.async = in.checkpoint.async;
+  s.checkpoint.write_basis = in.checkpoint.write_basis;
+  s.checkpoint.load_basis = in.checkpoint.load_basis;
+  s.spares = in.spares;
+  s.on_spares_exhausted = to_string(in.when_spares_exhausted);
   s.checkpoint.overhead_fraction =
       a.wall_ns > 0 ? static_cast<double>(a.checkpoint_ns) / static_cast<double>(a.wall_ns) : 0.0;
   s.checkpoint.durable_mean = mean_of(a.durable, n);

@@ -13,12 +13,12 @@ int ceil_div(int a, int b) {
   return (a + b - 1) / b;
 }
 
-constexpr int kGpusPerLeafSwitch = 32;  // assumed, see JobShape::make
-constexpr int kGpusPerRack = 16;        // Llama 3: 16 GPUs (2 servers) per ToR
+constexpr int kDefaultNodesPerLeaf = 32;  // topology default: 32 NIC ports per leaf, one rail per node
+constexpr int kDefaultNodesPerRack = 4;   // topology default (TopologyConfig::nodes_per_rack)
 
 }  // namespace
 
-JobShape JobShape::make(int gpus, int gpus_per_node, int dp) {
+JobShape JobShape::make(int gpus, int gpus_per_node, int dp, int nodes_per_switch, int nodes_per_rack) {
   JobShape j;
   j.gpus = gpus;
   j.gpus_per_node = gpus_per_node;
@@ -26,9 +26,9 @@ JobShape JobShape::make(int gpus, int gpus_per_node, int dp) {
   if (gpus <= 0 || gpus_per_node <= 0 || dp <= 0) return j;  // check_inputs reports it
   j.nodes = ceil_div(gpus, gpus_per_node);
   j.gpus_per_replica = gpus / dp;
-  j.nodes_per_switch = std::max(1, kGpusPerLeafSwitch / gpus_per_node);
+  j.nodes_per_switch = std::min(j.nodes, nodes_per_switch > 0 ? nodes_per_switch : kDefaultNodesPerLeaf);
   j.switches = ceil_div(j.nodes, j.nodes_per_switch);
-  j.nodes_per_rack = std::max(1, kGpusPerRack / gpus_per_node);
+  j.nodes_per_rack = std::min(j.nodes, nodes_per_rack > 0 ? nodes_per_rack : kDefaultNodesPerRack);
   j.racks = ceil_div(j.nodes, j.nodes_per_rack);
   return j;
 }
@@ -131,6 +131,7 @@ std::vector<base::Diagnostic> check_inputs(const RunInputs& in) {
     bad("/checkpoint/snapshot", "must lie between 0 and the durable write time");
   if (ck.load < base::Time::zero()) bad("/checkpoint/load", "must be >= 0");
   if (in.restart < base::Time::zero()) bad("/restart", "must be >= 0");
+  if (in.node_swap < base::Time::zero()) bad("/node_swap", "must be >= 0");
   const DetectionDelays& d = in.detection;
   if (d.crash < base::Time::zero() || d.hang < base::Time::zero() || d.sdc < base::Time::zero() ||
       d.straggler < base::Time::zero() || d.maintenance < base::Time::zero() || d.loss_spike < base::Time::zero())
@@ -154,6 +155,31 @@ double job_failure_rate(const RunInputs& in) {
 base::Duration job_mtbf(const RunInputs& in) {
   const double rate = job_failure_rate(in);
   return base::Duration{rate > 0 ? 1.0 / rate : std::numeric_limits<double>::infinity()};
+}
+
+double mean_nodes_in_repair(const RunInputs& in) {
+  double mean = 0;
+  for (const auto& c : in.components)
+    if (c.mtbf.s > 0 && c.repair.s > 0)
+      mean += instances(in.job, c.scope) / c.mtbf.s * nodes_affected(in.job, c.scope) * c.repair.s;  // L = lambda W
+  return mean;
+}
+
+int auto_spares(const RunInputs& in) {
+  const double mean = mean_nodes_in_repair(in);
+  if (!(mean > 0) || !std::isfinite(mean)) return 0;
+  // Past a few hundred the Poisson law is normal to well within one node (and exp(-mean) would underflow):
+  // the 0.99 quantile is mean + 2.326 sqrt(mean).
+  if (mean > 400) return std::min(static_cast<int>(std::ceil(mean + 2.326 * std::sqrt(mean))), std::max(0, in.job.nodes));
+  // Smallest k with P(N <= k) >= 0.99 for N ~ Poisson(mean), summed term by term (mean is at most a few hundred).
+  double term = std::exp(-mean), cdf = term;
+  int k = 0;
+  while (cdf < 0.99 && k < 1'000'000) {
+    ++k;
+    term *= mean / k;
+    cdf += term;
+  }
+  return std::min(k, std::max(0, in.job.nodes));
 }
 
 }  // namespace sim::reliability

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <functional>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace sim::reliability {
@@ -38,12 +39,11 @@ struct JobShape {
   int nodes_per_rack = 2;  // nodes of one rack: a rack failure (power, ToR) takes all of them down
   int racks = 0;
 
-  /// Derives nodes, replicas and failure domains. Assumptions (no source gives a general figure):
-  ///  - a leaf switch serves 32 GPUs (a 64-port switch with half its ports down to the nodes);
-  ///  - a rack holds 16 GPUs behind one top-of-rack switch, as Llama 3's cluster: "16 GPUs (2 servers) per ToR"
-  ///    (Grattafiori, Dubey et al., arXiv:2407.21783, Sec. 3.3.1; reliability_public.json: llama3_54day.network).
-  /// Partial domains at the end count as whole ones.
-  static JobShape make(int gpus, int gpus_per_node, int dp);
+  /// Derives nodes, replicas and failure domains. The domain sizes come from the caller's topology (one source of
+  /// failure domains: sim/topology's leaf and rack rules, see scenario::run_inputs); without one, the topology's
+  /// defaults for a rail-optimised fat tree of 32-port leaves: a leaf switch carries one rail of 32 nodes, a rack
+  /// holds 4 nodes (topology::TopologyConfig::nodes_per_rack). Partial domains at the end count as whole ones.
+  static JobShape make(int gpus, int gpus_per_node, int dp, int nodes_per_switch = 0, int nodes_per_rack = 0);
 };
 
 /// Instances of a failure scope in the job: GPUs, nodes, racks, switches, or 1 for the job itself.
@@ -95,6 +95,9 @@ struct CheckpointSpec {
   bool async = true;
   base::Time snapshot{590'000'000};  // blocking part when async
   base::Time load{129'490'000'000};  // read back at every restart
+  /// How write and load were derived ("0.99 TB / 111 GB/s aggregate"), for the summary; empty when given as times.
+  std::string write_basis;
+  std::string load_basis;
 
   /// Training time lost per checkpoint: the write, or only the snapshot when asynchronous (Young's and Daly's delta).
   base::Time blocking() const { return async ? snapshot : write; }
@@ -112,7 +115,15 @@ struct RunInputs {
   /// 5-20 min restart overhead (HPCA 2025; reliability_public.json: recovery_times.kokolis_u0_min).
   base::Time restart{600'000'000'000};
   CheckpointSpec checkpoint;
-  int spares = 0;  // hot spare nodes
+  int spares = 0;  // hot spare nodes (see auto_spares for the scenario default)
+  /// Swapping a failed node for a spare: evicting it and bringing a warm standby into the job, before the restart.
+  /// Default 3 min: MegaScale detects, diagnoses and evicts faulty nodes "in under 10 minutes" (Jiang et al., NSDI
+  /// 2024, Sec. 6.3; reliability_public.json: recovery_times.megascale_detection_diag_min) and ByteRobust keeps warm
+  /// standby machines for the swap (Wan et al., arXiv:2509.16293); of MegaScale's 10 min, the crash detection (2 min)
+  /// and the restart's own scheduling (DetectionDelays, `restart`) are counted elsewhere, so the swap proper is assumed
+  /// 3 min. NVIDIA's resiliency extension keeps hot spares already in the rendezvous (nvidia-resiliency-ext v0.6
+  /// release notes, "Hot-spare node support"): set 0 for that.
+  base::Time node_swap{180'000'000'000};
   OnSparesExhausted when_spares_exhausted = OnSparesExhausted::Wait;
   int min_dp_replicas = 1;  // Shrink never goes below this many replicas (it waits instead)
   /// Repair times are exponential with the component's mean (memoryless, the usual MTTR model) or fixed.
@@ -144,5 +155,13 @@ std::vector<base::Diagnostic> check_inputs(const RunInputs& in);
 double job_failure_rate(const RunInputs& in);
 /// Job MTBF = 1 / sum of rates (DESIGN.md, "Modelling"); infinite without components.
 base::Duration job_mtbf(const RunInputs& in);
+
+/// Nodes under repair at a random moment, on average: sum over components that take nodes out of the job of
+/// rate x nodes taken x mean repair time (Little's law, L = lambda W).
+double mean_nodes_in_repair(const RunInputs& in);
+/// The spare pool a scenario gets by default: the smallest pool that covers the nodes under repair at once with
+/// probability 0.99 when their number is Poisson with mean_nodes_in_repair (an M/G/infinity queue: Poisson whatever
+/// the repair law; Takacs 1962). With elastic shrinking behind it, the rare overflow costs replicas, not a wait.
+int auto_spares(const RunInputs& in);
 
 }  // namespace sim::reliability

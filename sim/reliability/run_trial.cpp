@@ -92,6 +92,7 @@ RunPlan make_plan(const RunInputs& in, Time step0) {
   p.durable_lag = in.checkpoint.async ? in.checkpoint.write - in.checkpoint.snapshot : Time::zero();
   p.drain_write = in.checkpoint.write;
   p.restart = in.restart;
+  p.node_swap = in.node_swap;
   p.load = in.checkpoint.load;
 
   // The interval: Young's or Daly's optimum for delta = the time a checkpoint stops training. With asynchronous
@@ -310,8 +311,15 @@ class Trial final : public engine::Component {
     if (cp.effect == FailureEffect::LossSpike && phase_ != Phase::Running) return;
 
     if (phase_ == Phase::Running) advance_to(now());
-    ++result_.interruptions[c];
-    record(hardware::to_string(cp.effect), cp.name);
+    // Counted once, when it interrupts work: a crash of a job already down (being detected, or waiting for repairs)
+    // only takes its part out; corruption needs a running job; a restart or a drain in progress is work it stops.
+    const bool corrupting = cp.effect == FailureEffect::Sdc || cp.effect == FailureEffect::LossSpike;
+    const bool interrupts = phase_ == Phase::Running ||
+                            (!corrupting && (phase_ == Phase::Restarting || phase_ == Phase::Draining));
+    if (interrupts) {
+      ++result_.interruptions[c];
+      record(hardware::to_string(cp.effect), cp.name);
+    }
     switch (cp.effect) {
       case FailureEffect::Crash:
       case FailureEffect::Hang:
@@ -326,7 +334,7 @@ class Trial final : public engine::Component {
         slow_down(c);
         break;
     }
-    if (phase_ == Phase::Done) return;
+    if (phase_ == Phase::Done || !interrupts) return;
     // Stall: interruptions keep coming and no checkpoint becomes durable in between.
     if (++interruptions_since_durable_ >= plan_.stall_interruptions) stall();
   }
@@ -479,9 +487,13 @@ class Trial final : public engine::Component {
     if (missing_nodes_ > 0) {
       bool can_shrink = false;
       if (plan_.when_spares_exhausted == OnSparesExhausted::Shrink) {
+        // Drop the replicas that lost nodes; where the global batch does not divide over what is left (the step level
+        // answers Time::max()), drop more, down to the largest replica count it divides over.
         const int gpus_missing = missing_nodes_ * plan_.job.gpus_per_node;
         drop = (gpus_missing + plan_.job.gpus_per_replica - 1) / plan_.job.gpus_per_replica;
-        can_shrink = plan_.job.dp - drop >= plan_.min_dp_replicas && steps_.get(drop, false) != Time::max();
+        while (plan_.job.dp - drop >= plan_.min_dp_replicas && steps_.get(drop, false) == Time::max())
+          ++drop;
+        can_shrink = plan_.job.dp - drop >= plan_.min_dp_replicas;
       }
       if (!can_shrink) {
         record("waiting_for_repair", "");
@@ -492,7 +504,8 @@ class Trial final : public engine::Component {
     missing_replicas_ = drop;
     if (drop > 0) shrink_cause_ = down_cause_;
     record(drop > 0 ? "restart_shrunk" : "restart", "");
-    enter(Phase::Restarting, now() + plan_.restart + plan_.load);
+    // A swapped-in spare joins before the restart (eviction, warm standby in, health check).
+    enter(Phase::Restarting, now() + (fill > 0 ? plan_.node_swap : Time::zero()) + plan_.restart + plan_.load);
   }
 
   void on_phase_end() {

@@ -41,6 +41,7 @@ struct RunPlan {
   base::Time durable_lag;     // async: the background write after the snapshot; 0 when synchronous
   base::Time drain_write;     // a straggler drain writes a full checkpoint before the restart
   base::Time restart;         // scheduling + initialisation
+  base::Time node_swap;       // a failed node swapped for a spare, before the restart
   base::Time load;            // checkpoint load
   bool steps_mode = true;
   double total_steps = 0;

@@ -100,6 +100,8 @@ struct CheckpointSummary {
   double write_s = 0;     // durable write
   double snapshot_s = 0;  // blocking part when asynchronous
   double load_s = 0;      // read at restart
+  std::string write_basis;  // bytes and bandwidth behind write_s ("0.99 TB / 111 GB/s aggregate"); not serialised
+  std::string load_basis;
   bool async = false;
   double overhead_fraction = 0;  // mean checkpoint_s / mean wall_s
   double durable_mean = 0;       // durable checkpoints per trial
@@ -124,6 +126,8 @@ struct RunSummary {
   double lost_gpu_hours_mean = 0;    // sum of the causes' lost GPU-hours
   CheckpointSummary checkpoint;
   TimeAccounting accounting;
+  int spares = 0;  // spare nodes of the pool (given, or reliability::auto_spares); not serialised
+  std::string on_spares_exhausted;  // "shrink" | "wait"; not serialised
 
   int never_finished = 0;
   std::string never_finished_reason;  // of the lowest-numbered such trial; empty when all finished

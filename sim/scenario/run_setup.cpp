@@ -2,35 +2,93 @@
 #include "sim/scenario/run_setup.hpp"
 
 #include "sim/execution/step_sim.hpp"
+#include "sim/scenario/step_setup.hpp"
 #include "sim/workload/params.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <set>
+#include <variant>
 
 namespace sim::scenario {
+namespace {
+
+// Failure domains from the topology (one source): the nodes whose GPUs hang off leaf 0 (a rail-optimised leaf
+// carries one GPU of each of its group's nodes, so a leaf failure touches all of them), and the nodes of rack 0.
+std::pair<int, int> failure_domains(const topology::Topology* topo) {
+  if (topo == nullptr || topo->count(topology::DomainKind::Leaf) == 0) return {0, 0};
+  std::set<int> leaf_nodes, rack_nodes;
+  for (auto g : topo->gpus_in(topology::DomainKind::Leaf, 0))
+    leaf_nodes.insert(topo->node_of(g));
+  if (topo->count(topology::DomainKind::Rack) > 0)
+    for (auto g : topo->gpus_in(topology::DomainKind::Rack, 0))
+      rack_nodes.insert(topo->node_of(g));
+  return {static_cast<int>(leaf_nodes.size()), static_cast<int>(rack_nodes.size())};
+}
+
+// "0.988 TB at 111 GB/s (aggregate)": the bytes and the binding rate behind a checkpoint time.
+std::string basis(const reliability::CheckpointIo& io, const reliability::CheckpointTransfer& t) {
+  const bool node = t.bound == "per node";
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%.3g TB%s at %.3g GB/s (%s)",
+                static_cast<double>((node ? io.per_node_max : io.total).n) / 1e12, node ? " per node" : "",
+                t.rate.bytes_per_s / 1e9, t.bound.c_str());
+  return buf;
+}
+
+}  // namespace
+
+reliability::CheckpointShape checkpoint_shape(const Scenario& s, const parallel::Layout& layout) {
+  reliability::CheckpointShape sh;
+  sh.params = workload::count_params(s.model).total(s.model.layers);
+  // 16-bit weights (4 bytes in fp32 training) plus fp32 master weights and Adam's two moments, 12 bytes per
+  // parameter (Rajbhandari et al., "ZeRO", SC20, Sec. 3.1: K = 12 for mixed-precision Adam); gradients are not saved.
+  sh.weight_bytes = s.training.dtype == hardware::Dtype::Fp32 || s.training.dtype == hardware::Dtype::Tf32 ? 4 : 2;
+  sh.optimizer_bytes = 12;
+  sh.gpus = s.cluster.gpus;
+  sh.gpus_per_node = s.cluster.gpus_per_node;
+  sh.dp = layout.dp * layout.cp;  // context-parallel ranks hold the same weights as data-parallel ones
+  sh.optimizer_sharded = s.parallel.zero_stage >= 1 || s.parallel.distributed_optimizer;
+  sh.weights_sharded = s.parallel.zero_stage >= 3;
+  return sh;
+}
+
+reliability::CheckpointIo checkpoint_io(const Scenario& s, const parallel::Layout& layout, double data_bytes_per_s) {
+  reliability::CheckpointStorage st = s.reliability.checkpoint.storage;
+  st.shared = s.data.storage_bandwidth;  // the data pipeline's storage is the checkpoints' storage
+  st.data_reads = base::Bandwidth{data_bytes_per_s};
+  return reliability::checkpoint_io(checkpoint_shape(s, layout), st);
+}
 
 reliability::RunInputs run_inputs(const Scenario& s, const execution::StepPlan& plan, base::Time healthy,
                                   bool simulate_straggler) {
   reliability::RunInputs in;
   const auto& L = plan.layout;
-  in.job = reliability::JobShape::make(s.cluster.gpus, s.cluster.gpus_per_node, L.dp);
+  const auto [nodes_per_leaf, nodes_per_rack] = failure_domains(plan.topology.get());
+  in.job = reliability::JobShape::make(s.cluster.gpus, s.cluster.gpus_per_node, L.dp, nodes_per_leaf, nodes_per_rack);
   in.components = s.reliability.components;
   in.detection.hang = s.reliability.hang_timeout;
   in.restart = s.reliability.restart;
-  in.spares = s.reliability.spares;
+  in.node_swap = s.reliability.node_swap;
+  in.when_spares_exhausted =
+      s.reliability.shrink ? reliability::OnSparesExhausted::Shrink : reliability::OnSparesExhausted::Wait;
 
-  // Checkpoint: 16-bit weights plus fp32 master weights and Adam moments, 14 bytes per parameter for the job
-  // (Rajbhandari et al. 2020 Sec. 3.1); each GPU snapshots its share.
-  const double params = workload::count_params(s.model).total(s.model.layers);
-  const double bytes = params * 14.0;
-  in.checkpoint.policy = s.reliability.checkpoint.auto_interval ? reliability::CheckpointPolicy::Daly
-                                                                : reliability::CheckpointPolicy::Fixed;
-  in.checkpoint.interval = s.reliability.checkpoint.interval;
-  in.checkpoint.write = s.reliability.checkpoint.write;
-  in.checkpoint.async = s.reliability.checkpoint.async;
-  in.checkpoint.snapshot =
-      base::transfer_time(base::Bytes{static_cast<std::int64_t>(bytes / s.cluster.gpus)}, kDefaultSnapshotBandwidth);
-  if (in.checkpoint.snapshot > in.checkpoint.write) in.checkpoint.snapshot = in.checkpoint.write;
-  in.checkpoint.load = base::transfer_time(base::Bytes{static_cast<std::int64_t>(bytes)}, s.data.storage_bandwidth);
+  // Checkpoint bytes and their times from the storage bandwidths, less what the data pipeline reads meanwhile
+  // (tokens per second of the healthy step x bytes per token).
+  const double bytes_per_token = s.data.bytes_per_token ? static_cast<double>(s.data.bytes_per_token->n)
+                                                        : (s.model.vocab < 65500 ? 2.0 : 4.0);
+  const double data_reads = plan.tokens / std::max(1e-9, healthy.seconds()) * bytes_per_token * (1 - s.data.cache_hit_rate);
+  const reliability::CheckpointIo io = checkpoint_io(s, L, data_reads);
+  const CheckpointConfig& ck = s.reliability.checkpoint;
+  in.checkpoint.policy = ck.auto_interval ? reliability::CheckpointPolicy::Daly : reliability::CheckpointPolicy::Fixed;
+  in.checkpoint.interval = ck.interval;
+  in.checkpoint.write = ck.write.value_or(io.write.time);
+  in.checkpoint.load = ck.load.value_or(io.load.time);
+  in.checkpoint.async = ck.async;
+  in.checkpoint.snapshot = std::min(io.snapshot, in.checkpoint.write);
+  if (!ck.write) in.checkpoint.write_basis = basis(io, io.write);
+  if (!ck.load) in.checkpoint.load_basis = basis(io, io.load);
 
   // Loss spikes: a job-wide process whose rate is per optimiser step, so its MTBF in time follows the healthy step.
   if (s.training.loss_spikes && s.training.loss_spikes->per_million_steps > 0) {
@@ -47,8 +105,10 @@ reliability::RunInputs run_inputs(const Scenario& s, const execution::StepPlan& 
 
   if (s.training.tokens) in.total_steps = std::ceil(s.training.tokens->n / plan.tokens);
   if (s.training.duration) in.window = *s.training.duration;
+  in.spares = s.reliability.spares.value_or(reliability::auto_spares(in));
 
-  // Step time per cluster state: the straggler state is simulated once here (the callback must be thread-safe).
+  // Step time per cluster state. A straggler is simulated once here at full fidelity (one GPU slowed) for jobs of up
+  // to 16,384 GPUs, else the healthy step stretched by its factor.
   base::Time straggler = base::Time{static_cast<std::int64_t>(static_cast<double>(healthy.ns) * in.straggler_slowdown)};
   if (simulate_straggler && plan.gpus <= 16384) {
     execution::StepOptions o;
@@ -57,11 +117,39 @@ reliability::RunInputs run_inputs(const Scenario& s, const execution::StepPlan& 
     o.slowdown[0] = in.straggler_slowdown;
     straggler = execution::simulate_step(plan, o).step_time;
   }
+  // Fewer replicas: the same global batch over dp - k replicas, more micro-batches each, simulated by the step level
+  // (the pipeline bubble shrinks, the gradient all-reduce changes: not dp / live). Megatron-LM requires the global
+  // batch to divide by micro_batch x dp, so a state where it does not is one the job cannot run in (Time::max()).
+  // The healthy step's own fidelity scales the simulated ratio: replica fidelity (the planner: analytic).
+  const Scenario base = s;
   const int dp = L.dp;
-  in.step_time = [healthy, straggler, dp](const reliability::ClusterState& st) {
-    const double base = static_cast<double>((st.straggler_factor > 1.0 ? straggler : healthy).ns);
-    const int live = std::max(1, dp - st.missing_dp_replicas);
-    return base::Time{static_cast<std::int64_t>(base * dp / live)};
+  const int other = L.tp * L.pp * L.cp;
+  const execution::Fidelity fid = simulate_straggler ? execution::Fidelity::Replica : execution::Fidelity::Analytic;
+  auto simulate = [base, other, fid](int live) -> double {
+    Scenario sc = base;
+    sc.cluster.gpus = live * other;
+    sc.parallel.dp = live;
+    const StepSetup setup = step_setup(sc);
+    if (std::holds_alternative<std::vector<parallel::Infeasible>>(setup)) return -1;
+    const auto p = execution::build_step_plan(std::get<execution::StepInputs>(setup));
+    return (fid == execution::Fidelity::Analytic ? execution::analytic_step(p) : [&] {
+             execution::StepOptions o;
+             o.fidelity = fid;
+             return execution::simulate_step(p, o);
+           }()).step_time.seconds();
+  };
+  const int global_batch = s.parallel.global_batch, micro_batch = std::max(1, L.micro_batch);
+  auto reference = std::make_shared<double>(-1);  // the simulated full-size step, computed on first need
+  in.step_time = [healthy, straggler, dp, global_batch, micro_batch, simulate, reference](
+                     const reliability::ClusterState& st) {
+    const double full = static_cast<double>((st.straggler_factor > 1.0 ? straggler : healthy).ns);
+    if (st.missing_dp_replicas == 0) return base::Time{static_cast<std::int64_t>(full)};
+    const int live = dp - st.missing_dp_replicas;
+    if (live < 1 || global_batch % (micro_batch * live) != 0) return base::Time::max();
+    if (*reference < 0) *reference = simulate(dp);
+    const double shrunk = simulate(live);
+    if (!(shrunk > 0) || !(*reference > 0)) return base::Time::max();
+    return base::Time{static_cast<std::int64_t>(std::ceil(full * shrunk / *reference))};
   };
   return in;
 }

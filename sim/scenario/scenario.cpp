@@ -325,7 +325,7 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
       std::string none;
       if (t->optional_enum("loss_spikes", none, {"none"})) s.training.loss_spikes.reset();
     } else if (auto ls = t->optional_object("loss_spikes")) {
-      LossSpikeConfig& c = *s.training.loss_spikes;
+      LossSpikeConfig& c = s.training.loss_spikes.emplace();
       ls->optional("per_million_steps", c.per_million_steps, Range::at_least(0));
       ls->optional("rollback_steps", c.rollback_steps, Range::at_least(0));
       ls->optional("skip_batches", c.skip_batches, Range::at_least(0));
@@ -353,7 +353,6 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
   }
 
   ReliabilityConfig& rel = s.reliability;
-  rel.checkpoint.write = 30_s;
   rel.restart = 10_min;
   rel.hang_timeout = 10_min;
   std::vector<hardware::FailureComponentSpec> inline_components;
@@ -416,15 +415,47 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
         ck->error("interval", "expected \"auto\" or a time such as \"2 h\"");
         ck->accept("interval");
       }
-      ck->optional("write", rel.checkpoint.write);
+      for (const char* key : {"write", "load"}) {
+        std::optional<base::Time>& slot = std::string_view(key) == "write" ? rel.checkpoint.write : rel.checkpoint.load;
+        if (ck->kind(key) == JsonReader::Kind::String) {
+          std::string text;
+          ck->required(key, text);
+          if (text == "auto") continue;
+          auto t = base::parse_time(text);
+          if (!t) {
+            ck->error(key, t.error + "; or write \"auto\" to derive it from the checkpoint's bytes and bandwidths");
+          } else if (t.value->ns < 0) {
+            ck->error(key, "\"" + text + "\" must not be negative");
+          } else {
+            slot = *t.value;
+          }
+        } else {
+          base::Time t;  // the reader's own message for a number without a unit or another type
+          if (ck->optional(key, t, base::Sign::NonNegative)) slot = t;
+        }
+      }
       ck->optional("async", rel.checkpoint.async);
+      reliability::CheckpointStorage& st = rel.checkpoint.storage;
+      ck->optional("write_bandwidth", st.write);
+      ck->optional("read_bandwidth", st.read);
+      ck->optional("node_bandwidth", st.per_node);
+      ck->optional("snapshot_bandwidth", st.snapshot);
       ck->finish();
     } else if (r->has("checkpoint")) {
       r->required_object("checkpoint");  // reports the wrong type
     }
     r->optional("restart", rel.restart, base::Sign::NonNegative);
     r->optional("hang_timeout", rel.hang_timeout);
-    r->optional("spares", rel.spares, Range::at_least(0));
+    if (r->kind("spares") == JsonReader::Kind::String) {
+      std::string text;
+      if (r->optional_enum("spares", text, {"auto"})) rel.spares.reset();
+    } else {
+      int spares = 0;
+      if (r->optional("spares", spares, Range::at_least(0))) rel.spares = spares;
+    }
+    r->optional("node_swap", rel.node_swap, base::Sign::NonNegative);
+    std::string exhausted;
+    if (r->optional_enum("on_spares_exhausted", exhausted, {"shrink", "wait"})) rel.shrink = exhausted == "shrink";
     r->optional("trials", rel.trials, Range::between(1, 10'000'000));
     std::int64_t seed = 42;
     if (r->optional("seed", seed, Range::at_least(0))) rel.seed = static_cast<std::uint64_t>(seed);

@@ -5,6 +5,7 @@
 #include "sim/hardware/profile.hpp"
 #include "sim/parallel/memory.hpp"
 #include "sim/parallel/parallel_config.hpp"
+#include "sim/reliability/checkpoint_io.hpp"
 #include "sim/workload/model_spec.hpp"
 
 #include <cstdint>
@@ -47,7 +48,9 @@ struct TrainingConfig {
   hardware::Dtype dtype = hardware::Dtype::Bf16;
   /// McCandlish's critical (noise) batch in tokens; absent: estimated (workload::estimate_critical_batch).
   std::optional<base::Count> critical_batch;
-  std::optional<LossSpikeConfig> loss_spikes = LossSpikeConfig{};  // nullopt: "loss_spikes": "none"
+  /// Off by default (issue 19): PaLM's rate comes from one 540B run and no source scales it with model size, so a
+  /// default would charge every model PaLM 540B's spikes. An object opts in (its fields default to PaLM's figures).
+  std::optional<LossSpikeConfig> loss_spikes;  // nullopt: absent or "loss_spikes": "none"
 };
 
 /// The input pipeline (issue 11). Storage is shared by data reads and checkpoint traffic.
@@ -68,8 +71,12 @@ struct DataConfig {
 struct CheckpointConfig {
   bool auto_interval = true;  // "auto": Daly's higher-order optimum
   base::Time interval;        // when not auto
-  base::Time write;           // durable write of one checkpoint (with async, it runs behind a short blocking snapshot)
+  /// Durable write and load of one checkpoint; absent ("auto", the default): from the checkpoint's bytes and the
+  /// storage bandwidths below (reliability::checkpoint_io). With async, the write runs behind a blocking snapshot.
+  std::optional<base::Time> write;
+  std::optional<base::Time> load;
   bool async = true;
+  reliability::CheckpointStorage storage;  // defaults and their sources: sim/reliability/checkpoint_io.hpp
 };
 
 struct ReliabilityConfig {
@@ -78,7 +85,9 @@ struct ReliabilityConfig {
   CheckpointConfig checkpoint;
   base::Time restart;
   base::Time hang_timeout;
-  int spares = 0;
+  std::optional<int> spares;  // absent ("auto", the default): reliability::auto_spares
+  base::Time node_swap{180'000'000'000};  // default and source: reliability::RunInputs::node_swap
+  bool shrink = true;  // "on_spares_exhausted": "shrink" (elastic, the default) or "wait" for repairs
   int trials = 1000;
   std::uint64_t seed = 42;
 };

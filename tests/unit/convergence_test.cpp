@@ -154,9 +154,12 @@ double number_at(const std::string& json, std::initializer_list<const char*> pat
   return v;
 }
 
-TEST(LossSpikes, DefaultFromPalmAndNoneDisablesThem) {
+TEST(LossSpikes, OffByDefaultAnObjectOptsInAtPalmsRate) {
   support::TempDir dir;
-  const auto with = trainsim_json({"run", dir.write("a.json", small("", "")), "--json"});
+  EXPECT_EQ(trainsim_json({"run", dir.write("o.json", small("", "")), "--json"}).find("\"loss_spike\""),
+            std::string::npos)
+      << "no source scales PaLM 540B's spike rate with model size: off unless asked for";
+  const auto with = trainsim_json({"run", dir.write("a.json", small(", \"loss_spikes\": {}", "")), "--json"});
   ASSERT_NE(with.find("\"loss_spike\""), std::string::npos);
   // 50B tokens / (512 x 8192) = 11,921 steps x 78.4 per million = 0.93 spikes per run.
   EXPECT_NEAR(number_at(with, {"interruptions", "by_cause", "loss_spike"}), 0.93, 0.45);

@@ -48,7 +48,9 @@ RunInputs daly_model(double mtbf_h, double delta_min, double restart_min, double
                                  .write = minutes(delta_min),
                                  .async = false,
                                  .snapshot = Time::zero(),
-                                 .load = Time::zero()};
+                                 .load = Time::zero(),
+                                 .write_basis = {},
+                                 .load_basis = {}};
   in.total_steps = solve_h * 3600.0;
   in.step_time = [](const ClusterState&) { return Time::from_seconds(1.0); };
   return in;
@@ -280,6 +282,36 @@ TEST(RunMonteCarlo, InterruptionsDuringRecoveryCount) {
   EXPECT_NEAR(s.interruptions_mean, 720.0, 3 * std::sqrt(720.0 / 20));
   EXPECT_NEAR(s.job_mtbf_h_simulated, 1.0, 0.03);
   EXPECT_TRUE(std::isnan(s.time_to_train_days.mean)) << "a window has no time to train";
+}
+
+TEST(RunMonteCarlo, AnInterruptionCountsOnceWhenItStopsWork) {
+  // MTBF 1 h, no restart, but 3 h to detect each crash: arrivals while the job is already down (being detected) take
+  // nothing more down and are not interruptions. A cycle is about 1 h running + 3 h detecting: 720 h / 4 h = 180.
+  RunInputs in = daly_model(1.0, 1, 0, 1);
+  in.detection.crash = minutes(180);
+  in.total_steps.reset();
+  in.window = Time::from_seconds(30 * 86400.0);
+  const results::RunSummary s = run_monte_carlo(in, 20, 5, 2);
+  std::printf("[interruptions] MTBF 1 h, 3 h detection: %.1f per 720 h (expected about 180, arrivals 720)\n",
+              s.interruptions_mean);
+  EXPECT_NEAR(s.interruptions_mean, 180.0, 12.0);
+}
+
+TEST(RunMonteCarlo, AutoSparesCoverTheRepairLoadAndASwapDelaysTheRestart) {
+  RunInputs in = daly_model(1.0, 1, 10, 24 * 30);
+  in.job = JobShape::make(64, 8, 8);
+  in.components = {component("node", FailureScope::Node, 8 * 12.0, FailureEffect::Crash, 24)};
+  // 8 nodes / 96 h x 24 h repair = 2 nodes in repair on average (Little); Poisson(2): P(<= 5) = 0.983, P(<= 6) = 0.995.
+  EXPECT_NEAR(mean_nodes_in_repair(in), 2.0, 1e-9);
+  EXPECT_EQ(auto_spares(in), 6);
+  in.spares = 50;
+  in.node_swap = Time::zero();
+  const results::RunSummary quick = run_monte_carlo(in, 8, 5, 2);
+  in.node_swap = minutes(30);
+  const results::RunSummary slow = run_monte_carlo(in, 8, 5, 2);
+  const double extra_min = (slow.accounting.restart_s - quick.accounting.restart_s) / 60 / slow.interruptions_mean;
+  std::printf("[spares] a 30 min node swap adds %.1f min to each restart\n", extra_min);
+  EXPECT_NEAR(extra_min, 30.0, 3.0) << "every failure here takes a node out and swaps a spare in";
 }
 
 TEST(RunMonteCarlo, WeibullComponentsKeepTheirLongRunRate) {
