@@ -1,0 +1,468 @@
+// sim/collectives/cost_model.cpp: CollectiveCostModel, the phases of collective.cpp's plan() costed without building
+// them (the step planner's and the sweeps' fast path; collective.cpp keeps the reference it must match bit for bit).
+#include "sim/collectives/collective.hpp"
+
+#include "sim/base/assert.hpp"
+#include "sim/collectives/phase_sum.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <limits>
+#include <utility>
+
+namespace sim::collectives {
+
+using detail::add_concurrent;
+using detail::add_phase;
+using topology::GpuId;
+using topology::LinkId;
+
+// CollectiveCostModel: the phases of plan() costed as evaluate() costs them, without materialising them. A phase's
+// transfers arrive as node indices into nodes_ (the sorted group, or the caller's order for send/recv and all-to-all).
+// evaluate() counts the transfers crossing each link of their paths and takes min(capacity / count). A path begins
+// with the sender's own link (NVLink or NIC) and ends with the receiver's; only a transfer between leaves builds its
+// path, for the switch links between. Every phase has one of two shapes, which fix the counts on the own links:
+// - each node sends at most once and receives at most once (rings, chains): every own link used carries 1 transfer;
+// - every transfer comes with its reverse (the tree's reduce and broadcast, all-to-all): a node's out and in links
+//   over one medium carry as many transfers as it has exchanges over that medium, counted per node.
+// When Auto has a best time already, a phase that cannot beat it skips the routing (see end_phase()).
+// Latencies come from the links' kinds (Topology::nominal_latency). With no link down every link has its kind's
+// nominal bandwidth, and C / count is smallest at the largest count (division is monotone): one division per kind
+// instead of one per link, and no link is read. The same links, counts and divisions give the same minimum, bit for
+// bit.
+
+namespace {
+
+std::size_t index(int i) {
+  return static_cast<std::size_t>(i);
+}
+
+// Per node, exchange counters: with others in its NVLink domain, and over its NIC.
+constexpr std::size_t kNvlink = 0;
+constexpr std::size_t kNic = 1;
+constexpr std::size_t kMedia = 2;
+
+}  // namespace
+
+base::Time CollectiveCostModel::time(Op op, Algorithm algorithm, std::span<const GpuId> group, base::Bytes n) {
+  return choose(op, algorithm, group, n, /*need_time=*/true).time;
+}
+
+Algorithm CollectiveCostModel::resolve(Op op, Algorithm algorithm, std::span<const GpuId> group, base::Bytes n) {
+  return choose(op, algorithm, group, n, /*need_time=*/false).algorithm;
+}
+
+// resolve()'s rules, and the chosen algorithm's time (plan() + time_of()) when need_time.
+CollectiveCostModel::Choice CollectiveCostModel::choose(Op op, Algorithm algorithm, std::span<const GpuId> group,
+                                                        base::Bytes n, bool need_time) {
+  if (group.size() <= 1) return {};
+  if (op == Op::AllToAll || op == Op::SendRecv || op == Op::Broadcast) {
+    if (!need_time || n.n <= 0) return {};
+    return {Algorithm::Ring, direct_time(op, group, n)};
+  }
+  load_nodes(sorted(group));
+  load_layout();
+  const bool hierarchical = hierarchical_applies();
+  Algorithm chosen = Algorithm::Ring;
+  switch (algorithm) {
+    case Algorithm::Ring:
+      break;
+    case Algorithm::Tree:
+      chosen = op == Op::AllReduce ? Algorithm::Tree : Algorithm::Ring;
+      break;
+    case Algorithm::Hierarchical:
+      chosen = hierarchical ? Algorithm::Hierarchical : Algorithm::Ring;
+      break;
+    case Algorithm::Nvls:
+      chosen = op == Op::AllReduce && domains_ == 1 ? Algorithm::Nvls : Algorithm::Ring;
+      break;
+    case Algorithm::Auto: {  // every candidate costs 0 when n <= 0: ring wins the tie
+      if (n.n <= 0) return {};
+      Choice best{Algorithm::Ring, ring_time(op, n)};
+      auto consider = [&best](Algorithm a, base::Time t) {
+        if (t < best.time) best = {a, t};
+      };
+      if (hierarchical) consider(Algorithm::Hierarchical, hierarchical_time(op, n));
+      if (op == Op::AllReduce) consider(Algorithm::Tree, tree_time(n, /*beat=*/best.time));
+      return best;
+    }
+  }
+  if (!need_time || n.n <= 0) return {chosen, base::Time::zero()};
+  switch (chosen) {
+    case Algorithm::Tree:
+      return {chosen, tree_time(n, /*beat=*/base::Time::max())};
+    case Algorithm::Hierarchical:
+      return {chosen, hierarchical_time(op, n)};
+    case Algorithm::Nvls:
+      return {chosen, nvls_time(n)};
+    default:
+      return {chosen, ring_time(op, n)};
+  }
+}
+
+// The group sorted as layout_of() sorts it, checked as it checks it. By id is by NVLink domain then id (a domain is a
+// range of ids), so a group in increasing id order, the common case, is returned as it is.
+std::span<const GpuId> CollectiveCostModel::sorted(std::span<const GpuId> group) {
+  if (std::adjacent_find(group.begin(), group.end(), std::greater_equal<>()) == group.end()) return group;
+  sorted_.assign(group.begin(), group.end());
+  std::sort(sorted_.begin(), sorted_.end());
+  SIM_ASSERT(std::adjacent_find(sorted_.begin(), sorted_.end()) == sorted_.end(),
+             "a collective group lists a GPU twice");
+  return sorted_;
+}
+
+void CollectiveCostModel::load_nodes(std::span<const GpuId> gpus) {
+  const std::size_t p = gpus.size();
+  nodes_ = gpus;
+  scratch_.resize((4 + kMedia) * p + 1);
+  const std::span<std::int32_t> all(scratch_);
+  domain_ = all.subspan(0, p);
+  leaf_ = all.subspan(p, p);
+  ring_ = all.subspan(2 * p, p);
+  domain_start_ = all.subspan(3 * p, p + 1);
+  exchanges_ = all.subspan(4 * p + 1, kMedia * p);
+  bool one_domain = true;
+  for (std::size_t i = 0; i < p; ++i) {
+    domain_[i] = topo_.nvlink_domain_of(gpus[i]);
+    one_domain = one_domain && domain_[i] == domain_[0];
+  }
+  if (one_domain) return;  // no transfer leaves the domain: leaves are never asked for
+  for (std::size_t i = 0; i < p; ++i)
+    leaf_[i] = topo_.leaf_of(gpus[i]);
+}
+
+// layout_of() and ring_order() on sorted nodes: domain boundaries, evenness, and the ring (domain by domain, every
+// other domain reversed).
+void CollectiveCostModel::load_layout() {
+  const auto p = static_cast<int>(nodes_.size());
+  domains_ = 0;
+  for (int i = 0; i < p; ++i)
+    if (i == 0 || domain_[index(i)] != domain_[index(i - 1)]) domain_start_[index(domains_++)] = i;
+  domain_start_[index(domains_)] = p;
+  even_ = true;
+  for (int d = 0; d < domains_; ++d)
+    even_ = even_ && domain_start_[index(d + 1)] - domain_start_[index(d)] == domain_start_[1];
+  if (domains_ == 1 || domains_ == p) {  // one domain, or one rank in each: nothing is reversed
+    for (int i = 0; i < p; ++i)
+      ring_[index(i)] = i;
+    return;
+  }
+  std::size_t at = 0;
+  for (int d = 0; d < domains_; ++d) {
+    const int first = domain_start_[index(d)];
+    const int last = domain_start_[index(d + 1)];
+    for (int i = 0; i < last - first; ++i)
+      ring_[at++] = d % 2 == 0 ? first + i : last - 1 - i;
+  }
+}
+
+bool CollectiveCostModel::hierarchical_applies() const {
+  return domains_ >= 2 && even_ && domain_start_[1] >= 2;
+}
+
+void CollectiveCostModel::begin_phase(bool exchanges) {
+  exchanges_phase_ = exchanges;
+  nominal_ = topo_.links_down() == 0;
+  if (exchanges_phase_) std::fill(exchanges_.begin(), exchanges_.end(), 0);
+  switch_.clear();
+  between_leaves_.clear();
+  nvlink_ = false;
+  network_ = false;
+  leaf_local_ = false;
+  widest_ = 0;
+  rate_ = std::numeric_limits<double>::infinity();
+}
+
+// A transfer of a phase where each node sends and receives at most once. With every link nominal, the media's flags
+// are all end_phase() needs; with a link down, the two own links carry this transfer only and bound the rate now.
+inline void CollectiveCostModel::add_transfer(int src, int dst) {
+  const GpuId s = nodes_[index(src)];
+  const GpuId d = nodes_[index(dst)];
+  if (domain_[index(src)] == domain_[index(dst)]) {
+    nvlink_ = true;
+    if (nominal_) return;
+    limit_rate(topo_.nvlink_out(s), 1);
+    limit_rate(topo_.nvlink_in(d), 1);
+    return;
+  }
+  network_ = true;
+  if (!nominal_) {
+    limit_rate(topo_.nic_out(s), 1);
+    limit_rate(topo_.nic_in(d), 1);
+  }
+  if (leaf_[index(src)] == leaf_[index(dst)]) {
+    leaf_local_ = true;
+    return;
+  }
+  add_between_leaves(src, dst);
+}
+
+// A transfer and its reverse: each node's out and in links over the medium carry one more.
+inline void CollectiveCostModel::add_exchange(int a, int b) {
+  std::int32_t* ea = &exchanges_[index(a) * kMedia];
+  std::int32_t* eb = &exchanges_[index(b) * kMedia];
+  if (domain_[index(a)] == domain_[index(b)]) {
+    ++ea[kNvlink];
+    ++eb[kNvlink];
+    nvlink_ = true;
+    return;
+  }
+  ++ea[kNic];
+  ++eb[kNic];
+  network_ = true;
+  if (leaf_[index(a)] == leaf_[index(b)]) {
+    leaf_local_ = true;
+    return;
+  }
+  add_between_leaves(a, b);
+  add_between_leaves(b, a);
+}
+
+// A transfer between leaves: routed by end_phase() unless the phase cannot matter.
+void CollectiveCostModel::add_between_leaves(int src, int dst) {
+  between_leaves_.emplace_back(src, dst);
+}
+
+// The switch links of a transfer's path, each keyed by kind then id.
+void CollectiveCostModel::route(int src, int dst) {
+  using topology::LinkKind;
+  const topology::Topology::SwitchRoute r = topo_.switch_route(nodes_[index(src)], nodes_[index(dst)]);
+  constexpr std::array<LinkKind, 2> kInPod = {LinkKind::LeafUp, LinkKind::SpineDown};
+  constexpr std::array<LinkKind, 4> kAcrossPods = {LinkKind::LeafUp, LinkKind::SpineUp, LinkKind::CoreDown,
+                                                   LinkKind::SpineDown};
+  const LinkKind* kinds = r.size == 2 ? kInPod.data() : kAcrossPods.data();
+  for (std::size_t i = 0; i < static_cast<std::size_t>(r.size); ++i)
+    switch_.push_back(static_cast<std::uint64_t>(kinds[i]) << 32 | static_cast<std::uint32_t>(r.links[i]));
+  widest_ = std::max(widest_, r.size);
+}
+
+void CollectiveCostModel::limit_rate(LinkId link, std::int32_t transfers) {
+  const topology::Link& l = topo_.link(link);
+  if (std::isinf(l.bandwidth.bytes_per_s)) return;
+  const double capacity = l.up ? l.bandwidth.bytes_per_s : 0.0;
+  rate_ = std::min(rate_, capacity / static_cast<double>(transfers));
+}
+
+void CollectiveCostModel::limit_rate(topology::LinkKind kind, std::int32_t transfers) {
+  const double capacity = topo_.nominal_bandwidth(kind).bytes_per_s;
+  if (std::isinf(capacity)) return;
+  rate_ = std::min(rate_, capacity / static_cast<double>(transfers));
+}
+
+// evaluate()'s cost of the phase: alpha steps x the slowest path, and the bytes at the first water-filling level.
+CollectiveCostModel::PhaseCost CollectiveCostModel::end_phase(base::Bytes bytes, std::int64_t steps, base::Time beat) {
+  using topology::LinkKind;
+  auto latency = [this](std::initializer_list<LinkKind> kinds) {
+    base::Time t = base::Time::zero();
+    for (LinkKind k : kinds)
+      t += topo_.nominal_latency(k);
+    return t;
+  };
+  auto cost = [&](base::Time slowest) {
+    PhaseCost c{base::Time{slowest.ns * steps}, base::Time::zero()};
+    if (bytes.n > 0 && !std::isinf(rate_))
+      c.transfer = rate_ > 0 ? base::transfer_time(bytes, base::Bandwidth{rate_}) : base::Time::max();
+    return c;
+  };
+  base::Time slowest = base::Time::zero();  // path latencies: the sums over their links' kinds
+  if (nvlink_) slowest = std::max(slowest, latency({LinkKind::NvLink, LinkKind::NvSwitch}));
+  if (leaf_local_) slowest = std::max(slowest, latency({LinkKind::Nic, LinkKind::LeafDown}));
+  const base::Time via_spine = latency({LinkKind::Nic, LinkKind::LeafUp, LinkKind::SpineDown, LinkKind::LeafDown});
+  if (!between_leaves_.empty()) slowest = std::max(slowest, via_spine);  // (via a core: more, below)
+
+  std::array<std::int32_t, kMedia> most{};  // the most transfers on one own link, per medium
+  if (!exchanges_phase_) {
+    most = {nvlink_ ? 1 : 0, network_ ? 1 : 0};
+  } else {
+    for (std::size_t i = 0; i < nodes_.size(); ++i)
+      for (std::size_t m = 0; m < kMedia; ++m)
+        most[m] = std::max(most[m], exchanges_[i * kMedia + m]);
+  }
+  if (nominal_) {
+    if (most[kNvlink] != 0) {
+      limit_rate(LinkKind::NvLink, most[kNvlink]);
+      limit_rate(LinkKind::NvSwitch, most[kNvlink]);
+    }
+    if (most[kNic] != 0) {
+      limit_rate(LinkKind::Nic, most[kNic]);
+      limit_rate(LinkKind::LeafDown, most[kNic]);
+    }
+  } else if (exchanges_phase_) {  // (once per node, add_transfer() limited the rate already)
+    for (std::size_t i = 0; i < nodes_.size(); ++i) {
+      const GpuId g = nodes_[i];
+      if (const std::int32_t e = exchanges_[i * kMedia + kNvlink]; e != 0) {
+        limit_rate(topo_.nvlink_out(g), e);
+        limit_rate(topo_.nvlink_in(g), e);
+      }
+      if (const std::int32_t e = exchanges_[i * kMedia + kNic]; e != 0) {
+        limit_rate(topo_.nic_out(g), e);
+        limit_rate(topo_.nic_in(g), e);
+      }
+    }
+  }
+  // Routing transfers between leaves adds links, so it can lower the rate and raise the latency, never the reverse:
+  // the cost so far bounds the phase's from below. When that bound cannot beat `beat`, it is all the caller needs.
+  if (!between_leaves_.empty() && beat < base::Time::max()) {
+    const PhaseCost bound = cost(slowest);
+    if (add_phase(base::Time::zero(), bound.latency, bound.transfer) >= beat) return bound;
+  }
+  for (const auto& [src, dst] : between_leaves_)
+    route(src, dst);
+  if (widest_ == 4) {
+    slowest = std::max(slowest, latency({LinkKind::Nic, LinkKind::LeafUp, LinkKind::SpineUp, LinkKind::CoreDown,
+                                         LinkKind::SpineDown, LinkKind::LeafDown}));
+  }
+  std::sort(switch_.begin(), switch_.end());
+  std::array<std::int32_t, topology::kLinkKinds> most_on_switch{};  // per kind, nominal
+  for (std::size_t i = 0; i < switch_.size();) {
+    std::size_t j = i + 1;
+    while (j < switch_.size() && switch_[j] == switch_[i])
+      ++j;
+    const auto transfers = static_cast<std::int32_t>(j - i);
+    if (nominal_) {
+      std::int32_t& most_of_kind = most_on_switch[static_cast<std::size_t>(switch_[i] >> 32)];
+      most_of_kind = std::max(most_of_kind, transfers);
+    } else {
+      limit_rate(static_cast<LinkId>(switch_[i] & 0xffffffffU), transfers);
+    }
+    i = j;
+  }
+  for (std::size_t k = 0; k < most_on_switch.size(); ++k)
+    if (most_on_switch[k] != 0) limit_rate(static_cast<LinkKind>(k), most_on_switch[k]);
+  return cost(slowest);
+}
+
+base::Time CollectiveCostModel::ring_time(Op op, base::Bytes n) {
+  const auto p = static_cast<std::int64_t>(nodes_.size());
+  const base::Bytes bytes = op == Op::AllReduce ? share(n, 2 * (p - 1), p) : share(n, p - 1, p);
+  const std::int64_t steps = op == Op::AllReduce ? 2 * (p - 1) : p - 1;
+  if (hierarchical_applies()) {  // the rings over the rails: an NVLink phase and a rail phase at the same time
+    const std::int64_t k = domain_start_[1];
+    const std::int64_t m = domains_;
+    const std::int64_t inter_steps = op == Op::AllReduce ? 2 * (m - 1) : m - 1;
+    const PhaseCost in = intra_rings(share(bytes, k - 1, k), steps - inter_steps);
+    const PhaseCost across = inter_rings(share(bytes, 1, k), inter_steps);
+    return add_concurrent(base::Time::zero(), in.latency, in.transfer, across.latency, across.transfer);
+  }
+  begin_phase(/*exchanges=*/false);
+  for (std::size_t j = 0; j < ring_.size(); ++j)
+    add_transfer(ring_[j], ring_[j + 1 == ring_.size() ? 0 : j + 1]);
+  const PhaseCost c = end_phase(bytes, steps);
+  return add_phase(base::Time::zero(), c.latency, c.transfer);
+}
+
+// A ring in each domain (even: domain d is nodes [d k, (d + 1) k)).
+CollectiveCostModel::PhaseCost CollectiveCostModel::intra_rings(base::Bytes bytes, std::int64_t steps) {
+  const int k = domain_start_[1];
+  begin_phase(/*exchanges=*/false);
+  for (int d = 0; d < domains_; ++d)
+    for (int j = 0; j < k; ++j)
+      add_transfer(d * k + j, d * k + (j + 1 == k ? 0 : j + 1));
+  return end_phase(bytes, steps);
+}
+
+// A ring across the domains per local index j: one per rail.
+CollectiveCostModel::PhaseCost CollectiveCostModel::inter_rings(base::Bytes bytes, std::int64_t steps) {
+  const int k = domain_start_[1];
+  const int m = domains_;
+  begin_phase(/*exchanges=*/false);
+  for (int j = 0; j < k; ++j)
+    for (int d = 0; d < m; ++d)
+      add_transfer(d * k + j, (d + 1 == m ? 0 : d + 1) * k + j);
+  return end_phase(bytes, steps);
+}
+
+// NVLink SHARP: the ring's transfers (each rank sends once, receives once, inside the domain) carrying n, 2 steps.
+base::Time CollectiveCostModel::nvls_time(base::Bytes n) {
+  begin_phase(/*exchanges=*/false);
+  for (std::size_t j = 0; j < ring_.size(); ++j)
+    add_transfer(ring_[j], ring_[j + 1 == ring_.size() ? 0 : j + 1]);
+  const PhaseCost c = end_phase(n, 2);
+  return add_phase(base::Time::zero(), c.latency, c.transfer);
+}
+
+// Both trees of double_binary_tree() over the ring order, from one walk of tree 0: tree 1 is its mirror image (p even)
+// or its shift by one (p odd), so tree 0's edge (r, u) gives tree 1's (p-1-r, p-1-u), resp. (r+1, u+1) mod p.
+base::Time CollectiveCostModel::tree_time(base::Bytes n, base::Time beat) {
+  const auto p = static_cast<int>(nodes_.size());
+  begin_phase(/*exchanges=*/true);  // reduce up, broadcast down: every tree edge both ways
+  for (int r = 1; r < p; ++r) {     // rank 0 is the root of tree 0
+    const int u = double_binary_tree_parent(p, 0, r);
+    add_exchange(ring_[index(r)], ring_[index(u)]);
+    if (p % 2 == 0) {
+      add_exchange(ring_[index(p - 1 - r)], ring_[index(p - 1 - u)]);
+    } else {
+      add_exchange(ring_[index(r + 1 == p ? 0 : r + 1)], ring_[index(u + 1 == p ? 0 : u + 1)]);
+    }
+  }
+  const PhaseCost c = end_phase(share(n, 1, 2), 2 * std::int64_t{ceil_log2(p)}, beat);
+  return add_phase(base::Time::zero(), c.latency, c.transfer);
+}
+
+base::Time CollectiveCostModel::hierarchical_time(Op op, base::Bytes n) {
+  const int k = domain_start_[1];  // even: domain d is nodes [d k, (d + 1) k)
+  const int m = domains_;
+  auto intra = [&](base::Bytes bytes, std::int64_t steps) { return intra_rings(bytes, steps); };
+  auto inter = [&](base::Bytes bytes, std::int64_t steps) { return inter_rings(bytes, steps); };
+  const std::int64_t k64 = k;
+  const std::int64_t m64 = m;
+  base::Time total = base::Time::zero();
+  switch (op) {
+    case Op::AllReduce: {
+      const PhaseCost in = intra(share(n, k64 - 1, k64), k64 - 1);  // reduce-scatter, then all-gather: equal phases
+      const PhaseCost across = inter(share(n, 2 * (m64 - 1), m64 * k64), 2 * (m64 - 1));
+      total = add_phase(total, in.latency, in.transfer);
+      total = add_phase(total, across.latency, across.transfer);
+      return add_phase(total, in.latency, in.transfer);
+    }
+    case Op::ReduceScatter: {
+      const PhaseCost in = intra(share(n, k64 - 1, k64), k64 - 1);
+      const PhaseCost across = inter(share(n, m64 - 1, m64 * k64), m64 - 1);
+      total = add_phase(total, in.latency, in.transfer);
+      return add_phase(total, across.latency, across.transfer);
+    }
+    default: {  // AllGather
+      const PhaseCost across = inter(share(n, m64 - 1, m64 * k64), m64 - 1);
+      const PhaseCost in = intra(share(n, k64 - 1, k64), k64 - 1);
+      total = add_phase(total, across.latency, across.transfer);
+      return add_phase(total, in.latency, in.transfer);
+    }
+  }
+}
+
+// Send/recv along the caller's order, all-to-all among all pairs, broadcast down the ring from group[0].
+base::Time CollectiveCostModel::direct_time(Op op, std::span<const GpuId> group, base::Bytes n) {
+  const auto p = static_cast<int>(group.size());
+  const std::span<const GpuId> by_id = sorted(group);
+  if (op == Op::Broadcast) {
+    load_nodes(by_id);
+    load_layout();
+    const auto root_node = std::lower_bound(by_id.begin(), by_id.end(), group.front()) - by_id.begin();
+    const auto root = static_cast<int>(std::find(ring_.begin(), ring_.end(), root_node) - ring_.begin());
+    begin_phase(/*exchanges=*/false);  // a chain
+    for (int i = 0; i + 1 < p; ++i)
+      add_transfer(ring_[index((root + i) % p)], ring_[index((root + i + 1) % p)]);
+    const PhaseCost c = end_phase(n, p - 1);
+    return add_phase(base::Time::zero(), c.latency, c.transfer);
+  }
+  load_nodes(group);
+  if (op == Op::SendRecv) {
+    begin_phase(/*exchanges=*/false);  // a chain
+    for (int i = 0; i + 1 < p; ++i)
+      add_transfer(i, i + 1);
+    const PhaseCost c = end_phase(n, 1);
+    return add_phase(base::Time::zero(), c.latency, c.transfer);
+  }
+  begin_phase(/*exchanges=*/true);  // AllToAll: every pair, both ways
+  for (int i = 0; i < p; ++i)
+    for (int j = i + 1; j < p; ++j)
+      add_exchange(i, j);
+  const PhaseCost c = end_phase(share(n, 1, p), p - 1);
+  return add_phase(base::Time::zero(), c.latency, c.transfer);
+}
+
+}  // namespace sim::collectives
