@@ -73,7 +73,10 @@ MoeParts moe_parts(const ModelSpec& m, const ActivationShape& a, double sigma) {
   const double in_bytes = a.fp8_activations ? kFp8 : kBf16;  // the experts' first GEMM input
   MoeParts p;
   p.routing = kFp32 * s * b * e.experts * sigma;  // router probabilities (fp32: assumption)
-  p.routing += (in_bytes + kBf16) * routed * h;   // dispatched expert inputs and expert outputs
+  // The dispatched expert inputs. Not the expert outputs: Megatron-Core 0.13's "memory efficient token permutation
+  // by moving the probs multiplication from unpermutation to activation function of GroupedMLP" (Megatron-LM
+  // megatron/core/transformer/moe/README.md, What's New) leaves the combine nothing to save.
+  p.routing += in_bytes * routed * h;
   p.experts = mlp_inner_bytes(m, routed, e.ffn_hidden, etp, a.fp8_activations);  // routed experts' inner tensors
   p.expert_act = (a.fp8_activations ? kFp8 : kBf16) * routed * e.ffn_hidden / etp;
   p.shared = mlp_inner_bytes(m, s * b, m.shared_expert_ffn(), t, a.fp8_activations);  // shared experts see all

@@ -92,8 +92,9 @@ struct ActivationShape {
 ///   softmax statistics 4asb/t (FlashAttention keeps only the log-sum-exp, and regenerates dropout from the RNG);
 ///   GELU MLP: GELU input and output 2 x 2sbf/t; SwiGLU (Shazeer 2020): gate and up outputs 4sbf/t + product 2sbf/t;
 ///   MoE (top-k routing): router probabilities 4sbE (fp32, assumed), the k dispatched copies of every token's input
-///   and output 2 x 2sbkh (gathered over the expert-TP group, balanced routing assumed), expert inner activations as
-///   the MLP's with s*b*k tokens and the expert f, plus shared experts as dense MLPs.
+///   2sbkh (gathered over the expert-TP group, balanced routing assumed; the experts' outputs are not kept since
+///   Megatron-Core 0.13 applies the routing probabilities inside the experts' activation function), expert inner
+///   activations as the MLP's with s*b*k tokens and the expert f, plus shared experts as dense MLPs.
 /// For a GPT layer (GELU, MHA, dropout, unfused attention, f = 4h) this is exactly Korthikanti's Table 2:
 ///   sbh(34 + 5as/h) unparallelised; sbh(10 + 24/t + 5as/(ht)) with TP; sbh/t(34 + 5as/h) with TP + SP.
 /// Selective recompute drops what its modules recompute (Megatron-Core recompute_modules): core_attn the score terms

@@ -101,11 +101,12 @@ TEST(LayerActivations, GqaSwiGluAndFlashAttentionChangeOnlyTheirOwnTensors) {
 TEST(LayerActivations, MoeLayersStoreTheTopKDispatchedTokens) {
   // Mixtral 8x7B, t = 2 with SP, fused attention, no dropout, s = 4096: attention as a dense layer (8 KV heads over
   // t = 2: 4 heads of 128), then router input 2sbh/t, fp32 router probabilities 4sbE/t, the k = 2 dispatched copies
-  // in and out 2 x 2sbkh, and the experts' SwiGLU activations for s*b*k tokens 3 x 2sbkf/t.
+  // in 2sbkh (Megatron-Core 0.13 keeps no expert outputs), and the experts' SwiGLU activations for s*b*k tokens
+  // 3 x 2sbkf/t.
   const auto mixtral = model("mixtral-8x7b");
   const double s = 4096, b = 1, h = 4096, a = 32, t = 2, f = 14336, k = 2, experts = 8;
   const double attention = 2 * s * b * h / t * 4 + 2 * 2 * s * b * 4 * 128 + 4 * (a / t) * s * b;  // + LN2 input
-  const double moe = 2 * s * b * h / t + 4 * s * b * experts / t + 2 * 2 * s * b * k * h + 3 * 2 * s * b * k * f / t;
+  const double moe = 2 * s * b * h / t + 4 * s * b * experts / t + 2 * s * b * k * h + 3 * 2 * s * b * k * f / t;
   const ActivationShape shape{.seq_len = 4096,
                               .micro_batch = 1,
                               .tp = 2,
@@ -387,10 +388,10 @@ TEST(MemoryPerGpu, Gpt3WithoutModelParallelismDoesNotFit) {
 TEST(MemoryPerGpu, Llama3_405bPublishedLayoutFitsAnH100) {
   // Llama Team 2024, Table 4 and Sec. 3.3.2: 405B pre-training at s = 8192 on 8192 H100s with TP 8, CP 1, PP 16,
   // DP 64, 16M tokens per batch (2048 sequences), one layer fewer on the first and the last stage (126 layers).
-  // The paper does not state its recomputation, and Meta shards gradients as well as optimizer states (FSDP), which
-  // the zero-pp rule (after DeepSpeed) does not let this model express with pp > 1. With Megatron's unsharded fp32
-  // gradients and no recomputation the estimate for rank 1 (8 layers, 15 micro-batches in flight) is 80.3 GiB, just
-  // over the 79.6 GiB of an H100; full recomputation is what a Megatron user would add, so the test uses it.
+  // Meta's FSDP shards gradients as well as optimizer states (zero_stage 2, as scenarios/examples/llama3-405b-16384-
+  // h100.json writes it: 68.2 GiB without recomputation). This test keeps Megatron's unsharded fp32 gradients (the
+  // distributed optimizer), where no recomputation is just over the 79.6 GiB of an H100; full recomputation is what
+  // a Megatron user would add, so the test uses it.
   const auto llama = model("llama3-405b");
   ParallelConfig c;
   c.tp = 8;
