@@ -1,6 +1,7 @@
 // reports/csv.cpp: result.csv, one header row and one value row of the key metrics (RFC 4180).
 #include "reports/format.hpp"
 #include "reports/report.hpp"
+#include "sim/base/printable.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -22,9 +23,11 @@ std::string number(std::optional<double> v) {
   return v ? number(*v) : std::string();
 }
 
-/// A user-provided text cell: a leading = + - @ tab or CR would make spreadsheets evaluate it as a formula
-/// (OWASP "CSV Injection"), so it gets a leading apostrophe; then RFC 4180 quoting.
-std::string text(const std::string& s) {
+/// A user-provided text cell: control bytes become visible escapes (base::printable: no raw escape sequence or
+/// line break reaches a terminal that shows the file); a leading = + - @ would make spreadsheets evaluate it as a
+/// formula (OWASP "CSV Injection"), so it gets a leading apostrophe; then RFC 4180 quoting.
+std::string text(const std::string& raw) {
+  const std::string s = sim::base::printable(raw);
   if (!s.empty() && std::string_view("=+-@\t\r").find(s.front()) != std::string_view::npos) return csv_field("'" + s);
   return csv_field(s);
 }

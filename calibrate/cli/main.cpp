@@ -2,6 +2,8 @@
 #include "calibrate/cli/app.hpp"
 #include "sim/cli/app.hpp"
 
+#include <cerrno>
+#include <cstring>
 #include <exception>
 #include <iostream>
 #include <new>
@@ -9,8 +11,9 @@
 int main(int argc, char** argv) {
   std::ios::sync_with_stdio(false);
   std::vector<std::string> args(argv + 1, argv + argc);
+  int code = sim::cli::kExitInternal;
   try {
-    return calibrate::cli::run(args, std::cout, std::cerr);
+    code = calibrate::cli::run(args, std::cout, std::cerr);
   } catch (const std::bad_alloc&) {
     std::cerr << "error: out of memory\n";
     return sim::cli::kExitInternal;
@@ -18,4 +21,14 @@ int main(int argc, char** argv) {
     std::cerr << "internal error (a trainsim bug): " << e.what() << "\n";
     return sim::cli::kExitInternal;
   }
+  // As trainsim's main: a full disk or a closed stdout loses the measurements, so the command failed.
+  errno = 0;
+  std::cout.flush();
+  if (!std::cout) {
+    const int e = errno;
+    std::cerr << "error: cannot write to standard output" << (e != 0 ? std::string(": ") + std::strerror(e) : "")
+              << "; the output is incomplete\n";
+    if (code == sim::cli::kExitOk) code = sim::cli::kExitBadInput;
+  }
+  return code;
 }

@@ -2,6 +2,7 @@
 #include "calibrate/fit/measurement_io.hpp"
 
 #include "sim/base/errors.hpp"
+#include "sim/base/input_file.hpp"
 #include "sim/base/json_reader.hpp"
 
 #include <cmath>
@@ -144,16 +145,7 @@ std::vector<Measurement> parse_measurements(std::string_view text, const std::st
 }
 
 std::vector<Measurement> read_measurements(const std::string& path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const auto status = fs::status(path, ec);
-  if (ec || !fs::exists(status)) throw ConfigError(path, "", "cannot open: no such file");
-  if (fs::is_directory(status)) throw ConfigError(path, "", "is a directory; expected a measurements file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(path, "", "cannot open for reading");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  return parse_measurements(buf.str(), path);
+  return parse_measurements(sim::base::read_input_file(path, "a measurements file (JSON lines)"), path);
 }
 
 }  // namespace calibrate::fit

@@ -4,6 +4,7 @@
 #include "calibrate/fit/nccl_tests_detail.hpp"
 
 #include "sim/base/errors.hpp"
+#include "sim/base/input_file.hpp"
 #include "sim/base/json_reader.hpp"
 
 #include <algorithm>
@@ -529,16 +530,7 @@ ImportResult parse_nccl_tests_text(std::string_view text, const std::string& ori
 }
 
 ImportResult import_nccl_tests(const std::string& path, const NcclTestsOptions& options) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const auto status = fs::status(path, ec);
-  if (ec || !fs::exists(status)) throw ConfigError(path, "", "cannot open: no such file");
-  if (fs::is_directory(status)) throw ConfigError(path, "", "is a directory; expected an nccl-tests log");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(path, "", "cannot open for reading");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  const std::string text = buf.str();
+  const std::string text = sim::base::read_input_file(path, "an nccl-tests log");
   const auto first = text.find_first_not_of(" \t\r\n");
   if (first == std::string::npos) throw ConfigError(path, "", "the file is empty; expected nccl-tests output");
   if (text[first] == '{') return parse_nccl_tests_json(text, path, options);

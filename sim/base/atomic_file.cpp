@@ -1,23 +1,32 @@
-// sim/base/atomic_file.cpp: temporary file plus rename.
+// sim/base/atomic_file.cpp: the output writer. Three seams: what a path names (lstat: regular, stream, device,
+// refused), the exclusive temporary file and its rename, and the folder swap with its lock.
 #include "sim/base/atomic_file.hpp"
 
 #include "sim/base/errors.hpp"
 
+#include <array>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
+#include <iostream>
+#include <optional>
+#include <set>
 
-#include <csignal>
-
+#include <fcntl.h>
 #include <pthread.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace sim::base {
 namespace {
 
-/// The CLI may end the process at Ctrl-C (sim/cli/interrupt.cpp): SIGINT and SIGTERM wait while the temporary file
+namespace fs = std::filesystem;
+
+/// The CLI may end the process at Ctrl-C (sim/cli/interrupt.cpp): SIGINT and SIGTERM wait while a temporary file
 /// exists, so that it is always renamed or removed first.
 class HoldInterrupts {
  public:
@@ -36,31 +45,238 @@ class HoldInterrupts {
   sigset_t previous_;
 };
 
+std::string errno_text(int e) {
+  return std::strerror(e);
+}
+
+/// 16 hex digits from the kernel's random source: a temporary name nobody can plant in advance.
+std::string random_suffix() {
+  std::array<unsigned char, 8> bytes{};
+  std::size_t got = 0;
+  while (got < bytes.size()) {
+    const ssize_t n = ::getrandom(bytes.data() + got, bytes.size() - got, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw ConfigError("", "", "cannot name a temporary file: getrandom failed: " + errno_text(errno));
+    got += static_cast<std::size_t>(n);
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string s;
+  for (unsigned char b : bytes) {
+    s += kHex[b >> 4];
+    s += kHex[b & 15];
+  }
+  return s;
+}
+
+/// Writes all of `content` to `fd`; 0 or the errno of the failing write.
+int write_all(int fd, std::string_view content) {
+  std::size_t done = 0;
+  while (done < content.size()) {
+    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return errno;
+    if (n == 0) return EIO;
+    done += static_cast<std::size_t>(n);
+  }
+  return 0;
+}
+
+/// The stream an output path names: /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N.
+std::optional<int> stream_fd(const std::string& path) {
+  if (path == "/dev/stdout") return 1;
+  if (path == "/dev/stderr") return 2;
+  for (const std::string_view prefix : {std::string_view("/dev/fd/"), std::string_view("/proc/self/fd/")}) {
+    if (path.rfind(prefix, 0) != 0 || path.size() == prefix.size() || path.size() > prefix.size() + 6) continue;
+    int fd = 0;
+    for (char c : std::string_view(path).substr(prefix.size())) {
+      if (c < '0' || c > '9') return std::nullopt;
+      fd = fd * 10 + (c - '0');
+    }
+    return fd;
+  }
+  return std::nullopt;
+}
+
+[[noreturn]] void refuse(const std::string& path, const std::string& what) {
+  throw ConfigError(path, "",
+                    what + "; trainsim writes regular files (replaced whole), character devices such as /dev/null "
+                           "and the streams /dev/stdout and /dev/stderr (written in place)");
+}
+
+void write_in_place(const std::string& path, int fd, std::string_view content) {
+  std::cout.flush();  // what the process already printed comes first
+  std::fflush(stdout);
+  if (const int e = write_all(fd, content); e != 0) throw ConfigError(path, "", "cannot write: " + errno_text(e));
+}
+
+/// Creates `dir/.NAME.tmp-<random>` exclusively (never through a planted link), writes and syncs `content`.
+/// Returns the temporary path; removes it and throws on any failure.
+fs::path write_temporary(const fs::path& dir, const std::string& name, std::string_view content,
+                         const std::string& shown) {
+  for (int attempt = 0;; ++attempt) {
+    const fs::path tmp = dir / ("." + name + ".tmp-" + random_suffix());
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd < 0 && errno == EEXIST && attempt < 8) continue;
+    if (fd < 0) throw ConfigError(shown, "", "cannot write: " + errno_text(errno));
+    int e = write_all(fd, content);
+    if (e == 0 && ::fsync(fd) != 0 && errno != EINVAL) e = errno;  // a full disk may only show here
+    if (::close(fd) != 0 && e == 0) e = errno;
+    if (e != 0) {
+      ::unlink(tmp.c_str());
+      throw ConfigError(shown, "", "cannot write: " + errno_text(e));
+    }
+    return tmp;
+  }
+}
+
+/// What an existing output path is; throws for what trainsim must not replace. True: a regular file or nothing.
+bool replaceable(const std::string& path, struct stat* st) {
+  if (::lstat(path.c_str(), st) != 0) {
+    if (errno == ENOENT) return true;
+    throw ConfigError(path, "", "cannot write: " + errno_text(errno));
+  }
+  if (S_ISREG(st->st_mode)) return true;
+  if (S_ISCHR(st->st_mode)) return false;
+  if (S_ISLNK(st->st_mode)) refuse(path, "is a symbolic link, which trainsim does not write through");
+  if (S_ISDIR(st->st_mode)) refuse(path, "is a directory; expected a file name to write");
+  if (S_ISFIFO(st->st_mode)) refuse(path, "is a FIFO (named pipe)");
+  if (S_ISSOCK(st->st_mode)) refuse(path, "is a socket");
+  refuse(path, "is a block device or another special file");
+}
+
 }  // namespace
 
 void write_file_atomic(const std::string& path, std::string_view content) {
-  namespace fs = std::filesystem;
+  if (path.empty()) throw ConfigError("(empty file name)", "", "an output path must not be empty");
+  if (const auto fd = stream_fd(path)) return write_in_place(path, *fd, content);
   const HoldInterrupts hold;
+  struct stat st {};
+  if (!replaceable(path, &st)) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) throw ConfigError(path, "", "cannot write: " + errno_text(errno));
+    const int e = write_all(fd, content);
+    ::close(fd);
+    if (e != 0) throw ConfigError(path, "", "cannot write: " + errno_text(e));
+    return;
+  }
   const fs::path target(path);
-  if (fs::is_directory(target)) throw ConfigError(path, "", "is a directory; expected a file name to write");
-  const fs::path tmp = target.parent_path() / ("." + target.filename().string() + ".tmp" + std::to_string(::getpid()));
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw ConfigError(path, "", std::string("cannot write: ") + std::strerror(errno));
-    out.write(content.data(), static_cast<std::streamsize>(content.size()));
-    out.flush();
-    if (!out) {
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      throw ConfigError(path, "", std::string("cannot write: ") + std::strerror(errno));
-    }
+  if (target.filename().empty()) refuse(path, "names a folder (it ends in /)");
+  const fs::path dir = target.parent_path().empty() ? fs::path(".") : target.parent_path();
+  const fs::path tmp = write_temporary(dir, target.filename().string(), content, path);
+  if (::rename(tmp.c_str(), target.c_str()) != 0) {
+    const int e = errno;
+    ::unlink(tmp.c_str());
+    throw ConfigError(path, "", "cannot write: " + errno_text(e));
   }
+}
+
+// ---- folders ----------------------------------------------------------------------------------------------------
+
+namespace {
+
+fs::path folder_path(const std::string& dir) {
+  fs::path d = fs::path(dir).lexically_normal();
+  if (d.filename().empty()) d = d.parent_path();  // "out/" -> "out"
+  return d;
+}
+
+void check_folder(const std::string& dir, const fs::path& d) {
+  fs::path raw(dir);
+  if (raw.filename().empty()) raw = raw.parent_path();  // "out/" -> "out"
+  const std::string name = raw.filename().string();
+  if (dir.empty()) throw ConfigError("(empty folder name)", "", "an output folder must not be empty");
+  if (name == "." || name == ".." || name.empty())
+    throw ConfigError(dir, "", "names the current or a parent folder; name a folder for the report files");
+  struct stat st {};
+  if (::lstat(d.c_str(), &st) != 0) return;
+  if (S_ISLNK(st.st_mode))
+    throw ConfigError(dir, "", "is a symbolic link, which trainsim does not write through; name the folder itself");
+  if (!S_ISDIR(st.st_mode)) throw ConfigError(dir, "", "exists and is not a folder");
+}
+
+}  // namespace
+
+FolderLock::FolderLock(const std::string& dir) {
+  const fs::path d = folder_path(dir);
+  check_folder(dir, d);
   std::error_code ec;
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw ConfigError(path, "", "cannot write: " + ec.message());
+  fs::create_directories(d, ec);
+  if (ec) throw ConfigError(dir, "", "cannot create the report directory: " + ec.message());
+  fd_ = ::open(d.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd_ < 0) throw ConfigError(dir, "", "cannot open the folder: " + errno_text(errno));
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    const int e = errno;
+    ::close(fd_);
+    fd_ = -1;
+    if (e == EWOULDBLOCK)
+      throw ConfigError(dir, "",
+                        "another trainsim process is writing this folder now; refused, so that the two runs do not "
+                        "mix their files (wait for it, or choose another --out)");
+    throw ConfigError(dir, "", "cannot lock the folder: " + errno_text(e));
   }
+}
+
+FolderLock::~FolderLock() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::vector<std::string> write_file_set(const std::string& dir,
+                                        const std::vector<std::pair<std::string, std::string>>& files) {
+  const fs::path d = folder_path(dir);
+  check_folder(dir, d);
+  const HoldInterrupts hold;
+  const fs::path parent = d.parent_path().empty() ? fs::path(".") : d.parent_path();
+  const fs::path fresh = parent / ("." + d.filename().string() + ".new-" + random_suffix());
+  if (::mkdir(fresh.c_str(), 0777) != 0) throw ConfigError(dir, "", "cannot write: " + errno_text(errno));
+  std::set<std::string> ours;
+  const auto discard = [&] {
+    std::error_code ec;
+    for (const auto& name : ours)
+      fs::remove(fresh / name, ec);
+    ::rmdir(fresh.c_str());
+  };
+  std::vector<std::string> written;
+  try {
+    for (const auto& [name, content] : files) {
+      const fs::path tmp = write_temporary(fresh, name, content, (d / name).string());
+      ours.insert(tmp.filename().string());
+      if (::rename(tmp.c_str(), (fresh / name).c_str()) != 0)
+        throw ConfigError((d / name).string(), "", "cannot write: " + errno_text(errno));
+      ours.erase(tmp.filename().string());
+      ours.insert(name);
+      written.push_back((d / name).string());
+    }
+  } catch (...) {
+    discard();
+    throw;
+  }
+  struct stat st {};
+  if (::lstat(d.c_str(), &st) != 0) {  // no old folder: the new one takes its name
+    if (::rename(fresh.c_str(), d.c_str()) == 0) return written;
+    const int e = errno;
+    discard();
+    throw ConfigError(dir, "", "cannot write: " + errno_text(e));
+  }
+  // The old folder's other entries (a trace, the user's notes) move into the new one, each by one rename.
+  std::vector<std::string> moved;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(d, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (ours.count(name) != 0) continue;
+    if (::rename(entry.path().c_str(), (fresh / name).c_str()) == 0) moved.push_back(name);
+  }
+  if (::renameat2(AT_FDCWD, fresh.c_str(), AT_FDCWD, d.c_str(), RENAME_EXCHANGE) != 0) {
+    const int e = errno;
+    for (const auto& name : moved)
+      ::rename((fresh / name).c_str(), (d / name).c_str());
+    discard();
+    throw ConfigError(dir, "", "cannot replace the folder's files as one: " + errno_text(e));
+  }
+  // `fresh` now holds the old report files only.
+  for (const auto& [name, content] : files)
+    fs::remove(fresh / name, ec);
+  ::rmdir(fresh.c_str());
+  return written;
 }
 
 }  // namespace sim::base

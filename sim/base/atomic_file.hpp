@@ -1,12 +1,43 @@
-// sim/base/atomic_file.hpp: write a whole file or nothing (temporary file, then rename).
+// sim/base/atomic_file.hpp: trainsim's one writer of output paths: a whole file or nothing (an unpredictable
+// temporary name created exclusively, then a rename), streams and character devices written in place, links and
+// special files refused; and a folder of files that changes as one (a new folder swapped in), with one writer.
 #pragma once
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace sim::base {
 
-/// Writes `content` to `path` through a temporary file in the same directory and a rename, so that an interrupted
-/// run never leaves a half-written file that looks complete. Throws ConfigError naming the path on failure.
+/// Writes `content` to `path`, never destroying what the path names:
+/// - a regular file (or a new name): through a temporary file `.NAME.tmp-<16 random hex digits>` created with
+///   O_EXCL | O_NOFOLLOW in the same folder (a name planted there in advance is never followed), flushed to disk,
+///   then renamed over `path`: an interrupted or failed write leaves the old file as it was;
+/// - a character device (/dev/null, /dev/full, a terminal) and the streams /dev/stdout, /dev/stderr, /dev/fd/N:
+///   written in place, never replaced;
+/// - a symbolic link (other than those streams), a directory, a FIFO, a socket or a block device: refused.
+/// Every write error (a full disk, /dev/full) throws ConfigError naming the path; nothing is left half-written.
 void write_file_atomic(const std::string& path, std::string_view content);
+
+/// Holds the right to write the output folder `dir` (created when missing) for as long as it lives: a second
+/// trainsim process that asks for the same folder meanwhile is refused with ConfigError, so two runs never mix
+/// their files. Take it before the long computation, so that the second run is refused at once.
+class FolderLock {
+ public:
+  explicit FolderLock(const std::string& dir);
+  ~FolderLock();
+  FolderLock(const FolderLock&) = delete;
+  FolderLock& operator=(const FolderLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+/// Replaces the files `files` (name, content) of folder `dir` as one: they are written into a new hidden folder
+/// beside `dir` (`.DIR.new-<random>`), the other entries of the old folder are moved into it, and the two folders are
+/// exchanged with one rename (renameat2 RENAME_EXCHANGE), so that a reader, a kill or a full disk sees the old set
+/// or the new one, never a mix. The caller holds a FolderLock on `dir`. Returns the paths written, in order.
+std::vector<std::string> write_file_set(const std::string& dir,
+                                        const std::vector<std::pair<std::string, std::string>>& files);
 
 }  // namespace sim::base

@@ -1,6 +1,7 @@
 // sim/base/json_reader.cpp: strict reading of JSON documents; the only place that parses JSON with nlohmann.
 #include "sim/base/json_reader.hpp"
 
+#include "sim/base/input_file.hpp"
 #include "sim/base/quantity.hpp"
 
 #include <nlohmann/json.hpp>
@@ -164,6 +165,31 @@ std::string Range::describe() const {
   return "any number";
 }
 
+namespace {
+
+/// The deepest nesting of [ and { in JSON text (outside strings), without parsing it.
+int nesting_depth(std::string_view text) {
+  int depth = 0, deepest = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') in_string = true;
+    if (c == '[' || c == '{') deepest = std::max(deepest, ++depth);
+    if (c == ']' || c == '}') --depth;
+  }
+  return deepest;
+}
+
+}  // namespace
+
 // ---- JsonDocument -----------------------------------------------------------------------------------------------
 
 JsonDocument::JsonDocument(std::unique_ptr<Impl> impl, std::string origin)
@@ -173,24 +199,8 @@ JsonDocument& JsonDocument::operator=(JsonDocument&&) noexcept = default;
 JsonDocument::~JsonDocument() = default;
 
 JsonDocument JsonDocument::parse_file(const std::string& path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const auto status = fs::status(path, ec);
-  if (ec || !fs::exists(status)) throw ConfigError(path, "", "cannot open: no such file");
-  if (fs::is_directory(status)) throw ConfigError(path, "", "is a directory; expected a JSON file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(path, "", std::string("cannot open: ") + std::strerror(errno));
-  // Read in chunks up to one past the limit, so that a huge file or an endless device (/dev/zero) stops here.
-  std::string text;
-  char chunk[1 << 16];
-  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
-    text.append(chunk, static_cast<std::size_t>(in.gcount()));
-    if (text.size() > static_cast<std::size_t>(kMaxFileBytes))
-      throw ConfigError(path, "",
-                        "larger than " + std::to_string(kMaxFileBytes >> 20) +
-                            " MiB; trainsim's JSON files (scenarios, models, profiles) are a few KiB");
-  }
-  return parse_text(text, path);
+  // The one bounded reader: a FIFO, a device (/dev/zero) or a huge file stops here with a message.
+  return parse_text(read_input_file(path, "a JSON file", kMaxFileBytes), path);
 }
 
 JsonDocument JsonDocument::parse_text(std::string_view text, std::string origin) {
@@ -212,6 +222,15 @@ std::optional<std::string> JsonDocument::top_level_string(std::string_view key) 
 void JsonDocument::set(std::string_view dotted_path, std::string_view value_text) {
   const std::string where = "--set " + std::string(dotted_path);
   if (dotted_path.empty()) throw ConfigError("--set", "", "empty key; write --set KEY=VALUE, e.g. --set parallel.tp=4");
+  // The same depth limit as files, for the key and the value: a key of 50,000 segments or a value of 35,000 nested
+  // brackets would otherwise build (and later walk) a tree that deep.
+  if (std::count(dotted_path.begin(), dotted_path.end(), '.') >= kMaxDepth)
+    throw ConfigError("--set", "",
+                      "the key has more than " + std::to_string(kMaxDepth) + " segments; scenario keys are a few deep");
+  if (nesting_depth(value_text) > kMaxDepth)
+    throw ConfigError("--set", "",
+                      "the value of " + std::string(dotted_path.substr(0, 80)) + " nests deeper than " +
+                          std::to_string(kMaxDepth) + " levels");
   Json value;
   try {
     value = Json::parse(value_text);

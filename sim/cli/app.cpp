@@ -84,7 +84,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     return main_job(scenario_path, o, out, err);
   } catch (const base::ConfigError& e) {
     for (const auto& d : e.items())
-      err << "error: " << d.to_string() << '\n';
+      err << "error: " << base::printable(d.to_string()) << '\n';
     return kExitBadInput;
   } catch (const Interrupted&) {
     err << "\ninterrupted: stopped before writing any result\n";

@@ -578,7 +578,8 @@ int check_command(const CheckArgs& a, const Options& o, std::ostream& out, std::
   for (const auto& r : reps)
     for (const auto& row : r.rows)
       if (row.status == Status::Failed || row.status == Status::Error)
-        err << (row.status == Status::Failed ? "FAIL: " : "error: ") << r.name << ": " << row.message << "\n";
+        err << (row.status == Status::Failed ? "FAIL: " : "error: ") << base::printable(r.name) << ": "
+            << base::printable(row.message) << "\n";
   out << "\n"
       << reps.size() << " scenario(s): " << counts[0] << " ok, " << counts[1] << " improved, " << counts[2]
       << " updated, " << counts[3] << " failed, " << counts[4] << " error(s)\n";

@@ -131,7 +131,7 @@ std::variant<Side, int> simulate(const std::string& path, const CompareArgs& a, 
   if (auto* bad = std::get_if<std::vector<parallel::Infeasible>>(&evaluated)) return print_infeasible(*bad, s, err);
   const auto& step = std::get<StepOutcome>(evaluated);
   if (!step.result.fits) {
-    err << "infeasible: " << s.name << " does not fit in memory (" << fmt(step.result.memory.total, 1) << " of "
+    err << "infeasible: " << base::printable(s.name) << " does not fit in memory (" << fmt(step.result.memory.total, 1) << " of "
         << fmt(step.result.memory.capacity, 1) << " GiB per GPU)\n";
     return static_cast<int>(kExitInfeasible);
   }
@@ -203,8 +203,8 @@ int compare_command(const CompareArgs& a, const Options& o, std::ostream& out, s
     return kExitOk;
   }
 
-  out << "A  " << A.name << "  (" << A.source << (A.kind == "scenario" ? ", simulated" : ", result file") << ")\n";
-  out << "B  " << B.name << "  (" << B.source << (B.kind == "scenario" ? ", simulated" : ", result file") << ")\n\n";
+  out << "A  " << base::printable(A.name) << "  (" << base::printable(A.source) << (A.kind == "scenario" ? ", simulated" : ", result file") << ")\n";
+  out << "B  " << base::printable(B.name) << "  (" << base::printable(B.source) << (B.kind == "scenario" ? ", simulated" : ", result file") << ")\n\n";
   Table t({"metric", "A", "B", "B - A", "change"});
   // A value (or, with `sign`, a difference) in the metric's unit; differences of fractions are in points.
   auto text = [](const MetricSpec& m, const std::optional<double>& v, bool sign) -> std::string {

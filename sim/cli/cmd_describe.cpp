@@ -247,23 +247,38 @@ int describe_failures(const Options& o, std::ostream& out) {
 
 // ---- validate ---------------------------------------------------------------------------------------------------
 
-int validate(const std::vector<std::string>& files, std::ostream& out, std::ostream& err) {
+/// A scenario as `run` would take it: with the --set overrides, and through the checks that run applies after
+/// loading (the step's inputs, the run level's ranges), so that what validate accepts never fails later as bad input.
+void validate_as_run(const std::string& f, const Options& o) {
+  const auto s = scenario::load_scenario(f, overrides_of(o));
+  execution::StepOptions analytic;
+  analytic.fidelity = execution::Fidelity::Analytic;
+  auto evaluated = evaluate_step(s, analytic);
+  if (const auto* step = std::get_if<StepOutcome>(&evaluated); step != nullptr && step->result.fits)
+    (void)checked_run_inputs(s, *step);
+}
+
+int validate(const std::vector<std::string>& files, const Options& o, std::ostream& out, std::ostream& err) {
   int bad = 0;
   for (const auto& f : files) {
     try {
       if (validate_baseline_file(f)) {
+        if (!o.sets.empty()) throw base::ConfigError("--set", "", "applies to scenario files, not to " + f);
         out << "ok  " << f << " (check baseline)\n";
         continue;
       }
       const auto kind = scenario::validate_file(f);
+      if (kind == scenario::FileKind::Scenario) validate_as_run(f, o);
+      if (kind != scenario::FileKind::Scenario && !o.sets.empty())
+        throw base::ConfigError("--set", "", "applies to scenario files, not to " + f);
       const char* what = kind == scenario::FileKind::Scenario ? "scenario"
                          : kind == scenario::FileKind::Model  ? "model"
                                                               : "hardware profile";
-      out << "ok  " << f << " (" << what << ")\n";
+      out << "ok  " << base::printable(f) << " (" << what << ")\n";
     } catch (const base::ConfigError& e) {
       ++bad;
       for (const auto& d : e.items())
-        err << "error: " << d.to_string() << '\n';
+        err << "error: " << base::printable(d.to_string()) << '\n';
     }
   }
   if (bad) err << bad << " of " << files.size() << " file(s) invalid\n";
@@ -301,7 +316,7 @@ void add_describe_commands(CLI::App& app, const Options& o, CommandList& command
   auto files = std::make_shared<std::vector<std::string>>();
   validate_cmd->add_option("files", *files, "Files to check (kind detected from their \"schema\")")->required();
   commands.push_back(
-      {validate_cmd, [files](std::ostream& out, std::ostream& err) { return validate(*files, out, err); }});
+      {validate_cmd, [files, &o](std::ostream& out, std::ostream& err) { return validate(*files, o, out, err); }});
 }
 
 }  // namespace sim::cli

@@ -66,14 +66,14 @@ void put_model(Draft& d, const workload::ModelSpec& m, const std::string& origin
 void print_findings(const Import& im, const Options& o, std::ostream& err) {
   if (o.quiet) return;
   for (const auto& f : im.draft.notes())
-    err << "note: " << f.to_string() << "\n";
+    err << "note: " << base::printable(f.to_string()) << "\n";
   for (const auto& f : im.notes)
-    err << "note: " << f.to_string() << "\n";
+    err << "note: " << base::printable(f.to_string()) << "\n";
   for (const auto& f : im.ignored)
-    err << "ignored: " << f.to_string() << "\n";
+    err << "ignored: " << base::printable(f.to_string()) << "\n";
   for (const auto& f : im.unresolved)
     if (!f.path.empty() && im.draft.has(f.path))
-      err << "settled: " << f.to_string() << " (given as " << im.draft.find(f.path)->origin << ")\n";
+      err << "settled: " << base::printable(f.to_string()) << " (given as " << base::printable(im.draft.find(f.path)->origin) << ")\n";
 }
 
 /// Loads the text through the scenario loader (a temporary file: relative references resolve from the working
@@ -183,7 +183,7 @@ int import_command(const ImportArgs& a, const Options& o, std::ostream& out, std
   }
   if (!missing.empty()) {
     for (const auto& f : missing)
-      err << (a.partial ? "unresolved: " : "error: unresolved: ") << f.to_string() << "\n";
+      err << (a.partial ? "unresolved: " : "error: unresolved: ") << base::printable(f.to_string()) << "\n";
     if (!a.partial) {
       err << "import: " << missing.size() << " field(s) unresolved; nothing written (--partial writes the draft "
           << "anyway)\n";

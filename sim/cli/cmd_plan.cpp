@@ -99,7 +99,7 @@ void print_plan(const planner::PlanResult& r, const scenario::Scenario& s, const
   std::string sizes;
   for (int g : r.gpus)
     sizes += (sizes.empty() ? "" : ", ") + std::to_string(g);
-  out << "plan            " << s.name << "  (objective " << planner::to_string(r.objective) << ", " << sizes
+  out << "plan            " << base::printable(s.name) << "  (objective " << planner::to_string(r.objective) << ", " << sizes
       << " GPUs)\n";
   out << "searched        " << r.evaluated << (r.evaluated == 1 ? " configuration: " : " configurations: ")
       << r.feasible << " feasible (analytic; " << r.dominated << " of them dominated in time and memory), "
@@ -147,7 +147,7 @@ int emit_plan(const planner::PlanResult& r, const scenario::Scenario& s, const P
     print_plan(r, s, a, out);
   }
   if (r.candidates.empty()) {
-    err << "infeasible: no configuration of " << s.name << " is feasible; pruned:";
+    err << "infeasible: no configuration of " << base::printable(s.name) << " is feasible; pruned:";
     for (const auto& [rule, count] : r.infeasible)
       err << " [" << rule << "] " << count;
     err << "\n";
@@ -169,7 +169,7 @@ int plan_command(const PlanArgs& a, const Options& o, std::ostream& out, std::os
   fixed.unfix(a.free);
   const bool quiet = o.quiet || !group.is_root();
   if (!quiet && fixed.any() && a.free.empty())
-    err << "plan: keeping the parallel fields " << s.name << " fixes; --free all (or --free tp,pp,...) searches them\n";
+    err << "plan: keeping the parallel fields " << base::printable(s.name) << " fixes; --free all (or --free tp,pp,...) searches them\n";
   ProgressBar bar(err, o.progress, quiet, "configs");
   opt.progress = [&bar](int done, int total) { bar.update(done, total); };
   // In an MPI job every process screens alike and the farm shares the simulations out (dynamic load balancing);

@@ -1,4 +1,5 @@
 // sim/cli/cmd_run.cpp: `trainsim run` (Monte Carlo over the whole training run) and the main job.
+#include "sim/base/atomic_file.hpp"
 #include "sim/base/errors.hpp"
 #include "sim/cli/app.hpp"
 #include "sim/cli/common.hpp"
@@ -60,7 +61,7 @@ std::variant<StepOutcome, int> run_step(const scenario::Scenario& s, bool timeli
   if (auto* bad = std::get_if<std::vector<parallel::Infeasible>>(&evaluated)) return print_infeasible(*bad, s, err);
   auto& step = std::get<StepOutcome>(evaluated);
   if (!step.result.fits) {
-    err << "infeasible: " << s.name << " does not fit in memory (" << fmt(step.result.memory.total, 1) << " of "
+    err << "infeasible: " << base::printable(s.name) << " does not fit in memory (" << fmt(step.result.memory.total, 1) << " of "
         << fmt(step.result.memory.capacity, 1) << " GiB per GPU)\n";
     return kExitInfeasible;
   }
@@ -146,6 +147,8 @@ int run_command(const RunArgs& a, const Options& o, std::ostream& out, std::ostr
     slice = shard_slice(trials, a.shard_index, a.shard_count);
   }
   const std::string report_dir = shard ? std::string() : a.out;
+  std::optional<base::FolderLock> lock;  // the root writes the report: a second writer is refused before the work
+  if (!report_dir.empty() && group.is_root()) lock.emplace(report_dir);
   auto stepped = run_step(s, !report_dir.empty(), err);
   if (const int* code = std::get_if<int>(&stepped)) return *code;
   const auto& step = std::get<StepOutcome>(stepped);
@@ -187,14 +190,18 @@ std::string default_out_dir(const scenario::Scenario& s) {
   std::string safe;
   for (char c : s.name)
     safe += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.') ? c : '_';
-  return "trainsim-out/" + (safe.empty() ? std::string("scenario") : safe);
+  // A leading dot would let "." and ".." name trainsim-out itself or the working directory; it also hides the folder.
+  if (!safe.empty() && safe.front() == '.') safe.front() = '_';
+  return "trainsim-out/" + (safe.empty() ? std::string("scenario") : safe.substr(0, 200));
 }
 
 }  // namespace
 
 int main_job(const std::string& path, const Options& o, std::ostream& out, std::ostream& err) {
   const auto s = load_scenario_or_default(path, o);
-  if (path.empty() && !o.quiet) err << "trainsim: no scenario given; using the built-in default (" << s.name << ")\n";
+  if (path.empty() && !o.quiet) err << "trainsim: no scenario given; using the built-in default (" << base::printable(s.name) << ")\n";
+  const std::string dir = default_out_dir(s);
+  const base::FolderLock lock(dir);  // a second run into the same folder is refused now, not mixed in later
   execution::StepOptions step_options;
   step_options.record_timeline = true;  // the report's pipeline chart
   auto evaluated = evaluate_step(s, step_options);
@@ -202,7 +209,7 @@ int main_job(const std::string& path, const Options& o, std::ostream& out, std::
   const auto& step = std::get<StepOutcome>(evaluated);
   if (!step.result.fits) {
     print_step(step.result, s, step.inputs, out);
-    err << "infeasible: " << s.name << " does not fit in memory\n";
+    err << "infeasible: " << base::printable(s.name) << " does not fit in memory\n";
     return kExitInfeasible;
   }
   // The whole run: failures, checkpoints and restarts over the scenario's Monte Carlo trials.
@@ -211,7 +218,6 @@ int main_job(const std::string& path, const Options& o, std::ostream& out, std::
       evaluate_run(s, step, s.reliability.trials, s.reliability.seed, thread_count(0), bar, /*sensitivity=*/true);
   Json result = r.json;
   result["resolved_scenario"] = scenario_json(s);  // provenance: what exactly was simulated
-  const std::string dir = default_out_dir(s);
   for (const auto& written : write_report_files(dir, report_input(s, step, r), result.dump() + "\n"))
     if (!o.quiet) err << "trainsim: wrote " << written << "\n";
   if (o.format == "json") {
@@ -255,6 +261,11 @@ int merge_run_shards(const std::vector<ShardFile>& shards, const MergeArgs& a, c
                               " trials takes [" + std::to_string(expect.first) + ", " +
                               std::to_string(expect.first + expect.count) + ")");
     }
+    // Every shard, not only the first, must have stepped the same scenario the same way.
+    if (diag.empty() && !works.empty() && k.step_time_ns != works.front().step_time_ns)
+      diag.add("/work/step_time_ns", std::to_string(k.step_time_ns) + " ns, but " + shards.front().path +
+                                         " has " + std::to_string(works.front().step_time_ns) +
+                                         " ns: the shards come from different scenarios or builds");
     problems.insert(problems.end(), diag.items().begin(), diag.items().end());
     works.push_back(k);
   }
@@ -269,6 +280,8 @@ int merge_run_shards(const std::vector<ShardFile>& shards, const MergeArgs& a, c
 
   // The scenario again, with the shards' overrides: it must be the one they ran.
   const auto s = load_shards_scenario(shards, a, o, "run", run_params(head.trials, seed));
+  std::optional<base::FolderLock> lock;
+  if (!a.out.empty()) lock.emplace(a.out);
   auto stepped = run_step(s, !a.out.empty(), err);
   if (const int* code = std::get_if<int>(&stepped)) return *code;
   const auto& step = std::get<StepOutcome>(stepped);

@@ -75,7 +75,7 @@ int step_command(const StepArgs& a, const Options& o, std::ostream& out, std::os
   if (auto* bad = std::get_if<std::vector<parallel::Infeasible>>(&evaluated)) return print_infeasible(*bad, s, err);
   const auto& [in, r] = std::get<StepOutcome>(evaluated);
   if (a.explain) {  // the effective configuration as Megatron-LM arguments, instead of the result
-    out << "# " << s.name << " (" << s.source << ") as Megatron-LM arguments\n"
+    out << "# " << base::printable(s.name) << " (" << base::printable(s.source) << ") as Megatron-LM arguments\n"
         << parallel::megatron_flags(in.parallel, in.layout, *in.model, in.seq_len, in.dtype);
     return kExitOk;
   }

@@ -59,7 +59,7 @@ void print_step(const results::StepResult& r, const scenario::Scenario& s, const
                 std::ostream& out) {
   const auto& L = in.layout;
   const double t = r.step_time.seconds();
-  out << "step            " << s.name << "  (" << r.fidelity << " fidelity, "
+  out << "step            " << base::printable(s.name) << "  (" << r.fidelity << " fidelity, "
       << (r.simulated_gpus > 0 ? std::to_string(r.simulated_gpus) + " GPUs simulated" : std::string("closed forms"))
       << ")\n";
   out << "parallel        tp " << L.tp << " pp " << L.pp << " dp " << L.dp << " cp " << L.cp << " ep " << L.ep
@@ -99,7 +99,7 @@ void print_step(const results::StepResult& r, const scenario::Scenario& s, const
 }
 
 int print_infeasible(const std::vector<parallel::Infeasible>& why, const scenario::Scenario& s, std::ostream& err) {
-  err << "infeasible: " << s.name << " (" << s.source << "):\n";
+  err << "infeasible: " << base::printable(s.name) << " (" << base::printable(s.source) << "):\n";
   for (const auto& i : why)
     err << "  [" << i.rule << "] " << i.reason << "\n";
   return kExitInfeasible;
@@ -140,7 +140,7 @@ void ProgressBar::update(int done, int total) {
 
 void print_run(const results::RunSummary& r, const cost::CostSummary& c, const scenario::Scenario& s,
                std::ostream& out) {
-  out << "run             " << s.name << "  (" << r.trials << " trials, seed " << r.seed << ")\n";
+  out << "run             " << base::printable(s.name) << "  (" << r.trials << " trials, seed " << r.seed << ")\n";
   // A trial that never finishes has an infinite time to train: say so instead of printing "inf".
   auto days = [](double d) { return std::isfinite(d) ? fmt(d, 1) + " d" : std::string("never"); };
   auto money = [](double v) { return std::isfinite(v) ? base::format_money({v}) : std::string("unbounded"); };
@@ -324,12 +324,12 @@ Json scenario_json(const scenario::Scenario& s) {
 void print_scenario(const scenario::Scenario& s, std::ostream& out) {
   const auto p = workload::count_params(s.model);
   const auto& pc = s.parallel;
-  out << "scenario   " << s.name << "  (" << s.source << ")\n";
-  out << "model      " << s.model.name << ": " << base::format_count({p.total(s.model.layers)}) << " params, "
+  out << "scenario   " << base::printable(s.name) << "  (" << base::printable(s.source) << ")\n";
+  out << "model      " << base::printable(s.model.name) << ": " << base::format_count({p.total(s.model.layers)}) << " params, "
       << s.model.layers << " layers, hidden " << s.model.hidden << ", " << s.model.heads << " heads ("
       << s.model.kv_heads << " kv), " << workload::to_string(s.model.activation) << "\n";
   const auto peak = s.hardware.gpu.peak_for(s.training.dtype);
-  out << "hardware   " << s.hardware.name << ": " << (peak ? base::format_flop_rate(*peak) : "?") << " "
+  out << "hardware   " << base::printable(s.hardware.name) << ": " << (peak ? base::format_flop_rate(*peak) : "?") << " "
       << hardware::to_string(s.training.dtype) << ", " << base::format_bytes(s.hardware.gpu.hbm) << " HBM\n";
   out << "cluster    " << s.cluster.gpus << " GPUs (" << s.cluster.gpus_per_node << " per node), "
       << fmt(s.cluster.network.nic_bandwidth.gbits_per_s(), 0) << " Gbit/s per NIC, " << s.cluster.network.topology

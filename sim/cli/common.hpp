@@ -1,5 +1,6 @@
 // sim/cli/common.hpp: what the subcommands share: global options, step and run evaluation, text output helpers.
 #pragma once
+#include "sim/base/printable.hpp"
 #include "sim/base/task_farm.hpp"
 #include "sim/cli/interrupt.hpp"
 #include "sim/cli/shard_file.hpp"

@@ -4,6 +4,8 @@
 #include "sim/cli/interrupt.hpp"
 #include "sim/distributed/task_farm.hpp"
 
+#include <cerrno>
+#include <cstring>
 #include <exception>
 #include <iostream>
 #include <sstream>
@@ -27,6 +29,18 @@ int main(int argc, char** argv) {
     err << "error: out of memory\n";
   } catch (const std::exception& e) {
     err << "internal error (a trainsim bug): " << e.what() << "\n";
+  }
+  // What was printed must have arrived: a full disk, /dev/full or a closed stdout loses the output, so the command
+  // failed (exit 2 unless it failed already), never a silent exit 0 with a truncated file.
+  if (group.is_root()) {
+    errno = 0;
+    std::cout.flush();
+    if (!std::cout && code != sim::cli::kExitInterrupted) {
+      const int e = errno;
+      err << "error: cannot write to standard output" << (e != 0 ? std::string(": ") + std::strerror(e) : "")
+          << "; the output is incomplete\n";
+      if (code == sim::cli::kExitOk || code == sim::cli::kExitCheckFailed) code = sim::cli::kExitBadInput;
+    }
   }
   // Every process of an MPI job ends here together: a failure anywhere reaches the root, which prints it, and every
   // process exits with an error (alone: `code` as it is).

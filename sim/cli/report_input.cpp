@@ -3,6 +3,7 @@
 
 #include "sim/base/atomic_file.hpp"
 #include "sim/base/errors.hpp"
+#include "sim/base/input_file.hpp"
 #include "sim/base/quantity.hpp"
 #include "sim/scenario/builtin.hpp"
 #include "sim/workload/params.hpp"
@@ -51,11 +52,11 @@ std::string scenario_bytes(const scenario::Scenario& s) {
     const auto text = scenario::builtin_text(std::string_view(s.source).substr(kBuiltinPrefix.size()));
     return text ? std::string(*text) : std::string();
   }
-  std::ifstream f(s.source, std::ios::binary);
-  if (!f) return {};
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
+  try {
+    return base::read_input_file(s.source, "the scenario file");
+  } catch (const base::ConfigError&) {
+    return {};  // read once already; a file changed since has no hash
+  }
 }
 
 reports::ReportInput report_input(const scenario::Scenario& s, const StepOutcome& step, const RunOutcome& r) {
@@ -95,21 +96,11 @@ reports::ReportInput report_input(const scenario::Scenario& s, const StepOutcome
 
 std::vector<std::string> write_report_files(const std::string& dir, const reports::ReportInput& in,
                                             const std::string& result_json) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) throw base::ConfigError(dir, "", "cannot create the report directory: " + ec.message());
-  const std::filesystem::path d(dir);
-  const std::vector<std::pair<std::string, std::string>> files = {{"report.html", reports::render_html(in)},
-                                                                  {"summary.md", reports::render_markdown(in)},
-                                                                  {"result.json", result_json},
-                                                                  {"result.csv", reports::render_csv(in)}};
-  std::vector<std::string> written;
-  for (const auto& [name, content] : files) {
-    const std::string path = (d / name).string();
-    base::write_file_atomic(path, content);
-    written.push_back(path);
-  }
-  return written;
+  // The four files change together (a new folder swapped in): never a new report.html beside an old result.json.
+  return base::write_file_set(dir, {{"report.html", reports::render_html(in)},
+                                    {"summary.md", reports::render_markdown(in)},
+                                    {"result.json", result_json},
+                                    {"result.csv", reports::render_csv(in)}});
 }
 
 }  // namespace sim::cli

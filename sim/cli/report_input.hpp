@@ -15,8 +15,9 @@ reports::ReportInput report_input(const scenario::Scenario& s, const StepOutcome
 /// The bytes of the scenario file (the built-in text for "<built-in>/..." sources); empty when unreadable.
 std::string scenario_bytes(const scenario::Scenario& s);
 
-/// Writes report.html, summary.md, result.json and result.csv into `dir` (created when missing), each atomically
-/// (temporary file, then rename): a reader sees a whole file or none. Returns the paths written, in that order.
+/// Writes report.html, summary.md, result.json and result.csv into `dir` as one set (base::write_file_set: a new
+/// folder swapped in), so that a reader, a kill or a full disk sees the old four or the new four. The caller holds a
+/// base::FolderLock on `dir`. Returns the paths written, in that order.
 std::vector<std::string> write_report_files(const std::string& dir, const reports::ReportInput& in,
                                             const std::string& result_json);
 

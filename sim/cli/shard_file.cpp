@@ -3,6 +3,7 @@
 
 #include "sim/base/assert.hpp"
 #include "sim/base/errors.hpp"
+#include "sim/base/input_file.hpp"
 #include "sim/base/sha256.hpp"
 #include "sim/scenario/scenario.hpp"
 
@@ -37,13 +38,10 @@ std::vector<std::string> lines_of(const std::string& text) {
   return lines;
 }
 
+constexpr std::int64_t kMaxShardBytes = std::int64_t{256} << 20;  // a shard is its histograms: a few MiB
+
 std::string read_text(const std::string& path) {
-  if (std::filesystem::is_directory(path)) throw ConfigError(path, "", "is a directory; expected a shard file");
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw ConfigError(path, "", std::string("cannot read: ") + std::strerror(errno));
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
+  return base::read_input_file(path, "a shard file (trainsim.shard/1)", kMaxShardBytes);
 }
 
 std::string in_quotes(const std::string& s) {

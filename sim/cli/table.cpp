@@ -1,6 +1,8 @@
 // sim/cli/table.cpp: column widths and alignment.
 #include "sim/cli/table.hpp"
 
+#include "sim/base/printable.hpp"
+
 #include <algorithm>
 #include <cctype>
 
@@ -13,6 +15,12 @@ std::size_t width(const std::string& s) {
 }
 
 }  // namespace
+
+void Table::add(std::vector<std::string> row) {
+  for (auto& cell : row)
+    cell = base::printable(cell);
+  rows_.push_back(std::move(row));
+}
 
 void Table::print(std::ostream& out) const {
   std::vector<std::size_t> w(header_.size(), 0);

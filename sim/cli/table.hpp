@@ -9,7 +9,9 @@ namespace sim::cli {
 class Table {
  public:
   explicit Table(std::vector<std::string> header) : header_(std::move(header)) {}
-  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  /// Cells are made inert for a terminal (base::printable): a name from an input cannot move the cursor or start a
+  /// CI workflow command.
+  void add(std::vector<std::string> row);
   /// Right-aligns numeric columns (every cell starts like a number), left-aligns the rest, two spaces apart.
   void print(std::ostream& out) const;
 

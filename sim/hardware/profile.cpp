@@ -1,6 +1,8 @@
 // sim/hardware/profile.cpp: strict parsing of hardware profiles and their failure components.
 #include "sim/hardware/profile.hpp"
 
+#include "sim/base/quantity.hpp"
+
 #include <algorithm>
 
 namespace sim::hardware {
@@ -113,6 +115,29 @@ LatencySpec LatencySpec::parse(JsonReader& in) {
   return l;
 }
 
+namespace {
+
+// The floors the arithmetic needs: Time is integer nanoseconds and Bytes an int64, so at one byte per nanosecond
+// (1 GB/s) every byte count moves in a representable time (2^63 B in 2^63 ns, 292 years), and at one FLOP per
+// nanosecond (1 GFLOP/s) every kernel of fewer than 2^63 FLOPs does. Slower rates (1 FLOP/s, 1 bit/s, denormals)
+// overflow the clock inside the step simulation; no GPU or link of the last twenty years is that slow.
+constexpr double kMinBytesPerS = 1e9;
+constexpr double kMinFlopsPerS = 1e9;
+
+}  // namespace
+
+void check_rate_floor(JsonReader& in, std::string_view key, base::Bandwidth b) {
+  if (b.bytes_per_s > 0 && b.bytes_per_s < kMinBytesPerS)
+    in.error(key, base::format_bandwidth(b) + " is below the slowest link trainsim simulates, 1 GB/s (8 Gbit/s: one "
+                                                "byte per nanosecond, so that every transfer fits the clock)");
+}
+
+void check_rate_floor(JsonReader& in, std::string_view key, base::FlopRate r) {
+  if (r.flops_per_s > 0 && r.flops_per_s < kMinFlopsPerS)
+    in.error(key, base::format_flop_rate(r) + " is below the slowest GPU trainsim simulates, 1 GFLOP/s (one FLOP "
+                                               "per nanosecond, so that every kernel fits the clock)");
+}
+
 HardwareProfile HardwareProfile::parse(JsonReader& in) {
   HardwareProfile p;
   std::string schema;
@@ -126,6 +151,7 @@ HardwareProfile HardwareProfile::parse(JsonReader& in) {
       for (Dtype d : kAllDtypes) {
         base::FlopRate r;
         if (peak->optional(to_string(d), r)) p.gpu.peak[d] = r;
+        check_rate_floor(*peak, to_string(d), r);
       }
       peak->finish();
       if (!p.gpu.peak.contains(Dtype::Bf16) && !p.gpu.peak.contains(Dtype::Fp16) && in.diagnostics().empty())
@@ -133,18 +159,21 @@ HardwareProfile HardwareProfile::parse(JsonReader& in) {
     }
     gpu->required("hbm", p.gpu.hbm);
     gpu->required("hbm_bandwidth", p.gpu.hbm_bandwidth);
+    check_rate_floor(*gpu, "hbm_bandwidth", p.gpu.hbm_bandwidth);
     gpu->required("sm_count", p.gpu.sm_count, Range::at_least(1));
     gpu->optional("tdp", p.gpu.tdp);
     gpu->finish();
   }
   if (auto nv = in.required_object("nvlink")) {
     nv->required("bandwidth", p.nvlink.bandwidth);
+    check_rate_floor(*nv, "bandwidth", p.nvlink.bandwidth);
     nv->required("domain", p.nvlink.domain, Range::at_least(1));
     nv->finish();
   }
   if (auto net = in.required_object("network")) {
     net->optional("nics_per_gpu", p.network.nics_per_gpu, Range::at_least(1));
     net->required("nic_bandwidth", p.network.nic_bandwidth);
+    check_rate_floor(*net, "nic_bandwidth", p.network.nic_bandwidth);
     net->finish();
   }
   if (auto node = in.required_object("node")) {

@@ -97,6 +97,11 @@ struct FailureComponentSpec {
   static FailureComponentSpec parse(base::JsonReader& in);
 };
 
+/// Adds an error at `key` when a rate is positive but below what the integer clock can time (1 GB/s, 1 GFLOP/s;
+/// profile.cpp says why). Used for profiles and for a scenario's own NIC bandwidth.
+void check_rate_floor(base::JsonReader& in, std::string_view key, base::Bandwidth b);
+void check_rate_floor(base::JsonReader& in, std::string_view key, base::FlopRate r);
+
 struct HardwareProfile {
   std::string name;
   std::string description;

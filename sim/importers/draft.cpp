@@ -1,6 +1,7 @@
 // sim/importers/draft.cpp: merging of imported fields, conflicts, completeness and the scenario/model JSON.
 #include "sim/importers/draft.hpp"
 
+#include "sim/base/input_file.hpp"
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -288,22 +289,7 @@ Json model_json(const Draft& d) {
 }
 
 std::string read_input_file(const std::string& path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (!fs::exists(path, ec)) throw base::ConfigError(path, "", "no such file");
-  if (fs::is_directory(path, ec)) throw base::ConfigError(path, "", "is a directory; expected a file");
-  // Bounded: launch scripts and configs are kilobytes; a device or a huge file is refused before it is read.
-  constexpr std::uintmax_t kMaxInput = 16u << 20;
-  if (!fs::is_regular_file(path, ec))
-    throw base::ConfigError(path, "", "is not a regular file; expected a launch script or config file");
-  if (const auto size = fs::file_size(path, ec); !ec && size > kMaxInput)
-    throw base::ConfigError(path, "", "is " + std::to_string(size >> 20) + " MiB; trainsim reads inputs of up to " +
-                                          std::to_string(kMaxInput >> 20) + " MiB");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw base::ConfigError(path, "", "cannot be opened for reading");
-  std::ostringstream text;
-  text << in.rdbuf();
-  std::string s = text.str();
+  std::string s = base::read_input_file(path, "a training configuration to import");
   if (s.find_first_not_of(" \t\r\n") == std::string::npos) throw base::ConfigError(path, "", "is empty");
   return s;
 }

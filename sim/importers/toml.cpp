@@ -139,6 +139,7 @@ class TomlParser {
       }
       skip_ws();
       if (peek() != '.') return parts;
+      if (parts.size() >= kMaxDepth) fail("a dotted key of more than " + std::to_string(kMaxDepth) + " parts");
       ++i_;
     }
   }
@@ -279,6 +280,11 @@ class TomlParser {
     v.line = line_;
     v.defined = true;
     const char c = peek();
+    // Arrays and inline tables nest by recursion: a limit keeps a 35,000-deep value from overflowing the stack.
+    const bool nests = c == '[' || c == '{';
+    if (nests && ++depth_ > static_cast<int>(kMaxDepth))
+      fail("arrays or inline tables nested deeper than " + std::to_string(kMaxDepth) + " levels");
+    const Unnest unnest{nests ? &depth_ : nullptr};
     if (c == '"' || c == '\'') {
       v.type = TomlValue::Type::String;
       v.string = string_value();
@@ -400,10 +406,19 @@ class TomlParser {
     v.integer = n;
   }
 
+  static constexpr std::size_t kMaxDepth = 64;  // as the JSON reader's limit
+  struct Unnest {
+    int* depth;
+    ~Unnest() {
+      if (depth != nullptr) --*depth;
+    }
+  };
+
   std::string_view s_;
   const std::string& origin_;
   std::size_t i_ = 0;
   int line_ = 1;
+  int depth_ = 0;
 };
 
 }  // namespace

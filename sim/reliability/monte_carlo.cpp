@@ -337,7 +337,17 @@ RunPartial RunPartial::from_json(base::JsonReader& r, const RunInputs& in) {
       std::string text;
       if (sums->required(name, text) && !parse_int128(text, *out))
         sums->error(name, "\"" + text + "\" is not an integer");
+      if (*out < 0) sums->error(name, "\"" + text + "\" is negative");
     }
+    // What a real slice satisfies (a tampered or corrupted one usually does not): the parts of the wall time sum to
+    // it exactly, no trial outlasts the horizon, and goodput is at most 1 per trial.
+    const Int128 parts = a.productive_ns + a.checkpoint_ns + a.detection_ns + a.restart_ns + a.lost_work_ns +
+                         a.waiting_ns + a.degraded_ns + a.drain_ns;
+    if (parts != a.wall_ns) sums->error("wall_ns", "is not the sum of its parts: a damaged or edited shard");
+    if (a.wall_ns > Int128{count} * Int128{state->plan.horizon.ns} + Int128{count})
+      sums->error("wall_ns", "is longer than " + std::to_string(count) + " trials can last (the horizon)");
+    if (a.goodput_fp > Int128{count} * static_cast<Int128>(kGoodputScale))
+      sums->error("goodput_fp", "is more than a goodput of 1 per trial");
     sums->finish();
   }
   auto causes = r.object_array("causes", true);
@@ -438,7 +448,8 @@ RunPartial run_monte_carlo_slice(const RunInputs& in, int trials, int first, int
         if (stop.load(std::memory_order_relaxed)) return;
         const int i = next.fetch_add(1, std::memory_order_relaxed);
         if (i >= end) return;
-        TrialResult r = run_trial(plan, local, seed, static_cast<std::uint64_t>(i), i == sample);
+        TrialResult r = run_trial(plan, local, seed, static_cast<std::uint64_t>(i), i == sample, &stop);
+        if (stop.load(std::memory_order_relaxed)) return;  // cancelled: the result may be a partial trial
         accumulators[w].add(r, i);
         if (i == sample) sample_timeline = std::move(r.timeline);  // one trial, one writer
         {
@@ -463,7 +474,9 @@ RunPartial run_monte_carlo_slice(const RunInputs& in, int trials, int first, int
       std::unique_lock lock(mutex);
       while (done < count && !stop) {
         cv.wait_for(lock, std::chrono::milliseconds(100), [&] { return done >= count || stop.load(); });
-        if (progress && done != reported) {
+        // Called at every wake, not only when a trial finished: a cancelling callback (Ctrl-C) must be heard while
+        // one long trial runs, and `stop` then ends that trial too.
+        if (progress) {
           reported = done;
           const int now_done = done;
           lock.unlock();

@@ -168,8 +168,13 @@ namespace {
 class Trial final : public engine::Component {
  public:
   Trial(engine::Simulator& sim, const RunPlan& plan, LocalStepTimes& steps, std::uint64_t seed, std::uint64_t trial,
-        bool record)
-      : Component(sim, "reliability.trial"), plan_(plan), steps_(steps), record_(record), pool_(plan.spares) {
+        bool record, const std::atomic<bool>* cancel)
+      : Component(sim, "reliability.trial"),
+        plan_(plan),
+        steps_(steps),
+        record_(record),
+        cancel_(cancel),
+        pool_(plan.spares) {
     const base::RngStreams streams(seed);
     sources_.reserve(plan.components.size());
     for (const ComponentPlan& c : plan.components)
@@ -192,9 +197,31 @@ class Trial final : public engine::Component {
     epochs_.push_back(Epoch{0.0, 0});
     restore_ = 0;
     resume_running();
-    const engine::RunResult rr = simulator().run(
-        engine::RunLimits{.until = plan_.horizon, .stop_when = [this] { return phase_ == Phase::Done; }});
+    // The cancel flag is read every 4,096 events: a relaxed atomic load is cheap, but not free at 1e8 events/s.
+    std::uint32_t polls = 0;
+    bool cancelled = false;
+    const engine::RunResult rr = simulator().run(engine::RunLimits{
+        .until = plan_.horizon,
+        .max_events = kMaxTrialEvents,
+        .stop_when = [this, &polls, &cancelled] {
+          if (phase_ == Phase::Done) return true;
+          if (cancel_ == nullptr || (++polls & 4095U) != 0) return false;
+          cancelled = cancel_->load(std::memory_order_relaxed);
+          return cancelled;
+        }});
     SIM_ASSERT(rr.reason != engine::StopReason::Deadlock, "trial deadlocked");
+    if (cancelled) {
+      result_.stop_reason = "cancelled";
+      return std::move(result_);
+    }
+    if (rr.reason == engine::StopReason::EventBudget && phase_ != Phase::Done) {
+      // Failures arrive so fast that the trial would run for minutes or hours of CPU without getting anywhere.
+      stop(false,
+           "stopped after " + std::to_string(kMaxTrialEvents / 1000000) + " million events in one trial (job MTBF " +
+               fmt(plan_.mtbf.s) + " s against a step of " + fmt(plan_.step0.seconds()) +
+               " s): failures arrive faster than the run can make progress",
+           now());
+    }
     if (phase_ != Phase::Done) {
       // The horizon (steps mode) or the window's end: close the books at exactly that time. (The queue may also have
       // drained first: with no failure before the horizon and a completion beyond it, nothing is left to happen.)
@@ -237,6 +264,9 @@ class Trial final : public engine::Component {
   }
 
  private:
+  // A realistic trial needs thousands of events (Llama 3's 54 days: 419 interruptions, a few events each; a month on
+  // 131,072 GPUs: tens of thousands). Ten million means failures far faster than any step: stop, as never finished.
+  static constexpr std::uint64_t kMaxTrialEvents = 10'000'000;
   enum class Phase : std::uint8_t { Running, Detecting, Draining, Waiting, Restarting, Done };
   enum class Kind : std::uint64_t { Failure = 1, PhaseEnd, Complete, SdcDetect, StragglerDetect, RepairDone };
   static constexpr int kKindShift = 56;
@@ -823,6 +853,7 @@ class Trial final : public engine::Component {
   const RunPlan& plan_;
   LocalStepTimes& steps_;
   bool record_;
+  const std::atomic<bool>* cancel_;
   std::vector<Source> sources_;
   TrialResult result_;
   double gpu_hours_per_ns_ = 0;
@@ -868,10 +899,10 @@ class Trial final : public engine::Component {
 
 }  // namespace
 
-TrialResult run_trial(const RunPlan& plan, LocalStepTimes& steps, std::uint64_t seed, std::uint64_t trial,
-                      bool record) {
+TrialResult run_trial(const RunPlan& plan, LocalStepTimes& steps, std::uint64_t seed, std::uint64_t trial, bool record,
+                      const std::atomic<bool>* cancel) {
   engine::Simulator sim;
-  Trial t(sim, plan, steps, seed, trial, record);
+  Trial t(sim, plan, steps, seed, trial, record, cancel);
   return t.run();
 }
 

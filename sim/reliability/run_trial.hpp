@@ -6,6 +6,7 @@
 #include "sim/hardware/profile.hpp"
 #include "sim/results/run_result.hpp"
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -108,7 +109,10 @@ struct TrialResult {
 };
 
 /// Runs trial `trial` of a run seeded with `seed` (failure streams "failures.<component>", repair streams
-/// "repairs.<component>", each indexed by the trial). `record` keeps the event timeline.
-TrialResult run_trial(const RunPlan& plan, LocalStepTimes& steps, std::uint64_t seed, std::uint64_t trial, bool record);
+/// "repairs.<component>", each indexed by the trial). `record` keeps the event timeline. When `cancel` is set, the
+/// trial checks it every few thousand events and, once it is true, stops at once with `stop_reason` "cancelled"
+/// (the caller discards such a result): a trial with millions of interruptions ends within milliseconds of a Ctrl-C.
+TrialResult run_trial(const RunPlan& plan, LocalStepTimes& steps, std::uint64_t seed, std::uint64_t trial, bool record,
+                      const std::atomic<bool>* cancel = nullptr);
 
 }  // namespace sim::reliability

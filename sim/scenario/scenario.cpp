@@ -264,7 +264,8 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
     c->optional("gpus_per_node", s.cluster.gpus_per_node, Range::at_least(1));
     s.cluster.network.nic_bandwidth = s.hardware.network.nic_bandwidth;
     if (auto n = c->optional_object("network")) {
-      n->optional("nic_bandwidth", s.cluster.network.nic_bandwidth);
+      if (n->optional("nic_bandwidth", s.cluster.network.nic_bandwidth))
+        hardware::check_rate_floor(*n, "nic_bandwidth", s.cluster.network.nic_bandwidth);
       n->optional_enum("topology", s.cluster.network.topology, {"rail-fat-tree", "fat-tree"});
       n->optional("oversubscription", s.cluster.network.oversubscription, Range::between(1.0, 64.0));
       n->finish();

@@ -170,7 +170,7 @@ TEST(ImportMegatron, MalformedInputsExitTwoNamingFileLineAndWhatIsAccepted) {
   expect_bad(trainsim({"import", "megatron", dir.write("f.sh", "python train.py\n")}),
              {"f.sh: no Megatron-LM flags found"});
   expect_bad(trainsim({"import", "megatron", dir.write("g.sh", "  \n")}), {"g.sh: is empty"});
-  expect_bad(trainsim({"import", "megatron", (dir.path() / "missing.sh").string()}), {"missing.sh: no such file"});
+  expect_bad(trainsim({"import", "megatron", (dir.path() / "missing.sh").string()}), {"missing.sh: cannot open: no such file"});
   expect_bad(trainsim({"import", "megatron",
                        dir.write("h.sh",
                                  "--num-layers 30 --pipeline-model-parallel-size 4 "
