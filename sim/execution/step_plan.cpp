@@ -67,9 +67,11 @@ class Planner {
   Time kernel_time(const workload::Kernel& k) const {
     switch (k.kind) {
       case workload::KernelKind::Gemm:
-        return hardware::gemm_time(hw_.gpu, in_.dtype, hw_.efficiency, k.m, k.n, k.k, k.batch);
+        // FP8 training keeps the GEMMs outside the transformer blocks' linears (output layer, router, unfused
+        // attention) in 16 bits.
+        return hardware::gemm_time(hw_.gpu, k.fp8 ? in_.dtype : gemm_16bit_, hw_.efficiency, k.m, k.n, k.k, k.batch);
       case workload::KernelKind::Attention:
-        return hardware::attention_time(hw_.gpu, in_.dtype, hw_.efficiency, k.flops);
+        return hardware::attention_time(hw_.gpu, in_.dtype, hw_.efficiency, k.flops, in_.attention_flash2);
       case workload::KernelKind::Memory:
         return hardware::memory_time(hw_.gpu, hw_.efficiency, k.bytes);
     }
@@ -155,6 +157,9 @@ class Planner {
   }
 
   const StepInputs& in_;
+  const hardware::Dtype gemm_16bit_ = in_.dtype == hardware::Dtype::Fp8 || in_.dtype == hardware::Dtype::Fp4
+                                          ? hardware::Dtype::Bf16
+                                          : in_.dtype;
   const workload::ModelSpec& model_;
   const hardware::HardwareProfile& hw_;
   const topology::Topology& topo_;
@@ -199,6 +204,8 @@ StepPlan Planner::build() {
   shape.sequence_parallel = in_.parallel.sequence_parallel && L.tp > 1;
   shape.flash_attention = in_.flash_attention;
   shape.dropout = in_.dropout;
+  shape.fp8 = in_.dtype == hardware::Dtype::Fp8 || in_.dtype == hardware::Dtype::Fp4 ? in_.fp8_scaling
+                                                                                      : workload::Fp8Scaling::None;
   const auto lw = workload::layer_work(model_, shape, recompute_mode(in_.parallel.recompute));
   // An MoE model's dense layers (first_k_dense, layer_freq) run the model's dense MLP instead of the experts.
   const workload::ModelSpec dense_model = model_.dense_variant();
@@ -263,9 +270,13 @@ StepPlan Planner::build() {
     return t;
   };
   /// Appends the exposed part of a unit's gather (given how long the previous unit of the pass ran; none: the first).
-  auto exposed_gather = [&](OpWork& w, double params, std::optional<Time> previous) {
+  /// In the backward, the gather of the next unit and the reduce-scatter of this unit's gradients share the same
+  /// data-parallel links (3 x the parameters per iteration on the wire: Rajbhandari et al. 2020, Sec. 7.2.2), so both
+  /// must fit under the unit's compute to be hidden.
+  auto exposed_gather = [&](OpWork& w, double params, std::optional<Time> previous, bool with_grads = false) {
     if (!zero3) return;
-    const Time g = gather_time(params);
+    const Time grads = with_grads ? dp_time(params * grad_bytes(in_.dtype, in_.fp32_main_grads)) : Time::zero();
+    const Time g = gather_time(params) + grads;
     const Time exposed = previous ? std::max(Time::zero(), g - *previous) : g;
     if (exposed > Time::zero()) w.segments.push_back({exposed, SegKind::Dp, gather_label});
   };
@@ -316,7 +327,7 @@ StepPlan Planner::build() {
     auto layer_backward = [&](const std::vector<TimedSegment>& rec, const std::vector<TimedSegment>& b,
                               const std::vector<TimedSegment>& w, double params) {
       // Weights are needed for the recomputed forward and the input gradients (zero-bubble B), not for W.
-      exposed_gather(st.backward, params, previous_b);
+      exposed_gather(st.backward, params, previous_b, /*with_grads=*/true);
       exposed_gather(st.backward_input, params, previous_bi);
       append(st.backward, rec);
       append(st.backward, b);

@@ -6,6 +6,7 @@
 #include "sim/parallel/parallel_config.hpp"
 #include "sim/parallel/placement.hpp"
 #include "sim/topology/topology.hpp"
+#include "sim/workload/layer_costs.hpp"
 #include "sim/workload/model_spec.hpp"
 
 #include <cstdint>
@@ -69,6 +70,10 @@ struct StepInputs {
   bool dropout = false;
   /// Data-parallel gradients on the wire in fp32 (Megatron-LM's default for bf16) or in bf16 (--grad-reduce-in-bf16).
   bool fp32_main_grads = true;
+  /// The fused attention kernel is FlashAttention-2-class (PyTorch SDPA, Triton), not FA3 / cuDNN (Transformer Engine).
+  bool attention_flash2 = false;
+  /// How FP8 linears scale (only read when dtype is fp8/fp4): the bytes of their casts.
+  workload::Fp8Scaling fp8_scaling = workload::Fp8Scaling::Delayed;
   /// Tokens per second the data pipeline (storage and loaders) delivers to the whole job; 0 = never the bottleneck.
   double data_tokens_per_s = 0;
 };

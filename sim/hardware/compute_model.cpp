@@ -25,10 +25,14 @@ Efficiency Efficiency::parse(base::JsonReader& in) {
   Efficiency e;
   const auto frac = base::Range{0.0, 1.0, true};
   in.optional("gemm", e.gemm, frac);
+  double fp8 = 0;
+  if (in.optional("gemm_fp8", fp8, frac)) e.gemm_fp8 = fp8;
   in.optional("tile_m", e.tile_m, base::Range::between(8, 1024));
   in.optional("tile_n", e.tile_n, base::Range::between(8, 1024));
   in.optional("gemm_k_half", e.gemm_k_half, base::Range::at_least(0));
   in.optional("attention", e.attention, frac);
+  double flash2 = 0;
+  if (in.optional("attention_flash2", flash2, frac)) e.attention_flash2 = flash2;
   in.optional("hbm", e.hbm, frac);
   in.optional("kernel_overhead", e.kernel_overhead, base::Sign::NonNegative);
   in.optional("nvlink", e.nvlink, frac);
@@ -45,17 +49,22 @@ base::Time gemm_time(const GpuSpec& gpu, Dtype dtype, const Efficiency& e, doubl
   const double waves = std::ceil(tiles / sms);
   const double wave_eff = tiles / (waves * sms);
   const double k_eff = k / (k + e.gemm_k_half);
-  const double t_compute = flops / (peak(gpu, dtype) * e.gemm * wave_eff * k_eff);
-  const double bytes = 2.0 * (m * k + k * n + m * n) * batch;
+  const bool low = dtype == Dtype::Fp8 || dtype == Dtype::Fp4;
+  const double eff = low ? e.gemm_fp8.value_or(e.gemm) : e.gemm;
+  const double t_compute = flops / (peak(gpu, dtype) * eff * wave_eff * k_eff);
+  // Operands in their own width (1 byte in FP8), the 16-bit result.
+  const double in_bytes = low ? 1.0 : 2.0;
+  const double bytes = (in_bytes * (m * k + k * n) + 2.0 * m * n) * batch;
   const double t_memory = bytes / (gpu.hbm_bandwidth.bytes_per_s * e.hbm);
   return from_seconds_up(std::max(t_compute, t_memory)) + e.kernel_overhead;
 }
 
-base::Time attention_time(const GpuSpec& gpu, Dtype dtype, const Efficiency& e, double flops) {
+base::Time attention_time(const GpuSpec& gpu, Dtype dtype, const Efficiency& e, double flops, bool flash2) {
   if (flops <= 0) return base::Time::zero();
   // Fused attention runs in 16-bit even in fp8 recipes (Transformer Engine keeps attention in bf16).
   const Dtype d = dtype == Dtype::Fp8 || dtype == Dtype::Fp4 ? Dtype::Bf16 : dtype;
-  return from_seconds_up(flops / (peak(gpu, d) * e.attention)) + e.kernel_overhead;
+  const double eff = flash2 ? e.attention_flash2.value_or(e.attention) : e.attention;
+  return from_seconds_up(flops / (peak(gpu, d) * eff)) + e.kernel_overhead;
 }
 
 base::Time memory_time(const GpuSpec& gpu, const Efficiency& e, double bytes) {

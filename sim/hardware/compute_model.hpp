@@ -4,6 +4,8 @@
 #include "sim/base/json_reader.hpp"
 #include "sim/base/units.hpp"
 
+#include <optional>
+
 namespace sim::hardware {
 
 struct GpuSpec;
@@ -16,6 +18,11 @@ struct Efficiency {
   /// cap, other kernels interleaved). Default 0.70: between A100's ~0.8 in isolated cuBLAS runs and the ~0.55-0.6
   /// end-to-end hardware utilisation of Megatron-LM (Narayanan et al. SC21, Table 1); calibration replaces it.
   double gemm = 0.70;
+  /// The same for FP8 GEMMs, as a fraction of the FP8 dense peak. FP8 tensor cores draw more power per clock, so a
+  /// power-capped GPU in a training loop sustains a smaller fraction of the FP8 peak than of the BF16 one; an isolated
+  /// cuBLASLt FP8 8192^3 GEMM reaches ~1,610 of 1,979 TFLOP/s on H100 SXM (0.81; public cross-check report of
+  /// 2026-05, test_gpu_scripts/reports_cublaslt_fp8_crosscheck_20260524.md). Default: `gemm` (no separate fit).
+  std::optional<double> gemm_fp8;
   /// Output tile of the GEMM kernels (m x n), for wave quantisation over the SMs (NVIDIA, "Matrix Multiplication
   /// Background User's Guide", Sec. "Wave Quantization").
   int tile_m = 128;
@@ -24,6 +31,11 @@ struct Efficiency {
   double gemm_k_half = 32;
   /// Fraction of peak of fused attention kernels (FlashAttention-2 reaches 50-73% of A100 peak forward, Dao 2023).
   double attention = 0.55;
+  /// Fraction of the 16-bit peak of FlashAttention-2-class kernels (PyTorch SDPA's flash backend, Triton flash
+  /// attention), which do not use Hopper's asynchronous tensor-core instructions: "FlashAttention-2 achieves only 35%
+  /// utilization on H100" (Shah et al., "FlashAttention-3", arXiv:2407.08608, Sec. 1), against 75% for FlashAttention-3
+  /// and cuDNN's fused attention. Default: `attention` (Ampere and older: the two are the same kernel).
+  std::optional<double> attention_flash2;
   /// Fraction of HBM bandwidth achieved by memory-bound kernels (STREAM-like kernels reach ~80-90%).
   double hbm = 0.80;
   /// Fixed cost per kernel launch.
@@ -42,8 +54,8 @@ struct Efficiency {
 /// where wave = tiles / (ceil(tiles / SMs) * SMs) is the wave-quantisation efficiency and bytes the operands and
 /// result in 16-bit (Williams, Waterman, Patterson, "Roofline", CACM 2009).
 base::Time gemm_time(const GpuSpec& gpu, Dtype dtype, const Efficiency& e, double m, double n, double k, double batch);
-/// Time of a fused attention kernel of `flops` executed FLOPs.
-base::Time attention_time(const GpuSpec& gpu, Dtype dtype, const Efficiency& e, double flops);
+/// Time of a fused attention kernel of `flops` executed FLOPs (a FlashAttention-2-class kernel when `flash2`).
+base::Time attention_time(const GpuSpec& gpu, Dtype dtype, const Efficiency& e, double flops, bool flash2 = false);
 /// Time of a memory-bound kernel moving `bytes` to and from HBM.
 base::Time memory_time(const GpuSpec& gpu, const Efficiency& e, double bytes);
 

@@ -126,6 +126,8 @@ execution::StepInputs step_inputs(const PlanProblem& p, const ParallelConfig& c,
   in.layout = layout;
   in.seq_len = p.seq_len;
   in.dtype = p.dtype;
+  in.fp8_scaling = p.fp8_scaling;
+  in.attention_flash2 = p.attention_flash2;
   in.topology = size.topology;
   in.flash_attention = p.flash_attention;
   in.dropout = p.dropout;

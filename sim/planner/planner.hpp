@@ -83,6 +83,8 @@ struct PlanProblem {
   std::vector<int> gpus;              // cluster sizes to search (at least one)
   int seq_len = 0;
   hardware::Dtype dtype = hardware::Dtype::Bf16;
+  workload::Fp8Scaling fp8_scaling = workload::Fp8Scaling::Delayed;
+  bool attention_flash2 = false;
   /// Values of the fixed fields, and global_batch, order and layers_per_stage (never searched).
   parallel::ParallelConfig parallel;
   FixedFields fixed;

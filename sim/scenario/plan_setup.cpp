@@ -23,6 +23,8 @@ planner::PlanProblem plan_problem(const Scenario& s, const planner::PlanOptions&
   p.gpus = opt.gpus.empty() ? std::vector<int>{s.cluster.gpus} : opt.gpus;
   p.seq_len = s.training.seq_len;
   p.dtype = s.training.dtype;
+  p.fp8_scaling = s.training.fp8_scaling;
+  p.attention_flash2 = s.training.attention_flash2;
   p.parallel = s.parallel;
   p.fixed = planner::FixedFields::from_keys(s.parallel_fixed);
   if (const auto unknown = p.fixed.unfix(opt.free); !unknown.empty()) {

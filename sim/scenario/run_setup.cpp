@@ -1,6 +1,7 @@
 // sim/scenario/run_setup.cpp: checkpoint sizes, step times per cluster state and the failure model for a scenario.
 #include "sim/scenario/run_setup.hpp"
 
+#include "sim/base/errors.hpp"
 #include "sim/execution/step_sim.hpp"
 #include "sim/scenario/step_setup.hpp"
 #include "sim/workload/params.hpp"
@@ -63,6 +64,11 @@ reliability::CheckpointIo checkpoint_io(const Scenario& s, const parallel::Layou
 
 reliability::RunInputs run_inputs(const Scenario& s, const execution::StepPlan& plan, base::Time healthy,
                                   bool simulate_straggler) {
+  // A step has no length; a run does (issue 17: `trainsim step` needs neither key).
+  if (!s.training.tokens && !s.training.duration)
+    throw base::ConfigError(s.source, "/training",
+                            "missing \"tokens\" (train until done, e.g. \"15T\") or \"duration\" (a fixed window, "
+                            "e.g. \"54 d\"): a run needs one (a step does not)");
   reliability::RunInputs in;
   const auto& L = plan.layout;
   const auto [nodes_per_leaf, nodes_per_rack] = failure_domains(plan.topology.get());

@@ -301,14 +301,22 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
     if (has_duration) s.training.duration = duration;
     if (t->has("tokens") && t->has("duration"))
       t->error("give either \"tokens\" (train until done) or \"duration\" (a fixed window), not both");
-    if (!t->has("tokens") && !t->has("duration"))
-      t->error("missing \"tokens\" (train until done, e.g. \"15T\") or \"duration\" (a fixed window, e.g. \"54 d\")");
     std::string dtype;
     if (t->optional_enum("dtype", dtype, {"fp32", "tf32", "bf16", "fp16", "fp8", "fp4"})) {
       s.training.dtype = *hardware::dtype_from_string(dtype);
       if (hw && !s.hardware.gpu.peak_for(s.training.dtype))
         t->error("dtype",
                  "\"" + dtype + "\" is not supported by " + s.hardware.name + " (no peak rate in its profile)");
+    }
+    std::string kernel;
+    if (t->optional_enum("attention_kernel", kernel, {"fused", "flash2"}))
+      s.training.attention_flash2 = kernel == "flash2";
+    std::string recipe;
+    if (t->optional_enum("fp8_recipe", recipe, {"delayed", "tensorwise", "rowwise", "blockwise", "mxfp8"})) {
+      s.training.fp8_scaling = recipe == "delayed" ? workload::Fp8Scaling::Delayed : workload::Fp8Scaling::Current;
+      if (s.training.dtype != hardware::Dtype::Fp8 && s.training.dtype != hardware::Dtype::Fp4)
+        t->error("fp8_recipe", "\"" + recipe + "\" is an FP8 recipe, but training.dtype is \"" +
+                                   hardware::to_string(s.training.dtype) + "\"; set dtype \"fp8\" or drop fp8_recipe");
     }
     base::Count critical;
     if (t->optional("critical_batch", critical)) s.training.critical_batch = critical;

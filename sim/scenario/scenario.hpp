@@ -6,6 +6,7 @@
 #include "sim/parallel/memory.hpp"
 #include "sim/parallel/parallel_config.hpp"
 #include "sim/reliability/checkpoint_io.hpp"
+#include "sim/workload/layer_costs.hpp"
 #include "sim/workload/model_spec.hpp"
 
 #include <cstdint>
@@ -46,6 +47,13 @@ struct TrainingConfig {
   std::optional<base::Count> tokens;   // train until done ...
   std::optional<base::Time> duration;  // ... or simulate a fixed window
   hardware::Dtype dtype = hardware::Dtype::Bf16;
+  /// FP8 scaling recipe ("fp8_recipe", only with dtype fp8/fp4): "delayed" (default: Megatron-Core's --fp8-recipe
+  /// default and Transformer Engine's DelayedScaling) or "tensorwise", "rowwise", "blockwise", "mxfp8" (current
+  /// scaling: torchao.float8's recipes, TE's Float8CurrentScaling / Float8BlockScaling / MXFP8BlockScaling).
+  workload::Fp8Scaling fp8_scaling = workload::Fp8Scaling::Delayed;
+  /// Fused attention kernel ("attention_kernel"): "fused" (default: cuDNN / FlashAttention-3, what Transformer Engine
+  /// runs in Megatron-Core and NeMo) or "flash2" (FlashAttention-2-class: PyTorch SDPA's flash backend, Triton).
+  bool attention_flash2 = false;
   /// McCandlish's critical (noise) batch in tokens; absent: estimated (workload::estimate_critical_batch).
   std::optional<base::Count> critical_batch;
   /// Off by default (issue 19): PaLM's rate comes from one 540B run and no source scales it with model size, so a

@@ -64,6 +64,8 @@ StepSetup step_setup(const Scenario& s) {
   in.layout = std::get<parallel::Layout>(resolved);
   in.seq_len = s.training.seq_len;
   in.dtype = s.training.dtype;
+  in.fp8_scaling = s.training.fp8_scaling;
+  in.attention_flash2 = s.training.attention_flash2;
   try {
     in.topology = std::make_shared<const topology::Topology>(topology_config(s));
   } catch (const base::ConfigError& e) {

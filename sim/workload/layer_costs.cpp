@@ -16,6 +16,37 @@ Kernel memory(const char* name, double bytes) {
   return Kernel{KernelKind::Memory, name, 0, 0, 0, 1, 0, bytes};
 }
 
+/// Bytes per element of a cast of a 16-bit tensor to FP8 for a GEMM on Hopper, whose FP8 tensor cores take only the
+/// "TN" layout, so the wgrad/dgrad GEMMs need a transposed FP8 copy: Transformer Engine's cast_transpose reads the
+/// 16-bit tensor (2 B) and writes the FP8 tensor and its transpose (1 + 1 B). Where the cast is fused into the
+/// preceding norm (TE's LayerNormLinear) the norm writes FP8 in place of 16 bits, and only the transposed copy is
+/// extra (read 1, write 1). Current scaling first reads the 16-bit tensor for its amax (2 B more). Source: NVIDIA
+/// Transformer Engine, transformer_engine/common/transpose/cast_transpose.cu and the "FP8 primer" of its docs;
+/// torchao.float8 (tensorwise/rowwise dynamic scaling) likewise computes an amax, then casts.
+double fp8_cast_bytes(Fp8Scaling f, bool fused_with_norm) {
+  if (f == Fp8Scaling::None) return 0;
+  const double base = fused_with_norm ? 2.0 : 4.0;
+  return base + (f == Fp8Scaling::Current ? 2.0 : 0.0);
+}
+
+/// A linear layer's GEMM, and in FP8 training the cast of its input (m x k) to FP8 before it. The output layer and
+/// the router stay 16-bit (Megatron-Core builds them outside Transformer Engine; torchao converts only the
+/// transformer blocks' linears), and are made with gemm() directly.
+void linear(std::vector<Kernel>& out, const LayerShape& s, const char* name, double m, double n, double k,
+            double batch = 1, bool fused_with_norm = false) {
+  Kernel g = gemm(name, m, n, k, batch);
+  if (s.fp8 != Fp8Scaling::None) {
+    // With sequence parallelism the norm runs on this rank's 1/t of the tokens, and its fused cast with it (the
+    // all-gather then carries the cast tensor).
+    const double shard = fused_with_norm && s.sequence_parallel && s.tp > 1 ? 1.0 / s.tp : 1.0;
+    Kernel c = memory("fp8_cast", m * k * batch * shard * fp8_cast_bytes(s.fp8, fused_with_norm));
+    c.fp8_cast = true;
+    out.push_back(c);
+    g.fp8 = true;
+  }
+  out.push_back(g);
+}
+
 Segment compute(std::string label, std::vector<Kernel> ks) {
   Segment s;
   s.label = std::move(label);
@@ -185,14 +216,19 @@ PassWork forward_pass(const ModelSpec& m, const LayerShape& s, const Dims& d) {
   // Attention block.
   add(p, compute("attn_norm", {memory("attn_norm", norm_bytes)}));
   tp_enter(p, s, d, "attn_ag");
-  std::vector<Kernel> attn = m.mla
-                                 ? mla_projections(*m.mla, d)
-                                 : std::vector<Kernel>{gemm("qkv", d.tokens, (d.q_heads + 2 * d.kv_heads) * d.d, d.h)};
+  std::vector<Kernel> attn;
+  if (m.mla) {
+    // MLA's down/up projections as linears: in FP8 training each casts its input like any other linear.
+    for (const auto& k : mla_projections(*m.mla, d))
+      linear(attn, s, k.name, k.m, k.n, k.k, k.batch);
+  } else {
+    linear(attn, s, "qkv", d.tokens, (d.q_heads + 2 * d.kv_heads) * d.d, d.h, 1, /*fused_with_norm=*/true);
+  }
   if (m.position_embedding == PositionEmbedding::Rope)
     attn.push_back(memory("rope", d.tokens * (d.q_heads + d.kv_heads) * d.d * kAct * 2));
   for (auto& k : attention_core_forward(s, d))
     attn.push_back(k);
-  attn.push_back(gemm("attn_out", d.tokens, d.h, d.q_heads * (m.mla ? m.mla->v_head_dim : d.d)));
+  linear(attn, s, "attn_out", d.tokens, d.h, d.q_heads * (m.mla ? m.mla->v_head_dim : d.d));
   Segment a = compute("attn", std::move(attn));
   // Model FLOPs count attention without the causal saving (Narayanan et al. convention).
   for (auto& k : a.kernels) {
@@ -206,20 +242,31 @@ PassWork forward_pass(const ModelSpec& m, const LayerShape& s, const Dims& d) {
   // MLP block (or MoE).
   add(p, compute("mlp_norm", {memory("mlp_norm", norm_bytes)}));
   tp_enter(p, s, d, "mlp_ag");
+  // MoE token movement (Megatron-Core's alltoall token dispatcher, megatron/core/transformer/moe/token_dispatcher.py):
+  // permute the k routed copies of each token into expert order (read T x h, write kT x h), and after the dispatch
+  // sort the received chunks by local expert (read and write kT x h) when a rank holds more than one expert; the
+  // mirror image after the experts (unsort, combine, unpermute with the routing weights).
+  const double routed = m.moe ? d.tokens * m.moe->top_k : 0;
+  const bool sort_chunks = m.moe && s.ep > 1 && m.moe->experts / s.ep > 1;
   if (m.moe) {
-    add(p, compute("router",
-                   {gemm("router", d.tokens, m.moe->experts, d.h), memory("topk", d.tokens * m.moe->experts * 4 * 2)}));
-    if (s.ep > 1) p.segments.push_back(comm(CommKind::EpAllToAll, d.tokens * m.moe->top_k * d.h * kAct, "dispatch"));
+    add(p, compute("router", {gemm("router", d.tokens, m.moe->experts, d.h),
+                              memory("topk", d.tokens * m.moe->experts * 4 * 2),
+                              memory("moe_permute", (d.tokens + routed) * d.h * kAct)}));
+    if (s.ep > 1) p.segments.push_back(comm(CommKind::EpAllToAll, routed * d.h * kAct, "dispatch"));
   }
   std::vector<Kernel> mlp;
+  if (sort_chunks) mlp.push_back(memory("moe_sort_chunks", 2 * routed * d.h * kAct));
   const auto gemms = mlp_gemms(m, s, d);
-  mlp.push_back(gemm(gemms[0].name, gemms[0].m, gemms[0].n, gemms[0].k, gemms[0].count));
+  // A dense MLP's first projection takes the norm's output (its cast fused there); routed experts take permuted
+  // tokens.
+  linear(mlp, s, gemms[0].name, gemms[0].m, gemms[0].n, gemms[0].k, gemms[0].count, /*fused_with_norm=*/!m.moe);
   mlp.push_back(memory("activation", activation_bytes(m, s, d)));
   for (std::size_t i = 1; i < gemms.size(); ++i)
-    mlp.push_back(gemm(gemms[i].name, gemms[i].m, gemms[i].n, gemms[i].k, gemms[i].count));
+    linear(mlp, s, gemms[i].name, gemms[i].m, gemms[i].n, gemms[i].k, gemms[i].count);
+  if (sort_chunks) mlp.push_back(memory("moe_unsort_chunks", 2 * routed * d.h * kAct));
   add(p, compute("mlp", std::move(mlp)));
-  if (m.moe && s.ep > 1)
-    p.segments.push_back(comm(CommKind::EpAllToAll, d.tokens * m.moe->top_k * d.h * kAct, "combine"));
+  if (m.moe && s.ep > 1) p.segments.push_back(comm(CommKind::EpAllToAll, routed * d.h * kAct, "combine"));
+  if (m.moe) add(p, compute("moe_unpermute", {memory("moe_unpermute", (d.tokens + routed) * d.h * kAct)}));
   tp_leave(p, s, d, "mlp_rs");
   add(p, compute("mlp_residual", {memory("mlp_residual", residual_bytes)}));
   return p;
@@ -251,12 +298,23 @@ void backward_passes(const ModelSpec& m, const LayerShape& s, const Dims& d, con
           for (auto& a : attention_core_backward(s, d))
             bk.push_back(a);
         core_done = true;
+      } else if (k.fp8_cast) {
+        continue;  // the forward's input cast; the backward casts the output gradient (below, per GEMM)
       } else if (k.kind == KernelKind::Memory) {
         bk.push_back(memory(k.name, k.bytes * 2.0));
       } else {
+        if (k.fp8) {
+          // The output gradient (m x n, 16-bit) cast and transposed to FP8 for both backward GEMMs.
+          Kernel c = memory("fp8_cast_grad", k.m * k.n * k.batch * fp8_cast_bytes(s.fp8, false));
+          c.fp8_cast = true;
+          bk.push_back(c);
+        }
         // dgrad: (m x n) x (n x k) -> m x k; wgrad: (k x m) x (m x n) -> k x n. Same FLOPs as the forward.
-        bk.push_back(gemm(k.name, k.m, k.k, k.n, k.batch));
-        wk.push_back(gemm(k.name, k.k, k.n, k.m, k.batch));
+        Kernel dgrad = gemm(k.name, k.m, k.k, k.n, k.batch);
+        Kernel wgrad = gemm(k.name, k.k, k.n, k.m, k.batch);
+        dgrad.fp8 = wgrad.fp8 = k.fp8;
+        bk.push_back(dgrad);
+        wk.push_back(wgrad);
       }
     }
     if (!bk.empty()) add(b, compute(seg.label + "_bwd", std::move(bk)));

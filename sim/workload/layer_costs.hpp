@@ -7,6 +7,16 @@
 
 namespace sim::workload {
 
+/// How FP8 linear layers find their scales, which decides the bytes their casts move (Micikevicius et al., "FP8
+/// Formats for Deep Learning", arXiv:2209.05433; NVIDIA Transformer Engine docs, "Using FP8 with Transformer
+/// Engine": delayed scaling keeps an amax history, current scaling measures each tensor before casting it).
+enum class Fp8Scaling {
+  None,     // 16-bit GEMMs
+  Delayed,  // scale from the amax history (Transformer Engine's DelayedScaling, Megatron-Core's default recipe)
+  Current,  // scale from this tensor's amax (TE Float8CurrentScaling, torchao "tensorwise"/"rowwise", blockwise, MXFP8):
+            // one more read of the 16-bit tensor before the cast
+};
+
 /// How one GPU slices a layer: micro-batch, sequence, and the parallel dimensions that cut the layer itself.
 struct LayerShape {
   int micro_batch = 1;
@@ -18,6 +28,7 @@ struct LayerShape {
   bool flash_attention = true;  // fused attention (Dao et al. 2022): no s x s score matrix in memory
   bool causal = true;           // causal mask: a fused kernel skips the masked half of the score blocks
   bool dropout = false;         // hidden and attention dropout (GPT-era Megatron 0.1; Llama/Mixtral none)
+  Fp8Scaling fp8 = Fp8Scaling::None;  // FP8 linear layers (Transformer Engine, torchao float8): their casts
 };
 
 enum class KernelKind {
@@ -34,6 +45,8 @@ struct Kernel {
   double flops = 0;                       // executed FLOPs (causal attention halves them for fused kernels)
   double bytes = 0;                       // HBM traffic of memory-bound kernels
   bool attention_core = false;            // part of scores/softmax/context (recomputed by selective recompute)
+  bool fp8 = false;       // a GEMM whose operands are FP8 (timed at the FP8 rate); else it runs in 16 bits
+  bool fp8_cast = false;  // a cast of a GEMM operand to FP8 (its backward counterpart is emitted per GEMM)
 };
 
 enum class CommKind {

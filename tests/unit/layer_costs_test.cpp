@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 namespace sim::workload {
 namespace {
 
@@ -86,6 +88,108 @@ TEST(LayerCosts, MoeCountsOnlyRoutedExperts) {
   const double router = 1.0 * m.hidden * m.moe->experts;
   const double core = 4.0 * tokens * tokens * m.hidden * 0.5;  // causal fused attention executes half
   EXPECT_NEAR(executed_gemm_flops(w.forward), 2 * tokens * (attn_params + expert_params + router) + core, 1e3);
+}
+
+}  // namespace
+}  // namespace sim::workload
+
+namespace sim::workload {
+namespace {
+
+double cast_bytes(const PassWork& p) {
+  double b = 0;
+  for (const auto& s : p.segments)
+    for (const auto& k : s.kernels)
+      if (k.fp8_cast) b += k.bytes;
+  return b;
+}
+
+int fp8_gemms(const PassWork& p) {
+  int n = 0;
+  for (const auto& s : p.segments)
+    for (const auto& k : s.kernels)
+      n += k.kind == KernelKind::Gemm && k.fp8;
+  return n;
+}
+
+TEST(LayerCostsFp8, EachLinearCastsItsInputForwardAndItsOutputGradientBackward) {
+  const auto m = scenario::load_model("llama3-8b");
+  LayerShape s;
+  s.seq_len = 8192;
+  s.fp8 = Fp8Scaling::Delayed;
+  const auto w = layer_work(m, s, RecomputeMode::None);
+  // Four linears (qkv, attention output, gate+up, down) run in FP8; the attention core stays 16-bit.
+  EXPECT_EQ(fp8_gemms(w.forward), 4);
+  const double t = 8192, h = m.hidden, f = m.ffn_hidden;
+  // Forward: qkv and gate+up inputs (h wide) cast in the norm (2 B/elem extra: the transposed copy); the attention
+  // output's and the down projection's inputs (h and f wide) by cast_transpose (read 2, write 1 + 1).
+  EXPECT_DOUBLE_EQ(cast_bytes(w.forward), t * h * 2 + t * h * 4 + t * h * 2 + t * f * 4);
+  // Backward: every GEMM's output gradient, m x n, by cast_transpose (4 B/elem).
+  const double qkv_n = (32 + 2 * 8) * 128.0;
+  EXPECT_DOUBLE_EQ(cast_bytes(w.backward_input), 4 * t * (qkv_n + h + 2 * f + h));
+  EXPECT_EQ(fp8_gemms(w.backward_input), 4);
+  EXPECT_EQ(fp8_gemms(w.backward_weight), 4);
+  // Current scaling reads each 16-bit tensor once more for its amax.
+  s.fp8 = Fp8Scaling::Current;
+  const auto c = layer_work(m, s, RecomputeMode::None);
+  EXPECT_DOUBLE_EQ(cast_bytes(c.forward) - cast_bytes(w.forward), 2 * t * (h + h + h + f));
+  // 16-bit training has no casts and no FP8 GEMMs; FLOP counts do not depend on the recipe.
+  s.fp8 = Fp8Scaling::None;
+  const auto b = layer_work(m, s, RecomputeMode::None);
+  EXPECT_EQ(cast_bytes(b.forward) + cast_bytes(b.backward_input), 0);
+  EXPECT_EQ(fp8_gemms(b.forward), 0);
+  EXPECT_DOUBLE_EQ(b.forward.model_flops, w.forward.model_flops);
+}
+
+TEST(LayerCostsMoe, TokensArePermutedBeforeTheExpertsAndUnpermutedAfter) {
+  const auto m = scenario::load_model("mixtral-8x7b");
+  LayerShape s;
+  s.seq_len = 4096;
+  s.ep = 8;
+  const auto w = layer_work(m, s, RecomputeMode::None);
+  double permute = 0, sort = 0;
+  for (const auto& seg : w.forward.segments)
+    for (const auto& k : seg.kernels) {
+      if (std::string(k.name) == "moe_permute" || std::string(k.name) == "moe_unpermute") permute += k.bytes;
+      if (std::string(k.name) == "moe_sort_chunks" || std::string(k.name) == "moe_unsort_chunks") sort += k.bytes;
+    }
+  const double t = 4096, h = m.hidden, k = 2;
+  EXPECT_DOUBLE_EQ(permute, 2 * (t + k * t) * h * 2) << "read T x h, write kT x h (and back), 16-bit";
+  EXPECT_EQ(sort, 0) << "one expert per rank at ep = experts: nothing to sort";
+  s.ep = 2;
+  const auto w2 = layer_work(m, s, RecomputeMode::None);
+  sort = 0;
+  for (const auto& seg : w2.forward.segments)
+    for (const auto& kk : seg.kernels)
+      if (std::string(kk.name) == "moe_sort_chunks") sort += kk.bytes;
+  EXPECT_DOUBLE_EQ(sort, 2 * k * t * h * 2);
+}
+
+}  // namespace
+}  // namespace sim::workload
+
+namespace sim::workload {
+namespace {
+
+TEST(LayerCostsFp8, WithSequenceParallelismTheNormFusedCastsRunOnTheLocalShard) {
+  const auto m = scenario::load_model("llama3-70b");
+  LayerShape s;
+  s.seq_len = 8192;
+  s.tp = 4;
+  s.sequence_parallel = true;
+  s.fp8 = Fp8Scaling::Delayed;
+  const auto w = layer_work(m, s, RecomputeMode::None);
+  double fused = 0, unfused = 0;
+  for (const auto& seg : w.forward.segments)
+    for (std::size_t i = 0; i + 1 < seg.kernels.size(); ++i) {  // a cast always precedes its GEMM
+      const auto& k = seg.kernels[i];
+      if (!k.fp8_cast) continue;
+      const std::string next = seg.kernels[i + 1].name;
+      (next == "qkv" || next == "mlp_up" ? fused : unfused) += k.bytes;
+    }
+  const double t = 8192, h = m.hidden, f = m.ffn_hidden / 4.0;
+  EXPECT_DOUBLE_EQ(fused, 2 * (t / 4) * h * 2) << "qkv and gate+up inputs: the 1/t shard, transposed copy only";
+  EXPECT_DOUBLE_EQ(unfused, 4 * t * (h / 4) + 4 * t * f) << "attention output and down projection: full tokens, k/t";
 }
 
 }  // namespace
