@@ -1,0 +1,200 @@
+// tests/validation/fit_main.cpp: trainsim-validation-fit, the only place where trainsim's physical efficiency factors
+// are fitted to published runs (issue 17).
+//
+// Per GPU generation (Ampere, Hopper, Blackwell) it fits physical factors of sim/hardware/compute_model.hpp: the
+// fraction of the BF16 peak a large GEMM sustains in a training loop ("gemm"; Ampere) and the same for FP8 GEMMs
+// ("gemm_fp8", where the generation has FP8 runs). params_for() says why the others keep their documented defaults.
+// Nothing per run, per source or per model. The objective (loss(), below) is a capped mean absolute error with each source
+// family weighted once, minimised by coordinate descent with golden-section line searches. Then, for every source family, it fits again without that
+// family and reports the family's error under those factors (leave-one-family-out): the figure that says how the
+// model does on sources it has not seen.
+//
+// Usage: trainsim-validation-fit [--out FILE]   (default tests/validation/fit_result.json in the source tree)
+// The fitted values are copied into hardware_profiles/*.json "efficiency" by hand, with this command in their
+// provenance; `ctest -L validation` then reads FILE for the held-out column of docs/validation.md.
+#include "tests/validation/evaluate.hpp"
+#include "tests/validation/published_records.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace {
+
+using validation::EfficiencyPatch;
+using validation::Prepared;
+using validation::Record;
+
+struct Param {
+  std::string name;
+  double lo, hi;
+};
+
+/// The factors fitted for a generation. Hopper's BF16 `gemm` is not among them: it keeps the documented default of
+/// compute_model.hpp (0.70), which dense BF16 Megatron-style runs of sources outside this set (30+ runs, 8 to 12,288
+/// H100s, issue 17) reproduce within 0.97-1.02; fitted here it drops to 0.57, dragged by families whose gap is a
+/// mechanism the model lacks (see docs/validation.md), and those external runs would be predicted 20% slow.
+std::vector<Param> params_for(const std::vector<const Prepared*>& rows) {
+  /// Nor is the cost per kernel: left free it runs to the ends of any range (0.1 us on Ampere, 30 us on Hopper), a
+  /// stand-in for missing mechanisms rather than a launch cost; it keeps its documented 4 us.
+  const bool hopper = !rows.empty() && rows.front()->record().generation == "hopper";
+  std::vector<Param> p;
+  if (!hopper) p.push_back(Param{"gemm", 0.40, 0.95});
+  bool fp8 = false;
+  for (const auto* r : rows)
+    fp8 = fp8 || r->record().scenario.find("\"fp8\"") != std::string::npos;
+  if (fp8) p.push_back({"gemm_fp8", 0.30, 0.95});
+  return p;
+}
+
+/// Mean |error| over the runs predicted (replica fidelity: the figures reported).
+double mape(const std::vector<const Prepared*>& rows, const EfficiencyPatch& patch, int* predicted = nullptr) {
+  double sum = 0;
+  int n = 0;
+  for (const auto* r : rows) {
+    const auto o = r->predict(&patch);
+    if (!o.predicted) continue;
+    sum += std::fabs(o.error());
+    ++n;
+  }
+  if (predicted) *predicted = n;
+  return n ? sum / n : 0;
+}
+
+/// The fit's loss: each run's |error| capped at 25%, averaged within its source family, then over families. The cap:
+/// a run off by more than that shows a mechanism the model lacks (ZeRO-3's collectives at 1,536 ranks, a power-capped
+/// part), not evidence about a GEMM's efficiency. The family average: each source counts once, so the 44 runs of one
+/// benchmark suite do not outvote the other sources (left to a plain mean, the family with the most rows decides
+/// every physical factor). Simulated at analytic fidelity (the closed forms agree with replica on these symmetric
+/// inputs, at a fraction of the cost).
+constexpr double kLossCap = 0.25;
+double loss(const std::vector<const Prepared*>& rows, const EfficiencyPatch& patch) {
+  std::map<std::string, std::pair<double, int>> by_family;
+  for (const auto* r : rows) {
+    const auto o = r->predict(&patch, sim::execution::Fidelity::Analytic);
+    if (!o.predicted) continue;
+    auto& f = by_family[r->record().family];
+    f.first += std::min(std::fabs(o.error()), kLossCap);
+    ++f.second;
+  }
+  double sum = 0;
+  for (const auto& [name, f] : by_family)
+    sum += f.first / f.second;
+  return by_family.empty() ? 0 : sum / static_cast<double>(by_family.size());
+}
+
+/// Coordinate descent, two sweeps of golden-section searches (each to 1% of its parameter's range).
+EfficiencyPatch fit(const std::vector<const Prepared*>& rows, const std::vector<Param>& params) {
+  EfficiencyPatch x;
+  for (const auto& p : params)  // start from compute_model.hpp's defaults
+    x[p.name] = 0.7;
+  const double phi = (std::sqrt(5.0) - 1) / 2;
+  for (int sweep = 0; sweep < 2; ++sweep) {
+    for (const auto& p : params) {
+      double a = p.lo, b = p.hi;
+      auto f = [&](double v) {
+        EfficiencyPatch y = x;
+        y[p.name] = v;
+        return loss(rows, y);
+      };
+      double c = b - phi * (b - a), d = a + phi * (b - a);
+      double fc = f(c), fd = f(d);
+      while (b - a > 0.01 * (p.hi - p.lo)) {
+        if (fc < fd) {
+          b = d;
+          d = c;
+          fd = fc;
+          c = b - phi * (b - a);
+          fc = f(c);
+        } else {
+          a = c;
+          c = d;
+          fc = fd;
+          d = a + phi * (b - a);
+          fd = f(d);
+        }
+      }
+      x[p.name] = (a + b) / 2;
+    }
+  }
+  return x;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string out = std::string(TRAINSIM_SOURCE_DIR) + "/tests/validation/fit_result.json";
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::string(argv[i]) == "--out") out = argv[i + 1];
+  const auto records = validation::load_published_records(validation::shared_validation_dir());
+  std::vector<std::unique_ptr<Prepared>> prepared;
+  std::map<std::string, std::vector<const Prepared*>> by_generation;
+  for (const auto& r : records) {
+    prepared.push_back(std::make_unique<Prepared>(r));
+    if (prepared.back()->ready()) by_generation[r.generation].push_back(prepared.back().get());
+  }
+
+  nlohmann::ordered_json result;
+  result["generated_by"] = "trainsim-validation-fit (tests/validation/fit_main.cpp)";
+  result["objective"] = "mean over source families of the mean min(|error|, 25%) of their runs, analytic fidelity";
+  std::map<std::string, std::pair<double, int>> held_out;  // family -> (sum |error|, runs)
+  for (const auto& [generation, rows] : by_generation) {
+    std::set<std::string> sources;
+    for (const auto* r : rows)
+      sources.insert(r->record().family);
+    // A generation whose runs come from one source family is not fitted: nothing could check the fit on another
+    // source, and its factors keep their documented defaults (Blackwell today: one Megatron-MoE-ModelZoo table).
+    const auto params = sources.size() >= 2 ? params_for(rows) : std::vector<Param>{};
+    const auto x = fit(rows, params);
+    int n = 0;
+    const double in_sample = mape(rows, x, &n);
+    std::printf("%s: %d runs predicted, in-sample MAPE %.1f%%:", generation.c_str(), n, 100 * in_sample);
+    for (const auto& [k, v] : x)
+      std::printf(" %s=%.3f", k.c_str(), v);
+    std::printf("\n");
+    auto& g = result["generations"][generation];
+    for (const auto& [k, v] : x)
+      g["params"][k] = std::round(v * 1000) / 1000;
+    g["runs"] = n;
+    g["in_sample_mape"] = std::round(in_sample * 10000) / 10000;
+
+    std::set<std::string> families;
+    for (const auto* r : rows)
+      families.insert(r->record().family);
+    for (const auto& fam : families) {
+      if (params.empty()) break;  // not fitted: nothing to hold out
+      std::vector<const Prepared*> train, test;
+      for (const auto* r : rows)
+        (r->record().family == fam ? test : train).push_back(r);
+      if (train.empty()) continue;  // the generation's only family: nothing to fit it from
+      auto xf = fit(train, params_for(train));
+      // A factor the other families cannot inform (FP8 when no other family trains in FP8) takes its documented
+      // default, never the in-sample value (which the held-out family helped fit): gemm_fp8 defaults to gemm.
+      if (x.count("gemm_fp8") && !xf.count("gemm_fp8")) xf["gemm_fp8"] = xf.count("gemm") ? xf["gemm"] : 0.70;
+      for (const auto* r : test) {
+        const auto o = r->predict(&xf);
+        if (!o.predicted) continue;
+        held_out[fam].first += std::fabs(o.error());
+        ++held_out[fam].second;
+      }
+      std::printf("  %s held out: %d runs\n", fam.c_str(), static_cast<int>(test.size()));
+    }
+  }
+  for (const auto& [fam, acc] : held_out) {
+    const double m = acc.second ? acc.first / acc.second : 0;
+    result["held_out_mape"][fam] = std::round(m * 10000) / 10000;
+    std::printf("held-out MAPE %-24s %.1f%% (%d runs)\n", fam.c_str(), 100 * m, acc.second);
+  }
+  std::ofstream f(out, std::ios::trunc);
+  f << result.dump(2) << "\n";
+  std::printf("wrote %s\n", out.c_str());
+  return 0;
+}

@@ -1,0 +1,442 @@
+// tests/validation/published_records.cpp: published run records -> scenarios and reference step times.
+//
+// Seams: (1) source families and their framework defaults (the shared README's list), (2) the record's model, cluster
+// and layout as scenario JSON, (3) the reference step time by the source's own convention.
+#include "tests/validation/published_records.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <stdexcept>
+
+namespace validation {
+namespace {
+
+using nlohmann::json;
+
+// ---- (1) families and their defaults -------------------------------------------------------------------------------
+
+/// The framework defaults a family's records rely on (shared/validation/README.md: "fill them with that framework's
+/// documented default ... and say so").
+struct Family {
+  const char* prefix;  // start of source.paper
+  const char* name;
+  bool megatron_like;  // Megatron-LM / Megatron-Core / NeMo / Megatron-Bridge: distributed optimizer, SP with TP > 1
+  bool fsdp_like;      // llm-foundry / TorchTitan: FSDP sharding, SP with TP (TorchTitan always pairs them)
+};
+
+constexpr Family kFamilies[] = {
+    {"Narayanan et al., SC21", "megatron-sc21", true, false},
+    {"Narayanan et al., Efficient Large-Scale Language Model Training", "megatron-sc21", true, false},
+    {"Korthikanti et al.", "korthikanti22", true, false},
+    {"NVIDIA Megatron-LM README 'Training Speed", "megatron-readme", true, false},
+    {"NVIDIA Megatron-LM README (Megatron-Core", "megatron-readme", true, false},
+    {"NVIDIA Megatron-LM, megatron/core/transformer/moe", "megatron-moe", true, false},
+    {"NVIDIA Megatron-MoE-ModelZoo", "megatron-moe-modelzoo", true, false},
+    {"NVIDIA NeMo Framework performance summary", "nemo-24.07", true, false},
+    {"NVIDIA dgxc-benchmarking", "dgxc-benchmarking", true, false},
+    {"Llama Team, The Llama 3 Herd", "llama3-paper", false, true},
+    {"MosaicML llm-foundry", "llm-foundry", false, true},
+    {"PyTorch torchtitan", "torchtitan", false, true},
+};
+
+const Family* family_of(const json& r) {
+  const std::string paper = r.at("source").at("paper").get<std::string>();
+  for (const auto& f : kFamilies)
+    if (paper.rfind(f.prefix, 0) == 0) return &f;
+  return nullptr;
+}
+
+bool is_null(const json& j, const char* key) {
+  return !j.contains(key) || j.at(key).is_null();
+}
+
+template <typename T>
+std::optional<T> get(const json& j, const char* key) {
+  if (is_null(j, key)) return std::nullopt;
+  return j.at(key).get<T>();
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+bool contains(const std::string& text, const char* what) {
+  return lower(text).find(what) != std::string::npos;
+}
+
+// ---- (2) record -> scenario -----------------------------------------------------------------------------------------
+
+struct HardwareChoice {
+  std::string profile;
+  std::string generation;
+};
+
+std::optional<HardwareChoice> hardware_of(const json& r, std::vector<std::string>& assumptions) {
+  const std::string gpu = r.at("hardware").at("gpu").get<std::string>();
+  if (contains(gpu, "a100")) return HardwareChoice{"a100-sxm4-80gb", "ampere"};
+  if (contains(gpu, "h200")) return HardwareChoice{"h200-sxm-141gb", "hopper"};
+  if (contains(gpu, "gb300")) return HardwareChoice{"gb300-nvl72", "blackwell"};
+  if (contains(gpu, "gb200")) return HardwareChoice{"gb200-nvl72", "blackwell"};
+  (void)assumptions;
+  if (contains(gpu, "96gb")) return HardwareChoice{"h100-sxm5-96gb-500w", "hopper"};
+  if (contains(gpu, "h100")) return HardwareChoice{"h100-sxm5-80gb", "hopper"};
+  return std::nullopt;
+}
+
+/// Model family traits the records do not spell out, from the model's name (public architectures): Llama, Mixtral,
+/// Qwen and Mistral are SwiGLU + RMSNorm + RoPE without biases; GPT-3 (Megatron, NeMo) GELU + LayerNorm + learned
+/// positions with biases; MPT GELU + LayerNorm with ALiBi (no position table) and no biases (MosaicML, "Introducing
+/// MPT-7B", 2023: no_bias, ALiBi, FlashAttention).
+/// Public architectures of the records whose model dimensions are null, from the configurations the runs used:
+/// MosaicML llm-foundry scripts/train/yamls/pretrain/mpt-{125m,350m,760m}.yaml (commits 2a59782a, 39393a21:
+/// d_model, n_heads, n_layers, expansion_ratio 4, vocab_size 50368), NVIDIA NeMo-Framework-Launcher
+/// launcher_scripts/conf/training/gpt3/{5b,20b}.yaml (commits 00af8f26, 056a90ed: num_layers, hidden_size,
+/// num_attention_heads, ffn 4 x hidden, GPT2BPETokenizer's 50,257 entries).
+struct KnownArchitecture {
+  const char* name;
+  int layers, hidden, heads, vocab;
+};
+constexpr KnownArchitecture kKnown[] = {
+    {"MPT-125m", 12, 768, 12, 50368},  {"MPT-350m", 24, 1024, 16, 50368}, {"MPT-760m", 24, 1536, 12, 50368},
+    {"GPT3-5B", 24, 4096, 32, 50257},  {"GPT3-20B", 44, 6144, 48, 50257},
+};
+
+json model_of(json m, const Family& fam, std::vector<std::string>& assumptions, std::string& refusal) {
+  const std::string name = get<std::string>(m, "name").value_or("model");
+  for (const auto& k : kKnown)
+    if (name == k.name && is_null(m, "layers")) {
+      m["layers"] = k.layers;
+      m["hidden"] = k.hidden;
+      m["heads"] = k.heads;
+      m["vocab"] = k.vocab;
+      assumptions.push_back(std::string("architecture of ") + k.name + " from its public training configuration");
+    }
+  const bool swiglu = contains(name, "llama") || contains(name, "mixtral") || contains(name, "qwen") ||
+                      contains(name, "mistral");
+  const bool mpt = contains(name, "mpt");
+  const bool nemotron = contains(name, "nemotron");
+  if (nemotron) {
+    refusal = "Nemotron-4's squared-ReLU MLP is not modelled, and the record does not give the architecture";
+    return {};
+  }
+  for (const char* k : {"layers", "hidden", "heads", "vocab"})
+    if (is_null(m, k)) {
+      refusal = std::string("the record does not give the architecture (model.") + k + " is null)";
+      return {};
+    }
+  json out;
+  out["name"] = name;
+  out["layers"] = m.at("layers");
+  out["hidden"] = m.at("hidden");
+  out["heads"] = m.at("heads");
+  out["vocab"] = m.at("vocab");
+  const int hidden = m.at("hidden").get<int>();
+  if (is_null(m, "ffn_hidden")) {
+    out["ffn_hidden"] = 4 * hidden;
+    assumptions.push_back("ffn_hidden = 4 x hidden (Megatron-LM's default --ffn-hidden-size)");
+  } else {
+    out["ffn_hidden"] = m.at("ffn_hidden");
+  }
+  if (is_null(m, "kv_heads")) {
+    out["kv_heads"] = m.at("heads");
+    assumptions.push_back("kv_heads = heads (Megatron-LM's default: no grouped-query attention)");
+  } else {
+    out["kv_heads"] = m.at("kv_heads");
+  }
+  out["activation"] = swiglu ? "swiglu" : "gelu";
+  out["norm"] = swiglu ? "rmsnorm" : "layernorm";
+  out["position_embedding"] = (swiglu || mpt) ? "rope" : "learned";
+  out["bias"] = !(swiglu || mpt);
+  out["tied_embeddings"] = !swiglu;
+  out["max_seq_len"] = std::max(2048, get<int>(m, "seq_len").value_or(2048));
+  if (!is_null(m, "moe")) {
+    const json& e = m.at("moe");
+    if (get<int>(e, "dense_layers").value_or(0) > 0) {
+      refusal = "mixed dense and MoE layers (model.moe.dense_layers > 0) are not modelled yet";
+      return {};
+    }
+    json moe;
+    moe["experts"] = e.at("num_experts");
+    moe["top_k"] = e.at("top_k");
+    moe["ffn_hidden"] = is_null(e, "expert_ffn_hidden") ? out["ffn_hidden"] : e.at("expert_ffn_hidden");
+    moe["shared_experts"] = get<int>(e, "shared_experts").value_or(0);
+    out["moe"] = moe;
+  }
+  // Qwen3's kv_channels (Megatron --kv-channels) of 128: attention width 8192 while hidden is 4096 (arch_notes).
+  if (!is_null(m, "arch_notes") && contains(m.at("arch_notes").get<std::string>(), "kv_channels 128")) out["head_dim"] = 128;
+  (void)fam;
+  return out;
+}
+
+std::string recompute_of(const json& p, std::vector<std::string>& assumptions) {
+  const auto text = get<std::string>(p, "recompute");
+  if (!text) {
+    assumptions.push_back("no recomputation (the framework default when the recipe does not enable it)");
+    return "none";
+  }
+  if (contains(*text, "full")) return "full";
+  if (contains(*text, "selective")) return "selective";
+  return "none";
+}
+
+std::string dtype_of(const json& r) {
+  const std::string p = lower(r.value("precision", std::string()));
+  if (p.find("fp8") != std::string::npos) return "fp8";
+  if (p.find("fp16") != std::string::npos && p.find("bf16") == std::string::npos) return "fp16";
+  return "bf16";
+}
+
+// ---- (3) reference step time ----------------------------------------------------------------------------------------
+
+/// Megatron-Core / NeMo / Megatron-Bridge model FLOPs per iteration (megatron/training/training.py,
+/// num_floating_point_operations, as the shared README states it):
+///   12 B s l h^2 [(1 + G/a + s/h)(q/h) + (f/h) k (3/2 if SwiGLU) + V/(2 l h)]
+double megatron_core_flops(const json& m, double batch, double seq) {
+  const double l = m.at("layers").get<double>(), h = m.at("hidden").get<double>(), a = m.at("heads").get<double>();
+  const double g = is_null(m, "kv_heads") ? a : m.at("kv_heads").get<double>();
+  const double v = m.at("vocab").get<double>();
+  const std::string name = get<std::string>(m, "name").value_or("");
+  const bool swiglu = contains(name, "llama") || contains(name, "mixtral") || contains(name, "qwen");
+  double f = is_null(m, "ffn_hidden") ? 4 * h : m.at("ffn_hidden").get<double>();
+  double k = 1;
+  double q = h;
+  if (!is_null(m, "moe")) {
+    const json& e = m.at("moe");
+    if (!is_null(e, "expert_ffn_hidden")) f = e.at("expert_ffn_hidden").get<double>();
+    k = e.at("top_k").get<double>() + get<double>(e, "shared_experts").value_or(0);
+  }
+  // Qwen3's kv_channels (128) make the query width 64 x 128 = 8192 while hidden is 4096: q/h = 2 (arch_notes).
+  if (!is_null(m, "arch_notes") && contains(m.at("arch_notes").get<std::string>(), "kv_channels 128")) q = a * 128;
+  const double glu = swiglu ? 1.5 : 1.0;
+  return 12 * batch * seq * l * h * h * ((1 + g / a + seq / h) * (q / h) + (f / h) * k * glu + v / (2 * l * h));
+}
+
+/// Narayanan et al. SC21 Eq. 3 (full recomputation counted): 96 B s l h^2 (1 + s/(6h) + V/(16 l h)).
+double megatron_eq3_flops(const json& m, double batch, double seq) {
+  const double l = m.at("layers").get<double>(), h = m.at("hidden").get<double>(), v = m.at("vocab").get<double>();
+  return 96 * batch * seq * l * h * h * (1 + seq / (6 * h) + v / (16 * l * h));
+}
+
+bool reference_of(const json& r, Record& out, int gpus, double batch, double seq) {
+  const json& me = r.at("measured");
+  const std::string conv = r.value("flop_convention", std::string());
+  if (auto st = get<double>(me, "step_time_s")) {
+    out.reference = Reference::StepTime;
+    out.reference_step_s = *st;
+    out.reference_how = "published step time";
+    return true;
+  }
+  if (auto tps = get<double>(me, "tokens_per_s")) {
+    out.reference = Reference::TokensPerS;
+    out.reference_step_s = batch * seq / *tps;
+    out.reference_how = "global batch x seq / published tokens/s";
+    return true;
+  }
+  if (auto tpg = get<double>(me, "tokens_per_s_per_gpu")) {
+    out.reference = Reference::TokensPerS;
+    out.reference_step_s = batch * seq / (*tpg * gpus);
+    out.reference_how = "global batch x seq / (published tokens/s/GPU x GPUs)";
+    return true;
+  }
+  std::optional<double> tflops = get<double>(me, "tflops_per_gpu");
+  if (!tflops) {
+    out.refusal = "the record publishes no step time, tokens/s or TFLOP/s";
+    return false;
+  }
+  out.reference = Reference::Tflops;
+  const json& m = r.at("model");
+  if (contains(conv, "megatron_eq3_96")) {
+    out.reference_step_s = megatron_eq3_flops(m, batch, seq) / (gpus * *tflops * 1e12);
+    out.reference_how = "SC21 Eq. 3 FLOPs / (GPUs x published TFLOP/s)";
+    return true;
+  }
+  if (contains(conv, "megatron") || contains(conv, "nemo")) {
+    out.reference_step_s = megatron_core_flops(m, batch, seq) / (gpus * *tflops * 1e12);
+    out.reference_how = "Megatron-Core model FLOPs / (GPUs x published TFLOP/s)";
+    return true;
+  }
+  if (contains(conv, "989")) {  // Llama 3: MFU against the BF16 peak, formula not given
+    out.reference_step_s = megatron_core_flops(m, batch, seq) / (gpus * *tflops * 1e12);
+    out.reference_how = "Megatron-Core model FLOPs / (GPUs x published TFLOP/s); Meta's own count is not published";
+    out.assumptions.push_back("Meta's FLOP count taken as Megatron-Core's (not published)");
+    return true;
+  }
+  out.refusal = "TFLOP/s under an unknown FLOP convention: " + conv;
+  return false;
+}
+
+Record convert(const json& r) {
+  Record out;
+  out.id = r.at("id").get<std::string>();
+  const Family* fam = family_of(r);
+  if (!fam) {
+    out.family = "unknown";
+    out.refusal = "source family not known to the converter";
+    return out;
+  }
+  out.family = fam->name;
+  auto hw = hardware_of(r, out.assumptions);
+  if (!hw) {
+    out.refusal = "no built-in hardware profile for " + r.at("hardware").at("gpu").get<std::string>();
+    return out;
+  }
+  out.hardware = hw->profile;
+  out.generation = hw->generation;
+  const json& p = r.at("parallel");
+  const json& m = r.at("model");
+  const int gpus = r.at("hardware").at("num_gpus").get<int>();
+  const int tp = get<int>(p, "tp").value_or(0), pp = get<int>(p, "pp").value_or(0);
+  const int cp = get<int>(p, "cp").value_or(1);
+  if (tp == 0 || pp == 0) {
+    out.refusal = "the record does not give the layout (parallel.tp or parallel.pp is null)";
+    return out;
+  }
+  std::optional<int> seq = get<int>(m, "seq_len");
+  if (!seq) {
+    if (std::string(fam->name) != "torchtitan") {
+      out.refusal = "the record does not give the sequence length";
+      return out;
+    }
+    seq = 8192;
+    out.assumptions.push_back("seq_len 8192 (TorchTitan's llama3 train configs at the benchmarked commit)");
+  }
+  const int dp = gpus / (tp * pp * cp);
+  int mb = get<int>(p, "micro_batch").value_or(0);
+  if (mb == 0) {
+    mb = 1;
+    out.assumptions.push_back("micro-batch 1 (not published)");
+  }
+  std::optional<int> gb = get<int>(p, "global_batch");
+  if (!gb) {
+    // TorchTitan's CP rows: "local batch size 8"/"1", one per data-parallel rank.
+    const std::string notes = r.value("notes", std::string());
+    const int local = notes.find("Local batch size 8") != std::string::npos ? 8 : 1;
+    gb = local * dp;
+    out.assumptions.push_back("global batch = local batch x dp (the record's notes)");
+  }
+  json model = model_of(m, *fam, out.assumptions, out.refusal);
+  if (!out.refusal.empty()) return out;
+
+  const int vpp = get<int>(p, "virtual_stages").value_or(1);
+  if (std::string(fam->name) == "llama3-paper" && pp > 1 && vpp == 1) {
+    out.refusal = "Meta's modified interleaved pipeline schedule with virtual stages the paper does not publish "
+                  "(1F1B in its place would add a bubble that did not run)";
+    return out;
+  }
+  json par;
+  par["tp"] = tp;
+  par["pp"] = pp;
+  par["dp"] = dp;
+  par["cp"] = cp;
+  par["ep"] = get<int>(p, "ep").value_or(1);
+  // Megatron-MoE-ModelZoo rows state their expert tensor parallelism (measured.extra.expert_tp).
+  if (r.at("measured").contains("extra") && r.at("measured").at("extra").is_object())
+    if (auto etp = get<int>(r.at("measured").at("extra"), "expert_tp")) par["expert_tp"] = *etp;
+  par["vpp"] = vpp;
+  par["schedule"] = vpp > 1 ? "interleaved" : "1f1b";
+  const bool sp = get<bool>(p, "sequence_parallel").value_or(tp > 1 && (fam->megatron_like || fam->fsdp_like));
+  par["sequence_parallel"] = sp;
+  int zero = get<int>(p, "zero_stage").value_or(fam->fsdp_like ? 3 : 0);
+  if (get<bool>(p, "fsdp").value_or(false) && is_null(p, "zero_stage")) zero = 3;
+  par["zero_stage"] = zero;
+  if (fam->megatron_like && zero == 0) {
+    const bool distopt = get<bool>(p, "distributed_optimizer").value_or(std::string(fam->name) != "megatron-sc21" &&
+                                                                          std::string(fam->name) != "korthikanti22");
+    par["distributed_optimizer"] = distopt;
+  }
+  par["recompute"] = recompute_of(p, out.assumptions);
+  // Layer counts that do not divide the (virtual) stages: Megatron-LM counts the embedding and the loss as a layer each
+  // (--account-for-embedding-in-pipeline-split, --account-for-loss-in-pipeline-split), which the NVIDIA recipes for
+  // Llama 3.1 405B (126 + 2 = 128) and the Megatron-MoE-ModelZoo Qwen3 configs (94 + 2 = 96) rely on; TorchTitan's
+  // 405B split likewise gives the first and last stages one layer fewer.
+  const int layers = model.value("layers", 0);
+  if (layers % (pp * vpp) != 0 && (layers + 2) % (pp * vpp) == 0 && pp > 1) {
+    par["account_for_embedding_in_pipeline_split"] = true;
+    par["account_for_loss_in_pipeline_split"] = true;
+    out.assumptions.push_back("embedding and loss counted as a pipeline layer each (" + std::to_string(layers) +
+                              " + 2 layers over " + std::to_string(pp * vpp) + " stages)");
+  }
+  par["micro_batch"] = mb;
+  par["global_batch"] = *gb;
+
+  json sc;
+  sc["schema"] = "trainsim.scenario/1";
+  sc["name"] = out.id;
+  sc["model"] = model;
+  sc["hardware"] = out.hardware;
+  json cluster;
+  cluster["gpus"] = gpus;
+  if (auto gpn = get<int>(r.at("hardware"), "gpus_per_node")) cluster["gpus_per_node"] = *gpn;
+  sc["cluster"] = cluster;
+  sc["parallel"] = par;
+  json training;
+  training["seq_len"] = *seq;
+  const std::string family = fam->name;
+  if (family == "megatron-sc21" || family == "korthikanti22") {
+    // Megatron-LM of 2021-22: unfused softmax attention, dropout 0.1 (arguments.py defaults of the time), as the
+    // papers' activation-memory formulas count them (Korthikanti et al. 2022, Sec. 4).
+    training["fused_attention"] = false;
+    training["attention_dropout"] = 0.1;
+    training["hidden_dropout"] = 0.1;
+  } else if (family == "megatron-readme" || (family == "nemo-24.07" && model.value("position_embedding", "") == "learned")) {
+    // GPT models: Megatron-LM's --attention-dropout / --hidden-dropout defaults (0.1), which NeMo's GPT-3 configs
+    // keep (launcher_scripts/conf/training/gpt3/5b.yaml); attention fused by Transformer Engine.
+    training["attention_dropout"] = 0.1;
+    training["hidden_dropout"] = 0.1;
+    out.assumptions.push_back("dropout 0.1 (Megatron-LM's and NeMo GPT-3's defaults)");
+  }
+  training["dtype"] = dtype_of(r);
+  if (fam->fsdp_like && std::string(fam->name) != "llama3-paper") {
+    // TorchTitan runs PyTorch SDPA (its flash backend is FlashAttention-2); llm-foundry's MPT runs Triton flash
+    // attention (attn_impl: triton in its pretrain yamls).
+    training["attention_kernel"] = "flash2";
+    out.assumptions.push_back("FlashAttention-2-class attention kernel (PyTorch SDPA / Triton)");
+  }
+  if (dtype_of(r) == "fp8") {
+    // Transformer Engine's delayed scaling is the Megatron-Core / NeMo default; torchao.float8 (TorchTitan) scales
+    // dynamically ("tensorwise" by default, or "rowwise"); Blackwell MXFP8 scales per 32-element block.
+    const std::string prec = lower(r.value("precision", std::string()));
+    const char* recipe = prec.find("rowwise") != std::string::npos ? "rowwise"
+                         : prec.find("mxfp8") != std::string::npos ? "mxfp8"
+                         : prec.find("float8") != std::string::npos || prec.find("tensorwise") != std::string::npos
+                             ? "tensorwise"
+                             : "delayed";
+    training["fp8_recipe"] = recipe;
+  }
+  sc["training"] = training;
+  out.scenario = sc.dump();
+  reference_of(r, out, gpus, *gb, *seq);
+  if (!out.refusal.empty()) out.scenario.clear();
+  return out;
+}
+
+}  // namespace
+
+std::string shared_validation_dir() {
+  if (const char* env = std::getenv("TRAINSIM_VALIDATION_DIR"); env && *env) return env;
+  return std::string(TRAINSIM_SOURCE_DIR) + "/../shared/validation";
+}
+
+std::vector<Record> load_published_records(const std::string& dir) {
+  std::vector<Record> out;
+  for (const char* file : {"published_runs.json", "published_runs_more.json"}) {
+    const std::string path = dir + "/" + file;
+    std::ifstream in(path);
+    if (!in) throw std::runtime_error("cannot read " + path + " (the shared validation folder beside the project)");
+    const json doc = json::parse(in);
+    if (!doc.is_array()) throw std::runtime_error(path + ": expected an array of run records");
+    for (const auto& r : doc) {
+      out.push_back(convert(r));
+      out.back().core = std::string(file) == "published_runs.json";
+    }
+  }
+  return out;
+}
+
+}  // namespace validation

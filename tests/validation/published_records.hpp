@@ -1,0 +1,42 @@
+// tests/validation/published_records.hpp: the published runs of ../shared/validation/published_runs*.json as
+// scenarios, with the reference step time each source's own convention gives (issue 17).
+//
+// Nothing is copied by hand: each record is read from the shared file and converted by the rules below. Where a
+// record leaves a setting out, the converter fills it with the framework default the shared README names (and says
+// which in `assumptions`); where it cannot express a record at all, it says why in `refusal`, and the row is listed,
+// never dropped.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace validation {
+
+/// How the reference step time was obtained from what the source publishes (compare like with like).
+enum class Reference {
+  StepTime,   // the source publishes the step (iteration) time
+  TokensPerS, // global batch x sequence / published tokens per second
+  Tflops,     // the source's own FLOP count per iteration / (GPUs x published TFLOP/s per GPU)
+};
+
+struct Record {
+  std::string id;
+  std::string family;       // source family (one per publication / benchmark suite), for per-family errors
+  bool core = false;        // from published_runs.json: the 18 A100 Megatron runs first validated on
+  std::string generation;   // GPU generation whose physical parameters the run informs: "ampere", "hopper", ...
+  std::string hardware;     // built-in hardware profile name
+  std::string scenario;     // scenario JSON text (empty when refused)
+  std::string refusal;      // why the record cannot be expressed (empty when it can)
+  double reference_step_s = 0;
+  Reference reference = Reference::StepTime;
+  std::string reference_how;             // the formula, in words
+  std::vector<std::string> assumptions;  // defaults filled in, each a short sentence
+};
+
+/// Every record of published_runs.json then published_runs_more.json in `dir` (the shared validation folder), in
+/// file order. Throws std::runtime_error when a file is missing or not the documented schema.
+std::vector<Record> load_published_records(const std::string& dir);
+
+/// The shared validation folder beside the project: $TRAINSIM_VALIDATION_DIR, else <source>/../shared/validation.
+std::string shared_validation_dir();
+
+}  // namespace validation
