@@ -157,9 +157,8 @@ class Planner {
   }
 
   const StepInputs& in_;
-  const hardware::Dtype gemm_16bit_ = in_.dtype == hardware::Dtype::Fp8 || in_.dtype == hardware::Dtype::Fp4
-                                          ? hardware::Dtype::Bf16
-                                          : in_.dtype;
+  const hardware::Dtype gemm_16bit_ =
+      in_.dtype == hardware::Dtype::Fp8 || in_.dtype == hardware::Dtype::Fp4 ? hardware::Dtype::Bf16 : in_.dtype;
   const workload::ModelSpec& model_;
   const hardware::HardwareProfile& hw_;
   const topology::Topology& topo_;
@@ -205,7 +204,7 @@ StepPlan Planner::build() {
   shape.flash_attention = in_.flash_attention;
   shape.dropout = in_.dropout;
   shape.fp8 = in_.dtype == hardware::Dtype::Fp8 || in_.dtype == hardware::Dtype::Fp4 ? in_.fp8_scaling
-                                                                                      : workload::Fp8Scaling::None;
+                                                                                     : workload::Fp8Scaling::None;
   const auto lw = workload::layer_work(model_, shape, recompute_mode(in_.parallel.recompute));
   // An MoE model's dense layers (first_k_dense, layer_freq) run the model's dense MLP instead of the experts.
   const workload::ModelSpec dense_model = model_.dense_variant();

@@ -249,9 +249,9 @@ PassWork forward_pass(const ModelSpec& m, const LayerShape& s, const Dims& d) {
   const double routed = m.moe ? d.tokens * m.moe->top_k : 0;
   const bool sort_chunks = m.moe && s.ep > 1 && m.moe->experts / s.ep > 1;
   if (m.moe) {
-    add(p, compute("router", {gemm("router", d.tokens, m.moe->experts, d.h),
-                              memory("topk", d.tokens * m.moe->experts * 4 * 2),
-                              memory("moe_permute", (d.tokens + routed) * d.h * kAct)}));
+    add(p, compute("router",
+                   {gemm("router", d.tokens, m.moe->experts, d.h), memory("topk", d.tokens * m.moe->experts * 4 * 2),
+                    memory("moe_permute", (d.tokens + routed) * d.h * kAct)}));
     if (s.ep > 1) p.segments.push_back(comm(CommKind::EpAllToAll, routed * d.h * kAct, "dispatch"));
   }
   std::vector<Kernel> mlp;

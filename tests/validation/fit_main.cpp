@@ -4,10 +4,10 @@
 // Per GPU generation (Ampere, Hopper, Blackwell) it fits physical factors of sim/hardware/compute_model.hpp: the
 // fraction of the BF16 peak a large GEMM sustains in a training loop ("gemm"; Ampere) and the same for FP8 GEMMs
 // ("gemm_fp8", where the generation has FP8 runs). params_for() says why the others keep their documented defaults.
-// Nothing per run, per source or per model. The objective (loss(), below) is a capped mean absolute error with each source
-// family weighted once, minimised by coordinate descent with golden-section line searches. Then, for every source family, it fits again without that
-// family and reports the family's error under those factors (leave-one-family-out): the figure that says how the
-// model does on sources it has not seen.
+// Nothing per run, per source or per model. The objective (loss(), below) is a capped mean absolute error with each
+// source family weighted once, minimised by coordinate descent with golden-section line searches. Then, for every
+// source family, it fits again without that family and reports the family's error under those factors
+// (leave-one-family-out): the figure that says how the model does on sources it has not seen.
 //
 // Usage: trainsim-validation-fit [--out FILE]   (default tests/validation/fit_result.json in the source tree)
 // The fitted values are copied into hardware_profiles/*.json "efficiency" by hand, with this command in their

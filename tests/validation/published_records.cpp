@@ -103,8 +103,8 @@ struct KnownArchitecture {
   int layers, hidden, heads, vocab;
 };
 constexpr KnownArchitecture kKnown[] = {
-    {"MPT-125m", 12, 768, 12, 50368},  {"MPT-350m", 24, 1024, 16, 50368}, {"MPT-760m", 24, 1536, 12, 50368},
-    {"GPT3-5B", 24, 4096, 32, 50257},  {"GPT3-20B", 44, 6144, 48, 50257},
+    {"MPT-125m", 12, 768, 12, 50368}, {"MPT-350m", 24, 1024, 16, 50368}, {"MPT-760m", 24, 1536, 12, 50368},
+    {"GPT3-5B", 24, 4096, 32, 50257}, {"GPT3-20B", 44, 6144, 48, 50257},
 };
 
 json model_of(json m, const Family& fam, std::vector<std::string>& assumptions, std::string& refusal) {
@@ -117,8 +117,8 @@ json model_of(json m, const Family& fam, std::vector<std::string>& assumptions, 
       m["vocab"] = k.vocab;
       assumptions.push_back(std::string("architecture of ") + k.name + " from its public training configuration");
     }
-  const bool swiglu = contains(name, "llama") || contains(name, "mixtral") || contains(name, "qwen") ||
-                      contains(name, "mistral");
+  const bool swiglu =
+      contains(name, "llama") || contains(name, "mixtral") || contains(name, "qwen") || contains(name, "mistral");
   const bool mpt = contains(name, "mpt");
   const bool nemotron = contains(name, "nemotron");
   if (nemotron) {
@@ -169,7 +169,8 @@ json model_of(json m, const Family& fam, std::vector<std::string>& assumptions, 
     out["moe"] = moe;
   }
   // Qwen3's kv_channels (Megatron --kv-channels) of 128: attention width 8192 while hidden is 4096 (arch_notes).
-  if (!is_null(m, "arch_notes") && contains(m.at("arch_notes").get<std::string>(), "kv_channels 128")) out["head_dim"] = 128;
+  if (!is_null(m, "arch_notes") && contains(m.at("arch_notes").get<std::string>(), "kv_channels 128"))
+    out["head_dim"] = 128;
   (void)fam;
   return out;
 }
@@ -325,8 +326,9 @@ Record convert(const json& r) {
 
   const int vpp = get<int>(p, "virtual_stages").value_or(1);
   if (std::string(fam->name) == "llama3-paper" && pp > 1 && vpp == 1) {
-    out.refusal = "Meta's modified interleaved pipeline schedule with virtual stages the paper does not publish "
-                  "(1F1B in its place would add a bubble that did not run)";
+    out.refusal =
+        "Meta's modified interleaved pipeline schedule with virtual stages the paper does not publish "
+        "(1F1B in its place would add a bubble that did not run)";
     return out;
   }
   json par;
@@ -346,8 +348,9 @@ Record convert(const json& r) {
   if (get<bool>(p, "fsdp").value_or(false) && is_null(p, "zero_stage")) zero = 3;
   par["zero_stage"] = zero;
   if (fam->megatron_like && zero == 0) {
-    const bool distopt = get<bool>(p, "distributed_optimizer").value_or(std::string(fam->name) != "megatron-sc21" &&
-                                                                          std::string(fam->name) != "korthikanti22");
+    const bool distopt =
+        get<bool>(p, "distributed_optimizer")
+            .value_or(std::string(fam->name) != "megatron-sc21" && std::string(fam->name) != "korthikanti22");
     par["distributed_optimizer"] = distopt;
   }
   par["recompute"] = recompute_of(p, out.assumptions);
@@ -384,7 +387,8 @@ Record convert(const json& r) {
     training["fused_attention"] = false;
     training["attention_dropout"] = 0.1;
     training["hidden_dropout"] = 0.1;
-  } else if (family == "megatron-readme" || (family == "nemo-24.07" && model.value("position_embedding", "") == "learned")) {
+  } else if (family == "megatron-readme" ||
+             (family == "nemo-24.07" && model.value("position_embedding", "") == "learned")) {
     // GPT models: Megatron-LM's --attention-dropout / --hidden-dropout defaults (0.1), which NeMo's GPT-3 configs
     // keep (launcher_scripts/conf/training/gpt3/5b.yaml); attention fused by Transformer Engine.
     training["attention_dropout"] = 0.1;

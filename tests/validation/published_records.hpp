@@ -13,19 +13,19 @@ namespace validation {
 
 /// How the reference step time was obtained from what the source publishes (compare like with like).
 enum class Reference {
-  StepTime,   // the source publishes the step (iteration) time
-  TokensPerS, // global batch x sequence / published tokens per second
-  Tflops,     // the source's own FLOP count per iteration / (GPUs x published TFLOP/s per GPU)
+  StepTime,    // the source publishes the step (iteration) time
+  TokensPerS,  // global batch x sequence / published tokens per second
+  Tflops,      // the source's own FLOP count per iteration / (GPUs x published TFLOP/s per GPU)
 };
 
 struct Record {
   std::string id;
-  std::string family;       // source family (one per publication / benchmark suite), for per-family errors
-  bool core = false;        // from published_runs.json: the 18 A100 Megatron runs first validated on
-  std::string generation;   // GPU generation whose physical parameters the run informs: "ampere", "hopper", ...
-  std::string hardware;     // built-in hardware profile name
-  std::string scenario;     // scenario JSON text (empty when refused)
-  std::string refusal;      // why the record cannot be expressed (empty when it can)
+  std::string family;      // source family (one per publication / benchmark suite), for per-family errors
+  bool core = false;       // from published_runs.json: the 18 A100 Megatron runs first validated on
+  std::string generation;  // GPU generation whose physical parameters the run informs: "ampere", "hopper", ...
+  std::string hardware;    // built-in hardware profile name
+  std::string scenario;    // scenario JSON text (empty when refused)
+  std::string refusal;     // why the record cannot be expressed (empty when it can)
   double reference_step_s = 0;
   Reference reference = Reference::StepTime;
   std::string reference_how;             // the formula, in words

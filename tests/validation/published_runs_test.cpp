@@ -14,8 +14,8 @@
 
 namespace {
 
-using validation::Outcome;
 using validation::evaluate;
+using validation::Outcome;
 
 TEST(PublishedRuns, EveryRecordIsPredictedOrListedWithItsReason) {
   const auto records = validation::load_published_records(validation::shared_validation_dir());

@@ -26,9 +26,9 @@ struct Outcome {
 struct FamilyStats {
   int runs = 0;
   int predicted = 0;
-  int within15 = 0;  // of all runs: a miss is never within
-  double mape = 0;   // over predicted runs
-  double core_mape = 0;  // over the published_runs.json records of the family (0 when none)
+  int within15 = 0;           // of all runs: a miss is never within
+  double mape = 0;            // over predicted runs
+  double core_mape = 0;       // over the published_runs.json records of the family (0 when none)
   double held_out_mape = -1;  // with the family left out of the fit (-1: not computed)
 };
 
