@@ -66,8 +66,8 @@ class Tokenizer {
 
   void step(std::vector<Token>& out) {
     const char c = s_[i_];
-    if (c == '\\' && i_ + 1 < s_.size() && (s_[i_ + 1] == '\n' || s_[i_ + 1] == '\r')) {
-      i_ += s_[i_ + 1] == '\r' && i_ + 2 < s_.size() && s_[i_ + 2] == '\n' ? 3 : 2;
+    if (const auto n = continuation(); n > 0) {
+      i_ += n;
       ++line_;
     } else if (c == '\n') {
       out.push_back({Token::Kind::Newline, "\n", line_});
@@ -86,6 +86,15 @@ class Tokenizer {
     } else {
       word(out);
     }
+  }
+
+  /// The length of the line continuation at i_ (a backslash before LF or CRLF), 0 if there is none. Before a lone CR
+  /// the backslash only escapes the CR: a CR is not a line of its own, and counting it would number later words past
+  /// the text's last line.
+  std::size_t continuation() const {
+    if (s_[i_] != '\\' || i_ + 1 >= s_.size()) return 0;
+    if (s_[i_ + 1] == '\n') return 2;
+    return s_[i_ + 1] == '\r' && i_ + 2 < s_.size() && s_[i_ + 2] == '\n' ? 3 : 0;
   }
 
   void op(std::vector<Token>& out) {
@@ -158,7 +167,7 @@ class Tokenizer {
       }
       if (meta(c)) break;
       if (c == '\\') {
-        if (i_ + 1 < s_.size() && (s_[i_ + 1] == '\n' || s_[i_ + 1] == '\r')) break;  // a continuation ends the word
+        if (continuation() > 0) break;  // a continuation ends the word
         i_ = std::min(i_ + 2, s_.size());
       } else if (c == '\'') {
         const auto end = s_.find('\'', i_ + 1);
@@ -197,9 +206,9 @@ class Tokenizer {
       if (c == '\n') {
         ++line_;
         ++i_;
-      } else if (c == '\\' && i_ + 1 < s_.size() && s_[i_ + 1] == '\n') {
+      } else if (const auto n = continuation(); n > 0) {
         ++line_;
-        i_ += 2;
+        i_ += n;
       } else if (c == ' ' || c == '\t' || c == '\r') {
         ++i_;
       } else if (c == '#') {

@@ -143,6 +143,18 @@ TEST(Shell, MemoryAndNestingAreBoundedInsteadOfFollowed) {
                        "nested deeper"));
 }
 
+// Found by fuzz_shell (corpus/fuzz_shell/regress_backslash_lone_cr): a backslash before a lone CR was taken as a line
+// continuation (a CR is not a line), so the words after it were numbered past the text's last line.
+TEST(Shell, OnlyBackslashNewlineOrCrlfContinuesALine) {
+  const auto crlf = read_shell("run --a 1 \\\r\n  --b 2\r\n", "t.sh");
+  ASSERT_EQ(crlf.commands.size(), 1u);
+  EXPECT_EQ(crlf.commands[0].words.size(), 5u);
+  const auto lone = read_shell("run x\\\ry\nrun z\n", "t.sh");
+  ASSERT_EQ(lone.commands.size(), 2u);
+  EXPECT_EQ(lone.commands[0].words.size(), 2u);
+  EXPECT_EQ(lone.commands[1].words.back().line, 2);
+}
+
 TEST(ImportInputs, DevicesAndHugeFilesAreRefusedBeforeTheyAreRead) {
   EXPECT_TRUE(contains(megatron_error_of_file("/dev/zero"), "(trainsim reads regular files only)"));
   support::TempDir dir;
