@@ -41,7 +41,14 @@ class Shell {
   Shell(const std::string& origin, const FlagFilter& matters) : origin_(origin), matters_(matters), ex_(origin) {}
 
   void run(std::string_view text, int first_line, int depth) {
-    const auto tokens = shell::tokenize(text, origin_, first_line, depth);
+    auto tokens = shell::tokenize(text, origin_, first_line, depth);
+    if (depth == 0) {
+      last_line_ = static_cast<int>(1 + std::count(text.begin(), text.end(), '\n'));
+    } else {
+      // A bash -c string is numbered from the line its word starts on; once expanded it can hold more lines than the
+      // file wrote (a variable's value with newlines), so its lines stop at the file's last one.
+      clamp_lines(tokens);
+    }
     const int outer = depth_;
     depth_ = depth;
     exec(shell::parse(tokens, origin_));
@@ -319,6 +326,13 @@ class Shell {
     }
   }
 
+  void clamp_lines(std::vector<Token>& tokens) const {
+    for (auto& t : tokens) {
+      t.line = std::min(t.line, last_line_);
+      clamp_lines(t.elements);
+    }
+  }
+
   /// Words of a #SBATCH line (unquoted, unexpanded: Slurm reads the directive itself).
   std::vector<ShellWord> split_words(std::string_view text, int line) {
     std::vector<ShellWord> out;
@@ -389,6 +403,7 @@ class Shell {
   Expander ex_;
   ShellScript out_;
   int depth_ = 0;
+  int last_line_ = 1;  // the file's last line
   bool stopped_ = false;
 };
 

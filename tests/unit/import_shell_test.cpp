@@ -155,6 +155,17 @@ TEST(Shell, OnlyBackslashNewlineOrCrlfContinuesALine) {
   EXPECT_EQ(lone.commands[1].words.back().line, 2);
 }
 
+// Found by fuzz_shell (corpus/fuzz_shell/regress_bash_c_expanded_newlines): a bash -c string whose variables expand to
+// several lines was numbered past the file's last line.
+TEST(Shell, ABashCStringExpandedToMoreLinesStaysInsideTheFile) {
+  const auto s = read_shell("A=\"run x\nrun y\"\nbash -c \"$A\n$A\n$A\"\n", "t.sh");
+  ASSERT_EQ(s.commands.size(), 6u);
+  EXPECT_EQ(s.commands.front().words.front().line, 1);  // the string starts with $A: A's assignment line
+  for (const auto& c : s.commands)
+    for (const auto& w : c.words)
+      EXPECT_LE(w.line, 6) << w.text;
+}
+
 TEST(ImportInputs, DevicesAndHugeFilesAreRefusedBeforeTheyAreRead) {
   EXPECT_TRUE(contains(megatron_error_of_file("/dev/zero"), "(trainsim reads regular files only)"));
   support::TempDir dir;
