@@ -10,11 +10,9 @@
 #include "calibrate/fit/nccl_tests.hpp"
 #include "sim/base/atomic_file.hpp"
 #include "sim/base/errors.hpp"
+#include "sim/base/exit_code.hpp"
 #include "sim/base/json_reader.hpp"
-#include "sim/cli/app.hpp"
-#include "sim/cli/table.hpp"
-#include "sim/scenario/builtin.hpp"
-#include "sim/scenario/step_setup.hpp"
+#include "sim/base/table.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -30,7 +28,7 @@ namespace calibrate::cli {
 namespace {
 
 using sim::base::ConfigError;
-using sim::cli::Table;
+using sim::base::Table;
 
 std::string fmt(double v, int digits) {
   char buf[64];
@@ -61,13 +59,13 @@ int measure_command(const bench::MeasureOptions& options, std::ostream& out, std
     out << "wrote " << (s.gemm + s.hbm + s.collectives) << " measurements to " << options.out << " (" << s.gemm
         << " GEMM, " << s.hbm << " memory-bound, " << s.collectives << " collective over " << s.ranks << " GPU"
         << (s.ranks == 1 ? "" : "s") << ") on " << s.device << " in " << fmt(s.seconds, 0) << " s\n";
-    return sim::cli::kExitOk;
+    return sim::base::kExitOk;
   } catch (const bench::NoDevice& e) {
     err << "error: " << e.what() << '\n';
-    return sim::cli::kExitBadInput;
+    return sim::base::kExitBadInput;
   } catch (const bench::BenchFailure& e) {
     err << "error: measure: " << e.what() << '\n';
-    return sim::cli::kExitCheckFailed;
+    return sim::base::kExitCheckFailed;
   }
 }
 
@@ -101,7 +99,7 @@ int import_command(const ImportArgs& a, std::ostream& out, std::ostream& err) {
     fit::write_measurements(a.out, all);
     err << "wrote " << all.size() << " measurements to " << a.out << '\n';
   }
-  return sim::cli::kExitOk;
+  return sim::base::kExitOk;
 }
 
 // ---- fit ------------------------------------------------------------------------------------------------------------
@@ -112,24 +110,6 @@ struct FitArgs {
   bool json = false;
   bool allow_other_gpu = false;
 };
-
-/// A built-in profile name (compiled into the binary) or a path to a profile file.
-sim::base::JsonDocument open_profile(const std::string& name_or_path) {
-  if (name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".json"))
-    return sim::base::JsonDocument::parse_file(name_or_path);
-  const std::string builtin = "hardware_profiles/" + name_or_path + ".json";
-  if (auto text = sim::scenario::builtin_text(builtin))
-    return sim::base::JsonDocument::parse_text(*text, "<built-in>/" + builtin);
-  const auto names = sim::scenario::builtin_names("hardware_profiles");
-  std::string list;
-  for (const auto& n : names)
-    list += (list.empty() ? "" : ", ") + n;
-  const auto hint = sim::base::did_you_mean(name_or_path, names);
-  throw ConfigError("--base", "",
-                    "\"" + name_or_path + "\" is not a built-in hardware profile" +
-                        (hint.empty() ? "" : " (did you mean \"" + hint + "\"?)") + "; built-in: " + list +
-                        "; or give a path to a .json file");
-}
 
 void print_fit(const fit::Calibration& c, const FitArgs& a, const std::string& name, std::ostream& out) {
   out << c.measurements << " measurements on " << c.context << "\n";
@@ -197,7 +177,7 @@ int fit_command(const FitArgs& a, std::ostream& out, std::ostream& err) {
     auto ms = fit::read_measurements(path);
     all.insert(all.end(), ms.begin(), ms.end());
   }
-  auto doc = open_profile(a.base);
+  auto doc = open_profile(a.base, "--base");
   sim::base::Diagnostics diag(doc.origin());
   auto reader = doc.root(diag);
   const auto base = sim::hardware::HardwareProfile::parse(reader);
@@ -206,11 +186,11 @@ int fit_command(const FitArgs& a, std::ostream& out, std::ostream& err) {
   fit::Calibration c;
   try {
     c = fit::calibrate(all, base, a.measurements, {.allow_other_gpu = a.allow_other_gpu});
-    // The simulator's cluster for this profile, as `trainsim collective` and `compare` build it.
-    fit::fit_with_model(c, all, base, sim::scenario::topology_config(cluster_scenario("", a.base)));
+    // The simulator's cluster for this profile, as `compare` builds it.
+    fit::fit_with_model(c, all, base, profile_cluster(base));
   } catch (const fit::FitError& e) {
     err << "error: fit: " << e.what() << '\n';
-    return sim::cli::kExitBadInput;
+    return sim::base::kExitBadInput;
   }
   sim::base::write_file_atomic(a.out, fit::fitted_profile_text(std::move(doc), c, name));
   for (const auto& n : c.notes)
@@ -223,7 +203,7 @@ int fit_command(const FitArgs& a, std::ostream& out, std::ostream& err) {
   } else {
     print_fit(c, a, name, out);
   }
-  return sim::cli::kExitOk;
+  return sim::base::kExitOk;
 }
 
 }  // namespace
@@ -274,9 +254,11 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   auto* compare_cmd = app.add_subcommand("compare", "A measured nccl-tests log beside trainsim's prediction, per size");
   CompareArgs ca;
   compare_cmd->add_option("log", ca.log, "nccl-tests output file (text, or JSON from -J)")->required();
-  compare_cmd->add_option("--hardware", ca.hardware, "Hardware profile: a built-in name or a file (default: the "
-                                                     "scenario's)");
-  compare_cmd->add_option("--scenario", ca.scenario, "Scenario whose cluster is simulated (default: the built-in one)");
+  compare_cmd
+      ->add_option("--hardware", ca.hardware,
+                   "Hardware profile: a built-in name or a file; its nodes and NICs "
+                   "make the simulated cluster")
+      ->capture_default_str();
   compare_cmd->add_option("--algorithm", ca.algorithm, "Algorithm trainsim runs")
       ->check(CLI::IsMember({"auto", "ring", "tree", "hierarchical", "nvls"}))
       ->capture_default_str();
@@ -290,10 +272,10 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     app.parse(argv_rev);
   } catch (const CLI::Success& e) {
     app.exit(e, out, err);
-    return sim::cli::kExitOk;
+    return sim::base::kExitOk;
   } catch (const CLI::ParseError& e) {
     err << "error: " << e.what() << "\nrun 'trainsim-calibrate --help' for usage\n";
-    return sim::cli::kExitBadInput;
+    return sim::base::kExitBadInput;
   }
 
   try {
@@ -312,10 +294,10 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   } catch (const ConfigError& e) {
     for (const auto& d : e.items())
       err << "error: " << d.to_string() << '\n';
-    return sim::cli::kExitBadInput;
+    return sim::base::kExitBadInput;
   } catch (const sim::base::InternalError& e) {
     err << e.what() << "\nplease report this with the files that triggered it\n";
-    return sim::cli::kExitInternal;
+    return sim::base::kExitInternal;
   }
 }
 

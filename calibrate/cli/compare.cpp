@@ -3,11 +3,12 @@
 
 #include "calibrate/fit/compare.hpp"
 #include "calibrate/fit/nccl_tests.hpp"
+#include "sim/base/builtin.hpp"
 #include "sim/base/errors.hpp"
-#include "sim/cli/app.hpp"
-#include "sim/cli/table.hpp"
+#include "sim/base/exit_code.hpp"
+#include "sim/base/table.hpp"
 #include "sim/results/json.hpp"
-#include "sim/scenario/step_setup.hpp"
+#include "sim/topology/profile_cluster.hpp"
 
 #include <cstdio>
 
@@ -28,11 +29,34 @@ std::string count_line(const char* what, int within, int total, double worst) {
 
 }  // namespace
 
-sim::scenario::Scenario cluster_scenario(const std::string& scenario_path, const std::string& hardware) {
-  std::vector<sim::scenario::Override> overrides;
-  if (!hardware.empty()) overrides.push_back({"hardware", hardware});
-  return scenario_path.empty() ? sim::scenario::load_default_scenario(overrides)
-                               : sim::scenario::load_scenario(scenario_path, overrides);
+sim::base::JsonDocument open_profile(const std::string& name_or_path, const std::string& option) {
+  if (name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".json"))
+    return sim::base::JsonDocument::parse_file(name_or_path);
+  const std::string builtin = "hardware_profiles/" + name_or_path + ".json";
+  if (auto text = sim::base::builtin_text(builtin))
+    return sim::base::JsonDocument::parse_text(*text, "<built-in>/" + builtin);
+  const auto names = sim::base::builtin_names("hardware_profiles");
+  std::string list;
+  for (const auto& n : names)
+    list += (list.empty() ? "" : ", ") + n;
+  const auto hint = sim::base::did_you_mean(name_or_path, names);
+  throw sim::base::ConfigError(option, "",
+                               "\"" + name_or_path + "\" is not a built-in hardware profile" +
+                                   (hint.empty() ? "" : " (did you mean \"" + hint + "\"?)") + "; built-in: " + list +
+                                   "; or give a path to a .json file");
+}
+
+sim::hardware::HardwareProfile load_profile(const std::string& name_or_path, const std::string& option) {
+  const auto doc = open_profile(name_or_path, option);
+  sim::base::Diagnostics diag(doc.origin());
+  auto reader = doc.root(diag);
+  auto profile = sim::hardware::HardwareProfile::parse(reader);
+  diag.throw_if_any();
+  return profile;
+}
+
+sim::topology::TopologyConfig profile_cluster(const sim::hardware::HardwareProfile& hw) {
+  return sim::topology::profile_cluster(hw, sim::topology::profile_cluster_shape(hw, hw.node.gpus));
 }
 
 int compare_command(const CompareArgs& a, std::ostream& out, std::ostream& err) {
@@ -42,13 +66,13 @@ int compare_command(const CompareArgs& a, std::ostream& out, std::ostream& err) 
   const auto groups = fit::log_groups(imported.records);
   if (groups.empty())
     throw sim::base::ConfigError(a.log, "", "no collective measurements in the log; expected nccl-tests output");
-  const auto s = cluster_scenario(a.scenario, a.hardware);
-  const auto cluster = sim::scenario::topology_config(s);
+  const auto hw = load_profile(a.hardware, "--hardware");
+  const auto cluster = profile_cluster(hw);
   const auto algorithm = *sim::collectives::algorithm_from_string(a.algorithm);  // CLI11 checked the name
 
   std::vector<fit::Comparison> all;
   for (const auto& g : groups) {
-    const auto predicted = fit::predict_group(g, cluster, s.hardware.latency.base, algorithm, a.log);
+    const auto predicted = fit::predict_group(g, cluster, hw.latency.base, algorithm, a.log);
     all.push_back(fit::compare(g, predicted, a.tolerance));
   }
 
@@ -57,7 +81,7 @@ int compare_command(const CompareArgs& a, std::ostream& out, std::ostream& err) 
     Json j = Json::object();
     j["schema"] = "trainsim.collective-compare/1";
     j["log"] = a.log;
-    j["hardware"] = s.hardware.name;
+    j["hardware"] = hw.name;
     j["algorithm"] = a.algorithm;
     j["tolerance"] = a.tolerance;
     Json runs = Json::array();
@@ -91,15 +115,15 @@ int compare_command(const CompareArgs& a, std::ostream& out, std::ostream& err) 
     }
     j["runs"] = std::move(runs);
     out << j.dump() << '\n';
-    return sim::cli::kExitOk;
+    return sim::base::kExitOk;
   }
 
   for (const auto& c : all) {
     out << a.log << ": " << fit::to_string(c.group.op) << " over " << c.group.ranks << " ranks"
         << (c.group.nodes > 0 ? " on " + std::to_string(c.group.nodes) + " hosts" : std::string(", hosts not named"))
-        << "; predicted with " << s.hardware.name << ", algorithm " << a.algorithm << "\n";
-    sim::cli::Table t({"size (B)", "measured us", "predicted us", "time ratio", "measured busbw", "predicted busbw",
-                       "busbw ratio", "algorithm", ""});
+        << "; predicted with " << hw.name << ", algorithm " << a.algorithm << "\n";
+    sim::base::Table t({"size (B)", "measured us", "predicted us", "time ratio", "measured busbw", "predicted busbw",
+                        "busbw ratio", "algorithm", ""});
     std::string off;
     for (const auto& z : c.sizes) {
       t.add({std::to_string(z.size.n), fixed(z.measured_us, 2), fixed(z.predicted_us, 2), fixed(z.time_ratio, 3),
@@ -113,7 +137,7 @@ int compare_command(const CompareArgs& a, std::ostream& out, std::ostream& err) 
         << count_line("busbw within 15% at >= 64 MiB", c.large_within, c.large, c.large_max_error) << "\n"
         << count_line("time within 25% at <= 1 MiB", c.small_within, c.small, c.small_max_error) << "\n\n";
   }
-  return sim::cli::kExitOk;
+  return sim::base::kExitOk;
 }
 
 }  // namespace calibrate::cli

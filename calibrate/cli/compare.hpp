@@ -1,7 +1,8 @@
 // calibrate/cli/compare.hpp: `trainsim-calibrate compare LOG`: a measured nccl-tests log beside trainsim's
-// prediction (issue 23), and the cluster that fit and compare simulate.
+// prediction (issue 23), the profile and the cluster that fit and compare simulate.
 #pragma once
-#include "sim/scenario/scenario.hpp"
+#include "sim/base/json_reader.hpp"
+#include "sim/hardware/profile.hpp"
 #include "sim/topology/topology.hpp"
 
 #include <ostream>
@@ -11,16 +12,21 @@ namespace calibrate::cli {
 
 struct CompareArgs {
   std::string log;
-  std::string hardware;  // a built-in name or a profile file; empty: the scenario's
-  std::string scenario;  // empty: the built-in default scenario
+  std::string hardware = "h100-sxm5-80gb";  // a built-in name or a profile file
   std::string algorithm = "auto";
   double tolerance = 0.15;
   bool json = false;
 };
 
-/// The scenario whose cluster is simulated: `scenario_path` (or the built-in default) with its hardware replaced by
-/// `hardware` when given. Throws ConfigError as scenario loading does.
-sim::scenario::Scenario cluster_scenario(const std::string& scenario_path, const std::string& hardware);
+/// A built-in profile name (compiled into the binary) or a path to a profile file; `option` names the flag in errors.
+sim::base::JsonDocument open_profile(const std::string& name_or_path, const std::string& option);
+/// The profile open_profile finds, parsed strictly. Throws ConfigError naming the file and field.
+sim::hardware::HardwareProfile load_profile(const std::string& name_or_path, const std::string& option);
+
+/// The cluster that fit and compare simulate: `hw`'s nodes and NICs on a rail-optimised fat tree without
+/// oversubscription, as a scenario that names no cluster.network builds it (sim/topology/profile_cluster.hpp); the
+/// collective sweeps size it for each measured run.
+sim::topology::TopologyConfig profile_cluster(const sim::hardware::HardwareProfile& hw);
 
 /// Prints, per run in the log (op, ranks, hosts), each size's measured and predicted time and bus bandwidth with
 /// their ratio, the sizes off by more than the tolerance, and the issue's acceptance counts (busbw within 15% at

@@ -1,6 +1,6 @@
 // calibrate/cli/main.cpp: process entry point of trainsim-calibrate; hands the arguments to the CLI.
 #include "calibrate/cli/app.hpp"
-#include "sim/cli/app.hpp"
+#include "sim/base/exit_code.hpp"
 
 #include <cerrno>
 #include <cstring>
@@ -11,15 +11,15 @@
 int main(int argc, char** argv) {
   std::ios::sync_with_stdio(false);
   std::vector<std::string> args(argv + 1, argv + argc);
-  int code = sim::cli::kExitInternal;
+  int code = sim::base::kExitInternal;
   try {
     code = calibrate::cli::run(args, std::cout, std::cerr);
   } catch (const std::bad_alloc&) {
     std::cerr << "error: out of memory\n";
-    return sim::cli::kExitInternal;
+    return sim::base::kExitInternal;
   } catch (const std::exception& e) {
     std::cerr << "internal error (a trainsim bug): " << e.what() << "\n";
-    return sim::cli::kExitInternal;
+    return sim::base::kExitInternal;
   }
   // As trainsim's main: a full disk or a closed stdout loses the measurements, so the command failed.
   errno = 0;
@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
     const int e = errno;
     std::cerr << "error: cannot write to standard output" << (e != 0 ? std::string(": ") + std::strerror(e) : "")
               << "; the output is incomplete\n";
-    if (code == sim::cli::kExitOk) code = sim::cli::kExitBadInput;
+    if (code == sim::base::kExitOk) code = sim::base::kExitBadInput;
   }
   return code;
 }

@@ -24,7 +24,7 @@ std::string describe(const LogGroup& g) {
          " hosts";
 }
 
-// The cluster at the efficiencies and latencies fitted so far (scenario::topology_config applied the base ones).
+// The cluster at the efficiencies and latencies fitted so far (topology::profile_cluster applied the base ones).
 sim::topology::TopologyConfig at_fitted(sim::topology::TopologyConfig cluster, const Calibration& c,
                                         const sim::hardware::HardwareProfile& base) {
   cluster.nvlink_bw = sim::base::Bandwidth{base.nvlink.bandwidth.bytes_per_s * c.efficiency.nvlink};

@@ -10,8 +10,8 @@
 namespace calibrate::fit {
 
 /// Refines `c` (from calibrate() over the same measurements) where the closed-form fits do not map onto the
-/// simulator's parameters, by running sim/collectives on `cluster` (the base profile's cluster as the scenario builds
-/// it, scenario::topology_config) with the fitted efficiencies:
+/// simulator's parameters, by running sim/collectives on `cluster` (the base profile's cluster as
+/// topology::profile_cluster builds it) with the fitted efficiencies:
 ///   latency.nvlink        the NVLink all-reduce (else first NVLink) fit's alpha: the per-step latency of the ring
 ///                         closed form, which is the simulator's NVLink step (only when sizes <= 1 MiB were
 ///                         measured: without them alpha is not determined);

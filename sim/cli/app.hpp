@@ -1,5 +1,7 @@
 // sim/cli/app.hpp: the `trainsim` command line; the only place that prints results and picks exit codes.
 #pragma once
+#include "sim/base/exit_code.hpp"
+
 #include <ostream>
 #include <string>
 #include <vector>
@@ -10,15 +12,14 @@ class Group;
 
 namespace sim::cli {
 
-/// Exit codes (DESIGN.md contract).
-enum ExitCode : int {
-  kExitOk = 0,
-  kExitCheckFailed = 1,  // a check or expectation failed
-  kExitBadInput = 2,     // invalid input or usage
-  kExitInfeasible = 3,   // the configuration is infeasible (out of memory, indivisible)
-  kExitInternal = 4,     // a trainsim bug (a broken invariant, a simulated deadlock)
-  kExitInterrupted = 130,
-};
+// The exit codes, defined below the CLI (trainsim-calibrate picks the same ones).
+using base::ExitCode;
+using base::kExitBadInput;
+using base::kExitCheckFailed;
+using base::kExitInfeasible;
+using base::kExitInternal;
+using base::kExitInterrupted;
+using base::kExitOk;
 
 /// Runs the command line `args` (without the program name); results go to `out`, logs and errors to `err`.
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);

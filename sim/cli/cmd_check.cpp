@@ -15,7 +15,7 @@
 #include "sim/base/json_reader.hpp"
 #include "sim/cli/app.hpp"
 #include "sim/cli/common.hpp"
-#include "sim/cli/table.hpp"
+#include "sim/base/table.hpp"
 #include "sim/planner/planner.hpp"
 #include "sim/scenario/plan_setup.hpp"
 

@@ -4,7 +4,7 @@
 #include "sim/base/quantity.hpp"
 #include "sim/cli/app.hpp"
 #include "sim/cli/common.hpp"
-#include "sim/cli/table.hpp"
+#include "sim/base/table.hpp"
 
 #include <CLI/CLI.hpp>
 

@@ -4,10 +4,10 @@
 #include "sim/base/quantity.hpp"
 #include "sim/cli/app.hpp"
 #include "sim/cli/common.hpp"
-#include "sim/cli/table.hpp"
+#include "sim/base/table.hpp"
 #include "sim/collectives/registry.hpp"
 #include "sim/parallel/schedule.hpp"
-#include "sim/scenario/builtin.hpp"
+#include "sim/base/builtin.hpp"
 #include "sim/workload/params.hpp"
 
 #include <CLI/CLI.hpp>
@@ -24,7 +24,7 @@ using results::Json;
 int describe_models(const Options& o, std::ostream& out) {
   Table t({"model", "params", "active", "layers", "hidden", "ffn", "heads", "kv", "vocab", "mlp", "moe"});
   Json arr = Json::array();
-  for (const auto& name : scenario::builtin_names("models")) {
+  for (const auto& name : base::builtin_names("models")) {
     const auto m = scenario::load_model(name);
     const auto p = workload::count_params(m);
     const double total = p.total(m.layers);
@@ -165,7 +165,7 @@ int describe_model_files(const std::vector<std::string>& files, const Options& o
 int describe_hardware(const Options& o, std::ostream& out) {
   Table t({"hardware", "bf16 peak", "fp8 peak", "HBM", "HBM bw", "NVLink/GPU", "domain", "NIC/GPU", "price/GPU-h"});
   Json arr = Json::array();
-  for (const auto& name : scenario::builtin_names("hardware_profiles")) {
+  for (const auto& name : base::builtin_names("hardware_profiles")) {
     const auto h = scenario::load_hardware(name);
     const auto bf16 = h.gpu.peak_for(hardware::Dtype::Bf16);
     const auto fp8 = h.gpu.peak_for(hardware::Dtype::Fp8);

@@ -4,7 +4,7 @@
 #include "sim/cli/app.hpp"
 #include "sim/cli/common.hpp"
 #include "sim/cli/shard_file.hpp"
-#include "sim/cli/table.hpp"
+#include "sim/base/table.hpp"
 #include "sim/scenario/plan_setup.hpp"
 
 #include <CLI/CLI.hpp>

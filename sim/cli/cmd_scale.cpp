@@ -4,7 +4,7 @@
 #include "sim/base/quantity.hpp"
 #include "sim/cli/app.hpp"
 #include "sim/cli/common.hpp"
-#include "sim/cli/table.hpp"
+#include "sim/base/table.hpp"
 #include "sim/scenario/plan_setup.hpp"
 
 #include <CLI/CLI.hpp>

@@ -5,7 +5,7 @@
 #include "sim/cli/app.hpp"
 #include "sim/base/quantity.hpp"
 #include "sim/cli/interrupt.hpp"
-#include "sim/cli/table.hpp"
+#include "sim/base/table.hpp"
 #include "sim/reliability/monte_carlo.hpp"
 #include "sim/scenario/run_setup.hpp"
 #include "sim/scenario/sensitivity.hpp"

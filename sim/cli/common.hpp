@@ -1,6 +1,7 @@
 // sim/cli/common.hpp: what the subcommands share: global options, step and run evaluation, text output helpers.
 #pragma once
 #include "sim/base/printable.hpp"
+#include "sim/base/table.hpp"
 #include "sim/base/task_farm.hpp"
 #include "sim/cli/interrupt.hpp"
 #include "sim/cli/shard_file.hpp"
@@ -30,6 +31,8 @@ class App;
 }
 
 namespace sim::cli {
+
+using base::Table;  // the one table printer, below the CLI (trainsim-calibrate prints with it too)
 
 /// Options every subcommand understands (DESIGN.md "common").
 struct Options {

@@ -5,7 +5,7 @@
 #include "sim/base/errors.hpp"
 #include "sim/base/input_file.hpp"
 #include "sim/base/quantity.hpp"
-#include "sim/scenario/builtin.hpp"
+#include "sim/base/builtin.hpp"
 #include "sim/workload/params.hpp"
 
 #include <filesystem>
@@ -49,7 +49,7 @@ std::vector<std::pair<std::string, std::string>> facts_of(const scenario::Scenar
 
 std::string scenario_bytes(const scenario::Scenario& s) {
   if (s.source.rfind(kBuiltinPrefix, 0) == 0) {
-    const auto text = scenario::builtin_text(std::string_view(s.source).substr(kBuiltinPrefix.size()));
+    const auto text = base::builtin_text(std::string_view(s.source).substr(kBuiltinPrefix.size()));
     return text ? std::string(*text) : std::string();
   }
   try {

@@ -3,7 +3,7 @@
 
 #include "sim/base/json_reader.hpp"
 #include "sim/base/quantity.hpp"
-#include "sim/scenario/builtin.hpp"
+#include "sim/base/builtin.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -45,8 +45,9 @@ JsonDocument open_named(const std::string& name, std::string_view folder, const 
     return JsonDocument::parse_file(p.string());
   }
   const std::string builtin = std::string(folder) + "/" + name + ".json";
-  if (auto text = builtin_text(builtin)) return JsonDocument::parse_text(*text, std::string(kBuiltinPrefix) + builtin);
-  const auto names = builtin_names(folder);
+  if (auto text = base::builtin_text(builtin))
+    return JsonDocument::parse_text(*text, std::string(kBuiltinPrefix) + builtin);
+  const auto names = base::builtin_names(folder);
   const std::string hint = base::did_you_mean(name, names);
   throw ConfigError("", "",
                     "\"" + name + "\" is not a built-in " +
@@ -512,7 +513,7 @@ namespace {
 
 JsonDocument default_scenario_document() {
   const std::string path = "scenarios/default.json";
-  auto text = builtin_text(path);
+  auto text = base::builtin_text(path);
   if (!text) throw base::InternalError("the built-in default scenario is missing from this build");
   return JsonDocument::parse_text(*text, std::string(kBuiltinPrefix) + path);
 }

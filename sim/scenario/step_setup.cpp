@@ -2,6 +2,7 @@
 #include "sim/scenario/step_setup.hpp"
 
 #include "sim/base/errors.hpp"
+#include "sim/topology/profile_cluster.hpp"
 #include "sim/workload/params.hpp"
 
 #include <algorithm>
@@ -9,20 +10,14 @@
 namespace sim::scenario {
 
 topology::TopologyConfig topology_config(const Scenario& s) {
-  const auto& hw = s.hardware;
-  topology::TopologyConfig t;
-  t.gpus = s.cluster.gpus;
-  t.gpus_per_node = s.cluster.gpus_per_node;
-  t.nvlink_domain = std::max(hw.nvlink.domain, s.cluster.gpus_per_node);
-  t.nvlink_bw = base::Bandwidth{hw.nvlink.bandwidth.bytes_per_s * hw.efficiency.nvlink};
-  t.nics_per_gpu = hw.network.nics_per_gpu;
-  t.nic_bw = base::Bandwidth{s.cluster.network.nic_bandwidth.bytes_per_s * hw.efficiency.network};
-  t.kind = s.cluster.network.topology == "fat-tree" ? topology::TopologyConfig::Kind::FatTree
-                                                    : topology::TopologyConfig::Kind::RailFatTree;
-  t.oversubscription = s.cluster.network.oversubscription;
-  if (hw.latency.nvlink) t.nvlink_latency = *hw.latency.nvlink;  // else the compiled-in defaults (topology.hpp)
-  if (hw.latency.network_hop) t.nic_latency = *hw.latency.network_hop;
-  return t;
+  const auto& net = s.cluster.network;
+  return topology::profile_cluster(s.hardware,
+                                   {.gpus = s.cluster.gpus,
+                                    .gpus_per_node = s.cluster.gpus_per_node,
+                                    .nic_bandwidth = net.nic_bandwidth,
+                                    .kind = net.topology == "fat-tree" ? topology::TopologyConfig::Kind::FatTree
+                                                                       : topology::TopologyConfig::Kind::RailFatTree,
+                                    .oversubscription = net.oversubscription});
 }
 
 Convergence convergence(const Scenario& s) {

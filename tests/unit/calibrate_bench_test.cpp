@@ -3,7 +3,7 @@
 #include "calibrate/bench/shapes.hpp"
 #include "calibrate/bench/stats.hpp"
 #include "sim/parallel/memory.hpp"
-#include "sim/scenario/builtin.hpp"
+#include "sim/base/builtin.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/workload/layer_costs.hpp"
 
@@ -34,7 +34,7 @@ void collect(const sim::workload::PassWork& p, std::set<Key>& out) {
 TEST(BenchShapes, ModelTableMatchesTheBuiltinModelFiles) {
   // The sweep covers the seven models of DESIGN.md's built-in list; later built-ins (DeepSeek-V3's MLA, Qwen3's
   // head_dim) have GEMM shapes model_gemms does not derive, and are timed from the fitted curves.
-  const auto names = sim::scenario::builtin_names("models");
+  const auto names = sim::base::builtin_names("models");
   ASSERT_EQ(kBuiltinModels.size(), 7u);
   ASSERT_GE(names.size(), kBuiltinModels.size());
   for (const auto& d : kBuiltinModels) {

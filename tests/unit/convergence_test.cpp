@@ -4,7 +4,7 @@
 #include "sim/cli/app.hpp"
 #include "sim/reliability/monte_carlo.hpp"
 #include "sim/reliability/run_inputs.hpp"
-#include "sim/scenario/builtin.hpp"
+#include "sim/base/builtin.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/workload/batch_efficiency.hpp"
 #include "tests/support/cli.hpp"

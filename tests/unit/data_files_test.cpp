@@ -2,7 +2,7 @@
 // and every hardware number has a provenance entry.
 #include "sim/base/json_reader.hpp"
 #include "sim/hardware/profile.hpp"
-#include "sim/scenario/builtin.hpp"
+#include "sim/base/builtin.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/workload/params.hpp"
 
@@ -15,18 +15,18 @@ namespace sim {
 namespace {
 
 TEST(BuiltinData, HasTheNamesTheContractPromises) {
-  const auto models = scenario::builtin_names("models");
+  const auto models = base::builtin_names("models");
   for (const char* m :
        {"gpt3-175b", "llama2-70b", "llama3-8b", "llama3-70b", "llama3-405b", "mixtral-8x7b", "mixtral-8x22b"})
     EXPECT_NE(std::find(models.begin(), models.end(), m), models.end()) << m;
-  const auto hw = scenario::builtin_names("hardware_profiles");
+  const auto hw = base::builtin_names("hardware_profiles");
   for (const char* h : {"a100-sxm4-40gb", "a100-sxm4-80gb", "h100-sxm5-80gb", "h800-sxm5-80gb", "h200-sxm-141gb",
                         "b200-sxm-180gb", "gb200-nvl72"})
     EXPECT_NE(std::find(hw.begin(), hw.end(), h), hw.end()) << h;
 }
 
 TEST(BuiltinData, EveryModelLoadsAndItsNameIsItsFileName) {
-  for (const auto& name : scenario::builtin_names("models")) {
+  for (const auto& name : base::builtin_names("models")) {
     auto m = scenario::load_model(name);
     EXPECT_EQ(m.name, name);
     EXPECT_FALSE(m.provenance.empty()) << name << " has no provenance";
@@ -55,7 +55,7 @@ TEST(ParamCounts, MatchPublishedFigures) {
 }
 
 TEST(ParamCounts, EveryModelAgreesWithItsOwnPublishedCount) {
-  for (const auto& name : scenario::builtin_names("models")) {
+  for (const auto& name : base::builtin_names("models")) {
     auto m = scenario::load_model(name);
     ASSERT_TRUE(m.published_params) << name;
     auto p = workload::count_params(m);
@@ -76,8 +76,8 @@ TEST(ParamCounts, Gpt3FollowsNarayananClosedForm) {
 }
 
 TEST(BuiltinData, EveryHardwareNumberHasProvenance) {
-  for (const auto& name : scenario::builtin_names("hardware_profiles")) {
-    auto text = scenario::builtin_text("hardware_profiles/" + name + ".json");
+  for (const auto& name : base::builtin_names("hardware_profiles")) {
+    auto text = base::builtin_text("hardware_profiles/" + name + ".json");
     ASSERT_TRUE(text);
     auto doc = base::JsonDocument::parse_text(*text, name);
     base::Diagnostics diag(name);
@@ -99,7 +99,7 @@ TEST(Provenance, AnAncestorKeyCoversItsFields) {
 }
 
 TEST(BuiltinData, EmbeddedCopiesMatchTheRepositoryFiles) {
-  for (const auto& f : scenario::builtin_files()) {
+  for (const auto& f : base::builtin_files()) {
     const auto path = std::filesystem::path(TRAINSIM_SOURCE_DIR) / std::string(f.path);
     ASSERT_TRUE(std::filesystem::exists(path)) << path;
     EXPECT_EQ(std::filesystem::file_size(path), f.text.size()) << f.path << ": rebuild to refresh the built-in copy";

@@ -1,10 +1,10 @@
-// sim/cli/table.hpp: plain-text tables with aligned columns for terminal output.
+// sim/base/table.hpp: plain-text tables with aligned columns for terminal output.
 #pragma once
 #include <ostream>
 #include <string>
 #include <vector>
 
-namespace sim::cli {
+namespace sim::base {
 
 class Table {
  public:
@@ -20,4 +20,4 @@ class Table {
   std::vector<std::vector<std::string>> rows_;
 };
 
-}  // namespace sim::cli
+}  // namespace sim::base

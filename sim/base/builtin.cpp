@@ -1,7 +1,7 @@
-// sim/scenario/builtin.cpp: lookup in the table of data files compiled into the binary.
-#include "sim/scenario/builtin.hpp"
+// sim/base/builtin.cpp: lookup in the table of data files compiled into the binary.
+#include "sim/base/builtin.hpp"
 
-namespace sim::scenario {
+namespace sim::base {
 namespace detail {
 extern const BuiltinFile kBuiltinFiles[];
 extern const std::size_t kBuiltinFileCount;
@@ -28,4 +28,4 @@ std::vector<std::string> builtin_names(std::string_view folder) {
   return out;
 }
 
-}  // namespace sim::scenario
+}  // namespace sim::base

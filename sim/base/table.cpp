@@ -1,12 +1,12 @@
-// sim/cli/table.cpp: column widths and alignment.
-#include "sim/cli/table.hpp"
+// sim/base/table.cpp: column widths and alignment.
+#include "sim/base/table.hpp"
 
 #include "sim/base/printable.hpp"
 
 #include <algorithm>
 #include <cctype>
 
-namespace sim::cli {
+namespace sim::base {
 namespace {
 
 /// Display width in code points (UTF-8 continuation bytes do not take a column).
@@ -56,4 +56,4 @@ void Table::print(std::ostream& out) const {
     line(r);
 }
 
-}  // namespace sim::cli
+}  // namespace sim::base
