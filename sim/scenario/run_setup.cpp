@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <memory>
+#include <optional>
 #include <set>
 #include <variant>
 
@@ -113,16 +115,26 @@ reliability::RunInputs run_inputs(const Scenario& s, const execution::StepPlan& 
   if (s.training.duration) in.window = *s.training.duration;
   in.spares = s.reliability.spares.value_or(reliability::auto_spares(in));
 
-  // Step time per cluster state. A straggler is simulated once here at full fidelity (one GPU slowed) for jobs of up
-  // to 16,384 GPUs, else the healthy step stretched by its factor.
-  base::Time straggler = base::Time{static_cast<std::int64_t>(static_cast<double>(healthy.ns) * in.straggler_slowdown)};
-  if (simulate_straggler && plan.gpus <= 16384) {
-    execution::StepOptions o;
-    o.fidelity = execution::Fidelity::Full;
-    o.slowdown.assign(static_cast<std::size_t>(plan.gpus), 1.0);
-    o.slowdown[0] = in.straggler_slowdown;
-    straggler = execution::simulate_step(plan, o).step_time;
-  }
+  // Step time per cluster state. A straggler is simulated at full fidelity (one GPU slowed) for jobs of up to 16,384
+  // GPUs, else the healthy step stretched by its factor. The simulation (seconds at 16k GPUs) runs on the first state
+  // that has a straggler, not here: `validate` and runs whose trials never meet one do not pay for it. The run level
+  // asks for step times under one lock (reliability::StepTimes), so the lazy value is computed once.
+  const double slowdown = in.straggler_slowdown;
+  auto straggler = std::make_shared<std::optional<base::Time>>();  // empty: not computed yet
+  auto straggler_plan = simulate_straggler && plan.gpus <= 16384 ? std::make_shared<const execution::StepPlan>(plan)
+                                                                 : nullptr;
+  auto straggler_time = [healthy, slowdown, straggler, straggler_plan] {
+    if (*straggler) return **straggler;
+    *straggler = base::Time{static_cast<std::int64_t>(static_cast<double>(healthy.ns) * slowdown)};
+    if (straggler_plan) {
+      execution::StepOptions o;
+      o.fidelity = execution::Fidelity::Full;
+      o.slowdown.assign(static_cast<std::size_t>(straggler_plan->gpus), 1.0);
+      o.slowdown[0] = slowdown;
+      *straggler = execution::simulate_step(*straggler_plan, o).step_time;
+    }
+    return **straggler;
+  };
   // Fewer replicas: the same global batch over dp - k replicas, more micro-batches each, simulated by the step level
   // (the pipeline bubble shrinks, the gradient all-reduce changes: not dp / live). Megatron-LM requires the global
   // batch to divide by micro_batch x dp, so a state where it does not is one the job cannot run in (Time::max()).
@@ -146,9 +158,9 @@ reliability::RunInputs run_inputs(const Scenario& s, const execution::StepPlan& 
   };
   const int global_batch = s.parallel.global_batch, micro_batch = std::max(1, L.micro_batch);
   auto reference = std::make_shared<double>(-1);  // the simulated full-size step, computed on first need
-  in.step_time = [healthy, straggler, dp, global_batch, micro_batch, simulate, reference](
+  in.step_time = [healthy, straggler_time, dp, global_batch, micro_batch, simulate, reference](
                      const reliability::ClusterState& st) {
-    const double full = static_cast<double>((st.straggler_factor > 1.0 ? straggler : healthy).ns);
+    const double full = static_cast<double>((st.straggler_factor > 1.0 ? straggler_time() : healthy).ns);
     if (st.missing_dp_replicas == 0) return base::Time{static_cast<std::int64_t>(full)};
     const int live = dp - st.missing_dp_replicas;
     if (live < 1 || global_batch % (micro_batch * live) != 0) return base::Time::max();
