@@ -255,7 +255,7 @@ void validate_as_run(const std::string& f, const Options& o) {
   analytic.fidelity = execution::Fidelity::Analytic;
   auto evaluated = evaluate_step(s, analytic);
   if (const auto* step = std::get_if<StepOutcome>(&evaluated); step != nullptr && step->result.fits)
-    (void)checked_run_inputs(s, *step);
+    (void)app::run_inputs(s, *step);
 }
 
 int validate(const std::vector<std::string>& files, const Options& o, std::ostream& out, std::ostream& err) {

@@ -1,4 +1,5 @@
 // sim/cli/cmd_plan.cpp: `trainsim plan`: search the parallel strategies of a scenario, rank them, Pareto front.
+#include "sim/app/plan.hpp"
 #include "sim/base/errors.hpp"
 #include "sim/base/quantity.hpp"
 #include "sim/cli/app.hpp"
@@ -140,9 +141,7 @@ void print_plan(const planner::PlanResult& r, const scenario::Scenario& s, const
 int emit_plan(const planner::PlanResult& r, const scenario::Scenario& s, const PlanArgs& a, const Options& o,
               std::ostream& out, std::ostream& err) {
   if (a.json || o.format == "json") {
-    auto j = planner::to_json(r, a.top);
-    j["scenario"] = s.name;
-    out << j.dump() << '\n';
+    out << app::plan_json(r, a.top, s).dump() << '\n';
   } else {
     print_plan(r, s, a, out);
   }
@@ -175,16 +174,14 @@ int plan_command(const PlanArgs& a, const Options& o, std::ostream& out, std::os
   // In an MPI job every process screens alike and the farm shares the simulations out (dynamic load balancing);
   // every process gets every result, so every process assembles the same plan and the root prints it.
   if (group.size() > 1) opt.farm = group_farm(group, [&bar](int done, int total) { bar.update(done, total); });
-  const auto problem = scenario::plan_problem(s, opt);
-
   if (a.shard) {
-    const auto shard = planner::plan_shard(problem, opt, a.shard_index, a.shard_count);
+    const auto shard = planner::plan_shard(scenario::plan_problem(s, opt), opt, a.shard_index, a.shard_count);
     if (!group.is_root()) return kExitOk;
     write_shard("plan", a.scenario, o, a.shard_index, a.shard_count, plan_params(a), plan_params(a),
                 {planner::to_json(shard)}, a.out, out, err);
     return kExitOk;
   }
-  const auto r = planner::plan(problem, opt);
+  const auto r = app::evaluate_plan(s, opt);
   if (!group.is_root()) return kExitOk;
   return emit_plan(r, s, a, o, out, err);
 }

@@ -152,7 +152,7 @@ int run_command(const RunArgs& a, const Options& o, std::ostream& out, std::ostr
   auto stepped = run_step(s, !report_dir.empty(), err);
   if (const int* code = std::get_if<int>(&stepped)) return *code;
   const auto& step = std::get<StepOutcome>(stepped);
-  const auto in = checked_run_inputs(s, step);
+  const auto in = app::run_inputs(s, step);
   const int threads = thread_count(a.threads, group.local_size());
   ProgressBar bar(err, o.progress, o.quiet);
   auto part = run_trials(in, trials, slice, seed, threads, group, bar);
@@ -290,7 +290,7 @@ int merge_run_shards(const std::vector<ShardFile>& shards, const MergeArgs& a, c
                             std::to_string(head.step_time_ns) + " ns, but this trainsim simulates " +
                                 std::to_string(step.result.step_time.ns) +
                                 " ns for the same scenario: merge with the build that wrote the shards");
-  const auto in = checked_run_inputs(s, step);
+  const auto in = app::run_inputs(s, step);
 
   // Every slice, folded in trial order (constant memory however many shards).
   std::optional<reliability::RunPartial> total;

@@ -73,7 +73,9 @@ int step_command(const StepArgs& a, const Options& o, std::ostream& out, std::os
     throw base::ConfigError("--trace", "", "the analytic fidelity has no timeline; use --fidelity replica or full");
   auto evaluated = evaluate_step(s, opt);
   if (auto* bad = std::get_if<std::vector<parallel::Infeasible>>(&evaluated)) return print_infeasible(*bad, s, err);
-  const auto& [in, r] = std::get<StepOutcome>(evaluated);
+  const auto& step = std::get<StepOutcome>(evaluated);
+  const auto& in = step.inputs;
+  const auto& r = step.result;
   if (a.explain) {  // the effective configuration as Megatron-LM arguments, instead of the result
     out << "# " << base::printable(s.name) << " (" << base::printable(s.source) << ") as Megatron-LM arguments\n"
         << parallel::megatron_flags(in.parallel, in.layout, *in.model, in.seq_len, in.dtype);

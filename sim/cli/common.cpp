@@ -1,4 +1,4 @@
-// sim/cli/common.cpp: step and run evaluation shared by the subcommands, and their text output.
+// sim/cli/common.cpp: what the subcommands share: the progress bar, and the text output of steps, runs and scenarios.
 #include "sim/cli/common.hpp"
 
 #include "sim/base/errors.hpp"
@@ -6,9 +6,6 @@
 #include "sim/base/quantity.hpp"
 #include "sim/cli/interrupt.hpp"
 #include "sim/base/table.hpp"
-#include "sim/reliability/monte_carlo.hpp"
-#include "sim/scenario/run_setup.hpp"
-#include "sim/scenario/sensitivity.hpp"
 #include "sim/scenario/step_setup.hpp"
 #include "sim/workload/params.hpp"
 
@@ -37,22 +34,6 @@ std::string fmt(double v, int digits) {
 }
 std::string pct(double f) {
   return fmt(100.0 * f, 1) + "%";
-}
-
-Json step_json(const results::StepResult& r, const scenario::Scenario& s) {
-  Json j = results::to_json(r);
-  j["scenario"] = s.name;
-  // Token efficiency of the global batch (McCandlish et al. 2018): what the raw throughput buys in progress.
-  const auto conv = scenario::convergence(s);
-  Json& c = j["convergence"];
-  c["global_batch_tokens"] = conv.batch.batch;
-  c["critical_batch_tokens"] = conv.batch.critical_batch;
-  c["critical_batch_source"] = conv.source;
-  c["token_efficiency"] = conv.batch.token_efficiency();
-  c["effective_tokens_per_s"] = r.tokens_per_s * conv.batch.token_efficiency();
-  if (s.training.tokens) c["effective_tokens"] = conv.batch.effective_tokens(s.training.tokens->n);
-  c["data_tokens_per_s"] = scenario::data_tokens_per_s(s);
-  return j;
 }
 
 void print_step(const results::StepResult& r, const scenario::Scenario& s, const execution::StepInputs& in,
@@ -103,18 +84,6 @@ int print_infeasible(const std::vector<parallel::Infeasible>& why, const scenari
   for (const auto& i : why)
     err << "  [" << i.rule << "] " << i.reason << "\n";
   return kExitInfeasible;
-}
-
-std::variant<StepOutcome, std::vector<parallel::Infeasible>> evaluate_step(const scenario::Scenario& s,
-                                                                           const execution::StepOptions& opt) {
-  auto setup = scenario::step_setup(s);
-  if (auto* bad = std::get_if<std::vector<parallel::Infeasible>>(&setup)) return *bad;
-  StepOutcome o{std::get<execution::StepInputs>(setup), {}};
-  const auto plan = execution::build_step_plan(o.inputs);
-  o.result = execution::simulate_step(plan, opt);
-  o.result.memory = scenario::memory_gib(s, o.inputs.layout);
-  o.result.fits = o.result.memory.total <= o.result.memory.capacity;
-  return o;
 }
 
 ProgressBar::ProgressBar(std::ostream& err, const std::string& mode, bool quiet, std::string unit)
@@ -193,62 +162,19 @@ void print_run(const results::RunSummary& r, const cost::CostSummary& c, const s
   t.print(out);
 }
 
-reliability::RunInputs checked_run_inputs(const scenario::Scenario& s, const StepOutcome& step) {
-  const auto plan = execution::build_step_plan(step.inputs);
-  auto in = scenario::run_inputs(s, plan, step.result.step_time);
-  if (auto problems = reliability::check_inputs(in); !problems.empty()) {
-    for (auto& p : problems)
-      p.file = s.source;
-    throw base::ConfigError(std::move(problems));
-  }
-  return in;
-}
-
-namespace {
-
-scenario::SensitivityOptions sensitivity_options(int trials, std::uint64_t seed, int threads) {
-  scenario::SensitivityOptions so;
-  so.trials = scenario::sensitivity_trials(trials);
-  so.seed = seed;
-  so.threads = threads;
-  return so;
-}
-
-}  // namespace
-
-RunOutcome finish_run(const scenario::Scenario& s, const StepOutcome& step, const reliability::RunInputs& in,
-                      results::RunSummary run, int threads, ProgressBar& bar, bool sensitivity,
-                      const base::TaskFarm& farm) {
-  RunOutcome o;
-  o.run = std::move(run);
-  const cost::CostInputs ci = scenario::cost_inputs(s);
-  o.cost = cost::run_cost(o.run, ci);
-  o.json = results::to_json(o.run, step_json(step.result, s));
-  o.json["scenario"] = s.name;
-  cost::add_cost_json(o.json, o.cost);
-  if (sensitivity) {
-    auto so = sensitivity_options(o.run.trials, o.run.seed, threads);
-    so.progress = [&bar](int done, int total) { bar.update(done, total); };
-    so.farm = farm;
-    o.sensitivity = scenario::run_sensitivity(in, ci, so);
-    cost::add_sensitivity_json(o.json, o.sensitivity, so.delta, so.trials);
-  }
-  return o;
-}
-
-void share_sensitivity(const scenario::Scenario& s, const reliability::RunInputs& in, int trials, std::uint64_t seed,
-                       int threads, const base::TaskFarm& farm) {
-  auto so = sensitivity_options(trials, seed, threads);
-  so.farm = farm;
-  scenario::run_sensitivity(in, scenario::cost_inputs(s), so);
+app::Progress progress_of(ProgressBar& bar) {
+  return [&bar](int done, int total) { bar.update(done, total); };
 }
 
 RunOutcome evaluate_run(const scenario::Scenario& s, const StepOutcome& step, int trials, std::uint64_t seed,
                         int threads, ProgressBar& bar, bool sensitivity) {
-  const auto in = checked_run_inputs(s, step);
-  auto run =
-      reliability::run_monte_carlo(in, trials, seed, threads, [&bar](int done, int total) { bar.update(done, total); });
-  return finish_run(s, step, in, std::move(run), threads, bar, sensitivity);
+  return app::evaluate_run(s, step, trials, seed, threads, progress_of(bar), sensitivity);
+}
+
+RunOutcome finish_run(const scenario::Scenario& s, const StepOutcome& step, const reliability::RunInputs& in,
+                      results::RunSummary run, int threads, ProgressBar& bar, bool sensitivity,
+                      const base::TaskFarm& farm) {
+  return app::finish_run(s, step, in, std::move(run), threads, progress_of(bar), sensitivity, farm);
 }
 
 scenario::Scenario load_scenario_or_default(const std::string& path, const Options& o) {
@@ -277,48 +203,6 @@ int thread_count(int requested, int local_processes) {
   if (requested > 0) return requested;
   const int cores = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
   return std::max(1, cores / std::max(1, local_processes));
-}
-
-Json scenario_json(const scenario::Scenario& s) {
-  const auto p = workload::count_params(s.model);
-  Json j = Json::object();
-  j["schema"] = "trainsim.resolved-scenario/1";
-  j["name"] = s.name;
-  j["source"] = s.source;
-  j["model"]["name"] = s.model.name;
-  j["model"]["params"] = p.total(s.model.layers);
-  j["model"]["active_params"] = p.active(s.model.layers);
-  j["hardware"]["name"] = s.hardware.name;
-  const auto peak = s.hardware.gpu.peak_for(s.training.dtype);
-  j["hardware"]["peak_flops_per_s"] = peak ? Json(peak->flops_per_s) : Json();
-  j["hardware"]["hbm_bytes"] = s.hardware.gpu.hbm.n;
-  j["cluster"]["gpus"] = s.cluster.gpus;
-  j["cluster"]["gpus_per_node"] = s.cluster.gpus_per_node;
-  j["cluster"]["nic_bandwidth_bytes_per_s"] = s.cluster.network.nic_bandwidth.bytes_per_s;
-  j["cluster"]["topology"] = s.cluster.network.topology;
-  j["cluster"]["oversubscription"] = s.cluster.network.oversubscription;
-  const auto& pc = s.parallel;
-  j["parallel"]["tp"] = pc.tp;
-  j["parallel"]["pp"] = pc.pp;
-  j["parallel"]["dp"] = pc.dp ? Json(*pc.dp) : Json();
-  j["parallel"]["cp"] = pc.cp;
-  j["parallel"]["ep"] = pc.ep;
-  j["parallel"]["vpp"] = pc.vpp;
-  j["parallel"]["sequence_parallel"] = pc.sequence_parallel;
-  j["parallel"]["zero_stage"] = pc.zero_stage;
-  j["parallel"]["recompute"] = parallel::to_string(pc.recompute);
-  j["parallel"]["micro_batch"] = pc.micro_batch;
-  j["parallel"]["global_batch"] = pc.global_batch;
-  j["parallel"]["schedule"] = parallel::to_string(pc.schedule);
-  j["training"]["seq_len"] = s.training.seq_len;
-  j["training"]["tokens"] = s.training.tokens ? Json(s.training.tokens->n) : Json();
-  j["training"]["duration_s"] = s.training.duration ? Json(s.training.duration->seconds()) : Json();
-  j["training"]["dtype"] = hardware::to_string(s.training.dtype);
-  j["reliability"]["failure_components"] = static_cast<int>(s.reliability.components.size());
-  j["reliability"]["trials"] = s.reliability.trials;
-  j["reliability"]["seed"] = static_cast<std::int64_t>(s.reliability.seed);
-  j["cost"]["gpu_hour_usd"] = s.cost.gpu_hour ? Json(s.cost.gpu_hour->usd) : Json();
-  return j;
 }
 
 void print_scenario(const scenario::Scenario& s, std::ostream& out) {

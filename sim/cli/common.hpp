@@ -1,5 +1,7 @@
-// sim/cli/common.hpp: what the subcommands share: global options, step and run evaluation, text output helpers.
+// sim/cli/common.hpp: what the subcommands share: global options, the application layer's evaluations with the
+// progress bar, text output helpers.
 #pragma once
+#include "sim/app/run.hpp"
 #include "sim/base/printable.hpp"
 #include "sim/base/table.hpp"
 #include "sim/base/task_farm.hpp"
@@ -107,14 +109,6 @@ scenario::Scenario load_scenario_or_default(const std::string& path, const Optio
 std::string fmt(double v, int digits);
 std::string pct(double fraction);  // 0.4213 -> "42.1%"
 
-/// The step of a scenario at a fidelity, with memory and fit filled in; infeasible layouts come back as reasons.
-struct StepOutcome {
-  execution::StepInputs inputs;
-  results::StepResult result;
-};
-std::variant<StepOutcome, std::vector<parallel::Infeasible>> evaluate_step(const scenario::Scenario& s,
-                                                                           const execution::StepOptions& opt);
-results::Json step_json(const results::StepResult& r, const scenario::Scenario& s);
 void print_step(const results::StepResult& r, const scenario::Scenario& s, const execution::StepInputs& in,
                 std::ostream& out);
 /// Prints the broken rules and returns the infeasible exit code.
@@ -136,35 +130,27 @@ class ProgressBar {
   InterruptPolling polling_;  // once update() polls for Ctrl-C, a signal no longer ends the process at once
 };
 
-/// A whole run: the Monte Carlo summary, its cost and the `trainsim.run/1` JSON.
-struct RunOutcome {
-  results::RunSummary run;
-  cost::CostSummary cost;
-  results::Json json;
-  std::vector<cost::SensitivityRow> sensitivity;  // tornado data, sorted by swing; empty unless asked for
-};
-/// With `sensitivity`, also reruns the Monte Carlo with each input moved +-20% (scenario::run_sensitivity, with
-/// min(trials, 200) trials) and adds "sensitivity" to the JSON; Ctrl-C stops it like the main run.
-RunOutcome evaluate_run(const scenario::Scenario& s, const StepOutcome& step, int trials, std::uint64_t seed,
-                        int threads, ProgressBar& bar, bool sensitivity = false);
-/// evaluate_run's two halves around the Monte Carlo, for runs whose trials are computed elsewhere (shards, MPI):
-/// the run level's inputs (throws ConfigError naming the scenario file when they are unusable), and a whole run
-/// from its Monte Carlo summary (cost, JSON, and the sensitivity reruns here on `threads` threads).
-reliability::RunInputs checked_run_inputs(const scenario::Scenario& s, const StepOutcome& step);
-/// With `farm` set (MPI), the sensitivity reruns are farmed over the group's processes, each of which must call
-/// share_sensitivity meanwhile; the rows are the same bytes either way.
-RunOutcome finish_run(const scenario::Scenario& s, const StepOutcome& step, const reliability::RunInputs& in,
-                      results::RunSummary run, int threads, ProgressBar& bar, bool sensitivity,
-                      const base::TaskFarm& farm = {});
-/// An MPI process other than the root: computes its share of the sensitivity reruns that the root's finish_run
-/// farms (same inputs, trials and seed), and nothing else.
-void share_sensitivity(const scenario::Scenario& s, const reliability::RunInputs& in, int trials, std::uint64_t seed,
-                       int threads, const base::TaskFarm& farm);
 void print_run(const results::RunSummary& r, const cost::CostSummary& c, const scenario::Scenario& s,
                std::ostream& out);
 
-/// The effective configuration that was simulated (schema trainsim.resolved-scenario/1), for provenance.
-results::Json scenario_json(const scenario::Scenario& s);
+// The evaluations live in the application layer (sim/app); the CLI parses, prints and picks exit codes.
+using app::evaluate_step;
+using app::RunOutcome;
+using app::scenario_json;
+using app::share_sensitivity;
+using app::step_json;
+using app::StepOutcome;
+
+/// The progress bar as the application layer's progress and cancellation: each report may throw Interrupted.
+app::Progress progress_of(ProgressBar& bar);
+/// app::evaluate_run with the progress bar.
+RunOutcome evaluate_run(const scenario::Scenario& s, const StepOutcome& step, int trials, std::uint64_t seed,
+                        int threads, ProgressBar& bar, bool sensitivity = false);
+/// app::finish_run with the progress bar.
+RunOutcome finish_run(const scenario::Scenario& s, const StepOutcome& step, const reliability::RunInputs& in,
+                      results::RunSummary run, int threads, ProgressBar& bar, bool sensitivity,
+                      const base::TaskFarm& farm = {});
+
 void print_scenario(const scenario::Scenario& s, std::ostream& out);
 
 /// Farm options for a loop over MPI tasks: each poll checks for Ctrl-C (throws Interrupted; `polling` scopes the

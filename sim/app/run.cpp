@@ -1,0 +1,67 @@
+// sim/app/run.cpp: a scenario's run (Monte Carlo, cost, sensitivity) on top of its step, and its JSON.
+#include "sim/app/run.hpp"
+
+#include "sim/base/errors.hpp"
+#include "sim/reliability/monte_carlo.hpp"
+#include "sim/scenario/run_setup.hpp"
+#include "sim/scenario/sensitivity.hpp"
+
+namespace sim::app {
+
+reliability::RunInputs run_inputs(const scenario::Scenario& s, const StepOutcome& step) {
+  auto in = scenario::run_inputs(s, step.plan, step.result.step_time);
+  if (auto problems = reliability::check_inputs(in); !problems.empty()) {
+    for (auto& p : problems)
+      p.file = s.source;
+    throw base::ConfigError(std::move(problems));
+  }
+  return in;
+}
+
+namespace {
+
+scenario::SensitivityOptions sensitivity_options(int trials, std::uint64_t seed, int threads) {
+  scenario::SensitivityOptions so;
+  so.trials = scenario::sensitivity_trials(trials);
+  so.seed = seed;
+  so.threads = threads;
+  return so;
+}
+
+}  // namespace
+
+RunOutcome finish_run(const scenario::Scenario& s, const StepOutcome& step, const reliability::RunInputs& in,
+                      results::RunSummary run, int threads, const Progress& progress, bool sensitivity,
+                      const base::TaskFarm& farm) {
+  RunOutcome o;
+  o.run = std::move(run);
+  const cost::CostInputs ci = scenario::cost_inputs(s);
+  o.cost = cost::run_cost(o.run, ci);
+  o.json = results::to_json(o.run, step_json(step.result, s));
+  o.json["scenario"] = s.name;
+  cost::add_cost_json(o.json, o.cost);
+  if (sensitivity) {
+    auto so = sensitivity_options(o.run.trials, o.run.seed, threads);
+    so.progress = progress;
+    so.farm = farm;
+    o.sensitivity = scenario::run_sensitivity(in, ci, so);
+    cost::add_sensitivity_json(o.json, o.sensitivity, so.delta, so.trials);
+  }
+  return o;
+}
+
+void share_sensitivity(const scenario::Scenario& s, const reliability::RunInputs& in, int trials, std::uint64_t seed,
+                       int threads, const base::TaskFarm& farm) {
+  auto so = sensitivity_options(trials, seed, threads);
+  so.farm = farm;
+  scenario::run_sensitivity(in, scenario::cost_inputs(s), so);
+}
+
+RunOutcome evaluate_run(const scenario::Scenario& s, const StepOutcome& step, int trials, std::uint64_t seed,
+                        int threads, const Progress& progress, bool sensitivity) {
+  const auto in = run_inputs(s, step);
+  auto run = reliability::run_monte_carlo(in, trials, seed, threads, progress);
+  return finish_run(s, step, in, std::move(run), threads, progress, sensitivity);
+}
+
+}  // namespace sim::app

@@ -1,0 +1,81 @@
+// sim/app/step.cpp: a scenario's step evaluated and written as JSON.
+#include "sim/app/step.hpp"
+
+#include "sim/scenario/step_setup.hpp"
+#include "sim/workload/params.hpp"
+
+namespace sim::app {
+
+using results::Json;
+
+std::variant<StepOutcome, std::vector<parallel::Infeasible>> evaluate_step(const scenario::Scenario& s,
+                                                                           const execution::StepOptions& opt) {
+  auto setup = scenario::step_setup(s);
+  if (auto* bad = std::get_if<std::vector<parallel::Infeasible>>(&setup)) return *bad;
+  StepOutcome o{std::get<execution::StepInputs>(setup), {}, {}};
+  o.plan = execution::build_step_plan(o.inputs);
+  o.result = execution::simulate_step(o.plan, opt);
+  o.result.memory = scenario::memory_gib(s, o.inputs.layout);
+  o.result.fits = o.result.memory.total <= o.result.memory.capacity;
+  return o;
+}
+
+Json step_json(const results::StepResult& r, const scenario::Scenario& s) {
+  Json j = results::to_json(r);
+  j["scenario"] = s.name;
+  // Token efficiency of the global batch (McCandlish et al. 2018): what the raw throughput buys in progress.
+  const auto conv = scenario::convergence(s);
+  Json& c = j["convergence"];
+  c["global_batch_tokens"] = conv.batch.batch;
+  c["critical_batch_tokens"] = conv.batch.critical_batch;
+  c["critical_batch_source"] = conv.source;
+  c["token_efficiency"] = conv.batch.token_efficiency();
+  c["effective_tokens_per_s"] = r.tokens_per_s * conv.batch.token_efficiency();
+  if (s.training.tokens) c["effective_tokens"] = conv.batch.effective_tokens(s.training.tokens->n);
+  c["data_tokens_per_s"] = scenario::data_tokens_per_s(s);
+  return j;
+}
+
+Json scenario_json(const scenario::Scenario& s) {
+  const auto p = workload::count_params(s.model);
+  Json j = Json::object();
+  j["schema"] = "trainsim.resolved-scenario/1";
+  j["name"] = s.name;
+  j["source"] = s.source;
+  j["model"]["name"] = s.model.name;
+  j["model"]["params"] = p.total(s.model.layers);
+  j["model"]["active_params"] = p.active(s.model.layers);
+  j["hardware"]["name"] = s.hardware.name;
+  const auto peak = s.hardware.gpu.peak_for(s.training.dtype);
+  j["hardware"]["peak_flops_per_s"] = peak ? Json(peak->flops_per_s) : Json();
+  j["hardware"]["hbm_bytes"] = s.hardware.gpu.hbm.n;
+  j["cluster"]["gpus"] = s.cluster.gpus;
+  j["cluster"]["gpus_per_node"] = s.cluster.gpus_per_node;
+  j["cluster"]["nic_bandwidth_bytes_per_s"] = s.cluster.network.nic_bandwidth.bytes_per_s;
+  j["cluster"]["topology"] = s.cluster.network.topology;
+  j["cluster"]["oversubscription"] = s.cluster.network.oversubscription;
+  const auto& pc = s.parallel;
+  j["parallel"]["tp"] = pc.tp;
+  j["parallel"]["pp"] = pc.pp;
+  j["parallel"]["dp"] = pc.dp ? Json(*pc.dp) : Json();
+  j["parallel"]["cp"] = pc.cp;
+  j["parallel"]["ep"] = pc.ep;
+  j["parallel"]["vpp"] = pc.vpp;
+  j["parallel"]["sequence_parallel"] = pc.sequence_parallel;
+  j["parallel"]["zero_stage"] = pc.zero_stage;
+  j["parallel"]["recompute"] = parallel::to_string(pc.recompute);
+  j["parallel"]["micro_batch"] = pc.micro_batch;
+  j["parallel"]["global_batch"] = pc.global_batch;
+  j["parallel"]["schedule"] = parallel::to_string(pc.schedule);
+  j["training"]["seq_len"] = s.training.seq_len;
+  j["training"]["tokens"] = s.training.tokens ? Json(s.training.tokens->n) : Json();
+  j["training"]["duration_s"] = s.training.duration ? Json(s.training.duration->seconds()) : Json();
+  j["training"]["dtype"] = hardware::to_string(s.training.dtype);
+  j["reliability"]["failure_components"] = static_cast<int>(s.reliability.components.size());
+  j["reliability"]["trials"] = s.reliability.trials;
+  j["reliability"]["seed"] = static_cast<std::int64_t>(s.reliability.seed);
+  j["cost"]["gpu_hour_usd"] = s.cost.gpu_hour ? Json(s.cost.gpu_hour->usd) : Json();
+  return j;
+}
+
+}  // namespace sim::app
