@@ -171,7 +171,9 @@ Baseline parse_baseline(const base::JsonDocument& doc) {
       if (!e) continue;
       BaselineMetric x;
       x.path = key;
-      e->required("value", x.value);
+      // Every trainsim result metric is zero or more (times, rates, fractions, sizes, costs, counts).
+      if (e->required("value", x.value) && x.value < 0)
+        e->error("value", show(x.value, "") + " is negative; every trainsim result metric is zero or more");
       e->optional("unit", x.unit);
       e->optional("rtol", x.rtol, base::Range::between(0, 10));
       e->optional("atol", x.atol, base::Range::at_least(0));
@@ -300,6 +302,10 @@ class Checker {
           (std::filesystem::path(a_.baseline_dir) / (std::filesystem::path(path).stem().string() + ".json")).string();
       if (std::filesystem::exists(baseline_path)) {
         baseline = parse_baseline(base::JsonDocument::parse_file(baseline_path));
+        if (baseline->scenario != s.name && !a_.update_baseline)
+          throw base::ConfigError(baseline_path, "/scenario",
+                                  "the baseline is for scenario \"" + baseline->scenario + "\", not \"" + s.name +
+                                      "\" (" + path + "); give its own baseline, or rewrite it with --update-baseline");
       } else if (a_.update_baseline) {
         new_baseline = true;
       } else {
@@ -437,15 +443,22 @@ class Checker {
 
   Row compare(BaselineMetric& m, const std::string& baseline_path, bool new_baseline) {
     const auto [path, v] = lookup(m.path, baseline_path);
-    const std::string unit = m.unit.empty() ? unit_of(path) : m.unit;
+    const std::string unit = unit_of(path);
     const std::string check = "baseline " + m.path;
     if (a_.update_baseline) {
-      const std::string before = new_baseline ? "(new)" : show(m.value, unit);
+      const std::string before = new_baseline ? "(new)" : show(m.value, m.unit.empty() ? unit : m.unit);
       m.path = path;
       m.value = v;
-      if (m.unit.empty()) m.unit = unit_of(path);
+      m.unit = unit;
       return {check, show(v, unit), before, Status::Updated, ""};
     }
+    // A value recorded in another unit cannot be compared with the result's (no conversion is guessed).
+    if (!m.unit.empty() && m.unit != unit)
+      throw base::ConfigError(baseline_path, "/metrics/" + m.path + "/unit",
+                              "\"" + m.unit + "\" is not the unit of " + path + " (" +
+                                  (unit.empty() ? "a plain number: write \"\"" : "write \"" + unit + "\"") +
+                                  "); record the value in the result's own unit or rewrite it with "
+                                  "--update-baseline");
     const double tol = m.atol + m.rtol * std::abs(m.value);
     const double worse = m.lower_is_better ? v - m.value : m.value - v;  // > 0: worse
     char rel[32];

@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <memory>
 #include <optional>
 #include <variant>
@@ -72,7 +73,22 @@ std::optional<double> read_number_or_null(base::JsonReader& r, std::string_view 
   return std::nullopt;
 }
 
-/// A `trainsim.run/1` file, read strictly for the fields compared (other fields are allowed: it is a result).
+/// What a trainsim.run/1 value can be: every compared field is zero or more, goodput and probabilities at most 1.
+/// Returns what is wrong with `v` as the field `key`, empty when nothing is.
+std::string number_text(double v) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.6g", v);
+  return text;
+}
+std::string impossible(std::string_view key, double v) {
+  if (v < 0) return number_text(v) + " is negative; a trainsim.run/1 result has no negative " + std::string(key);
+  const bool fraction = key.starts_with("goodput.") || key.starts_with("p_");
+  if (fraction && v > 1) return number_text(v) + " is above 1; " + std::string(key) + " is a fraction in [0, 1]";
+  return "";
+}
+
+/// A `trainsim.run/1` file, read strictly for the fields compared (other fields are allowed: it is a result). Values
+/// no run can produce (a negative time, a goodput above 1, a p50 above its p90) are refused, not compared.
 Side read_result(const base::JsonDocument& doc) {
   Side side;
   side.source = doc.origin();
@@ -85,6 +101,7 @@ Side read_result(const base::JsonDocument& doc) {
     const auto dot = key.find('.');
     if (dot == std::string_view::npos) {
       side.values[i] = read_number_or_null(root, key);
+      if (const auto why = side.values[i] ? impossible(key, *side.values[i]) : ""; !why.empty()) root.error(key, why);
       continue;
     }
     const std::string_view object = key.substr(0, dot);
@@ -98,6 +115,17 @@ Side read_result(const base::JsonDocument& doc) {
       continue;
     }
     side.values[i] = read_number_or_null(*sub, member);
+    if (const auto why = side.values[i] ? impossible(key, *side.values[i]) : ""; !why.empty()) sub->error(member, why);
+  }
+  // Quantiles of one distribution rise with their level.
+  for (std::size_t i = 0; i + 1 < kMetricCount; ++i) {
+    const std::string_view lo = kMetrics[i].key, hi = kMetrics[i + 1].key;
+    if (!lo.ends_with(".p50") || !hi.ends_with(".p90") || lo.substr(0, lo.size() - 4) != hi.substr(0, hi.size() - 4))
+      continue;
+    if (side.values[i] && side.values[i + 1] && *side.values[i] > *side.values[i + 1])
+      diag.add("/" + std::string(lo.substr(0, lo.find('.'))) + "/p50",
+               "p50 = " + number_text(*side.values[i]) + " is above p90 = " + number_text(*side.values[i + 1]) +
+                   "; quantiles of one distribution never decrease");
   }
   diag.throw_if_any();
   if (side.name.empty()) side.name = doc.origin();
@@ -131,8 +159,8 @@ std::variant<Side, int> simulate(const std::string& path, const CompareArgs& a, 
   if (auto* bad = std::get_if<std::vector<parallel::Infeasible>>(&evaluated)) return print_infeasible(*bad, s, err);
   const auto& step = std::get<StepOutcome>(evaluated);
   if (!step.result.fits) {
-    err << "infeasible: " << base::printable(s.name) << " does not fit in memory (" << fmt(step.result.memory.total, 1) << " of "
-        << fmt(step.result.memory.capacity, 1) << " GiB per GPU)\n";
+    err << "infeasible: " << base::printable(s.name) << " does not fit in memory (" << fmt(step.result.memory.total, 1)
+        << " of " << fmt(step.result.memory.capacity, 1) << " GiB per GPU)\n";
     return static_cast<int>(kExitInfeasible);
   }
   const int trials = a.trials > 0 ? a.trials : s.reliability.trials;
@@ -203,8 +231,10 @@ int compare_command(const CompareArgs& a, const Options& o, std::ostream& out, s
     return kExitOk;
   }
 
-  out << "A  " << base::printable(A.name) << "  (" << base::printable(A.source) << (A.kind == "scenario" ? ", simulated" : ", result file") << ")\n";
-  out << "B  " << base::printable(B.name) << "  (" << base::printable(B.source) << (B.kind == "scenario" ? ", simulated" : ", result file") << ")\n\n";
+  out << "A  " << base::printable(A.name) << "  (" << base::printable(A.source)
+      << (A.kind == "scenario" ? ", simulated" : ", result file") << ")\n";
+  out << "B  " << base::printable(B.name) << "  (" << base::printable(B.source)
+      << (B.kind == "scenario" ? ", simulated" : ", result file") << ")\n\n";
   Table t({"metric", "A", "B", "B - A", "change"});
   // A value (or, with `sign`, a difference) in the metric's unit; differences of fractions are in points.
   auto text = [](const MetricSpec& m, const std::optional<double>& v, bool sign) -> std::string {

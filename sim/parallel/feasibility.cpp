@@ -27,6 +27,9 @@ constexpr std::array kRules{
     LayoutRule{"seq-sp-tp",
                "sequence parallelism splits each context-parallel rank's tokens over tp: they must divide"},
     LayoutRule{"global-batch-divisibility", "global_batch must be a whole number of micro_batch*dp"},
+    LayoutRule{"layer-passes",
+               "micro-batches per replica times the model's layers (the layer passes one step replays) must not "
+               "exceed 262144"},
     LayoutRule{"micro-batches-pp", "1F1B, interleaved 1F1B and ZB-H1 need at least one micro-batch per pipeline stage"},
     LayoutRule{"interleaved-micro-batches",
                "the interleaved schedule needs micro-batches divisible by pp (Megatron-LM's groups of pp)"},
@@ -126,7 +129,7 @@ void check_sequence(const workload::ModelSpec& m, const ParallelConfig& c, int s
 }
 
 /// Batch against data parallelism and the pipeline schedule. Returns the micro-batches per replica (0 if unknown).
-int check_batch(const ParallelConfig& c, int dp, RuleChecker& rules) {
+int check_batch(const workload::ModelSpec& model, const ParallelConfig& c, int dp, RuleChecker& rules) {
   if (dp == 0) return 0;
   const long long per_step = static_cast<long long>(c.micro_batch) * dp;
   if (c.global_batch % per_step != 0) {
@@ -136,6 +139,20 @@ int check_batch(const ParallelConfig& c, int dp, RuleChecker& rules) {
     return 0;
   }
   const int m = static_cast<int>(c.global_batch / per_step);
+  // The step level replays every layer of every micro-batch of a replica (m * layers forward and backward passes, each
+  // with its tensor-parallel collectives), so its time and memory grow with m: a global batch of 1e9 sequences took
+  // minutes and GiBs for one step. Published runs replay at most 117,600 layer passes (shared/validation: Megatron
+  // SC21 Table 2, 529.6B on 560 GPUs, 1120 micro-batches of 105 layers); the bound is 2.2 times that (replica
+  // fidelity: about 1.2 s for Llama 3 8B at tp 2, 4 s for a 1T-parameter model at tp 8, pp 64).
+  const long long passes = static_cast<long long>(m) * model.layers;
+  if (passes > kMaxLayerPasses) {
+    const long long largest = kMaxLayerPasses / model.layers * per_step;
+    rules.fail("layer-passes", "global_batch = " + str(c.global_batch) + " gives " + str(m) +
+                                   " micro-batches per replica, " + str(passes) + " passes of the model's " +
+                                   str(model.layers) + " layers; at most " + str(kMaxLayerPasses) + " are simulated: " +
+                                   (largest > 0 ? "global_batch <= " + str(largest) + " here, or a larger micro_batch"
+                                                : std::string("the model has too many layers")));
+  }
   // 1F1B keeps one micro-batch per stage in flight; with fewer micro-batches than stages the steady state never
   // starts and most stages idle. Megatron-LM runs non-interleaved 1F1B anyway, but its interleaved schedule requires
   // groups of pp micro-batches (below), and ZB-H1 (Qi et al. 2024, Sec. 3) assumes m >= p: we treat m < p as
@@ -322,7 +339,7 @@ std::variant<Layout, std::vector<Infeasible>> resolve_layout(const workload::Mod
   const int dp = resolve_dp(cluster, config, rules);
   check_tensor_parallel(model, cluster, config, rules);
   check_sequence(model, config, seq_len, rules);
-  const int micro_batches = check_batch(config, dp, rules);
+  const int micro_batches = check_batch(model, config, dp, rules);
   auto split = check_stages(model, config, rules);
   check_experts(model, config, dp, rules);
   // ZeRO-2/3 with pipeline parallelism is not a rule: DeepSpeed's pipeline engine refuses it, but FSDP runs it

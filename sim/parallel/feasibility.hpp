@@ -53,6 +53,10 @@ struct Layout {
   int first_layer(int stage) const;
 };
 
+/// Layer passes one step of a replica may replay: micro-batches per replica * the model's layers (rule
+/// "layer-passes"; feasibility.cpp says where the figure comes from).
+inline constexpr long long kMaxLayerPasses = 262144;
+
 /// A rule of resolve_layout: its id and what it protects (for `trainsim describe` and for the tests).
 struct LayoutRule {
   const char* id;

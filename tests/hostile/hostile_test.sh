@@ -291,6 +291,9 @@ sets=(
   "parallel.tp=0"
   "parallel.micro_batch=0"
   "parallel.layers_per_stage=[]"
+  "parallel.global_batch=1000000000"
+  "parallel.global_batch=2147483647"
+  "parallel.global_batch=65536"
   "expect.no_such_metric={\"max\": 1}"
   "expect.step_time={\"max\": \"1e300 s\"}"
 )
@@ -323,6 +326,26 @@ t "json-deep" bad "$trainsim" validate "$in/deep.json"
 t "seed-2^63" any "$trainsim" run "$good" --trials 2 --seed 9223372036854775808
 t "seed-2^64" any "$trainsim" run "$good" --trials 2 --seed 18446744073709551616
 t "trials-0" bad "$trainsim" run "$good" --trials 0
+
+# Baselines and result files no run produces (check and compare refuse them).
+mkdir -p "$in/baselines"
+good_name=$(basename "$good" .json)
+baseline_cases=(
+  'other-scenario {"schema": "trainsim.baseline/1", "scenario": "another", "metrics": {"mfu": {"value": 0.5, "direction": "higher_is_better"}}}'
+  'other-unit {"schema": "trainsim.baseline/1", "scenario": "ci-llama3-8b-16-h100", "metrics": {"step_time_s": {"value": 900, "unit": "ms", "direction": "lower_is_better"}}}'
+  'negative {"schema": "trainsim.baseline/1", "scenario": "ci-llama3-8b-16-h100", "metrics": {"step_time_s": {"value": -1, "direction": "lower_is_better"}}}'
+)
+for entry in "${baseline_cases[@]}"; do
+  read -r name text <<<"$entry"
+  echo "$text" > "$in/baselines/$good_name.json"
+  t "check-baseline-$name" bad "$trainsim" check "$good" --baseline "$in/baselines" --threads 1
+done
+rm -rf "$in/baselines"
+"$trainsim" run "$good" --trials 2 --json > "$in/result.json" 2>/dev/null
+for patch in 's/"p50": [0-9.e+-]*/"p50": -1/' 's/"p50": [0-9.e+-]*/"p50": 1e300/' 's/"mean": [0-9.e+-]*/"mean": 1e20/'; do
+  sed -e "0,/\"time_to_train_days\"/b" -e "$patch" "$in/result.json" > "$in/result-bad.json"
+  t "compare-result:$patch" bad "$trainsim" compare "$in/result.json" "$in/result-bad.json"
+done
 
 echo "hostile corpus: $cases cases, $failures failed"
 [ "$cases" -ge 300 ] || { echo "hostile corpus: fewer than 300 cases" >&2; exit 1; }

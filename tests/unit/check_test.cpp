@@ -183,8 +183,17 @@ TEST_F(Check, BadBaselineFilesExitTwo) {
       "/metrics/mfu/value");
   bad(R"({"schema": "trainsim.baseline/1", "scenario": "x", "metrics": {"mfu": {"value": 0.5, "direction": "higher_is_better", "tol": 1}}})",
       "unknown key \"tol\"");
-  bad(R"({"schema": "trainsim.baseline/1", "scenario": "x", "metrics": {"nope": {"value": 1, "direction": "lower_is_better"}}})",
+  bad(R"({"schema": "trainsim.baseline/1", "scenario": "check-test", "metrics": {"nope": {"value": 1, "direction": "lower_is_better"}}})",
       "\"nope\" is not a field");
+  // Baselines that cannot be compared (issue 22): another scenario's, another unit, a value no result has.
+  bad(R"({"schema": "trainsim.baseline/1", "scenario": "other", "metrics": {"mfu": {"value": 0.5, "direction": "higher_is_better"}}})",
+      "/scenario: the baseline is for scenario \"other\", not \"check-test\"");
+  bad(R"({"schema": "trainsim.baseline/1", "scenario": "check-test", "metrics": {"step_time_s": {"value": 900, "unit": "ms", "direction": "lower_is_better"}}})",
+      "/metrics/step_time_s/unit: \"ms\" is not the unit of step_time_s (write \"s\")");
+  bad(R"({"schema": "trainsim.baseline/1", "scenario": "check-test", "metrics": {"mfu": {"value": 0.5, "unit": "s", "direction": "higher_is_better"}}})",
+      "/metrics/mfu/unit: \"s\" is not the unit of mfu (a plain number");
+  bad(R"({"schema": "trainsim.baseline/1", "scenario": "check-test", "metrics": {"time_to_train_days.p50": {"value": -3, "direction": "lower_is_better"}}})",
+      "/metrics/time_to_train_days.p50/value: -3 is negative");
   bad(R"({"schema": "trainsim.scenario/1"})", "is not accepted; expected \"trainsim.baseline/1\"");
 }
 

@@ -112,5 +112,33 @@ TEST(CompareCommand, RejectsOtherFilesWithTheirPath) {
   EXPECT_EQ(trainsim({"compare", a}).code, kExitBadInput) << "two inputs are required";
 }
 
+TEST(CompareCommand, RejectsResultsNoRunProduces) {
+  support::TempDir dir;
+  // A trainsim.run/1 result with every compared field; three of them given by the caller.
+  auto result = [&](const std::string& name, const std::string& ttt, const std::string& goodput,
+                    const std::string& p_deadline) {
+    return dir.write(name, R"({"schema": "trainsim.run/1", "scenario": "s",
+      "time_to_train_days": {"mean": 5, "p10": 4, "p50": )" +
+                               ttt + R"(, "p90": 6, "p99": 7},
+      "goodput": {"mean": 0.9, "p10": 0.8, "p50": )" +
+                               goodput + R"(, "p90": 0.95},
+      "interruptions": {"mean": 3}, "checkpoint": {"interval_s": 3600},
+      "cost_usd": {"mean": 100, "p50": 90, "p90": 120, "cvar95": 130},
+      "p_deadline_miss": )" + p_deadline +
+                               R"(, "p_budget_overrun": 0})");
+  };
+  const auto good = result("good.json", "5", "0.9", "0.1");
+  ASSERT_EQ(trainsim({"compare", good, good}).code, kExitOk) << "the fixture itself is a valid result";
+  auto refused = [&](const std::string& file, const std::string& fragment) {
+    const auto o = trainsim({"compare", good, file});
+    EXPECT_EQ(o.code, kExitBadInput) << o.out;
+    EXPECT_NE(o.err.find(file + ": " + fragment), std::string::npos) << o.err;
+  };
+  refused(result("negative.json", "-5", "0.9", "0.1"), "/time_to_train_days/p50: -5 is negative");
+  refused(result("above_p90.json", "9", "0.9", "0.1"), "/time_to_train_days/p50: p50 = 9 is above p90 = 6");
+  refused(result("goodput.json", "5", "1e20", "0.1"), "/goodput/p50: 1e+20 is above 1");
+  refused(result("probability.json", "5", "0.9", "-0.5"), "/p_deadline_miss: -0.5 is negative");
+}
+
 }  // namespace
 }  // namespace sim::cli

@@ -251,6 +251,18 @@ TEST(LayoutRule, MicroBatchesPp) {
                        "least one micro-batch per stage)"}}));
 }
 
+TEST(LayoutRule, LayerPasses) {
+  auto c = tp8_pp4();
+  c.global_batch = 104832;  // 3276 micro-batches of 80 layers = 262080 passes: the largest accepted
+  EXPECT_EQ(problems(model("llama3-70b"), kHgx1024, c, 8192), Problems{});
+  c.global_batch = 104832 + 32;
+  EXPECT_EQ(problems(model("llama3-70b"), kHgx1024, c, 8192),
+            (Problems{{"layer-passes",
+                       "global_batch = 104864 gives 3277 micro-batches per replica, 262160 passes of the model's 80 "
+                       "layers; at most 262144 are simulated: global_batch <= 104832 here, or a larger micro_batch"}}))
+      << "a step replays every layer of every micro-batch: a huge global batch is refused, not simulated for minutes";
+}
+
 TEST(LayoutRule, MicroBatchesPpDoesNotBindGPipe) {
   auto c = tp8_pp4();
   c.global_batch = 64;
@@ -427,6 +439,7 @@ TEST(LayoutRule, EveryRuleHasATestAbove) {
                                      "seq-sp-tp",
                                      "global-batch-divisibility",
                                      "micro-batches-pp",
+                                     "layer-passes",
                                      "interleaved-micro-batches",
                                      "vpp-needs-pp",
                                      "vpp-needs-interleaved",

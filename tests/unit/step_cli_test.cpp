@@ -80,6 +80,7 @@ INSTANTIATE_TEST_SUITE_P(
                                 "parallel.schedule=\"interleaved\""}},
                       RuleCase{"global-batch-divisibility", {"parallel.global_batch=1000"}},
                       RuleCase{"micro-batches-pp", {"parallel.micro_batch=16"}},
+                      RuleCase{"layer-passes", {"parallel.global_batch=1000000000"}},
                       RuleCase{"layers-per-stage-sum", {"parallel.layers_per_stage=[20,20,20,19]"}},
                       RuleCase{"empty-stage", {"parallel.layers_per_stage=[40,40,0,0]"}},
                       RuleCase{"ep-dense-model", {"parallel.ep=2"}},
