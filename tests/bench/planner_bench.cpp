@@ -1,6 +1,9 @@
 // Planner speed (issue 6): a full search for Llama 3 70B on 1,024 H100s (scenarios/default.json with every parallel
-// field free) on two threads, analytic screen + replica short list + run level, must take <= 10 s. Counters:
+// field free) on two threads, analytic screen + replica short list + run level, must take <= 10 s (issue 20: <= 2 s,
+// and the screen >= 100k configurations/s per core). Counters:
 // configurations evaluated per second (every enumerated point: rules, memory, analytic step for the feasible ones).
+// One iteration each; medians of three with --benchmark_repetitions=3 --benchmark_report_aggregates_only=true (as
+// ctest's bench_planner runs them), one repetition under tests/bench/callgrind.sh.
 #include "sim/planner/planner.hpp"
 #include "sim/scenario/plan_setup.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -50,9 +53,7 @@ void BM_PlanFullSearch70B1024(benchmark::State& state) {
 BENCHMARK(BM_PlanFullSearch70B1024)
     ->Unit(benchmark::kSecond)
     ->UseRealTime()
-    ->Iterations(1)
-    ->Repetitions(3)
-    ->ReportAggregatesOnly(true);
+    ->Iterations(1);
 
 /// The analytic screen alone (no replica short list, no run level): the planner's inner loop.
 void BM_PlanAnalyticScreen70B1024(benchmark::State& state) {
@@ -68,12 +69,11 @@ void BM_PlanAnalyticScreen70B1024(benchmark::State& state) {
     benchmark::DoNotOptimize(r.candidates.data());
   }
   state.counters["configs_per_s"] = benchmark::Counter(static_cast<double>(evaluated), benchmark::Counter::kIsRate);
+  state.counters["evaluated"] = static_cast<double>(evaluated) / static_cast<double>(state.iterations());
 }
 BENCHMARK(BM_PlanAnalyticScreen70B1024)
     ->Unit(benchmark::kSecond)
     ->UseRealTime()
-    ->Iterations(1)
-    ->Repetitions(3)
-    ->ReportAggregatesOnly(true);
+    ->Iterations(1);
 
 }  // namespace

@@ -46,10 +46,14 @@ void full_step(benchmark::State& state, int dp) {
 void BM_ScaleFull405B16k(benchmark::State& state) {
   full_step(state, 128);
 }
+void BM_ScaleFull405B32k(benchmark::State& state) {  // the size tests/bench/callgrind.sh counts beside 16k
+  full_step(state, 256);
+}
 void BM_ScaleFull405B131k(benchmark::State& state) {
   full_step(state, 1024);
 }
 BENCHMARK(BM_ScaleFull405B16k)->Unit(benchmark::kSecond)->Iterations(1);
+BENCHMARK(BM_ScaleFull405B32k)->Unit(benchmark::kSecond)->Iterations(1);
 BENCHMARK(BM_ScaleFull405B131k)->Unit(benchmark::kSecond)->Iterations(1);
 
 }  // namespace
