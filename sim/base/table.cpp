@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 
 namespace sim::base {
 namespace {
@@ -15,6 +16,16 @@ std::size_t width(const std::string& s) {
 }
 
 }  // namespace
+
+std::string fmt(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::string pct(double f) {
+  return fmt(100.0 * f, 1) + "%";
+}
 
 void Table::add(std::vector<std::string> row) {
   for (auto& cell : row)

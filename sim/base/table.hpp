@@ -6,6 +6,11 @@
 
 namespace sim::base {
 
+/// A number with `digits` decimals ("%.*f"), for table cells and one-line summaries.
+std::string fmt(double v, int digits);
+/// A fraction as a percentage with one decimal: 0.4213 -> "42.1%".
+std::string pct(double fraction);
+
 class Table {
  public:
   explicit Table(std::vector<std::string> header) : header_(std::move(header)) {}

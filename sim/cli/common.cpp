@@ -27,14 +27,6 @@ std::vector<scenario::Override> overrides_of(const Options& o) {
   return out;
 }
 
-std::string fmt(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-std::string pct(double f) {
-  return fmt(100.0 * f, 1) + "%";
-}
 
 void print_step(const results::StepResult& r, const scenario::Scenario& s, const execution::StepInputs& in,
                 std::ostream& out) {

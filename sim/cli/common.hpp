@@ -1,6 +1,7 @@
 // sim/cli/common.hpp: what the subcommands share: global options, the application layer's evaluations with the
 // progress bar, text output helpers.
 #pragma once
+#include "sim/app/check.hpp"
 #include "sim/app/run.hpp"
 #include "sim/base/printable.hpp"
 #include "sim/base/table.hpp"
@@ -64,8 +65,7 @@ void add_step_command(CLI::App& app, const Options& o, CommandList& out);
 void add_run_command(CLI::App& app, const Options& o, CommandList& out);
 void add_import_command(CLI::App& app, const Options& o, CommandList& out);
 void add_check_command(CLI::App& app, const Options& o, CommandList& out);
-/// A `trainsim check` baseline file (schema trainsim.baseline/1)? Throws ConfigError when it is one and is malformed.
-bool validate_baseline_file(const std::string& path);
+using app::validate_baseline_file;  // sim/app/check.hpp
 void add_plan_command(CLI::App& app, const Options& o, CommandList& out);
 void add_compare_command(CLI::App& app, const Options& o, CommandList& out);
 void add_scale_command(CLI::App& app, const Options& o, CommandList& out);
@@ -106,8 +106,8 @@ std::vector<scenario::Override> overrides_of(const Options& o);
 /// Loads the scenario at `path` with the --set overrides, or the built-in default when `path` is empty.
 scenario::Scenario load_scenario_or_default(const std::string& path, const Options& o);
 
-std::string fmt(double v, int digits);
-std::string pct(double fraction);  // 0.4213 -> "42.1%"
+using base::fmt;
+using base::pct;
 
 void print_step(const results::StepResult& r, const scenario::Scenario& s, const execution::StepInputs& in,
                 std::ostream& out);
