@@ -146,7 +146,7 @@ std::string joined(const std::vector<std::string>& lines) {
 TEST(LayersTest, EveryIncludeUnderSimReportsAndCalibrateKeepsTheLayerRule) {
   const auto layers = load_layers();
   const auto includes = project_includes(kSource);
-  ASSERT_GT(includes.size(), 500u) << "the scan found too few includes to be reading the sources";
+  ASSERT_GT(includes.size(), 300u) << "the scan found too few includes to be reading the sources";
   const auto bad = violations(layers, includes);
   EXPECT_TRUE(bad.empty()) << bad.size() << " include(s) break the layer rule (DESIGN.md \"Architecture\"):\n"
                            << joined(bad);
