@@ -1,6 +1,7 @@
 // sim/execution/step_plan.cpp: timing every kernel and collective of an iteration once, per virtual stage.
 #include "sim/execution/step_plan.hpp"
 
+#include "sim/execution/step_plan_cache.hpp"
 #include "sim/collectives/collective.hpp"
 #include "sim/hardware/compute_model.hpp"
 #include "sim/workload/layer_costs.hpp"
@@ -12,6 +13,8 @@
 #include <map>
 #include <optional>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 namespace sim::execution {
 
@@ -50,15 +53,83 @@ double grad_bytes(hardware::Dtype dtype, bool fp32_main_grads) {
 }
 constexpr double kParamBytes = 2.0;
 
+/// Per-plan memo of collective times: (op, first member, second member, size, bytes) identifies a group of one
+/// plan's placement and a payload.
+using CollectiveKey = std::tuple<int, int, int, int, std::int64_t>;
+using CollectiveMemo = std::map<CollectiveKey, Time>;
+
+/// Everything the layer-level timings are computed from (see StepPlanCache).
+struct LayerKey {
+  const workload::ModelSpec* model = nullptr;
+  const hardware::HardwareProfile* hardware = nullptr;
+  const topology::Topology* topology = nullptr;
+  int dtype = 0;
+  int fp8 = 0;
+  int recompute = 0;
+  bool attention_flash2 = false;
+  bool flash_attention = false;
+  bool dropout = false;
+  bool sequence_parallel = false;
+  int micro_batch = 0;
+  int seq_len = 0;
+  int tp = 0;
+  int cp = 0;
+  int ep = 0;
+  std::vector<int> tp_group;  // GPU 0's groups: the members its layer collectives run on
+  std::vector<int> cp_group;
+  std::vector<int> ep_group;
+
+  auto tie() const {
+    return std::tie(model, hardware, topology, dtype, fp8, recompute, attention_flash2, flash_attention, dropout,
+                    sequence_parallel, micro_batch, seq_len, tp, cp, ep, tp_group, cp_group, ep_group);
+  }
+  bool operator<(const LayerKey& o) const { return tie() < o.tie(); }
+};
+
+/// The layer-level timings of one LayerKey, and the label table and collective memo a fresh build has after them.
+struct LayerTimings {
+  std::vector<TimedSegment> l_fwd, l_rec, l_b, l_w, d_fwd, d_rec, d_b, d_w, e_fwd, e_b, e_w, o_fwd, o_b, o_w;
+  double layer_forward_model_flops = 0;
+  workload::ParamCounts params;
+  std::vector<std::string> labels;
+  CollectiveMemo collectives;
+};
+
+}  // namespace
+
+struct StepPlanCache::Impl {
+  std::map<LayerKey, LayerTimings> layers;
+  /// Collective times by (topology, op, bytes) and then the exact members: the cost model's own answer, reused.
+  std::map<std::tuple<const topology::Topology*, int, std::int64_t>, std::map<std::vector<int>, Time>> collectives;
+};
+
+StepPlanCache::StepPlanCache() : impl_(std::make_unique<Impl>()) {}
+StepPlanCache::~StepPlanCache() = default;
+StepPlanCache::StepPlanCache(StepPlanCache&&) noexcept = default;
+StepPlanCache& StepPlanCache::operator=(StepPlanCache&&) noexcept = default;
+
+namespace {
+
 class Planner {
  public:
-  explicit Planner(const StepInputs& in)
-      : in_(in), model_(*in.model), hw_(*in.hardware), topo_(*in.topology), placement_(in.layout, in.parallel.order) {}
+  Planner(const StepInputs& in, StepPlanCache::Impl* cache)
+      : in_(in),
+        model_(*in.model),
+        hw_(*in.hardware),
+        topo_(*in.topology),
+        placement_(in.layout, in.parallel.order),
+        cache_(cache) {}
 
   StepPlan build();
 
  private:
   std::uint16_t label(const std::string& s) {
+    if (label_ids_.size() != labels_.size()) {  // labels restored from the cache: an id is the label's position
+      const auto found = std::find(labels_.begin(), labels_.end(), s);
+      if (found != labels_.end()) return static_cast<std::uint16_t>(found - labels_.begin());
+      labels_.push_back(s);
+      return static_cast<std::uint16_t>(labels_.size() - 1);
+    }
     auto [it, inserted] = label_ids_.try_emplace(s, static_cast<std::uint16_t>(labels_.size()));
     if (inserted) labels_.push_back(s);
     return it->second;
@@ -117,7 +188,18 @@ class Planner {
     const auto key = CollectiveKey{static_cast<int>(op), group.front(), group.size() > 1 ? group[1] : -1,
                                    static_cast<int>(group.size()), n.n};
     if (auto it = collective_cache_.find(key); it != collective_cache_.end()) return it->second;
-    const Time t = cost_model_.time(op, collectives::Algorithm::Auto, group, n);
+    Time t;
+    if (cache_ == nullptr) {
+      t = cost_model_.time(op, collectives::Algorithm::Auto, group, n);
+    } else {
+      auto& by_members = cache_->collectives[std::make_tuple(&topo_, static_cast<int>(op), n.n)];
+      if (auto it = by_members.find(group); it != by_members.end()) {
+        t = it->second;
+      } else {
+        t = cost_model_.time(op, collectives::Algorithm::Auto, group, n);
+        by_members.emplace(group, t);
+      }
+    }
     collective_cache_.emplace(key, t);
     return t;
   }
@@ -167,9 +249,11 @@ class Planner {
   std::vector<std::string> labels_;
   std::map<std::string, std::uint16_t> label_ids_;
   std::map<std::pair<int, double>, Time> comm_cache_;
-  // (op, first member, second member, size, bytes): identifies a group of this plan's placement and a payload.
-  using CollectiveKey = std::tuple<int, int, int, int, std::int64_t>;
-  std::map<CollectiveKey, Time> collective_cache_;
+  CollectiveMemo collective_cache_;
+  StepPlanCache::Impl* cache_ = nullptr;  // null: nothing kept across plans
+  /// The layer-level timings of this plan, from cache_ or computed (and then kept there).
+  const LayerTimings& layer_timings(const workload::LayerShape& shape, bool mixed);
+  LayerTimings own_timings_;  // without a cache
 };
 
 workload::RecomputeMode recompute_mode(parallel::Recompute r) {
@@ -205,27 +289,21 @@ StepPlan Planner::build() {
   shape.dropout = in_.dropout;
   shape.fp8 = in_.dtype == hardware::Dtype::Fp8 || in_.dtype == hardware::Dtype::Fp4 ? in_.fp8_scaling
                                                                                      : workload::Fp8Scaling::None;
-  const auto lw = workload::layer_work(model_, shape, recompute_mode(in_.parallel.recompute));
-  // An MoE model's dense layers (first_k_dense, layer_freq) run the model's dense MLP instead of the experts.
-  const workload::ModelSpec dense_model = model_.dense_variant();
   const bool mixed = model_.moe && model_.moe_layers() < model_.layers;
-  const auto dw = mixed ? workload::layer_work(dense_model, shape, recompute_mode(in_.parallel.recompute)) : lw;
-  const auto emb = workload::embedding_work(model_, shape);
-  const auto out = workload::output_work(model_, shape);
-
-  const auto l_fwd = timed(lw.forward);
-  const auto l_rec = timed(lw.recompute);
-  const auto l_b = timed(lw.backward_input);
-  const auto l_w = timed(lw.backward_weight);
-  const auto d_fwd = mixed ? timed(dw.forward) : l_fwd;
-  const auto d_rec = mixed ? timed(dw.recompute) : l_rec;
-  const auto d_b = mixed ? timed(dw.backward_input) : l_b;
-  const auto d_w = mixed ? timed(dw.backward_weight) : l_w;
-  const auto e_fwd = timed(emb.forward), e_b = timed(emb.backward_input), e_w = timed(emb.backward_weight);
-  const auto o_fwd = timed(out.forward), o_b = timed(out.backward_input), o_w = timed(out.backward_weight);
+  const LayerTimings& lt = layer_timings(shape, mixed);
+  const auto& l_fwd = lt.l_fwd;
+  const auto& l_rec = lt.l_rec;
+  const auto& l_b = lt.l_b;
+  const auto& l_w = lt.l_w;
+  const auto& d_fwd = lt.d_fwd;
+  const auto& d_rec = lt.d_rec;
+  const auto& d_b = lt.d_b;
+  const auto& d_w = lt.d_w;
+  const auto &e_fwd = lt.e_fwd, &e_b = lt.e_b, &e_w = lt.e_w;
+  const auto &o_fwd = lt.o_fwd, &o_b = lt.o_b, &o_w = lt.o_w;
 
   // Parameters per GPU per layer: matrices split over tp, experts over ep; norms replicated.
-  const auto pc = workload::count_params(model_);
+  const auto& pc = lt.params;
   const double expert_share = model_.moe ? 1.0 / L.ep : 1.0;
   const double layer_params =
       (pc.attention_per_layer + pc.mlp_per_layer * expert_share + pc.router_per_layer) / L.tp + pc.norms_per_layer;
@@ -282,13 +360,39 @@ StepPlan Planner::build() {
 
   const int stages = L.pp * L.vpp;
   plan.stages.resize(static_cast<std::size_t>(stages));
+  // Without a dense/MoE mix, a stage's work depends only on whether it is the first, whether it is the last and how
+  // many layers it has (the layers are alike, buckets and recomputation count from the stage's own start): a stage
+  // equal in those to one already built is a copy of it (the same values, computed once; the planner builds a plan
+  // for every feasible point, and most stages of a deep pipeline are alike).
+  struct Built {
+    bool first = false;
+    bool last = false;
+    int layers = 0;
+    int index = 0;
+    long long recomputed = 0;
+  };
+  std::vector<Built> built;
   int first_layer = 0;
   for (int v = 0; v < stages; ++v) {
     StageWork& st = plan.stages[static_cast<std::size_t>(v)];
-    st.first_layer = first_layer;
-    st.layers = L.layers_per_stage[static_cast<std::size_t>(v)];
-    first_layer += st.layers;
+    const int layers = L.layers_per_stage[static_cast<std::size_t>(v)];
     const bool first = v == 0, last = v == stages - 1;
+    if (!mixed) {
+      const auto same = std::find_if(built.begin(), built.end(), [&](const Built& b) {
+        return b.first == first && b.last == last && b.layers == layers;
+      });
+      if (same != built.end()) {
+        st = plan.stages[static_cast<std::size_t>(same->index)];
+        st.first_layer = first_layer;
+        first_layer += layers;
+        recomputed_layers += same->recomputed;
+        continue;
+      }
+    }
+    const long long recomputed_before = recomputed_layers;
+    st.first_layer = first_layer;
+    st.layers = layers;
+    first_layer += st.layers;
     // Room for every unit's segments (and a gather each) up front: growing these vectors was most of the
     // planner's allocations (it builds a plan for every feasible point).
     const std::size_t units = static_cast<std::size_t>(st.layers) + 2;
@@ -360,6 +464,7 @@ StepPlan Planner::build() {
     if (gather_after) st.param_gather = collective(collectives::Op::AllGather, dp_group, st.params_local * kParamBytes);
     st.param_gather_bytes =
         gather_after ? Bytes{static_cast<std::int64_t>(std::llround(st.params_local * kParamBytes))} : Bytes{};
+    built.push_back({first, last, layers, v, recomputed_layers - recomputed_before});
   }
 
   // Pipeline transfers: the boundary activation, split over tensor-parallel ranks (scatter-gather optimisation,
@@ -382,7 +487,7 @@ StepPlan Planner::build() {
   // Hardware FLOPs add the recomputed forward work in the same convention (Korthikanti et al. 2022, Sec. 6.3).
   double recompute_per_layer = 0;
   if (in_.parallel.recompute == parallel::Recompute::Full) {
-    recompute_per_layer = lw.forward.model_flops * L.tp * L.cp;
+    recompute_per_layer = lt.layer_forward_model_flops * L.tp * L.cp;
   } else if (in_.parallel.recompute == parallel::Recompute::Selective) {
     const double s = in_.seq_len;
     recompute_per_layer = 4.0 * L.micro_batch * s * s * model_.hidden;  // attention scores and context, forward
@@ -394,10 +499,75 @@ StepPlan Planner::build() {
   return plan;
 }
 
+const LayerTimings& Planner::layer_timings(const workload::LayerShape& shape, bool mixed) {
+  std::optional<LayerKey> key;
+  if (cache_ != nullptr) {
+    key.emplace();
+    key->model = &model_;
+    key->hardware = &hw_;
+    key->topology = &topo_;
+    key->dtype = static_cast<int>(in_.dtype);
+    key->fp8 = static_cast<int>(shape.fp8);
+    key->recompute = static_cast<int>(in_.parallel.recompute);
+    key->attention_flash2 = in_.attention_flash2;
+    key->flash_attention = shape.flash_attention;
+    key->dropout = shape.dropout;
+    key->sequence_parallel = shape.sequence_parallel;
+    key->micro_batch = shape.micro_batch;
+    key->seq_len = shape.seq_len;
+    key->tp = shape.tp;
+    key->cp = shape.cp;
+    key->ep = shape.ep;
+    key->tp_group = placement_.group(parallel::Dim::Tp, 0);
+    key->cp_group = placement_.group(parallel::Dim::Cp, 0);
+    key->ep_group = placement_.group(parallel::Dim::Ep, 0);
+    if (auto it = cache_->layers.find(*key); it != cache_->layers.end()) {
+      // The state a fresh build has after timing the layers: its labels and its memo of collectives.
+      labels_ = it->second.labels;  // label() finds later labels by position (label_ids_ stays empty)
+      collective_cache_ = it->second.collectives;
+      return it->second;
+    }
+  }
+  LayerTimings t;
+  const auto lw = workload::layer_work(model_, shape, recompute_mode(in_.parallel.recompute));
+  // An MoE model's dense layers (first_k_dense, layer_freq) run the model's dense MLP instead of the experts.
+  const workload::ModelSpec dense_model = model_.dense_variant();
+  const auto dw = mixed ? workload::layer_work(dense_model, shape, recompute_mode(in_.parallel.recompute)) : lw;
+  const auto emb = workload::embedding_work(model_, shape);
+  const auto out = workload::output_work(model_, shape);
+  t.l_fwd = timed(lw.forward);
+  t.l_rec = timed(lw.recompute);
+  t.l_b = timed(lw.backward_input);
+  t.l_w = timed(lw.backward_weight);
+  t.d_fwd = mixed ? timed(dw.forward) : t.l_fwd;
+  t.d_rec = mixed ? timed(dw.recompute) : t.l_rec;
+  t.d_b = mixed ? timed(dw.backward_input) : t.l_b;
+  t.d_w = mixed ? timed(dw.backward_weight) : t.l_w;
+  t.e_fwd = timed(emb.forward);
+  t.e_b = timed(emb.backward_input);
+  t.e_w = timed(emb.backward_weight);
+  t.o_fwd = timed(out.forward);
+  t.o_b = timed(out.backward_input);
+  t.o_w = timed(out.backward_weight);
+  t.layer_forward_model_flops = lw.forward.model_flops;
+  t.params = workload::count_params(model_);
+  if (cache_ == nullptr) {
+    own_timings_ = std::move(t);
+    return own_timings_;
+  }
+  t.labels = labels_;
+  t.collectives = collective_cache_;
+  return cache_->layers.emplace(std::move(*key), std::move(t)).first->second;
+}
+
 }  // namespace
 
 StepPlan build_step_plan(const StepInputs& in) {
-  return Planner(in).build();
+  return Planner(in, nullptr).build();
+}
+
+StepPlan build_step_plan(const StepInputs& in, StepPlanCache& cache) {
+  return Planner(in, cache.impl_.get()).build();
 }
 
 }  // namespace sim::execution

@@ -204,10 +204,22 @@ ParamsPerGpu layer_params(const ModelSpec& model, const Layout& layout, bool moe
   return p;
 }
 
-/// The layers of virtual stage `stage` in the stacking order, for the per-layer kinds (MoE or dense).
+/// Layout::first_layer of every virtual stage, in one pass.
+std::vector<int> first_layers(const Layout& layout) {
+  std::vector<int> first(layout.layers_per_stage.size());
+  int sum = 0;
+  for (std::size_t v = 0; v < first.size(); ++v) {
+    first[v] = sum;
+    sum += layout.layers_per_stage[v];
+  }
+  return first;
+}
+
+/// The layers of virtual stage `stage` in the stacking order, for the per-layer kinds (MoE or dense); `first`:
+/// first_layers(layout).
 template <class F>
-void for_stage_layers(const Layout& layout, int stage, F&& f) {
-  const int first = layout.first_layer(stage);
+void for_stage_layers(const Layout& layout, const std::vector<int>& first_layer, int stage, F&& f) {
+  const int first = first_layer[static_cast<std::size_t>(stage)];
   for (int l = first; l < first + layout.layers_per_stage[static_cast<std::size_t>(stage)]; ++l)
     f(l);
 }
@@ -238,19 +250,34 @@ namespace {
 ///    (megatron/core/transformer/transformer_block.py, _checkpointed_forward), plus one group's full activations;
 ///  - full, block, N layers: the first N layers of each chunk store their input only, the rest everything, plus one
 ///    layer's full activations.
-double stored_activations(const ModelSpec& model, const Layout& layout, const ParallelConfig& config,
-                          ActivationShape shape, const std::vector<int>& held, int rank) {
-  // Per layer kind (MoE or dense): what it stores with no recomputation and with this recomputation.
-  double full[2], stored[2], input[2];
+/// Per layer kind (dense 0, MoE 1): what a layer stores with no recomputation, with only its input, and with the
+/// configuration's recomputation. The same on every pipeline rank.
+struct KindBytes {
+  double full[2] = {0, 0};
+  double input[2] = {0, 0};
+  double stored[2] = {0, 0};
+};
+
+KindBytes kind_bytes(const ModelSpec& model, const ParallelConfig& config, ActivationShape shape) {
+  KindBytes k;
   for (int kind = 0; kind < 2; ++kind) {
     shape.moe_layer = kind == 1;
     shape.recompute = Recompute::None;
-    full[kind] = layer_activation_bytes(model, shape);
+    k.full[kind] = layer_activation_bytes(model, shape);
     shape.recompute = Recompute::Full;
-    input[kind] = layer_activation_bytes(model, shape);
+    k.input[kind] = layer_activation_bytes(model, shape);
     shape.recompute = config.recompute == Recompute::Selective ? Recompute::Selective : Recompute::None;
-    stored[kind] = layer_activation_bytes(model, shape);
+    k.stored[kind] = layer_activation_bytes(model, shape);
   }
+  return k;
+}
+
+double stored_activations(const ModelSpec& model, const Layout& layout, const ParallelConfig& config,
+                          const KindBytes& bytes, const std::vector<int>& first_layer, const std::vector<int>& held,
+                          int rank) {
+  const double(&full)[2] = bytes.full;
+  const double(&input)[2] = bytes.input;
+  const double(&stored)[2] = bytes.stored;
   const bool full_rc = config.recompute == Recompute::Full;
   const bool block = config.recompute_method == RecomputeMethod::Block;
   const int n = config.recompute_num_layers;
@@ -275,7 +302,7 @@ double stored_activations(const ModelSpec& model, const Layout& layout, const Pa
       }
       ++position;
     };
-    for_stage_layers(layout, stage, [&](int l) { add_layer(model.is_moe_layer(l) ? 1 : 0); });
+    for_stage_layers(layout, first_layer, stage, [&](int l) { add_layer(model.is_moe_layer(l) ? 1 : 0); });
     // Multi-token prediction modules run after the last layer, on the last virtual stage.
     if (stage == last_stage)
       for (int k = 0; k < model.mtp_layers; ++k)
@@ -312,15 +339,53 @@ double layer_activation_bytes(const ModelSpec& model, const ActivationShape& sha
   return parts.full();
 }
 
-ParamsPerGpu params_per_gpu(const ModelSpec& model, const Layout& layout, int pipeline_rank) {
+namespace {
+
+/// What memory_per_gpu computes alike for every pipeline rank of one layout and configuration: peak_memory computes it
+/// once for all of them.
+struct RankInvariants {
+  workload::ParamCounts counts;
+  ParamsPerGpu moe_layer;
+  ParamsPerGpu dense_layer;
+  ActivationShape shape;
+  KindBytes bytes;
+  std::vector<int> first_layer;  // first_layers(layout)
+};
+
+RankInvariants rank_invariants(const ModelSpec& model, const Layout& layout, const ParallelConfig& config,
+                               int seq_len, const MemoryOptions& options) {
+  RankInvariants inv;
+  inv.counts = workload::count_params(model);
+  inv.moe_layer = layer_params(model, layout, true);
+  inv.dense_layer = layer_params(model, layout, false);
+  inv.first_layer = first_layers(layout);
+  ActivationShape& shape = inv.shape;
+  shape.seq_len = seq_len;
+  shape.micro_batch = layout.micro_batch;
+  shape.tp = layout.tp;
+  shape.cp = layout.cp;
+  shape.sequence_parallel = config.sequence_parallel && layout.tp > 1;  // a no-op at tp = 1, as in Megatron-LM
+  shape.recompute = Recompute::None;
+  shape.flash_attention = options.fused_attention;
+  shape.dropout = options.hidden_dropout > 0;
+  shape.attention_dropout = options.attention_dropout > 0;
+  shape.recompute_modules = config.recompute_modules;
+  shape.fp8_activations = options.fp8_activations;
+  shape.expert_tp = layout.expert_tp;
+  inv.bytes = kind_bytes(model, config, shape);
+  return inv;
+}
+
+ParamsPerGpu params_on_rank(const ModelSpec& model, const Layout& layout, int pipeline_rank,
+                            const RankInvariants& inv) {
   SIM_ASSERT(pipeline_rank >= 0 && pipeline_rank < layout.pp, "pipeline rank out of range");
-  const auto counts = workload::count_params(model);
-  const ParamsPerGpu moe_layer = layer_params(model, layout, true);
-  const ParamsPerGpu dense_layer = layer_params(model, layout, false);
+  const auto& counts = inv.counts;
+  const ParamsPerGpu& moe_layer = inv.moe_layer;
+  const ParamsPerGpu& dense_layer = inv.dense_layer;
   const double h = model.hidden;
   ParamsPerGpu p;
   for (int c = 0; c < layout.vpp; ++c)
-    for_stage_layers(layout, layout.stage(c, pipeline_rank), [&](int l) {
+    for_stage_layers(layout, inv.first_layer, layout.stage(c, pipeline_rank), [&](int l) {
       const ParamsPerGpu& layer = model.is_moe_layer(l) ? moe_layer : dense_layer;
       p.dense += layer.dense;
       p.expert += layer.expert;
@@ -339,6 +404,20 @@ ParamsPerGpu params_per_gpu(const ModelSpec& model, const Layout& layout, int pi
     p.expert += model.mtp_layers * mtp.expert;
   }
   return p;
+}
+
+MemoryBreakdown memory_on_rank(const ModelSpec& model, const Layout& layout, const ParallelConfig& config, int seq_len,
+                               int pipeline_rank, const MemoryOptions& options, const RankInvariants& inv);
+
+}  // namespace
+
+ParamsPerGpu params_per_gpu(const ModelSpec& model, const Layout& layout, int pipeline_rank) {
+  RankInvariants inv;
+  inv.counts = workload::count_params(model);
+  inv.moe_layer = layer_params(model, layout, true);
+  inv.dense_layer = layer_params(model, layout, false);
+  inv.first_layer = first_layers(layout);
+  return params_on_rank(model, layout, pipeline_rank, inv);
 }
 
 std::vector<int> micro_batches_held(const Layout& layout, Schedule schedule, int pipeline_rank) {
@@ -426,10 +505,18 @@ std::vector<int> micro_batches_held(const Layout& layout, Schedule schedule, int
 MemoryBreakdown memory_per_gpu(const ModelSpec& model, const Layout& layout, const ParallelConfig& config, int seq_len,
                                int pipeline_rank, const MemoryOptions& options) {
   SIM_ASSERT(pipeline_rank >= 0 && pipeline_rank < layout.pp, "pipeline rank out of range");
+  return memory_on_rank(model, layout, config, seq_len, pipeline_rank, options,
+                        rank_invariants(model, layout, config, seq_len, options));
+}
+
+namespace {
+
+MemoryBreakdown memory_on_rank(const ModelSpec& model, const Layout& layout, const ParallelConfig& config, int seq_len,
+                               int pipeline_rank, const MemoryOptions& options, const RankInvariants& inv) {
   SIM_ASSERT(static_cast<int>(layout.layers_per_stage.size()) == layout.stages(), "a layout from resolve_layout");
 
   // Weights, gradients, optimizer states (see memory.hpp for the sources of 2 + 4 + 12).
-  const ParamsPerGpu params = params_per_gpu(model, layout, pipeline_rank);
+  const ParamsPerGpu params = params_on_rank(model, layout, pipeline_rank, inv);
   const double dense_shards = static_cast<double>(layout.dp) * layout.cp;
   // The expert-data-parallel group: tp*dp*cp ranks over ep * expert_tp copies (dp*cp/ep when expert_tp = tp).
   const double etp = layout.expert_tp > 0 ? layout.expert_tp : layout.tp;
@@ -456,21 +543,10 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& model, const Layout& layout, con
   out.optimizer = whole_bytes(sharded(3 * kFp32, config.zero_stage >= 1 || config.distributed_optimizer));
 
   // Activations: the layers of every micro-batch in flight at the rank's peak, plus the layers being recomputed.
-  ActivationShape shape;
-  shape.seq_len = seq_len;
-  shape.micro_batch = layout.micro_batch;
-  shape.tp = layout.tp;
-  shape.cp = layout.cp;
-  shape.sequence_parallel = config.sequence_parallel && layout.tp > 1;  // a no-op at tp = 1, as in Megatron-LM
-  shape.recompute = Recompute::None;
-  shape.flash_attention = options.fused_attention;
-  shape.dropout = options.hidden_dropout > 0;
-  shape.attention_dropout = options.attention_dropout > 0;
-  shape.recompute_modules = config.recompute_modules;
-  shape.fp8_activations = options.fp8_activations;
-  shape.expert_tp = layout.expert_tp;
+  const ActivationShape& shape = inv.shape;
   const auto held = micro_batches_held(layout, config.schedule, pipeline_rank);
-  const double activations = stored_activations(model, layout, config, shape, held, pipeline_rank);
+  const double activations =
+      stored_activations(model, layout, config, inv.bytes, inv.first_layer, held, pipeline_rank);
   out.activations = whole_bytes(activations);
 
   // Buffers.
@@ -499,7 +575,7 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& model, const Layout& layout, con
   // ZeRO-3 (Rajbhandari et al. 2020, Sec. 5.3) / FSDP all-gather a unit's weights before use: options.zero3_units
   // layers (the one in use and the prefetched next, by default) are whole in bf16 at any time, with their FP8 copies.
   if (zero3) {
-    const double unit = std::max(layer_params(model, layout, true).total(), layer_params(model, layout, false).total());
+    const double unit = std::max(inv.moe_layer.total(), inv.dense_layer.total());
     buffers += options.zero3_units * unit * (kBf16 + (options.fp8_weight_copies ? kFp8Copies : 0.0));
   }
   out.buffers = whole_bytes(buffers);
@@ -507,11 +583,14 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& model, const Layout& layout, con
   return out;
 }
 
+}  // namespace
+
 MemoryBreakdown peak_memory(const ModelSpec& model, const Layout& layout, const ParallelConfig& config, int seq_len,
                             const MemoryOptions& options) {
-  MemoryBreakdown worst = memory_per_gpu(model, layout, config, seq_len, 0, options);
+  const RankInvariants inv = rank_invariants(model, layout, config, seq_len, options);
+  MemoryBreakdown worst = memory_on_rank(model, layout, config, seq_len, 0, options, inv);
   for (int r = 1; r < layout.pp; ++r) {
-    auto m = memory_per_gpu(model, layout, config, seq_len, r, options);
+    auto m = memory_on_rank(model, layout, config, seq_len, r, options, inv);
     if (m.total > worst.total) worst = m;
   }
   return worst;

@@ -3,6 +3,7 @@
 #include "sim/planner/planner.hpp"
 
 #include "sim/base/errors.hpp"
+#include "sim/execution/step_plan_cache.hpp"
 #include "sim/execution/step_sim.hpp"
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 
 namespace sim::planner {
 namespace {
@@ -27,14 +29,20 @@ using parallel::ParallelConfig;
 constexpr std::int16_t kFeasible = -1;
 constexpr const char* kOutOfMemory = "out of memory";
 
-/// Runs fn(i) for every i in [0, n) on `threads` workers that take indices in chunks. Only the calling thread calls
-/// `progress` (about ten times a second, and once at the end). An exception from fn or from progress stops every
-/// worker after its current index and propagates from here, on the calling thread. Results must go to per-index
-/// slots: the order in which indices run is not deterministic, what each index computes is.
+/// Workers parallel_for starts for n indices in chunks of `chunk` on at most `threads` threads.
+int worker_count(int n, int threads, int chunk) {
+  return std::max(1, std::min(threads, (n + chunk - 1) / chunk));
+}
+
+/// Runs fn(i) for every i in [0, n) on `threads` workers that take indices in chunks, or fn(worker, i) when fn takes
+/// two ints: worker in [0, worker_count(n, threads, chunk)) names the thread, for per-thread scratch state. Only the
+/// calling thread calls `progress` (about ten times a second, and once at the end). An exception from fn or from
+/// progress stops every worker after its current index and propagates from here, on the calling thread. Results must
+/// go to per-index slots: the order in which indices run is not deterministic, what each index computes is.
 template <class Fn>
 void parallel_for(int n, int threads, int chunk, const std::function<void(int, int)>& progress, Fn&& fn) {
   if (n <= 0) return;
-  threads = std::max(1, std::min(threads, (n + chunk - 1) / chunk));
+  threads = worker_count(n, threads, chunk);
   std::atomic<int> next{0};
   std::atomic<int> done{0};
   std::atomic<bool> stop{false};
@@ -42,14 +50,19 @@ void parallel_for(int n, int threads, int chunk, const std::function<void(int, i
   std::mutex mutex;
   std::condition_variable finished;
   int running = threads;
-  auto worker = [&] {
+  auto worker = [&](int w) {
     try {
       while (!stop.load(std::memory_order_relaxed)) {
         const int begin = next.fetch_add(chunk, std::memory_order_relaxed);
         if (begin >= n) break;
         const int end = std::min(n, begin + chunk);
-        for (int i = begin; i < end && !stop.load(std::memory_order_relaxed); ++i)
-          fn(i);
+        for (int i = begin; i < end && !stop.load(std::memory_order_relaxed); ++i) {
+          if constexpr (std::is_invocable_v<Fn&, int, int>) {
+            fn(w, i);
+          } else {
+            fn(i);
+          }
+        }
         done.fetch_add(end - begin, std::memory_order_relaxed);
       }
     } catch (...) {
@@ -65,7 +78,7 @@ void parallel_for(int n, int threads, int chunk, const std::function<void(int, i
   pool.reserve(static_cast<std::size_t>(threads));
   try {
     for (int t = 0; t < threads; ++t)
-      pool.emplace_back(worker);
+      pool.emplace_back(worker, t);
     std::unique_lock lock(mutex);
     while (running > 0) {
       finished.wait_for(lock, std::chrono::milliseconds(100), [&] { return running == 0; });
@@ -254,7 +267,10 @@ Search screen(const PlanProblem& problem, const PlanOptions& options) {
   // Phase 1: every point through the rules, the memory model and the analytic step.
   const int n = static_cast<int>(points.size());
   scores.resize(points.size());
-  parallel_for(n, thread_count(options), 16, options.progress, [&](int i) {
+  constexpr int kChunk = 16;
+  // One cache of layer timings per worker: points that share a layer shape and groups time their layers once.
+  std::vector<execution::StepPlanCache> caches(static_cast<std::size_t>(worker_count(n, thread_count(options), kChunk)));
+  parallel_for(n, thread_count(options), kChunk, options.progress, [&](int worker, int i) {
     const Point& p = points[static_cast<std::size_t>(i)];
     Score& out = scores[static_cast<std::size_t>(i)];
     const Size& size = sizes[static_cast<std::size_t>(p.size)];
@@ -270,7 +286,8 @@ Search screen(const PlanProblem& problem, const PlanOptions& options) {
       return;
     }
     out.memory = memory.total.n;
-    const auto plan = execution::build_step_plan(step_inputs(problem, p.config, layout, size));
+    const auto plan = execution::build_step_plan(step_inputs(problem, p.config, layout, size),
+                                                 caches[static_cast<std::size_t>(worker)]);
     out.analytic_ns = execution::analytic_step(plan).step_time.ns;
   });
 
