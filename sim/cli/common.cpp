@@ -27,7 +27,6 @@ std::vector<scenario::Override> overrides_of(const Options& o) {
   return out;
 }
 
-
 void print_step(const results::StepResult& r, const scenario::Scenario& s, const execution::StepInputs& in,
                 std::ostream& out) {
   const auto& L = in.layout;
