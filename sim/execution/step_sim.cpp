@@ -1,5 +1,8 @@
-// sim/execution/step_sim.cpp: GPU streams, collective rendezvous and pipeline transfers on the engine.
+// sim/execution/step_sim.cpp: GPU streams, collective rendezvous and pipeline transfers on the engine (the replica and
+// full replays; the closed forms are analytic_step.cpp).
 #include "sim/execution/step_sim.hpp"
+
+#include "sim/execution/step_breakdown.hpp"
 
 #include "sim/collectives/collective.hpp"
 #include "sim/engine/simulator.hpp"
@@ -29,10 +32,11 @@ const char* to_string(Fidelity f) {
   return "?";
 }
 
-namespace {
+using detail::Category;
+using enum detail::Category;
+using detail::finish_result;
 
-/// Where a GPU's time goes; each state's time lands in one breakdown category.
-enum Category : int { kCompute, kTp, kCp, kEp, kPpWait, kDp, kOptimizer, kIdle, kCategories };
+namespace {
 
 class Replay;
 class Gpu;
@@ -687,6 +691,40 @@ Replay::Replay(const StepPlan& plan, const StepOptions& options) : plan_(plan), 
         }
 }
 
+results::StepResult Replay::run() {
+  for (auto& g : gpus_)
+    g->start();
+  const engine::RunResult rr = sim_.run();
+  if (rr.deadlocked())
+    throw base::InternalError("the step simulation deadlocked (a trainsim bug): " + engine::describe(rr));
+  const Gpu* critical = gpus_.front().get();
+  for (const auto& g : gpus_) {
+    SIM_ASSERT(g->done(), "a GPU did not finish its step");
+    if (g->end_time() > critical->end_time() || (g->end_time() == critical->end_time() && g->id() < critical->id()))
+      critical = g.get();
+  }
+  int critical_rank = 0;
+  for (std::size_t i = 0; i < gpus_.size(); ++i)
+    if (gpus_[i].get() == critical)
+      critical_rank =
+          static_cast<int>((i / static_cast<std::size_t>(lockstep() ? 1 : plan_.layout.tp * plan_.layout.cp)) %
+                           static_cast<std::size_t>(plan_.pp()));
+  results::StepResult r = finish_result(plan_, critical->end_time(), critical->accounted(), critical_rank);
+  r.fidelity = to_string(options_.fidelity);
+  r.simulated_gpus = static_cast<std::int64_t>(gpus_.size());
+  r.events = static_cast<std::int64_t>(rr.events);
+  r.critical_gpu = critical->id();
+  std::sort(spans_.begin(), spans_.end(), [](const results::Span& a, const results::Span& b) {
+    return std::tie(a.gpu, a.stream, a.start.ns) < std::tie(b.gpu, b.stream, b.start.ns);
+  });
+  r.timeline = std::move(spans_);
+  return r;
+}
+
+}  // namespace
+
+namespace detail {
+
 /// The idle time a schedule inherits even with free pipeline transfers, on pipeline rank `rank`.
 Time ideal_bubble(const StepPlan& plan, int rank) {
   Time f, b, bi, w;
@@ -733,143 +771,7 @@ results::StepResult finish_result(const StepPlan& plan, Time step, const std::ar
   return r;
 }
 
-results::StepResult Replay::run() {
-  for (auto& g : gpus_)
-    g->start();
-  const engine::RunResult rr = sim_.run();
-  if (rr.deadlocked())
-    throw base::InternalError("the step simulation deadlocked (a trainsim bug): " + engine::describe(rr));
-  const Gpu* critical = gpus_.front().get();
-  for (const auto& g : gpus_) {
-    SIM_ASSERT(g->done(), "a GPU did not finish its step");
-    if (g->end_time() > critical->end_time() || (g->end_time() == critical->end_time() && g->id() < critical->id()))
-      critical = g.get();
-  }
-  int critical_rank = 0;
-  for (std::size_t i = 0; i < gpus_.size(); ++i)
-    if (gpus_[i].get() == critical)
-      critical_rank =
-          static_cast<int>((i / static_cast<std::size_t>(lockstep() ? 1 : plan_.layout.tp * plan_.layout.cp)) %
-                           static_cast<std::size_t>(plan_.pp()));
-  results::StepResult r = finish_result(plan_, critical->end_time(), critical->accounted(), critical_rank);
-  r.fidelity = to_string(options_.fidelity);
-  r.simulated_gpus = static_cast<std::int64_t>(gpus_.size());
-  r.events = static_cast<std::int64_t>(rr.events);
-  r.critical_gpu = critical->id();
-  std::sort(spans_.begin(), spans_.end(), [](const results::Span& a, const results::Span& b) {
-    return std::tie(a.gpu, a.stream, a.start.ns) < std::tie(b.gpu, b.stream, b.start.ns);
-  });
-  r.timeline = std::move(spans_);
-  return r;
-}
-
-}  // namespace
-
-results::StepResult analytic_step(const StepPlan& plan) {
-  const int p = plan.pp(), v = plan.vpp(), m = plan.micro_batches();
-  const bool zb = plan.schedule == parallel::Schedule::ZeroBubbleH1;
-  std::vector<Time> f(static_cast<std::size_t>(p)), b(static_cast<std::size_t>(p)), bi(static_cast<std::size_t>(p)),
-      w(static_cast<std::size_t>(p));
-  for (int r = 0; r < p; ++r)
-    for (int c = 0; c < v; ++c) {
-      const StageWork& st = plan.stage(c, r);
-      f[static_cast<std::size_t>(r)] += st.forward.total();
-      b[static_cast<std::size_t>(r)] += st.backward.total();
-      bi[static_cast<std::size_t>(r)] += st.backward_input.total();
-      w[static_cast<std::size_t>(r)] += st.backward_weight.total();
-    }
-  Time sum, worst, zb_bubble;
-  for (int r = 0; r < p; ++r) {
-    const Time x = f[static_cast<std::size_t>(r)] + b[static_cast<std::size_t>(r)];
-    sum += x;
-    worst = std::max(worst, x);
-    zb_bubble = std::max(
-        zb_bubble, f[static_cast<std::size_t>(r)] + bi[static_cast<std::size_t>(r)] - w[static_cast<std::size_t>(r)]);
-  }
-  const std::int64_t hops = 2 * static_cast<std::int64_t>(p - 1);
-  Time pipe;
-  if (zb) {
-    pipe = Time{m * worst.ns + (p - 1) * std::max<std::int64_t>(0, zb_bubble.ns) + hops * plan.p2p.ns};
-  } else if (v > 1) {
-    pipe = Time{m * worst.ns + (p - 1) * worst.ns / v + hops * plan.p2p.ns};
-  } else {
-    pipe = Time{sum.ns + (m - 1) * worst.ns + hops * plan.p2p.ns};
-  }
-  // Each rank's last gradient pass ends one backward (and one transfer) after the next rank's.
-  Time best_end;
-  int critical = 0;
-  Time critical_last, critical_dp_wait, critical_opt;
-  Time last = pipe;
-  for (int r = 0; r < p; ++r) {
-    if (r > 0) last -= (zb ? bi[static_cast<std::size_t>(r - 1)] : b[static_cast<std::size_t>(r - 1)]) + plan.p2p;
-    // Buckets of each chunk, the chunks' last gradient passes taken back to back, ending at `last`.
-    Time gradient_op_total;
-    for (int c = 0; c < v; ++c) {
-      const StageWork& st = plan.stage(c, r);
-      gradient_op_total += zb ? st.backward_weight.total() : st.backward.total();
-    }
-    Time start = last - gradient_op_total, dp_free = Time::zero();
-    if (plan.dp_every_micro_batch && m > 1) {
-      // ZeRO >= 2 reduces every micro-batch's buckets: in the steady state each micro-batch's forward and backward
-      // on this rank (F + B) produce D of data-parallel work, so the stream falls behind by D - (F + B) per earlier
-      // micro-batch when it cannot keep up, and the last micro-batch's buckets queue behind that backlog.
-      Time d;
-      for (int c = 0; c < v; ++c)
-        for (const auto& bucket : plan.stage(c, r).buckets)
-          d += bucket.duration;
-      const Time per_mb = f[static_cast<std::size_t>(r)] + b[static_cast<std::size_t>(r)];
-      dp_free = start + Time{(m - 1) * std::max<std::int64_t>(0, (d - per_mb).ns)};
-    }
-    for (int c = v - 1; c >= 0; --c) {
-      const StageWork& st = plan.stage(c, r);
-      const OpWork& op = zb ? st.backward_weight : st.backward;
-      Time t = start;
-      std::size_t next_bucket = 0;
-      for (std::size_t i = 0; i < op.segments.size(); ++i) {
-        t += op.segments[i].duration;
-        while (next_bucket < st.buckets.size() && st.buckets[next_bucket].ready_after == static_cast<int>(i)) {
-          dp_free = std::max(dp_free, t) + st.buckets[next_bucket].duration;
-          ++next_bucket;
-        }
-      }
-      start = t;
-    }
-    Time opt, gather;
-    for (int c = 0; c < v; ++c) {
-      opt += plan.stage(c, r).optimizer;
-      gather += plan.stage(c, r).param_gather;
-    }
-    const Time dp_end = std::max(last, dp_free);
-    const Time end = dp_end + opt + gather;
-    if (end > best_end) {
-      best_end = end;
-      critical = r;
-      critical_last = last;
-      critical_dp_wait = dp_end - last + gather;
-      critical_opt = opt;
-    }
-  }
-  std::array<Time, kCategories> acc{};
-  const auto rc = static_cast<std::size_t>(critical);
-  for (int c = 0; c < v; ++c) {
-    const StageWork& st = plan.stage(c, critical);
-    for (const OpWork* op : {&st.forward, &st.backward}) {
-      acc[kCompute] += Time{m * op->total(SegKind::Compute).ns};
-      acc[kTp] += Time{m * op->total(SegKind::Tp).ns};
-      acc[kCp] += Time{m * op->total(SegKind::Cp).ns};
-      acc[kEp] += Time{m * op->total(SegKind::Ep).ns};
-      acc[kDp] += Time{m * op->total(SegKind::Dp).ns};
-    }
-  }
-  const Time busy = Time{m * (f[rc] + b[rc]).ns};
-  acc[kPpWait] = critical_last - busy;
-  acc[kDp] += critical_dp_wait;
-  acc[kOptimizer] = critical_opt;
-  results::StepResult r = finish_result(plan, best_end, acc, critical);
-  r.fidelity = "analytic";
-  r.critical_gpu = critical;
-  return r;
-}
+}  // namespace detail
 
 results::StepResult simulate_step(const StepPlan& plan, const StepOptions& options) {
   if (options.fidelity == Fidelity::Analytic) return analytic_step(plan);
