@@ -15,6 +15,7 @@
 #include "sim/base/json_reader.hpp"
 #include "sim/base/table.hpp"
 #include "sim/planner/planner.hpp"
+#include "sim/results/metric_paths.hpp"
 #include "sim/scenario/plan_setup.hpp"
 
 #include <algorithm>
@@ -50,8 +51,8 @@ class ResultView {
   std::optional<std::string> resolve(const std::string& path) const {
     const auto dot = path.find('.');
     const std::string head = path.substr(0, dot), tail = dot == std::string::npos ? "" : path.substr(dot);
-    for (const char* suffix : {"", "_s", "_days", "_h", "_usd", "_gib"})
-      if (kind(head + suffix + tail) != base::JsonReader::Kind::Missing) return head + suffix + tail;
+    for (std::string_view suffix : results::kMetricUnitSuffixes)
+      if (const std::string p = head + std::string(suffix) + tail; kind(p) != base::JsonReader::Kind::Missing) return p;
     return std::nullopt;
   }
 

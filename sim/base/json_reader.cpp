@@ -516,6 +516,9 @@ std::string did_you_mean(std::string_view word, const std::vector<std::string>& 
   std::string best;
   int best_d = std::max<int>(2, static_cast<int>(word.size()) / 3) + 1;
   for (const auto& c : candidates) {
+    // The distance is at least the difference in length: a 1 MB key is compared with nothing.
+    const auto longer = std::max(word.size(), c.size()), shorter = std::min(word.size(), c.size());
+    if (longer - shorter >= static_cast<std::size_t>(best_d)) continue;
     const int d = edit_distance(word, c);
     if (d < best_d) {
       best_d = d;

@@ -3,6 +3,7 @@
 
 #include "sim/base/json_reader.hpp"
 #include "sim/base/quantity.hpp"
+#include "sim/results/metric_paths.hpp"
 #include "sim/base/builtin.hpp"
 
 #include <cmath>
@@ -142,11 +143,28 @@ std::optional<double> read_bound(JsonReader& in, std::string_view key, std::stri
   return std::nullopt;
 }
 
-std::vector<Expectation> parse_expect(JsonReader& in) {
+/// The run result's by_cause groups are keyed by the failure components' names (and run_setup's loss_spike).
+std::vector<Expectation> parse_expect(JsonReader& in, const std::vector<hardware::FailureComponentSpec>& components,
+                                      bool loss_spikes) {
+  std::vector<std::string> causes(loss_spikes ? 1 : 0, "loss_spike");
+  for (const auto& c : components)
+    causes.push_back(c.name);
   std::vector<Expectation> out;
+  std::string first_unknown;  // the first carries the accepted list; after ten, only a count
+  int unknown = 0;
   for (const auto& metric : in.keys()) {
     Expectation e;
     e.metric = metric;
+    if (metric != "fits" && metric != "within_best" && !results::resolve_metric(metric, causes)) {
+      if (++unknown > 10) continue;
+      const std::string hint = base::did_you_mean(metric, results::all_metric_paths(causes));
+      in.error(metric, "\"" + metric.substr(0, 200) + "\" is not a field of the step or run result" +
+                           (hint.empty() ? "" : " (did you mean \"" + hint + "\"?)") + "; accepted: " +
+                           (first_unknown.empty() ? "within_best, " + results::metric_paths_text()
+                                                  : "as for /expect/" + first_unknown));
+      if (first_unknown.empty()) first_unknown = metric.substr(0, 200);
+      continue;
+    }
     if (metric == "fits") {
       bool b = false;
       if (in.required(metric, b)) e.equals = b;
@@ -165,6 +183,7 @@ std::vector<Expectation> parse_expect(JsonReader& in) {
     }
     out.push_back(std::move(e));
   }
+  if (unknown > 10) in.error("and " + std::to_string(unknown - 10) + " more metrics that are not result fields");
   return out;
 }
 
@@ -478,7 +497,8 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
   s.cost.energy.node_power = s.hardware.node.power;
   if (auto c = in.optional_object("cost")) parse_cost(*c, s.cost);
   finish_cost(s.cost, s.hardware);
-  if (auto e = in.optional_object("expect")) s.expect = parse_expect(*e);
+  if (auto e = in.optional_object("expect"))
+    s.expect = parse_expect(*e, rel.components, s.training.loss_spikes.has_value());
   in.finish();
   diag.throw_if_any();
   return s;

@@ -295,6 +295,8 @@ sets=(
   "parallel.global_batch=2147483647"
   "parallel.global_batch=65536"
   "expect.no_such_metric={\"max\": 1}"
+  "expect.interruptions.by_cause.no_such_cause={\"max\": 1}"
+  "expect={\"step_time\": {\"max\": \"1e300 s\"}, \"memory_gib.totl\": {\"max\": 1}}"
   "expect.step_time={\"max\": \"1e300 s\"}"
 )
 for kv in "${sets[@]}"; do
@@ -323,6 +325,27 @@ t "toml-deep-table" bad "$trainsim" import torchtitan "$in/deep-table.toml"
 t "toml-deep-key" bad "$trainsim" import torchtitan "$in/deep-key.toml"
 { printf '{"a": '; head -c 35000 /dev/zero | tr '\0' '['; } > "$in/deep.json"
 t "json-deep" bad "$trainsim" validate "$in/deep.json"
+# An object of 50,000 objects (nlohmann's callback parser took O(n^2): minutes) as expect metrics and as a section.
+{ printf '{"schema": "trainsim.scenario/1", "name": "n", "model": "llama3-8b", "hardware": "h100-sxm5-80gb",'
+  printf ' "cluster": {"gpus": 16}, "parallel": {"global_batch": 64}, "training": {"seq_len": 8192}, "expect": {'
+  for i in $(seq 1 50000); do printf '"m%d": {"max": 1}, ' "$i"; done
+  printf '"mfu": {"min": 0.1}}}'; } > "$in/many-expect.json"
+t "many-expect:validate" bad "$trainsim" validate "$in/many-expect.json"
+t "many-expect:step" bad "$trainsim" step "$in/many-expect.json"
+sed -e 's/"expect": {/"cost": {/' "$in/many-expect.json" > "$in/many-keys.json"
+t "many-keys:validate" bad "$trainsim" validate "$in/many-keys.json"
+# Unknown keys of 1.5 MB: the did-you-mean hint compared each with every accepted name (O(n*m): a minute and more).
+long_key=$(head -c 1500000 /dev/zero | tr '\0' k)
+for section in expect parallel; do
+  { printf '{"schema": "trainsim.scenario/1", "name": "n", "model": "llama3-8b", "hardware": "h100-sxm5-80gb",'
+    printf ' "cluster": {"gpus": 16}, "training": {"seq_len": 8192}, "parallel": {"global_batch": 64'
+    [ $section = parallel ] && for i in 1 2 3 4 5 6; do printf ', "%s%d": 1' "$long_key" "$i"; done
+    printf '}, "expect": {"mfu": {"min": 0.1}'
+    [ $section = expect ] && for i in 1 2 3 4 5 6; do printf ', "%s%d": {"max": 1}' "$long_key" "$i"; done
+    printf '}}'; } > "$in/long-keys.json"
+  t "long-keys-$section:validate" bad "$trainsim" validate "$in/long-keys.json"
+done
+unset long_key
 t "seed-2^63" any "$trainsim" run "$good" --trials 2 --seed 9223372036854775808
 t "seed-2^64" any "$trainsim" run "$good" --trials 2 --seed 18446744073709551616
 t "trials-0" bad "$trainsim" run "$good" --trials 0
