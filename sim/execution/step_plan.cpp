@@ -12,6 +12,8 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -101,6 +103,8 @@ struct StepPlanCache::Impl {
   std::map<LayerKey, LayerTimings> layers;
   /// Collective times by (topology, op, bytes) and then the exact members: the cost model's own answer, reused.
   std::map<std::tuple<const topology::Topology*, int, std::int64_t>, std::map<std::vector<int>, Time>> collectives;
+  /// workload::model_flops_per_iteration by (model, sequence length, sequences per iteration).
+  std::map<std::tuple<const workload::ModelSpec*, int, double>, double> model_flops;
 };
 
 StepPlanCache::StepPlanCache() : impl_(std::make_unique<Impl>()) {}
@@ -123,16 +127,18 @@ class Planner {
   StepPlan build();
 
  private:
-  std::uint16_t label(const std::string& s) {
+  std::uint16_t label(std::string_view s) {
     if (label_ids_.size() != labels_.size()) {  // labels restored from the cache: an id is the label's position
       const auto found = std::find(labels_.begin(), labels_.end(), s);
       if (found != labels_.end()) return static_cast<std::uint16_t>(found - labels_.begin());
-      labels_.push_back(s);
+      labels_.emplace_back(s);
       return static_cast<std::uint16_t>(labels_.size() - 1);
     }
-    auto [it, inserted] = label_ids_.try_emplace(s, static_cast<std::uint16_t>(labels_.size()));
-    if (inserted) labels_.push_back(s);
-    return it->second;
+    if (auto it = label_ids_.find(s); it != label_ids_.end()) return it->second;
+    const auto id = static_cast<std::uint16_t>(labels_.size());
+    label_ids_.emplace(std::string(s), id);
+    labels_.emplace_back(s);
+    return id;
   }
 
   Time kernel_time(const workload::Kernel& k) const {
@@ -247,13 +253,22 @@ class Planner {
   collectives::CollectiveCostModel cost_model_{topo_};  // reused scratch space: no allocation per collective
   parallel::Placement placement_;
   std::vector<std::string> labels_;
-  std::map<std::string, std::uint16_t> label_ids_;
+  std::map<std::string, std::uint16_t, std::less<>> label_ids_;
   std::map<std::pair<int, double>, Time> comm_cache_;
   CollectiveMemo collective_cache_;
   StepPlanCache::Impl* cache_ = nullptr;  // null: nothing kept across plans
   /// The layer-level timings of this plan, from cache_ or computed (and then kept there).
   const LayerTimings& layer_timings(const workload::LayerShape& shape, bool mixed);
   LayerTimings own_timings_;  // without a cache
+  double model_flops(double sequences) {
+    if (cache_ == nullptr) return workload::model_flops_per_iteration(model_, in_.seq_len, sequences);
+    const auto key = std::make_tuple(&model_, in_.seq_len, sequences);
+    if (auto it = cache_->model_flops.find(key); it != cache_->model_flops.end()) return it->second;
+    const double flops = workload::model_flops_per_iteration(model_, in_.seq_len, sequences);
+    cache_->model_flops.emplace(key, flops);
+    return flops;
+  }
+  static constexpr const char* kGatherLabel = "zero-3 param all-gather";
 };
 
 workload::RecomputeMode recompute_mode(parallel::Recompute r) {
@@ -336,7 +351,7 @@ StepPlan Planner::build() {
   // gather is prefetched while the current one computes. Exposed on the compute stream: the first unit's gather of
   // each pass, then what of each next gather the previous unit's work does not cover.
   const bool zero3 = in_.parallel.zero_stage >= 3 && dp_group.size() > 1;
-  const std::uint16_t gather_label = label("zero-3 param all-gather");
+  const std::uint16_t gather_label = label(kGatherLabel);
   auto gather_time = [&](double params) {
     return zero3 ? collective(collectives::Op::AllGather, dp_group, params * kParamBytes) : Time::zero();
   };
@@ -483,7 +498,7 @@ StepPlan Planner::build() {
   const double sequences = static_cast<double>(L.micro_batch) * L.micro_batches * L.dp;
   plan.tokens = sequences * in_.seq_len;
   plan.data_tokens_per_s = in_.data_tokens_per_s;
-  plan.model_flops = workload::model_flops_per_iteration(model_, in_.seq_len, sequences);
+  plan.model_flops = model_flops(sequences);
   // Hardware FLOPs add the recomputed forward work in the same convention (Korthikanti et al. 2022, Sec. 6.3).
   double recompute_per_layer = 0;
   if (in_.parallel.recompute == parallel::Recompute::Full) {
@@ -495,7 +510,7 @@ StepPlan Planner::build() {
   // recomputed_layers counts each virtual stage's recomputed layers once (all of them unless the method is block).
   plan.hardware_flops =
       plan.model_flops + recompute_per_layer * static_cast<double>(recomputed_layers) * L.micro_batches * L.dp;
-  plan.labels = labels_;
+  plan.labels = std::move(labels_);
   return plan;
 }
 
@@ -555,6 +570,8 @@ const LayerTimings& Planner::layer_timings(const workload::LayerShape& shape, bo
     own_timings_ = std::move(t);
     return own_timings_;
   }
+  // The label build() names next (whatever the plan), named here so that a plan from the cache finds it.
+  label(kGatherLabel);
   t.labels = labels_;
   t.collectives = collective_cache_;
   return cache_->layers.emplace(std::move(*key), std::move(t)).first->second;
