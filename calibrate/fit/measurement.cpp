@@ -63,6 +63,38 @@ class LineWriter {
 
 }  // namespace
 
+bool is_iso8601_date(std::string_view t) {
+  std::size_t at = 0;
+  // `n` digits at `at` as a number in [lo, hi]; advances past them.
+  auto number = [&](std::size_t n, int lo, int hi) {
+    if (at + n > t.size()) return false;
+    int v = 0;
+    for (std::size_t i = at; i < at + n; ++i) {
+      if (t[i] < '0' || t[i] > '9') return false;
+      v = v * 10 + (t[i] - '0');
+    }
+    at += n;
+    return v >= lo && v <= hi;
+  };
+  auto sep = [&](char c) { return at < t.size() && t[at++] == c; };
+  if (!number(4, 1900, 2999) || !sep('-') || !number(2, 1, 12) || !sep('-') || !number(2, 1, 31)) return false;
+  if (at == t.size()) return true;
+  if (!sep('T') || !number(2, 0, 23) || !sep(':') || !number(2, 0, 59)) return false;
+  if (at < t.size() && t[at] == ':' && (!sep(':') || !number(2, 0, 60))) return false;  // 60: a leap second
+  if (at < t.size() && t[at] == '.') {
+    ++at;
+    const std::size_t digits = at;
+    while (at < t.size() && t[at] >= '0' && t[at] <= '9')
+      ++at;
+    if (at == digits) return false;
+  }
+  if (at == t.size()) return true;
+  if (t[at] == 'Z') return at + 1 == t.size();
+  if (t[at] != '+' && t[at] != '-') return false;
+  ++at;
+  return number(2, 0, 23) && sep(':') && number(2, 0, 59) && at == t.size();
+}
+
 const char* to_string(Kind k) {
   switch (k) {
     case Kind::Gemm:

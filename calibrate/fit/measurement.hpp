@@ -17,9 +17,16 @@ inline constexpr std::string_view kMeasurementSchema = "trainsim.measurement/1";
 /// completes faster (a CUDA launch alone takes microseconds), so a shorter time is a misread column or a unit error,
 /// and dividing by it would give rates of 1e300 GB/s and more, or infinity (found by fuzz_nccl_tests).
 inline constexpr double kMinMeasuredSeconds = 1e-9;
+/// The longest time a measurement may report: one hour. nccl-tests' largest sizes (a few GiB) take seconds even at
+/// 1 GB/s; 1e308 us is a misread column, and would give a bandwidth of zero.
+inline constexpr double kMaxMeasuredSeconds = 3600;
 /// The most ranks a collective measurement may report: 2^20, the CLI's --ranks limit and the scale trainsim plans
 /// for.
 inline constexpr int kMaxMeasuredRanks = 1 << 20;
+
+/// An ISO 8601 date as measurements hold it: "2025-01-12", "2025-01-12T10:11:12", with an optional fraction of a
+/// second and "Z" or "+01:00"; months 1-12, days 1-31, hours below 24, minutes and seconds below 60.
+bool is_iso8601_date(std::string_view text);
 
 enum class Kind { Gemm, Hbm, Collective };
 /// Where a collective ran: inside one NVLink/NVSwitch domain, or across nodes over the scale-out network.

@@ -118,7 +118,6 @@ std::optional<long long> to_integer(std::string_view s) {
   return v;
 }
 
-
 /// Which collective a section measured: the log, else --op, else the file name; a log and --op must agree.
 struct OpSource {
   std::optional<CollectiveOp> from_log;
@@ -257,9 +256,9 @@ class TextParser {
   static std::string_view strip_mpi_tag(std::string_view line) {
     if (!line.starts_with("[")) return line;
     // "[0] " (Intel MPI's -prepend-rank, pdsh-style launchers): digits in brackets, then a space.
-    if (const auto close = line.find("] "); close != std::string_view::npos && close > 1 &&
-                                            line.substr(1, close - 1).find_first_not_of("0123456789") ==
-                                                std::string_view::npos)
+    if (const auto close = line.find("] ");
+        close != std::string_view::npos && close > 1 &&
+        line.substr(1, close - 1).find_first_not_of("0123456789") == std::string_view::npos)
       return line.substr(close + 2);
     const auto close = line.find("]<");
     if (close == std::string_view::npos) return line;
@@ -285,8 +284,12 @@ class TextParser {
     }
     const auto tokens = split_ws(line);
     // A rank line whose '#' was lost (interleaved output of several processes) is still a rank line.
+    check_rank_number(tokens);
     if (!tokens.empty() && tokens[0] == "Rank" && parse_rank_line(tokens, section_)) return check_repeated_rank();
-    if (tokens.empty() || !is_unsigned(tokens[0])) return;  // other program output, warnings
+    // A row starts with its size; a negative one (a misprinted or edited log) is refused there, not skipped.
+    const bool negative = !tokens.empty() && tokens[0].size() > 1 && tokens[0][0] == '-' &&
+                          is_unsigned(std::string_view(tokens[0]).substr(1)) && section_.layout;
+    if (tokens.empty() || (!is_unsigned(tokens[0]) && !negative)) return;  // other program output, warnings
     row(tokens);
   }
 
@@ -309,6 +312,7 @@ class TextParser {
       new_section_if_used();
       return;
     }
+    check_rank_number(t);
     if (parse_rank_line(t, section_)) return check_repeated_rank();
     if (t[0] == "size" && std::find(t.begin(), t.end(), "algbw") != t.end()) {
       new_section_if_used();
@@ -335,6 +339,14 @@ class TextParser {
     fail(
         "cannot tell which collective this table measured: no \"# Collective test starting: X_perf\" line above it "
         "and no op in the file name; pass --op all_reduce|all_gather|reduce_scatter|all_to_all|send_recv|broadcast");
+  }
+
+  /// "Rank N" with N past the ranks a measurement may have (2^62 was skipped as no rank line at all).
+  void check_rank_number(const std::vector<std::string>& t) const {
+    if (t.size() < 2 || t[0] != "Rank" || !is_unsigned(t[1])) return;
+    if (t[1].size() <= 9 && std::stoi(t[1]) < kMaxMeasuredRanks) return;
+    fail("rank " + t[1].substr(0, 40) + " is beyond the " + std::to_string(kMaxMeasuredRanks) +
+         " ranks a measurement may have");
   }
 
   void check_repeated_rank() const {
@@ -408,10 +420,16 @@ class TextParser {
     std::set<std::string> devices;
     for (const auto& [r, hd] : section_.ranks) {
       hosts.insert(hd.first);
-      devices.insert(hd.second);
+      if (!hd.second.empty() && !devices.insert(hd.second).second) continue;
+      if (devices.size() > 1)
+        fail("rank " + std::to_string(r) + " ran on \"" + hd.second + "\" but rank " +
+             std::to_string(section_.ranks.begin()->first) + " on \"" + section_.ranks.begin()->second.second +
+             "\": one measurement is of one GPU model; split the log by GPU");
     }
     std::string date = options_.date;
     if (l.timestamp && found >= 2) date = t[t.size() - 2] + "T" + t[t.size() - 1];
+    if (!date.empty() && !is_iso8601_date(date))
+      fail("the timestamp \"" + date.substr(0, 60) + "\" is not an ISO 8601 date (2025-01-12T10:11:12)");
     for (std::size_t gi = first_group; gi < l.groups.size(); ++gi) {
       const Group& g = l.groups[gi];
       const char* group_name = g.in_place ? "in-place" : "out-of-place";
@@ -438,10 +456,27 @@ class TextParser {
       } else {
         wrong = field(g.wrong, "#wrong", true);
       }
-      if (!time_us || *time_us <= 0 || *size == 0) continue;
+      const std::string time_column = std::string("column 'time' (") + group_name + "): ";
+      if (!time_us && !alg && !bus) {  // N/A throughout: the group did not run
+        result_.notes.push_back(origin_ + ":" + std::to_string(line_no_) + ": skipped the " + group_name +
+                                " result: no time, algbw or busbw (not run)");
+        continue;
+      }
+      if (!time_us)
+        fail(time_column + "\"" + cell(g.time) + "\" is not a time; every result row has one (in microseconds)");
+      if (*time_us <= 0) fail(time_column + fmt(*time_us) + " us is not a positive time");
       if (*time_us / 1e6 < kMinMeasuredSeconds)
-        fail(std::string("column 'time' (") + group_name + "): " + fmt(*time_us) +
+        fail(time_column + fmt(*time_us) +
              " us is shorter than any collective takes (at least 0.001 us); the column was misread");
+      if (*time_us / 1e6 > kMaxMeasuredSeconds)
+        fail(time_column + fmt(*time_us) +
+             " us is longer than any collective takes (at most one hour); the column "
+             "was misread");
+      if (*size == 0) {
+        result_.notes.push_back(origin_ + ":" + std::to_string(line_no_) + ": skipped the " + group_name +
+                                " result of size 0 (no bytes: no bandwidth to fit)");
+        continue;
+      }
       if (wrong && *wrong > 0) {
         result_.notes.push_back(origin_ + ":" + std::to_string(line_no_) + ": skipped the " + group_name +
                                 " result: nccl-tests found " + fmt(*wrong) + " wrong elements");
@@ -455,8 +490,9 @@ class TextParser {
       m.ranks = ranks;
       m.nodes = hosts.empty() ? 0 : static_cast<int>(hosts.size());
       if (hosts.empty() && !options_.scope)
-        fail("no \"#  Rank N ... on HOST\" lines above this table, so whether the ranks span hosts is unknown; pass "
-             "--scope nvlink (one host) or --scope network");
+        fail(
+            "no \"#  Rank N ... on HOST\" lines above this table, so whether the ranks span hosts is unknown; pass "
+            "--scope nvlink (one host) or --scope network");
       m.scope = options_.scope.value_or(hosts.size() > 1 ? Scope::Network : Scope::Nvlink);
       m.in_place = g.in_place;
       m.time = sim::base::Duration{*time_us / 1e6};
@@ -530,6 +566,10 @@ ImportResult parse_nccl_tests_text(std::string_view text, const std::string& ori
 }
 
 ImportResult import_nccl_tests(const std::string& path, const NcclTestsOptions& options) {
+  if (!options.date.empty() && !is_iso8601_date(options.date))
+    throw ConfigError("--date", "",
+                      "\"" + options.date.substr(0, 60) +
+                          "\" is not an ISO 8601 date; write e.g. 2025-01-12 or 2025-01-12T10:11:12Z");
   const std::string text = sim::base::read_input_file(path, "an nccl-tests log");
   const auto first = text.find_first_not_of(" \t\r\n");
   if (first == std::string::npos) throw ConfigError(path, "", "the file is empty; expected nccl-tests output");

@@ -92,6 +92,8 @@ ImportResult parse_nccl_tests_json(std::string_view text, const std::string& ori
   if (date.empty() && r.has("start_time")) {
     std::string start;
     if (r.required("start_time", start)) date = start.size() == 19 ? start.replace(10, 1, "T") : start;
+    if (!date.empty() && !is_iso8601_date(date))
+      r.error("start_time", "\"" + start.substr(0, 60) + "\" is not a date (2025-01-12 10:11:12)");
   }
   int ranks = 0;
   std::set<std::string> hosts;
@@ -107,6 +109,9 @@ ImportResult parse_nccl_tests_json(std::string_view text, const std::string& ori
       d.optional("device_info", info);
       hosts.insert(host);
       if (device.empty()) device = info;
+      if (!info.empty() && info != device)
+        d.error("device_info", "\"" + info + "\" but the first device is \"" + device +
+                                   "\": one measurement is of one GPU model; split the run by GPU");
     }
     // One entry per process (src/util.cu writeDeviceReport), each running nthreads x ngpus ranks. Multiplied in
     // 64 bits and bounded before it becomes an int (a fuzzed nthreads x ngpus overflowed int).
@@ -145,11 +150,27 @@ ImportResult parse_nccl_tests_json(std::string_view text, const std::string& ori
       auto alg = json_number_or_na(*body, "alg_bw");
       auto bus = json_number_or_na(*body, "bus_bw");
       auto wrong = json_number_or_na(*body, "nwrong");
-      if (!time_us || *time_us <= 0 || size == 0) continue;
       const std::string where = row.path() + "/" + key;
+      const char* time_key = body->has("time") ? "time" : "cpu_time";
+      if (!time_us && !alg && !bus) {  // "nan" throughout: the group did not run (nccl-tests' -J output)
+        out.notes.push_back(origin + ": " + where + ": skipped: no time, algbw or busbw (not run)");
+        continue;
+      }
+      if (!time_us || *time_us <= 0) {
+        body->error(time_key, (time_us ? fmt(*time_us) + " us" : std::string("no number")) +
+                                  " is not a positive time; every result has one (in microseconds)");
+        continue;
+      }
       if (*time_us / 1e6 < kMinMeasuredSeconds) {
-        body->error(body->has("time") ? "time" : "cpu_time",
-                    fmt(*time_us) + " us is shorter than any collective takes (at least 0.001 us)");
+        body->error(time_key, fmt(*time_us) + " us is shorter than any collective takes (at least 0.001 us)");
+        continue;
+      }
+      if (*time_us / 1e6 > kMaxMeasuredSeconds) {
+        body->error(time_key, fmt(*time_us) + " us is longer than any collective takes (at most one hour)");
+        continue;
+      }
+      if (size == 0) {
+        out.notes.push_back(origin + ": " + where + ": skipped the result of size 0 (no bandwidth to fit)");
         continue;
       }
       if (wrong && *wrong > 0) {

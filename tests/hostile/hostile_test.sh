@@ -350,6 +350,25 @@ t "seed-2^63" any "$trainsim" run "$good" --trials 2 --seed 9223372036854775808
 t "seed-2^64" any "$trainsim" run "$good" --trials 2 --seed 18446744073709551616
 t "trials-0" bad "$trainsim" run "$good" --trials 0
 
+# nccl-tests logs no run produces, and a --date that is no date (trainsim-calibrate import refuses them).
+calibrate_cases=(
+  "negative-size s/^( +)1048576 /\1-1048576 /"
+  "nan-time s/^( +1048576 +[0-9]+ +[a-z0-9]+ +[a-z]+ +-?[0-9]+ +)[0-9.]+/\1nan/"
+  "zero-time s/^( +1048576 +[0-9]+ +[a-z0-9]+ +[a-z]+ +-?[0-9]+ +)[0-9.]+/\10.00/"
+  "huge-time s/^( +1048576 +[0-9]+ +[a-z0-9]+ +[a-z]+ +-?[0-9]+ +)[0-9.]+/\11e308/"
+  "huge-rank s/^(# +Rank +)1 /\14611686018427387904 /"
+  "mixed-gpus 0,/^# +Rank +1 .*H100/s/H100/A100/"
+)
+for entry in "${calibrate_cases[@]}"; do
+  read -r name expr <<<"$entry"
+  sed -E -e "$expr" "$in/nccl.log" > "$in/nccl-$name.log"
+  t "calibrate-import-$name" bad "$calibrate" import nccl-tests "$in/nccl-$name.log"
+done
+for d in yesterday 2025-13-01 "2025-01-12 10:00"; do
+  t "calibrate-date:$d" bad "$calibrate" import nccl-tests "$in/nccl.log" --date "$d"
+done
+t "calibrate-date-ok" ok "$calibrate" import nccl-tests "$in/nccl.log" --date 2025-01-12T10:11:12Z
+
 # Baselines and result files no run produces (check and compare refuse them).
 mkdir -p "$in/baselines"
 good_name=$(basename "$good" .json)

@@ -276,3 +276,86 @@ TEST(NcclTestsMalformed, JsonRankCountsBeyondTheLimitAreErrorsNotOverflow) {
 
 }  // namespace
 }  // namespace calibrate::fit
+
+namespace calibrate::fit {
+namespace {
+
+std::string json_error(const std::string& text, const std::string& origin) {
+  try {
+    parse_nccl_tests_json(text, origin, {});
+  } catch (const sim::base::ConfigError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+// Issue 22: rows no run produces are refused with their line, not dropped or accepted.
+TEST(NcclTestsImpossible, RowsAreRefusedWithTheirLine) {
+  const std::string tail = "  0  10.00  0.10  0.10  0\n";
+  auto refused = [&](const std::string& row, const std::string& fragment) {
+    const auto msg = import_error(std::string(kHeader) + row, "x.log");
+    EXPECT_NE(msg.find("x.log:7: " + fragment), std::string::npos) << row << "\n" << msg;
+  };
+  refused("  -1024  256  float  sum  -1  10.00  0.10  0.10" + tail, "column 'size': \"-1024\" is not a byte count");
+  refused("  1024  256  float  sum  -1  nan  0.10  0.10" + tail, "column 'time' (out-of-place): \"nan\" is not a time");
+  refused("  1024  256  float  sum  -1  N/A  0.10  0.10" + tail, "column 'time' (out-of-place): \"N/A\" is not a time");
+  refused("  1024  256  float  sum  -1  0.00  0.10  0.10" + tail,
+          "column 'time' (out-of-place): 0 us is not a positive");
+  refused("  1024  256  float  sum  -1  1e308  0.00  0.00" + tail,
+          "column 'time' (out-of-place): 1e+308 us is longer than any collective takes (at most one hour)");
+  // A size-0 row has no bandwidth: skipped, with a note.
+  const auto r = parse_nccl_tests_text(
+      std::string(kHeader) + "  0  0  float  sum  -1  5.00  0.00  0.00  0  5.00  0.00  0.00  0\n" +
+          "  1048576  262144  float  sum  -1  10.00  104.86  104.86  0  10.00  104.86  104.86  0\n",
+      "zero.log", {});
+  EXPECT_EQ(r.records.size(), 2u);
+  ASSERT_EQ(r.notes.size(), 2u);
+  EXPECT_NE(r.notes[0].find("zero.log:7: skipped the out-of-place result of size 0"), std::string::npos);
+}
+
+TEST(NcclTestsImpossible, RanksBeyondTheLimitAndMixedGpusAreRefused) {
+  const std::string row = "  1048576  262144  float  sum  -1  10.00  104.86  104.86  0  10.00  104.86  104.86  0\n";
+  std::string huge = kHeader;
+  huge.insert(huge.find("#  Rank  1"), "#  Rank  4611686018427387904 Group  0 Pid   1 on h device  2 [0] GPU\n");
+  auto msg = import_error(huge + row, "huge.log");
+  EXPECT_NE(msg.find("huge.log:4: rank 4611686018427387904 is beyond the 1048576 ranks"), std::string::npos) << msg;
+  std::string mixed = kHeader;
+  mixed.replace(mixed.rfind("NVIDIA H100 80GB HBM3"), 21, "NVIDIA A100-SXM4-80GB");
+  msg = import_error(mixed + row, "mixed.log");
+  EXPECT_NE(msg.find("mixed.log:7: rank 1 ran on \"NVIDIA A100-SXM4-80GB\" but rank 0 on \"NVIDIA H100 80GB HBM3\""),
+            std::string::npos)
+      << msg;
+  msg = json_error(R"({"args":["all_reduce_perf"],"config":{"devices":[{"device_info":"H100"},
+      {"device_info":"A100"}]},"results":[{"size":1024,"out_of_place":{"time":10}}]})",
+                   "mixed.json");
+  EXPECT_NE(msg.find("mixed.json: /config/devices/1/device_info: \"A100\" but the first device is \"H100\""),
+            std::string::npos)
+      << msg;
+  msg = json_error(
+      R"({"args":["all_reduce_perf"],"config":{"devices":[{}]},"results":[{"size":1024,"out_of_place":{"time":1e308}}]})",
+      "long.json");
+  EXPECT_NE(msg.find("long.json: /results/0/out_of_place/time: 1e+308 us is longer than any collective takes"),
+            std::string::npos)
+      << msg;
+}
+
+TEST(NcclTestsImpossible, DatesAreIso8601) {
+  for (const char* ok : {"2025-01-12", "2025-01-12T10:11:12", "2025-01-12T10:11:12Z", "2025-01-12T10:11:12.250+01:00",
+                         "2025-01-12T10:11"})
+    EXPECT_TRUE(is_iso8601_date(ok)) << ok;
+  for (const char* bad : {"", "yesterday", "2025-13-01", "2025-01-32", "2025-1-12", "2025-01-12T25:00:00",
+                          "2025-01-12 10:11:12", "2025-01-12T10:11:12Zjunk", "12/01/2025", "2025-01-12T10:11:12."})
+    EXPECT_FALSE(is_iso8601_date(bad)) << bad;
+  NcclTestsOptions o;
+  o.date = "yesterday";
+  try {
+    import_nccl_tests(kData + "all_reduce_perf_8xh100.log", o);
+    FAIL() << "expected an error";
+  } catch (const sim::base::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("--date: \"yesterday\" is not an ISO 8601 date"), std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace calibrate::fit
