@@ -16,7 +16,6 @@
 #include <CLI/CLI.hpp>
 
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <random>
 
@@ -73,19 +72,32 @@ void print_findings(const Import& im, const Options& o, std::ostream& err) {
     err << "ignored: " << base::printable(f.to_string()) << "\n";
   for (const auto& f : im.unresolved)
     if (!f.path.empty() && im.draft.has(f.path))
-      err << "settled: " << base::printable(f.to_string()) << " (given as " << base::printable(im.draft.find(f.path)->origin) << ")\n";
+      err << "settled: " << base::printable(f.to_string()) << " (given as "
+          << base::printable(im.draft.find(f.path)->origin) << ")\n";
 }
 
 /// Loads the text through the scenario loader (a temporary file: relative references resolve from the working
-/// directory), so that an import never writes a scenario that trainsim would reject.
+/// directory), so that an import never writes a scenario that trainsim would reject. The temporary file is written by
+/// the one output writer (a planted link or special file at its name is refused, a failed write is an error) and
+/// removed however the check ends.
 void check_loads(const std::string& text, bool model_only) {
   namespace fs = std::filesystem;
   std::random_device rd;
-  const fs::path tmp = fs::temp_directory_path() / ("trainsim-import-" + std::to_string(rd()) + ".json");
-  {
-    std::ofstream f(tmp);
-    f << text;
-  }
+  std::error_code no_tmp;
+  const fs::path tmp_dir = fs::temp_directory_path(no_tmp);
+  if (no_tmp)
+    throw base::ConfigError("TMPDIR", "",
+                            "no folder for the temporary file that checks the import (" + no_tmp.message() +
+                                "); set TMPDIR to a folder that exists");
+  const fs::path tmp = tmp_dir / ("trainsim-import-" + std::to_string(rd()) + ".json");
+  struct Remove {
+    const fs::path& path;
+    ~Remove() {
+      std::error_code ec;
+      if (fs::is_regular_file(fs::symlink_status(path, ec))) fs::remove(path, ec);
+    }
+  } remove_tmp{tmp};
+  base::write_file_atomic(tmp.string(), text);
   try {
     if (model_only) {
       scenario::validate_file(tmp.string());
@@ -93,7 +105,6 @@ void check_loads(const std::string& text, bool model_only) {
       scenario::load_scenario(tmp.string());
     }
   } catch (const base::ConfigError& e) {
-    fs::remove(tmp);
     std::vector<base::Diagnostic> items;
     for (auto d : e.items()) {
       if (d.file == tmp.string()) d.file = "the imported " + std::string(model_only ? "model" : "scenario");
@@ -101,7 +112,6 @@ void check_loads(const std::string& text, bool model_only) {
     }
     throw base::ConfigError(std::move(items));
   }
-  fs::remove(tmp);
 }
 
 int import_command(const ImportArgs& a, const Options& o, std::ostream& out, std::ostream& err) {
@@ -140,8 +150,8 @@ int import_command(const ImportArgs& a, const Options& o, std::ostream& out, std
   // --model-config is the model: a built-in the file names (a TorchTitan flavor) gives way to it, with a note.
   if (!a.model_config.empty())
     if (const auto* ref = all.draft.find("model"); ref && ref->origin.find("--model") == std::string::npos) {
-      all.notes.push_back({ref->origin, "model " + importers::to_string(ref->value) + " replaced by --model-config " +
-                                            a.model_config});
+      all.notes.push_back(
+          {ref->origin, "model " + importers::to_string(ref->value) + " replaced by --model-config " + a.model_config});
       all.draft.erase_field("model");
     }
   for (const auto& opt : options.fields()) {

@@ -349,6 +349,12 @@ unset long_key
 t "seed-2^63" any "$trainsim" run "$good" --trials 2 --seed 9223372036854775808
 t "seed-2^64" any "$trainsim" run "$good" --trials 2 --seed 18446744073709551616
 t "trials-0" bad "$trainsim" run "$good" --trials 0
+import_full=("$trainsim" import megatron "$in/launch.sh" --model llama3-8b --hardware h100-sxm5-80gb --tokens 1T)
+t "import-tmpdir-missing" bad env TMPDIR="$work/no-such-dir" "${import_full[@]}"
+t "import-tmpdir-file" bad env TMPDIR="$sp/text" "${import_full[@]}"
+mkdir -p "$work/tmpdir"
+t "import-tmpdir-ok" ok env TMPDIR="$work/tmpdir" "${import_full[@]}" -q
+[ -z "$(ls -A "$work/tmpdir")" ] || fail "trainsim import left its temporary file in TMPDIR"
 
 # nccl-tests logs no run produces, and a --date that is no date (trainsim-calibrate import refuses them).
 calibrate_cases=(

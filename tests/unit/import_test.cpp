@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -35,6 +36,29 @@ void expect_bad(const support::CliOutcome& o, const std::vector<std::string>& fr
   for (const auto& f : fragments)
     EXPECT_TRUE(contains(o.err, f)) << "missing \"" << f << "\" in:\n" << o.err;
   EXPECT_TRUE(o.out.empty()) << "nothing is written on bad input: " << o.out;
+}
+
+// Issue 22: the check that an import loads writes its temporary file through the one output writer, in TMPDIR, and
+// leaves nothing there, whether the import is accepted or refused; a TMPDIR that cannot be written is an error.
+TEST(ImportTemporary, IsWrittenByTheOutputWriterAndRemoved) {
+  support::TempDir dir;
+  const std::string tmp = (dir.path() / "tmp").string();
+  std::filesystem::create_directories(tmp);
+  ::setenv("TMPDIR", tmp.c_str(), 1);
+  auto ok = trainsim({"import", "megatron", kData + "llama3-8b-launch.sh", "--model-config",
+                      kData + "llama3-8b-config.json", "--hardware", "h100-sxm5-80gb", "--tokens", "1T"});
+  auto refused = trainsim({"import", "megatron", kData + "llama3-8b-launch.sh", "--model-config",
+                           kData + "llama3-8b-config.json", "--hardware", "no-such-gpu", "--tokens", "1T"});
+  ::setenv("TMPDIR", (dir.path() / "no-such-folder").c_str(), 1);
+  auto unwritable = trainsim({"import", "megatron", kData + "llama3-8b-launch.sh", "--model-config",
+                              kData + "llama3-8b-config.json", "--hardware", "h100-sxm5-80gb", "--tokens", "1T"});
+  ::unsetenv("TMPDIR");
+  EXPECT_EQ(ok.code, kExitOk) << ok.err;
+  EXPECT_EQ(refused.code, kExitBadInput) << refused.err;
+  EXPECT_TRUE(contains(refused.err, "the imported scenario")) << refused.err;
+  EXPECT_TRUE(std::filesystem::is_empty(tmp)) << "the temporary file is removed";
+  EXPECT_EQ(unwritable.code, kExitBadInput) << unwritable.out;
+  EXPECT_TRUE(unwritable.out.empty()) << "no scenario printed when it could not be checked";
 }
 
 // ---- acceptance 3: a Llama 3 8B config.json plus a Megatron-LM command line is the hand-written scenario -----------
@@ -170,7 +194,8 @@ TEST(ImportMegatron, MalformedInputsExitTwoNamingFileLineAndWhatIsAccepted) {
   expect_bad(trainsim({"import", "megatron", dir.write("f.sh", "python train.py\n")}),
              {"f.sh: no Megatron-LM flags found"});
   expect_bad(trainsim({"import", "megatron", dir.write("g.sh", "  \n")}), {"g.sh: is empty"});
-  expect_bad(trainsim({"import", "megatron", (dir.path() / "missing.sh").string()}), {"missing.sh: cannot open: no such file"});
+  expect_bad(trainsim({"import", "megatron", (dir.path() / "missing.sh").string()}),
+             {"missing.sh: cannot open: no such file"});
   expect_bad(trainsim({"import", "megatron",
                        dir.write("h.sh",
                                  "--num-layers 30 --pipeline-model-parallel-size 4 "
