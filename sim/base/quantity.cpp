@@ -234,7 +234,11 @@ Parsed<T> convert(Parsed<double> p, F make) {
 
 std::string fixed(double v, int digits) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  if (std::fabs(v) >= 1e15 && std::isfinite(v)) {  // not 301 digits (cut at 63) for 1e300: an exponent
+    std::snprintf(buf, sizeof buf, "%.3e", v);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  }
   return buf;
 }
 

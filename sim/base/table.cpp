@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 
 namespace sim::base {
@@ -19,7 +20,13 @@ std::size_t width(const std::string& s) {
 
 std::string fmt(double v, int digits) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  // From 1e15 on, four significant digits and an exponent: "%.0f" of 1e300 is 301 digits (cut at 63 here, a wrong
+  // number), as an absurd input's cost once printed.
+  if (std::fabs(v) >= 1e15 && std::isfinite(v)) {
+    std::snprintf(buf, sizeof buf, "%.3e", v);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  }
   return buf;
 }
 

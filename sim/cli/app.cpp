@@ -8,6 +8,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include <charconv>
+#include <cstdint>
+#include <limits>
+
 #ifndef TRAINSIM_VERSION
 #define TRAINSIM_VERSION "0.0.0-dev"
 #endif
@@ -30,6 +34,42 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   const distributed::Group alone;
   return run(args, out, err, alone);
 }
+
+namespace {
+
+/// What CLI11 lets through and trainsim refuses (issue 22): a second positional after a subcommand's (it fell back to
+/// the main job's SCENARIO and was ignored), an empty value (--out '' was taken as no option), a --seed past
+/// 2^63-1 (CLI11 clamped it to 2^63-1 without a word). Empty when nothing is wrong.
+std::string misused_options(const CLI::App& app, const std::string& main_scenario) {
+  const auto subs = app.get_subcommands();
+  if (!subs.empty() && !main_scenario.empty())
+    return "unexpected argument \"" + main_scenario + "\": " + subs.front()->get_name() +
+           " takes the arguments its --help lists, no more";
+  for (const CLI::App* sub : subs) {
+    for (const CLI::Option* opt : sub->get_options()) {
+      if (opt->count() == 0) continue;
+      const std::string type = opt->get_type_name();
+      for (const auto& value : opt->results()) {
+        if (value.empty())
+          return opt->get_name() + ": an empty value" +
+                 (type.find("FILE") != std::string::npos || type.find("DIR") != std::string::npos
+                      ? "; give a path, or leave the option out"
+                      : "; leave the option out for its default");
+        if (opt->get_name() != "--seed") continue;
+        std::uint64_t seed = 0;
+        const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), seed);
+        if (ec != std::errc() || end != value.data() + value.size() ||
+            seed > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+          return "--seed: \"" + value.substr(0, 40) +
+                 "\" is not a seed: an integer from 0 to 9223372036854775807 (2^63-1, the range of "
+                 "reliability.seed)";
+      }
+    }
+  }
+  return "";
+}
+
+}  // namespace
 
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, const distributed::Group& group) {
   CLI::App app{"trainsim: discrete-event simulator and cost/risk estimator for large-scale model training", "trainsim"};
@@ -71,6 +111,11 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     return kExitOk;
   } catch (const CLI::ParseError& e) {
     err << "error: " << e.what() << "\nrun 'trainsim --help' for usage\n";
+    return kExitBadInput;
+  }
+
+  if (const std::string misuse = misused_options(app, scenario_path); !misuse.empty()) {
+    err << "error: " << base::printable(misuse) << "\nrun 'trainsim --help' for usage\n";
     return kExitBadInput;
   }
 

@@ -46,6 +46,10 @@ std::vector<double> parse_slowdowns(const std::vector<std::string>& specs, int g
                               "\"" + spec + "\" is not GPU=FACTOR with a GPU id in [0, " + std::to_string(gpus) +
                                   ") and a factor between 1 and 1000, e.g. --slowdown 17=1.5");
     if (out.empty()) out.assign(static_cast<std::size_t>(gpus), 1.0);
+    if (out[static_cast<std::size_t>(gpu)] != 1.0)
+      throw base::ConfigError("--slowdown", "",
+                              "GPU " + std::to_string(gpu) + " is slowed twice (\"" + spec +
+                                  "\" after an earlier factor for it); give one factor per GPU");
     out[static_cast<std::size_t>(gpu)] = factor;
   }
   return out;

@@ -99,7 +99,10 @@ ParallelConfig ParallelConfig::parse(base::JsonReader& in) {
       if (schedule == to_string(s)) p.schedule = s;
     if (p.schedule == Schedule::OneFOneB && p.vpp > 1) p.schedule = Schedule::Interleaved;
   }
-  in.optional("layers_per_stage", p.layers_per_stage, Range::at_least(0));
+  if (in.optional("layers_per_stage", p.layers_per_stage, Range::at_least(0)) && p.layers_per_stage.empty())
+    in.error("layers_per_stage",
+             "is empty; give one layer count per virtual stage (pp*vpp of them, e.g. [20, 20, 20, "
+             "20]) or leave it out for an even split");
   in.optional("account_for_embedding_in_pipeline_split", p.account_for_embedding);
   in.optional("account_for_loss_in_pipeline_split", p.account_for_loss);
   in.optional("first_stage_layers", p.first_stage_layers, dim);
