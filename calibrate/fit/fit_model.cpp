@@ -72,7 +72,8 @@ void fit_with_model(Calibration& c, std::span<const Measurement> measurements,
 
   const AlphaBeta* nvl = nvlink_fit(c.collectives);
   if (nvl && nvl->min_bytes.n > kLatencyBoundBytes) {
-    c.notes.push_back(std::string(to_string(nvl->op)) + " over NVLink: no size <= 1 MiB measured, so its alpha is not a " +
+    c.notes.push_back(std::string(to_string(nvl->op)) +
+                      " over NVLink: no size <= 1 MiB measured, so its alpha is not a " +
                       "latency; latency.nvlink left to the base profile");
     nvl = nullptr;
   }
@@ -82,7 +83,8 @@ void fit_with_model(Calibration& c, std::span<const Measurement> measurements,
     c.provenance["latency.nvlink"] =
         "trainsim-calibrate fit: alpha per step of " + std::string(to_string(ab->op)) +
         " over NVLink, t = steps(p) alpha + busbw_factor(p) n / busbw by weighted least squares over " +
-        std::to_string(ab->points) + " measurements on " + c.context + " (the ring closed form's step is the "
+        std::to_string(ab->points) + " measurements on " + c.context +
+        " (the ring closed form's step is the "
         "simulator's NVLink step)";
   }
 
@@ -146,11 +148,11 @@ void fit_with_model(Calibration& c, std::span<const Measurement> measurements,
     c.latency.base[i] = sim::base::Time{static_cast<std::int64_t>(std::llround(gap))};
     const std::string key = std::string("base.") + sim::hardware::kCollectiveNames[i];
     c.latency_fitted.push_back(key);
-    c.provenance["latency." + key] =
-        "trainsim-calibrate fit: median over " + std::to_string(small.points.size()) +
-        " sizes <= 1 MiB of measured (the faster of nccl-tests' two columns) minus simulated time (sim/collectives, algorithm auto, fitted latencies) for " +
-        describe(*g) + ", measured on " + c.context +
-        "; NCCL's tuner models the same fixed cost as baseLat (src/graph/tuning.cc)";
+    c.provenance["latency." + key] = "trainsim-calibrate fit: median over " + std::to_string(small.points.size()) +
+                                     " sizes <= 1 MiB of measured (the faster of nccl-tests' two columns) minus "
+                                     "simulated time (sim/collectives, algorithm auto, fitted latencies) for " +
+                                     describe(*g) + ", measured on " + c.context +
+                                     "; NCCL's tuner models the same fixed cost as baseLat (src/graph/tuning.cc)";
   }
 }
 

@@ -99,8 +99,9 @@ std::optional<int> stream_fd(const std::string& path) {
 
 [[noreturn]] void refuse(const std::string& path, const std::string& what) {
   throw ConfigError(path, "",
-                    what + "; trainsim writes regular files (replaced whole), character devices such as /dev/null "
-                           "and the streams /dev/stdout and /dev/stderr (written in place)");
+                    what +
+                        "; trainsim writes regular files (replaced whole), character devices such as /dev/null "
+                        "and the streams /dev/stdout and /dev/stderr (written in place)");
 }
 
 void write_in_place(const std::string& path, int fd, std::string_view content) {

@@ -75,9 +75,9 @@ std::string read_input_file(const std::string& path, std::string_view what, std:
   if (starts("\xff\xfe") || starts("\xfe\xff"))
     throw ConfigError(path, "", "is UTF-16 (it starts with a byte-order mark); save it as UTF-8");
   if (const auto nul = text.find('\0'); nul != std::string::npos)
-    throw ConfigError(path, "",
-                      "has a NUL byte at offset " + std::to_string(nul) + "; expected " + std::string(what) +
-                          " as UTF-8 text");
+    throw ConfigError(
+        path, "",
+        "has a NUL byte at offset " + std::to_string(nul) + "; expected " + std::string(what) + " as UTF-8 text");
   return text;
 }
 

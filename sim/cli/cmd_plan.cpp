@@ -100,8 +100,8 @@ void print_plan(const planner::PlanResult& r, const scenario::Scenario& s, const
   std::string sizes;
   for (int g : r.gpus)
     sizes += (sizes.empty() ? "" : ", ") + std::to_string(g);
-  out << "plan            " << base::printable(s.name) << "  (objective " << planner::to_string(r.objective) << ", " << sizes
-      << " GPUs)\n";
+  out << "plan            " << base::printable(s.name) << "  (objective " << planner::to_string(r.objective) << ", "
+      << sizes << " GPUs)\n";
   out << "searched        " << r.evaluated << (r.evaluated == 1 ? " configuration: " : " configurations: ")
       << r.feasible << " feasible (analytic; " << r.dominated << " of them dominated in time and memory), "
       << r.replica_evaluated << " at replica fidelity, " << r.run_evaluated << " through the run level (" << a.trials
@@ -168,7 +168,8 @@ int plan_command(const PlanArgs& a, const Options& o, std::ostream& out, std::os
   fixed.unfix(a.free);
   const bool quiet = o.quiet || !group.is_root();
   if (!quiet && fixed.any() && a.free.empty())
-    err << "plan: keeping the parallel fields " << base::printable(s.name) << " fixes; --free all (or --free tp,pp,...) searches them\n";
+    err << "plan: keeping the parallel fields " << base::printable(s.name)
+        << " fixes; --free all (or --free tp,pp,...) searches them\n";
   ProgressBar bar(err, o.progress, quiet, "configs");
   opt.progress = [&bar](int done, int total) { bar.update(done, total); };
   // In an MPI job every process screens alike and the farm shares the simulations out (dynamic load balancing);

@@ -61,8 +61,8 @@ std::variant<StepOutcome, int> run_step(const scenario::Scenario& s, bool timeli
   if (auto* bad = std::get_if<std::vector<parallel::Infeasible>>(&evaluated)) return print_infeasible(*bad, s, err);
   auto& step = std::get<StepOutcome>(evaluated);
   if (!step.result.fits) {
-    err << "infeasible: " << base::printable(s.name) << " does not fit in memory (" << fmt(step.result.memory.total, 1) << " of "
-        << fmt(step.result.memory.capacity, 1) << " GiB per GPU)\n";
+    err << "infeasible: " << base::printable(s.name) << " does not fit in memory (" << fmt(step.result.memory.total, 1)
+        << " of " << fmt(step.result.memory.capacity, 1) << " GiB per GPU)\n";
     return kExitInfeasible;
   }
   return std::move(step);
@@ -199,7 +199,8 @@ std::string default_out_dir(const scenario::Scenario& s) {
 
 int main_job(const std::string& path, const Options& o, std::ostream& out, std::ostream& err) {
   const auto s = load_scenario_or_default(path, o);
-  if (path.empty() && !o.quiet) err << "trainsim: no scenario given; using the built-in default (" << base::printable(s.name) << ")\n";
+  if (path.empty() && !o.quiet)
+    err << "trainsim: no scenario given; using the built-in default (" << base::printable(s.name) << ")\n";
   const std::string dir = default_out_dir(s);
   const base::FolderLock lock(dir);  // a second run into the same folder is refused now, not mixed in later
   execution::StepOptions step_options;
@@ -263,8 +264,8 @@ int merge_run_shards(const std::vector<ShardFile>& shards, const MergeArgs& a, c
     }
     // Every shard, not only the first, must have stepped the same scenario the same way.
     if (diag.empty() && !works.empty() && k.step_time_ns != works.front().step_time_ns)
-      diag.add("/work/step_time_ns", std::to_string(k.step_time_ns) + " ns, but " + shards.front().path +
-                                         " has " + std::to_string(works.front().step_time_ns) +
+      diag.add("/work/step_time_ns", std::to_string(k.step_time_ns) + " ns, but " + shards.front().path + " has " +
+                                         std::to_string(works.front().step_time_ns) +
                                          " ns: the shards come from different scenarios or builds");
     problems.insert(problems.end(), diag.items().begin(), diag.items().end());
     works.push_back(k);

@@ -92,8 +92,8 @@ int scale_command(const ScaleArgs& a, const Options& o, std::ostream& out, std::
     out << top.dump() << '\n';
     return kExitOk;
   }
-  out << "scale           " << base::printable(base.name) << ": " << base::printable(base.model.name) << ", the planner's best strategy per size, "
-      << rows.front().run.run.trials << " trials each\n\n";
+  out << "scale           " << base::printable(base.name) << ": " << base::printable(base.model.name)
+      << ", the planner's best strategy per size, " << rows.front().run.run.trials << " trials each\n\n";
   Table t({"GPUs", "tp", "pp", "cp", "dp", "step s", "MFU", "days p50", "days p90", "interrupts/day", "goodput",
            "cost p50", "USD/failure"});
   for (const auto& r : rows) {

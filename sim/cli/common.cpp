@@ -200,12 +200,12 @@ void print_scenario(const scenario::Scenario& s, std::ostream& out) {
   const auto p = workload::count_params(s.model);
   const auto& pc = s.parallel;
   out << "scenario   " << base::printable(s.name) << "  (" << base::printable(s.source) << ")\n";
-  out << "model      " << base::printable(s.model.name) << ": " << base::format_count({p.total(s.model.layers)}) << " params, "
-      << s.model.layers << " layers, hidden " << s.model.hidden << ", " << s.model.heads << " heads ("
+  out << "model      " << base::printable(s.model.name) << ": " << base::format_count({p.total(s.model.layers)})
+      << " params, " << s.model.layers << " layers, hidden " << s.model.hidden << ", " << s.model.heads << " heads ("
       << s.model.kv_heads << " kv), " << workload::to_string(s.model.activation) << "\n";
   const auto peak = s.hardware.gpu.peak_for(s.training.dtype);
-  out << "hardware   " << base::printable(s.hardware.name) << ": " << (peak ? base::format_flop_rate(*peak) : "?") << " "
-      << hardware::to_string(s.training.dtype) << ", " << base::format_bytes(s.hardware.gpu.hbm) << " HBM\n";
+  out << "hardware   " << base::printable(s.hardware.name) << ": " << (peak ? base::format_flop_rate(*peak) : "?")
+      << " " << hardware::to_string(s.training.dtype) << ", " << base::format_bytes(s.hardware.gpu.hbm) << " HBM\n";
   out << "cluster    " << s.cluster.gpus << " GPUs (" << s.cluster.gpus_per_node << " per node), "
       << fmt(s.cluster.network.nic_bandwidth.gbits_per_s(), 0) << " Gbit/s per NIC, " << s.cluster.network.topology
       << "\n";

@@ -167,5 +167,4 @@ results::StepResult analytic_step(const StepPlan& plan) {
   return r;
 }
 
-
 }  // namespace sim::execution

@@ -17,7 +17,7 @@ base::Time ideal_bubble(const StepPlan& plan, int rank);
 /// The step result of a step of `step` whose critical rank's time fell into `acc`: throughput, MFU/HFU (model and
 /// hardware FLOPs), the breakdown (the pipeline wait split into the schedule's bubble and exposed transfers), and the
 /// data pipeline's stall when it delivers an iteration's tokens slower than the step.
-results::StepResult finish_result(const StepPlan& plan, base::Time step,
-                                  const std::array<base::Time, kCategories>& acc, int critical_rank);
+results::StepResult finish_result(const StepPlan& plan, base::Time step, const std::array<base::Time, kCategories>& acc,
+                                  int critical_rank);
 
 }  // namespace sim::execution::detail

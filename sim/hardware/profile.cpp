@@ -128,14 +128,16 @@ constexpr double kMinFlopsPerS = 1e9;
 
 void check_rate_floor(JsonReader& in, std::string_view key, base::Bandwidth b) {
   if (b.bytes_per_s > 0 && b.bytes_per_s < kMinBytesPerS)
-    in.error(key, base::format_bandwidth(b) + " is below the slowest link trainsim simulates, 1 GB/s (8 Gbit/s: one "
-                                                "byte per nanosecond, so that every transfer fits the clock)");
+    in.error(key, base::format_bandwidth(b) +
+                      " is below the slowest link trainsim simulates, 1 GB/s (8 Gbit/s: one "
+                      "byte per nanosecond, so that every transfer fits the clock)");
 }
 
 void check_rate_floor(JsonReader& in, std::string_view key, base::FlopRate r) {
   if (r.flops_per_s > 0 && r.flops_per_s < kMinFlopsPerS)
-    in.error(key, base::format_flop_rate(r) + " is below the slowest GPU trainsim simulates, 1 GFLOP/s (one FLOP "
-                                               "per nanosecond, so that every kernel fits the clock)");
+    in.error(key, base::format_flop_rate(r) +
+                      " is below the slowest GPU trainsim simulates, 1 GFLOP/s (one FLOP "
+                      "per nanosecond, so that every kernel fits the clock)");
 }
 
 HardwareProfile HardwareProfile::parse(JsonReader& in) {

@@ -15,16 +15,16 @@ namespace sim::importers {
 namespace {
 
 using base::ConfigError;
+using shell::assignment_name;
 using shell::Elem;
 using shell::Expander;
+using shell::finalize;
+using shell::is_space;
 using shell::kUnknown;
+using shell::name_char;
 using shell::Node;
 using shell::Token;
 using shell::Var;
-using shell::assignment_name;
-using shell::finalize;
-using shell::is_space;
-using shell::name_char;
 
 std::string basename(const std::string& s) {
   const auto slash = s.rfind('/');
@@ -32,9 +32,9 @@ std::string basename(const std::string& s) {
 }
 
 // Commands that start a training job: an `if` or a loop around them decides whether the job's flags are read.
-const std::set<std::string, std::less<>> kLaunchers = {"torchrun", "python",  "python3", "srun", "deepspeed", "mpirun",
-                                                       "sbatch",   "bash",    "sh",      "uv",   "accelerate",
-                                                       "mpiexec",  "exec",    "eval",    "nsys"};
+const std::set<std::string, std::less<>> kLaunchers = {"torchrun",   "python",  "python3", "srun", "deepspeed",
+                                                       "mpirun",     "sbatch",  "bash",    "sh",   "uv",
+                                                       "accelerate", "mpiexec", "exec",    "eval", "nsys"};
 
 class Shell {
  public:
@@ -261,9 +261,8 @@ class Shell {
     }
     if (k == n.words.size()) return;
     const Token& head = n.words[k];
-    if (head.kind == Token::Kind::Word &&
-        (head.text == "export" || head.text == "declare" || head.text == "typeset" || head.text == "local" ||
-         head.text == "readonly")) {
+    if (head.kind == Token::Kind::Word && (head.text == "export" || head.text == "declare" || head.text == "typeset" ||
+                                           head.text == "local" || head.text == "readonly")) {
       for (std::size_t j = k + 1; j < n.words.size(); ++j) {
         const Token& t = n.words[j];
         if (t.kind == Token::Kind::ArrayAssign || (t.kind == Token::Kind::Word && assignment_name(t.text) > 0))
@@ -279,7 +278,8 @@ class Shell {
     if (head.kind == Token::Kind::Word && head.text == "exit") {
       stopped_ = true;
       out_.exit_line = n.line;
-      out_.notes.push_back("line " + std::to_string(n.line) + ": the script exits here as written; what follows is "
+      out_.notes.push_back("line " + std::to_string(n.line) +
+                           ": the script exits here as written; what follows is "
                            "not read");
       return;
     }

@@ -12,9 +12,9 @@ namespace sim::importers::shell {
 using base::ConfigError;
 
 void unterminated(const std::string& origin, int line, const std::string& what, const std::string& close) {
-  throw ConfigError(origin, "line " + std::to_string(line),
-                    "unterminated " + what + ": no closing " + close +
-                        " before the end of the file; close it or escape it with \\");
+  throw ConfigError(
+      origin, "line " + std::to_string(line),
+      "unterminated " + what + ": no closing " + close + " before the end of the file; close it or escape it with \\");
 }
 
 namespace {
@@ -39,8 +39,8 @@ bool assignment_prefix(std::string_view raw) {
 }
 
 int lines_in(std::string_view s, std::size_t from, std::size_t to) {
-  return static_cast<int>(std::count(s.begin() + static_cast<std::ptrdiff_t>(from),
-                                     s.begin() + static_cast<std::ptrdiff_t>(to), '\n'));
+  return static_cast<int>(
+      std::count(s.begin() + static_cast<std::ptrdiff_t>(from), s.begin() + static_cast<std::ptrdiff_t>(to), '\n'));
 }
 
 class Tokenizer {
@@ -53,7 +53,8 @@ class Tokenizer {
     while (i_ < s_.size())
       step(out_);
     if (!pending_.empty())
-      unterminated(origin_, out_[pending_.front().token].line, "heredoc", "line \"" + pending_.front().delimiter + "\"");
+      unterminated(origin_, out_[pending_.front().token].line, "heredoc",
+                   "line \"" + pending_.front().delimiter + "\"");
     return std::move(out_);
   }
 
@@ -99,7 +100,7 @@ class Tokenizer {
 
   void op(std::vector<Token>& out) {
     static constexpr std::array<std::string_view, 17> kOps = {"<<-", "<<<", "&&", "||", ";;", "<<", ">>", ">&", "&>",
-                                                              "<&", "|&", ";", "&", "|", "(", ")", "<"};
+                                                              "<&",  "|&",  ";",  "&",  "|",  "(",  ")",  "<"};
     std::string_view found = ">";
     for (auto o : kOps)
       if (s_.substr(i_).starts_with(o)) {
@@ -250,7 +251,9 @@ class Parser {
   bool word(std::string_view w) const {
     return pos_ < t_.size() && t_[pos_].kind == Token::Kind::Word && t_[pos_].text == w;
   }
-  bool op(std::string_view o) const { return pos_ < t_.size() && t_[pos_].kind == Token::Kind::Op && t_[pos_].text == o; }
+  bool op(std::string_view o) const {
+    return pos_ < t_.size() && t_[pos_].kind == Token::Kind::Op && t_[pos_].text == o;
+  }
   int line() const { return pos_ < t_.size() ? t_[pos_].line : (t_.empty() ? 1 : t_.back().line); }
   [[noreturn]] void error(int line, const std::string& what) const {
     throw ConfigError(origin_, "line " + std::to_string(line), what);
@@ -436,9 +439,8 @@ class Parser {
         n.words.push_back(t);
         ++pos_;
         return n;
-      } else if (t.kind == Token::Kind::Op &&
-                 (t.text == ">" || t.text == ">>" || t.text == "<" || t.text == ">&" || t.text == "&>" ||
-                  t.text == "<&" || t.text == "<<<")) {
+      } else if (t.kind == Token::Kind::Op && (t.text == ">" || t.text == ">>" || t.text == "<" || t.text == ">&" ||
+                                               t.text == "&>" || t.text == "<&" || t.text == "<<<")) {
         pos_ += 1;
         if (pos_ < t_.size() && t_[pos_].kind == Token::Kind::Word) ++pos_;  // the redirection's target
       } else if (t.kind == Token::Kind::Op && (t.text == "<<" || t.text == "<<-")) {
@@ -467,7 +469,9 @@ class Parser {
 }  // namespace
 
 std::size_t skip_double_quoted(std::string_view s, std::size_t i, const std::string& origin, int line, int depth) {
-  if (depth > kMaxDepth) throw ConfigError(origin, "line " + std::to_string(line), "quotes and expansions nested deeper than " + std::to_string(kMaxDepth));
+  if (depth > kMaxDepth)
+    throw ConfigError(origin, "line " + std::to_string(line),
+                      "quotes and expansions nested deeper than " + std::to_string(kMaxDepth));
   ++i;  // opening quote
   while (true) {
     if (i >= s.size()) unterminated(origin, line, "\"", "\"");
@@ -484,7 +488,9 @@ std::size_t skip_double_quoted(std::string_view s, std::size_t i, const std::str
 }
 
 std::size_t skip_dollar(std::string_view s, std::size_t i, const std::string& origin, int line, int depth) {
-  if (depth > kMaxDepth) throw ConfigError(origin, "line " + std::to_string(line), "quotes and expansions nested deeper than " + std::to_string(kMaxDepth));
+  if (depth > kMaxDepth)
+    throw ConfigError(origin, "line " + std::to_string(line),
+                      "quotes and expansions nested deeper than " + std::to_string(kMaxDepth));
   if (s[i] == '`') {
     for (std::size_t j = i + 1; j < s.size(); ++j) {
       if (s[j] == '\\') {

@@ -352,8 +352,8 @@ struct RankInvariants {
   std::vector<int> first_layer;  // first_layers(layout)
 };
 
-RankInvariants rank_invariants(const ModelSpec& model, const Layout& layout, const ParallelConfig& config,
-                               int seq_len, const MemoryOptions& options) {
+RankInvariants rank_invariants(const ModelSpec& model, const Layout& layout, const ParallelConfig& config, int seq_len,
+                               const MemoryOptions& options) {
   RankInvariants inv;
   inv.counts = workload::count_params(model);
   inv.moe_layer = layer_params(model, layout, true);
@@ -545,8 +545,7 @@ MemoryBreakdown memory_on_rank(const ModelSpec& model, const Layout& layout, con
   // Activations: the layers of every micro-batch in flight at the rank's peak, plus the layers being recomputed.
   const ActivationShape& shape = inv.shape;
   const auto held = micro_batches_held(layout, config.schedule, pipeline_rank);
-  const double activations =
-      stored_activations(model, layout, config, inv.bytes, inv.first_layer, held, pipeline_rank);
+  const double activations = stored_activations(model, layout, config, inv.bytes, inv.first_layer, held, pipeline_rank);
   out.activations = whole_bytes(activations);
 
   // Buffers.

@@ -269,7 +269,8 @@ Search screen(const PlanProblem& problem, const PlanOptions& options) {
   scores.resize(points.size());
   constexpr int kChunk = 16;
   // One cache of layer timings per worker: points that share a layer shape and groups time their layers once.
-  std::vector<execution::StepPlanCache> caches(static_cast<std::size_t>(worker_count(n, thread_count(options), kChunk)));
+  std::vector<execution::StepPlanCache> caches(
+      static_cast<std::size_t>(worker_count(n, thread_count(options), kChunk)));
   parallel_for(n, thread_count(options), kChunk, options.progress, [&](int worker, int i) {
     const Point& p = points[static_cast<std::size_t>(i)];
     Score& out = scores[static_cast<std::size_t>(i)];

@@ -14,7 +14,7 @@ base::Bytes bytes(double b) {
 // The slower of the per-node and the aggregate transfer; the aggregate is the checkpoint path's own rate or what the
 // data pipeline leaves of the shared storage, whichever is lower.
 CheckpointTransfer slower(base::Bytes per_node, base::Bytes total, base::Bandwidth node, base::Bandwidth path,
-             const CheckpointStorage& st) {
+                          const CheckpointStorage& st) {
   const double left = st.shared.bytes_per_s - st.data_reads.bytes_per_s;
   const bool shared_binds = left < path.bytes_per_s;
   const base::Bandwidth agg{std::max(1.0, shared_binds ? left : path.bytes_per_s)};
@@ -33,7 +33,8 @@ CheckpointIo checkpoint_io(const CheckpointShape& sh, const CheckpointStorage& s
   const double weights = sh.params * sh.weight_bytes;
   const double optimizer = sh.params * sh.optimizer_bytes;
   io.total = bytes(weights + optimizer);
-  const double gpu = weights / (sh.weights_sharded ? gpus : replica) + optimizer / (sh.optimizer_sharded ? gpus : replica);
+  const double gpu =
+      weights / (sh.weights_sharded ? gpus : replica) + optimizer / (sh.optimizer_sharded ? gpus : replica);
   io.per_gpu_max = bytes(gpu);
   // The busiest node holds replica 0's first GPUs: node_gpus of them, of which in_replica belong to replica 0.
   const double node_gpus = std::min(std::max(1, sh.gpus_per_node), gpus);

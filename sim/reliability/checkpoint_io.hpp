@@ -9,9 +9,9 @@ namespace sim::reliability {
 
 /// What is saved and how it is spread over the job.
 struct CheckpointShape {
-  double params = 0;              // model parameters
-  double weight_bytes = 2;        // per parameter in the training dtype (bf16: 2)
-  double optimizer_bytes = 12;    // per parameter: fp32 master weights and Adam's two moments (4 + 4 + 4)
+  double params = 0;            // model parameters
+  double weight_bytes = 2;      // per parameter in the training dtype (bf16: 2)
+  double optimizer_bytes = 12;  // per parameter: fp32 master weights and Adam's two moments (4 + 4 + 4)
   int gpus = 1;
   int gpus_per_node = 8;
   int dp = 1;                     // data-parallel replicas

@@ -170,7 +170,8 @@ int auto_spares(const RunInputs& in) {
   if (!(mean > 0) || !std::isfinite(mean)) return 0;
   // Past a few hundred the Poisson law is normal to well within one node (and exp(-mean) would underflow):
   // the 0.99 quantile is mean + 2.326 sqrt(mean).
-  if (mean > 400) return std::min(static_cast<int>(std::ceil(mean + 2.326 * std::sqrt(mean))), std::max(0, in.job.nodes));
+  if (mean > 400)
+    return std::min(static_cast<int>(std::ceil(mean + 2.326 * std::sqrt(mean))), std::max(0, in.job.nodes));
   // Smallest k with P(N <= k) >= 0.99 for N ~ Poisson(mean), summed term by term (mean is at most a few hundred).
   double term = std::exp(-mean), cdf = term;
   int k = 0;

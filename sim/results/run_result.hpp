@@ -95,11 +95,11 @@ struct TimeAccounting {
 };
 
 struct CheckpointSummary {
-  std::string policy;     // fixed | young | daly
-  double interval_s = 0;  // compute time between checkpoints, as used (whole steps)
-  double write_s = 0;     // durable write
-  double snapshot_s = 0;  // blocking part when asynchronous
-  double load_s = 0;      // read at restart
+  std::string policy;       // fixed | young | daly
+  double interval_s = 0;    // compute time between checkpoints, as used (whole steps)
+  double write_s = 0;       // durable write
+  double snapshot_s = 0;    // blocking part when asynchronous
+  double load_s = 0;        // read at restart
   std::string write_basis;  // bytes and bandwidth behind write_s ("0.99 TB / 111 GB/s aggregate"); not serialised
   std::string load_basis;
   bool async = false;
@@ -126,7 +126,7 @@ struct RunSummary {
   double lost_gpu_hours_mean = 0;    // sum of the causes' lost GPU-hours
   CheckpointSummary checkpoint;
   TimeAccounting accounting;
-  int spares = 0;  // spare nodes of the pool (given, or reliability::auto_spares); not serialised
+  int spares = 0;                   // spare nodes of the pool (given, or reliability::auto_spares); not serialised
   std::string on_spares_exhausted;  // "shrink" | "wait"; not serialised
 
   int never_finished = 0;

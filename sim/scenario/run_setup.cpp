@@ -84,9 +84,10 @@ reliability::RunInputs run_inputs(const Scenario& s, const execution::StepPlan& 
 
   // Checkpoint bytes and their times from the storage bandwidths, less what the data pipeline reads meanwhile
   // (tokens per second of the healthy step x bytes per token).
-  const double bytes_per_token = s.data.bytes_per_token ? static_cast<double>(s.data.bytes_per_token->n)
-                                                        : (s.model.vocab < 65500 ? 2.0 : 4.0);
-  const double data_reads = plan.tokens / std::max(1e-9, healthy.seconds()) * bytes_per_token * (1 - s.data.cache_hit_rate);
+  const double bytes_per_token =
+      s.data.bytes_per_token ? static_cast<double>(s.data.bytes_per_token->n) : (s.model.vocab < 65500 ? 2.0 : 4.0);
+  const double data_reads =
+      plan.tokens / std::max(1e-9, healthy.seconds()) * bytes_per_token * (1 - s.data.cache_hit_rate);
   const reliability::CheckpointIo io = checkpoint_io(s, L, data_reads);
   const CheckpointConfig& ck = s.reliability.checkpoint;
   in.checkpoint.policy = ck.auto_interval ? reliability::CheckpointPolicy::Daly : reliability::CheckpointPolicy::Fixed;
@@ -121,8 +122,8 @@ reliability::RunInputs run_inputs(const Scenario& s, const execution::StepPlan& 
   // asks for step times under one lock (reliability::StepTimes), so the lazy value is computed once.
   const double slowdown = in.straggler_slowdown;
   auto straggler = std::make_shared<std::optional<base::Time>>();  // empty: not computed yet
-  auto straggler_plan = simulate_straggler && plan.gpus <= 16384 ? std::make_shared<const execution::StepPlan>(plan)
-                                                                 : nullptr;
+  auto straggler_plan =
+      simulate_straggler && plan.gpus <= 16384 ? std::make_shared<const execution::StepPlan>(plan) : nullptr;
   auto straggler_time = [healthy, slowdown, straggler, straggler_plan] {
     if (*straggler) return **straggler;
     *straggler = base::Time{static_cast<std::int64_t>(static_cast<double>(healthy.ns) * slowdown)};
@@ -158,8 +159,8 @@ reliability::RunInputs run_inputs(const Scenario& s, const execution::StepPlan& 
   };
   const int global_batch = s.parallel.global_batch, micro_batch = std::max(1, L.micro_batch);
   auto reference = std::make_shared<double>(-1);  // the simulated full-size step, computed on first need
-  in.step_time = [healthy, straggler_time, dp, global_batch, micro_batch, simulate, reference](
-                     const reliability::ClusterState& st) {
+  in.step_time = [healthy, straggler_time, dp, global_batch, micro_batch, simulate,
+                  reference](const reliability::ClusterState& st) {
     const double full = static_cast<double>((st.straggler_factor > 1.0 ? straggler_time() : healthy).ns);
     if (st.missing_dp_replicas == 0) return base::Time{static_cast<std::int64_t>(full)};
     const int live = dp - st.missing_dp_replicas;

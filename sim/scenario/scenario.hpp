@@ -93,7 +93,7 @@ struct ReliabilityConfig {
   CheckpointConfig checkpoint;
   base::Time restart;
   base::Time hang_timeout;
-  std::optional<int> spares;  // absent ("auto", the default): reliability::auto_spares
+  std::optional<int> spares;              // absent ("auto", the default): reliability::auto_spares
   base::Time node_swap{180'000'000'000};  // default and source: reliability::RunInputs::node_swap
   bool shrink = true;  // "on_spares_exhausted": "shrink" (elastic, the default) or "wait" for repairs
   int trials = 1000;

@@ -13,8 +13,8 @@ namespace sim::workload {
 enum class Fp8Scaling {
   None,     // 16-bit GEMMs
   Delayed,  // scale from the amax history (Transformer Engine's DelayedScaling, Megatron-Core's default recipe)
-  Current,  // scale from this tensor's amax (TE Float8CurrentScaling, torchao "tensorwise"/"rowwise", blockwise, MXFP8):
-            // one more read of the 16-bit tensor before the cast
+  Current,  // scale from this tensor's amax (TE Float8CurrentScaling, torchao "tensorwise"/"rowwise", blockwise,
+            // MXFP8): one more read of the 16-bit tensor before the cast
 };
 
 /// How one GPU slices a layer: micro-batch, sequence, and the parallel dimensions that cut the layer itself.
@@ -25,9 +25,9 @@ struct LayerShape {
   int cp = 1;
   int ep = 1;
   bool sequence_parallel = false;
-  bool flash_attention = true;  // fused attention (Dao et al. 2022): no s x s score matrix in memory
-  bool causal = true;           // causal mask: a fused kernel skips the masked half of the score blocks
-  bool dropout = false;         // hidden and attention dropout (GPT-era Megatron 0.1; Llama/Mixtral none)
+  bool flash_attention = true;        // fused attention (Dao et al. 2022): no s x s score matrix in memory
+  bool causal = true;                 // causal mask: a fused kernel skips the masked half of the score blocks
+  bool dropout = false;               // hidden and attention dropout (GPT-era Megatron 0.1; Llama/Mixtral none)
   Fp8Scaling fp8 = Fp8Scaling::None;  // FP8 linear layers (Transformer Engine, torchao float8): their casts
 };
 

@@ -50,10 +50,7 @@ void BM_PlanFullSearch70B1024(benchmark::State& state) {
   state.counters["run_level"] = static_cast<double>(run);
   state.counters["cpu_s_all_threads"] = (process_cpu_s() - cpu0) / static_cast<double>(state.iterations());
 }
-BENCHMARK(BM_PlanFullSearch70B1024)
-    ->Unit(benchmark::kSecond)
-    ->UseRealTime()
-    ->Iterations(1);
+BENCHMARK(BM_PlanFullSearch70B1024)->Unit(benchmark::kSecond)->UseRealTime()->Iterations(1);
 
 /// The analytic screen alone (no replica short list, no run level): the planner's inner loop.
 void BM_PlanAnalyticScreen70B1024(benchmark::State& state) {
@@ -71,9 +68,6 @@ void BM_PlanAnalyticScreen70B1024(benchmark::State& state) {
   state.counters["configs_per_s"] = benchmark::Counter(static_cast<double>(evaluated), benchmark::Counter::kIsRate);
   state.counters["evaluated"] = static_cast<double>(evaluated) / static_cast<double>(state.iterations());
 }
-BENCHMARK(BM_PlanAnalyticScreen70B1024)
-    ->Unit(benchmark::kSecond)
-    ->UseRealTime()
-    ->Iterations(1);
+BENCHMARK(BM_PlanAnalyticScreen70B1024)->Unit(benchmark::kSecond)->UseRealTime()->Iterations(1);
 
 }  // namespace

@@ -157,8 +157,7 @@ TEST(InputReader, RefusesOversizedNulAndUtf16Files) {
   EXPECT_NE(error_of([&] { sim::base::read_input_file(nul.string(), "a log"); }).find("NUL byte at offset 2"),
             std::string::npos);
   const fs::path utf16 = d.write("utf16", std::string("\xff\xfe{\0}\0", 6));
-  EXPECT_NE(error_of([&] { sim::base::read_input_file(utf16.string(), "a log"); }).find("UTF-16"),
-            std::string::npos);
+  EXPECT_NE(error_of([&] { sim::base::read_input_file(utf16.string(), "a log"); }).find("UTF-16"), std::string::npos);
   EXPECT_EQ(sim::base::read_input_file(big.string(), "a log"), std::string(2000, 'a'));
 }
 
@@ -187,9 +186,9 @@ TEST(DepthLimits, SetRefusesADeepKeyOrValue) {
 }
 
 TEST(DepthLimits, TomlRefusesDeepArraysTablesAndKeys) {
-  EXPECT_NE(error_of([] { sim::importers::parse_toml("a = " + std::string(35000, '['), "t.toml"); })
-                .find("deeper than 64"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of([] { sim::importers::parse_toml("a = " + std::string(35000, '['), "t.toml"); }).find("deeper than 64"),
+      std::string::npos);
   std::string tables = "a = ";
   for (int i = 0; i < 35000; ++i)
     tables += "{b = ";
@@ -209,7 +208,10 @@ TEST(Printable, EscapesControlsWorkflowCommandsAndBidiOverrides) {
   EXPECT_EQ(printable("two\nlines\r"), "two\\x0alines\\x0d");
   EXPECT_EQ(printable("::add-mask::x"), "\\x3a:add-mask::x");
   EXPECT_EQ(printable("a::b"), "a::b");
-  EXPECT_EQ(printable("\xc2\x9b" "31m"), "\\u009b31m") << "C1 CSI";
+  EXPECT_EQ(printable("\xc2\x9b"
+                      "31m"),
+            "\\u009b31m")
+      << "C1 CSI";
   EXPECT_EQ(printable("bidi\xe2\x80\xae"), "bidi\\u202e");
   EXPECT_EQ(printable("\xff\xc0"), "\\xff\\xc0") << "invalid UTF-8";
   EXPECT_EQ(printable("llama3-70b \xc3\xa9\xe2\x82\xac"), "llama3-70b \xc3\xa9\xe2\x82\xac") << "UTF-8 kept";

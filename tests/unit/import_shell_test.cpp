@@ -63,8 +63,8 @@ TEST(Shell, DefaultsQuotesAndArithmeticExpandAsBashDoes) {
             (W{"run", "8", "3"}));
   EXPECT_EQ(last_command("TP=\"\"1\"\"\nrun --tp ${TP}\n"), (W{"run", "--tp", "1"})) << "\"\"1\"\" is 1";
   EXPECT_EQ(last_command("run ${1:-\"ckpt\"} ${X-a} ${X:+b} ${Y:=c} $Y\n"), (W{"run", "ckpt", "a", "c", "c"}));
-  EXPECT_EQ(last_command("run $1 $UNSET_VAR $(hostname) `date`\n"), (W{"run", "$1?", "$UNSET_VAR?", "$(hostname)?",
-                                                                      "`date`?"}))
+  EXPECT_EQ(last_command("run $1 $UNSET_VAR $(hostname) `date`\n"),
+            (W{"run", "$1?", "$UNSET_VAR?", "$(hostname)?", "`date`?"}))
       << "what the file does not determine is unknown, never empty";
   const auto s = read_shell("N=${SLURM_NNODES:-2}\nrun $N\n", "t.sh");
   ASSERT_EQ(s.commands.size(), 1u);
@@ -93,8 +93,9 @@ TEST(Shell, StringHeldFlagsSplitAndUnknownPartsStayInTheirWord) {
 }
 
 TEST(Shell, IfBranchesAreDecidedOrRefusedNamingTheLine) {
-  const std::string pick = "D=fp8\nif [[ \"$D\" == \"bf16\" ]]; then\n  X=1\nelif [ \"$D\" = fp8 ] && [ -n \"$D\" ]; then\n"
-                           "  X=2\nelse\n  X=3\nfi\nrun $X\n";
+  const std::string pick =
+      "D=fp8\nif [[ \"$D\" == \"bf16\" ]]; then\n  X=1\nelif [ \"$D\" = fp8 ] && [ -n \"$D\" ]; then\n"
+      "  X=2\nelse\n  X=3\nfi\nrun $X\n";
   EXPECT_EQ(last_command(pick), (W{"run", "2"}));
   EXPECT_EQ(last_command("N=4\nif [ $N -gt 2 ]; then X=big; else X=small; fi\nrun $X\n"), (W{"run", "big"}));
   const auto e = shell_error("echo start\nif [ -f /etc/cluster ]; then\n  TP=2\nfi\nrun $TP\n");
@@ -139,8 +140,8 @@ TEST(Shell, MemoryAndNestingAreBoundedInsteadOfFollowed) {
   for (int i = 0; i < 100; ++i)
     groups += "{ ";
   EXPECT_TRUE(contains(shell_error(groups + "\n"), "nested deeper"));
-  EXPECT_TRUE(contains(shell_error("X=$((" + std::string(500, '(') + "1" + std::string(500, ')') + "))\n"),
-                       "nested deeper"));
+  EXPECT_TRUE(
+      contains(shell_error("X=$((" + std::string(500, '(') + "1" + std::string(500, ')') + "))\n"), "nested deeper"));
 }
 
 // Found by fuzz_shell (corpus/fuzz_shell/regress_backslash_lone_cr): a backslash before a lone CR was taken as a line
@@ -196,16 +197,18 @@ TEST(MegatronScript, StringHeldFlagsAreReadAndOnlyTheTakenBranch) {
 
 TEST(MegatronScript, FlagsTrainsimModelsAreReadNotDropped) {
   const std::string model = "--num-layers 32 --hidden-size 4096 --num-attention-heads 32 --seq-length 4096 ";
-  auto im = import_megatron_text(model + "--checkpoint-activations --kv-channels 128 --use-megatron-fsdp "
-                                         "--data-parallel-sharding-strategy optim_grads_params --vocab-size 50257 "
-                                         "--tensor-model-parallel-size 2 --global-batch-size 64 --moe-layer-freq 1",
+  auto im = import_megatron_text(model +
+                                     "--checkpoint-activations --kv-channels 128 --use-megatron-fsdp "
+                                     "--data-parallel-sharding-strategy optim_grads_params --vocab-size 50257 "
+                                     "--tensor-model-parallel-size 2 --global-batch-size 64 --moe-layer-freq 1",
                                  "a.sh");
   EXPECT_EQ(std::get<std::string>(im.draft.find("parallel.recompute")->value), "full");
   EXPECT_EQ(im.draft.integer("parallel.zero_stage"), 3) << "Megatron-FSDP optim_grads_params is ZeRO-3";
   EXPECT_EQ(im.draft.integer("model.vocab"), 50432) << "50257 padded to a multiple of 128 x tp 2";
-  im = import_megatron_text(model + "--num-experts 64 --moe-ffn-hidden-size 1408 "
-                                    "--moe-shared-expert-intermediate-size 2816 --global-batch-size 1536 "
-                                    "--rampup-batch-size 16 16 5859375 --train-iters 500000",
+  im = import_megatron_text(model +
+                                "--num-experts 64 --moe-ffn-hidden-size 1408 "
+                                "--moe-shared-expert-intermediate-size 2816 --global-batch-size 1536 "
+                                "--rampup-batch-size 16 16 5859375 --train-iters 500000",
                             "b.sh");
   EXPECT_EQ(im.draft.integer("model.moe.shared_experts"), 2) << "2816 / 1408";
   // Megatron-LM's ramp: 95 increments of 16 over 5,859,375 samples take 19,802 iterations and 5,859,424 samples;
@@ -216,11 +219,12 @@ TEST(MegatronScript, FlagsTrainsimModelsAreReadNotDropped) {
 TEST(MegatronScript, ModelAndTrainingFeaturesAreReadIntoTheirFields) {
   const std::string model = "--num-layers 4 --hidden-size 4096 --num-attention-heads 32 --num-experts 8 ";
   const auto im = import_megatron_text(
-      model + "--kv-channels 256 --moe-layer-freq '([0]*1+[1]*3)' --quick-geglu --multi-latent-attention "
-              "--kv-lora-rank 512 --qk-layernorm --mtp-num-layers 1 --grad-reduce-in-bf16 --attention-dropout 0.0 "
-              "--attention-backend unfused --recompute-granularity full --recompute-method block "
-              "--recompute-num-layers 2 --decoder-first-pipeline-num-layers 1 --moe-ffn-hidden-size 1024 "
-              "--moe-shared-expert-intermediate-size 1536",
+      model +
+          "--kv-channels 256 --moe-layer-freq '([0]*1+[1]*3)' --quick-geglu --multi-latent-attention "
+          "--kv-lora-rank 512 --qk-layernorm --mtp-num-layers 1 --grad-reduce-in-bf16 --attention-dropout 0.0 "
+          "--attention-backend unfused --recompute-granularity full --recompute-method block "
+          "--recompute-num-layers 2 --decoder-first-pipeline-num-layers 1 --moe-ffn-hidden-size 1024 "
+          "--moe-shared-expert-intermediate-size 1536",
       "f.sh");
   const auto& d = im.draft;
   EXPECT_EQ(d.integer("model.head_dim"), 256);
@@ -271,8 +275,8 @@ TEST(MegatronScript, CommandLineOptionsOverrideTheFileAndSaySo) {
                            "--hidden-size 4096 --num-attention-heads 32 --ffn-hidden-size 14336 --swiglu "
                            "--group-query-attention --num-query-groups 8 --vocab-size 128256 --seq-length 8192 "
                            "--global-batch-size 512 --train-samples 1000 --bf16\n");
-  const auto o = support::trainsim({"import", "megatron", f, "--gpus", "1024", "--tokens", "100B", "--hardware",
-                                    "h100-sxm5-80gb"});
+  const auto o = support::trainsim(
+      {"import", "megatron", f, "--gpus", "1024", "--tokens", "100B", "--hardware", "h100-sxm5-80gb"});
   ASSERT_EQ(o.code, cli::kExitOk) << o.err;
   EXPECT_TRUE(contains(o.out, "\"gpus\": 1024")) << o.out;
   EXPECT_TRUE(contains(o.out, "\"tokens\": \"100B\"")) << o.out;

@@ -130,11 +130,11 @@ TEST_P(Interrupt, RunStopsInsideOneLongTrial) {
   // second), so the signal arrives inside a trial; the trial checks the stop flag itself (issue 22: before, signals
   // were heard only between trials, and a trial could run for tens of minutes).
   support::TempDir cwd, logs;
-  expect_clean_stop({"run", support::kDefaultScenario, "--trials", "1000", "--threads", "1", "--progress", "never",
-                     "--set",
-                     R"(reliability.failures={"components": [{"name": "fast", "scope": "node", "mtbf": "1 us",
+  expect_clean_stop(
+      {"run", support::kDefaultScenario, "--trials", "1000", "--threads", "1", "--progress", "never", "--set",
+       R"(reliability.failures={"components": [{"name": "fast", "scope": "node", "mtbf": "1 us",
                          "effect": "crash", "repair": "1 s"}], "replace": true})"},
-                    GetParam(), cwd.path(), logs.path());
+      GetParam(), cwd.path(), logs.path());
   EXPECT_EQ(joined(files_below(cwd.path())), "");
 }
 

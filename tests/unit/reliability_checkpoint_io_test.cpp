@@ -59,8 +59,9 @@ TEST(CheckpointIoValidation, ByteCheckpoint405BSaveAndLoadOnItsCluster) {
 
 TEST(CheckpointIoValidation, GeminiMtNlgOnTwentyGbpsRemoteStorage) {
   // Gemini (Wang et al., SOSP 2023, Sec. 1): "it takes 42 minutes to checkpoint the model states of MT-NLG to the
-  // remote persistent storage when the bandwidth is 20Gbps" (reliability_public.json: checkpoint_systems.gemini_sosp23).
-  // MT-NLG: 530B parameters; an independent check of bytes / bandwidth (no rate fitted to it).
+  // remote persistent storage when the bandwidth is 20Gbps" (reliability_public.json:
+  // checkpoint_systems.gemini_sosp23). MT-NLG: 530B parameters; an independent check of bytes / bandwidth (no rate
+  // fitted to it).
   CheckpointShape sh;
   sh.params = 530e9;
   sh.gpus = 2240;  // MT-NLG's 280 GPUs per replica x 8 replicas

@@ -86,9 +86,10 @@ TEST(ReliabilityKeys, BadValuesAreRejectedWithTheirPath) {
       EXPECT_EQ(e.items()[0].path, c.path) << e.what();
     }
   }
-  const Scenario s = load_scenario(std::string(TRAINSIM_SOURCE_DIR) + "/" + base,
-                                   {Override{"reliability.spares", "8"}, Override{"reliability.checkpoint.write", "\"40 s\""},
-                                    Override{"reliability.on_spares_exhausted", "\"wait\""}});
+  const Scenario s =
+      load_scenario(std::string(TRAINSIM_SOURCE_DIR) + "/" + base,
+                    {Override{"reliability.spares", "8"}, Override{"reliability.checkpoint.write", "\"40 s\""},
+                     Override{"reliability.on_spares_exhausted", "\"wait\""}});
   EXPECT_EQ(s.reliability.spares, 8);
   EXPECT_EQ(s.reliability.checkpoint.write, base::Time::from_seconds(40));
   EXPECT_FALSE(s.reliability.shrink);

@@ -49,8 +49,8 @@ constexpr std::array<Row, 18> kTable5 = {{{"faulty_gpu", 148},
 // Llama 3 405B's layout for 54 days with every reliability key left out (scenarios/validation): the defaults a
 // planner gets (spare pool sized by auto_spares, elastic shrink, node swap, checkpoints from bytes and bandwidth).
 RunInputs llama3_54_days() {
-  static const scenario::Scenario s = scenario::load_scenario(std::string(TRAINSIM_SOURCE_DIR) +
-                                                               "/scenarios/validation/llama3_405b_54d_defaults.json");
+  static const scenario::Scenario s =
+      scenario::load_scenario(std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/validation/llama3_405b_54d_defaults.json");
   const auto setup = scenario::step_setup(s);
   const auto plan = execution::build_step_plan(std::get<execution::StepInputs>(setup));
   const base::Time healthy = execution::analytic_step(plan).step_time;
