@@ -77,13 +77,14 @@ struct LayerKey {
   int tp = 0;
   int cp = 0;
   int ep = 0;
+  int expert_tp = 0;
   std::vector<int> tp_group;  // GPU 0's groups: the members its layer collectives run on
   std::vector<int> cp_group;
   std::vector<int> ep_group;
 
   auto tie() const {
     return std::tie(model, hardware, topology, dtype, fp8, recompute, attention_flash2, flash_attention, dropout,
-                    sequence_parallel, micro_batch, seq_len, tp, cp, ep, tp_group, cp_group, ep_group);
+                    sequence_parallel, micro_batch, seq_len, tp, cp, ep, expert_tp, tp_group, cp_group, ep_group);
   }
   bool operator<(const LayerKey& o) const { return tie() < o.tie(); }
 };
@@ -92,6 +93,7 @@ struct LayerKey {
 struct LayerTimings {
   std::vector<TimedSegment> l_fwd, l_rec, l_b, l_w, d_fwd, d_rec, d_b, d_w, e_fwd, e_b, e_w, o_fwd, o_b, o_w;
   double layer_forward_model_flops = 0;
+  double layer_recompute_flops = 0;  // executed FLOPs of one layer's recompute pass on one GPU
   workload::ParamCounts params;
   std::vector<std::string> labels;
   CollectiveMemo collectives;
@@ -177,6 +179,14 @@ class Planner {
       case workload::CommKind::EpAllToAll:
         op = collectives::Op::AllToAll;
         dim = parallel::Dim::Ep;
+        break;
+      case workload::CommKind::EtpAllGather:
+        op = collectives::Op::AllGather;
+        dim = parallel::Dim::Etp;
+        break;
+      case workload::CommKind::EtpReduceScatter:
+        op = collectives::Op::ReduceScatter;
+        dim = parallel::Dim::Etp;
         break;
     }
     const auto group = placement_.group(dim, 0);
@@ -279,6 +289,8 @@ workload::RecomputeMode recompute_mode(parallel::Recompute r) {
       return workload::RecomputeMode::Selective;
     case parallel::Recompute::Full:
       return workload::RecomputeMode::Full;
+    case parallel::Recompute::Op:
+      return workload::RecomputeMode::Op;
   }
   return workload::RecomputeMode::None;
 }
@@ -299,6 +311,7 @@ StepPlan Planner::build() {
   shape.tp = L.tp;
   shape.cp = L.cp;
   shape.ep = L.ep;
+  shape.expert_tp = L.expert_tp;
   shape.sequence_parallel = in_.parallel.sequence_parallel && L.tp > 1;
   shape.flash_attention = in_.flash_attention;
   shape.dropout = in_.dropout;
@@ -317,11 +330,14 @@ StepPlan Planner::build() {
   const auto &e_fwd = lt.e_fwd, &e_b = lt.e_b, &e_w = lt.e_w;
   const auto &o_fwd = lt.o_fwd, &o_b = lt.o_b, &o_w = lt.o_w;
 
-  // Parameters per GPU per layer: matrices split over tp, experts over ep; norms replicated.
+  // Parameters per GPU per layer: matrices split over tp, routed experts over ep and expert_tp, shared experts over
+  // tp; norms replicated.
   const auto& pc = lt.params;
-  const double expert_share = model_.moe ? 1.0 / L.ep : 1.0;
+  const double etp = L.expert_tp > 0 ? L.expert_tp : L.tp;
   const double layer_params =
-      (pc.attention_per_layer + pc.mlp_per_layer * expert_share + pc.router_per_layer) / L.tp + pc.norms_per_layer;
+      model_.moe ? (pc.attention_per_layer + pc.shared_mlp_per_layer + pc.router_per_layer) / L.tp +
+                       (pc.mlp_per_layer - pc.shared_mlp_per_layer) / L.ep / etp + pc.norms_per_layer
+                 : (pc.attention_per_layer + pc.mlp_per_layer + pc.router_per_layer) / L.tp + pc.norms_per_layer;
   const double dense_layer_params = (pc.attention_per_layer + pc.dense_mlp_per_layer) / L.tp + pc.norms_per_layer;
   // Megatron-LM's --recompute-method block: only the first recompute_num_layers layers of each virtual stage are
   // recomputed; uniform recomputes every layer (in groups).
@@ -506,6 +522,8 @@ StepPlan Planner::build() {
   } else if (in_.parallel.recompute == parallel::Recompute::Selective) {
     const double s = in_.seq_len;
     recompute_per_layer = 4.0 * L.micro_batch * s * s * model_.hidden;  // attention scores and context, forward
+  } else if (in_.parallel.recompute == parallel::Recompute::Op) {
+    recompute_per_layer = lt.layer_recompute_flops * L.tp * L.cp;  // the recomputed matmuls (every second one)
   }
   // recomputed_layers counts each virtual stage's recomputed layers once (all of them unless the method is block).
   plan.hardware_flops =
@@ -533,6 +551,7 @@ const LayerTimings& Planner::layer_timings(const workload::LayerShape& shape, bo
     key->tp = shape.tp;
     key->cp = shape.cp;
     key->ep = shape.ep;
+    key->expert_tp = shape.expert_tp;
     key->tp_group = placement_.group(parallel::Dim::Tp, 0);
     key->cp_group = placement_.group(parallel::Dim::Cp, 0);
     key->ep_group = placement_.group(parallel::Dim::Ep, 0);
@@ -565,6 +584,7 @@ const LayerTimings& Planner::layer_timings(const workload::LayerShape& shape, bo
   t.o_b = timed(out.backward_input);
   t.o_w = timed(out.backward_weight);
   t.layer_forward_model_flops = lw.forward.model_flops;
+  t.layer_recompute_flops = lw.recompute.executed_flops;
   t.params = workload::count_params(model_);
   if (cache_ == nullptr) {
     own_timings_ = std::move(t);

@@ -660,17 +660,6 @@ Replay::Replay(const StepPlan& plan, const StepOptions& options) : plan_(plan), 
   if (full()) {
     for (int pp = 0; pp < L.pp; ++pp)
       for (int tp = 0; tp < L.tp; ++tp) {
-        // Expert-parallel groups: ep consecutive ranks of the combined (dp, cp) index (Megatron-Core).
-        if (L.ep > 1) {
-          for (int e0 = 0; e0 < L.dp * L.cp; e0 += L.ep) {
-            Group* g = make_group("ep-group", Group::Channel::Compute);
-            for (int e = e0; e < e0 + L.ep; ++e) {
-              const auto i = local(tp, e % L.cp, e / L.cp, pp);
-              g->add_member(gpus_[i].get(), placement.gpu(tp, e % L.cp, e / L.cp, pp));
-              ep_of[i] = g;
-            }
-          }
-        }
         for (int cp = 0; cp < L.cp && L.dp > 1; ++cp) {
           Group* g = make_group("dp-group", Group::Channel::Dp);
           for (int dp = 0; dp < L.dp; ++dp) {
@@ -680,6 +669,22 @@ Replay::Replay(const StepPlan& plan, const StepOptions& options) : plan_(plan), 
         }
       }
   }
+  // Expert-parallel groups as Megatron-Core's expert rank generator builds them (Placement's Dim::Ep: consecutive
+  // ranks of the combined (dp, cp) index, or with MoE parallel folding ranks that also span tensor parallelism).
+  if (full() && L.ep > 1)
+    for (int pp = 0; pp < L.pp; ++pp)
+      for (int j = 0; j < L.dp * L.cp; ++j)
+        for (int tp = 0; tp < L.tp; ++tp) {
+          const auto i = local(tp, j % L.cp, j / L.cp, pp);
+          if (ep_of[i] != nullptr) continue;
+          Group* g = make_group("ep-group", Group::Channel::Compute);
+          for (int member : placement.group(parallel::Dim::Ep, placement.gpu(tp, j % L.cp, j / L.cp, pp))) {
+            const parallel::Coord c = placement.coord(member);
+            const auto k = local(c.tp, c.cp, c.dp, c.pp);
+            g->add_member(gpus_[k].get(), member);
+            ep_of[k] = g;
+          }
+        }
   for (int dp = 0; dp < dps; ++dp)
     for (int pp = 0; pp < L.pp; ++pp)
       for (int cp = 0; cp < cps; ++cp)

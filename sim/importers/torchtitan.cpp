@@ -86,9 +86,9 @@ class TitanImport {
       std::string reshard = "default";
       if (auto r = text("parallelism", par, "fsdp_reshard_after_forward")) reshard = *r;
       if (reshard != "default" && reshard != "never" && reshard != "always")
-        error(par->get("fsdp_reshard_after_forward")->line,
-              "[parallelism] fsdp_reshard_after_forward: \"" + reshard + "\" is not accepted; accepted: default, "
-              "never, always");
+        error(par->get("fsdp_reshard_after_forward")->line, "[parallelism] fsdp_reshard_after_forward: \"" + reshard +
+                                                                "\" is not accepted; accepted: default, "
+                                                                "never, always");
       const bool gathered = reshard == "never" || (reshard == "default" && pp > 1);
       d.put("parallel.zero_stage", std::int64_t{gathered ? 2 : 3},
             origin_ + " [parallelism] FSDP over " + std::to_string(shard_eff) + " ranks, reshard_after_forward " +
@@ -141,6 +141,19 @@ class TitanImport {
     precision(root, tr);
     checkpointing(root.get("activation_checkpoint"));
     model(root.get("model"));
+    if (op_sac_) {
+      // Per-operator selective checkpointing (TorchTitan's "op" policy) is trainsim's recompute "op" on dense
+      // blocks; on MoE or MLA blocks (and on a model the file does not name) it is not modelled: "selective" is
+      // written with a note.
+      if (dense_model_) {
+        out_.draft.put("parallel.recompute", std::string("op"), *op_sac_, op_sac_default_);
+      } else {
+        out_.draft.put("parallel.recompute", std::string("selective"), *op_sac_, op_sac_default_);
+        out_.notes.push_back({*op_sac_,
+                              "per-operator selective checkpointing of MoE or MLA blocks (or of a model the "
+                              "file does not name) is not modelled; taken as selective (core attention)"});
+      }
+    }
 
     std::string list;
     for (const auto& k : ignored_)
@@ -196,8 +209,8 @@ class TitanImport {
     auto s = text("parallelism", par, "pipeline_parallel_schedule");
     if (!s) return;
     if (pp == 1) {  // TorchTitan builds no pipeline with one stage: the schedule is not used
-      out_.notes.push_back({origin_ + " [parallelism] pipeline_parallel_schedule",
-                            *s + ": not used with pipeline_parallel_degree 1"});
+      out_.notes.push_back(
+          {origin_ + " [parallelism] pipeline_parallel_schedule", *s + ": not used with pipeline_parallel_degree 1"});
       return;
     }
     const std::map<std::string, std::string> known = {
@@ -265,7 +278,8 @@ class TitanImport {
     if (!ac) return;
     const std::string where = origin_ + " [activation_checkpoint] mode";
     if (!mode) {
-      out_.draft.put("parallel.recompute", std::string("selective"), origin_ + " (TorchTitan default)", true);
+      op_sac_ = origin_ + " (TorchTitan default: mode selective, selective_ac_option op)";
+      op_sac_default_ = true;
       return;
     }
     if (*mode == "none" || *mode == "full") {
@@ -278,7 +292,7 @@ class TitanImport {
         out_.notes.push_back({where, "selective_ac_option \"" + *opt + "\" checkpoints every " + *opt +
                                          "th layer; trainsim recomputes every layer (full), an upper bound"});
       } else {
-        out_.draft.put("parallel.recompute", std::string("selective"), where);
+        op_sac_ = where + " (selective_ac_option op)";  // decided once the model is known (run())
       }
     } else {
       error(ac->get("mode")->line,
@@ -291,12 +305,15 @@ class TitanImport {
     auto name = text("model", m, "name");
     auto flavor = text("model", m, "flavor");
     if (!name) return;
-    const std::map<std::string, std::string> builtin = {
-        {"llama3/8B", "llama3-8b"},           {"llama3/70B", "llama3-70b"}, {"llama3/405B", "llama3-405b"},
-        {"deepseek_v3/671B", "deepseek-v3"}, {"qwen3/32B", "qwen3-32b"}};
+    const std::map<std::string, std::string> builtin = {{"llama3/8B", "llama3-8b"},
+                                                        {"llama3/70B", "llama3-70b"},
+                                                        {"llama3/405B", "llama3-405b"},
+                                                        {"deepseek_v3/671B", "deepseek-v3"},
+                                                        {"qwen3/32B", "qwen3-32b"}};
     const std::string key = *name + "/" + flavor.value_or("");
     if (auto it = builtin.find(key); it != builtin.end()) {
       out_.draft.put("model", it->second, origin_ + " [model] name and flavor");
+      dense_model_ = it->second != "deepseek-v3";
     } else {
       out_.unresolved.push_back({origin_ + " [model]",
                                  "name \"" + *name + "\" flavor \"" + flavor.value_or("") +
@@ -309,6 +326,9 @@ class TitanImport {
   const std::string& origin_;
   const Draft& known_;
   Import out_;
+  std::optional<std::string> op_sac_;  // where per-operator selective checkpointing was set (or defaulted)
+  bool op_sac_default_ = false;        // ... by TorchTitan's default (a weak value)
+  bool dense_model_ = false;           // the file names a built-in dense model
   std::vector<std::string> ignored_;
   std::vector<base::Diagnostic> errors_;
 };

@@ -54,6 +54,9 @@ constexpr std::array kRules{
                "across data-parallel (and, with MoE parallel folding, tensor-parallel) ranks (Megatron-Core)"},
     LayoutRule{"expert-tp", "expert_tp must divide tp (Megatron-Core's expert tensor parallelism folds into tp)"},
     LayoutRule{"moe-tp-needs-sp", "expert parallelism together with tensor parallelism needs sequence parallelism"},
+    LayoutRule{"recompute-op-dense",
+               "recompute \"op\" (PyTorch per-operator checkpointing, TorchTitan's policy) is modelled for dense "
+               "blocks with multi-head or grouped-query attention, not for experts or MLA"},
 };
 
 std::string str(long long v) {
@@ -286,15 +289,6 @@ void check_experts(const workload::ModelSpec& m, const ParallelConfig& c, int dp
   else if (dp > 0 && expert_world % expert_group != 0)
     rules.fail("ep-dp-cp", "ep * expert_tp = " + str(expert_group) +
                                " does not divide tp*dp*cp = " + str(expert_world) + " (MoE parallel folding)");
-  // NOT MODELLED: expert-parallel groups that span tensor-parallel ranks. The memory model handles them (experts
-  // split over ep * expert_tp), but the step level's rank placement builds EP groups from dp*cp ranks only.
-  else if (dp > 0 && (static_cast<long long>(dp) * c.cp) % c.ep != 0)
-    rules.fail("ep-dp-cp", "ep = " + str(c.ep) + " does not divide dp*cp = " + str(dp) + "*" + str(c.cp) + " = " +
-                               str(static_cast<long long>(dp) * c.cp) +
-                               ": expert-parallel groups across tensor-parallel ranks (MoE parallel folding with "
-                               "expert_tp = " +
-                               str(c.expert_tp_or_tp()) +
-                               ") are not modelled by the step level yet; use an ep that divides dp*cp");
   // Megatron-Core ModelParallelConfig: "When using expert parallelism and tensor parallelism, sequence parallelism
   // must be used".
   if (c.tp > 1 && !c.sequence_parallel)
@@ -342,6 +336,10 @@ std::variant<Layout, std::vector<Infeasible>> resolve_layout(const workload::Mod
   const int micro_batches = check_batch(model, config, dp, rules);
   auto split = check_stages(model, config, rules);
   check_experts(model, config, dp, rules);
+  if (config.recompute == Recompute::Op && (model.moe || model.mla))
+    rules.fail("recompute-op-dense",
+               std::string("recompute \"op\" is modelled for dense attention blocks only; ") + model.name + " has " +
+                   (model.moe ? "experts" : "multi-head latent attention") + ": use \"selective\" or \"full\"");
   // ZeRO-2/3 with pipeline parallelism is not a rule: DeepSpeed's pipeline engine refuses it, but FSDP runs it
   // (TorchTitan's FSDP2 + PP; Llama 3's 405B pre-training, Llama Team 2024 Sec. 3.3.2: FSDP sharding optimizer states
   // and gradients within 4D parallelism). The cost model reduce-scatters every micro-batch's gradients

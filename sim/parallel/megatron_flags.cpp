@@ -21,6 +21,7 @@ std::string megatron_flags(const ParallelConfig& config, const Layout& layout, c
   flag("--pipeline-model-parallel-size", layout.pp);
   if (layout.cp > 1) flag("--context-parallel-size", layout.cp);
   if (layout.ep > 1) flag("--expert-model-parallel-size", layout.ep);
+  if (layout.expert_tp > 0 && layout.expert_tp != layout.tp) flag("--expert-tensor-parallel-size", layout.expert_tp);
 
   // Pipeline split: even virtual stages by layer count; an uneven split by first/last stage sizes when only those
   // differ (Megatron-Core's --decoder-first/last-pipeline-num-layers), else a comment.
@@ -69,6 +70,10 @@ std::string megatron_flags(const ParallelConfig& config, const Layout& layout, c
         list += " " + name;
       flags.emplace_back("--recompute-modules" + list);
     }
+  } else if (config.recompute == Recompute::Op) {
+    comments.push_back(
+        "recompute \"op\": PyTorch per-operator checkpointing (TorchTitan's selective_ac_option \"op\") has no "
+        "Megatron-LM flag; --recompute-granularity selective --recompute-modules layernorm mlp is the nearest");
   } else if (config.recompute == Recompute::Full) {
     flags.emplace_back("--recompute-granularity full");
     flags.emplace_back(std::string("--recompute-method ") + to_string(config.recompute_method));

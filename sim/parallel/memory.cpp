@@ -262,7 +262,7 @@ KindBytes kind_bytes(const ModelSpec& model, const ParallelConfig& config, Activ
     k.full[kind] = layer_activation_bytes(model, shape);
     shape.recompute = Recompute::Full;
     k.input[kind] = layer_activation_bytes(model, shape);
-    shape.recompute = config.recompute == Recompute::Selective ? Recompute::Selective : Recompute::None;
+    shape.recompute = config.recompute == Recompute::Full ? Recompute::None : config.recompute;
     k.stored[kind] = layer_activation_bytes(model, shape);
   }
   return k;
@@ -329,6 +329,19 @@ double layer_activation_bytes(const ModelSpec& model, const ActivationShape& sha
       // Korthikanti Sec. 5 (core attention: the 5as/h term, or the fused kernel's statistics, is not stored), and
       // Megatron-Core's finer modules (memory.hpp).
       return parts.full() - recomputed_bytes(parts, shape.recompute_modules);
+    case Recompute::Op: {
+      // TorchTitan's per-operator policy (parallel_config.hpp) on a dense block: the block input, the saved matmul
+      // outputs (wq's queries, wv's values, w1's output and w2's output, which is the whole sequence before its
+      // reduce-scatter), the attention kernel's output and statistics, and the two reduce-scatter outputs with
+      // tensor parallelism. MoE and MLA blocks are refused by resolve_layout (rule recompute-op-dense).
+      if (model.mla || (model.moe && shape.moe_layer)) return parts.full();
+      const double s = static_cast<double>(shape.seq_len) / shape.cp, b = shape.micro_batch;
+      const double t = shape.tp, h = model.hidden;
+      const double kv = static_cast<double>(kv_heads_per_rank(model, shape.tp)) * model.head_dim();
+      const double tp_outputs = t > 1 ? 2 * kBf16 * s * b * h / t : 0.0;
+      return parts.input + kBf16 * s * b * (2 * model.q_width() / t + kv + model.dense_ffn() / t + h) + parts.scores +
+             tp_outputs;
+    }
     case Recompute::None:
       return parts.full();
   }

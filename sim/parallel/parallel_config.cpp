@@ -16,6 +16,8 @@ const char* to_string(Recompute r) {
       return "selective";
     case Recompute::Full:
       return "full";
+    case Recompute::Op:
+      return "op";
   }
   return "?";
 }
@@ -67,8 +69,8 @@ ParallelConfig ParallelConfig::parse(base::JsonReader& in) {
   in.optional("zero_stage", p.zero_stage, Range::between(0, 3));
   in.optional("distributed_optimizer", p.distributed_optimizer);
   std::string recompute;
-  if (in.optional_enum("recompute", recompute, {"none", "selective", "full"})) {
-    for (auto r : {Recompute::None, Recompute::Selective, Recompute::Full})
+  if (in.optional_enum("recompute", recompute, {"none", "selective", "full", "op"})) {
+    for (auto r : {Recompute::None, Recompute::Selective, Recompute::Full, Recompute::Op})
       if (recompute == to_string(r)) p.recompute = r;
   }
   std::string method;

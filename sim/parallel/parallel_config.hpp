@@ -8,8 +8,12 @@
 
 namespace sim::parallel {
 
-enum class Recompute { None, Selective, Full };  // Megatron-LM's --recompute-granularity (none: not given)
-enum class RecomputeMethod { Uniform, Block };   // Megatron-LM's --recompute-method (full granularity only)
+/// Megatron-LM's --recompute-granularity (none: not given), and Op: PyTorch's per-operator selective activation
+/// checkpointing as TorchTitan runs it ([activation_checkpoint] mode "selective", selective_ac_option "op";
+/// torchtitan/models/llama3/parallelize.py, _save_list): a transformer block saves the outputs of its matmuls except
+/// every second one, of the attention kernel and of the reduce-scatters, and recomputes everything else.
+enum class Recompute { None, Selective, Full, Op };
+enum class RecomputeMethod { Uniform, Block };  // Megatron-LM's --recompute-method (full granularity only)
 enum class Schedule { GPipe, OneFOneB, Interleaved, ZeroBubbleH1 };
 
 /// Megatron-Core's --recompute-modules (selective granularity; TransformerConfig.recompute_modules), as a bit set.
@@ -66,7 +70,8 @@ struct ParallelConfig {
   std::string order = "tp-cp-dp-pp";  // rank placement, innermost first
 
   /// Strict parse of the scenario's "parallel" object. Defaults: tp = pp = cp = ep = vpp = 1, sequence_parallel
-  /// false, zero_stage 0, recompute "none", recompute_method "uniform", recompute_num_layers 1, recompute_modules
+  /// false, zero_stage 0, recompute "none" (or "selective", "full", "op"), recompute_method "uniform",
+  /// recompute_num_layers 1, recompute_modules
   /// ["core_attn"] (Megatron-Core's defaults), micro_batch 1, schedule "1f1b" ("interleaved" is implied by vpp > 1),
   /// account_for_embedding/loss_in_pipeline_split false, first/last_stage_layers not given. global_batch is required.
   static ParallelConfig parse(base::JsonReader& in);

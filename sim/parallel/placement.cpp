@@ -17,15 +17,20 @@ const char* to_string(Dim d) {
       return "pp";
     case Dim::Ep:
       return "ep";
+    case Dim::Etp:
+      return "etp";
   }
   return "?";
 }
 
-Placement::Placement(const Layout& layout, std::string_view order) : ep_(layout.ep) {
+Placement::Placement(const Layout& layout, std::string_view order)
+    : ep_(layout.ep), etp_(layout.expert_tp > 0 ? layout.expert_tp : layout.tp) {
   sizes_ = {layout.tp, layout.cp, layout.dp, layout.pp};
   for (int s : sizes_)
     SIM_ASSERT(s > 0, "placement of a layout with a non-positive size");
-  SIM_ASSERT((layout.dp * layout.cp) % layout.ep == 0, "ep divides dp*cp (resolve_layout's ep-dp-cp rule)");
+  SIM_ASSERT(layout.tp % etp_ == 0, "expert_tp divides tp (resolve_layout's expert-tp rule)");
+  SIM_ASSERT(static_cast<long long>(layout.tp) * layout.dp * layout.cp % (static_cast<long long>(ep_) * etp_) == 0,
+             "ep * expert_tp divides tp*dp*cp (resolve_layout's ep-dp-cp rule)");
 
   std::array<bool, 4> seen{};
   std::array<int, 4> position{};
@@ -83,8 +88,13 @@ Coord Placement::from_combined(Coord base, int j) const {
   return base;
 }
 
+Coord Placement::from_slot(Coord base, int i) const {
+  base.tp = i % sizes_[kTp];
+  return from_combined(base, i / sizes_[kTp]);
+}
+
 int Placement::ep_rank(int gpu) const {
-  return combined_dp(coord(gpu)) % ep_;
+  return slot_index(coord(gpu)) / etp_ % ep_;
 }
 
 int Placement::size(Dim d) const {
@@ -99,6 +109,8 @@ int Placement::size(Dim d) const {
       return sizes_[kPp];
     case Dim::Ep:
       return ep_;
+    case Dim::Etp:
+      return etp_;
   }
   return 1;
 }
@@ -107,10 +119,15 @@ std::vector<int> Placement::group(Dim d, int gpu) const {
   const Coord c = coord(gpu);
   std::vector<int> members;
   members.reserve(static_cast<std::size_t>(size(d)));
-  if (d == Dim::Ep) {
-    const int first = combined_dp(c) / ep_ * ep_;
-    for (int j = first; j < first + ep_; ++j)
-      members.push_back(this->gpu(from_combined(c, j)));
+  if (d == Dim::Ep || d == Dim::Etp) {
+    // i = etp_index + expert_tp * (ep_index + ep * edp_index) (see the class comment).
+    const int i = slot_index(c);
+    const int etp_index = i % etp_;
+    const int rest = i / etp_;
+    for (int e = 0; e < size(d); ++e) {
+      const int member = d == Dim::Ep ? etp_index + etp_ * (e + ep_ * (rest / ep_)) : rest * etp_ + e;
+      members.push_back(this->gpu(from_slot(c, member)));
+    }
     return members;
   }
   for (int i = 0; i < size(d); ++i) {

@@ -8,7 +8,7 @@
 
 namespace sim::parallel {
 
-enum class Dim { Tp, Cp, Dp, Pp, Ep };
+enum class Dim { Tp, Cp, Dp, Pp, Ep, Etp };
 const char* to_string(Dim d);
 
 /// A GPU's position in the parallel mesh.
@@ -25,13 +25,20 @@ struct Coord {
 /// ("tp-cp-ep-dp-pp", with ep folded into dp): a TP group is tp consecutive GPUs (inside one NVLink domain when tp
 /// divides it), pipeline neighbours are tp*cp*dp GPUs apart.
 ///
-/// Expert-parallel groups follow Megatron-Core's expert layout (ep divides dp*cp): the cp and dp indices combine into
-/// one data-parallel-with-context index j, in the order they have in `order` (with the default, j = cp + cp_size*dp,
-/// i.e. j counts the GPUs of one TP-and-PP slot in placement order), and an EP group is ep consecutive values of j.
+/// Expert-parallel groups follow Megatron-Core's expert rank generator (megatron/core/parallel_state.py: a second
+/// RankGenerator with tp = expert_tp, ep, dp = expert data parallelism, cp = 1, in the order "tp-ep-dp-pp"). The cp and
+/// dp indices combine into one data-parallel-with-context index j, in the order they have in `order` (with the
+/// default, j = cp + cp_size*dp), and the GPUs of one pipeline slot are numbered i = tp + tp_size*j. The expert mesh
+/// reads i as etp_index + expert_tp*(ep_index + ep*edp_index): an EP group is the ep values of ep_index at the same
+/// etp_index and edp_index. Without MoE parallel folding (expert_tp = tp) that is ep consecutive values of j at the
+/// same tp index; with expert_tp < tp ("MoE parallel folding", Liu et al., arXiv:2504.14960) an EP group also spans
+/// tensor-parallel ranks: with expert_tp = 1 it is ep consecutive GPUs of the slot (one NVLink domain when ep
+/// divides it).
 class Placement {
  public:
   /// `order` names the four dimensions tp, cp, dp, pp innermost first, joined by '-' (validated by
-  /// ParallelConfig::parse; anything else is our bug). The layout's ep must divide dp*cp (resolve_layout's rule).
+  /// ParallelConfig::parse; anything else is our bug). The layout's ep * expert_tp must divide tp*dp*cp and expert_tp
+  /// must divide tp (resolve_layout's rules).
   Placement(const Layout& layout, std::string_view order);
 
   int gpus() const { return total_; }
@@ -42,7 +49,8 @@ class Placement {
   /// Index of `gpu` inside its expert-parallel group (0..ep-1).
   int ep_rank(int gpu) const;
   /// Every GPU that differs from `gpu` only in dimension `d` (including `gpu`), ordered by the index along `d`.
-  /// For Dim::Ep: the ep GPUs of `gpu`'s expert-parallel group (same tp and pp, consecutive j), ordered by j.
+  /// For Dim::Ep: the ep GPUs of `gpu`'s expert-parallel group, ordered by ep index; for Dim::Etp: the expert_tp GPUs
+  /// of its expert-tensor-parallel group (a part of its TP group), ordered by tp index.
   std::vector<int> group(Dim d, int gpu) const;
   /// Number of disjoint groups of dimension `d`: gpus() / size(d).
   int group_count(Dim d) const { return total_ / size(d); }
@@ -55,10 +63,13 @@ class Placement {
   std::array<int, 4> strides_{};  // GPU-id stride of each Axis
   bool cp_inside_dp_ = true;      // cp varies faster than dp in `order` (defines the combined EP index)
   int ep_ = 1;
+  int etp_ = 1;  // expert_tp (tp when the layout gave none)
   int total_ = 1;
 
   int combined_dp(const Coord& c) const;  // j: the data-parallel-with-context index
   Coord from_combined(Coord base, int j) const;
+  int slot_index(const Coord& c) const { return c.tp + sizes_[kTp] * combined_dp(c); }  // i within the pp slot
+  Coord from_slot(Coord base, int i) const;
 };
 
 }  // namespace sim::parallel

@@ -75,6 +75,9 @@ void add(PassWork& p, Segment s, double model_scale = 1.0) {
 /// Shapes shared by the passes of one layer.
 struct Dims {
   double b, s_local, s_kv, tokens, tokens_sp, h, d, q_heads, kv_heads, f, t;
+  double etp;         // tensor parallelism of the routed experts
+  bool folded;        // MoE parallel folding: expert_tp < tp, the MoE block runs on expert_tp-gathered shards
+  double moe_tokens;  // tokens entering this rank's MoE block: all the TP group's, or (folded) expert_tp shards
 };
 
 /// Keys one query meets, averaged over the layers: the whole sequence, or for sliding-window layers (Mistral 7B,
@@ -104,6 +107,11 @@ Dims dims(const ModelSpec& m, const LayerShape& s) {
   d.q_heads = static_cast<double>(m.heads) / s.tp;
   d.kv_heads = std::max(1.0, static_cast<double>(m.kv_heads) / s.tp);  // replicated when kv_heads < tp
   d.f = static_cast<double>(m.ffn_hidden) / s.tp;
+  d.etp = s.expert_tp > 0 ? s.expert_tp : s.tp;
+  // Folding needs sequence parallelism with tp > 1 (Megatron-Core requires it for MoE with TP; resolve_layout's
+  // moe-tp-needs-sp rule), so each rank holds tokens/tp of them before the block.
+  d.folded = m.moe.has_value() && d.etp < s.tp && s.sequence_parallel;
+  d.moe_tokens = d.folded ? d.tokens_sp * d.etp : d.tokens;
   return d;
 }
 
@@ -183,29 +191,28 @@ std::vector<MlpGemm> mlp_gemms(const ModelSpec& m, const LayerShape& s, const Di
     return out;
   }
   const auto& e = *m.moe;
-  const double fe = static_cast<double>(e.ffn_hidden) / s.tp;
+  const double fe = static_cast<double>(e.ffn_hidden) / d.etp;
   const double local_experts = static_cast<double>(e.experts) / s.ep;
   // Balanced routing: ep GPUs each send b*s*top_k token copies; after dispatch each GPU holds as many, spread over
   // its local experts (Fedus et al. 2022, Switch Transformers, Sec. 2.2; capacity factor 1).
-  const double tokens_per_expert = d.tokens * e.top_k / local_experts;
+  const double tokens_per_expert = d.moe_tokens * e.top_k / local_experts;
   out.push_back({"expert_up", tokens_per_expert, (glu ? 2.0 : 1.0) * fe, d.h, local_experts});
   out.push_back({"expert_down", tokens_per_expert, d.h, fe, local_experts});
-  if (e.shared_experts > 0) {
-    out.push_back({"shared_up", d.tokens, (glu ? 2.0 : 1.0) * fe * e.shared_experts, d.h, 1});
-    out.push_back({"shared_down", d.tokens, d.h, fe * e.shared_experts, 1});
+  if (m.shared_expert_ffn() > 0) {
+    // All shared experts together (their own inner size where the model gives one): a dense MLP over the TP group.
+    const double fs = static_cast<double>(m.shared_expert_ffn()) / s.tp;
+    out.push_back({"shared_up", d.tokens, (glu ? 2.0 : 1.0) * fs, d.h, 1});
+    out.push_back({"shared_down", d.tokens, d.h, fs, 1});
   }
   return out;
 }
 
 double activation_bytes(const ModelSpec& m, const LayerShape& s, const Dims& d) {
   // Elementwise activation between the MLP matrices: bias-GELU reads and writes f; SwiGLU reads 2f, writes f.
-  double rows = d.tokens;
-  double width = d.f;
-  if (m.moe) {
-    rows = d.tokens * m.moe->top_k + d.tokens * m.moe->shared_experts;
-    width = static_cast<double>(m.moe->ffn_hidden) / s.tp;
-  }
-  return rows * width * kAct * (m.gated() ? 3.0 : 2.0);
+  if (!m.moe) return d.tokens * d.f * kAct * (m.gated() ? 3.0 : 2.0);
+  const double fe = static_cast<double>(m.moe->ffn_hidden);
+  const double elements = d.moe_tokens * m.moe->top_k * fe / d.etp + d.tokens * m.shared_expert_ffn() / s.tp;
+  return elements * kAct * (m.gated() ? 3.0 : 2.0);
 }
 
 PassWork forward_pass(const ModelSpec& m, const LayerShape& s, const Dims& d) {
@@ -241,17 +248,23 @@ PassWork forward_pass(const ModelSpec& m, const LayerShape& s, const Dims& d) {
   add(p, compute("attn_residual", {memory("attn_residual", residual_bytes)}));
   // MLP block (or MoE).
   add(p, compute("mlp_norm", {memory("mlp_norm", norm_bytes)}));
-  tp_enter(p, s, d, "mlp_ag");
+  // MoE parallel folding (Megatron-Core, expert_tp < tp): the routed experts take this rank's sequence-parallel
+  // shard gathered over the expert-TP group only; shared experts are a dense MLP over the whole TP group (gathered
+  // over tp, as without folding).
+  const bool shared_tp = d.folded && m.shared_expert_ffn() > 0;
+  if (!d.folded || shared_tp) tp_enter(p, s, d, "mlp_ag");
+  if (d.folded && d.etp > 1)
+    p.segments.push_back(comm(CommKind::EtpAllGather, d.moe_tokens * d.h * kAct, "moe_etp_ag"));
   // MoE token movement (Megatron-Core's alltoall token dispatcher, megatron/core/transformer/moe/token_dispatcher.py):
   // permute the k routed copies of each token into expert order (read T x h, write kT x h), and after the dispatch
   // sort the received chunks by local expert (read and write kT x h) when a rank holds more than one expert; the
   // mirror image after the experts (unsort, combine, unpermute with the routing weights).
-  const double routed = m.moe ? d.tokens * m.moe->top_k : 0;
+  const double routed = m.moe ? d.moe_tokens * m.moe->top_k : 0;
   const bool sort_chunks = m.moe && s.ep > 1 && m.moe->experts / s.ep > 1;
   if (m.moe) {
-    add(p, compute("router",
-                   {gemm("router", d.tokens, m.moe->experts, d.h), memory("topk", d.tokens * m.moe->experts * 4 * 2),
-                    memory("moe_permute", (d.tokens + routed) * d.h * kAct)}));
+    add(p, compute("router", {gemm("router", d.moe_tokens, m.moe->experts, d.h),
+                              memory("topk", d.moe_tokens * m.moe->experts * 4 * 2),
+                              memory("moe_permute", (d.moe_tokens + routed) * d.h * kAct)}));
     if (s.ep > 1) p.segments.push_back(comm(CommKind::EpAllToAll, routed * d.h * kAct, "dispatch"));
   }
   std::vector<Kernel> mlp;
@@ -266,8 +279,10 @@ PassWork forward_pass(const ModelSpec& m, const LayerShape& s, const Dims& d) {
   if (sort_chunks) mlp.push_back(memory("moe_unsort_chunks", 2 * routed * d.h * kAct));
   add(p, compute("mlp", std::move(mlp)));
   if (m.moe && s.ep > 1) p.segments.push_back(comm(CommKind::EpAllToAll, routed * d.h * kAct, "combine"));
-  if (m.moe) add(p, compute("moe_unpermute", {memory("moe_unpermute", (d.tokens + routed) * d.h * kAct)}));
-  tp_leave(p, s, d, "mlp_rs");
+  if (m.moe) add(p, compute("moe_unpermute", {memory("moe_unpermute", (d.moe_tokens + routed) * d.h * kAct)}));
+  if (d.folded && d.etp > 1)
+    p.segments.push_back(comm(CommKind::EtpReduceScatter, d.moe_tokens * d.h * kAct, "moe_etp_rs"));
+  if (!d.folded || shared_tp) tp_leave(p, s, d, "mlp_rs");
   add(p, compute("mlp_residual", {memory("mlp_residual", residual_bytes)}));
   return p;
 }
@@ -285,6 +300,10 @@ void backward_passes(const ModelSpec& m, const LayerShape& s, const Dims& d, con
         c.comm = CommKind::TpReduceScatter;
       else if (seg.comm == CommKind::TpReduceScatter)
         c.comm = CommKind::TpAllGather;
+      else if (seg.comm == CommKind::EtpAllGather)
+        c.comm = CommKind::EtpReduceScatter;
+      else if (seg.comm == CommKind::EtpReduceScatter)
+        c.comm = CommKind::EtpAllGather;
       c.label = seg.label + "_bwd";
       b.segments.push_back(std::move(c));
       continue;
@@ -326,6 +345,46 @@ void backward_passes(const ModelSpec& m, const LayerShape& s, const Dims& d, con
   w.model_flops = fwd.model_flops;
 }
 
+/// TorchTitan's per-operator policy on a block written as PyTorch's Llama is (torchtitan/models/llama3/model.py:
+/// separate wq, wk, wv, wo and w1, w3, w2 projections, in that order): the outputs of the 1st, 3rd, ... matmul of the
+/// block, of the attention kernel and of the reduce-scatters are saved; the 2nd, 4th, ... matmul (wk, wo, and w3 of a
+/// gated MLP or w2 of a plain one) and every other operator (norms, RoPE, activation, residual adds, FP8 casts, the
+/// sequence-parallel all-gathers) run again before the backward. Source: torchtitan parallelize_llama.py, _save_list
+/// and _custom_policy ("save output of all compute ops, except every second mm"), PR #701 (aten.max saved). The
+/// forward's kernels are in fused form here (one QKV and one up projection), so the recomputed matmuls are taken as
+/// their column slices: the K part of QKV, the w3 half of a gated up projection.
+PassWork op_recompute(const ModelSpec& m, const Dims& d, const PassWork& fwd) {
+  PassWork p;
+  for (const auto& seg : fwd.segments) {
+    if (seg.is_comm) {
+      if (seg.comm == CommKind::TpAllGather || seg.comm == CommKind::EtpAllGather) p.segments.push_back(seg);
+      continue;
+    }
+    std::vector<Kernel> ks;
+    for (const auto& k : seg.kernels) {
+      if (k.kind == KernelKind::Attention || k.attention_core) continue;  // the attention kernel's output is saved
+      if (k.kind == KernelKind::Memory) {
+        ks.push_back(k);
+        continue;
+      }
+      const std::string name = k.name;
+      Kernel g = k;
+      if (name == "qkv") {
+        g = gemm("qkv", k.m, d.kv_heads * d.d, k.k, k.batch);  // wk
+      } else if (name == "mlp_up" && m.gated()) {
+        g = gemm("mlp_up", k.m, k.n / 2, k.k, k.batch);  // w3 of w1, w3
+      } else if (!(name == "attn_out" || (name == "mlp_down" && !m.gated()))) {
+        continue;  // wq, wv, w1 (and w2 of a gated MLP): outputs saved
+      }
+      g.fp8 = k.fp8;
+      ks.push_back(g);
+    }
+    if (!ks.empty()) add(p, compute(seg.label + "_recompute", std::move(ks)));
+  }
+  p.model_flops = 0;
+  return p;
+}
+
 PassWork selective_recompute(const LayerShape& s, const Dims& d) {
   PassWork p;
   if (s.flash_attention) return p;  // fused attention already recomputes its scores inside its backward
@@ -359,6 +418,10 @@ const char* to_string(CommKind k) {
       return "cp_exchange";
     case CommKind::EpAllToAll:
       return "ep_all_to_all";
+    case CommKind::EtpAllGather:
+      return "etp_all_gather";
+    case CommKind::EtpReduceScatter:
+      return "etp_reduce_scatter";
   }
   return "?";
 }
@@ -373,6 +436,8 @@ LayerWork layer_work(const ModelSpec& m, const LayerShape& s, RecomputeMode reco
     w.recompute.model_flops = 0;
   } else if (recompute == RecomputeMode::Selective) {
     w.recompute = selective_recompute(s, d);
+  } else if (recompute == RecomputeMode::Op) {
+    w.recompute = op_recompute(m, d, w.forward);
   }
   if (s.cp > 1) {
     // Ring attention (Liu et al. 2023; Megatron-Core context parallelism): each rank passes its key/value chunk

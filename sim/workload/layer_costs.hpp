@@ -24,6 +24,10 @@ struct LayerShape {
   int tp = 1;
   int cp = 1;
   int ep = 1;
+  /// Tensor parallelism of the routed experts (Megatron-Core --expert-tensor-parallel-size; 0: tp). Below tp ("MoE
+  /// parallel folding") each rank routes its own sequence-parallel shard of the tokens, gathered over expert_tp ranks
+  /// only, and the expert-parallel all-to-all spans tensor-parallel ranks.
+  int expert_tp = 0;
   bool sequence_parallel = false;
   bool flash_attention = true;        // fused attention (Dao et al. 2022): no s x s score matrix in memory
   bool causal = true;                 // causal mask: a fused kernel skips the masked half of the score blocks
@@ -50,11 +54,13 @@ struct Kernel {
 };
 
 enum class CommKind {
-  TpAllReduce,      // tensor-parallel all-reduce (no sequence parallelism)
-  TpAllGather,      // sequence parallelism: all-gather before a tensor-parallel block
-  TpReduceScatter,  // sequence parallelism: reduce-scatter after it
-  CpExchange,       // context parallelism: ring exchange of keys and values
-  EpAllToAll,       // expert parallelism: token dispatch or combine
+  TpAllReduce,       // tensor-parallel all-reduce (no sequence parallelism)
+  TpAllGather,       // sequence parallelism: all-gather before a tensor-parallel block
+  TpReduceScatter,   // sequence parallelism: reduce-scatter after it
+  CpExchange,        // context parallelism: ring exchange of keys and values
+  EpAllToAll,        // expert parallelism: token dispatch or combine
+  EtpAllGather,      // MoE parallel folding: all-gather of a sequence-parallel shard over the expert-TP group
+  EtpReduceScatter,  // its mirror after the experts
 };
 const char* to_string(CommKind k);
 
@@ -82,7 +88,9 @@ struct LayerWork {
   PassWork recompute;        // forward work redone before backward (empty without recomputation)
 };
 
-enum class RecomputeMode { None, Selective, Full };
+/// Full: the whole forward again; Selective: Megatron's core attention (nothing with a fused kernel); Op: PyTorch's
+/// per-operator selective checkpointing (TorchTitan's "op" policy; parallel_config.hpp).
+enum class RecomputeMode { None, Selective, Full, Op };
 
 /// Per-GEMM accounting of a transformer layer (dense or MoE) on one GPU:
 ///   attention: QKV projection m = b*s/cp tokens, k = h, n = (a/t + 2*max(1, g/t))*d  (GQA, Ainslie et al. 2023;

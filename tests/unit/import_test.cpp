@@ -265,6 +265,8 @@ TEST(ImportTorchTitan, JobConfigToAScenarioThatSteps) {
   EXPECT_TRUE(contains(text, "\"zero_stage\": 3")) << "FSDP: " << text;
   EXPECT_TRUE(contains(text, "\"global_batch\": 8")) << "local 1 x dp 8: " << text;
   EXPECT_TRUE(contains(text, "\"tokens\": 65536000")) << "1,000 steps x 8 x 8192: " << text;
+  EXPECT_TRUE(contains(text, "\"recompute\": \"op\""))
+      << "selective_ac_option op: per-operator checkpointing: " << text;
   EXPECT_EQ(trainsim({"step", out}).code, kExitOk);
 }
 

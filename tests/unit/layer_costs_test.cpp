@@ -75,6 +75,30 @@ TEST(LayerCosts, FullRecomputeRepeatsTheForward) {
   EXPECT_NEAR(sel.recompute.executed_flops / attention_core, 1.0, 1e-9);
 }
 
+TEST(LayerCosts, OpRecomputeRedoesEverySecondMatmulAndEveryElementwiseKernel) {
+  // TorchTitan's per-operator policy on Llama 3 8B's block (wq, wk, wv, wo, w1, w3, w2): wk, wo and w3 run again,
+  // the attention kernel does not (its output is saved), every memory-bound kernel does.
+  const auto m = scenario::load_model("llama3-8b");
+  LayerShape s;
+  s.seq_len = 8192;
+  const auto w = layer_work(m, s, RecomputeMode::Op);
+  const double t = 8192, h = m.hidden, kv = 8 * 128.0, f = m.ffn_hidden;
+  EXPECT_DOUBLE_EQ(w.recompute.executed_flops, 2 * t * (h * kv + h * h + h * f)) << "wk + wo + w3";
+  double fwd_memory = 0, rec_memory = 0;
+  bool attention = false;
+  for (const auto& seg : w.forward.segments)
+    for (const auto& k : seg.kernels)
+      if (k.kind == KernelKind::Memory) fwd_memory += k.bytes;
+  for (const auto& seg : w.recompute.segments)
+    for (const auto& k : seg.kernels) {
+      if (k.kind == KernelKind::Memory) rec_memory += k.bytes;
+      attention = attention || k.kind == KernelKind::Attention;
+    }
+  EXPECT_DOUBLE_EQ(rec_memory, fwd_memory);
+  EXPECT_FALSE(attention);
+  EXPECT_EQ(w.recompute.model_flops, 0);
+}
+
 TEST(LayerCosts, MoeCountsOnlyRoutedExperts) {
   const auto m = scenario::load_model("mixtral-8x7b");
   LayerShape s;
@@ -163,6 +187,38 @@ TEST(LayerCostsMoe, TokensArePermutedBeforeTheExpertsAndUnpermutedAfter) {
     for (const auto& kk : seg.kernels)
       if (std::string(kk.name) == "moe_sort_chunks") sort += kk.bytes;
   EXPECT_DOUBLE_EQ(sort, 2 * k * t * h * 2);
+}
+
+TEST(LayerCostsMoe, ParallelFoldingRoutesTheSequenceParallelShardWithoutTpCollectives) {
+  // Megatron-Core MoE parallel folding, expert_tp 1 under tp 4 with sequence parallelism: each rank routes its own
+  // s/t tokens (k copies dispatched), its experts are whole (f, not f/t), and the MoE block has no TP collective.
+  const auto m = scenario::load_model("mixtral-8x7b");
+  LayerShape s;
+  s.seq_len = 4096;
+  s.tp = 4;
+  s.ep = 8;
+  s.sequence_parallel = true;
+  s.expert_tp = 1;
+  const auto w = layer_work(m, s, RecomputeMode::None);
+  const double t = 4096.0 / 4, h = m.hidden, k = 2;
+  int tp_comms = 0;
+  double dispatched = 0, expert_flops = 0;
+  for (const auto& seg : w.forward.segments) {
+    if (seg.is_comm && seg.comm == CommKind::EpAllToAll && seg.label == "dispatch") dispatched = seg.comm_bytes;
+    if (seg.is_comm && seg.comm != CommKind::EpAllToAll) ++tp_comms;
+    for (const auto& kk : seg.kernels)
+      if (std::string(kk.name).rfind("expert_", 0) == 0) expert_flops += kk.flops;
+  }
+  EXPECT_DOUBLE_EQ(dispatched, k * t * h * 2);
+  EXPECT_EQ(tp_comms, 2) << "attention's all-gather and reduce-scatter only";
+  EXPECT_DOUBLE_EQ(expert_flops, 2.0 * k * t * 3 * h * m.moe->ffn_hidden) << "whole SwiGLU experts on k*s/t tokens";
+  // expert_tp 2: the shard is gathered over 2 ranks (an expert-TP all-gather and reduce-scatter around the experts).
+  s.expert_tp = 2;
+  const auto w2 = layer_work(m, s, RecomputeMode::None);
+  int etp = 0;
+  for (const auto& seg : w2.forward.segments)
+    if (seg.is_comm && (seg.comm == CommKind::EtpAllGather || seg.comm == CommKind::EtpReduceScatter)) ++etp;
+  EXPECT_EQ(etp, 2);
 }
 
 }  // namespace

@@ -216,6 +216,29 @@ TEST(Memory, Fp8ActivationsHalveTheSavedGemmInputs) {
   EXPECT_DOUBLE_EQ(bf16 - layer_activation_bytes(llama, shape), 3 * s * h / t + s * f / t);
 }
 
+TEST(Memory, OpRecomputeStoresTheBlockInputAndTheSavedOperatorOutputs) {
+  // TorchTitan's per-operator checkpointing of a Llama 3 8B block, t = 1: the block input, wq's queries, wv's values,
+  // the attention output (and its statistics), w1's and w2's outputs, in 16 bits: (h + h + kv + h + f + h) s b x 2.
+  const auto llama = scenario::load_model("llama3-8b");
+  ActivationShape a{.seq_len = 8192, .micro_batch = 1, .tp = 1, .cp = 1, .sequence_parallel = false};
+  a.flash_attention = true;
+  a.dropout = false;
+  const double s = 8192, h = 4096, kv = 1024, f = 14336;
+  a.recompute = Recompute::Op;
+  const double op = layer_activation_bytes(llama, a);
+  a.recompute = Recompute::Full;
+  const double statistics = 4.0 * 32 * s;  // fp32 log-sum-exp per head and token (fused attention)
+  EXPECT_NEAR(op, 2 * s * (4 * h + kv + f) + statistics, 0.01 * op);
+  EXPECT_GT(op, layer_activation_bytes(llama, a)) << "more than full recomputation's layer input";
+  a.recompute = Recompute::None;
+  EXPECT_LT(op, 0.5 * layer_activation_bytes(llama, a)) << "well under no recomputation";
+  // Not modelled for experts or MLA: refused by name.
+  ModelSpec mixtral = scenario::load_model("mixtral-8x7b");
+  ParallelConfig c = pipeline_config(1, 1, 64);
+  c.recompute = Recompute::Op;
+  EXPECT_EQ(broken_rules(mixtral, {8, 8, 8}, c, 4096), std::vector<std::string>{"recompute-op-dense"});
+}
+
 TEST(Memory, ExpertTensorParallelismFoldsExpertParallelismIntoTp) {
   // Qwen3-235B-A22B's Megatron-MoE-ModelZoo layout: TP2 PP8 DP16 EP32 (256 H100s): ep = 32 does not divide
   // dp*cp = 16, but with expert_tp = 1 (MoE parallel folding) ep * expert_tp = 32 divides tp*dp*cp = 32.
@@ -227,12 +250,10 @@ TEST(Memory, ExpertTensorParallelismFoldsExpertParallelismIntoTp) {
   c.sequence_parallel = true;
   EXPECT_EQ(broken_rules(m, {256, 8, 8}, c, 4096), std::vector<std::string>{"ep-dp-cp"});
   c.expert_tp = 1;
-  // The step level does not place EP groups across TP ranks yet: still refused, with a message that says so.
-  EXPECT_EQ(broken_rules(m, {256, 8, 8}, c, 4096), std::vector<std::string>{"ep-dp-cp"});
+  // Placement builds EP groups across TP ranks (Placement's expert mesh): accepted.
+  EXPECT_EQ(broken_rules(m, {256, 8, 8}, c, 4096), std::vector<std::string>{});
   // The memory model divides the experts over ep * expert_tp.
-  c.ep = 16;
-  Layout l = resolve(m, {256, 8, 8}, c, 4096);
-  l.ep = 32;
+  const Layout l = resolve(m, {256, 8, 8}, c, 4096);
   const auto folded = params_per_gpu(m, l, 1);
   // Each rank holds 128 / 32 = 4 whole experts (no TP split): 4 x 3 x h x f per layer, 4 layers on rank 1.
   EXPECT_DOUBLE_EQ(folded.expert, 4 * 4 * 3.0 * 4096 * 1536);

@@ -403,6 +403,17 @@ TEST(LayoutRule, ExpertTp) {
             (Problems{{"expert-tp", "expert_tp = 16 does not divide tp = 8"}}));
 }
 
+TEST(LayoutRule, RecomputeOpDense) {
+  auto c = tp8_pp4();
+  c.recompute = Recompute::Op;
+  EXPECT_EQ(problems(model("llama3-70b"), kHgx1024, c, 8192), Problems{});
+  c.ep = 2;
+  EXPECT_EQ(problems(model("mixtral-8x7b"), kHgx1024, c, 4096),
+            (Problems{{"recompute-op-dense",
+                       "recompute \"op\" is modelled for dense attention blocks only; "
+                       "mixtral-8x7b has experts: use \"selective\" or \"full\""}}));
+}
+
 TEST(LayoutRule, PipelineSplitAccounting) {
   auto c = tp8_pp4();
   c.account_for_embedding = true;  // 80 + 1 layers over 4 stages
@@ -429,6 +440,7 @@ TEST(LayoutRule, EveryRuleHasATestAbove) {
   // The ids exercised by the LayoutRule tests of this file; a new rule without a test fails here.
   const std::set<std::string> tested{"world-size-divisibility",
                                      "world-size-product",
+                                     "recompute-op-dense",
                                      "heads-tp",
                                      "kv-heads-tp",
                                      "ffn-tp",

@@ -11,13 +11,14 @@
 namespace sim::parallel {
 namespace {
 
-Layout layout(int tp, int cp, int dp, int pp, int ep = 1) {
+Layout layout(int tp, int cp, int dp, int pp, int ep = 1, int expert_tp = 0) {
   Layout l;
   l.tp = tp;
   l.cp = cp;
   l.dp = dp;
   l.pp = pp;
   l.ep = ep;
+  l.expert_tp = expert_tp;
   l.layers_per_stage = std::vector<int>(static_cast<std::size_t>(pp), 1);
   return l;
 }
@@ -66,28 +67,29 @@ TEST(Placement, OrderIsInnermostFirst) {
 }
 
 TEST(Placement, EveryGpuIsInExactlyOneGroupPerDimension) {
-  const Layout l = layout(2, 2, 4, 3, /*ep=*/4);
-  for (const char* order : {"tp-cp-dp-pp", "tp-dp-cp-pp", "pp-dp-cp-tp"}) {
-    const Placement p(l, order);
-    for (Dim d : {Dim::Tp, Dim::Cp, Dim::Dp, Dim::Pp, Dim::Ep}) {
-      std::set<std::vector<int>> groups;
-      std::map<int, int> seen;  // GPU -> number of distinct groups containing it
-      for (int g = 0; g < p.gpus(); ++g) {
-        auto members = p.group(d, g);
-        EXPECT_EQ(static_cast<int>(members.size()), p.size(d)) << order << " " << to_string(d);
-        EXPECT_EQ(std::set<int>(members.begin(), members.end()).size(), members.size()) << "distinct members";
-        EXPECT_EQ(std::count(members.begin(), members.end(), g), 1) << "a group contains its own GPU";
-        std::sort(members.begin(), members.end());
-        if (groups.insert(members).second)
-          for (int m : members)
-            ++seen[m];
+  for (const Layout& l : {layout(2, 2, 4, 3, /*ep=*/4), layout(4, 2, 2, 3, /*ep=*/8, /*expert_tp=*/1),
+                          layout(4, 1, 4, 2, /*ep=*/4, /*expert_tp=*/2)})
+    for (const char* order : {"tp-cp-dp-pp", "tp-dp-cp-pp", "pp-dp-cp-tp"}) {
+      const Placement p(l, order);
+      for (Dim d : {Dim::Tp, Dim::Cp, Dim::Dp, Dim::Pp, Dim::Ep, Dim::Etp}) {
+        std::set<std::vector<int>> groups;
+        std::map<int, int> seen;  // GPU -> number of distinct groups containing it
+        for (int g = 0; g < p.gpus(); ++g) {
+          auto members = p.group(d, g);
+          EXPECT_EQ(static_cast<int>(members.size()), p.size(d)) << order << " " << to_string(d);
+          EXPECT_EQ(std::set<int>(members.begin(), members.end()).size(), members.size()) << "distinct members";
+          EXPECT_EQ(std::count(members.begin(), members.end(), g), 1) << "a group contains its own GPU";
+          std::sort(members.begin(), members.end());
+          if (groups.insert(members).second)
+            for (int m : members)
+              ++seen[m];
+        }
+        EXPECT_EQ(static_cast<int>(groups.size()), p.group_count(d)) << order << " " << to_string(d);
+        EXPECT_EQ(static_cast<int>(seen.size()), p.gpus());
+        for (auto [gpu, count] : seen)
+          EXPECT_EQ(count, 1) << order << " " << to_string(d) << ": GPU " << gpu;
       }
-      EXPECT_EQ(static_cast<int>(groups.size()), p.group_count(d)) << order << " " << to_string(d);
-      EXPECT_EQ(static_cast<int>(seen.size()), p.gpus());
-      for (auto [gpu, count] : seen)
-        EXPECT_EQ(count, 1) << order << " " << to_string(d) << ": GPU " << gpu;
     }
-  }
 }
 
 TEST(Placement, ExpertGroupsAreConsecutiveDataParallelWithContextRanks) {
@@ -98,6 +100,27 @@ TEST(Placement, ExpertGroupsAreConsecutiveDataParallelWithContextRanks) {
   EXPECT_EQ(p.group(Dim::Ep, 9), (std::vector<int>{9, 11, 13, 15}));
   EXPECT_EQ(p.ep_rank(4), 2);
   EXPECT_EQ(p.group_count(Dim::Ep), 16 / 4);
+}
+
+TEST(Placement, MoeParallelFoldingPutsExpertGroupsAcrossTensorParallelRanks) {
+  // Megatron-MoE-ModelZoo's Qwen3-235B layout on H100: TP2, EP8, expert_tp 1 ("intra-node EP"). The expert mesh reads
+  // a pipeline slot's GPUs i = tp + 2 j as etp + 1 * (ep + 8 * edp): an EP group is 8 consecutive GPUs, one node.
+  const Placement folded(layout(2, 1, 16, 1, /*ep=*/8, /*expert_tp=*/1), "tp-cp-dp-pp");
+  EXPECT_EQ(folded.group(Dim::Ep, 0), (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(folded.group(Dim::Ep, 13), (std::vector<int>{8, 9, 10, 11, 12, 13, 14, 15}));
+  EXPECT_EQ(folded.ep_rank(13), 5);
+  EXPECT_EQ(folded.group(Dim::Etp, 13), (std::vector<int>{13})) << "expert_tp 1: each rank holds whole experts";
+  for (int g = 0; g < folded.gpus(); ++g)
+    for (int member : folded.group(Dim::Ep, g))
+      EXPECT_EQ(member / kGpusPerNode, g / kGpusPerNode) << "EP 8 with folding stays in a node of 8";
+  // Without folding (expert_tp = tp = 2) the same EP 8 takes every other GPU of two nodes.
+  const Placement plain(layout(2, 1, 16, 1, /*ep=*/8), "tp-cp-dp-pp");
+  EXPECT_EQ(plain.group(Dim::Ep, 0), (std::vector<int>{0, 2, 4, 6, 8, 10, 12, 14}));
+  EXPECT_EQ(plain.group(Dim::Etp, 0), (std::vector<int>{0, 1})) << "expert_tp = tp: the TP group";
+  // expert_tp 2 inside tp 4: an expert-TP group is half of a TP group; EP groups step over expert-TP groups.
+  const Placement half(layout(4, 1, 4, 1, /*ep=*/4, /*expert_tp=*/2), "tp-cp-dp-pp");
+  EXPECT_EQ(half.group(Dim::Etp, 6), (std::vector<int>{6, 7}));
+  EXPECT_EQ(half.group(Dim::Ep, 1), (std::vector<int>{1, 3, 5, 7}));
 }
 
 TEST(Placement, GroupsAreOrderedByTheirDimensionIndex) {

@@ -33,6 +33,23 @@ INSTANTIATE_TEST_SUITE_P(Scenarios, FidelitiesAgree,
                                            "scenarios/examples/llama3-8b-64-h100.json",
                                            "scenarios/examples/mixtral-8x7b-256-h100.json"));
 
+TEST(MoeParallelFolding, ExpertParallelAllToAllStaysInTheNodeAndTheFidelitiesAgree) {
+  // Mixtral 8x7B on 256 H100s, TP2 EP8: without folding an EP group takes every other GPU of two nodes and its
+  // all-to-all crosses the network; with expert_tp 1 it is the 8 GPUs of one node (NVLink), the experts are whole on
+  // each rank and the MoE block needs no tensor-parallel collective.
+  const auto plain = load_step("scenarios/examples/mixtral-8x7b-256-h100.json");
+  const auto folded = load_step("scenarios/examples/mixtral-8x7b-256-h100.json", {{"parallel.expert_tp", "1"}});
+  const auto p = run_step(plain, Fidelity::Replica);
+  const auto f = run_step(folded, Fidelity::Replica);
+  EXPECT_LT(f.breakdown.ep_exposed.seconds(), 0.5 * p.breakdown.ep_exposed.seconds());
+  EXPECT_LT(f.breakdown.tp_exposed, p.breakdown.tp_exposed) << "no TP all-gather / reduce-scatter around the experts";
+  EXPECT_LT(f.step_time, p.step_time);
+  const double a = run_step(folded, Fidelity::Analytic).step_time.seconds();
+  const double full = run_step(folded, Fidelity::Full).step_time.seconds();
+  EXPECT_NEAR(a / f.step_time.seconds(), 1.0, 0.02);
+  EXPECT_NEAR(full / f.step_time.seconds(), 1.0, 0.02);
+}
+
 TEST(StepBreakdown, PartsSumToTheStepTime) {
   const auto s = load_step("scenarios/default.json");
   for (auto f : {Fidelity::Analytic, Fidelity::Replica}) {

@@ -175,8 +175,16 @@ json model_of(json m, const Family& fam, std::vector<std::string>& assumptions, 
   return out;
 }
 
-std::string recompute_of(const json& p, std::vector<std::string>& assumptions) {
+std::string recompute_of(const json& p, const Family& fam, std::vector<std::string>& assumptions) {
   const auto text = get<std::string>(p, "recompute");
+  // TorchTitan's "selective" is PyTorch's per-operator checkpointing (selective_ac_option "op", the default of its
+  // llama3_8b.toml at the benchmarked commit; torchtitan train_configs/llama3_8b.toml), trainsim's recompute "op".
+  const bool torchtitan = std::string(fam.name) == "torchtitan";
+  if (torchtitan && !text) {
+    assumptions.push_back("per-operator selective checkpointing (TorchTitan's llama3_8b.toml default: op)");
+    return "op";
+  }
+  if (torchtitan && contains(*text, "selective")) return "op";
   if (!text) {
     assumptions.push_back("no recomputation (the framework default when the recipe does not enable it)");
     return "none";
@@ -340,6 +348,13 @@ Record convert(const json& r) {
   // Megatron-MoE-ModelZoo rows state their expert tensor parallelism (measured.extra.expert_tp).
   if (r.at("measured").contains("extra") && r.at("measured").at("extra").is_object())
     if (auto etp = get<int>(r.at("measured").at("extra"), "expert_tp")) par["expert_tp"] = *etp;
+  if (std::string(fam->name) == "megatron-moe-modelzoo" && !par.contains("expert_tp") && tp > 1) {
+    // The ModelZoo's rows that state it all run expert_tp 1 (MoE parallel folding); without it ep = 32 would not fit
+    // in tp*dp*cp = 32 on the long-context GB200 row.
+    par["expert_tp"] = 1;
+    out.assumptions.push_back(
+        "expert_tp 1 (the Megatron-MoE-ModelZoo rows that state it all use MoE parallel folding)");
+  }
   par["vpp"] = vpp;
   par["schedule"] = vpp > 1 ? "interleaved" : "1f1b";
   const bool sp = get<bool>(p, "sequence_parallel").value_or(tp > 1 && (fam->megatron_like || fam->fsdp_like));
@@ -353,7 +368,7 @@ Record convert(const json& r) {
             .value_or(std::string(fam->name) != "megatron-sc21" && std::string(fam->name) != "korthikanti22");
     par["distributed_optimizer"] = distopt;
   }
-  par["recompute"] = recompute_of(p, out.assumptions);
+  par["recompute"] = recompute_of(p, *fam, out.assumptions);
   // Layer counts that do not divide the (virtual) stages: Megatron-LM counts the embedding and the loss as a layer each
   // (--account-for-embedding-in-pipeline-split, --account-for-loss-in-pipeline-split), which the NVIDIA recipes for
   // Llama 3.1 405B (126 + 2 = 128) and the Megatron-MoE-ModelZoo Qwen3 configs (94 + 2 = 96) rely on; TorchTitan's

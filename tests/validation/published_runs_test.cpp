@@ -10,6 +10,8 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <map>
 
 namespace {
@@ -24,6 +26,11 @@ TEST(PublishedRuns, EveryRecordIsPredictedOrListedWithItsReason) {
   outcomes.reserve(records.size());
   for (const auto& r : records)
     outcomes.push_back(evaluate(r));
+  // TRAINSIM_VALIDATION_DUMP=DIR writes each expressible record's scenario as DIR/<id>.json, to rerun one with
+  // `trainsim step DIR/<id>.json --json` and read its breakdown.
+  if (const char* dump = std::getenv("TRAINSIM_VALIDATION_DUMP"); dump && *dump)
+    for (const auto& r : records)
+      if (!r.scenario.empty()) std::ofstream(std::string(dump) + "/" + r.id + ".json") << r.scenario << "\n";
 
   auto summary = validation::summarise(outcomes);
   validation::read_held_out(std::string(TRAINSIM_SOURCE_DIR) + "/tests/validation/fit_result.json", summary);
