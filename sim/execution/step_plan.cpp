@@ -78,13 +78,15 @@ struct LayerKey {
   int cp = 0;
   int ep = 0;
   int expert_tp = 0;
+  int moe_dispatcher = 0;
   std::vector<int> tp_group;  // GPU 0's groups: the members its layer collectives run on
   std::vector<int> cp_group;
   std::vector<int> ep_group;
 
   auto tie() const {
     return std::tie(model, hardware, topology, dtype, fp8, recompute, attention_flash2, flash_attention, dropout,
-                    sequence_parallel, micro_batch, seq_len, tp, cp, ep, expert_tp, tp_group, cp_group, ep_group);
+                    sequence_parallel, micro_batch, seq_len, tp, cp, ep, expert_tp, moe_dispatcher, tp_group, cp_group,
+                    ep_group);
   }
   bool operator<(const LayerKey& o) const { return tie() < o.tie(); }
 };
@@ -191,10 +193,32 @@ class Planner {
     }
     const auto group = placement_.group(dim, 0);
     // Collective formulas take the total payload n; ring all-gather of cp chunks moves (cp-1)/cp of cp*chunk.
-    const double n = kind == workload::CommKind::CpExchange ? bytes * static_cast<double>(group.size()) : bytes;
+    double n = kind == workload::CommKind::CpExchange ? bytes * static_cast<double>(group.size()) : bytes;
+    if (kind == workload::CommKind::EpAllToAll && in_.parallel.moe_dispatcher == parallel::MoeDispatcher::DeepEp)
+      n *= deepep_network_share(group);
     Time t = group.size() < 2 ? Time::zero() : collective(op, group, n);
     comm_cache_.emplace(key, t);
     return t;
+  }
+
+  /// DeepEP's inter-node dispatch sends a token once to each node holding one of its top-k experts, then forwards it
+  /// over NVLink (parallel_config.hpp, MoeDispatcher). With the group's E experts spread evenly over its n nodes and
+  /// balanced random routing, a token meets E[distinct nodes] = n (1 - C(E - E/n, k) / C(E, k)) nodes instead of k
+  /// experts: the all-to-all's payload, whose network part bounds it across nodes, scales by that over k. 1 inside
+  /// one node (NVLink only).
+  double deepep_network_share(const std::vector<int>& group) const {
+    if (!model_.moe) return 1.0;
+    std::vector<int> nodes;
+    for (int g : group)
+      nodes.push_back(topo_.node_of(topology::GpuId{g}));
+    std::sort(nodes.begin(), nodes.end());
+    const double n = static_cast<double>(std::unique(nodes.begin(), nodes.end()) - nodes.begin());
+    if (n < 2) return 1.0;
+    const double e = model_.moe->experts, k = model_.moe->top_k;
+    double none = 1.0;  // P(no chosen expert on a given node): k draws without replacement
+    for (int i = 0; i < model_.moe->top_k; ++i)
+      none *= std::max(0.0, (e - e / n - i) / (e - i));
+    return std::min(1.0, n * (1.0 - none) / k);
   }
 
   /// A collective's uncontended time on a concrete group, memoised: an iteration repeats the same few shapes
@@ -552,6 +576,7 @@ const LayerTimings& Planner::layer_timings(const workload::LayerShape& shape, bo
     key->cp = shape.cp;
     key->ep = shape.ep;
     key->expert_tp = shape.expert_tp;
+    key->moe_dispatcher = static_cast<int>(in_.parallel.moe_dispatcher);
     key->tp_group = placement_.group(parallel::Dim::Tp, 0);
     key->cp_group = placement_.group(parallel::Dim::Cp, 0);
     key->ep_group = placement_.group(parallel::Dim::Ep, 0);

@@ -16,7 +16,8 @@ std::string where(const Context& c, const Given& g) {
 /// expression of 0/1 per layer, written as concatenated, repeated lists ("([0]*3+[1]*58)", "[1,0,1,0]").
 std::optional<std::vector<std::int64_t>> layer_pattern(std::string text, std::string& why) {
   // Quotes left from a launcher's second shell ("'([1]*48)'") and spaces are not part of the expression.
-  std::erase_if(text, [](char ch) { return std::isspace(static_cast<unsigned char>(ch)) != 0 || ch == '\'' || ch == '"'; });
+  std::erase_if(text,
+                [](char ch) { return std::isspace(static_cast<unsigned char>(ch)) != 0 || ch == '\'' || ch == '"'; });
   while (text.size() >= 2 && text.front() == '(' && text.back() == ')')
     text = text.substr(1, text.size() - 2);
   std::vector<std::int64_t> out;
@@ -114,11 +115,15 @@ void apply_architecture_features(const Context& c) {
       if (auto pattern = layer_pattern(g->value, why)) {
         d.put("model.moe.layer_pattern", *pattern, where(c, *g));
       } else {
-        c.error(g->line, g->flag + " " + g->value + ": " + why + "; Megatron-LM takes an integer or a list such as "
-                                                                 "\"([0]*3+[1]*58)\"");
+        c.error(g->line, g->flag + " " + g->value + ": " + why +
+                             "; Megatron-LM takes an integer or a list such as "
+                             "\"([0]*3+[1]*58)\"");
       }
     }
   }
+  // DeepEP dispatch (--moe-token-dispatcher-type flex --moe-enable-deepep): tokens cross the network once per node.
+  if (const Given* g = c.given("moe-enable-deepep"))
+    d.put("parallel.moe_dispatcher", std::string("deepep"), where(c, *g));
   // Shared experts: one shared MLP of --moe-shared-expert-intermediate-size (Megatron-Core's SharedExpertMLP). When it
   // is a multiple of the routed width it is written as that many routed-width shared experts (the same parameters and
   // FLOPs, and what `step --explain` writes back).

@@ -22,6 +22,10 @@ std::string megatron_flags(const ParallelConfig& config, const Layout& layout, c
   if (layout.cp > 1) flag("--context-parallel-size", layout.cp);
   if (layout.ep > 1) flag("--expert-model-parallel-size", layout.ep);
   if (layout.expert_tp > 0 && layout.expert_tp != layout.tp) flag("--expert-tensor-parallel-size", layout.expert_tp);
+  if (layout.ep > 1 && config.moe_dispatcher == MoeDispatcher::DeepEp) {
+    flags.emplace_back("--moe-token-dispatcher-type flex");
+    flags.emplace_back("--moe-enable-deepep");
+  }
 
   // Pipeline split: even virtual stages by layer count; an uneven split by first/last stage sizes when only those
   // differ (Megatron-Core's --decoder-first/last-pipeline-num-layers), else a comment.

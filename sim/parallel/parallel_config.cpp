@@ -73,6 +73,9 @@ ParallelConfig ParallelConfig::parse(base::JsonReader& in) {
     for (auto r : {Recompute::None, Recompute::Selective, Recompute::Full, Recompute::Op})
       if (recompute == to_string(r)) p.recompute = r;
   }
+  std::string dispatcher;
+  if (in.optional_enum("moe_dispatcher", dispatcher, {"alltoall", "deepep"}))
+    p.moe_dispatcher = dispatcher == "deepep" ? MoeDispatcher::DeepEp : MoeDispatcher::AllToAll;
   std::string method;
   if (in.optional_enum("recompute_method", method, {"uniform", "block"}))
     p.recompute_method = method == "block" ? RecomputeMethod::Block : RecomputeMethod::Uniform;

@@ -14,6 +14,11 @@ namespace sim::parallel {
 /// every second one, of the attention kernel and of the reduce-scatters, and recomputes everything else.
 enum class Recompute { None, Selective, Full, Op };
 enum class RecomputeMethod { Uniform, Block };  // Megatron-LM's --recompute-method (full granularity only)
+/// How MoE tokens reach their experts' ranks: Megatron-Core's all-to-all token dispatcher (every routed copy travels
+/// to its expert's rank), or DeepEP (--moe-token-dispatcher-type flex --moe-enable-deepep), whose inter-node kernels
+/// send a token once to each node that holds one of its experts and forward it over NVLink inside the node (DeepEP
+/// README, "normal kernels": RDMA and NVLink forwarding; DeepSeek-V3 technical report, arXiv:2412.19437, Sec. 3.2.2).
+enum class MoeDispatcher { AllToAll, DeepEp };
 enum class Schedule { GPipe, OneFOneB, Interleaved, ZeroBubbleH1 };
 
 /// Megatron-Core's --recompute-modules (selective granularity; TransformerConfig.recompute_modules), as a bit set.
@@ -53,7 +58,8 @@ struct ParallelConfig {
   /// Full granularity: uniform = layers per recomputed group (only each group's input is stored); block = layers
   /// recomputed per virtual stage (the first ones), the rest store everything. Megatron-LM's --recompute-num-layers.
   int recompute_num_layers = 1;
-  unsigned recompute_modules = kRecomputeCoreAttn;  // selective granularity only
+  unsigned recompute_modules = kRecomputeCoreAttn;         // selective granularity only
+  MoeDispatcher moe_dispatcher = MoeDispatcher::AllToAll;  // "moe_dispatcher": "alltoall" (default) or "deepep"
   int micro_batch = 1;
   int global_batch = 0;  // sequences per iteration
   Schedule schedule = Schedule::OneFOneB;

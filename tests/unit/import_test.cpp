@@ -116,6 +116,18 @@ TEST(ImportAcceptance, ExplainOfAnInterleavedPipelineRoundTrips) {
 
 // ---- the Megatron-LM command line -------------------------------------------------------------------------------
 
+TEST(ImportMegatron, DeepEpDispatchAndExpertTensorParallelism) {
+  const auto im = importers::import_megatron_text(
+      "torchrun --nproc_per_node=8 --nnodes 32 train.py --tensor-model-parallel-size 2 "
+      "--expert-model-parallel-size 32 --expert-tensor-parallel-size 1 --moe-token-dispatcher-type flex "
+      "--moe-enable-deepep\n",
+      "launch.sh");
+  const auto* dispatcher = im.draft.find("parallel.moe_dispatcher");
+  ASSERT_NE(dispatcher, nullptr);
+  EXPECT_EQ(std::get<std::string>(dispatcher->value), "deepep");
+  EXPECT_EQ(im.draft.integer("parallel.expert_tp"), 1);
+}
+
 TEST(ImportMegatron, ShellSyntaxVariablesAndBothFlagForms) {
   const auto im = importers::import_megatron_text(
       "export TP=4\nPP=2 # two stages\n"

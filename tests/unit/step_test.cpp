@@ -50,6 +50,25 @@ TEST(MoeParallelFolding, ExpertParallelAllToAllStaysInTheNodeAndTheFidelitiesAgr
   EXPECT_NEAR(full / f.step_time.seconds(), 1.0, 0.02);
 }
 
+TEST(MoeDispatcher, DeepEpSendsATokenOncePerNodeAcrossTheNetwork) {
+  // Mixtral 8x7B, TP2 EP8 without folding: an EP group spans 2 nodes of 4 experts each. A token's top-2 experts lie
+  // on 2 (1 - C(4,2)/C(8,2)) = 1.571 distinct nodes on average, so DeepEP moves 1.571 / 2 = 0.786 of the all-to-all
+  // dispatcher's payload; inside one node (expert_tp 1) it changes nothing.
+  const auto a2a = run_step(load_step("scenarios/examples/mixtral-8x7b-256-h100.json"), Fidelity::Replica);
+  const auto deepep =
+      run_step(load_step("scenarios/examples/mixtral-8x7b-256-h100.json", {{"parallel.moe_dispatcher", "\"deepep\""}}),
+               Fidelity::Replica);
+  EXPECT_LT(deepep.breakdown.ep_exposed, a2a.breakdown.ep_exposed);
+  EXPECT_GT(deepep.breakdown.ep_exposed.seconds(), 0.6 * a2a.breakdown.ep_exposed.seconds());
+  const auto folded = run_step(
+      load_step("scenarios/examples/mixtral-8x7b-256-h100.json", {{"parallel.expert_tp", "1"}}), Fidelity::Replica);
+  const auto folded_deepep =
+      run_step(load_step("scenarios/examples/mixtral-8x7b-256-h100.json",
+                         {{"parallel.expert_tp", "1"}, {"parallel.moe_dispatcher", "\"deepep\""}}),
+               Fidelity::Replica);
+  EXPECT_EQ(folded_deepep.step_time, folded.step_time);
+}
+
 TEST(StepBreakdown, PartsSumToTheStepTime) {
   const auto s = load_step("scenarios/default.json");
   for (auto f : {Fidelity::Analytic, Fidelity::Replica}) {

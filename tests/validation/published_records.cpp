@@ -348,6 +348,9 @@ Record convert(const json& r) {
   // Megatron-MoE-ModelZoo rows state their expert tensor parallelism (measured.extra.expert_tp).
   if (r.at("measured").contains("extra") && r.at("measured").at("extra").is_object())
     if (auto etp = get<int>(r.at("measured").at("extra"), "expert_tp")) par["expert_tp"] = *etp;
+  // The ModelZoo rows name their dispatcher in the notes ("DeepEP" or "all-to-all dispatcher").
+  if (r.value("notes", std::string()).find("DeepEP") != std::string::npos && get<int>(p, "ep").value_or(1) > 1)
+    par["moe_dispatcher"] = "deepep";
   if (std::string(fam->name) == "megatron-moe-modelzoo" && !par.contains("expert_tp") && tp > 1) {
     // The ModelZoo's rows that state it all run expert_tp 1 (MoE parallel folding); without it ep = 32 would not fit
     // in tp*dp*cp = 32 on the long-context GB200 row.
