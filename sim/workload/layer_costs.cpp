@@ -133,8 +133,15 @@ std::vector<Kernel> mla_projections(const MlaSpec& a, const Dims& d) {
 }
 
 /// The tensor-parallel collective(s) before (entering) or after (leaving) a block.
-void tp_enter(PassWork& p, const LayerShape& s, const Dims& d, const std::string& label) {
-  if (s.tp > 1 && s.sequence_parallel) p.segments.push_back(comm(CommKind::TpAllGather, d.tokens * d.h * kAct, label));
+/// In FP8 training the sequence-parallel all-gather before a linear whose input cast is fused into the norm carries
+/// the FP8 tensor (Transformer Engine's LayerNormLinear casts the local shard, then gathers it; "FP8 primer",
+/// sequence parallelism), 1 byte per element; its backward mirror (the input gradient's reduce-scatter) stays 16-bit.
+void tp_enter(PassWork& p, const LayerShape& s, const Dims& d, const std::string& label, bool fp8_input = false) {
+  if (s.tp <= 1 || !s.sequence_parallel) return;
+  const bool fp8 = fp8_input && s.fp8 != Fp8Scaling::None;
+  Segment c = comm(CommKind::TpAllGather, d.tokens * d.h * (fp8 ? 1.0 : kAct), label);
+  c.fp8_payload = fp8;
+  p.segments.push_back(std::move(c));
 }
 void tp_leave(PassWork& p, const LayerShape& s, const Dims& d, const std::string& label) {
   if (s.tp <= 1) return;
@@ -222,7 +229,7 @@ PassWork forward_pass(const ModelSpec& m, const LayerShape& s, const Dims& d) {
   const double residual_bytes = d.tokens_sp * d.h * (kAct * 3 + (s.dropout ? 1 : 0));
   // Attention block.
   add(p, compute("attn_norm", {memory("attn_norm", norm_bytes)}));
-  tp_enter(p, s, d, "attn_ag");
+  tp_enter(p, s, d, "attn_ag", /*fp8_input=*/!m.mla);
   std::vector<Kernel> attn;
   if (m.mla) {
     // MLA's down/up projections as linears: in FP8 training each casts its input like any other linear.
@@ -252,7 +259,7 @@ PassWork forward_pass(const ModelSpec& m, const LayerShape& s, const Dims& d) {
   // shard gathered over the expert-TP group only; shared experts are a dense MLP over the whole TP group (gathered
   // over tp, as without folding).
   const bool shared_tp = d.folded && m.shared_expert_ffn() > 0;
-  if (!d.folded || shared_tp) tp_enter(p, s, d, "mlp_ag");
+  if (!d.folded || shared_tp) tp_enter(p, s, d, "mlp_ag", /*fp8_input=*/!m.moe);
   if (d.folded && d.etp > 1)
     p.segments.push_back(comm(CommKind::EtpAllGather, d.moe_tokens * d.h * kAct, "moe_etp_ag"));
   // MoE token movement (Megatron-Core's alltoall token dispatcher, megatron/core/transformer/moe/token_dispatcher.py):
@@ -305,6 +312,10 @@ void backward_passes(const ModelSpec& m, const LayerShape& s, const Dims& d, con
       else if (seg.comm == CommKind::EtpReduceScatter)
         c.comm = CommKind::EtpAllGather;
       c.label = seg.label + "_bwd";
+      if (seg.fp8_payload) {
+        c.comm_bytes = seg.comm_bytes * kAct;  // the input gradient is 16-bit
+        c.fp8_payload = false;
+      }
       b.segments.push_back(std::move(c));
       continue;
     }

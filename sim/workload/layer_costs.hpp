@@ -69,8 +69,9 @@ struct Segment {
   bool is_comm = false;
   std::vector<Kernel> kernels;  // compute segment
   CommKind comm = CommKind::TpAllReduce;
-  double comm_bytes = 0;  // collective payload per rank (the "n" of the collective formulas)
-  std::string label;      // "attn", "mlp", ... for traces
+  double comm_bytes = 0;     // collective payload per rank (the "n" of the collective formulas)
+  bool fp8_payload = false;  // an all-gather of FP8 data (1 byte per element; its backward mirror moves 16 bits)
+  std::string label;         // "attn", "mlp", ... for traces
 };
 
 /// One pass of one layer: its segments in order, and FLOP counts by the two conventions.

@@ -246,6 +246,24 @@ TEST(LayerCostsFp8, WithSequenceParallelismTheNormFusedCastsRunOnTheLocalShard) 
   const double t = 8192, h = m.hidden, f = m.ffn_hidden / 4.0;
   EXPECT_DOUBLE_EQ(fused, 2 * (t / 4) * h * 2) << "qkv and gate+up inputs: the 1/t shard, transposed copy only";
   EXPECT_DOUBLE_EQ(unfused, 4 * t * (h / 4) + 4 * t * f) << "attention output and down projection: full tokens, k/t";
+  // The sequence-parallel all-gathers before those two linears carry the FP8 shards (1 byte); their backward
+  // reduce-scatters carry 16-bit input gradients; the reduce-scatters after the blocks stay 16-bit.
+  for (const auto& seg : w.forward.segments) {
+    if (seg.is_comm && seg.comm == CommKind::TpAllGather) {
+      EXPECT_DOUBLE_EQ(seg.comm_bytes, t * h) << seg.label;
+    }
+  }
+  for (const auto& seg : w.backward_input.segments) {
+    if (seg.is_comm && seg.comm == CommKind::TpReduceScatter) {
+      EXPECT_DOUBLE_EQ(seg.comm_bytes, t * h * 2) << seg.label;
+    }
+  }
+  s.fp8 = Fp8Scaling::None;
+  for (const auto& seg : layer_work(m, s, RecomputeMode::None).forward.segments) {
+    if (seg.is_comm) {
+      EXPECT_DOUBLE_EQ(seg.comm_bytes, t * h * 2) << seg.label << ": 16-bit training";
+    }
+  }
 }
 
 }  // namespace
