@@ -69,6 +69,7 @@ struct LayerKey {
   int fp8 = 0;
   int recompute = 0;
   bool attention_flash2 = false;
+  bool eager_kernels = false;
   bool flash_attention = false;
   bool dropout = false;
   bool sequence_parallel = false;
@@ -84,9 +85,9 @@ struct LayerKey {
   std::vector<int> ep_group;
 
   auto tie() const {
-    return std::tie(model, hardware, topology, dtype, fp8, recompute, attention_flash2, flash_attention, dropout,
-                    sequence_parallel, micro_batch, seq_len, tp, cp, ep, expert_tp, moe_dispatcher, tp_group, cp_group,
-                    ep_group);
+    return std::tie(model, hardware, topology, dtype, fp8, recompute, attention_flash2, eager_kernels, flash_attention,
+                    dropout, sequence_parallel, micro_batch, seq_len, tp, cp, ep, expert_tp, moe_dispatcher, tp_group,
+                    cp_group, ep_group);
   }
   bool operator<(const LayerKey& o) const { return tie() < o.tie(); }
 };
@@ -339,6 +340,7 @@ StepPlan Planner::build() {
   shape.sequence_parallel = in_.parallel.sequence_parallel && L.tp > 1;
   shape.flash_attention = in_.flash_attention;
   shape.dropout = in_.dropout;
+  shape.eager_kernels = in_.eager_kernels;
   shape.fp8 = in_.dtype == hardware::Dtype::Fp8 || in_.dtype == hardware::Dtype::Fp4 ? in_.fp8_scaling
                                                                                      : workload::Fp8Scaling::None;
   const bool mixed = model_.moe && model_.moe_layers() < model_.layers;
@@ -567,6 +569,7 @@ const LayerTimings& Planner::layer_timings(const workload::LayerShape& shape, bo
     key->fp8 = static_cast<int>(shape.fp8);
     key->recompute = static_cast<int>(in_.parallel.recompute);
     key->attention_flash2 = in_.attention_flash2;
+    key->eager_kernels = shape.eager_kernels;
     key->flash_attention = shape.flash_attention;
     key->dropout = shape.dropout;
     key->sequence_parallel = shape.sequence_parallel;

@@ -72,6 +72,8 @@ struct StepInputs {
   bool fp32_main_grads = true;
   /// The fused attention kernel is FlashAttention-2-class (PyTorch SDPA, Triton), not FA3 / cuDNN (Transformer Engine).
   bool attention_flash2 = false;
+  /// PyTorch eager-mode elementwise kernels (scenario training.kernels "eager"; workload::LayerShape::eager_kernels).
+  bool eager_kernels = false;
   /// How FP8 linears scale (only read when dtype is fp8/fp4): the bytes of their casts.
   workload::Fp8Scaling fp8_scaling = workload::Fp8Scaling::Delayed;
   /// Tokens per second the data pipeline (storage and loaders) delivers to the whole job; 0 = never the bottleneck.

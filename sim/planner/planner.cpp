@@ -141,6 +141,7 @@ execution::StepInputs step_inputs(const PlanProblem& p, const ParallelConfig& c,
   in.dtype = p.dtype;
   in.fp8_scaling = p.fp8_scaling;
   in.attention_flash2 = p.attention_flash2;
+  in.eager_kernels = p.eager_kernels;
   in.topology = size.topology;
   in.flash_attention = p.flash_attention;
   in.dropout = p.dropout;

@@ -85,6 +85,7 @@ struct PlanProblem {
   hardware::Dtype dtype = hardware::Dtype::Bf16;
   workload::Fp8Scaling fp8_scaling = workload::Fp8Scaling::Delayed;
   bool attention_flash2 = false;
+  bool eager_kernels = false;  // training.kernels "eager" (StepInputs::eager_kernels)
   /// Values of the fixed fields, and global_batch, order and layers_per_stage (never searched).
   parallel::ParallelConfig parallel;
   FixedFields fixed;

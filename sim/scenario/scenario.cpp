@@ -331,6 +331,8 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
     std::string kernel;
     if (t->optional_enum("attention_kernel", kernel, {"fused", "flash2"}))
       s.training.attention_flash2 = kernel == "flash2";
+    std::string kernels;
+    if (t->optional_enum("kernels", kernels, {"fused", "eager"})) s.training.eager_kernels = kernels == "eager";
     std::string recipe;
     if (t->optional_enum("fp8_recipe", recipe, {"delayed", "tensorwise", "rowwise", "blockwise", "mxfp8"})) {
       s.training.fp8_scaling = recipe == "delayed" ? workload::Fp8Scaling::Delayed : workload::Fp8Scaling::Current;

@@ -54,6 +54,10 @@ struct TrainingConfig {
   /// Fused attention kernel ("attention_kernel"): "fused" (default: cuDNN / FlashAttention-3, what Transformer Engine
   /// runs in Megatron-Core and NeMo) or "flash2" (FlashAttention-2-class: PyTorch SDPA's flash backend, Triton).
   bool attention_flash2 = false;
+  /// Elementwise kernels ("kernels"): "fused" (default: Transformer Engine's and torch.compile's fused norms, RoPE and
+  /// SwiGLU) or "eager" (PyTorch eager mode, e.g. TorchTitan without compile: RMSNorm, RoPE and SwiGLU as separate
+  /// kernels with fp32 intermediates; workload::LayerShape::eager_kernels counts their bytes).
+  bool eager_kernels = false;
   /// McCandlish's critical (noise) batch in tokens; absent: estimated (workload::estimate_critical_batch).
   std::optional<base::Count> critical_batch;
   /// Off by default (issue 19): PaLM's rate comes from one 540B run and no source scales it with model size, so a

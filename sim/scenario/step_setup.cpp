@@ -61,6 +61,7 @@ StepSetup step_setup(const Scenario& s) {
   in.dtype = s.training.dtype;
   in.fp8_scaling = s.training.fp8_scaling;
   in.attention_flash2 = s.training.attention_flash2;
+  in.eager_kernels = s.training.eager_kernels;
   try {
     in.topology = std::make_shared<const topology::Topology>(topology_config(s));
   } catch (const base::ConfigError& e) {

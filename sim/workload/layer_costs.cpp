@@ -214,17 +214,26 @@ std::vector<MlpGemm> mlp_gemms(const ModelSpec& m, const LayerShape& s, const Di
   return out;
 }
 
+/// Bytes per element of PyTorch's eager ops, counted from the implementations TorchTitan runs
+/// (torchtitan/models/norms.py, model.py at commit 9dec370): RMSNorm x.float() (read 2, write 4), pow(2) (4, 4), mean
+/// (4), x * rsqrt (4, 4), type_as (4, 2), * weight (2, 2): 36 against a fused kernel's 4; RoPE xq.float() (2, 4), the
+/// complex multiply (4, 4), type_as (4, 2): 20 against 4; SwiGLU silu(w1 x) (2, 2) then * w3 x (4, 2): 10 per inner
+/// element against 6. LayerNorm (one aten kernel), GELU and the residual add move the same bytes eager or fused.
+constexpr double kEagerRmsNormBytes = 36, kEagerRopeBytes = 20, kEagerSwigluBytes = 10;
+
 double activation_bytes(const ModelSpec& m, const LayerShape& s, const Dims& d) {
   // Elementwise activation between the MLP matrices: bias-GELU reads and writes f; SwiGLU reads 2f, writes f.
-  if (!m.moe) return d.tokens * d.f * kAct * (m.gated() ? 3.0 : 2.0);
+  const double per_element = !m.gated() ? kAct * 2.0 : s.eager_kernels ? kEagerSwigluBytes : kAct * 3.0;
+  if (!m.moe) return d.tokens * d.f * per_element;
   const double fe = static_cast<double>(m.moe->ffn_hidden);
   const double elements = d.moe_tokens * m.moe->top_k * fe / d.etp + d.tokens * m.shared_expert_ffn() / s.tp;
-  return elements * kAct * (m.gated() ? 3.0 : 2.0);
+  return elements * per_element;
 }
 
 PassWork forward_pass(const ModelSpec& m, const LayerShape& s, const Dims& d) {
   PassWork p;
-  const double norm_bytes = d.tokens_sp * d.h * kAct * 2;  // read x, write norm(x)
+  const bool eager_rms = s.eager_kernels && m.norm == Norm::RmsNorm;
+  const double norm_bytes = d.tokens_sp * d.h * (eager_rms ? kEagerRmsNormBytes : kAct * 2);  // read x, write norm(x)
   // Residual add (read two, write one), with the dropout mask when the model trains with dropout.
   const double residual_bytes = d.tokens_sp * d.h * (kAct * 3 + (s.dropout ? 1 : 0));
   // Attention block.
@@ -239,7 +248,8 @@ PassWork forward_pass(const ModelSpec& m, const LayerShape& s, const Dims& d) {
     linear(attn, s, "qkv", d.tokens, (d.q_heads + 2 * d.kv_heads) * d.d, d.h, 1, /*fused_with_norm=*/true);
   }
   if (m.position_embedding == PositionEmbedding::Rope)
-    attn.push_back(memory("rope", d.tokens * (d.q_heads + d.kv_heads) * d.d * kAct * 2));
+    attn.push_back(
+        memory("rope", d.tokens * (d.q_heads + d.kv_heads) * d.d * (s.eager_kernels ? kEagerRopeBytes : kAct * 2)));
   for (auto& k : attention_core_forward(s, d))
     attn.push_back(k);
   linear(attn, s, "attn_out", d.tokens, d.h, d.q_heads * (m.mla ? m.mla->v_head_dim : d.d));
@@ -486,7 +496,9 @@ LayerWork output_work(const ModelSpec& m, const LayerShape& s) {
   const Dims d = dims(m, s);
   const double v = static_cast<double>(m.vocab) / s.tp;
   LayerWork w;
-  add(w.forward, compute("final_norm", {memory("final_norm", d.tokens_sp * d.h * kAct * 2)}));
+  const bool eager_rms = s.eager_kernels && m.norm == Norm::RmsNorm;
+  add(w.forward,
+      compute("final_norm", {memory("final_norm", d.tokens_sp * d.h * (eager_rms ? kEagerRmsNormBytes : kAct * 2))}));
   tp_enter(w.forward, s, d, "logits_ag");
   Segment logits = compute("logits", {gemm("logits", d.tokens, v, d.h),
                                       // fp32 logits: write, then max/sum/log-softmax passes of the loss

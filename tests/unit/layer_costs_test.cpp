@@ -99,6 +99,38 @@ TEST(LayerCosts, OpRecomputeRedoesEverySecondMatmulAndEveryElementwiseKernel) {
   EXPECT_EQ(w.recompute.model_flops, 0);
 }
 
+TEST(LayerCosts, EagerKernelsMoveTheBytesOfPyTorchsSeparateOps) {
+  // Llama 3 8B, one 8k sequence: TorchTitan's eager RMSNorm (36 bytes per element against 4 fused), RoPE on q and k
+  // (20 against 4) and SwiGLU (10 per inner element against 6); GEMMs and attention unchanged.
+  const auto m = scenario::load_model("llama3-8b");
+  LayerShape s;
+  s.seq_len = 8192;
+  auto bytes = [&](const LayerWork& w, const std::string& name) {
+    double b = 0;
+    for (const auto& seg : w.forward.segments)
+      for (const auto& k : seg.kernels)
+        if (name == k.name) b += k.bytes;
+    return b;
+  };
+  const auto fused = layer_work(m, s, RecomputeMode::None);
+  s.eager_kernels = true;
+  const auto eager = layer_work(m, s, RecomputeMode::None);
+  const double t = 8192, h = m.hidden, qk = (32 + 8) * 128.0, f = m.ffn_hidden;
+  EXPECT_DOUBLE_EQ(bytes(fused, "attn_norm"), 4 * t * h);
+  EXPECT_DOUBLE_EQ(bytes(eager, "attn_norm"), 36 * t * h);
+  EXPECT_DOUBLE_EQ(bytes(eager, "rope"), 20 * t * qk);
+  EXPECT_DOUBLE_EQ(bytes(fused, "activation"), 6 * t * f);
+  EXPECT_DOUBLE_EQ(bytes(eager, "activation"), 10 * t * f);
+  EXPECT_DOUBLE_EQ(eager.forward.executed_flops, fused.forward.executed_flops);
+  // A LayerNorm model's norm is one aten kernel either way.
+  const auto gpt = scenario::load_model("gpt3-175b");
+  LayerShape g;
+  g.eager_kernels = true;
+  const auto gw = layer_work(gpt, g, RecomputeMode::None);
+  g.eager_kernels = false;
+  EXPECT_DOUBLE_EQ(bytes(gw, "attn_norm"), bytes(layer_work(gpt, g, RecomputeMode::None), "attn_norm"));
+}
+
 TEST(LayerCosts, MoeCountsOnlyRoutedExperts) {
   const auto m = scenario::load_model("mixtral-8x7b");
   LayerShape s;

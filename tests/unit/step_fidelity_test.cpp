@@ -82,5 +82,16 @@ TEST(StepModel, FlashAttention2ClassKernelsAreSlowerOnHopperAtLongSequences) {
       base::ConfigError);
 }
 
+TEST(StepModel, EagerKernelsAreSlowerThanFusedOnes) {
+  // training.kernels "eager": PyTorch's separate RMSNorm / RoPE / SwiGLU ops (TorchTitan without torch.compile).
+  const double fused = step_seconds(scenario::load_scenario_text(llama8b(R"({"seq_len": 8192})"), "t.json"));
+  const double eager =
+      step_seconds(scenario::load_scenario_text(llama8b(R"({"seq_len": 8192, "kernels": "eager"})"), "t.json"));
+  EXPECT_GT(eager / fused, 1.03);
+  EXPECT_LT(eager / fused, 1.30) << "memory-bound kernels, not the GEMMs";
+  EXPECT_THROW((void)scenario::load_scenario_text(llama8b(R"({"seq_len": 8192, "kernels": "compiled"})"), "t.json"),
+               base::ConfigError);
+}
+
 }  // namespace
 }  // namespace sim

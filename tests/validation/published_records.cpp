@@ -419,6 +419,11 @@ Record convert(const json& r) {
     // attention (attn_impl: triton in its pretrain yamls).
     training["attention_kernel"] = "flash2";
     out.assumptions.push_back("FlashAttention-2-class attention kernel (PyTorch SDPA / Triton)");
+    // TorchTitan rows that name their technique without torch.compile ran PyTorch eager kernels.
+    const std::string notes = r.value("notes", std::string());
+    if (family == "torchtitan" && notes.find("Technique:") != std::string::npos &&
+        notes.find("torch.compile") == std::string::npos)
+      training["kernels"] = "eager";
   }
   if (dtype_of(r) == "fp8") {
     // Transformer Engine's delayed scaling is the Megatron-Core / NeMo default; torchao.float8 (TorchTitan) scales
