@@ -64,8 +64,10 @@ struct DetectionDelays {
   /// to the newest durable checkpoint written before the corruption. Assumed 1 h: no source publishes a detection
   /// delay (Llama 3 reports 6 SDC interruptions without timing).
   base::Time sdc{3'600'000'000'000};
-  /// A straggler slows every synchronous step until found and drained. Assumed 10 min, MegaScale's bound for
-  /// detection and diagnosis (recovery_times.megascale_detection_diag_min).
+  /// A straggler slows every synchronous step until found and drained. 10 min: MegaScale's bound for detection and
+  /// diagnosis (recovery_times.megascale_detection_diag_min), and the mean duration of a computation fail-slow
+  /// (Greyhound, USENIX ATC 2025: "a short mean duration of 10 minutes"; communication fail-slows last 24 min on
+  /// average, and the fail-slows of its 27 jobs of >= 512 GPUs 72 min, undetected).
   base::Time straggler{600'000'000'000};
   /// Maintenance is initiated by the operator: known at once.
   base::Time maintenance{0};
@@ -108,9 +110,11 @@ struct RunInputs {
   JobShape job;
   std::vector<hardware::FailureComponentSpec> components;  // e.g. a hardware profile's `failures`
   DetectionDelays detection;
-  /// Step-time factor of a straggler (the caller's step level turns it into a step time). Assumed 1.5: Llama 3
-  /// reports stragglers only qualitatively (reliability_public.json: llama3_54day.stragglers).
-  double straggler_slowdown = 1.5;
+  /// Step-time factor of a straggler (the caller's step level turns it into a step time): 1.2, a fail-slow GPU as
+  /// Greyhound measured it in ByteDance's clusters ("20% slower" under thermal throttling, a "maximum performance drop
+  /// of 21.6%" for computation fail-slows; Wu et al., "Greyhound", USENIX ATC 2025, the published version of FALCON,
+  /// arXiv:2410.12588). It was an assumed 1.5 (Llama 3 reports stragglers only qualitatively).
+  double straggler_slowdown = 1.2;
   /// Scheduling and initialisation before the checkpoint load. 10 min: the scenario default, inside Kokolis et al.'s
   /// 5-20 min restart overhead (HPCA 2025; reliability_public.json: recovery_times.kokolis_u0_min).
   base::Time restart{600'000'000'000};

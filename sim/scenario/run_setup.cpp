@@ -77,6 +77,10 @@ reliability::RunInputs run_inputs(const Scenario& s, const execution::StepPlan& 
   in.job = reliability::JobShape::make(s.cluster.gpus, s.cluster.gpus_per_node, L.dp, nodes_per_leaf, nodes_per_rack);
   in.components = s.reliability.components;
   in.detection.hang = s.reliability.hang_timeout;
+  if (s.reliability.detect_crash) in.detection.crash = *s.reliability.detect_crash;
+  if (s.reliability.detect_straggler) in.detection.straggler = *s.reliability.detect_straggler;
+  if (s.reliability.detect_sdc) in.detection.sdc = *s.reliability.detect_sdc;
+  if (s.reliability.straggler_slowdown) in.straggler_slowdown = *s.reliability.straggler_slowdown;
   in.restart = s.reliability.restart;
   in.node_swap = s.reliability.node_swap;
   in.when_spares_exhausted =

@@ -477,6 +477,16 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
     }
     r->optional("restart", rel.restart, base::Sign::NonNegative);
     r->optional("hang_timeout", rel.hang_timeout);
+    if (auto det = r->optional_object("detection")) {
+      for (auto [key, slot] : {std::pair{"crash", &rel.detect_crash}, std::pair{"straggler", &rel.detect_straggler},
+                               std::pair{"sdc", &rel.detect_sdc}}) {
+        base::Time t;
+        if (det->optional(key, t, base::Sign::NonNegative)) *slot = t;
+      }
+      det->finish();
+    }
+    double slowdown = 0;
+    if (r->optional("straggler_slowdown", slowdown, Range::between(1.0, 100.0))) rel.straggler_slowdown = slowdown;
     if (r->kind("spares") == JsonReader::Kind::String) {
       std::string text;
       if (r->optional_enum("spares", text, {"auto"})) rel.spares.reset();

@@ -97,6 +97,11 @@ struct ReliabilityConfig {
   CheckpointConfig checkpoint;
   base::Time restart;
   base::Time hang_timeout;
+  /// "detection": {"crash", "straggler", "sdc"}: how long after a failure the job notices it (defaults and sources:
+  /// reliability::DetectionDelays); absent keys keep the defaults.
+  std::optional<base::Time> detect_crash, detect_straggler, detect_sdc;
+  /// "straggler_slowdown": step-time factor of a fail-slow GPU (default and source: reliability::RunInputs).
+  std::optional<double> straggler_slowdown;
   std::optional<int> spares;              // absent ("auto", the default): reliability::auto_spares
   base::Time node_swap{180'000'000'000};  // default and source: reliability::RunInputs::node_swap
   bool shrink = true;  // "on_spares_exhausted": "shrink" (elastic, the default) or "wait" for repairs

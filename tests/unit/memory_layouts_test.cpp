@@ -117,6 +117,20 @@ TEST(TrainingStackKeys, BadValuesAreOneClearMessage) {
                         {"parallel.account_for_embedding_in_pipeline_split", "true"}})
                 .find("cannot be combined"),
             std::string::npos);
+  // This session's keys: each value outside its set or range is one message naming the key.
+  EXPECT_NE(load_error({{"training.kernels", "\"compiled\""}}).find("/training/kernels"), std::string::npos);
+  EXPECT_NE(load_error({{"parallel.recompute", "\"ops\""}}).find("/parallel/recompute"), std::string::npos);
+  EXPECT_NE(load_error({{"parallel.moe_dispatcher", "\"nvshmem\""}}).find("/parallel/moe_dispatcher"),
+            std::string::npos);
+  EXPECT_NE(load_error({{"reliability.detection.crsh", "\"1 min\""}}).find("did you mean \"crash\""),
+            std::string::npos);
+  EXPECT_NE(load_error({{"reliability.detection.crash", "\"-1 s\""}}).find("/reliability/detection/crash"),
+            std::string::npos);
+  EXPECT_NE(load_error({{"reliability.straggler_slowdown", "0.5"}}).find("/reliability/straggler_slowdown"),
+            std::string::npos);
+  EXPECT_EQ(load_error({{"training.kernels", "\"eager\""}, {"parallel.moe_dispatcher", "\"deepep\""},
+                        {"reliability.detection.crash", "\"1 min\""}, {"reliability.straggler_slowdown", "1.3"}}),
+            "");
 }
 
 // ---------------------------------------------------------------------------------------------------------------

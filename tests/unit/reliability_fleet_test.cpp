@@ -2,12 +2,18 @@
 // the settings their sources state.
 #include "sim/reliability/monte_carlo.hpp"
 #include "sim/reliability/run_inputs.hpp"
+#include "sim/execution/step_sim.hpp"
 #include "sim/results/run_result.hpp"
+#include "sim/scenario/run_setup.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/scenario/step_setup.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdio>
+#include <string>
+#include <variant>
 
 namespace sim::reliability {
 namespace {
@@ -58,6 +64,38 @@ TEST(FleetValidation, MetasEttrClosedFormAtTwelveThousandGpus) {
     EXPECT_NEAR(closed, published, 0.005) << "the restated closed form gives the paper's figure";
     EXPECT_NEAR(s.goodput.mean, published, 0.02);
   }
+}
+
+/// A scenario of scenarios/validation/ as the run level gets it (healthy step at analytic fidelity).
+RunInputs fleet_scenario(const std::string& file) {
+  const scenario::Scenario s = scenario::load_scenario(std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/validation/" + file);
+  const auto setup = scenario::step_setup(s);
+  const auto plan = execution::build_step_plan(std::get<execution::StepInputs>(setup));
+  return scenario::run_inputs(s, plan, execution::analytic_step(plan).step_time, /*simulate_straggler=*/false);
+}
+
+TEST(FleetValidation, MegaScaleOverAHundredRestartsInWeeksAtOverNinetyPercent) {
+  // Jiang et al., NSDI 2024, Sec. 6.2-6.3: "more than 10,000 GPUs", "several weeks", "training restarts over 100
+  // times", "over 90% effective training time rate", with its published recovery (scenario description).
+  const results::RunSummary s =
+      run_monte_carlo(fleet_scenario("megascale_production_weeks.json"), 100, /*seed=*/2402, /*threads=*/2);
+  std::printf("[megascale] 12,288 GPUs, 21 days: %.1f interruptions, ETTR %.3f (p10 %.3f)\n", s.interruptions_mean,
+              s.goodput.mean, s.goodput.p10);
+  EXPECT_GT(s.interruptions_mean, 100);
+  EXPECT_GT(s.goodput.p10, 0.90);
+  EXPECT_LT(s.goodput.mean, 0.99) << "restarts cost something";
+}
+
+TEST(FleetValidation, ByteRobustNinetySevenPercentOverThreeMonthsOnNineThousandSixHundredGpus) {
+  // Wan et al., arXiv:2509.16293 v4, Sec. 8.1.3: "97% ETTR for a three-month training job on 9,600 GPUs", with its
+  // published detection, localisation, failover and per-iteration in-memory checkpoints (scenario description). The
+  // failure rates are Llama 3's, about 2.4x the ~175 incidents ByteRobust counts for that job (Table 4): the ETTR is
+  // reproduced with more interruptions than ByteDance's fleet had.
+  const results::RunSummary s =
+      run_monte_carlo(fleet_scenario("byterobust_dense_3_months.json"), 100, /*seed=*/2509, /*threads=*/2);
+  std::printf("[byterobust] 9,600 GPUs, 90 days: %.1f interruptions (Table 4: ~175), ETTR %.3f (published 0.97)\n",
+              s.interruptions_mean, s.goodput.mean);
+  EXPECT_NEAR(s.goodput.mean, 0.97, 0.015);
 }
 
 }  // namespace
