@@ -139,6 +139,7 @@ class TitanImport {
         d.put("training.tokens", *steps * *gbs * *seq, origin_ + " [training] steps x global batch x seq_len");
     }
     precision(root, tr);
+    compiling(tr, root.get("compile"));
     checkpointing(root.get("activation_checkpoint"));
     model(root.get("model"));
     if (op_sac_) {
@@ -271,6 +272,32 @@ class TitanImport {
       d.put("training.dtype", std::string("bf16"), origin_ + " (TorchTitan default: mixed_precision_param bfloat16)",
             true);
     }
+  }
+
+  /// torch.compile ([compile] enable of 2025, [training] compile of 2024; TorchTitan's default false): compiled,
+  /// the elementwise ops fuse ("fused" kernels); eager, RMSNorm, RoPE and SwiGLU run as separate ops
+  /// (training.kernels).
+  void compiling(const TomlValue* tr, const TomlValue* comp) {
+    const TomlValue* v = nullptr;
+    std::string where;
+    if (comp && comp->get("enable")) {
+      v = comp->get("enable");
+      where = origin_ + " [compile] enable";
+      used("compile", "enable");
+    } else if (tr && tr->get("compile")) {
+      v = tr->get("compile");
+      where = origin_ + " [training] compile";
+      used("training", "compile");
+    }
+    if (!v) {
+      out_.draft.put("training.kernels", std::string("eager"), origin_ + " (TorchTitan default: compile false)", true);
+      return;
+    }
+    if (v->type != Type::Bool) {
+      error(v->line, where.substr(origin_.size() + 1) + ": expected true or false, found " + v->type_name());
+      return;
+    }
+    out_.draft.put("training.kernels", std::string(v->boolean ? "fused" : "eager"), where);
   }
 
   void checkpointing(const TomlValue* ac) {

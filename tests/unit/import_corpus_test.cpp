@@ -287,6 +287,7 @@ const std::vector<Case> kCases = {
        {"training.seq_len", "8192"},
        {"training.tokens", "524288000"},
        {"parallel.recompute", "\"op\""},
+       {"training.kernels", "\"eager\""},  // [training] compile = false
        {"training.dtype", "\"bf16\""}},
      {},
      {{"cluster.gpus", 64}}},
@@ -299,7 +300,8 @@ const std::vector<Case> kCases = {
        {"parallel.micro_batch", "2"},
        {"training.tokens", "786432000"},
        {"parallel.recompute", "\"full\""},
-       {"training.dtype", "\"fp8\""}},
+       {"training.dtype", "\"fp8\""},
+       {"training.kernels", "\"fused\""}},  // [training] compile = true
      {},
      {{"cluster.gpus", 128}}},
     {"torchtitan-qwen3-32b.toml",
