@@ -2,6 +2,7 @@
 #include "sim/execution/step_plan.hpp"
 
 #include "sim/execution/step_plan_cache.hpp"
+#include "sim/execution/step_plan_cache_impl.hpp"
 #include "sim/collectives/collective.hpp"
 #include "sim/hardware/compute_model.hpp"
 #include "sim/workload/layer_costs.hpp"
@@ -55,69 +56,14 @@ double grad_bytes(hardware::Dtype dtype, bool fp32_main_grads) {
 }
 constexpr double kParamBytes = 2.0;
 
-/// Per-plan memo of collective times: (op, first member, second member, size, bytes) identifies a group of one
-/// plan's placement and a payload.
-using CollectiveKey = std::tuple<int, int, int, int, std::int64_t>;
-using CollectiveMemo = std::map<CollectiveKey, Time>;
-
-/// Everything the layer-level timings are computed from (see StepPlanCache).
-struct LayerKey {
-  const workload::ModelSpec* model = nullptr;
-  const hardware::HardwareProfile* hardware = nullptr;
-  const topology::Topology* topology = nullptr;
-  int dtype = 0;
-  int fp8 = 0;
-  int recompute = 0;
-  bool attention_flash2 = false;
-  bool eager_kernels = false;
-  bool flash_attention = false;
-  bool dropout = false;
-  bool sequence_parallel = false;
-  int micro_batch = 0;
-  int seq_len = 0;
-  int tp = 0;
-  int cp = 0;
-  int ep = 0;
-  int expert_tp = 0;
-  int moe_dispatcher = 0;
-  std::vector<int> tp_group;  // GPU 0's groups: the members its layer collectives run on
-  std::vector<int> cp_group;
-  std::vector<int> ep_group;
-
-  auto tie() const {
-    return std::tie(model, hardware, topology, dtype, fp8, recompute, attention_flash2, eager_kernels, flash_attention,
-                    dropout, sequence_parallel, micro_batch, seq_len, tp, cp, ep, expert_tp, moe_dispatcher, tp_group,
-                    cp_group, ep_group);
-  }
-  bool operator<(const LayerKey& o) const { return tie() < o.tie(); }
-};
-
-/// The layer-level timings of one LayerKey, and the label table and collective memo a fresh build has after them.
-struct LayerTimings {
-  std::vector<TimedSegment> l_fwd, l_rec, l_b, l_w, d_fwd, d_rec, d_b, d_w, e_fwd, e_b, e_w, o_fwd, o_b, o_w;
-  double layer_forward_model_flops = 0;
-  double layer_recompute_flops = 0;  // executed FLOPs of one layer's recompute pass on one GPU
-  workload::ParamCounts params;
-  std::vector<std::string> labels;
-  CollectiveMemo collectives;
-};
-
 }  // namespace
 
-struct StepPlanCache::Impl {
-  std::map<LayerKey, LayerTimings> layers;
-  /// Collective times by (topology, op, bytes) and then the exact members: the cost model's own answer, reused.
-  std::map<std::tuple<const topology::Topology*, int, std::int64_t>, std::map<std::vector<int>, Time>> collectives;
-  /// workload::model_flops_per_iteration by (model, sequence length, sequences per iteration).
-  std::map<std::tuple<const workload::ModelSpec*, int, double>, double> model_flops;
-};
-
-StepPlanCache::StepPlanCache() : impl_(std::make_unique<Impl>()) {}
-StepPlanCache::~StepPlanCache() = default;
-StepPlanCache::StepPlanCache(StepPlanCache&&) noexcept = default;
-StepPlanCache& StepPlanCache::operator=(StepPlanCache&&) noexcept = default;
-
 namespace {
+
+using detail::CollectiveKey;
+using detail::CollectiveMemo;
+using detail::LayerKey;
+using detail::LayerTimings;
 
 class Planner {
  public:
