@@ -154,12 +154,14 @@ class HfImport {
       out_.draft.put("model.activation", std::string("geglu"), at(key) + " (Gemma's gated GeLU MLP)");
     } else if (act.starts_with("gelu")) {
       out_.draft.put("model.activation", std::string("gelu"), at(key));
+    } else if (act == "relu2") {
+      out_.draft.put("model.activation", std::string("relu2"), at(key) + " (squared ReLU, Nemotron)");
     } else {
       out_.unresolved.push_back({at(key),
                                  "\"" + act + "\"" +
                                      (model_type.starts_with("gemma") ? " in a gated (GeGLU) MLP" : "") +
                                      " is not modelled; accepted: silu, swish (gated, \"swiglu\"), gelu "
-                                     "variants (\"gelu\"); give --set activation=swiglu or gelu",
+                                     "variants (\"gelu\"), relu2 (\"relu2\"); give --set activation=swiglu or gelu",
                                  "model.activation"});
     }
   }
@@ -189,13 +191,15 @@ class HfImport {
           d.put("model.mla.q_lora_rank", std::int64_t{0}, origin_ + " (q_lora_rank null: a full query projection)");
           continue;
         }
-        count((std::string("model.mla.") + k).c_str(), {k}, Range::at_least(std::string_view(k) == "q_lora_rank" ? 0 : 1));
+        count((std::string("model.mla.") + k).c_str(), {k},
+              Range::at_least(std::string_view(k) == "q_lora_rank" ? 0 : 1));
       }
     }
     // Dense and MoE layers: DeepseekV3 (layer_idx >= first_k_dense_replace and layer_idx % moe_layer_freq == 0) and
     // Qwen2/3-MoE ((layer_idx + 1) % decoder_sparse_step == 0 and layer_idx not in mlp_only_layers).
     const bool moe = d.has("model.moe.experts");
-    if (auto k = int_key("first_k_dense_replace"); k && moe && *k > 0) d.put("model.moe.first_k_dense", *k, at("first_k_dense_replace"));
+    if (auto k = int_key("first_k_dense_replace"); k && moe && *k > 0)
+      d.put("model.moe.first_k_dense", *k, at("first_k_dense_replace"));
     if (auto f = int_key("moe_layer_freq"); f && moe && *f > 1) d.put("model.moe.layer_freq", *f, at("moe_layer_freq"));
     std::vector<int> dense_only;
     if (in_.kind("mlp_only_layers") == Kind::Array) {
@@ -237,13 +241,15 @@ class HfImport {
       for (std::size_t i = 0; periodic && i < types.size(); ++i)
         periodic = (types[i] == "full_attention") == ((static_cast<std::int64_t>(i) + 1) % (first_full + 1) == 0);
       if (other) {
-        in_.error("layer_types", "layers of linear or state-space attention among full attention are not modelled; "
-                                 "trainsim models full and sliding-window attention");
+        in_.error("layer_types",
+                  "layers of linear or state-space attention among full attention are not modelled; "
+                  "trainsim models full and sliding-window attention");
       } else if (first_full < 0) {
         global_every = 0;  // every layer is windowed
       } else if (!periodic) {
-        in_.error("layer_types", "sliding and full attention layers that do not repeat every k layers (full at layers "
-                                 "k-1, 2k-1, ...) are not modelled");
+        in_.error("layer_types",
+                  "sliding and full attention layers that do not repeat every k layers (full at layers "
+                  "k-1, 2k-1, ...) are not modelled");
       } else if (first_full > 0) {
         global_every = first_full + 1;
       }
@@ -258,8 +264,9 @@ class HfImport {
                           "hybrid_override_pattern", "layers_block_type", "attn_layer_indices", "attn_type_list"}) {
       if (!present(k)) continue;
       used_.push_back(k);
-      in_.error(k, "layers of linear or state-space attention among full attention are not modelled; trainsim "
-                   "models full and sliding-window attention");
+      in_.error(k,
+                "layers of linear or state-space attention among full attention are not modelled; trainsim "
+                "models full and sliding-window attention");
     }
     // QK-norm: Qwen3's attention normalises each query and key head (no config key: the architecture has it).
     if (model_type == "qwen3" || model_type == "qwen3_moe")

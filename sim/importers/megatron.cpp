@@ -24,9 +24,10 @@ using namespace megatron;
 // Commands whose words are not a training job's flags.
 bool not_a_job(const std::string& command) {
   static const std::set<std::string, std::less<>> kSkip = {
-      "echo", "printf", "mkdir", "cd",   "rm",    "cp",   "mv",     "ls",   "tee",      "sleep", "set",   "wait",
-      "trap", "hostname", "nvidia-smi", "scontrol", "pip", "git", "wget", "curl", "chmod", "touch", "ln", "date",
-      "source", ".", "cat", "module", "conda", "ulimit", "shift", "read", "mount", "dirname", "basename", "head"};
+      "echo",   "printf", "mkdir",  "cd",    "rm",       "cp",         "mv",       "ls",       "tee",
+      "sleep",  "set",    "wait",   "trap",  "hostname", "nvidia-smi", "scontrol", "pip",      "git",
+      "wget",   "curl",   "chmod",  "touch", "ln",       "date",       "source",   ".",        "cat",
+      "module", "conda",  "ulimit", "shift", "read",     "mount",      "dirname",  "basename", "head"};
   const auto slash = command.rfind('/');
   return kSkip.contains(slash == std::string::npos ? command : command.substr(slash + 1));
 }
@@ -48,8 +49,7 @@ class MegatronImport {
       const auto& cmd = script.commands[c];
       if (cmd.words.empty() || not_a_job(cmd.words.front().text)) continue;
       std::size_t start = 0;
-      if (cmd.words.front().text == "#SBATCH" || cmd.words.front().text == "srun" ||
-          cmd.words.front().text == "sbatch")
+      if (cmd.words.front().text == "#SBATCH" || cmd.words.front().text == "srun" || cmd.words.front().text == "sbatch")
         start = slurm(cmd);
       read_flags(cmd.words, start, c);
     }
@@ -85,12 +85,46 @@ class MegatronImport {
   /// Slurm's node count and tasks or GPUs per node (#SBATCH directives, srun and sbatch options); returns the index of
   /// the first word after the options (the program srun runs).
   std::size_t slurm(const ShellCommand& cmd) {
-    static const std::set<std::string, std::less<>> kValued = {
-        "-N", "-n", "-p", "-A", "-t", "-J", "-o", "-e", "-c", "-G", "-w", "-x", "--nodes", "--ntasks",
-        "--ntasks-per-node", "--gpus-per-node", "--gres", "--partition", "--account", "--time", "--job-name",
-        "--output", "--error", "--cpus-per-task", "--gpus", "--container-image", "--container-mounts",
-        "--container-name", "--container-workdir", "--mpi", "--export", "--mem", "--qos", "--nodelist",
-        "--exclude", "--dependency", "--gpus-per-task", "--cpu-bind", "--distribution", "--reservation"};
+    static const std::set<std::string, std::less<>> kValued = {"-N",
+                                                               "-n",
+                                                               "-p",
+                                                               "-A",
+                                                               "-t",
+                                                               "-J",
+                                                               "-o",
+                                                               "-e",
+                                                               "-c",
+                                                               "-G",
+                                                               "-w",
+                                                               "-x",
+                                                               "--nodes",
+                                                               "--ntasks",
+                                                               "--ntasks-per-node",
+                                                               "--gpus-per-node",
+                                                               "--gres",
+                                                               "--partition",
+                                                               "--account",
+                                                               "--time",
+                                                               "--job-name",
+                                                               "--output",
+                                                               "--error",
+                                                               "--cpus-per-task",
+                                                               "--gpus",
+                                                               "--container-image",
+                                                               "--container-mounts",
+                                                               "--container-name",
+                                                               "--container-workdir",
+                                                               "--mpi",
+                                                               "--export",
+                                                               "--mem",
+                                                               "--qos",
+                                                               "--nodelist",
+                                                               "--exclude",
+                                                               "--dependency",
+                                                               "--gpus-per-task",
+                                                               "--cpu-bind",
+                                                               "--distribution",
+                                                               "--reservation"};
     const auto& w = cmd.words;
     std::size_t i = 1;
     for (; i < w.size(); ++i) {
@@ -105,7 +139,9 @@ class MegatronImport {
       const bool unknown = w[i].unknown;
       auto count = [&](std::optional<Given>& into) {
         if (unknown || !parse_integer(value) || *parse_integer(value) < 1) {
-          out_.unresolved.push_back({where(w[i].line), flag + " \"" + value + "\" is not a number trainsim can read; give --gpus N", "cluster.gpus"});
+          out_.unresolved.push_back({where(w[i].line),
+                                     flag + " \"" + value + "\" is not a number trainsim can read; give --gpus N",
+                                     "cluster.gpus"});
           return;
         }
         into = Given{flag, value, w[i].line};
@@ -125,7 +161,7 @@ class MegatronImport {
       const ShellWord& w = words[i];
       if (w.unknown && w.text.starts_with("$")) {
         out_.ignored.push_back({where(w.line), w.text + ": the file does not set it, so the flags it may hold are "
-                                               "not read; write them out in the file"});
+                                                        "not read; write them out in the file"});
         continue;
       }
       if (!w.text.starts_with("--") || w.text.size() == 2) continue;  // the command, the script, positional values
@@ -160,9 +196,10 @@ class MegatronImport {
           defaults.insert(defaults.end(), v.defaults.begin(), v.defaults.end());
         }
       } else if (spec) {
-        error(w.line,
-              g.flag + " needs a value; " +
-                  (spec->kind == Kind::Int ? "write e.g. " + g.flag + " 8" : spec->choices.empty() ? std::string("give one") : "accepted: " + join(spec->choices)));
+        error(w.line, g.flag + " needs a value; " +
+                          (spec->kind == Kind::Int ? "write e.g. " + g.flag + " 8"
+                           : spec->choices.empty() ? std::string("give one")
+                                                   : "accepted: " + join(spec->choices)));
         continue;
       }
       if (!spec) {
@@ -278,8 +315,10 @@ class MegatronImport {
         d.put("cluster.gpus", nodes * *parse_integer(slurm_per_node_->value),
               where(*slurm_nodes_) + " x " + slurm_per_node_->flag + " (one process per GPU)");
       } else {
-        out_.unresolved.push_back({where(*slurm_nodes_), "needs --ntasks-per-node or --gpus-per-node to count GPUs; "
-                                                         "give --gpus N", "cluster.gpus"});
+        out_.unresolved.push_back({where(*slurm_nodes_),
+                                   "needs --ntasks-per-node or --gpus-per-node to count GPUs; "
+                                   "give --gpus N",
+                                   "cluster.gpus"});
       }
     }
 
@@ -407,21 +446,21 @@ class MegatronImport {
     const double per_increment = static_cast<double>(v[2]) / static_cast<double>(increments);
     std::int64_t consumed = 0, iters = 0;
     while (consumed <= v[2]) {
-      const auto step = std::min<std::int64_t>(v[0] + static_cast<std::int64_t>(static_cast<double>(consumed) / per_increment) * v[1], *gbs);
+      const auto step = std::min<std::int64_t>(
+          v[0] + static_cast<std::int64_t>(static_cast<double>(consumed) / per_increment) * v[1], *gbs);
       consumed += step;
       ++iters;
     }
     out_.notes.push_back({where(*g), "batch ramp-up over " + std::to_string(consumed) + " samples (" +
-                                         std::to_string(iters) + " iterations) counted in the tokens; the step is "
+                                         std::to_string(iters) +
+                                         " iterations) counted in the tokens; the step is "
                                          "simulated at the final global batch"});
     return std::pair{iters, consumed};
   }
 
   megatron::Context context() {
-    return {origin_,
-            [this](const std::string& f) { return given(f); },
-            [this](std::string_view p) { return lookup(p); },
-            out_,
+    return {origin_, [this](const std::string& f) { return given(f); },
+            [this](std::string_view p) { return lookup(p); }, out_,
             [this](int line, const std::string& m) { error(line, m); }};
   }
 
@@ -446,8 +485,10 @@ class MegatronImport {
             (strategy ? where(*strategy) : where(*f) + " (default no_shard)") + " (Megatron-FSDP " + s +
                 ": ZeRO stage " + std::to_string(stage) + ")");
     } else if (const Given* t = given("use-torch-fsdp2")) {
-      d.put("parallel.zero_stage", std::int64_t{3}, where(*t) + " (FSDP2 shards parameters, gradients and optimizer "
-                                                                "states: ZeRO stage 3)");
+      d.put("parallel.zero_stage", std::int64_t{3},
+            where(*t) +
+                " (FSDP2 shards parameters, gradients and optimizer "
+                "states: ZeRO stage 3)");
     } else if (strategy) {
       out_.notes.push_back({where(*strategy), "read only with --use-megatron-fsdp, as Megatron-LM does"});
     }
@@ -460,6 +501,8 @@ class MegatronImport {
     const std::string dflt = origin_ + " (Megatron-LM default)";
     if (const Given* g = given("swiglu")) {
       d.put("model.activation", std::string("swiglu"), where(*g));
+    } else if (const Given* r = given("squared-relu")) {
+      d.put("model.activation", std::string("relu2"), where(*r));
     } else if (describes_model) {
       d.put("model.activation", std::string("gelu"), origin_ + " (Megatron-LM default without --swiglu)", true);
     }
@@ -525,12 +568,14 @@ class MegatronImport {
     if (const Given* g = given("vocab-size"); g && !given("padded-vocab-size")) {
       const auto v = python_int(g->value);
       const Given* div = given("make-vocab-size-divisible-by");
-      const std::int64_t multiple = (div ? parse_integer(div->value).value_or(128) : 128) * lookup("parallel.tp").value_or(1);
+      const std::int64_t multiple =
+          (div ? parse_integer(div->value).value_or(128) : 128) * lookup("parallel.tp").value_or(1);
       if (v && *v > 0) {
         const std::int64_t padded = (*v + multiple - 1) / multiple * multiple;
         d.put("model.vocab", padded,
-              where(*g) + (padded == *v ? std::string() : " padded to a multiple of " + std::to_string(multiple) +
-                                                             " as Megatron-LM does"),
+              where(*g) + (padded == *v
+                               ? std::string()
+                               : " padded to a multiple of " + std::to_string(multiple) + " as Megatron-LM does"),
               padded != *v);
       } else {
         error(g->line, g->flag + ": \"" + g->value + "\" is not a positive integer");

@@ -73,6 +73,7 @@ const std::vector<FlagSpec>& flag_specs() {
       {"fp16", Kind::Bool, nullptr},
       {"fp8-format", Kind::Choice, nullptr, {"e4m3", "hybrid"}},
       {"swiglu", Kind::Bool, nullptr},
+      {"squared-relu", Kind::Bool, nullptr},
       {"normalization", Kind::Choice, nullptr, {"LayerNorm", "RMSNorm"}},
       {"position-embedding-type", Kind::Choice, nullptr, {"learned_absolute", "rope", "none"}},
       {"untie-embeddings-and-output-weights", Kind::Bool, nullptr},

@@ -99,6 +99,7 @@ std::string megatron_flags(const ParallelConfig& config, const Layout& layout, c
     flag("--num-query-groups", model.kv_heads);
   }
   if (model.activation == workload::Activation::SwiGlu) flags.emplace_back("--swiglu");
+  if (model.activation == workload::Activation::Relu2) flags.emplace_back("--squared-relu");
   if (model.activation == workload::Activation::GeGlu)
     comments.push_back("gated GELU MLP: Megatron-LM has no flag (--swiglu is the SiLU gate)");
   if (model.kv_channels > 0) flag("--kv-channels", model.kv_channels);

@@ -6,7 +6,10 @@ namespace sim::workload {
 using base::Range;
 
 std::string to_string(Activation a) {
-  return a == Activation::SwiGlu ? "swiglu" : a == Activation::GeGlu ? "geglu" : "gelu";
+  return a == Activation::SwiGlu  ? "swiglu"
+         : a == Activation::GeGlu ? "geglu"
+         : a == Activation::Relu2 ? "relu2"
+                                  : "gelu";
 }
 
 bool ModelSpec::is_moe_layer(int layer) const {
@@ -42,9 +45,10 @@ ModelSpec ModelSpec::parse(base::JsonReader& in) {
   in.optional("head_dim", m.kv_channels, Range::between(1, 1 << 16));
   in.required("vocab", m.vocab, Range::at_least(1));
   std::string activation;
-  if (in.required_enum("activation", activation, {"gelu", "swiglu", "geglu"}))
+  if (in.required_enum("activation", activation, {"gelu", "swiglu", "geglu", "relu2"}))
     m.activation = activation == "swiglu"  ? Activation::SwiGlu
                    : activation == "geglu" ? Activation::GeGlu
+                   : activation == "relu2" ? Activation::Relu2
                                            : Activation::Gelu;
   const bool modern = m.gated();
   m.norm = modern ? Norm::RmsNorm : Norm::LayerNorm;

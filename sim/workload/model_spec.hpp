@@ -10,8 +10,10 @@
 
 namespace sim::workload {
 
-enum class Activation { Gelu, SwiGlu, GeGlu };  // 2-matrix MLP | 3-matrix gated MLP (SiLU | GELU gate)
-enum class Norm { LayerNorm, RmsNorm };         // weight+bias | weight only
+/// 2-matrix MLP (GELU; squared ReLU, Nemotron's "squared-relu": So et al., "Primer", arXiv:2109.08668) | 3-matrix
+/// gated MLP (SiLU | GELU gate).
+enum class Activation { Gelu, SwiGlu, GeGlu, Relu2 };
+enum class Norm { LayerNorm, RmsNorm };  // weight+bias | weight only
 enum class PositionEmbedding { Learned, Rope };
 
 struct MoeSpec {
@@ -74,7 +76,7 @@ struct ModelSpec {
   std::optional<base::Count> published_active_params;
   std::map<std::string, std::string> provenance;
 
-  bool gated() const { return activation != Activation::Gelu; }
+  bool gated() const { return activation == Activation::SwiGlu || activation == Activation::GeGlu; }
   /// Whether layer `layer` attends through the sliding window.
   bool is_windowed_layer(int layer) const {
     return sliding_window > 0 && (global_every == 0 || (layer + 1) % global_every != 0);

@@ -120,12 +120,14 @@ TEST(ImportMegatron, DeepEpDispatchAndExpertTensorParallelism) {
   const auto im = importers::import_megatron_text(
       "torchrun --nproc_per_node=8 --nnodes 32 train.py --tensor-model-parallel-size 2 "
       "--expert-model-parallel-size 32 --expert-tensor-parallel-size 1 --moe-token-dispatcher-type flex "
-      "--moe-enable-deepep\n",
+      "--moe-enable-deepep --num-layers 32 --hidden-size 4096 --num-attention-heads 32 --squared-relu\n",
       "launch.sh");
   const auto* dispatcher = im.draft.find("parallel.moe_dispatcher");
   ASSERT_NE(dispatcher, nullptr);
   EXPECT_EQ(std::get<std::string>(dispatcher->value), "deepep");
   EXPECT_EQ(im.draft.integer("parallel.expert_tp"), 1);
+  ASSERT_NE(im.draft.find("model.activation"), nullptr);
+  EXPECT_EQ(std::get<std::string>(im.draft.find("model.activation")->value), "relu2") << "--squared-relu (Nemotron)";
 }
 
 TEST(ImportMegatron, ShellSyntaxVariablesAndBothFlagForms) {

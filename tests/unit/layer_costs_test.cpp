@@ -30,6 +30,19 @@ double executed_gemm_flops(const PassWork& p) {
   return f;
 }
 
+TEST(LayerCosts, SquaredReluIsATwoMatrixMlpLikeGelu) {
+  // Nemotron's squared ReLU (activation "relu2"): two MLP matrices and a 2-byte-per-element activation, as GELU; not
+  // a gated MLP (So et al., "Primer", arXiv:2109.08668; NeMo's activation: squared-relu).
+  auto m = scenario::load_model("gpt3-175b");
+  LayerShape s;
+  const auto gelu = layer_work(m, s, RecomputeMode::None);
+  m.activation = Activation::Relu2;
+  EXPECT_FALSE(m.gated());
+  const auto relu2 = layer_work(m, s, RecomputeMode::None);
+  EXPECT_DOUBLE_EQ(relu2.forward.executed_flops, gelu.forward.executed_flops);
+  EXPECT_DOUBLE_EQ(relu2.forward.model_flops, gelu.forward.model_flops);
+}
+
 TEST(LayerCosts, TensorParallelRanksSplitTheLayerFlops) {
   const auto m = scenario::load_model("llama3-70b");
   LayerShape one;

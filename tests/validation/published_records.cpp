@@ -107,6 +107,31 @@ constexpr KnownArchitecture kKnown[] = {
     {"GPT3-5B", 24, 4096, 32, 50257}, {"GPT3-20B", 44, 6144, 48, 50257},
 };
 
+/// NeMo's Nemotron models of the NeMo 24.07 performance table: NVIDIA NeMo-Framework-Launcher
+/// launcher_scripts/conf/training/nemotron/nemotron_{8b,22b,340b}.yaml (commits 329df4af, 3dd35614, 6daee02a):
+/// num_layers, hidden_size, ffn_hidden_size, num_attention_heads, num_query_groups (null: multi-head), activation
+/// squared-relu, position_embedding_type rope (rotary_percentage 0.5), normalization layernorm1p, bias false,
+/// share_embeddings_and_output_weights false; the 340B's tokenizer nemotron_2_256k (256,000 entries; the Nemotron-4
+/// papers' vocabulary), taken for all three; the 340B recomputes selectively (activations_checkpoint_granularity)
+/// and keeps and reduces its gradients in bf16 (optim.grad_sync_dtype bf16).
+struct NemotronArchitecture {
+  const char* name;
+  int layers, hidden, ffn, heads, kv_heads;
+  bool selective;   // activations_checkpoint_granularity: selective
+  bool bf16_grads;  // optim.grad_sync_dtype: bf16
+};
+constexpr NemotronArchitecture kNemotron[] = {
+    {"Nemotron-8B", 32, 4096, 16384, 32, 32, false, false},
+    {"Nemotron-22B", 40, 6144, 24576, 48, 48, false, false},
+    {"Nemotron-340B", 96, 18432, 73728, 96, 8, true, true},
+};
+
+const NemotronArchitecture* nemotron_of(const std::string& name) {
+  for (const auto& n : kNemotron)
+    if (name == n.name) return &n;
+  return nullptr;
+}
+
 json model_of(json m, const Family& fam, std::vector<std::string>& assumptions, std::string& refusal) {
   const std::string name = get<std::string>(m, "name").value_or("model");
   for (const auto& k : kKnown)
@@ -120,9 +145,27 @@ json model_of(json m, const Family& fam, std::vector<std::string>& assumptions, 
   const bool swiglu =
       contains(name, "llama") || contains(name, "mixtral") || contains(name, "qwen") || contains(name, "mistral");
   const bool mpt = contains(name, "mpt");
-  const bool nemotron = contains(name, "nemotron");
-  if (nemotron) {
-    refusal = "Nemotron-4's squared-ReLU MLP is not modelled, and the record does not give the architecture";
+  if (const auto* n = nemotron_of(name); n && is_null(m, "layers")) {
+    json out;
+    out["name"] = name;
+    out["layers"] = n->layers;
+    out["hidden"] = n->hidden;
+    out["ffn_hidden"] = n->ffn;
+    out["heads"] = n->heads;
+    out["kv_heads"] = n->kv_heads;
+    out["vocab"] = 256000;
+    out["activation"] = "relu2";
+    out["norm"] = "layernorm";
+    out["position_embedding"] = "rope";
+    out["bias"] = false;
+    out["tied_embeddings"] = false;
+    out["max_seq_len"] = std::max(4096, get<int>(m, "seq_len").value_or(4096));
+    assumptions.push_back(std::string("architecture of ") + n->name +
+                          " from NeMo-Framework-Launcher's nemotron yaml (squared ReLU, 256k vocabulary)");
+    return out;
+  }
+  if (contains(name, "nemotron")) {
+    refusal = "a Nemotron model whose architecture the record does not give and the converter does not know";
     return {};
   }
   for (const char* k : {"layers", "hidden", "heads", "vocab"})
@@ -175,7 +218,7 @@ json model_of(json m, const Family& fam, std::vector<std::string>& assumptions, 
   return out;
 }
 
-std::string recompute_of(const json& p, const Family& fam, std::vector<std::string>& assumptions) {
+std::string recompute_of(const json& p, const json& model, const Family& fam, std::vector<std::string>& assumptions) {
   const auto text = get<std::string>(p, "recompute");
   // TorchTitan's "selective" is PyTorch's per-operator checkpointing (selective_ac_option "op", the default of its
   // llama3_8b.toml at the benchmarked commit; torchtitan train_configs/llama3_8b.toml), trainsim's recompute "op".
@@ -185,6 +228,11 @@ std::string recompute_of(const json& p, const Family& fam, std::vector<std::stri
     return "op";
   }
   if (torchtitan && contains(*text, "selective")) return "op";
+  const auto* nemotron = nemotron_of(get<std::string>(model, "name").value_or(""));
+  if (!text && nemotron && nemotron->selective) {
+    assumptions.push_back("selective recomputation (the model's NeMo training config)");
+    return "selective";
+  }
   if (!text) {
     assumptions.push_back("no recomputation (the framework default when the recipe does not enable it)");
     return "none";
@@ -371,7 +419,7 @@ Record convert(const json& r) {
             .value_or(std::string(fam->name) != "megatron-sc21" && std::string(fam->name) != "korthikanti22");
     par["distributed_optimizer"] = distopt;
   }
-  par["recompute"] = recompute_of(p, *fam, out.assumptions);
+  par["recompute"] = recompute_of(p, m, *fam, out.assumptions);
   // Layer counts that do not divide the (virtual) stages: Megatron-LM counts the embedding and the loss as a layer each
   // (--account-for-embedding-in-pipeline-split, --account-for-loss-in-pipeline-split), which the NVIDIA recipes for
   // Llama 3.1 405B (126 + 2 = 128) and the Megatron-MoE-ModelZoo Qwen3 configs (94 + 2 = 96) rely on; TorchTitan's
@@ -414,6 +462,10 @@ Record convert(const json& r) {
     out.assumptions.push_back("dropout 0.1 (Megatron-LM's and NeMo GPT-3's defaults)");
   }
   training["dtype"] = dtype_of(r);
+  if (const auto* n = nemotron_of(model.value("name", "")); n && n->bf16_grads) {
+    training["main_grads"] = "bf16";
+    out.assumptions.push_back("bf16 gradients (optim.grad_sync_dtype in the model's NeMo config)");
+  }
   if (fam->fsdp_like && std::string(fam->name) != "llama3-paper") {
     // TorchTitan runs PyTorch SDPA (its flash backend is FlashAttention-2); llm-foundry's MPT runs Triton flash
     // attention (attn_impl: triton in its pretrain yamls).
