@@ -128,8 +128,10 @@ TEST(TrainingStackKeys, BadValuesAreOneClearMessage) {
             std::string::npos);
   EXPECT_NE(load_error({{"reliability.straggler_slowdown", "0.5"}}).find("/reliability/straggler_slowdown"),
             std::string::npos);
-  EXPECT_EQ(load_error({{"training.kernels", "\"eager\""}, {"parallel.moe_dispatcher", "\"deepep\""},
-                        {"reliability.detection.crash", "\"1 min\""}, {"reliability.straggler_slowdown", "1.3"}}),
+  EXPECT_EQ(load_error({{"training.kernels", "\"eager\""},
+                        {"parallel.moe_dispatcher", "\"deepep\""},
+                        {"reliability.detection.crash", "\"1 min\""},
+                        {"reliability.straggler_slowdown", "1.3"}}),
             "");
 }
 

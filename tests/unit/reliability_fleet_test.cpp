@@ -68,7 +68,8 @@ TEST(FleetValidation, MetasEttrClosedFormAtTwelveThousandGpus) {
 
 /// A scenario of scenarios/validation/ as the run level gets it (healthy step at analytic fidelity).
 RunInputs fleet_scenario(const std::string& file) {
-  const scenario::Scenario s = scenario::load_scenario(std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/validation/" + file);
+  const scenario::Scenario s =
+      scenario::load_scenario(std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/validation/" + file);
   const auto setup = scenario::step_setup(s);
   const auto plan = execution::build_step_plan(std::get<execution::StepInputs>(setup));
   return scenario::run_inputs(s, plan, execution::analytic_step(plan).step_time, /*simulate_straggler=*/false);

@@ -134,7 +134,8 @@ EfficiencyPatch fit(const std::vector<const Prepared*>& rows, const std::vector<
   return x;
 }
 
-// ---- isolated GEMM microbenchmarks -> the shape model per architecture ------------------------------------------------
+// ---- isolated GEMM microbenchmarks -> the shape model per architecture
+// ------------------------------------------------
 
 /// One measured isolated GEMM of tests/validation/gemm_microbenchmarks.json.
 struct Bench {
@@ -210,20 +211,20 @@ int main(int argc, char** argv) {
     std::ifstream in(std::string(TRAINSIM_SOURCE_DIR) + "/tests/validation/gemm_microbenchmarks.json");
     const auto doc = nlohmann::json::parse(in);
     for (const auto& r : doc.at("runs"))
-      benches.push_back({r.at("arch"), r.at("profile"), r.at("dtype"), r.at("b"), r.at("m"), r.at("n"), r.at("k"),
-                         r.at("tflops")});
+      benches.push_back(
+          {r.at("arch"), r.at("profile"), r.at("dtype"), r.at("b"), r.at("m"), r.at("n"), r.at("k"), r.at("tflops")});
   }
   const ShapeFit hopper = fit_shapes(benches, "sm_90", "bf16");
   const ShapeFit blackwell = fit_shapes(benches, "sm_100", "bf16");
   const ShapeFit blackwell_fp8 = fit_shapes(benches, "sm_100", "fp8", blackwell.k_half);
-  for (const auto& [name, f] : {std::pair{"sm_90 bf16", hopper}, std::pair{"sm_100 bf16", blackwell},
-                                std::pair{"sm_100 fp8", blackwell_fp8}})
-    std::printf("isolated GEMMs %s: %d points, efficiency %.3f, gemm_k_half %.0f, rms log error %.3f\n", name,
-                f.points, f.efficiency, f.k_half, f.rms);
+  for (const auto& [name, f] :
+       {std::pair{"sm_90 bf16", hopper}, std::pair{"sm_100 bf16", blackwell}, std::pair{"sm_100 fp8", blackwell_fp8}})
+    std::printf("isolated GEMMs %s: %d points, efficiency %.3f, gemm_k_half %.0f, rms log error %.3f\n", name, f.points,
+                f.efficiency, f.k_half, f.rms);
   auto& mb = result["microbenchmarks"];
   mb["source"] = "tests/validation/gemm_microbenchmarks.json (OpenXLA's measured matmul tables)";
-  for (const auto& [name, f] : {std::pair{"sm_90_bf16", hopper}, std::pair{"sm_100_bf16", blackwell},
-                                std::pair{"sm_100_fp8", blackwell_fp8}}) {
+  for (const auto& [name, f] :
+       {std::pair{"sm_90_bf16", hopper}, std::pair{"sm_100_bf16", blackwell}, std::pair{"sm_100_fp8", blackwell_fp8}}) {
     mb[name]["isolated_efficiency"] = f.efficiency;
     mb[name]["gemm_k_half"] = f.k_half;
     mb[name]["rms_log_error"] = std::round(f.rms * 1000) / 1000;
@@ -276,7 +277,8 @@ int main(int argc, char** argv) {
   // Blackwell's training-loop factors: its isolated efficiencies times Hopper's training-loop-to-isolated ratios (the
   // documented BF16 gemm 0.70 over Hopper's isolated fit; the fitted FP8 gemm_fp8 over the isolated FP8 figure of
   // compute_model.hpp, cuBLASLt FP8 8192^3 at 0.81 of the H100's FP8 peak): the same power cap and interference in a
-  // training loop, on the measured Blackwell kernels. Its runs come from one source family, so nothing is fitted to them.
+  // training loop, on the measured Blackwell kernels. Its runs come from one source family, so nothing is fitted to
+  // them.
   if (result["generations"].contains("hopper") && result["generations"]["hopper"].contains("params")) {
     const double hopper_fp8 = result["generations"]["hopper"]["params"].value("gemm_fp8", 0.0);
     const double gemm = sim::hardware::Efficiency{}.gemm * blackwell.efficiency / hopper.efficiency;
