@@ -1,6 +1,8 @@
 // sim/scenario/scenario.cpp: strict scenario loading, overrides, name resolution and cross-file checks.
 #include "sim/scenario/scenario.hpp"
 
+#include "sim/scenario/cost_section.hpp"
+
 #include "sim/base/json_reader.hpp"
 #include "sim/base/quantity.hpp"
 #include "sim/results/metric_paths.hpp"
@@ -185,82 +187,6 @@ std::vector<Expectation> parse_expect(JsonReader& in, const std::vector<hardware
   }
   if (unknown > 10) in.error("and " + std::to_string(unknown - 10) + " more metrics that are not result fields");
   return out;
-}
-
-/// The `cost` section (keys: README "Cost model"; defaults and their sources: sim/cost/cost.hpp).
-void parse_cost(JsonReader& c, CostConfig& cost) {
-  std::string pricing;
-  if (c.optional_enum("pricing", pricing, {"rented", "owned"}))
-    cost.pricing = pricing == "owned" ? cost::Pricing::Owned : cost::Pricing::Rented;
-  base::Money m;
-  if (c.optional("gpu_hour", m, base::Sign::Positive)) {
-    cost.gpu_hour = m;
-    cost.price_source = "scenario cost.gpu_hour";
-  }
-  c.optional_enum("price_kind", cost.price_kind, {"on-demand", "reserved", "spot"});
-  c.optional("price_date", cost.price_date);
-  base::Time t;
-  if (c.optional("deadline", t)) cost.deadline = t;
-  if (c.optional("budget", m, base::Sign::Positive)) cost.budget = m;
-  // A price with a unit the strict reader does not know ("0.08 USD/kWh"): read the text, parse it here.
-  auto unit_price = [](JsonReader& r, std::string_view key, auto parse, double& out) {
-    std::string text;
-    if (!r.optional(key, text)) return;
-    if (auto p = parse(text)) {
-      out = *p.value;
-    } else {
-      r.error(key, p.error);
-    }
-  };
-  if (auto o = c.optional_object("owned")) {
-    if (o->required("node_price", m, base::Sign::Positive)) cost.owned.node_price = m;
-    unit_price(*o, "amortisation", cost::parse_years, cost.owned.amortisation_years);
-    if (o->optional_fraction("utilisation", cost.owned.utilisation) && cost.owned.utilisation <= 0)
-      o->error("utilisation", "must be greater than zero");
-    o->finish();
-    if (cost.pricing != cost::Pricing::Owned) c.error("owned", "is used only with \"pricing\": \"owned\"");
-  } else if (cost.pricing == cost::Pricing::Owned) {
-    c.error("owned",
-            "\"pricing\": \"owned\" needs \"owned\": {\"node_price\": \"...USD\"} (purchase prices are "
-            "not published, so there is no default)");
-  }
-  cost.energy.billed = cost.pricing == cost::Pricing::Owned;  // a rented GPU-hour includes power
-  if (auto e = c.optional_object("energy")) {
-    e->optional("pue", cost.energy.pue, Range::between(1.0, 3.0));
-    unit_price(*e, "price", cost::parse_energy_price, cost.energy.usd_per_kwh);
-    e->optional_fraction("idle_fraction", cost.energy.idle_fraction);
-    e->optional("node_power", cost.energy.node_power);
-    e->optional("billed", cost.energy.billed);
-    e->finish();
-  }
-  if (auto st = c.optional_object("storage")) {
-    unit_price(*st, "price", cost::parse_storage_price, cost.storage.usd_per_gb_month);
-    st->optional("checkpoints_kept", cost.storage.checkpoints_kept, Range::between(0, 1'000'000));
-    st->finish();
-  }
-  c.finish();
-}
-
-/// Where the compute price comes from, in words, for the report.
-void finish_cost(CostConfig& cost, const hardware::HardwareProfile& hw) {
-  if (cost.pricing == cost::Pricing::Owned) {
-    char years[32];
-    std::snprintf(years, sizeof years, "%.3g", cost.owned.amortisation_years);
-    cost.price_source = "scenario cost.owned: node price " + base::format_money(cost.owned.node_price) +
-                        ", straight-line over " + years + " y at " +
-                        std::to_string(static_cast<int>(std::lround(cost.owned.utilisation * 100))) + "% utilisation";
-    return;
-  }
-  if (!cost.gpu_hour) return;
-  if (cost.price_source.empty() && hw.price) {  // the profile's price
-    if (cost.price_kind.empty()) cost.price_kind = hw.price->kind;
-    if (cost.price_date.empty()) cost.price_date = hw.price->date;
-    const auto prov = hw.provenance.find("price");
-    cost.price_source = hw.name + " profile price" + (prov == hw.provenance.end() ? "" : ": " + prov->second);
-  }
-  cost.price_source = base::format_money(*cost.gpu_hour) + " per GPU-hour" +
-                      (cost.price_kind.empty() ? "" : ", " + cost.price_kind) +
-                      (cost.price_date.empty() ? "" : ", " + cost.price_date) + " (" + cost.price_source + ")";
 }
 
 Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
@@ -507,8 +433,8 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
 
   s.cost.gpu_hour = s.hardware.price ? std::optional<base::Money>(s.hardware.price->gpu_hour) : std::nullopt;
   s.cost.energy.node_power = s.hardware.node.power;
-  if (auto c = in.optional_object("cost")) parse_cost(*c, s.cost);
-  finish_cost(s.cost, s.hardware);
+  if (auto c = in.optional_object("cost")) detail::parse_cost(*c, s.cost);
+  detail::finish_cost(s.cost, s.hardware);
   if (auto e = in.optional_object("expect"))
     s.expect = parse_expect(*e, rel.components, s.training.loss_spikes.has_value());
   in.finish();
