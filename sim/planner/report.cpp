@@ -16,6 +16,10 @@ std::string megatron_flags(const parallel::ParallelConfig& c, const parallel::La
     f += " --num-layers-per-virtual-pipeline-stage " + std::to_string(layers / (layout.pp * layout.vpp));
   if (layout.cp > 1) f += " --context-parallel-size " + std::to_string(layout.cp);
   if (layout.ep > 1) f += " --expert-model-parallel-size " + std::to_string(layout.ep);
+  if (layout.expert_tp > 0 && layout.expert_tp != layout.tp)
+    f += " --expert-tensor-parallel-size " + std::to_string(layout.expert_tp);
+  if (layout.ep > 1 && c.moe_dispatcher == parallel::MoeDispatcher::DeepEp)
+    f += " --moe-token-dispatcher-type flex --moe-enable-deepep";
   if (c.sequence_parallel && layout.tp > 1) f += " --sequence-parallel";
   const int sharding = std::max(c.zero_stage, c.distributed_optimizer ? 1 : 0);
   if (sharding >= 1) f += " --use-distributed-optimizer";

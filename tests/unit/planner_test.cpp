@@ -283,6 +283,15 @@ TEST(PlanFlags, MegatronCommandLine) {
   EXPECT_EQ(megatron_flags(c, l, 80),
             "--tensor-model-parallel-size 8 --pipeline-model-parallel-size 4 --recompute-granularity full "
             "--recompute-method uniform --recompute-num-layers 1 --micro-batch-size 2 --global-batch-size 1024");
+  // MoE parallel folding and DeepEP dispatch.
+  c.recompute = parallel::Recompute::None;
+  c.moe_dispatcher = parallel::MoeDispatcher::DeepEp;
+  l.ep = 8;
+  l.expert_tp = 1;
+  EXPECT_EQ(megatron_flags(c, l, 80),
+            "--tensor-model-parallel-size 8 --pipeline-model-parallel-size 4 --expert-model-parallel-size 8 "
+            "--expert-tensor-parallel-size 1 --moe-token-dispatcher-type flex --moe-enable-deepep --micro-batch-size 2 "
+            "--global-batch-size 1024");
 }
 
 TEST(PlanProperty, NeverReturnsAnInfeasibleConfigurationOnRandomScenarios) {
