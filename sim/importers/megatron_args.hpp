@@ -52,6 +52,10 @@ struct Context {
   std::function<void(int, const std::string&)> error;
 };
 
+/// The classic GPT layer's architecture flags with Megatron-LM's defaults when the file describes a model
+/// (megatron_model.cpp): activation, norm, positions, biases, tied embeddings, MLP width, query groups, MoE top-k and
+/// width, the padded vocabulary; it calls apply_architecture_features.
+void apply_model_flags(const Context& c);
 /// Model features beyond the classic GPT layer (megatron_features.cpp): --kv-channels (head dimension),
 /// multi-latent attention, --moe-layer-freq (dense and MoE layers), --moe-shared-expert-intermediate-size,
 /// --quick-geglu, --qk-layernorm, --mtp-num-layers.

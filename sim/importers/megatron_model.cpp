@@ -1,0 +1,108 @@
+// sim/importers/megatron_model.cpp: Megatron-LM's architecture flags of the classic GPT layer (activation, norm,
+// positions, biases, tied embeddings, MLP width, query groups, MoE top-k and width, the padded vocabulary, the position
+// table) with Megatron-LM's defaults when the file describes a model. Seam: megatron.cpp reads the script and the
+// parallel layout; megatron_features.cpp the features beyond this layer. Defaults follow
+// megatron/training/arguments.py.
+#include "sim/importers/megatron_args.hpp"
+
+namespace sim::importers::megatron {
+namespace {
+
+std::string where(const Context& c, const Given& g) {
+  return c.origin + ":" + std::to_string(g.line) + " " + g.flag;
+}
+
+}  // namespace
+
+void apply_model_flags(const Context& c) {
+  Draft& d = c.out.draft;
+  const bool describes_model = c.given("num-layers") || c.given("hidden-size") || c.given("num-attention-heads");
+  const std::string dflt = c.origin + " (Megatron-LM default)";
+  if (const Given* g = c.given("swiglu")) {
+    d.put("model.activation", std::string("swiglu"), where(c, *g));
+  } else if (const Given* r = c.given("squared-relu")) {
+    d.put("model.activation", std::string("relu2"), where(c, *r));
+  } else if (describes_model) {
+    d.put("model.activation", std::string("gelu"), c.origin + " (Megatron-LM default without --swiglu)", true);
+  }
+  if (const Given* g = c.given("normalization")) {
+    d.put("model.norm", std::string(g->value == "RMSNorm" ? "rmsnorm" : "layernorm"), where(c, *g));
+  } else if (describes_model) {
+    d.put("model.norm", std::string("layernorm"), dflt, true);
+  }
+  if (const Given* g = c.given("position-embedding-type")) {
+    if (g->value == "none") {
+      c.out.unresolved.push_back(
+          {where(c, *g), "\"none\": trainsim models learned or rotary positions only", "model.position_embedding"});
+    } else {
+      d.put("model.position_embedding", std::string(g->value == "rope" ? "rope" : "learned"), where(c, *g));
+    }
+  } else if (describes_model) {
+    d.put("model.position_embedding", std::string("learned"), dflt, true);
+  }
+  if (const Given* g = c.given("disable-bias-linear")) {
+    d.put("model.bias", false, where(c, *g));
+  } else if (describes_model) {
+    d.put("model.bias", true, dflt + ", linear layers with biases", true);
+  }
+  if (const Given* g = c.given("untie-embeddings-and-output-weights")) {
+    d.put("model.tied_embeddings", false, where(c, *g));
+  } else if (describes_model) {
+    d.put("model.tied_embeddings", true, dflt + ", tied input and output embeddings", true);
+  }
+  // MLP width default: 4h, or for SwiGLU int(4h * 2/3 / 64) * 64 (arguments.py).
+  if (const auto h = d.integer("model.hidden"); h && !d.has("model.ffn_hidden")) {
+    const bool swiglu = c.given("swiglu") != nullptr;
+    const std::int64_t ffn = swiglu ? (4 * *h * 2 / 3) / 64 * 64 : 4 * *h;
+    d.put("model.ffn_hidden", ffn,
+          c.origin + (swiglu ? " (Megatron-LM default: int(4 x hidden x 2/3 / 64) x 64)"
+                             : " (Megatron-LM default: 4 x hidden)"),
+          true);
+  }
+  // Key/value heads: --num-query-groups counts only with --group-query-attention (default 1 group then).
+  const Given* gqa = c.given("group-query-attention");
+  const Given* groups = c.given("num-query-groups");
+  if (gqa) {
+    if (groups) {
+      if (auto n = python_int(groups->value)) d.put("model.kv_heads", *n, where(c, *groups));
+    } else {
+      d.put("model.kv_heads", std::int64_t{1}, where(c, *gqa) + " (Megatron-LM default: 1 query group)", true);
+    }
+  } else if (groups) {
+    c.out.notes.push_back({where(c, *groups), "ignored without --group-query-attention, as Megatron-LM does"});
+  }
+  if (const auto heads = d.integer("model.heads"); heads && !d.has("model.kv_heads"))
+    d.put("model.kv_heads", *heads, dflt + ", multi-head attention", true);
+  // MoE: top-k defaults to 2, the expert width to the MLP width.
+  if (d.has("model.moe.experts")) {
+    if (!d.has("model.moe.top_k")) d.put("model.moe.top_k", std::int64_t{2}, dflt + " --moe-router-topk 2", true);
+    if (!d.has("model.moe.ffn_hidden")) {
+      if (auto f = c.lookup("model.ffn_hidden"))
+        d.put("model.moe.ffn_hidden", *f, dflt + " (expert width = MLP width)", true);
+    }
+  }
+  apply_architecture_features(c);
+  // Vocabulary: Megatron-LM pads --vocab-size to a multiple of --make-vocab-size-divisible-by (128) x tp
+  // (_vocab_size_with_padding in megatron/training/tokenizer); --padded-vocab-size is taken as given.
+  if (const Given* g = c.given("vocab-size"); g && !c.given("padded-vocab-size")) {
+    const auto v = python_int(g->value);
+    const Given* div = c.given("make-vocab-size-divisible-by");
+    const std::int64_t multiple =
+        (div ? parse_integer(div->value).value_or(128) : 128) * c.lookup("parallel.tp").value_or(1);
+    if (v && *v > 0) {
+      const std::int64_t padded = (*v + multiple - 1) / multiple * multiple;
+      d.put("model.vocab", padded,
+            where(c, *g) + (padded == *v
+                                ? std::string()
+                                : " padded to a multiple of " + std::to_string(multiple) + " as Megatron-LM does"),
+            padded != *v);
+    } else {
+      c.error(g->line, g->flag + ": \"" + g->value + "\" is not a positive integer");
+    }
+  }
+  // The position table: Megatron-LM sizes it to --max-position-embeddings, else the sequence length.
+  if (describes_model && !d.has("model.max_seq_len"))
+    if (auto seq = d.integer("training.seq_len")) d.put("model.max_seq_len", *seq, dflt + " (= --seq-length)", true);
+}
+
+}  // namespace sim::importers::megatron
