@@ -3,6 +3,7 @@
 
 #include "sim/execution/step_plan_cache.hpp"
 #include "sim/execution/step_plan_cache_impl.hpp"
+#include "sim/execution/tp_overlap.hpp"
 #include "sim/collectives/collective.hpp"
 #include "sim/hardware/compute_model.hpp"
 #include "sim/workload/layer_costs.hpp"
@@ -192,14 +193,19 @@ class Planner {
   }
 
   /// Timed segments of one pass, adjacent compute merged (fewer events, same time).
-  std::vector<TimedSegment> timed(const workload::PassWork& p) {
+  std::vector<TimedSegment> timed(const workload::PassWork& p, bool backward = false) {
     std::vector<TimedSegment> out;
-    for (const auto& s : p.segments) {
+    for (std::size_t i = 0; i < p.segments.size(); ++i) {
+      const auto& s = p.segments[i];
       if (s.is_comm) {
         const SegKind kind = s.comm == workload::CommKind::CpExchange   ? SegKind::Cp
                              : s.comm == workload::CommKind::EpAllToAll ? SegKind::Ep
                                                                         : SegKind::Tp;
-        const Time t = comm_time(s.comm, s.comm_bytes);
+        Time t = comm_time(s.comm, s.comm_bytes);
+        if (in_.parallel.tp_comm_overlap)
+          if (const auto exposed = tp_overlap_exposed(p, i, backward, t, in_.layout.tp, hw_.gpu.sm_count,
+                                                      [this](const workload::Kernel& k) { return kernel_time(k); }))
+            t = *exposed;
         if (t > Time::zero()) out.push_back({t, kind, label(s.label)});
         continue;
       }
@@ -465,6 +471,19 @@ StepPlan Planner::build() {
     st.optimizer = hardware::memory_time(hw_.gpu, hw_.efficiency, shard * kOptimizerBytesPerParam);
     const bool gather_after = zero && !zero3 && dp_group.size() > 1;
     if (gather_after) st.param_gather = collective(collectives::Op::AllGather, dp_group, st.params_local * kParamBytes);
+    if (gather_after && in_.parallel.overlap_param_gather && !st.buckets.empty()) {
+      // --overlap-param-gather (Megatron-Core DistributedDataParallel: the all-gathers are issued bucket by bucket, a
+      // forward pre-hook waiting for its bucket and issuing the next): only the first bucket (the stage's first layers,
+      // the last bucket its backward filled) waits alone; the rest hides under one micro-batch's forward.
+      double all = 0;
+      for (const auto& b : st.buckets)
+        all += static_cast<double>(b.bytes.n);
+      const double first_share = all > 0 ? static_cast<double>(st.buckets.back().bytes.n) / all : 1.0;
+      const Time first_bucket{
+          static_cast<std::int64_t>(std::llround(static_cast<double>(st.param_gather.ns) * first_share))};
+      const Time forward = st.forward.total();
+      st.param_gather = std::max(first_bucket, st.param_gather > forward ? st.param_gather - forward : Time::zero());
+    }
     st.param_gather_bytes =
         gather_after ? Bytes{static_cast<std::int64_t>(std::llround(st.params_local * kParamBytes))} : Bytes{};
     built.push_back({first, last, layers, v, recomputed_layers - recomputed_before});
@@ -526,6 +545,7 @@ const LayerTimings& Planner::layer_timings(const workload::LayerShape& shape, bo
     key->ep = shape.ep;
     key->expert_tp = shape.expert_tp;
     key->moe_dispatcher = static_cast<int>(in_.parallel.moe_dispatcher);
+    key->tp_comm_overlap = in_.parallel.tp_comm_overlap;
     key->tp_group = placement_.group(parallel::Dim::Tp, 0);
     key->cp_group = placement_.group(parallel::Dim::Cp, 0);
     key->ep_group = placement_.group(parallel::Dim::Ep, 0);
@@ -545,17 +565,17 @@ const LayerTimings& Planner::layer_timings(const workload::LayerShape& shape, bo
   const auto out = workload::output_work(model_, shape);
   t.l_fwd = timed(lw.forward);
   t.l_rec = timed(lw.recompute);
-  t.l_b = timed(lw.backward_input);
+  t.l_b = timed(lw.backward_input, true);
   t.l_w = timed(lw.backward_weight);
   t.d_fwd = mixed ? timed(dw.forward) : t.l_fwd;
   t.d_rec = mixed ? timed(dw.recompute) : t.l_rec;
-  t.d_b = mixed ? timed(dw.backward_input) : t.l_b;
+  t.d_b = mixed ? timed(dw.backward_input, true) : t.l_b;
   t.d_w = mixed ? timed(dw.backward_weight) : t.l_w;
   t.e_fwd = timed(emb.forward);
-  t.e_b = timed(emb.backward_input);
+  t.e_b = timed(emb.backward_input, true);
   t.e_w = timed(emb.backward_weight);
   t.o_fwd = timed(out.forward);
-  t.o_b = timed(out.backward_input);
+  t.o_b = timed(out.backward_input, true);
   t.o_w = timed(out.backward_weight);
   t.layer_forward_model_flops = lw.forward.model_flops;
   t.layer_recompute_flops = lw.recompute.executed_flops;

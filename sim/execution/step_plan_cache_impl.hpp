@@ -39,14 +39,15 @@ struct LayerKey {
   int ep = 0;
   int expert_tp = 0;
   int moe_dispatcher = 0;
+  bool tp_comm_overlap = false;
   std::vector<int> tp_group;  // GPU 0's groups: the members its layer collectives run on
   std::vector<int> cp_group;
   std::vector<int> ep_group;
 
   auto tie() const {
     return std::tie(model, hardware, topology, dtype, fp8, recompute, attention_flash2, eager_kernels, flash_attention,
-                    dropout, sequence_parallel, micro_batch, seq_len, tp, cp, ep, expert_tp, moe_dispatcher, tp_group,
-                    cp_group, ep_group);
+                    dropout, sequence_parallel, micro_batch, seq_len, tp, cp, ep, expert_tp, moe_dispatcher,
+                    tp_comm_overlap, tp_group, cp_group, ep_group);
   }
   bool operator<(const LayerKey& o) const { return tie() < o.tie(); }
 };

@@ -42,6 +42,8 @@ const std::vector<FlagSpec>& flag_specs() {
       {"grad-reduce-in-bf16", Kind::Bool, nullptr},
       {"moe-layer-freq", Kind::Text, nullptr},
       {"moe-enable-deepep", Kind::Bool, nullptr},
+      {"tp-comm-overlap", Kind::Bool, nullptr},
+      {"overlap-param-gather", Kind::Bool, nullptr},
       {"moe-shared-expert-intermediate-size", Kind::Int, nullptr},
       {"make-vocab-size-divisible-by", Kind::Int, nullptr},
       {"quick-geglu", Kind::Bool, nullptr},

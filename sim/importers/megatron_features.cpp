@@ -124,6 +124,10 @@ void apply_architecture_features(const Context& c) {
   // DeepEP dispatch (--moe-token-dispatcher-type flex --moe-enable-deepep): tokens cross the network once per node.
   if (const Given* g = c.given("moe-enable-deepep"))
     d.put("parallel.moe_dispatcher", std::string("deepep"), where(c, *g));
+  // Communication overlap: Transformer Engine's userbuffers for the sequence-parallel collectives, and the distributed
+  // optimizer's parameter all-gather under the next forward.
+  if (const Given* g = c.given("tp-comm-overlap")) d.put("parallel.tp_comm_overlap", true, where(c, *g));
+  if (const Given* g = c.given("overlap-param-gather")) d.put("parallel.overlap_param_gather", true, where(c, *g));
   // Shared experts: one shared MLP of --moe-shared-expert-intermediate-size (Megatron-Core's SharedExpertMLP). When it
   // is a multiple of the routed width it is written as that many routed-width shared experts (the same parameters and
   // FLOPs, and what `step --explain` writes back).

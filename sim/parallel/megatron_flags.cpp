@@ -61,7 +61,10 @@ std::string megatron_flags(const ParallelConfig& config, const Layout& layout, c
     comments.push_back("rank order " + config.order + " (innermost first): Megatron-LM's order is tp-cp-ep-dp-pp");
 
   if (config.sequence_parallel && layout.tp > 1) flags.emplace_back("--sequence-parallel");
+  if (config.tp_comm_overlap && config.sequence_parallel && layout.tp > 1) flags.emplace_back("--tp-comm-overlap");
   if (config.zero_stage >= 1 || config.distributed_optimizer) flags.emplace_back("--use-distributed-optimizer");
+  if (config.overlap_param_gather && (config.zero_stage >= 1 || config.distributed_optimizer))
+    flags.emplace_back("--overlap-param-gather");
   if (config.zero_stage >= 2)
     comments.push_back("zero_stage " + n(config.zero_stage) +
                        ": Megatron-LM has no ZeRO-2/3 flag (--use-distributed-optimizer shards optimizer states only; "

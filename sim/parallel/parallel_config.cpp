@@ -76,6 +76,8 @@ ParallelConfig ParallelConfig::parse(base::JsonReader& in) {
   std::string dispatcher;
   if (in.optional_enum("moe_dispatcher", dispatcher, {"alltoall", "deepep"}))
     p.moe_dispatcher = dispatcher == "deepep" ? MoeDispatcher::DeepEp : MoeDispatcher::AllToAll;
+  in.optional("tp_comm_overlap", p.tp_comm_overlap);
+  in.optional("overlap_param_gather", p.overlap_param_gather);
   std::string method;
   if (in.optional_enum("recompute_method", method, {"uniform", "block"}))
     p.recompute_method = method == "block" ? RecomputeMethod::Block : RecomputeMethod::Uniform;
@@ -145,6 +147,12 @@ ParallelConfig ParallelConfig::parse(base::JsonReader& in) {
   if (p.recompute != Recompute::Selective && in.has("recompute_modules"))
     in.error("recompute_modules", std::string("applies to \"recompute\": \"selective\" only (Megatron-Core), not \"") +
                                       to_string(p.recompute) + "\"");
+  // Megatron-LM asserts --sequence-parallel when --tp-comm-overlap is given (megatron/training/arguments.py); with tp 1
+  // there is nothing to overlap.
+  if (p.tp_comm_overlap && p.tp > 1 && !p.sequence_parallel)
+    in.error("tp_comm_overlap",
+             "needs \"sequence_parallel\": true (Megatron-LM overlaps only the sequence-parallel all-gathers and "
+             "reduce-scatters with their GEMMs)");
   if (!p.layers_per_stage.empty() &&
       (p.account_for_embedding || p.account_for_loss || p.first_stage_layers > 0 || p.last_stage_layers > 0))
     in.error("layers_per_stage",

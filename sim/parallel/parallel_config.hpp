@@ -60,6 +60,12 @@ struct ParallelConfig {
   int recompute_num_layers = 1;
   unsigned recompute_modules = kRecomputeCoreAttn;         // selective granularity only
   MoeDispatcher moe_dispatcher = MoeDispatcher::AllToAll;  // "moe_dispatcher": "alltoall" (default) or "deepep"
+  /// Megatron-LM's --tp-comm-overlap: Transformer Engine's userbuffers run each sequence-parallel all-gather and
+  /// reduce-scatter of a linear layer pipelined with its GEMM (execution/tp_overlap.hpp). Needs sequence parallelism.
+  bool tp_comm_overlap = false;
+  /// Megatron-LM's --overlap-param-gather (distributed optimizer / ZeRO 1-2): the updated parameters' all-gather runs
+  /// bucket by bucket under the next iteration's first forward instead of after the optimizer step.
+  bool overlap_param_gather = false;
   int micro_batch = 1;
   int global_batch = 0;  // sequences per iteration
   Schedule schedule = Schedule::OneFOneB;
@@ -79,7 +85,8 @@ struct ParallelConfig {
   /// false, zero_stage 0, recompute "none" (or "selective", "full", "op"), recompute_method "uniform",
   /// recompute_num_layers 1, recompute_modules
   /// ["core_attn"] (Megatron-Core's defaults), micro_batch 1, schedule "1f1b" ("interleaved" is implied by vpp > 1),
-  /// account_for_embedding/loss_in_pipeline_split false, first/last_stage_layers not given. global_batch is required.
+  /// account_for_embedding/loss_in_pipeline_split false, first/last_stage_layers not given, tp_comm_overlap and
+  /// overlap_param_gather false (Megatron-LM's defaults). global_batch is required.
   static ParallelConfig parse(base::JsonReader& in);
 };
 

@@ -21,8 +21,10 @@ std::string megatron_flags(const parallel::ParallelConfig& c, const parallel::La
   if (layout.ep > 1 && c.moe_dispatcher == parallel::MoeDispatcher::DeepEp)
     f += " --moe-token-dispatcher-type flex --moe-enable-deepep";
   if (c.sequence_parallel && layout.tp > 1) f += " --sequence-parallel";
+  if (c.tp_comm_overlap && c.sequence_parallel && layout.tp > 1) f += " --tp-comm-overlap";
   const int sharding = std::max(c.zero_stage, c.distributed_optimizer ? 1 : 0);
   if (sharding >= 1) f += " --use-distributed-optimizer";
+  if (sharding >= 1 && c.overlap_param_gather) f += " --overlap-param-gather";
   if (sharding == 2) f += " --use-custom-fsdp --data-parallel-sharding-strategy optim_grads";
   if (sharding == 3) f += " --use-custom-fsdp --data-parallel-sharding-strategy optim_grads_params";
   if (c.recompute == parallel::Recompute::Selective) f += " --recompute-activations";

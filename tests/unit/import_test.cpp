@@ -99,6 +99,25 @@ TEST(ImportAcceptance, StepExplainReadsBackThroughTheMegatronImporter) {
             trainsim({"step", kData + "llama3-8b-hand.json", "--json"}).out);
 }
 
+TEST(ImportAcceptance, ExplainWritesTheOverlapFlagsAndTheyReadBack) {
+  support::TempDir dir;
+  const std::vector<std::string> set = {"--set", "parallel.tp_comm_overlap=true", "--set",
+                                        "parallel.overlap_param_gather=true"};
+  std::vector<std::string> explain = {"step", kData + "llama3-8b-hand.json", "--explain"};
+  explain.insert(explain.end(), set.begin(), set.end());
+  auto ex = trainsim(explain);
+  ASSERT_EQ(ex.code, kExitOk) << ex.err;
+  EXPECT_TRUE(contains(ex.out, "--tp-comm-overlap")) << ex.out;
+  EXPECT_TRUE(contains(ex.out, "--overlap-param-gather")) << ex.out;
+  const std::string imported = (dir.path() / "back.json").string();
+  auto im = trainsim({"import", "megatron", dir.write("flags.sh", ex.out), "--gpus", "64", "--hardware",
+                      "h100-sxm5-80gb", "--tokens", "1T", "--name", "llama3-8b-launch", "-o", imported});
+  ASSERT_EQ(im.code, kExitOk) << im.err;
+  std::vector<std::string> direct = {"step", kData + "llama3-8b-hand.json", "--json"};
+  direct.insert(direct.end(), set.begin(), set.end());
+  EXPECT_EQ(trainsim({"step", imported, "--json"}).out, trainsim(direct).out);
+}
+
 TEST(ImportAcceptance, ExplainOfAnInterleavedPipelineRoundTrips) {
   support::TempDir dir;
   const std::string ci = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/ci/llama2-70b-64-h100-pp.json";
@@ -128,6 +147,25 @@ TEST(ImportMegatron, DeepEpDispatchAndExpertTensorParallelism) {
   EXPECT_EQ(im.draft.integer("parallel.expert_tp"), 1);
   ASSERT_NE(im.draft.find("model.activation"), nullptr);
   EXPECT_EQ(std::get<std::string>(im.draft.find("model.activation")->value), "relu2") << "--squared-relu (Nemotron)";
+}
+
+TEST(ImportMegatron, CommunicationOverlapFlags) {
+  // --tp-comm-overlap and --overlap-param-gather change the step model (execution/tp_overlap.hpp, the parameter
+  // gather under the next forward); --overlap-grad-reduce is what trainsim always assumes.
+  const auto im = importers::import_megatron_text(
+      "torchrun --nproc_per_node=8 --nnodes 4 train.py --tensor-model-parallel-size 4 --sequence-parallel "
+      "--tp-comm-overlap --use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather "
+      "--num-layers 32 --hidden-size 4096 --num-attention-heads 32\n",
+      "launch.sh");
+  ASSERT_NE(im.draft.find("parallel.tp_comm_overlap"), nullptr);
+  EXPECT_TRUE(std::get<bool>(im.draft.find("parallel.tp_comm_overlap")->value));
+  ASSERT_NE(im.draft.find("parallel.overlap_param_gather"), nullptr);
+  EXPECT_TRUE(std::get<bool>(im.draft.find("parallel.overlap_param_gather")->value));
+  const auto plain = importers::import_megatron_text(
+      "torchrun --nproc_per_node=8 --nnodes 4 train.py --tensor-model-parallel-size 4 --sequence-parallel "
+      "--num-layers 32 --hidden-size 4096 --num-attention-heads 32\n",
+      "launch.sh");
+  EXPECT_EQ(plain.draft.find("parallel.tp_comm_overlap"), nullptr) << "Megatron-LM's default: off";
 }
 
 TEST(ImportMegatron, ShellSyntaxVariablesAndBothFlagForms) {

@@ -274,6 +274,14 @@ TEST(PlanFlags, MegatronCommandLine) {
             "--tensor-model-parallel-size 8 --pipeline-model-parallel-size 4 --num-layers-per-virtual-pipeline-stage "
             "4 --context-parallel-size 2 --sequence-parallel --use-distributed-optimizer --recompute-activations "
             "--micro-batch-size 2 --global-batch-size 1024");
+  c.tp_comm_overlap = true;
+  c.overlap_param_gather = true;
+  EXPECT_NE(megatron_flags(c, l, 80).find("--sequence-parallel --tp-comm-overlap --use-distributed-optimizer "
+                                          "--overlap-param-gather"),
+            std::string::npos)
+      << megatron_flags(c, l, 80);
+  c.tp_comm_overlap = false;
+  c.overlap_param_gather = false;
   c.recompute = parallel::Recompute::Full;
   c.zero_stage = 0;
   c.distributed_optimizer = false;

@@ -420,6 +420,23 @@ Record convert(const json& r) {
     par["distributed_optimizer"] = distopt;
   }
   par["recompute"] = recompute_of(p, m, *fam, out.assumptions);
+  // Communication overlap the sources state: the Megatron-LM README's weak-scaling rows name --tp-comm-overlap and
+  // --overlap-param-gather in their notes; the DGX Cloud recipes run NeMo 2's performance recipes, whose
+  // MegatronCommOverlapCallback sets tp_comm_overlap with the userbuffers configs named for these models (NVIDIA NeMo
+  // nemo/collections/llm/recipes/llama31_405b.py and tp_overlap_configs/userbuffers.py at 0594a700) and overlaps the
+  // distributed optimizer's parameter gather; NeMo 24.07's launcher configs overlap the parameter gather
+  // (optim.overlap_param_sync: true) but not TP (ub_tp_comm_overlap: false; NeMo-Framework-Launcher
+  // launcher_scripts/conf/training/llama/llama2_70b.yaml at 0446d2c0).
+  const std::string fam_name = fam->name;
+  const std::string notes_text = r.value("notes", std::string());
+  const bool readme_overlap = notes_text.find("--tp-comm-overlap") != std::string::npos;
+  if ((readme_overlap || fam_name == "dgxc-benchmarking") && tp > 1 && sp) {
+    par["tp_comm_overlap"] = true;
+    out.assumptions.push_back("TP communication overlapped with the GEMMs (--tp-comm-overlap)");
+  }
+  if (readme_overlap || notes_text.find("--overlap-param-gather") != std::string::npos ||
+      fam_name == "dgxc-benchmarking" || fam_name == "nemo-24.07")
+    par["overlap_param_gather"] = true;
   // Layer counts that do not divide the (virtual) stages: Megatron-LM counts the embedding and the loss as a layer each
   // (--account-for-embedding-in-pipeline-split, --account-for-loss-in-pipeline-split), which the NVIDIA recipes for
   // Llama 3.1 405B (126 + 2 = 128) and the Megatron-MoE-ModelZoo Qwen3 configs (94 + 2 = 96) rely on; TorchTitan's

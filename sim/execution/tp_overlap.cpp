@@ -1,0 +1,66 @@
+// sim/execution/tp_overlap.cpp: the pair times of tp_overlap.hpp.
+#include "sim/execution/tp_overlap.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string_view>
+
+namespace sim::execution {
+
+using base::Time;
+
+namespace {
+
+Time extra(Time pair, Time gemm) {
+  return pair > gemm ? pair - gemm : Time::zero();
+}
+
+Time scaled(Time t, double f) {
+  return Time{static_cast<std::int64_t>(std::llround(static_cast<double>(t.ns) * f))};
+}
+
+}  // namespace
+
+Time ring_exchange_extra(Time gemm, Time chunk, Time comm, int tp) {
+  if (tp < 2) return Time::zero();
+  const Time step = scaled(comm, 1.0 / (tp - 1));
+  return extra(chunk + Time{(tp - 1) * std::max(chunk, step).ns}, gemm);
+}
+
+Time pipeline_extra(Time gemm, Time chunk, Time comm, int sms, int comm_sms, int splits) {
+  if (splits < 1) return comm;
+  const double left = std::max(1, sms - comm_sms);
+  const Time c = sms > comm_sms ? scaled(chunk, static_cast<double>(sms) / left) : chunk;
+  const Time piece = scaled(comm, 1.0 / splits);
+  return extra(c + Time{(splits - 1) * std::max(c, piece).ns} + piece, gemm);
+}
+
+Time bulk_extra(Time gemm, Time comm) {
+  return extra(std::max(gemm, comm), gemm);
+}
+
+std::optional<Time> tp_overlap_exposed(const workload::PassWork& pass, std::size_t i, bool backward, Time comm, int tp,
+                                       int sms, const std::function<Time(const workload::Kernel&)>& kernel_time) {
+  const auto& s = pass.segments[i];
+  const bool gather = s.comm == workload::CommKind::TpAllGather;
+  if (tp < 2 || !s.is_comm || (!gather && s.comm != workload::CommKind::TpReduceScatter)) return std::nullopt;
+  if ((gather && i + 1 >= pass.segments.size()) || (!gather && i == 0)) return std::nullopt;
+  const auto& partner_segment = pass.segments[gather ? i + 1 : i - 1];
+  if (partner_segment.is_comm) return std::nullopt;
+  // The partner's name: the linear layer beside the collective in data flow.
+  const bool entering = gather != backward;  // forward all-gather, backward reduce-scatter: QKV / MLP up
+  const std::string_view a = entering ? "qkv" : "attn_out", b = entering ? "mlp_up" : "mlp_down";
+  for (const auto& k : partner_segment.kernels) {
+    if (k.kind != workload::KernelKind::Gemm || (k.name != a && k.name != b)) continue;
+    const Time gemm = kernel_time(k);
+    if (!gather && backward) return bulk_extra(gemm, comm);
+    workload::Kernel chunk = k;
+    chunk.m = k.m / (gather ? tp : kTpOverlapSplits);
+    const Time c = kernel_time(chunk);
+    return gather ? ring_exchange_extra(gemm, c, comm, tp) : pipeline_extra(gemm, c, comm, sms);
+  }
+  return std::nullopt;
+}
+
+}  // namespace sim::execution

@@ -1,0 +1,81 @@
+// Tensor-parallel communication overlap (--tp-comm-overlap) and the overlapped parameter gather
+// (--overlap-param-gather): the pair-time oracles of sim/execution/tp_overlap.hpp by hand, and what they do to a step.
+#include "sim/execution/tp_overlap.hpp"
+#include "tests/support/step.hpp"
+
+#include <gtest/gtest.h>
+
+namespace sim::execution {
+namespace {
+
+using base::Time;
+using support::load_step;
+using support::run_step;
+
+Time us(double v) {
+  return Time{static_cast<std::int64_t>(v * 1000.0)};
+}
+
+TEST(TpOverlapOracle, RingExchangeHidesTheGatherUnderItsChunks) {
+  // TP4, GEMM 400 us as 4 chunks of 110 us (smaller chunks run a little less efficiently), gather 240 us = 3 steps
+  // of 80 us: every step hides under a chunk, pair = 110 + 3 x 110 = 440 us, 40 us beyond the GEMM (the chunking).
+  EXPECT_EQ(ring_exchange_extra(us(400), us(110), us(240), 4), us(40));
+  // Communication-bound: steps of 200 us against chunks of 110 us: pair = 110 + 3 x 200 = 710 us.
+  EXPECT_EQ(ring_exchange_extra(us(400), us(110), us(600), 4), us(310));
+  EXPECT_EQ(ring_exchange_extra(us(400), us(110), us(600), 1), Time::zero()) << "tp 1: no collective";
+}
+
+TEST(TpOverlapOracle, PipelineLeavesTheLastPieceAndPaysTheSmMargin) {
+  // 132 SMs, 16 to the communication kernel: a 100 us chunk takes 100 x 132 / 116 = 113.79 us; reduce-scatter 200 us
+  // in 4 pieces of 50 us: pair = 113.79 + 3 x 113.79 + 50 = 505.17 us against a 400 us GEMM.
+  const Time extra = pipeline_extra(us(400), us(100), us(200), 132);
+  EXPECT_NEAR(extra.seconds() * 1e6, 4 * 100.0 * 132 / 116 + 50 - 400, 0.01);
+  // Communication-bound: pieces of 200 us: pair = 113.79 + 3 x 200 + 200.
+  EXPECT_NEAR(pipeline_extra(us(400), us(100), us(800), 132).seconds() * 1e6, 100.0 * 132 / 116 + 800 - 400, 0.01);
+}
+
+TEST(TpOverlapOracle, BulkExposesOnlyWhatTheGemmCannotCover) {
+  EXPECT_EQ(bulk_extra(us(300), us(200)), Time::zero());
+  EXPECT_EQ(bulk_extra(us(300), us(500)), us(200));
+}
+
+TEST(TpOverlapStep, OverlapShrinksTheExposedTensorParallelTimeNotTheCompute) {
+  // Llama 3 70B on 1,024 H100s (the default scenario, TP8 with sequence parallelism).
+  const auto plain = load_step("scenarios/default.json");
+  const auto overlapped = load_step("scenarios/default.json", {{"parallel.tp_comm_overlap", "true"}});
+  const auto p = run_step(plain, Fidelity::Replica);
+  const auto o = run_step(overlapped, Fidelity::Replica);
+  EXPECT_GT(p.breakdown.tp_exposed.seconds(), 0);
+  EXPECT_LT(o.breakdown.tp_exposed.seconds(), 0.6 * p.breakdown.tp_exposed.seconds());
+  EXPECT_EQ(o.breakdown.compute, p.breakdown.compute) << "the GEMMs' own time is unchanged; what overlap costs them "
+                                                         "(chunking, SM margin) is counted as TP time";
+  EXPECT_LT(o.step_time, p.step_time);
+  // The three fidelities still agree.
+  const double a = run_step(overlapped, Fidelity::Analytic).step_time.seconds();
+  EXPECT_NEAR(a / o.step_time.seconds(), 1.0, 0.02);
+}
+
+TEST(TpOverlapStep, OverlappedParameterGatherHidesUnderTheFirstForward) {
+  // Llama 3 8B on 64 H100s (ZeRO-1: the updated parameters are all-gathered after the optimizer).
+  const auto plain = run_step(load_step("scenarios/examples/llama3-8b-64-h100.json"), Fidelity::Replica);
+  const auto overlapped =
+      run_step(load_step("scenarios/examples/llama3-8b-64-h100.json", {{"parallel.overlap_param_gather", "true"}}),
+               Fidelity::Replica);
+  EXPECT_LT(overlapped.breakdown.dp_exposed, plain.breakdown.dp_exposed);
+  EXPECT_LT(overlapped.step_time, plain.step_time);
+  EXPECT_EQ(overlapped.breakdown.compute, plain.breakdown.compute);
+}
+
+TEST(TpOverlapStep, NeedsSequenceParallelismAsMegatronDoes) {
+  try {
+    load_step("scenarios/default.json",
+              {{"parallel.tp_comm_overlap", "true"}, {"parallel.sequence_parallel", "false"}});
+    FAIL() << "tp_comm_overlap without sequence parallelism was accepted";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("tp_comm_overlap"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("sequence_parallel"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace sim::execution
