@@ -60,8 +60,9 @@ base::Bytes parse_size(const std::string& text, const char* option) {
     if (q.value->n >= 1 && q.value->n <= (std::int64_t{1} << 50)) return *q.value;
   }
   throw base::ConfigError(option, "",
-                          "\"" + text + "\" is not a size from 1 B to 1 PiB; write bytes (\"8\"), nccl-tests' \"64K\", "
-                          "\"8G\", or a quantity (\"1 GiB\")");
+                          "\"" + text +
+                              "\" is not a size from 1 B to 1 PiB; write bytes (\"8\"), nccl-tests' \"64K\", "
+                              "\"8G\", or a quantity (\"1 GiB\")");
 }
 
 std::vector<base::Bytes> sizes_of(const CollectiveArgs& a) {
@@ -83,7 +84,8 @@ std::string time_column(double us) {
   return buf;
 }
 
-// Elements per rank as nccl-tests counts them for a float buffer: the gathered and scattered ops count one rank's share.
+// Elements per rank as nccl-tests counts them for a float buffer: the gathered and scattered ops count one rank's
+// share.
 std::int64_t element_count(Op op, base::Bytes n, int p) {
   const std::int64_t elems = n.n / 4;
   if (op == Op::AllGather || op == Op::ReduceScatter || op == Op::AllToAll) return elems / std::max(p, 1);
@@ -94,13 +96,14 @@ int collective_command(const CollectiveArgs& a, const Options& o, std::ostream& 
   const auto op = collectives::op_from_nccl_name(a.op);
   if (!op)
     throw base::ConfigError("OP", "",
-                            "\"" + a.op + "\" is not a collective; expected all_reduce, all_gather, reduce_scatter, "
-                            "alltoall, broadcast or sendrecv");
+                            "\"" + a.op +
+                                "\" is not a collective; expected all_reduce, all_gather, reduce_scatter, "
+                                "alltoall, broadcast or sendrecv");
   const auto algorithm = collectives::algorithm_from_string(a.algorithm);  // CLI11 checked the name
   auto overrides = overrides_of(o);
   if (!a.hardware.empty()) overrides.push_back({"hardware", a.hardware});
-  const auto s = a.scenario.empty() ? scenario::load_default_scenario(overrides)
-                                    : scenario::load_scenario(a.scenario, overrides);
+  const auto s =
+      a.scenario.empty() ? scenario::load_default_scenario(overrides) : scenario::load_scenario(a.scenario, overrides);
   const topology::TopologyConfig config = scenario::topology_config(s);
   if (auto problems = collectives::validate_sweep_cluster(config, a.gpus, a.per_node); !problems.empty()) {
     for (auto& d : problems) {
@@ -111,8 +114,8 @@ int collective_command(const CollectiveArgs& a, const Options& o, std::ostream& 
   }
   const std::vector<base::Bytes> sizes = sizes_of(a);
   const auto cluster = collectives::sweep_cluster(config, a.gpus, a.per_node);
-  const auto rows = collectives::sweep(*op, *algorithm, cluster.group, sizes,
-                                       s.hardware.latency.base, *cluster.topology);
+  const auto rows =
+      collectives::sweep(*op, *algorithm, cluster.group, sizes, s.hardware.latency.base, *cluster.topology);
   const int p = a.gpus;
   const int per_node = (p + cluster.nodes - 1) / cluster.nodes;
 
@@ -132,6 +135,7 @@ int collective_command(const CollectiveArgs& a, const Options& o, std::ostream& 
       row["size_bytes"] = r.size.n;
       row["count"] = element_count(*op, r.size, p);
       row["algorithm"] = collectives::to_string(r.algorithm);
+      row["protocol"] = collectives::to_string(r.protocol);
       row["time_us"] = static_cast<double>(r.time.ns) / 1e3;
       row["algbw_gbps"] = r.algbw.gbytes_per_s();
       row["busbw_gbps"] = r.busbw.gbytes_per_s();
@@ -146,17 +150,17 @@ int collective_command(const CollectiveArgs& a, const Options& o, std::ostream& 
       << " (" << cluster.nodes << " node" << (cluster.nodes == 1 ? "" : "s") << " x " << per_node << "), "
       << s.hardware.name << ", algorithm " << a.algorithm << "; predicted, not measured\n#\n";
   out << "#                                                              predicted\n"
-         "#       size         count      type   redop    root     time   algbw   busbw  algorithm\n"
+         "#       size         count      type   redop    root     time   algbw   busbw  algorithm  protocol\n"
          "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)\n";
   const bool reduces = *op == Op::AllReduce || *op == Op::ReduceScatter;
   double sum_busbw = 0;
   for (const auto& r : rows) {
     char line[160];
-    std::snprintf(line, sizeof line, "%12lld  %12lld  %8s  %6s  %6d  %7s  %6.2f  %6.2f  %s\n",
+    std::snprintf(line, sizeof line, "%12lld  %12lld  %8s  %6s  %6d  %7s  %6.2f  %6.2f  %-12s %s\n",
                   static_cast<long long>(r.size.n), static_cast<long long>(element_count(*op, r.size, p)), "float",
                   reduces ? "sum" : "none", *op == Op::Broadcast ? 0 : -1,
                   time_column(static_cast<double>(r.time.ns) / 1e3).c_str(), r.algbw.gbytes_per_s(),
-                  r.busbw.gbytes_per_s(), collectives::to_string(r.algorithm));
+                  r.busbw.gbytes_per_s(), collectives::to_string(r.algorithm), collectives::to_string(r.protocol));
     out << line;
     sum_busbw += r.busbw.gbytes_per_s();
   }
@@ -172,8 +176,11 @@ void add_collective_command(CLI::App& app, const Options& o, CommandList& comman
                                  "One collective's predicted time, algbw and busbw per size, in nccl-tests' layout");
   auto a = std::make_shared<CollectiveArgs>();
   cmd->add_option("op", a->op, "all_reduce, all_gather, reduce_scatter, alltoall, broadcast or sendrecv")->required();
-  cmd->add_option("--gpus", a->gpus, "Ranks taking part")->required()->check(CLI::Range(1, collectives::kMaxSweepRanks));
-  cmd->add_option("--per-node", a->per_node, "Ranks on each node (default: the node's GPUs; nccl-tests' ranks per host)")
+  cmd->add_option("--gpus", a->gpus, "Ranks taking part")
+      ->required()
+      ->check(CLI::Range(1, collectives::kMaxSweepRanks));
+  cmd->add_option("--per-node", a->per_node,
+                  "Ranks on each node (default: the node's GPUs; nccl-tests' ranks per host)")
       ->check(CLI::Range(1, 1024));
   auto* size = cmd->add_option("--size", a->size, "One message size: 1048576, 64K, 8G or \"1 GiB\"");
   cmd->add_option("--sizes", a->sizes, "Sizes FROM:TO doubling, as nccl-tests -b FROM -e TO -f 2")

@@ -210,7 +210,7 @@ struct PhaseCost {
   base::Time transfer;
 };
 
-PhaseCost evaluate(const PhaseSpec& s, const topology::Topology& topo) {
+PhaseCost evaluate(const PhaseSpec& s, const topology::Topology& topo, const ProtocolTerms& terms) {
   std::vector<LinkId> path;
   std::vector<LinkId> crossed;
   crossed.reserve(s.edges.size() * 4);
@@ -218,7 +218,8 @@ PhaseCost evaluate(const PhaseSpec& s, const topology::Topology& topo) {
   for (const auto& [src, dst] : s.edges) {
     path.clear();
     topo.append_path(src, dst, path);
-    slowest = std::max(slowest, topo.path_latency(path));
+    const bool network = topo.nvlink_domain_of(src) != topo.nvlink_domain_of(dst);
+    slowest = std::max(slowest, terms.latency(topo.path_latency(path), network));
     crossed.insert(crossed.end(), path.begin(), path.end());
   }
   std::sort(crossed.begin(), crossed.end());
@@ -236,17 +237,19 @@ PhaseCost evaluate(const PhaseSpec& s, const topology::Topology& topo) {
     i = j;
   }
   PhaseCost c{base::Time{slowest.ns * s.steps}, base::Time::zero()};
+  rate = terms.effective(rate);
   if (s.bytes.n > 0 && !std::isinf(rate))
     c.transfer = rate > 0 ? base::transfer_time(s.bytes, base::Bandwidth{rate}) : base::Time::max();
   return c;
 }
 
-base::Time time_of(const std::vector<PhaseSpec>& specs, const topology::Topology& topo) {
+base::Time time_of(const std::vector<PhaseSpec>& specs, const topology::Topology& topo,
+                   const ProtocolTerms& terms = identity_terms()) {
   base::Time total = base::Time::zero();
   for (std::size_t i = 0; i < specs.size(); ++i) {
-    const PhaseCost c = evaluate(specs[i], topo);
+    const PhaseCost c = evaluate(specs[i], topo, terms);
     if (i + 1 < specs.size() && specs[i + 1].concurrent) {
-      const PhaseCost d = evaluate(specs[++i], topo);
+      const PhaseCost d = evaluate(specs[++i], topo, terms);
       total = add_concurrent(total, c.latency, c.transfer, d.latency, d.transfer);
       continue;
     }
@@ -310,20 +313,39 @@ Algorithm resolve(Op op, Algorithm algorithm, std::span<const GpuId> group, base
 
 std::vector<Phase> lower(Op op, Algorithm algorithm, std::span<const GpuId> group, base::Bytes n,
                          const topology::Topology& topo) {
-  const Algorithm a = resolve(op, algorithm, group, n, topo);
+  const auto chosen = CollectiveCostModel(topo).choice(op, algorithm, group, n);
+  const Algorithm a = chosen.algorithm;
+  // The chosen protocol's step latencies and fixed cost (in the first phase); its bandwidth fraction as transfers
+  // that many times larger (the flow model gives them the links' full rate). LL's cap on small messages is not
+  // carried: a replay's flows see it only through their latency.
+  ProtocolTerms terms;
+  if (a != Algorithm::Nvls && op != Op::AllToAll && op != Op::SendRecv && op != Op::Broadcast && group.size() > 1) {
+    const Layout l = layout_of(group, topo);
+    int most = 0;
+    for (const auto& d : l.domains)
+      most = std::max(most, static_cast<int>(d.size()));
+    terms = protocol_terms(chosen.protocol, a == Algorithm::Tree, static_cast<int>(l.domains.size()), most,
+                           op == Op::AllGather || op == Op::ReduceScatter);
+  }
   std::vector<Phase> phases;
   std::vector<LinkId> path;
   for (PhaseSpec& s : plan(op, a, group, n, topo)) {
     Phase ph;
     base::Time slowest = base::Time::zero();
     ph.transfers.reserve(s.edges.size());
+    const base::Bytes bytes =
+        terms.rate == 1.0
+            ? s.bytes
+            : base::Bytes{static_cast<std::int64_t>(std::llround(static_cast<double>(s.bytes.n) / terms.rate))};
     for (const auto& [src, dst] : s.edges) {
       path.clear();
       topo.append_path(src, dst, path);
-      slowest = std::max(slowest, topo.path_latency(path));
-      ph.transfers.push_back({src, dst, s.bytes});
+      const bool network = topo.nvlink_domain_of(src) != topo.nvlink_domain_of(dst);
+      slowest = std::max(slowest, terms.latency(topo.path_latency(path), network));
+      ph.transfers.push_back({src, dst, bytes});
     }
     ph.latency = base::Time{slowest.ns * s.steps};
+    if (phases.empty()) ph.latency += terms.base;
     if (s.concurrent && !phases.empty()) {  // one phase of both transfer sets, on disjoint links
       Phase& prev = phases.back();
       prev.transfers.insert(prev.transfers.end(), ph.transfers.begin(), ph.transfers.end());
@@ -339,6 +361,36 @@ base::Time collective_time(Op op, Algorithm algorithm, std::span<const GpuId> gr
                            const topology::Topology& topo) {
   return CollectiveCostModel(topo).time(op, algorithm, group, n);
 }
+
+namespace {
+
+struct Timed {
+  base::Time time = base::Time::max();
+  Protocol protocol = Protocol::LL;
+};
+
+// The algorithm's time with its fastest protocol (ties: LL, LL128, Simple), as CollectiveCostModel::fastest().
+Timed fastest_protocol(Op op, Algorithm a, std::span<const GpuId> group, base::Bytes n,
+                       const topology::Topology& topo) {
+  const auto specs = plan(op, a, group, n, topo);
+  if (a == Algorithm::Nvls || op == Op::AllToAll || op == Op::SendRecv || op == Op::Broadcast)
+    return {time_of(specs, topo), Protocol::LL};
+  const Layout l = layout_of(group, topo);
+  int most = 0;
+  for (const auto& d : l.domains)
+    most = std::max(most, static_cast<int>(d.size()));
+  const bool gather_or_scatter = op == Op::AllGather || op == Op::ReduceScatter;
+  Timed best;
+  for (Protocol p : kProtocols) {
+    const ProtocolTerms terms =
+        protocol_terms(p, a == Algorithm::Tree, static_cast<int>(l.domains.size()), most, gather_or_scatter);
+    const base::Time t = detail::saturating_add(terms.base, time_of(specs, topo, terms));
+    if (t < best.time) best = {t, p};
+  }
+  return best;
+}
+
+}  // namespace
 
 namespace detail {
 
@@ -358,10 +410,11 @@ Algorithm reference_resolve(Op op, Algorithm algorithm, std::span<const GpuId> g
     case Algorithm::Auto:
       break;
   }
+  if (n.n <= 0) return Algorithm::Ring;  // nothing to move: every candidate costs 0, ring wins the tie
   Algorithm best = Algorithm::Ring;
-  base::Time best_time = time_of(plan(op, Algorithm::Ring, group, n, topo), topo);
+  base::Time best_time = fastest_protocol(op, Algorithm::Ring, group, n, topo).time;
   auto consider = [&](Algorithm a) {
-    const base::Time t = time_of(plan(op, a, group, n, topo), topo);
+    const base::Time t = fastest_protocol(op, a, group, n, topo).time;
     if (t < best_time) {
       best = a;
       best_time = t;
@@ -374,7 +427,8 @@ Algorithm reference_resolve(Op op, Algorithm algorithm, std::span<const GpuId> g
 
 base::Time reference_collective_time(Op op, Algorithm algorithm, std::span<const GpuId> group, base::Bytes n,
                                      const topology::Topology& topo) {
-  return time_of(plan(op, reference_resolve(op, algorithm, group, n, topo), group, n, topo), topo);
+  if (group.size() <= 1 || n.n <= 0) return base::Time::zero();
+  return fastest_protocol(op, reference_resolve(op, algorithm, group, n, topo), group, n, topo).time;
 }
 
 }  // namespace detail

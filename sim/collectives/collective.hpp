@@ -2,6 +2,7 @@
 #pragma once
 #include "sim/base/units.hpp"
 #include "sim/collectives/closed_form.hpp"
+#include "sim/collectives/protocol.hpp"
 #include "sim/topology/topology.hpp"
 
 #include <cstdint>
@@ -49,7 +50,9 @@ struct Phase {
 ///   later); otherwise Ring. Auto never picks it: the topology does not say whether the switch can reduce, and
 ///   choosing it would change every existing step time on H100-class profiles. Ask for it with --algorithm nvls;
 /// - Auto, like NCCL's tuner, takes the algorithm with the smallest predicted time, collective_time(), among those
-///   that apply (ties: Ring, then Hierarchical, then Tree). NCCL's own tree is a chain inside nodes plus a tree
+///   that apply (ties: Ring, then Hierarchical, then Tree), each with its fastest NCCL protocol (protocol.hpp: LL,
+///   LL128 or Simple, their step latencies, fixed costs and bandwidth fractions; an explicit algorithm also runs its
+///   fastest protocol). NCCL's own tree is a chain inside nodes plus a tree
 ///   across them; ours is one double binary tree over all ranks in ring order.
 Algorithm resolve(Op op, Algorithm algorithm, std::span<const topology::GpuId> group, base::Bytes n,
                   const topology::Topology& topo);
@@ -110,18 +113,23 @@ class CollectiveCostModel {
 
   base::Time time(Op op, Algorithm algorithm, std::span<const topology::GpuId> group, base::Bytes n);
   Algorithm resolve(Op op, Algorithm algorithm, std::span<const topology::GpuId> group, base::Bytes n);
-
- private:
+  /// The algorithm, NCCL protocol and time of the request (the protocol is LL for the direct operations and NVLS).
   struct Choice {
     Algorithm algorithm = Algorithm::Ring;
     base::Time time;
+    Protocol protocol = Protocol::LL;
   };
+  Choice choice(Op op, Algorithm algorithm, std::span<const topology::GpuId> group, base::Bytes n);
+
+ private:
   struct PhaseCost {
     base::Time latency;
     base::Time transfer;
   };
 
   Choice choose(Op op, Algorithm algorithm, std::span<const topology::GpuId> group, base::Bytes n, bool need_time);
+  /// The algorithm's time with its fastest protocol (each protocol's fixed cost included); `beat` as tree_time's.
+  Choice fastest(Op op, Algorithm a, base::Bytes n, base::Time beat);
   std::span<const topology::GpuId> sorted(std::span<const topology::GpuId> group);  // asserts distinct GPUs
   void load_nodes(std::span<const topology::GpuId> gpus);  // nodes_ = gpus, with their NVLink domains and leaves
   void load_layout();                                      // domain_start_, even_, ring_ from sorted nodes_
@@ -129,7 +137,7 @@ class CollectiveCostModel {
   base::Time ring_time(Op op, base::Bytes n);
   base::Time tree_time(base::Bytes n, base::Time beat);  // (a bound when it cannot be below `beat`)
   base::Time hierarchical_time(Op op, base::Bytes n);
-  base::Time nvls_time(base::Bytes n);  // one domain (resolve's rule)
+  base::Time nvls_time(base::Bytes n);                           // one domain (resolve's rule)
   PhaseCost intra_rings(base::Bytes bytes, std::int64_t steps);  // a ring in each domain (even groups)
   PhaseCost inter_rings(base::Bytes bytes, std::int64_t steps);  // a ring across domains per local index
   // SendRecv, AllToAll and Broadcast: one phase each, over the caller's order (resp. the ring from group[0]).
@@ -169,6 +177,7 @@ class CollectiveCostModel {
   bool leaf_local_ = false;       // the phase has a transfer between domains under one leaf
   int widest_ = 0;                // the most switch links on one path of the phase: 0, 2 (a spine), 4 (a core)
   double rate_ = 0;               // the phase's bottleneck rate so far, bytes/s
+  ProtocolTerms terms_;           // the protocol being costed (identity outside fastest())
 };
 
 namespace detail {

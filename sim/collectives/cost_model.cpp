@@ -52,6 +52,44 @@ base::Time CollectiveCostModel::time(Op op, Algorithm algorithm, std::span<const
   return choose(op, algorithm, group, n, /*need_time=*/true).time;
 }
 
+CollectiveCostModel::Choice CollectiveCostModel::choice(Op op, Algorithm algorithm, std::span<const GpuId> group,
+                                                        base::Bytes n) {
+  return choose(op, algorithm, group, n, /*need_time=*/true);
+}
+
+// Each protocol's phases and fixed cost; the fastest kept (ties: LL, LL128, Simple). A tree whose phase cannot beat
+// `beat` returns a bound at or above it (never chosen by the caller).
+CollectiveCostModel::Choice CollectiveCostModel::fastest(Op op, Algorithm a, base::Bytes n, base::Time beat) {
+  int most = 0;
+  for (int d = 0; d < domains_; ++d)
+    most = std::max(most, domain_start_[index(d + 1)] - domain_start_[index(d)]);
+  const bool gather_or_scatter = op == Op::AllGather || op == Op::ReduceScatter;
+  Choice best{a, base::Time::max(), Protocol::LL};
+  for (Protocol p : kProtocols) {
+    terms_ = protocol_terms(p, a == Algorithm::Tree, domains_, most, gather_or_scatter);
+    base::Time phases;
+    switch (a) {
+      case Algorithm::Tree: {
+        const base::Time bound = std::min(best.time, beat);
+        phases = tree_time(n, bound == base::Time::max() ? bound
+                              : bound > terms_.base      ? bound - terms_.base
+                                                         : base::Time::zero());
+        break;
+      }
+      case Algorithm::Hierarchical:
+        phases = hierarchical_time(op, n);
+        break;
+      default:
+        phases = ring_time(op, n);
+        break;
+    }
+    const base::Time t = detail::saturating_add(terms_.base, phases);
+    if (t < best.time) best = {a, t, p};
+  }
+  terms_ = identity_terms();
+  return best;
+}
+
 Algorithm CollectiveCostModel::resolve(Op op, Algorithm algorithm, std::span<const GpuId> group, base::Bytes n) {
   return choose(op, algorithm, group, n, /*need_time=*/false).algorithm;
 }
@@ -82,26 +120,18 @@ CollectiveCostModel::Choice CollectiveCostModel::choose(Op op, Algorithm algorit
       break;
     case Algorithm::Auto: {  // every candidate costs 0 when n <= 0: ring wins the tie
       if (n.n <= 0) return {};
-      Choice best{Algorithm::Ring, ring_time(op, n)};
-      auto consider = [&best](Algorithm a, base::Time t) {
-        if (t < best.time) best = {a, t};
+      Choice best = fastest(op, Algorithm::Ring, n, base::Time::max());
+      auto consider = [&best](const Choice& c) {
+        if (c.time < best.time) best = c;
       };
-      if (hierarchical) consider(Algorithm::Hierarchical, hierarchical_time(op, n));
-      if (op == Op::AllReduce) consider(Algorithm::Tree, tree_time(n, /*beat=*/best.time));
+      if (hierarchical) consider(fastest(op, Algorithm::Hierarchical, n, base::Time::max()));
+      if (op == Op::AllReduce) consider(fastest(op, Algorithm::Tree, n, /*beat=*/best.time));
       return best;
     }
   }
   if (!need_time || n.n <= 0) return {chosen, base::Time::zero()};
-  switch (chosen) {
-    case Algorithm::Tree:
-      return {chosen, tree_time(n, /*beat=*/base::Time::max())};
-    case Algorithm::Hierarchical:
-      return {chosen, hierarchical_time(op, n)};
-    case Algorithm::Nvls:
-      return {chosen, nvls_time(n)};
-    default:
-      return {chosen, ring_time(op, n)};
-  }
+  if (chosen == Algorithm::Nvls) return {chosen, nvls_time(n)};
+  return fastest(op, chosen, n, base::Time::max());
 }
 
 // The group sorted as layout_of() sorts it, checked as it checks it. By id is by NVLink domain then id (a domain is a
@@ -264,14 +294,17 @@ CollectiveCostModel::PhaseCost CollectiveCostModel::end_phase(base::Bytes bytes,
   };
   auto cost = [&](base::Time slowest) {
     PhaseCost c{base::Time{slowest.ns * steps}, base::Time::zero()};
-    if (bytes.n > 0 && !std::isinf(rate_))
-      c.transfer = rate_ > 0 ? base::transfer_time(bytes, base::Bandwidth{rate_}) : base::Time::max();
+    const double rate = terms_.effective(rate_);
+    if (bytes.n > 0 && !std::isinf(rate))
+      c.transfer = rate > 0 ? base::transfer_time(bytes, base::Bandwidth{rate}) : base::Time::max();
     return c;
   };
-  base::Time slowest = base::Time::zero();  // path latencies: the sums over their links' kinds
-  if (nvlink_) slowest = std::max(slowest, latency({LinkKind::NvLink, LinkKind::NvSwitch}));
-  if (leaf_local_) slowest = std::max(slowest, latency({LinkKind::Nic, LinkKind::LeafDown}));
-  const base::Time via_spine = latency({LinkKind::Nic, LinkKind::LeafUp, LinkKind::SpineDown, LinkKind::LeafDown});
+  // Path latencies: the sums over their links' kinds, scaled by the protocol (NVLink or network class).
+  base::Time slowest = base::Time::zero();
+  if (nvlink_) slowest = std::max(slowest, terms_.latency(latency({LinkKind::NvLink, LinkKind::NvSwitch}), false));
+  if (leaf_local_) slowest = std::max(slowest, terms_.latency(latency({LinkKind::Nic, LinkKind::LeafDown}), true));
+  const base::Time via_spine =
+      terms_.latency(latency({LinkKind::Nic, LinkKind::LeafUp, LinkKind::SpineDown, LinkKind::LeafDown}), true);
   if (!between_leaves_.empty()) slowest = std::max(slowest, via_spine);  // (via a core: more, below)
 
   std::array<std::int32_t, kMedia> most{};  // the most transfers on one own link, per medium
@@ -313,8 +346,9 @@ CollectiveCostModel::PhaseCost CollectiveCostModel::end_phase(base::Bytes bytes,
   for (const auto& [src, dst] : between_leaves_)
     route(src, dst);
   if (widest_ == 4) {
-    slowest = std::max(slowest, latency({LinkKind::Nic, LinkKind::LeafUp, LinkKind::SpineUp, LinkKind::CoreDown,
-                                         LinkKind::SpineDown, LinkKind::LeafDown}));
+    slowest = std::max(slowest, terms_.latency(latency({LinkKind::Nic, LinkKind::LeafUp, LinkKind::SpineUp,
+                                                        LinkKind::CoreDown, LinkKind::SpineDown, LinkKind::LeafDown}),
+                                               true));
   }
   std::sort(switch_.begin(), switch_.end());
   std::array<std::int32_t, topology::kLinkKinds> most_on_switch{};  // per kind, nominal

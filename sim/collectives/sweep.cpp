@@ -20,8 +20,8 @@ int per_node_of(const topology::TopologyConfig& c, int ranks, int per_node) {
 std::vector<base::Diagnostic> validate_sweep_cluster(topology::TopologyConfig config, int ranks, int per_node) {
   std::vector<base::Diagnostic> out;
   if (ranks < 1 || ranks > kMaxSweepRanks)
-    out.push_back({"", "/ranks",
-                   "must be between 1 and " + std::to_string(kMaxSweepRanks) + "; found " + std::to_string(ranks)});
+    out.push_back(
+        {"", "/ranks", "must be between 1 and " + std::to_string(kMaxSweepRanks) + "; found " + std::to_string(ranks)});
   if (per_node < 0 || per_node > config.gpus_per_node)
     out.push_back({"", "/per_node",
                    "must be between 1 and the node's " + std::to_string(config.gpus_per_node) + " GPUs; found " +
@@ -61,8 +61,10 @@ std::vector<SweepRow> sweep(Op op, Algorithm algorithm, std::span<const topology
   for (const base::Bytes n : sizes) {
     SweepRow r;
     r.size = n;
-    r.algorithm = model.resolve(op, algorithm, group, n);
-    r.time = model.time(op, r.algorithm, group, n);
+    const auto chosen = model.choice(op, algorithm, group, n);
+    r.algorithm = chosen.algorithm;
+    r.protocol = chosen.protocol;
+    r.time = chosen.time;
     if (p >= 2 && n.n > 0 && r.time < base::Time::max()) r.time += base_latency[static_cast<std::size_t>(op)];
     if (r.time > base::Time::zero() && r.time < base::Time::max()) {
       r.algbw = algbw(n, r.time);

@@ -38,6 +38,7 @@ SweepCluster sweep_cluster(topology::TopologyConfig config, int ranks, int per_n
 struct SweepRow {
   base::Bytes size;
   Algorithm algorithm = Algorithm::Ring;  // the concrete algorithm resolve() ran
+  Protocol protocol = Protocol::LL;       // NCCL's protocol it ran with (protocol.hpp)
   base::Time time;                        // collective_time() + the op's base latency
   base::Bandwidth algbw;
   base::Bandwidth busbw;

@@ -24,6 +24,7 @@ struct Row {
   std::int64_t size = 0;
   double time_us = 0, algbw = 0, busbw = 0;
   std::string algorithm;
+  std::string protocol;
 };
 
 std::vector<Row> json_rows(const std::string& text) {
@@ -41,6 +42,7 @@ std::vector<Row> json_rows(const std::string& text) {
     o.required("algbw_gbps", x.algbw, sim::base::Range::at_least(0.0));
     o.required("busbw_gbps", x.busbw, sim::base::Range::at_least(0.0));
     o.required("algorithm", x.algorithm);
+    o.required("protocol", x.protocol);
     rows.push_back(x);
   }
   return rows;
@@ -68,15 +70,19 @@ TEST(CollectiveCommand, PrintsNcclTestsColumnsWithTheirDefinitions) {
 TEST(CollectiveCommand, RingTimeIsTheClosedFormOverNvlink) {
   const auto hw = sim::scenario::load_hardware("h100-sxm5-80gb");
   const sim::base::Bandwidth b{hw.nvlink.bandwidth.bytes_per_s * hw.efficiency.nvlink};
-  const Time expected = sim::collectives::ring_allreduce_time(8, Bytes{1LL << 30}, Time{600}, b);
+  // 1 GiB runs NCCL's Simple protocol (sim/collectives/protocol.hpp): 8.4 us once, 3.4 us per NVLink step.
+  const auto simple = sim::collectives::protocol_terms(sim::collectives::Protocol::Simple, false, 1, 8, false);
+  const Time expected =
+      simple.base + sim::collectives::ring_allreduce_time(8, Bytes{1LL << 30}, simple.latency(Time{600}, false), b);
   const auto j = trainsim({"collective", "all_reduce", "--gpus", "8", "--size", "1 GiB", "--algorithm", "ring",
                            "--hardware", "h100-sxm5-80gb", "--json"});
   ASSERT_EQ(j.code, 0) << j.err;
   const auto rows = json_rows(j.out);
   ASSERT_EQ(rows.size(), 1U);
   EXPECT_DOUBLE_EQ(rows[0].time_us, static_cast<double>(expected.ns) / 1e3)
-      << "no base latency in a built-in profile: T = 2(p-1) 0.6 us + 2(p-1)/p n/B";
+      << "no base latency in a built-in profile: T = 8.4 us + 2(p-1) 3.4 us + 2(p-1)/p n/B";
   EXPECT_EQ(rows[0].algorithm, "ring");
+  EXPECT_EQ(rows[0].protocol, "Simple");
 }
 
 TEST(CollectiveCommand, NvlsMovesEachBufferOnceInsideOneDomain) {
@@ -88,8 +94,8 @@ TEST(CollectiveCommand, NvlsMovesEachBufferOnceInsideOneDomain) {
   ASSERT_EQ(rows.size(), 1U);
   EXPECT_EQ(rows[0].algorithm, "nvls");
   EXPECT_NEAR(rows[0].time_us, 2 * 0.6 + static_cast<double>(1LL << 30) / b * 1e6, 1e-3) << "T = 2a + n/B";
-  const auto across = trainsim({"collective", "all_reduce", "--gpus", "16", "--size", "1G", "--algorithm", "nvls",
-                                "--json"});
+  const auto across =
+      trainsim({"collective", "all_reduce", "--gpus", "16", "--size", "1G", "--algorithm", "nvls", "--json"});
   ASSERT_EQ(across.code, 0) << across.err;
   EXPECT_EQ(json_rows(across.out)[0].algorithm, "ring") << "NVLS needs one NVLink domain; otherwise ring";
 }
@@ -127,7 +133,8 @@ TEST(CollectiveCommand, ProfileLatencySectionSetsLinkAndBaseLatencies) {
   EXPECT_EQ(hw.latency.base[1], Time{0}) << "ops left out keep no base latency";
 
   auto time_with = [](const std::string& hardware) {
-    const auto j = trainsim({"collective", "all_reduce", "--gpus", "64", "--size", "8", "--hardware", hardware, "--json"});
+    const auto j =
+        trainsim({"collective", "all_reduce", "--gpus", "64", "--size", "8", "--hardware", hardware, "--json"});
     EXPECT_EQ(j.code, 0) << j.err;
     return json_rows(j.out).at(0).time_us;
   };
@@ -184,11 +191,11 @@ TEST(CollectiveSweep, BaseLatencyIsAddedOncePerCall) {
   const std::vector<Bytes> sizes = sim::collectives::doubling_sizes(Bytes{8}, Bytes{1 << 20});
   EXPECT_EQ(sizes.size(), 18U);
   sim::collectives::BaseLatency base{};
-  const auto plain = sim::collectives::sweep(Op::AllReduce, Algorithm::Auto, cluster.group, sizes, base,
-                                             *cluster.topology);
+  const auto plain =
+      sim::collectives::sweep(Op::AllReduce, Algorithm::Auto, cluster.group, sizes, base, *cluster.topology);
   base[static_cast<std::size_t>(Op::AllReduce)] = Time{7000};
-  const auto with = sim::collectives::sweep(Op::AllReduce, Algorithm::Auto, cluster.group, sizes, base,
-                                            *cluster.topology);
+  const auto with =
+      sim::collectives::sweep(Op::AllReduce, Algorithm::Auto, cluster.group, sizes, base, *cluster.topology);
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     EXPECT_EQ(with[i].time - plain[i].time, Time{7000});
     EXPECT_EQ(with[i].algorithm, plain[i].algorithm);

@@ -42,6 +42,21 @@ const Time kNet = topology::kDefaultNicLatency * 2;  // one rail-local network s
 const Bandwidth kNvlBw = 450_GBps;
 const Bandwidth kNicBw = 400_Gbps;
 
+// A closed form with NCCL's fastest protocol (sim/collectives/protocol.hpp): `form(a, b)` gets the protocol's step
+// latency a(latency, network) and bandwidth b(bandwidth); the protocol's fixed cost is added. LL is the identity, so
+// these are the closed forms of closed_form.hpp whenever LL wins.
+template <typename Form>
+Time fastest_protocol(bool tree, int domains, int ranks_per_domain, bool gather_or_scatter, Form form) {
+  Time best = Time::max();
+  for (Protocol p : kProtocols) {
+    const ProtocolTerms t = protocol_terms(p, tree, domains, ranks_per_domain, gather_or_scatter);
+    const auto a = [&t](Time x, bool network) { return t.latency(x, network); };
+    const auto b = [&t](Bandwidth bw) { return Bandwidth{t.effective(bw.bytes_per_s)}; };
+    best = std::min(best, t.base + form(a, b));
+  }
+  return best;
+}
+
 std::vector<GpuId> iota(int first, int count, int stride = 1) {
   std::vector<GpuId> g;
   for (int i = 0; i < count; ++i)
@@ -164,12 +179,16 @@ TEST(Collectives, RingAllReduceOverOneNodeMatchesClosedForm) {
   const Topology topo(h100(8));
   const auto group = iota(0, 8);
   const Bytes n = 1_GiB;
-  const Time expected = ring_allreduce_time(8, n, kNvl, kNvlBw);
+  const Time expected = fastest_protocol(
+      false, 1, 8, false, [&](auto a, auto b) { return ring_allreduce_time(8, n, a(kNvl, false), b(kNvlBw)); });
   EXPECT_EQ(collective_time(Op::AllReduce, Algorithm::Ring, group, n, topo), expected);
   const auto phases = lower(Op::AllReduce, Algorithm::Ring, group, n, topo);
   ASSERT_EQ(phases.size(), 1U);
   EXPECT_EQ(phases[0].transfers.size(), 8U);
-  EXPECT_EQ(phases[0].latency, kNvl * 14);
+  const auto chosen = CollectiveCostModel(topo).choice(Op::AllReduce, Algorithm::Ring, group, n);
+  EXPECT_EQ(chosen.protocol, Protocol::Simple) << "1 GiB: the full bandwidth is worth Simple's longer steps";
+  const ProtocolTerms simple = protocol_terms(Protocol::Simple, false, 1, 8, false);
+  EXPECT_EQ(phases[0].latency, simple.latency(kNvl, false) * 14 + simple.base);
   expect_rel_near(simulate_one(phases, topo), expected, 1e-6, "T = 2(p-1)a + 2(p-1)/p n/B over NVLink");
 }
 
@@ -177,7 +196,8 @@ TEST(Collectives, RingAllReduceOver16NodesOneRankEachMatchesClosedForm) {
   const Topology topo(h100(16 * 8));
   const auto group = iota(0, 16, 8);  // local rank 0 of 16 nodes: one rail leaf
   const Bytes n = 1_GiB;
-  const Time expected = ring_allreduce_time(16, n, kNet, kNicBw);
+  const Time expected = fastest_protocol(
+      false, 16, 1, false, [&](auto a, auto b) { return ring_allreduce_time(16, n, a(kNet, true), b(kNicBw)); });
   EXPECT_EQ(collective_time(Op::AllReduce, Algorithm::Ring, group, n, topo), expected);
   expect_rel_near(simulate_one(lower(Op::AllReduce, Algorithm::Ring, group, n, topo), topo), expected, 1e-6,
                   "T = 2(p-1)a + 2(p-1)/p n/B over the network");
@@ -187,7 +207,9 @@ TEST(Collectives, RingAcrossRailGroupsPaysTheSlowestStep) {
   const Topology topo(h100(64 * 8));  // two groups of 32 nodes: the ring crosses spines twice
   const auto group = iota(0, 64, 8);
   const Bytes n = 256_MiB;
-  const Time expected = ring_allreduce_time(64, n, topology::kDefaultNicLatency * 4, kNicBw);
+  const Time expected = fastest_protocol(false, 64, 1, false, [&](auto a, auto b) {
+    return ring_allreduce_time(64, n, a(topology::kDefaultNicLatency * 4, true), b(kNicBw));
+  });
   EXPECT_EQ(collective_time(Op::AllReduce, Algorithm::Ring, group, n, topo), expected);
   expect_rel_near(simulate_one(lower(Op::AllReduce, Algorithm::Ring, group, n, topo), topo), expected, 1e-6,
                   "a = the slowest ring step (through a spine)");
@@ -197,8 +219,9 @@ TEST(Collectives, HierarchicalAllReduceOver4NodesOf8MatchesClosedForm) {
   const Topology topo(h100(32));
   const auto group = iota(0, 32);
   const Bytes n = 1_GiB;
-  const TwoLevel levels{8, 4, kNvl, kNvlBw, kNet, kNicBw};
-  const Time expected = hierarchical_allreduce_time(levels, n);
+  const Time expected = fastest_protocol(false, 4, 8, false, [&](auto a, auto b) {
+    return hierarchical_allreduce_time(TwoLevel{8, 4, a(kNvl, false), b(kNvlBw), a(kNet, true), b(kNicBw)}, n);
+  });
   EXPECT_EQ(collective_time(Op::AllReduce, Algorithm::Hierarchical, group, n, topo), expected);
   const auto phases = lower(Op::AllReduce, Algorithm::Hierarchical, group, n, topo);
   ASSERT_EQ(phases.size(), 3U);
@@ -211,9 +234,12 @@ TEST(Collectives, HierarchicalReduceScatterAndAllGatherMatchClosedForms) {
   const Topology topo(h100(32));
   const auto group = iota(0, 32);
   const Bytes n = 1_GiB;
-  const TwoLevel levels{8, 4, kNvl, kNvlBw, kNet, kNicBw};
-  const Time rs = hierarchical_reducescatter_time(levels, n);
-  const Time ag = hierarchical_allgather_time(levels, n);
+  const Time rs = fastest_protocol(false, 4, 8, true, [&](auto a, auto b) {
+    return hierarchical_reducescatter_time(TwoLevel{8, 4, a(kNvl, false), b(kNvlBw), a(kNet, true), b(kNicBw)}, n);
+  });
+  const Time ag = fastest_protocol(false, 4, 8, true, [&](auto a, auto b) {
+    return hierarchical_allgather_time(TwoLevel{8, 4, a(kNvl, false), b(kNvlBw), a(kNet, true), b(kNicBw)}, n);
+  });
   EXPECT_EQ(collective_time(Op::ReduceScatter, Algorithm::Hierarchical, group, n, topo), rs);
   EXPECT_EQ(collective_time(Op::AllGather, Algorithm::Hierarchical, group, n, topo), ag);
   expect_rel_near(simulate_one(lower(Op::ReduceScatter, Algorithm::Hierarchical, group, n, topo), topo), rs, 1e-6,
@@ -225,13 +251,15 @@ TEST(Collectives, HierarchicalReduceScatterAndAllGatherMatchClosedForms) {
 TEST(Collectives, TreeAllReduceMatchesClosedForm) {
   const Bytes n = 1_GiB;
   const Topology node(h100(8));
-  const Time one_node = tree_allreduce_time(8, n, kNvl, kNvlBw);
+  const Time one_node = fastest_protocol(
+      true, 1, 8, false, [&](auto a, auto b) { return tree_allreduce_time(8, n, a(kNvl, false), b(kNvlBw)); });
   EXPECT_NEAR(static_cast<double>(collective_time(Op::AllReduce, Algorithm::Tree, iota(0, 8), n, node).ns),
               static_cast<double>(one_node.ns), 1.0);
   expect_rel_near(simulate_one(lower(Op::AllReduce, Algorithm::Tree, iota(0, 8), n, node), node), one_node, 1e-6,
                   "T = 2 log2(p) a + 2n/B: four half-buffers per rank link");
   const Topology nodes(h100(16 * 8));
-  const Time across = tree_allreduce_time(16, n, kNet, kNicBw);
+  const Time across = fastest_protocol(
+      true, 16, 1, false, [&](auto a, auto b) { return tree_allreduce_time(16, n, a(kNet, true), b(kNicBw)); });
   expect_rel_near(simulate_one(lower(Op::AllReduce, Algorithm::Tree, iota(0, 16, 8), n, nodes), nodes), across, 1e-6,
                   "tree over 16 nodes");
 }
@@ -245,8 +273,13 @@ TEST(Collectives, OtherRingOpsMatchClosedForms) {
     Time expected;
   };
   for (const Case& c :
-       {Case{Op::AllGather, ring_allgather_time(8, n, kNvl, kNvlBw)},
-        Case{Op::ReduceScatter, ring_reducescatter_time(8, n, kNvl, kNvlBw)},
+       {Case{Op::AllGather,
+             fastest_protocol(false, 1, 8, true,
+                              [&](auto a, auto b) { return ring_allgather_time(8, n, a(kNvl, false), b(kNvlBw)); })},
+        Case{Op::ReduceScatter, fastest_protocol(false, 1, 8, true,
+                                                 [&](auto a, auto b) {
+                                                   return ring_reducescatter_time(8, n, a(kNvl, false), b(kNvlBw));
+                                                 })},
         Case{Op::AllToAll, alltoall_time(8, n, kNvl, kNvlBw)}, Case{Op::Broadcast, broadcast_time(8, n, kNvl, kNvlBw)},
         Case{Op::SendRecv, sendrecv_time(n, kNvl, kNvlBw)}}) {
     const auto g = c.op == Op::SendRecv ? std::vector<GpuId>{2, 5} : group;
