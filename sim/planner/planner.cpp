@@ -1,114 +1,38 @@
 // sim/planner/planner.cpp: the search: analytic fidelity for every feasible point, replica fidelity for the short
 // list, the run level for the finalists; deterministic for any thread count.
 #include "sim/planner/planner.hpp"
+#include "sim/planner/search.hpp"
 
 #include "sim/base/errors.hpp"
+#include "sim/base/parallel_for.hpp"
 #include "sim/execution/step_plan_cache.hpp"
 #include "sim/execution/step_sim.hpp"
 
 #include <algorithm>
 #include <array>
-#include <atomic>
-#include <chrono>
 #include <cmath>
-#include <condition_variable>
-#include <exception>
 #include <limits>
 #include <map>
 #include <numeric>
 #include <memory>
-#include <mutex>
-#include <thread>
-#include <type_traits>
 
 namespace sim::planner {
 namespace {
 
+using base::parallel_for;
+using base::worker_count;
+using detail::candidate_wire;
+using detail::describe;
+using detail::enumerate_points;
+using detail::Point;
+using detail::read_candidate_wire;
+using detail::read_run_wire;
+using detail::run_wire;
+using detail::Size;
 using parallel::ParallelConfig;
 
 constexpr std::int16_t kFeasible = -1;
 constexpr const char* kOutOfMemory = "out of memory";
-
-/// Workers parallel_for starts for n indices in chunks of `chunk` on at most `threads` threads.
-int worker_count(int n, int threads, int chunk) {
-  return std::max(1, std::min(threads, (n + chunk - 1) / chunk));
-}
-
-/// Runs fn(i) for every i in [0, n) on `threads` workers that take indices in chunks, or fn(worker, i) when fn takes
-/// two ints: worker in [0, worker_count(n, threads, chunk)) names the thread, for per-thread scratch state. Only the
-/// calling thread calls `progress` (about ten times a second, and once at the end). An exception from fn or from
-/// progress stops every worker after its current index and propagates from here, on the calling thread. Results must
-/// go to per-index slots: the order in which indices run is not deterministic, what each index computes is.
-template <class Fn>
-void parallel_for(int n, int threads, int chunk, const std::function<void(int, int)>& progress, Fn&& fn) {
-  if (n <= 0) return;
-  threads = worker_count(n, threads, chunk);
-  std::atomic<int> next{0};
-  std::atomic<int> done{0};
-  std::atomic<bool> stop{false};
-  std::exception_ptr error;
-  std::mutex mutex;
-  std::condition_variable finished;
-  int running = threads;
-  auto worker = [&](int w) {
-    try {
-      while (!stop.load(std::memory_order_relaxed)) {
-        const int begin = next.fetch_add(chunk, std::memory_order_relaxed);
-        if (begin >= n) break;
-        const int end = std::min(n, begin + chunk);
-        for (int i = begin; i < end && !stop.load(std::memory_order_relaxed); ++i) {
-          if constexpr (std::is_invocable_v<Fn&, int, int>) {
-            fn(w, i);
-          } else {
-            fn(i);
-          }
-        }
-        done.fetch_add(end - begin, std::memory_order_relaxed);
-      }
-    } catch (...) {
-      std::lock_guard lock(mutex);
-      if (!error) error = std::current_exception();
-      stop = true;
-    }
-    std::lock_guard lock(mutex);
-    --running;
-    finished.notify_all();
-  };
-  std::vector<std::jthread> pool;
-  pool.reserve(static_cast<std::size_t>(threads));
-  try {
-    for (int t = 0; t < threads; ++t)
-      pool.emplace_back(worker, t);
-    std::unique_lock lock(mutex);
-    while (running > 0) {
-      finished.wait_for(lock, std::chrono::milliseconds(100), [&] { return running == 0; });
-      if (running > 0 && progress) {
-        lock.unlock();
-        progress(done.load(std::memory_order_relaxed), n);
-        lock.lock();
-      }
-    }
-  } catch (...) {
-    stop = true;
-    pool.clear();  // joins
-    throw;
-  }
-  pool.clear();
-  if (error) std::rethrow_exception(error);
-  if (progress) progress(n, n);
-}
-
-/// One cluster size of the search, with its topology (built once, shared by every plan of that size).
-struct Size {
-  int gpus = 0;
-  parallel::ClusterShape shape;
-  std::shared_ptr<const topology::Topology> topology;
-};
-
-struct Point {
-  int size = 0;  // index into the sizes
-  ParallelConfig config;
-};
 
 struct Score {
   std::int16_t reason = kFeasible;  // index into the reason names, or kFeasible
@@ -224,6 +148,10 @@ std::vector<int> sorted_sizes(const PlanProblem& problem) {
   return gpus;
 }
 
+}  // namespace
+
+namespace detail {
+
 /// The sizes (with their topology when `with_topology`) and every point of the search, in enumeration order.
 void enumerate_points(const PlanProblem& problem, bool with_topology, std::vector<Size>& sizes,
                       std::vector<Point>& points) {
@@ -241,6 +169,10 @@ void enumerate_points(const PlanProblem& problem, bool with_topology, std::vecto
       points.push_back({index, std::move(c)});
   }
 }
+
+}  // namespace detail
+
+namespace {
 
 Search screen(const PlanProblem& problem, const PlanOptions& options) {
   const auto& model = *problem.model;
@@ -364,6 +296,10 @@ Search screen(const PlanProblem& problem, const PlanOptions& options) {
   return search;
 }
 
+}  // namespace
+
+namespace detail {
+
 /// What a candidate is, from its point: the configuration, layout, GPUs, flags and relative steps (no simulation).
 void describe(Candidate& c, const PlanProblem& problem, const std::vector<Size>& sizes,
               const std::vector<Point>& points, std::int64_t index) {
@@ -378,6 +314,10 @@ void describe(Candidate& c, const PlanProblem& problem, const std::vector<Size>&
   c.megatron_flags = megatron_flags(c.parallel, c.layout, problem.model->layers);
   c.relative_steps = steps_relative_to_scenario(problem, c.parallel.global_batch);
 }
+
+}  // namespace detail
+
+namespace {
 
 /// Phase 2 for one point of the short list: the replica-fidelity step and the memory of the worst stage.
 Candidate replica_candidate(const Search& search, const PlanProblem& problem, int index) {
@@ -445,158 +385,6 @@ PlanResult assemble(PlanResult summary, std::vector<Candidate> cands, const Plan
     if (std::isfinite(xy[static_cast<std::size_t>(i)].first) && std::isfinite(xy[static_cast<std::size_t>(i)].second))
       result.pareto.push_back(i);
   return result;
-}
-
-// ---- the wire form of shards and farmed tasks: exact (integers, shortest round-trip doubles, non-finite as text) --
-
-results::Json wire_double(double v) {
-  if (std::isfinite(v)) return results::Json(v);
-  return results::Json(std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
-}
-
-bool read_wire_double(base::JsonReader& r, std::string_view key, double& out) {
-  if (r.kind(key) == base::JsonReader::Kind::String) {
-    std::string text;
-    r.required(key, text);
-    if (text == "inf" || text == "-inf" || text == "nan") {
-      out = text == "nan" ? std::numeric_limits<double>::quiet_NaN()
-                          : (text == "inf" ? 1.0 : -1.0) * std::numeric_limits<double>::infinity();
-      return true;
-    }
-    r.error(key, "\"" + text + "\" is not a number; accepted: a number, \"inf\", \"-inf\" or \"nan\"");
-    return false;
-  }
-  return r.required(key, out);
-}
-
-constexpr const char* kBreakdownKeys[] = {"compute",    "tp_exposed", "pp_bubble", "pp_exposed", "dp_exposed",
-                                          "cp_exposed", "ep_exposed", "optimizer", "data_stall"};
-constexpr const char* kMemoryKeys[] = {"params", "grads", "optimizer", "activations", "buffers", "total", "capacity"};
-
-std::array<base::Time*, 9> breakdown_fields(results::StepBreakdown& b) {
-  return {&b.compute,    &b.tp_exposed, &b.pp_bubble, &b.pp_exposed, &b.dp_exposed,
-          &b.cp_exposed, &b.ep_exposed, &b.optimizer, &b.data_stall};
-}
-std::array<double*, 7> memory_fields(results::MemoryGib& m) {
-  return {&m.params, &m.grads, &m.optimizer, &m.activations, &m.buffers, &m.total, &m.capacity};
-}
-
-results::Json step_wire(results::StepResult s) {
-  using results::Json;
-  Json j = Json::object();
-  j["fidelity"] = s.fidelity;
-  j["step_ns"] = s.step_time.ns;
-  j["tokens_per_s"] = wire_double(s.tokens_per_s);
-  j["tflops_per_gpu"] = wire_double(s.tflops_per_gpu);
-  j["mfu"] = wire_double(s.mfu);
-  j["hfu"] = wire_double(s.hfu);
-  Json& b = j["breakdown_ns"];
-  const auto bf = breakdown_fields(s.breakdown);
-  for (std::size_t k = 0; k < bf.size(); ++k)
-    b[kBreakdownKeys[k]] = bf[k]->ns;
-  Json& m = j["memory_gib"];
-  const auto mf = memory_fields(s.memory);
-  for (std::size_t k = 0; k < mf.size(); ++k)
-    m[kMemoryKeys[k]] = wire_double(*mf[k]);
-  j["fits"] = s.fits;
-  j["simulated_gpus"] = s.simulated_gpus;
-  j["events"] = s.events;
-  j["critical_gpu"] = s.critical_gpu;
-  return j;
-}
-
-results::StepResult read_step_wire(base::JsonReader& r) {
-  results::StepResult s;
-  r.required("fidelity", s.fidelity);
-  std::int64_t ns = 0;
-  r.required("step_ns", ns, base::Range::at_least(0));
-  s.step_time = base::Time{ns};
-  read_wire_double(r, "tokens_per_s", s.tokens_per_s);
-  read_wire_double(r, "tflops_per_gpu", s.tflops_per_gpu);
-  read_wire_double(r, "mfu", s.mfu);
-  read_wire_double(r, "hfu", s.hfu);
-  if (auto b = r.required_object("breakdown_ns")) {
-    const auto bf = breakdown_fields(s.breakdown);
-    for (std::size_t k = 0; k < bf.size(); ++k)
-      b->required(kBreakdownKeys[k], bf[k]->ns, base::Range::at_least(0));
-    b->finish();
-  }
-  if (auto m = r.required_object("memory_gib")) {
-    const auto mf = memory_fields(s.memory);
-    for (std::size_t k = 0; k < mf.size(); ++k)
-      read_wire_double(*m, kMemoryKeys[k], *mf[k]);
-    m->finish();
-  }
-  r.required("fits", s.fits);
-  r.required("simulated_gpus", s.simulated_gpus, base::Range::at_least(0));
-  r.required("events", s.events, base::Range::at_least(0));
-  r.required("critical_gpu", s.critical_gpu, base::Range::at_least(0));
-  r.finish();
-  return s;
-}
-
-results::Json run_wire(const RunEstimate& r) {
-  results::Json j = results::Json::object();
-  j["trials"] = r.trials;
-  j["time_to_train_mean_days"] = wire_double(r.time_to_train_mean_days);
-  j["time_to_train_p90_days"] = wire_double(r.time_to_train_p90_days);
-  j["cost_mean_usd"] = wire_double(r.cost_mean_usd);
-  j["cost_p90_usd"] = wire_double(r.cost_p90_usd);
-  j["goodput_mean"] = wire_double(r.goodput_mean);
-  return j;
-}
-
-RunEstimate read_run_wire(base::JsonReader& r) {
-  RunEstimate e;
-  r.required("trials", e.trials, base::Range::at_least(0));
-  read_wire_double(r, "time_to_train_mean_days", e.time_to_train_mean_days);
-  read_wire_double(r, "time_to_train_p90_days", e.time_to_train_p90_days);
-  read_wire_double(r, "cost_mean_usd", e.cost_mean_usd);
-  read_wire_double(r, "cost_p90_usd", e.cost_p90_usd);
-  read_wire_double(r, "goodput_mean", e.goodput_mean);
-  r.finish();
-  return e;
-}
-
-results::Json candidate_wire(const Candidate& c) {
-  results::Json j = results::Json::object();
-  j["point"] = c.index;
-  j["analytic_ns"] = c.analytic_step_time.ns;
-  j["step"] = step_wire(c.step);
-  j["run"] = c.run ? run_wire(*c.run) : results::Json();
-  return j;
-}
-
-/// A candidate from its wire form; what it is (configuration, layout, flags) comes from its point of the search.
-Candidate read_candidate_wire(base::JsonReader& r, const PlanProblem& problem, const std::vector<Size>& sizes,
-                              const std::vector<Point>& points) {
-  Candidate c;
-  std::int64_t index = -1;
-  if (r.required("point", index, base::Range::at_least(0)) && index >= static_cast<std::int64_t>(points.size())) {
-    r.error("point", "point " + std::to_string(index) + " does not exist: this search has " +
-                         std::to_string(points.size()) + " points (another scenario or plan options?)");
-    index = -1;
-  }
-  std::int64_t analytic = 0;
-  r.required("analytic_ns", analytic, base::Range::at_least(0));
-  c.analytic_step_time = base::Time{analytic};
-  if (auto step = r.required_object("step")) c.step = read_step_wire(*step);
-  if (r.kind("run") == base::JsonReader::Kind::Null) {
-    r.accept("run");
-  } else if (auto run = r.required_object("run")) {
-    c.run = read_run_wire(*run);
-  }
-  r.finish();
-  if (index >= 0) {
-    const Point& p = points[static_cast<std::size_t>(index)];
-    const Size& size = sizes[static_cast<std::size_t>(p.size)];
-    if (!std::holds_alternative<parallel::Layout>(
-            parallel::resolve_layout(*problem.model, size.shape, p.config, problem.seq_len)))
-      r.error("point", "point " + std::to_string(index) + " is not feasible in this search (another scenario?)");
-    else
-      describe(c, problem, sizes, points, index);
-  }
-  return c;
 }
 
 }  // namespace
@@ -744,71 +532,6 @@ PlanResult merge_plan_shards(const PlanProblem& problem, const PlanOptions& opti
   }
   (void)problem;
   return assemble(std::move(summary), std::move(out), options);
-}
-
-results::Json to_json(const PlanShard& shard) {
-  using results::Json;
-  Json j = Json::object();
-  j["index"] = shard.index;
-  j["count"] = shard.count;
-  j["run_level"] = shard.run_level;
-  const PlanResult& s = shard.summary;
-  Json& sum = j["summary"];
-  sum["objective"] = to_string(s.objective);
-  Json gpus = Json::array();
-  for (int g : s.gpus)
-    gpus.push_back(g);
-  sum["gpus"] = std::move(gpus);
-  sum["evaluated"] = s.evaluated;
-  sum["feasible"] = s.feasible;
-  sum["dominated"] = s.dominated;
-  sum["replica_evaluated"] = s.replica_evaluated;
-  Json inf = Json::array();
-  for (const auto& [rule, n] : s.infeasible) {
-    Json e = Json::object();
-    e["rule"] = rule;
-    e["count"] = n;
-    inf.push_back(std::move(e));
-  }
-  sum["infeasible"] = std::move(inf);
-  Json cands = Json::array();
-  for (const auto& c : shard.candidates)
-    cands.push_back(candidate_wire(c));
-  j["candidates"] = std::move(cands);
-  return j;
-}
-
-PlanShard plan_shard_from_json(base::JsonReader& r, const PlanProblem& problem) {
-  PlanShard shard;
-  r.required("index", shard.index, base::Range::at_least(0));
-  r.required("count", shard.count, base::Range::at_least(1));
-  r.required("run_level", shard.run_level);
-  if (auto sum = r.required_object("summary")) {
-    PlanResult& s = shard.summary;
-    std::string objective;
-    if (sum->required_enum("objective", objective, {"time", "cost", "risk"}))
-      s.objective = objective == "time" ? Objective::Time : objective == "cost" ? Objective::Cost : Objective::Risk;
-    sum->optional("gpus", s.gpus, base::Range::at_least(1));
-    sum->required("evaluated", s.evaluated, base::Range::at_least(0));
-    sum->required("feasible", s.feasible, base::Range::at_least(0));
-    sum->required("dominated", s.dominated, base::Range::at_least(0));
-    sum->required("replica_evaluated", s.replica_evaluated, base::Range::at_least(0));
-    for (auto& e : sum->object_array("infeasible", true)) {
-      std::string rule;
-      std::int64_t n = 0;
-      if (e.required("rule", rule) && e.required("count", n, base::Range::at_least(1)))
-        s.infeasible.emplace_back(rule, n);
-      e.finish();
-    }
-    sum->finish();
-  }
-  std::vector<Size> sizes;
-  std::vector<Point> points;
-  enumerate_points(problem, false, sizes, points);
-  for (auto& c : r.object_array("candidates", true))
-    shard.candidates.push_back(read_candidate_wire(c, problem, sizes, points));
-  r.finish();
-  return shard;
 }
 
 }  // namespace sim::planner

@@ -3,17 +3,15 @@
 
 #include "sim/reliability/run_trial.hpp"
 #include "sim/base/errors.hpp"
+#include "sim/base/parallel_for.hpp"
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cmath>
-#include <condition_variable>
-#include <exception>
+#include <functional>
 #include <limits>
-#include <mutex>
+#include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace sim::reliability {
@@ -430,68 +428,24 @@ RunPartial run_monte_carlo_slice(const RunInputs& in, int trials, int first, int
   auto state = std::make_unique<RunPartial::State>(plan, trials, first, count, seed);
   if (sample >= first && sample < first + count) state->sample = sample;
 
-  std::vector<Accumulator> accumulators(static_cast<std::size_t>(threads), Accumulator(plan));
-  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(threads));
+  // One accumulator and one step-time cache per worker of the executor (base/parallel_for.hpp); the accumulators hold
+  // integer sums and histograms, so merging them does not depend on which worker ran which trial.
+  const int workers = base::worker_count(count, threads, 1);
+  std::vector<Accumulator> accumulators(static_cast<std::size_t>(workers), Accumulator(plan));
+  std::vector<std::optional<LocalStepTimes>> locals(static_cast<std::size_t>(workers));
   std::vector<results::RunTimelineEvent> sample_timeline;
-  std::atomic<int> next{first};
-  std::atomic<bool> stop{false};
-  std::mutex mutex;
-  std::condition_variable cv;
-  int done = 0;  // guarded by mutex
-  int reported = -1;
-  const int end = first + count;
-
-  const auto worker = [&](std::size_t w) {
-    try {
-      LocalStepTimes local(step_times, in.job.dp, in.straggler_slowdown);
-      for (;;) {
-        if (stop.load(std::memory_order_relaxed)) return;
-        const int i = next.fetch_add(1, std::memory_order_relaxed);
-        if (i >= end) return;
-        TrialResult r = run_trial(plan, local, seed, static_cast<std::uint64_t>(i), i == sample, &stop);
-        if (stop.load(std::memory_order_relaxed)) return;  // cancelled: the result may be a partial trial
-        accumulators[w].add(r, i);
-        if (i == sample) sample_timeline = std::move(r.timeline);  // one trial, one writer
-        {
-          const std::lock_guard lock(mutex);
-          ++done;
-        }
-        cv.notify_one();
-      }
-    } catch (...) {
-      errors[w] = std::current_exception();
-      stop = true;
-      cv.notify_one();
-    }
-  };
-
-  {
-    std::vector<std::jthread> pool;
-    pool.reserve(static_cast<std::size_t>(threads));
-    for (std::size_t w = 0; w < static_cast<std::size_t>(threads); ++w)
-      pool.emplace_back(worker, w);
-    try {
-      std::unique_lock lock(mutex);
-      while (done < count && !stop) {
-        cv.wait_for(lock, std::chrono::milliseconds(100), [&] { return done >= count || stop.load(); });
-        // Called at every wake, not only when a trial finished: a cancelling callback (Ctrl-C) must be heard while
-        // one long trial runs, and `stop` then ends that trial too.
-        if (progress) {
-          reported = done;
-          const int now_done = done;
-          lock.unlock();
-          progress(now_done, count);
-          lock.lock();
-        }
-      }
-    } catch (...) {
-      stop = true;  // the jthreads join as the pool goes out of scope
-      throw;
-    }
-  }
-  for (const std::exception_ptr& e : errors)
-    if (e) std::rethrow_exception(e);
-  if (progress && reported != count) progress(count, count);
+  // Called about ten times a second whatever the trials do: a cancelling callback (Ctrl-C) is heard while one long
+  // trial runs, and the executor's stop flag then ends that trial too.
+  const std::function<void(int, int)> report = progress ? std::function<void(int, int)>(progress) : nullptr;
+  base::parallel_for(count, workers, 1, report, [&](int w, int k, const std::atomic<bool>& stop) {
+    auto& local = locals[static_cast<std::size_t>(w)];
+    if (!local) local.emplace(step_times, in.job.dp, in.straggler_slowdown);
+    const int i = first + k;
+    TrialResult r = run_trial(plan, *local, seed, static_cast<std::uint64_t>(i), i == sample, &stop);
+    if (stop.load(std::memory_order_relaxed)) return;  // cancelled: the result may be a partial trial
+    accumulators[static_cast<std::size_t>(w)].add(r, i);
+    if (i == sample) sample_timeline = std::move(r.timeline);  // one trial, one writer
+  });
 
   for (const Accumulator& a : accumulators)
     state->acc.merge(a);

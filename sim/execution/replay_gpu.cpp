@@ -1,0 +1,277 @@
+// sim/execution/replay_gpu.cpp: one GPU of a replayed step: its compute stream running the pipeline program's
+// segments, its collectives' arrivals at their groups, its data-parallel stream and the optimizer (replay.hpp).
+#include "sim/execution/replay.hpp"
+
+#include <algorithm>
+#include <string>
+
+namespace sim::execution::replay {
+
+// ---- Gpu --------------------------------------------------------------------------------------------------------
+
+std::size_t Gpu::ready_index(int mb, int chunk) const {
+  return static_cast<std::size_t>(mb) * static_cast<std::size_t>(replay_.plan().vpp()) +
+         static_cast<std::size_t>(chunk);
+}
+
+const OpWork& Gpu::work(const PipeOp& op) const {
+  const StageWork& st = replay_.plan().stage(op.chunk, rank_);
+  switch (op.kind) {
+    case OpKind::Forward:
+      return st.forward;
+    case OpKind::Backward:
+      return st.backward;
+    case OpKind::BackwardInput:
+      return st.backward_input;
+    case OpKind::BackwardWeight:
+      return st.backward_weight;
+  }
+  return st.forward;
+}
+
+void Gpu::enter(State s, Category cat) {
+  acc_[static_cast<std::size_t>(cat_)] += now() - since_;
+  since_ = now();
+  state_ = s;
+  cat_ = cat;
+}
+
+void Gpu::start() {
+  const auto slots = static_cast<std::size_t>(replay_.plan().micro_batches() * replay_.plan().vpp());
+  fwd_ready_.assign(slots, 0);
+  bwd_ready_.assign(slots, 0);
+  since_ = now();
+  begin_op();
+}
+
+void Gpu::begin_op() {
+  const auto& prog = replay_.program(rank_);
+  if (op_ == prog.size()) {
+    maybe_finish();
+    return;
+  }
+  const PipeOp& op = prog[op_];
+  const int vs = parallel::virtual_stage(op.chunk, rank_, replay_.plan().pp());
+  bool ready = true;
+  if (op.kind == OpKind::Forward && vs > 0) ready = fwd_ready_[ready_index(op.micro_batch, op.chunk)] != 0;
+  if ((op.kind == OpKind::Backward || op.kind == OpKind::BackwardInput) && vs < replay_.last_stage())
+    ready = bwd_ready_[ready_index(op.micro_batch, op.chunk)] != 0;
+  if (!ready) {
+    if (state_ != State::WaitingInput) enter(State::WaitingInput, kPpWait);
+    return;
+  }
+  op_start_ = now();
+  seg_ = 0;
+  run_segment();
+}
+
+void Gpu::run_segment() {
+  const PipeOp& op = replay_.program(rank_)[op_];
+  const OpWork& w = work(op);
+  if (seg_ == w.segments.size()) {
+    end_op();
+    return;
+  }
+  const TimedSegment& s = w.segments[seg_];
+  switch (s.kind) {
+    case SegKind::Compute: {
+      enter(State::Computing, kCompute);
+      const double stretched = static_cast<double>(s.duration.ns) * slowdown_;
+      schedule_after(Time{static_cast<std::int64_t>(stretched + 0.5)}, kSegmentDone);
+      return;
+    }
+    case SegKind::Tp:
+      enter(State::Collective, kTp);
+      if (tp_ != nullptr) {
+        tp_->arrive(s.duration);
+      } else {
+        schedule_after(s.duration, kSelfTimedDone);  // lockstep: the peers arrive together
+      }
+      return;
+    case SegKind::Cp:
+      enter(State::Collective, kCp);
+      if (cp_ != nullptr) {
+        cp_->arrive(s.duration);
+      } else {
+        schedule_after(s.duration, kSelfTimedDone);
+      }
+      return;
+    case SegKind::Dp:
+      enter(State::Collective, kDp);
+      schedule_after(s.duration, kSelfTimedDone);  // the exposed part of a prefetched ZeRO-3 gather: timed
+      return;
+    case SegKind::Ep:
+      enter(State::Collective, kEp);
+      if (replay_.full() && ep_ != nullptr) {
+        ep_->arrive(s.duration);
+      } else {
+        schedule_after(s.duration, kSelfTimedDone);  // replica: the other replicas are symmetric
+      }
+      return;
+  }
+}
+
+void Gpu::segment_done() {
+  const PipeOp& op = replay_.program(rank_)[op_];
+  const OpWork& w = work(op);
+  const TimedSegment& s = w.segments[seg_];
+  if (s.kind != SegKind::Compute)
+    record(
+        s.kind == SegKind::Tp   ? 1
+        : s.kind == SegKind::Cp ? 4
+        : s.kind == SegKind::Dp ? 3
+                                : 5,
+        [&]() -> const std::string& { return replay_.plan().labels[s.label]; }, since_, now());
+  // Gradient buckets become ready during the last micro-batch's gradient pass of each chunk (ZeRO >= 2: during
+  // every micro-batch's).
+  const bool grad_op = replay_.plan().schedule == parallel::Schedule::ZeroBubbleH1 ? op.kind == OpKind::BackwardWeight
+                                                                                   : op.kind == OpKind::Backward;
+  if (grad_op && (replay_.plan().dp_every_micro_batch || op.micro_batch == replay_.plan().micro_batches() - 1)) {
+    for (const auto& b : replay_.plan().stage(op.chunk, rank_).buckets)
+      if (b.ready_after == static_cast<int>(seg_))
+        enqueue_bucket({b.duration,
+                        replay_.plan().dp_reduce_scatter ? collectives::Op::ReduceScatter : collectives::Op::AllReduce,
+                        b.bytes});
+  }
+  ++seg_;
+  run_segment();
+}
+
+void Gpu::end_op() {
+  const PipeOp& op = replay_.program(rank_)[op_];
+  const auto& plan = replay_.plan();
+  const int pp = plan.pp();
+  const int vs = parallel::virtual_stage(op.chunk, rank_, pp);
+  record(
+      0,
+      [&] {
+        return std::string(parallel::to_string(op.kind)) + std::to_string(op.micro_batch) +
+               (plan.vpp() > 1 ? ".c" + std::to_string(op.chunk) : "");
+      },
+      op_start_, now());
+  const Time arrive = now() + plan.p2p;
+  if (op.kind == OpKind::Forward && vs < replay_.last_stage()) {
+    const int to = vs + 1;  // on the next rank; from the last rank it wraps to rank 0, next chunk
+    const std::uint64_t arg =
+        kForwardInput | static_cast<std::uint64_t>(op.micro_batch) << 8 | static_cast<std::uint64_t>(to / pp) << 40;
+    simulator().schedule_at(arrive, engine::kDefaultPriority, *next_, arg);
+    record(
+        2, [&] { return "send F" + std::to_string(op.micro_batch); }, now(), arrive);
+  }
+  if ((op.kind == OpKind::Backward || op.kind == OpKind::BackwardInput) && vs > 0) {
+    const int to = vs - 1;
+    const std::uint64_t arg =
+        kBackwardInput | static_cast<std::uint64_t>(op.micro_batch) << 8 | static_cast<std::uint64_t>(to / pp) << 40;
+    simulator().schedule_at(arrive, engine::kDefaultPriority, *prev_, arg);
+    record(
+        2, [&] { return "send B" + std::to_string(op.micro_batch); }, now(), arrive);
+  }
+  ++op_;
+  enter(State::Ready, kIdle);
+  begin_op();
+}
+
+void Gpu::handle(std::uint64_t arg) {
+  const std::uint64_t kind = arg & 0xff;
+  if (kind == kSegmentDone || kind == kSelfTimedDone) {
+    if (state_ == State::Optimizer) {
+      enter(State::Ready, kIdle);
+      ++chunks_optimized_;
+      maybe_finish();
+      return;
+    }
+    segment_done();
+    return;
+  }
+  if (kind == kDpSelfDone) {
+    dp_done();
+    return;
+  }
+  const int mb = static_cast<int>((arg >> 8) & 0xffffffffULL);
+  const int chunk = static_cast<int>(arg >> 40);
+  auto& flags = kind == kForwardInput ? fwd_ready_ : bwd_ready_;
+  flags[ready_index(mb, chunk)] = 1;
+  if (state_ == State::WaitingInput) begin_op();
+}
+
+void Gpu::enqueue_bucket(const DpWork& w) {
+  dp_queue_.push_back(w);
+  if (!dp_busy_) dp_start_next();
+}
+
+void Gpu::dp_start_next() {
+  if (dp_head_ == dp_queue_.size()) return;
+  const DpWork w = dp_queue_[dp_head_++];
+  if (dp_head_ == dp_queue_.size()) {
+    dp_queue_.clear();
+    dp_head_ = 0;
+  }
+  dp_busy_ = true;
+  dp_started_ = now();
+  if (replay_.full() && dp_ != nullptr) {
+    dp_->arrive(w);
+  } else {
+    schedule_after(w.duration, kDpSelfDone);
+  }
+}
+
+void Gpu::dp_done() {
+  dp_busy_ = false;
+  record(
+      3, [&] { return state_ == State::ParamGather ? "param all-gather" : "grad reduce"; }, dp_started_, now());
+  if (state_ == State::ParamGather) {
+    enter(State::Done, kIdle);
+    end_ = now();
+    return;
+  }
+  if (dp_head_ < dp_queue_.size()) {
+    dp_start_next();
+    return;
+  }
+  if (state_ == State::WaitingDp) maybe_finish();
+}
+
+void Gpu::maybe_finish() {
+  if (dp_busy_ || dp_head_ < dp_queue_.size()) {
+    if (state_ != State::WaitingDp) enter(State::WaitingDp, kDp);
+    return;
+  }
+  const auto& plan = replay_.plan();
+  // Optimizer over this rank's chunks (one step each), then the parameter all-gather of ZeRO >= 1.
+  if (chunks_optimized_ < plan.vpp()) {
+    const Time t = plan.stage(chunks_optimized_, rank_).optimizer;
+    enter(State::Optimizer, kOptimizer);
+    const double stretched = static_cast<double>(t.ns) * slowdown_;
+    schedule_after(Time{static_cast<std::int64_t>(stretched + 0.5)}, kSegmentDone);
+    return;
+  }
+  Time gather;
+  for (int c = 0; c < plan.vpp(); ++c)
+    gather += plan.stage(c, rank_).param_gather;
+  if (gather > Time::zero()) {
+    enter(State::ParamGather, kDp);
+    dp_busy_ = true;
+    dp_started_ = now();
+    if (replay_.full() && dp_ != nullptr) {
+      dp_->arrive(gather);
+    } else {
+      schedule_after(gather, kDpSelfDone);
+    }
+    return;
+  }
+  enter(State::Done, kIdle);
+  end_ = now();
+}
+
+std::vector<std::string> Gpu::pending_work() const {
+  if (state_ == State::Done) return {};
+  const auto& prog = replay_.program(rank_);
+  if (op_ < prog.size()) {
+    const PipeOp& op = prog[op_];
+    return {std::string("op ") + parallel::to_string(op.kind) + " micro-batch " + std::to_string(op.micro_batch) +
+            " chunk " + std::to_string(op.chunk) + (state_ == State::WaitingInput ? " waits for its input" : "")};
+  }
+  return {"waits for data-parallel gradient reduction"};
+}
+
+}  // namespace sim::execution::replay
