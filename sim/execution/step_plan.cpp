@@ -328,7 +328,10 @@ StepPlan Planner::build() {
   const double output_params =
       (model_.tied_embeddings && L.pp * L.vpp > 1 ? pc.embedding : pc.output) / L.tp + pc.final_norm;
 
-  const auto dp_group = placement_.group(parallel::Dim::Dp, 0);
+  // Gradients are reduced, and the optimizer states (ZeRO / distributed optimizer) and FSDP parameters sharded, over
+  // the data-parallel group with context parallelism: CP ranks hold the same weights (Megatron-Core's
+  // get_data_parallel_group(with_context_parallel=True); TorchTitan's dp_shard_cp mesh). Memory divides alike.
+  const auto dp_group = placement_.group(parallel::Dim::DpCp, 0);
   const bool zero = in_.parallel.zero_stage >= 1 || in_.parallel.distributed_optimizer;
   plan.dp_reduce_scatter = zero;
   auto dp_time = [&](double grad_bytes) {
@@ -467,7 +470,7 @@ StepPlan Planner::build() {
 
     // Optimizer on this GPU's shard; with ZeRO 1-2 the updated 16-bit weights are all-gathered afterwards (ZeRO-3
     // keeps them sharded: the next iteration's forward gathers them).
-    const double shard = zero ? st.params_local / L.dp : st.params_local;
+    const double shard = zero ? st.params_local / (static_cast<double>(L.dp) * L.cp) : st.params_local;
     st.optimizer = hardware::memory_time(hw_.gpu, hw_.efficiency, shard * kOptimizerBytesPerParam);
     const bool gather_after = zero && !zero3 && dp_group.size() > 1;
     if (gather_after) st.param_gather = collective(collectives::Op::AllGather, dp_group, st.params_local * kParamBytes);

@@ -176,14 +176,15 @@ Replay::Replay(const StepPlan& plan, const StepOptions& options) : plan_(plan), 
         }
       }
   if (full()) {
+    // Data parallelism with context parallelism (Placement's Dim::DpCp): CP ranks hold the same weights.
     for (int pp = 0; pp < L.pp; ++pp)
-      for (int tp = 0; tp < L.tp; ++tp) {
-        for (int cp = 0; cp < L.cp && L.dp > 1; ++cp) {
-          Group* g = make_group("dp-group", Group::Channel::Dp);
-          for (int dp = 0; dp < L.dp; ++dp) {
-            g->add_member(gpus_[local(tp, cp, dp, pp)].get(), placement.gpu(tp, cp, dp, pp));
-            dp_of[local(tp, cp, dp, pp)] = g;
-          }
+      for (int tp = 0; tp < L.tp && L.dp * L.cp > 1; ++tp) {
+        Group* g = make_group("dp-group", Group::Channel::Dp);
+        for (int member : placement.group(parallel::Dim::DpCp, placement.gpu(tp, 0, 0, pp))) {
+          const parallel::Coord c = placement.coord(member);
+          const auto k = local(c.tp, c.cp, c.dp, c.pp);
+          g->add_member(gpus_[k].get(), member);
+          dp_of[k] = g;
         }
       }
   }

@@ -19,6 +19,8 @@ const char* to_string(Dim d) {
       return "ep";
     case Dim::Etp:
       return "etp";
+    case Dim::DpCp:
+      return "dp-cp";
   }
   return "?";
 }
@@ -111,6 +113,8 @@ int Placement::size(Dim d) const {
       return ep_;
     case Dim::Etp:
       return etp_;
+    case Dim::DpCp:
+      return sizes_[kDp] * sizes_[kCp];
   }
   return 1;
 }
@@ -128,6 +132,11 @@ std::vector<int> Placement::group(Dim d, int gpu) const {
       const int member = d == Dim::Ep ? etp_index + etp_ * (e + ep_ * (rest / ep_)) : rest * etp_ + e;
       members.push_back(this->gpu(from_slot(c, member)));
     }
+    return members;
+  }
+  if (d == Dim::DpCp) {
+    for (int j = 0; j < size(d); ++j)
+      members.push_back(this->gpu(from_combined(c, j)));
     return members;
   }
   for (int i = 0; i < size(d); ++i) {

@@ -41,6 +41,22 @@ TEST(Placement, DefaultOrderPutsTpAndCpTogetherInANodeWhenTheyFit) {
       EXPECT_EQ(member / kGpusPerNode, g / kGpusPerNode);
 }
 
+TEST(Placement, DataParallelWithContextGroupsSpanDpAndCp) {
+  // TP4 CP2 DP4 PP2, default order: GPU ids are tp + 4 (cp + 2 (dp + 4 pp)). The gradient group of GPU 1
+  // (Megatron-Core's data-parallel group with context parallelism) is every cp and dp at tp 1, pp 0: 8 GPUs, 4 apart.
+  const Placement p(layout(4, 2, 4, 2), "tp-cp-dp-pp");
+  EXPECT_EQ(p.size(Dim::DpCp), 8);
+  EXPECT_EQ(p.group_count(Dim::DpCp), 64 / 8);
+  EXPECT_EQ(p.group(Dim::DpCp, 1), (std::vector<int>{1, 5, 9, 13, 17, 21, 25, 29}));
+  const auto g = p.group(Dim::DpCp, 33);  // pp 1
+  EXPECT_EQ(g.front(), 33);
+  EXPECT_EQ(g.size(), 8U);
+  for (int member : g) {
+    EXPECT_EQ(p.coord(member).tp, 1);
+    EXPECT_EQ(p.coord(member).pp, 1);
+  }
+}
+
 TEST(Placement, PipelineNeighboursAreTpCpDpApart) {
   const Layout l = layout(8, 2, 4, 4);
   const Placement p(l, "tp-cp-dp-pp");
