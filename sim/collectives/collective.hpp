@@ -5,6 +5,7 @@
 #include "sim/collectives/protocol.hpp"
 #include "sim/topology/topology.hpp"
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -128,18 +129,36 @@ class CollectiveCostModel {
   };
 
   Choice choose(Op op, Algorithm algorithm, std::span<const topology::GpuId> group, base::Bytes n, bool need_time);
-  /// The algorithm's time with its fastest protocol (each protocol's fixed cost included); `beat` as tree_time's.
+  /// The algorithm's time with its fastest protocol (each protocol's fixed cost included); a tree that cannot beat
+  /// `beat` is not routed and costs Time::max().
   Choice fastest(Op op, Algorithm a, base::Bytes n, base::Time beat);
   std::span<const topology::GpuId> sorted(std::span<const topology::GpuId> group);  // asserts distinct GPUs
   void load_nodes(std::span<const topology::GpuId> gpus);  // nodes_ = gpus, with their NVLink domains and leaves
   void load_layout();                                      // domain_start_, even_, ring_ from sorted nodes_
   bool hierarchical_applies() const;
-  base::Time ring_time(Op op, base::Bytes n);
-  base::Time tree_time(base::Bytes n, base::Time beat);  // (a bound when it cannot be below `beat`)
-  base::Time hierarchical_time(Op op, base::Bytes n);
-  base::Time nvls_time(base::Bytes n);                           // one domain (resolve's rule)
-  PhaseCost intra_rings(base::Bytes bytes, std::int64_t steps);  // a ring in each domain (even groups)
-  PhaseCost inter_rings(base::Bytes bytes, std::int64_t steps);  // a ring across domains per local index
+  /// A phase before a protocol is applied: its bytes per transfer, alpha steps, slowest path latency of each class
+  /// (LL's, as the links give them) and bottleneck rate.
+  struct RawPhase {
+    base::Bytes bytes;
+    std::int64_t steps = 0;
+    base::Time nvlink;
+    base::Time network;
+    double rate = 0;
+  };
+  /// An algorithm's phases: one after another, or (concurrent) the two rings over the rails side by side.
+  struct Program {
+    std::array<RawPhase, 3> phases{};
+    int count = 0;
+    bool concurrent = false;
+  };
+  static PhaseCost cost_of(const RawPhase& r, const ProtocolTerms& t);
+  static base::Time run(const Program& p, const ProtocolTerms& t);
+  Program ring_program(Op op, base::Bytes n);
+  Program tree_program(base::Bytes n, base::Time beat, bool* cut);  // (cut: cannot beat `beat`, not routed)
+  Program hierarchical_program(Op op, base::Bytes n);
+  base::Time nvls_time(base::Bytes n);                          // one domain (resolve's rule)
+  RawPhase intra_rings(base::Bytes bytes, std::int64_t steps);  // a ring in each domain (even groups)
+  RawPhase inter_rings(base::Bytes bytes, std::int64_t steps);  // a ring across domains per local index
   // SendRecv, AllToAll and Broadcast: one phase each, over the caller's order (resp. the ring from group[0]).
   base::Time direct_time(Op op, std::span<const topology::GpuId> group, base::Bytes n);
 
@@ -151,8 +170,10 @@ class CollectiveCostModel {
   void add_exchange(int a, int b);
   void add_between_leaves(int src, int dst);
   void route(int src, int dst);
-  // The phase's cost, or, when routing the transfers between leaves cannot bring it below `beat`, a lower bound.
-  PhaseCost end_phase(base::Bytes bytes, std::int64_t steps, base::Time beat = base::Time::max());
+  // The phase unscaled; when no protocol of candidates_ can bring it below `beat` before routing its transfers between
+  // leaves, that lower bound with *cut set.
+  RawPhase end_phase_raw(base::Bytes bytes, std::int64_t steps, base::Time beat, bool* cut);
+  PhaseCost end_phase(base::Bytes bytes, std::int64_t steps);  // with LL's terms (direct operations, NVLS)
   void limit_rate(topology::LinkId link, std::int32_t transfers);
   void limit_rate(topology::LinkKind kind, std::int32_t transfers);  // every link of the kind at nominal bandwidth
 
@@ -177,7 +198,7 @@ class CollectiveCostModel {
   bool leaf_local_ = false;       // the phase has a transfer between domains under one leaf
   int widest_ = 0;                // the most switch links on one path of the phase: 0, 2 (a spine), 4 (a core)
   double rate_ = 0;               // the phase's bottleneck rate so far, bytes/s
-  ProtocolTerms terms_;           // the protocol being costed (identity outside fastest())
+  std::array<ProtocolTerms, 3> candidates_{};  // the protocols fastest() is costing, by kProtocols order
 };
 
 namespace detail {

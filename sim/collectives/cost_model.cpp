@@ -57,36 +57,36 @@ CollectiveCostModel::Choice CollectiveCostModel::choice(Op op, Algorithm algorit
   return choose(op, algorithm, group, n, /*need_time=*/true);
 }
 
-// Each protocol's phases and fixed cost; the fastest kept (ties: LL, LL128, Simple). A tree whose phase cannot beat
-// `beat` returns a bound at or above it (never chosen by the caller).
+// The algorithm's phases, built once, costed with each protocol's terms and fixed cost; the fastest kept (ties: LL,
+// LL128, Simple). A tree that no protocol can bring below `beat` is not routed and returns Time::max() (the caller
+// has a faster candidate already).
 CollectiveCostModel::Choice CollectiveCostModel::fastest(Op op, Algorithm a, base::Bytes n, base::Time beat) {
   int most = 0;
   for (int d = 0; d < domains_; ++d)
     most = std::max(most, domain_start_[index(d + 1)] - domain_start_[index(d)]);
   const bool gather_or_scatter = op == Op::AllGather || op == Op::ReduceScatter;
-  Choice best{a, base::Time::max(), Protocol::LL};
-  for (Protocol p : kProtocols) {
-    terms_ = protocol_terms(p, a == Algorithm::Tree, domains_, most, gather_or_scatter);
-    base::Time phases;
-    switch (a) {
-      case Algorithm::Tree: {
-        const base::Time bound = std::min(best.time, beat);
-        phases = tree_time(n, bound == base::Time::max() ? bound
-                              : bound > terms_.base      ? bound - terms_.base
-                                                         : base::Time::zero());
-        break;
-      }
-      case Algorithm::Hierarchical:
-        phases = hierarchical_time(op, n);
-        break;
-      default:
-        phases = ring_time(op, n);
-        break;
+  for (std::size_t i = 0; i < kProtocols.size(); ++i)
+    candidates_[i] = protocol_terms(kProtocols[i], a == Algorithm::Tree, domains_, most, gather_or_scatter);
+  Program prog;
+  switch (a) {
+    case Algorithm::Tree: {
+      bool cut = false;
+      prog = tree_program(n, beat, &cut);
+      if (cut) return {a, base::Time::max(), Protocol::LL};
+      break;
     }
-    const base::Time t = detail::saturating_add(terms_.base, phases);
-    if (t < best.time) best = {a, t, p};
+    case Algorithm::Hierarchical:
+      prog = hierarchical_program(op, n);
+      break;
+    default:
+      prog = ring_program(op, n);
+      break;
   }
-  terms_ = identity_terms();
+  Choice best{a, base::Time::max(), Protocol::LL};
+  for (std::size_t i = 0; i < kProtocols.size(); ++i) {
+    const base::Time t = detail::saturating_add(candidates_[i].base, run(prog, candidates_[i]));
+    if (t < best.time) best = {a, t, kProtocols[i]};
+  }
   return best;
 }
 
@@ -283,8 +283,13 @@ void CollectiveCostModel::limit_rate(topology::LinkKind kind, std::int32_t trans
   rate_ = std::min(rate_, capacity / static_cast<double>(transfers));
 }
 
-// evaluate()'s cost of the phase: alpha steps x the slowest path, and the bytes at the first water-filling level.
-CollectiveCostModel::PhaseCost CollectiveCostModel::end_phase(base::Bytes bytes, std::int64_t steps, base::Time beat) {
+// evaluate()'s phase before a protocol is applied: alpha steps x the slowest path of each class (NVLink, network; the
+// protocol scales each), and the bottleneck rate at the first water-filling level. With `beat` < Time::max() (a tree
+// that Auto costs after a faster candidate), a phase whose every protocol's cost, before routing its transfers between
+// leaves, is already at or above `beat` stops there: routing can only add links, lowering the rate and raising the
+// latency, so it cannot come below; `*cut` tells the caller (the phase is then only a lower bound).
+CollectiveCostModel::RawPhase CollectiveCostModel::end_phase_raw(base::Bytes bytes, std::int64_t steps, base::Time beat,
+                                                                 bool* cut) {
   using topology::LinkKind;
   auto latency = [this](std::initializer_list<LinkKind> kinds) {
     base::Time t = base::Time::zero();
@@ -292,20 +297,12 @@ CollectiveCostModel::PhaseCost CollectiveCostModel::end_phase(base::Bytes bytes,
       t += topo_.nominal_latency(k);
     return t;
   };
-  auto cost = [&](base::Time slowest) {
-    PhaseCost c{base::Time{slowest.ns * steps}, base::Time::zero()};
-    const double rate = terms_.effective(rate_);
-    if (bytes.n > 0 && !std::isinf(rate))
-      c.transfer = rate > 0 ? base::transfer_time(bytes, base::Bandwidth{rate}) : base::Time::max();
-    return c;
-  };
-  // Path latencies: the sums over their links' kinds, scaled by the protocol (NVLink or network class).
-  base::Time slowest = base::Time::zero();
-  if (nvlink_) slowest = std::max(slowest, terms_.latency(latency({LinkKind::NvLink, LinkKind::NvSwitch}), false));
-  if (leaf_local_) slowest = std::max(slowest, terms_.latency(latency({LinkKind::Nic, LinkKind::LeafDown}), true));
-  const base::Time via_spine =
-      terms_.latency(latency({LinkKind::Nic, LinkKind::LeafUp, LinkKind::SpineDown, LinkKind::LeafDown}), true);
-  if (!between_leaves_.empty()) slowest = std::max(slowest, via_spine);  // (via a core: more, below)
+  RawPhase r{bytes, steps, base::Time::zero(), base::Time::zero(), 0};
+  // Path latencies: the sums over their links' kinds, the slowest of each class.
+  if (nvlink_) r.nvlink = latency({LinkKind::NvLink, LinkKind::NvSwitch});
+  if (leaf_local_) r.network = latency({LinkKind::Nic, LinkKind::LeafDown});
+  const base::Time via_spine = latency({LinkKind::Nic, LinkKind::LeafUp, LinkKind::SpineDown, LinkKind::LeafDown});
+  if (!between_leaves_.empty()) r.network = std::max(r.network, via_spine);  // (via a core: more, below)
 
   std::array<std::int32_t, kMedia> most{};  // the most transfers on one own link, per medium
   if (!exchanges_phase_) {
@@ -337,18 +334,25 @@ CollectiveCostModel::PhaseCost CollectiveCostModel::end_phase(base::Bytes bytes,
       }
     }
   }
-  // Routing transfers between leaves adds links, so it can lower the rate and raise the latency, never the reverse:
-  // the cost so far bounds the phase's from below. When that bound cannot beat `beat`, it is all the caller needs.
+  r.rate = rate_;
+  if (cut) *cut = false;
   if (!between_leaves_.empty() && beat < base::Time::max()) {
-    const PhaseCost bound = cost(slowest);
-    if (add_phase(base::Time::zero(), bound.latency, bound.transfer) >= beat) return bound;
+    bool can_beat = false;
+    for (const ProtocolTerms& t : candidates_) {
+      const PhaseCost bound = cost_of(r, t);
+      can_beat = can_beat ||
+                 detail::saturating_add(t.base, add_phase(base::Time::zero(), bound.latency, bound.transfer)) < beat;
+    }
+    if (!can_beat) {
+      if (cut) *cut = true;
+      return r;
+    }
   }
   for (const auto& [src, dst] : between_leaves_)
     route(src, dst);
   if (widest_ == 4) {
-    slowest = std::max(slowest, terms_.latency(latency({LinkKind::Nic, LinkKind::LeafUp, LinkKind::SpineUp,
-                                                        LinkKind::CoreDown, LinkKind::SpineDown, LinkKind::LeafDown}),
-                                               true));
+    r.network = std::max(r.network, latency({LinkKind::Nic, LinkKind::LeafUp, LinkKind::SpineUp, LinkKind::CoreDown,
+                                             LinkKind::SpineDown, LinkKind::LeafDown}));
   }
   std::sort(switch_.begin(), switch_.end());
   std::array<std::int32_t, topology::kLinkKinds> most_on_switch{};  // per kind, nominal
@@ -367,47 +371,82 @@ CollectiveCostModel::PhaseCost CollectiveCostModel::end_phase(base::Bytes bytes,
   }
   for (std::size_t k = 0; k < most_on_switch.size(); ++k)
     if (most_on_switch[k] != 0) limit_rate(static_cast<LinkKind>(k), most_on_switch[k]);
-  return cost(slowest);
+  r.rate = rate_;
+  return r;
 }
 
-base::Time CollectiveCostModel::ring_time(Op op, base::Bytes n) {
+// A raw phase under a protocol: its step latency per class scaled, its rate scaled and capped (protocol.hpp).
+CollectiveCostModel::PhaseCost CollectiveCostModel::cost_of(const RawPhase& r, const ProtocolTerms& t) {
+  const base::Time slowest = std::max(t.latency(r.nvlink, false), t.latency(r.network, true));
+  PhaseCost c{base::Time{slowest.ns * r.steps}, base::Time::zero()};
+  const double rate = t.effective(r.rate);
+  if (r.bytes.n > 0 && !std::isinf(rate))
+    c.transfer = rate > 0 ? base::transfer_time(r.bytes, base::Bandwidth{rate}) : base::Time::max();
+  return c;
+}
+
+// The phases of a program one after another, or the two of a concurrent program side by side (collective.cpp's
+// time_of() adds them alike).
+base::Time CollectiveCostModel::run(const Program& prog, const ProtocolTerms& t) {
+  if (prog.concurrent) {
+    const PhaseCost a = cost_of(prog.phases[0], t);
+    const PhaseCost b = cost_of(prog.phases[1], t);
+    return add_concurrent(base::Time::zero(), a.latency, a.transfer, b.latency, b.transfer);
+  }
+  base::Time total = base::Time::zero();
+  for (int i = 0; i < prog.count; ++i) {
+    const PhaseCost c = cost_of(prog.phases[static_cast<std::size_t>(i)], t);
+    total = add_phase(total, c.latency, c.transfer);
+  }
+  return total;
+}
+
+CollectiveCostModel::PhaseCost CollectiveCostModel::end_phase(base::Bytes bytes, std::int64_t steps) {
+  return cost_of(end_phase_raw(bytes, steps, base::Time::max(), nullptr), identity_terms());
+}
+
+CollectiveCostModel::Program CollectiveCostModel::ring_program(Op op, base::Bytes n) {
   const auto p = static_cast<std::int64_t>(nodes_.size());
   const base::Bytes bytes = op == Op::AllReduce ? share(n, 2 * (p - 1), p) : share(n, p - 1, p);
   const std::int64_t steps = op == Op::AllReduce ? 2 * (p - 1) : p - 1;
+  Program prog;
   if (hierarchical_applies()) {  // the rings over the rails: an NVLink phase and a rail phase at the same time
     const std::int64_t k = domain_start_[1];
     const std::int64_t m = domains_;
     const std::int64_t inter_steps = op == Op::AllReduce ? 2 * (m - 1) : m - 1;
-    const PhaseCost in = intra_rings(share(bytes, k - 1, k), steps - inter_steps);
-    const PhaseCost across = inter_rings(share(bytes, 1, k), inter_steps);
-    return add_concurrent(base::Time::zero(), in.latency, in.transfer, across.latency, across.transfer);
+    prog.phases[0] = intra_rings(share(bytes, k - 1, k), steps - inter_steps);
+    prog.phases[1] = inter_rings(share(bytes, 1, k), inter_steps);
+    prog.count = 2;
+    prog.concurrent = true;
+    return prog;
   }
   begin_phase(/*exchanges=*/false);
   for (std::size_t j = 0; j < ring_.size(); ++j)
     add_transfer(ring_[j], ring_[j + 1 == ring_.size() ? 0 : j + 1]);
-  const PhaseCost c = end_phase(bytes, steps);
-  return add_phase(base::Time::zero(), c.latency, c.transfer);
+  prog.phases[0] = end_phase_raw(bytes, steps, base::Time::max(), nullptr);
+  prog.count = 1;
+  return prog;
 }
 
 // A ring in each domain (even: domain d is nodes [d k, (d + 1) k)).
-CollectiveCostModel::PhaseCost CollectiveCostModel::intra_rings(base::Bytes bytes, std::int64_t steps) {
+CollectiveCostModel::RawPhase CollectiveCostModel::intra_rings(base::Bytes bytes, std::int64_t steps) {
   const int k = domain_start_[1];
   begin_phase(/*exchanges=*/false);
   for (int d = 0; d < domains_; ++d)
     for (int j = 0; j < k; ++j)
       add_transfer(d * k + j, d * k + (j + 1 == k ? 0 : j + 1));
-  return end_phase(bytes, steps);
+  return end_phase_raw(bytes, steps, base::Time::max(), nullptr);
 }
 
 // A ring across the domains per local index j: one per rail.
-CollectiveCostModel::PhaseCost CollectiveCostModel::inter_rings(base::Bytes bytes, std::int64_t steps) {
+CollectiveCostModel::RawPhase CollectiveCostModel::inter_rings(base::Bytes bytes, std::int64_t steps) {
   const int k = domain_start_[1];
   const int m = domains_;
   begin_phase(/*exchanges=*/false);
   for (int j = 0; j < k; ++j)
     for (int d = 0; d < m; ++d)
       add_transfer(d * k + j, (d + 1 == m ? 0 : d + 1) * k + j);
-  return end_phase(bytes, steps);
+  return end_phase_raw(bytes, steps, base::Time::max(), nullptr);
 }
 
 // NVLink SHARP: the ring's transfers (each rank sends once, receives once, inside the domain) carrying n, 2 steps.
@@ -421,7 +460,8 @@ base::Time CollectiveCostModel::nvls_time(base::Bytes n) {
 
 // Both trees of double_binary_tree() over the ring order, from one walk of tree 0: tree 1 is its mirror image (p even)
 // or its shift by one (p odd), so tree 0's edge (r, u) gives tree 1's (p-1-r, p-1-u), resp. (r+1, u+1) mod p.
-base::Time CollectiveCostModel::tree_time(base::Bytes n, base::Time beat) {
+// `*cut`: no protocol can beat `beat` (the phase is a lower bound, end_phase_raw()).
+CollectiveCostModel::Program CollectiveCostModel::tree_program(base::Bytes n, base::Time beat, bool* cut) {
   const auto p = static_cast<int>(nodes_.size());
   begin_phase(/*exchanges=*/true);  // reduce up, broadcast down: every tree edge both ways
   for (int r = 1; r < p; ++r) {     // rank 0 is the root of tree 0
@@ -433,37 +473,36 @@ base::Time CollectiveCostModel::tree_time(base::Bytes n, base::Time beat) {
       add_exchange(ring_[index(r + 1 == p ? 0 : r + 1)], ring_[index(u + 1 == p ? 0 : u + 1)]);
     }
   }
-  const PhaseCost c = end_phase(share(n, 1, 2), 2 * std::int64_t{ceil_log2(p)}, beat);
-  return add_phase(base::Time::zero(), c.latency, c.transfer);
+  Program prog;
+  prog.phases[0] = end_phase_raw(share(n, 1, 2), 2 * std::int64_t{ceil_log2(p)}, beat, cut);
+  prog.count = 1;
+  return prog;
 }
 
-base::Time CollectiveCostModel::hierarchical_time(Op op, base::Bytes n) {
+CollectiveCostModel::Program CollectiveCostModel::hierarchical_program(Op op, base::Bytes n) {
   const int k = domain_start_[1];  // even: domain d is nodes [d k, (d + 1) k)
   const int m = domains_;
-  auto intra = [&](base::Bytes bytes, std::int64_t steps) { return intra_rings(bytes, steps); };
-  auto inter = [&](base::Bytes bytes, std::int64_t steps) { return inter_rings(bytes, steps); };
   const std::int64_t k64 = k;
   const std::int64_t m64 = m;
-  base::Time total = base::Time::zero();
+  Program prog;
   switch (op) {
     case Op::AllReduce: {
-      const PhaseCost in = intra(share(n, k64 - 1, k64), k64 - 1);  // reduce-scatter, then all-gather: equal phases
-      const PhaseCost across = inter(share(n, 2 * (m64 - 1), m64 * k64), 2 * (m64 - 1));
-      total = add_phase(total, in.latency, in.transfer);
-      total = add_phase(total, across.latency, across.transfer);
-      return add_phase(total, in.latency, in.transfer);
+      const RawPhase in = intra_rings(share(n, k64 - 1, k64), k64 - 1);  // reduce-scatter, then all-gather: equal
+      prog.phases = {in, inter_rings(share(n, 2 * (m64 - 1), m64 * k64), 2 * (m64 - 1)), in};
+      prog.count = 3;
+      return prog;
     }
     case Op::ReduceScatter: {
-      const PhaseCost in = intra(share(n, k64 - 1, k64), k64 - 1);
-      const PhaseCost across = inter(share(n, m64 - 1, m64 * k64), m64 - 1);
-      total = add_phase(total, in.latency, in.transfer);
-      return add_phase(total, across.latency, across.transfer);
+      const RawPhase in = intra_rings(share(n, k64 - 1, k64), k64 - 1);
+      prog.phases = {in, inter_rings(share(n, m64 - 1, m64 * k64), m64 - 1), RawPhase{}};
+      prog.count = 2;
+      return prog;
     }
     default: {  // AllGather
-      const PhaseCost across = inter(share(n, m64 - 1, m64 * k64), m64 - 1);
-      const PhaseCost in = intra(share(n, k64 - 1, k64), k64 - 1);
-      total = add_phase(total, across.latency, across.transfer);
-      return add_phase(total, in.latency, in.transfer);
+      const RawPhase across = inter_rings(share(n, m64 - 1, m64 * k64), m64 - 1);
+      prog.phases = {across, intra_rings(share(n, k64 - 1, k64), k64 - 1), RawPhase{}};
+      prog.count = 2;
+      return prog;
     }
   }
 }
