@@ -104,6 +104,10 @@ int collective_command(const CollectiveArgs& a, const Options& o, std::ostream& 
   if (!a.hardware.empty()) overrides.push_back({"hardware", a.hardware});
   const auto s =
       a.scenario.empty() ? scenario::load_default_scenario(overrides) : scenario::load_scenario(a.scenario, overrides);
+  if (!s.cluster.network.failed.empty())
+    throw base::ConfigError(s.source, "/cluster/network/failed",
+                            "trainsim collective sizes a healthy cluster for --gpus; a degraded fabric is simulated by "
+                            "step and run");
   const topology::TopologyConfig config = scenario::topology_config(s);
   if (auto problems = collectives::validate_sweep_cluster(config, a.gpus, a.per_node); !problems.empty()) {
     for (auto& d : problems) {

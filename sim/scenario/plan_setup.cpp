@@ -16,6 +16,12 @@
 namespace sim::scenario {
 
 planner::PlanProblem plan_problem(const Scenario& s, const planner::PlanOptions& opt, bool with_run_level) {
+  // The search enumerates cluster sizes and layouts on healthy fabrics: a failed element is a property of one
+  // cluster, not of the sizes a plan compares.
+  if (!s.cluster.network.failed.empty())
+    throw base::ConfigError(s.source, "/cluster/network/failed",
+                            "plan and scale search healthy clusters; remove the failed fabric elements, or compare "
+                            "layouts on the degraded cluster with step or run");
   planner::PlanProblem p;
   p.model = &s.model;
   p.hardware = &s.hardware;

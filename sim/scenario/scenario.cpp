@@ -23,6 +23,47 @@ using namespace base::literals;
 
 namespace {
 
+/// "spine S" or "leaf L uplink P" (decimal indices, single spaces or more): a failed fabric element, or nothing.
+std::optional<topology::FabricFailure> parse_fabric_failure(const std::string& text) {
+  std::vector<std::string> words;
+  std::string word;
+  for (char c : text + " ") {
+    if (c == ' ') {
+      if (!word.empty()) words.push_back(word);
+      word.clear();
+    } else {
+      word += c;
+    }
+  }
+  auto number = [](const std::string& w) -> std::optional<int> {
+    if (w.empty() || w.size() > 9) return std::nullopt;
+    int v = 0;
+    for (char c : w) {
+      if (c < '0' || c > '9') return std::nullopt;
+      v = v * 10 + (c - '0');
+    }
+    return v;
+  };
+  topology::FabricFailure f;
+  if (words.size() == 2 && words[0] == "spine") {
+    auto i = number(words[1]);
+    if (!i) return std::nullopt;
+    f.kind = topology::FabricFailure::Kind::Spine;
+    f.index = *i;
+    return f;
+  }
+  if (words.size() == 4 && words[0] == "leaf" && words[2] == "uplink") {
+    auto l = number(words[1]);
+    auto u = number(words[3]);
+    if (!l || !u) return std::nullopt;
+    f.kind = topology::FabricFailure::Kind::LeafUplink;
+    f.leaf = *l;
+    f.index = *u;
+    return f;
+  }
+  return std::nullopt;
+}
+
 constexpr std::string_view kScenarioSchema = "trainsim.scenario/1";
 constexpr std::string_view kModelSchema = "trainsim.model/1";
 constexpr std::string_view kHardwareSchema = "trainsim.hardware/1";
@@ -214,6 +255,24 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
         hardware::check_rate_floor(*n, "nic_bandwidth", s.cluster.network.nic_bandwidth);
       n->optional_enum("topology", s.cluster.network.topology, {"rail-fat-tree", "fat-tree"});
       n->optional("oversubscription", s.cluster.network.oversubscription, Range::between(1.0, 64.0));
+      std::vector<std::string> failed;
+      if (n->optional("failed", failed)) {
+        for (const auto& text : failed) {
+          if (auto f = parse_fabric_failure(text)) {
+            s.cluster.network.failed.push_back(*f);
+          } else if (text.rfind("leaf ", 0) == 0 && text.find("uplink") == std::string::npos) {
+            n->error("failed",
+                     "\"" + text +
+                         "\": a leaf switch down cuts its GPUs off the network; NCCL would carry their "
+                         "traffic over NVLink to another rail's NIC (PXN), which trainsim does not model. Fail "
+                         "its uplinks (\"leaf L uplink P\") or a spine (\"spine S\") instead");
+          } else {
+            n->error("failed", "\"" + text +
+                                   "\" is not a fabric element; write \"spine S\" (a spine switch) or \"leaf L uplink "
+                                   "P\" (leaf L's link to its spine plane P), indices from 0");
+          }
+        }
+      }
       n->finish();
     }
     c->finish();

@@ -6,6 +6,7 @@
 #include "sim/parallel/memory.hpp"
 #include "sim/parallel/parallel_config.hpp"
 #include "sim/reliability/checkpoint_io.hpp"
+#include "sim/topology/topology.hpp"
 #include "sim/workload/layer_costs.hpp"
 #include "sim/workload/model_spec.hpp"
 
@@ -20,6 +21,8 @@ struct NetworkConfig {
   base::Bandwidth nic_bandwidth;           // default: the hardware profile's NIC bandwidth
   std::string topology = "rail-fat-tree";  // "rail-fat-tree" | "fat-tree"
   double oversubscription = 1.0;           // leaf-to-spine, >= 1
+  /// Failed fabric elements ("spine S", "leaf L uplink P"): step and run route around them; plan refuses them.
+  std::vector<topology::FabricFailure> failed;
 };
 
 struct ClusterConfig {

@@ -20,6 +20,28 @@ topology::TopologyConfig topology_config(const Scenario& s) {
                                     .oversubscription = net.oversubscription});
 }
 
+topology::Topology degraded_topology(const Scenario& s) {
+  topology::Topology topo(topology_config(s));
+  const auto& failed = s.cluster.network.failed;
+  for (std::size_t i = 0; i < failed.size(); ++i) {
+    const std::string path = "/cluster/network/failed/" + std::to_string(i);
+    std::vector<topology::LinkId> links;
+    try {
+      links = topo.failure_links(failed[i]);
+    } catch (const base::ConfigError& e) {
+      throw base::ConfigError(s.source, path, e.items().front().message);
+    }
+    for (topology::LinkId id : links)
+      topo.set_link_up(id, false);
+  }
+  if (const auto cut = topo.isolated_leaves(); !cut.empty())
+    throw base::ConfigError(s.source, "/cluster/network/failed",
+                            "leaf " + std::to_string(cut.front()) +
+                                " has no uplink left: its GPUs reach no other leaf (keep at least one of its " +
+                                std::to_string(topo.uplinks()) + " spine planes up)");
+  return topo;
+}
+
 Convergence convergence(const Scenario& s) {
   Convergence c;
   c.batch.batch = static_cast<double>(s.parallel.global_batch) * s.training.seq_len;
@@ -63,12 +85,14 @@ StepSetup step_setup(const Scenario& s) {
   in.attention_flash2 = s.training.attention_flash2;
   in.eager_kernels = s.training.eager_kernels;
   try {
-    in.topology = std::make_shared<const topology::Topology>(topology_config(s));
+    in.topology = std::make_shared<const topology::Topology>(degraded_topology(s));
   } catch (const base::ConfigError& e) {
     // The topology reports its own field names; say which scenario and section they came from.
     std::vector<base::Diagnostic> items;
     for (const auto& d : e.items())
-      items.push_back({s.source, "/cluster", "topology field " + d.path + ": " + d.message});
+      items.push_back(d.path.rfind("/cluster", 0) == 0
+                          ? base::Diagnostic{s.source, d.path, d.message}
+                          : base::Diagnostic{s.source, "/cluster", "topology field " + d.path + ": " + d.message});
     throw base::ConfigError(std::move(items));
   }
   in.flash_attention = s.memory.fused_attention;

@@ -18,6 +18,9 @@ StepSetup step_setup(const Scenario& s);
 
 /// The cluster as the topology model sees it: NVLink and NIC bandwidth scaled by the profile's achieved fractions.
 topology::TopologyConfig topology_config(const Scenario& s);
+/// That cluster with the scenario's failed fabric elements down (cluster.network.failed); ConfigError naming the
+/// element (its JSON path) when the cluster has no such element, or when a leaf is left without an uplink.
+topology::Topology degraded_topology(const Scenario& s);
 
 /// The scenario's global batch against its critical batch (given, or estimated from the model and its tokens).
 struct Convergence {

@@ -414,6 +414,51 @@ Topology::SwitchRoute Topology::route_between_leaves(GpuId src, GpuId dst, int l
   return r;
 }
 
+std::vector<LinkId> Topology::failure_links(const FabricFailure& f) const {
+  auto refuse = [](const std::string& what) { throw base::ConfigError("topology", "/failed", what); };
+  if (tiers_ < 2) refuse("the cluster has one leaf switch and no spine: nothing between leaves can fail");
+  std::vector<LinkId> out;
+  if (f.kind == FabricFailure::Kind::LeafUplink) {
+    if (f.leaf < 0 || f.leaf >= leaves_)
+      refuse("leaf " + std::to_string(f.leaf) + " does not exist: the cluster has leaves 0-" +
+             std::to_string(leaves_ - 1));
+    if (f.index < 0 || f.index >= uplinks_)
+      refuse("uplink " + std::to_string(f.index) + " does not exist: each leaf has uplinks 0-" +
+             std::to_string(uplinks_ - 1) + " (one per spine plane)");
+    out = {leaf_up(f.leaf, f.index), spine_down(f.leaf, f.index)};
+    return out;
+  }
+  if (f.index < 0 || f.index >= spines())
+    refuse("spine " + std::to_string(f.index) + " does not exist: the cluster has spines 0-" +
+           std::to_string(spines() - 1));
+  const int pod = f.index / uplinks_;
+  const int plane = f.index % uplinks_;
+  const int first = pod * leaves_per_pod_;
+  const int last = std::min(leaves_, first + leaves_per_pod_);
+  for (int l = first; l < last; ++l) {
+    out.push_back(leaf_up(l, plane));
+    out.push_back(spine_down(l, plane));
+  }
+  if (tiers_ == 3)
+    for (int c = 0; c < cores_per_plane_; ++c) {
+      out.push_back(spine_up(pod, plane, c));
+      out.push_back(core_down(pod, plane, c));
+    }
+  return out;
+}
+
+std::vector<int> Topology::isolated_leaves() const {
+  std::vector<int> out;
+  if (tiers_ < 2) return out;
+  for (int l = 0; l < leaves_; ++l) {
+    bool any = false;
+    for (int p = 0; p < uplinks_ && !any; ++p)
+      any = up(leaf_up(l, p)) && up(spine_down(l, p));
+    if (!any) out.push_back(l);
+  }
+  return out;
+}
+
 base::Time Topology::path_latency(std::span<const LinkId> p) const {
   base::Time t = base::Time::zero();
   for (LinkId id : p)

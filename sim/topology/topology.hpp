@@ -101,6 +101,17 @@ class Divisor {
 /// Failure and placement domains.
 enum class DomainKind { Node, NvlinkDomain, Leaf, Rack };
 
+/// A failed element of the switch fabric (the scenario's cluster.network.failed): one leaf's uplink to one spine plane
+/// (both directions), or a whole spine switch (every link it has). Routing goes around them (Topology's class
+/// comment: ECMP re-routed to the next plane / core whose links are up), so bandwidth is lost, not reachability,
+/// while a leaf keeps one uplink.
+struct FabricFailure {
+  enum class Kind { LeafUplink, Spine };
+  Kind kind = Kind::Spine;
+  int leaf = 0;   // LeafUplink: the leaf
+  int index = 0;  // LeafUplink: the spine plane of its pod (0 .. uplinks-1); Spine: the spine (0 .. spines()-1)
+};
+
 /// The physical cluster: a Boost.Graph directed graph (kept out of this header) plus a link table indexed by LinkId.
 ///
 /// Structure (S = switch radix = 2 * leaf_downlinks, k = nics_per_gpu, G = gpus_per_leaf = leaf_downlinks / k):
@@ -194,6 +205,14 @@ class Topology {
 
   /// Approximate heap bytes held (link table, graph, index tables).
   std::size_t memory_bytes() const;
+
+  /// Spine planes per leaf (the uplinks U of the class comment); 0 with one leaf.
+  int uplinks() const { return uplinks_; }
+  /// The directed links a fabric failure takes down (set_link_up(id, false) on each fails it). Throws
+  /// base::ConfigError (path "/failed") when the cluster has no such leaf, plane or spine.
+  std::vector<LinkId> failure_links(const FabricFailure& f) const;
+  /// Leaves every one of whose uplinks is down: their GPUs reach no other leaf.
+  std::vector<int> isolated_leaves() const;
 
  private:
   struct Graph;  // Boost.Graph, defined in topology.cpp only

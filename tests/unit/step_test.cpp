@@ -2,6 +2,9 @@
 // step, and the timeline shows the schedule.
 #include "tests/support/step.hpp"
 
+#include "sim/base/errors.hpp"
+#include "sim/scenario/plan_setup.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -67,6 +70,47 @@ TEST(MoeDispatcher, DeepEpSendsATokenOncePerNodeAcrossTheNetwork) {
                          {{"parallel.expert_tp", "1"}, {"parallel.moe_dispatcher", "\"deepep\""}}),
                Fidelity::Replica);
   EXPECT_EQ(folded_deepep.step_time, folded.step_time);
+}
+
+// A degraded fabric at the step level (issue 21): Llama 3 8B on 8 nodes of a plain fat tree with two uplinks per leaf
+// (16:1): with spine 1 down, the data-parallel rings of all 64 GPUs share the one remaining uplink of each leaf, and
+// the full-fidelity step (every group's flows on one topology) is slower; the collective closed form of the same fabric
+// is DegradedFabric.ASpineDownSharesTheRemainingUplinksAsTheClosedFormSays.
+TEST(DegradedFabric, AFailedSpineSlowsTheFullFidelityStep) {
+  const std::vector<sim::scenario::Override> fabric = {{"cluster.network.topology", "\"fat-tree\""},
+                                                       {"cluster.network.oversubscription", "16"}};
+  auto failed = fabric;
+  failed.push_back({"cluster.network.failed", "[\"spine 1\"]"});
+  const auto healthy = run_step(load_step("scenarios/examples/llama3-8b-64-h100.json", fabric), Fidelity::Full);
+  const auto degraded = run_step(load_step("scenarios/examples/llama3-8b-64-h100.json", failed), Fidelity::Full);
+  EXPECT_GT(degraded.breakdown.dp_exposed, healthy.breakdown.dp_exposed);
+  EXPECT_GT(degraded.step_time, healthy.step_time);
+  EXPECT_EQ(degraded.breakdown.compute, healthy.breakdown.compute);
+}
+
+TEST(DegradedFabric, FailedElementsAreCheckedAndPlanRefusesThem) {
+  auto error_of = [](const std::vector<sim::scenario::Override>& o) {
+    try {
+      load_step("scenarios/examples/llama3-8b-64-h100.json", o);
+    } catch (const sim::base::ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const sim::scenario::Override fat{"cluster.network.topology", "\"fat-tree\""};
+  EXPECT_NE(error_of({fat, {"cluster.network.failed", "[\"spine one\"]"}}).find("/cluster/network/failed"),
+            std::string::npos);
+  EXPECT_NE(error_of({fat, {"cluster.network.failed", "[\"spine 99\"]"}}).find("spines 0-"), std::string::npos);
+  EXPECT_NE(error_of({fat, {"cluster.network.failed", "[\"leaf 1\"]"}}).find("PXN"), std::string::npos)
+      << "a whole leaf is refused with its reason";
+  EXPECT_NE(error_of({fat,
+                      {"cluster.network.oversubscription", "16"},
+                      {"cluster.network.failed", "[\"leaf 0 uplink 0\", \"leaf 0 uplink 1\"]"}})
+                .find("leaf 0 has no uplink left"),
+            std::string::npos);
+  const auto s = load_step("scenarios/examples/llama3-8b-64-h100.json",
+                           {fat, {"cluster.network.failed", "[\"leaf 1 uplink 3\"]"}});
+  EXPECT_THROW(sim::scenario::plan_problem(s.scenario, {}), sim::base::ConfigError) << "plan searches healthy clusters";
 }
 
 TEST(StepBreakdown, PartsSumToTheStepTime) {
