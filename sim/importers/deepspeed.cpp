@@ -117,12 +117,17 @@ class DeepSpeedImport {
     for (const auto& k : z->keys()) {
       if (k == "stage") {
         if (auto s = integer(*z, k, Range::between(0, 3))) out_.draft.put("parallel.zero_stage", *s, at(*z, k));
+      } else if (k == "stage3_max_live_parameters" && (z->kind(k) == Kind::Number || z->kind(k) == Kind::Integer)) {
+        double live = 0;
+        if (z->optional(k, live, Range::between(1e6, 1e13)))
+          out_.draft.put("memory.zero3_live_params", live, at(*z, k));
       } else if (k == "cpu_offload" && z->kind(k) == Kind::Bool) {  // DeepSpeed before 0.3.16: offload_optimizer
         bool on = false;
         z->optional(k, on);
         if (on)
-          z->error(k, "offloading optimizer states to the CPU is not modelled (trainsim keeps them on the GPU); set "
-                      "it to false to estimate the GPU-resident run");
+          z->error(k,
+                   "offloading optimizer states to the CPU is not modelled (trainsim keeps them on the GPU); set "
+                   "it to false to estimate the GPU-resident run");
       } else if (k == "offload_optimizer" || k == "offload_param") {
         // Offloaded states leave the GPU (memory) and cross PCIe every step (time): estimating the GPU-resident
         // run instead would misread the config, so it is refused unless the device is "none".
@@ -132,9 +137,12 @@ class DeepSpeedImport {
           if (o && o->kind("device") == Kind::String) o->optional("device", device);
         }
         if (device != "none")
-          z->error(k, "offloading to " + device + " is not modelled (trainsim keeps parameters, gradients and "
-                      "optimizer states on the GPU); remove " + k + " or set its device to \"none\" to estimate "
-                      "the GPU-resident run");
+          z->error(k, "offloading to " + device +
+                          " is not modelled (trainsim keeps parameters, gradients and "
+                          "optimizer states on the GPU); remove " +
+                          k +
+                          " or set its device to \"none\" to estimate "
+                          "the GPU-resident run");
       } else {
         ignored.push_back(z->path(k));
       }
@@ -159,8 +167,8 @@ class DeepSpeedImport {
           out_.notes.push_back({at(*a, k), "no effect with tensor parallelism 1: the checkpoints are whole"});
         } else if (on) {
           a->error(k, std::string(k == "cpu_checkpointing" ? "activation checkpoints kept in CPU memory"
-                                                            : "activation checkpoints partitioned over the "
-                                                              "model-parallel ranks") +
+                                                           : "activation checkpoints partitioned over the "
+                                                             "model-parallel ranks") +
                           " are not modelled; set it to false to estimate checkpoints kept whole on the GPU");
         }
         continue;

@@ -502,7 +502,9 @@ MemoryBreakdown memory_on_rank(const ModelSpec& model, const Layout& layout, con
   // layers (the one in use and the prefetched next, by default) are whole in bf16 at any time, with their FP8 copies.
   if (zero3) {
     const double unit = std::max(inv.moe_layer.total(), inv.dense_layer.total());
-    buffers += options.zero3_units * unit * (kBf16 + (options.fp8_weight_copies ? kFp8Copies : 0.0));
+    double gathered = options.zero3_units * unit;
+    if (options.zero3_live_params > 0) gathered = std::min(gathered, options.zero3_live_params);
+    buffers += gathered * (kBf16 + (options.fp8_weight_copies ? kFp8Copies : 0.0));
   }
   out.buffers = whole_bytes(buffers);
   out.total = out.params + out.grads + out.optimizer + out.activations + out.buffers;

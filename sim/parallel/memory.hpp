@@ -56,6 +56,10 @@ struct MemoryOptions {
   /// ZeRO-3 / FSDP: transformer layers (units) whose gathered bf16 weights are live at once: the one in use and the
   /// prefetched next (DeepSpeed's prefetch, FSDP's forward/backward prefetch of one unit). memory.zero3_units.
   int zero3_units = 2;
+  /// DeepSpeed ZeRO-3 gathers and releases parameters per submodule, holding at most stage3_max_live_parameters
+  /// (DeepSpeed's default 1e9) gathered at once: when given (> 0), the gathered weights are at most this many
+  /// parameters, whatever zero3_units layers hold. memory.zero3_live_params; 0 = zero3_units whole layers (FSDP).
+  double zero3_live_params = 0;
 };
 
 /// Era defaults for models without a training stack: fused attention for RoPE models, unfused with dropout for

@@ -354,6 +354,7 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
   if (auto mem = in.optional_object("memory")) {
     mem->optional("reserve", s.memory.runtime_reserve, base::Sign::NonNegative);
     mem->optional("zero3_units", s.memory.zero3_units, Range::between(1, 64));
+    mem->optional("zero3_live_params", s.memory.zero3_live_params, Range::between(1e6, 1e13));
     mem->finish();
   }
 

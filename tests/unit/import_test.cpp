@@ -268,6 +268,20 @@ TEST(ImportDeepSpeed, ZeroStageBatchesAndCheckpointing) {
   EXPECT_TRUE(contains(o.err, "/zero_optimization/overlap_comm")) << "ignored keys are listed by JSON path: " << o.err;
 }
 
+TEST(ImportDeepSpeed, Stage3LiveParametersBoundTheGatheredWeights) {
+  support::TempDir dir;
+  auto o = trainsim({"import", "deepspeed",
+                     dir.write("z3.json",
+                               "{\"train_batch_size\": 64, \"train_micro_batch_size_per_gpu\": 1, \"bf16\": "
+                               "{\"enabled\": true}, \"zero_optimization\": {\"stage\": 3, "
+                               "\"stage3_max_live_parameters\": 1e9}}"),
+                     "--model", "llama3-8b", "--hardware", "h100-sxm5-80gb", "--gpus", "16", "--tokens", "10B", "--set",
+                     "training.seq_len=4096"});
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  EXPECT_TRUE(contains(o.out, "\"zero3_live_params\": 1e+09")) << o.out;
+  EXPECT_FALSE(contains(o.err, "/zero_optimization/stage3_max_live_parameters")) << "read, not listed as ignored";
+}
+
 TEST(ImportDeepSpeed, AutoValuesAreUnresolvedUntilGiven) {
   auto o = trainsim({"import", "deepspeed", kData + "deepspeed-auto.json", "--model", "llama3-8b", "--hardware",
                      "h100-sxm5-80gb", "--gpus", "16", "--tokens", "10B"});

@@ -221,6 +221,26 @@ TEST(Memory, MainGradsAndFp8CopiesChangeTheWeightBytes) {
   EXPECT_EQ(fp8.params.n, base.params.n * 2) << "rank 1 holds only layers: FP8 weight + transpose = 2 bytes each";
 }
 
+TEST(Memory, DeepSpeedZero3HoldsAtMostItsLiveParametersGathered) {
+  // GPT-3 175B under ZeRO-3 on 384 GPUs (SC21 Table 2): a layer has 1.81e9 parameters, so FSDP-style units (two whole
+  // layers, 3.62e9 parameters, 7.25 GB in bf16) hold 3.62x DeepSpeed's default stage3_max_live_parameters (1e9).
+  const auto gpt = scenario::load_model("gpt3-175b");
+  ParallelConfig c;
+  c.zero_stage = 3;
+  c.global_batch = 1536;
+  const Layout l = resolve(gpt, {384, 8, 8}, c, 2048);
+  MemoryOptions o;
+  const auto units = memory_per_gpu(gpt, l, c, 2048, 0, o);
+  o.zero3_live_params = 1e9;
+  const auto live = memory_per_gpu(gpt, l, c, 2048, 0, o);
+  const double layer = 12.0 * 12288.0 * 12288.0;  // about 12 h^2 per layer (plus biases and norms)
+  EXPECT_NEAR(static_cast<double>(units.buffers.n - live.buffers.n), 2.0 * (2.0 * layer - 1e9), 2.0 * 2e6)
+      << "2 bytes per gathered parameter: 2 layers against 1e9";
+  o.zero3_live_params = 1e12;
+  EXPECT_EQ(memory_per_gpu(gpt, l, c, 2048, 0, o).buffers, units.buffers) << "a limit above two layers changes nothing";
+  EXPECT_NE(load_error({{"memory.zero3_live_params", "10"}}).find("/memory/zero3_live_params"), std::string::npos);
+}
+
 TEST(Memory, Fp8ActivationsHalveTheSavedGemmInputs) {
   // Llama 3 70B, t = 8 with SP: the two norm outputs (2 x sbh/t), the attention output (sbh/t) and the SwiGLU
   // product (sbf/t) drop from 2 bytes to 1.

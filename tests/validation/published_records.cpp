@@ -506,6 +506,12 @@ Record convert(const json& r) {
     training["fp8_recipe"] = recipe;
   }
   sc["training"] = training;
+  if (std::string(fam->name) == "megatron-sc21" && zero == 3) {
+    // SC21's ZeRO-3 rows ran DeepSpeed, which gathers parameters per submodule and keeps at most
+    // stage3_max_live_parameters of them (default 1e9: DeepSpeed's configuration docs, zero_optimization) gathered.
+    sc["memory"]["zero3_live_params"] = 1e9;
+    out.assumptions.push_back("DeepSpeed's default stage3_max_live_parameters (1e9 gathered parameters at most)");
+  }
   out.scenario = sc.dump();
   reference_of(r, out, gpus, *gb, *seq);
   if (!out.refusal.empty()) out.scenario.clear();
