@@ -97,7 +97,8 @@ class Session {
  private:
   Group group_;
   std::string notice_;
-  bool finalize_ = false;
+  // Read by the MPI backend only (mpi_backend.cpp); the local backend never initialises MPI.
+  [[maybe_unused]] bool finalize_ = false;
 };
 
 }  // namespace sim::distributed
