@@ -54,6 +54,12 @@ Json scenario_json(const scenario::Scenario& s) {
   j["cluster"]["nic_bandwidth_bytes_per_s"] = s.cluster.network.nic_bandwidth.bytes_per_s;
   j["cluster"]["topology"] = s.cluster.network.topology;
   j["cluster"]["oversubscription"] = s.cluster.network.oversubscription;
+  if (!s.cluster.network.failed.empty()) {  // a degraded fabric (absent when healthy: earlier outputs unchanged)
+    Json failed = Json::array();
+    for (const auto& f : s.cluster.network.failed)
+      failed.push_back(topology::to_string(f));
+    j["cluster"]["failed"] = std::move(failed);
+  }
   const auto& pc = s.parallel;
   j["parallel"]["tp"] = pc.tp;
   j["parallel"]["pp"] = pc.pp;
@@ -67,6 +73,9 @@ Json scenario_json(const scenario::Scenario& s) {
   j["parallel"]["micro_batch"] = pc.micro_batch;
   j["parallel"]["global_batch"] = pc.global_batch;
   j["parallel"]["schedule"] = parallel::to_string(pc.schedule);
+  // Communication overlap, when on (absent when off: earlier outputs unchanged).
+  if (pc.tp_comm_overlap) j["parallel"]["tp_comm_overlap"] = true;
+  if (pc.overlap_param_gather) j["parallel"]["overlap_param_gather"] = true;
   j["training"]["seq_len"] = s.training.seq_len;
   j["training"]["tokens"] = s.training.tokens ? Json(s.training.tokens->n) : Json();
   j["training"]["duration_s"] = s.training.duration ? Json(s.training.duration->seconds()) : Json();

@@ -414,6 +414,11 @@ Topology::SwitchRoute Topology::route_between_leaves(GpuId src, GpuId dst, int l
   return r;
 }
 
+std::string to_string(const FabricFailure& f) {
+  if (f.kind == FabricFailure::Kind::Spine) return "spine " + std::to_string(f.index);
+  return "leaf " + std::to_string(f.leaf) + " uplink " + std::to_string(f.index);
+}
+
 std::vector<LinkId> Topology::failure_links(const FabricFailure& f) const {
   auto refuse = [](const std::string& what) { throw base::ConfigError("topology", "/failed", what); };
   if (tiers_ < 2) refuse("the cluster has one leaf switch and no spine: nothing between leaves can fail");

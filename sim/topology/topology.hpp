@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace sim::topology {
@@ -111,6 +112,8 @@ struct FabricFailure {
   int leaf = 0;   // LeafUplink: the leaf
   int index = 0;  // LeafUplink: the spine plane of its pod (0 .. uplinks-1); Spine: the spine (0 .. spines()-1)
 };
+/// The scenario's spelling: "spine S" or "leaf L uplink P".
+std::string to_string(const FabricFailure& f);
 
 /// The physical cluster: a Boost.Graph directed graph (kept out of this header) plus a link table indexed by LinkId.
 ///
