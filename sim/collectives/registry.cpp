@@ -28,7 +28,10 @@ void register_builtin_algorithms(Registry& r) {
   r.add("hierarchical",
         "Reduce-scatter over NVLink, all-reduce of n/k across domains on k rails in parallel, all-gather over NVLink",
         Algorithm::Hierarchical);
-  r.add("auto", "The fastest applicable algorithm by predicted time for the op, group and size, as NCCL's tuner picks",
+  r.add("auto",
+        "The fastest applicable algorithm by predicted time for the op, group and size, as NCCL's tuner picks; every "
+        "ring, tree and hierarchical collective runs its fastest NCCL protocol (LL, LL128, Simple: step latency, "
+        "fixed cost, bandwidth fraction)",
         Algorithm::Auto);
   r.add("nvls",
         "NVLink SHARP all-reduce in one NVLink domain, the NVSwitch reducing: 2a + n/B (NCCL 2.17+, H100 and later); "
