@@ -34,9 +34,10 @@ using CsrGraph = boost::compressed_sparse_row_graph<boost::directedS, boost::no_
 // Boost.Graph filter: keeps the edges whose link is up (default-constructible and assignable, as filtered_graph needs).
 struct EdgeUp {
   const CsrGraph* graph = nullptr;
-  const std::vector<Link>* links = nullptr;
+  const void* links = nullptr;  // the topology's link table (Topology::StoredLink is private)
+  bool (*up)(const void* links, std::size_t id) = nullptr;
   bool operator()(boost::graph_traits<CsrGraph>::edge_descriptor e) const {
-    return (*links)[static_cast<std::size_t>((*graph)[e].link)].up;
+    return up(links, static_cast<std::size_t>((*graph)[e].link));
   }
 };
 
@@ -209,7 +210,11 @@ Topology::Topology(const TopologyConfig& config) : config_(config) {
   // Filled in LinkId order, block by block (no zero-fill of the largest table first).
   links_.reserve(total_links);
   auto add = [this](int from, int to, LinkKind kind, base::Bandwidth bw, base::Time lat) {
-    links_.push_back(Link{bw, lat, from, to, kind, true});
+    links_.push_back(StoredLink{from, to, kind, true});
+    SIM_ASSERT(links_.size() == 1 || nominal_bw_[static_cast<std::size_t>(kind)].bytes_per_s == 0 ||
+                   (nominal_bw_[static_cast<std::size_t>(kind)].bytes_per_s == bw.bytes_per_s &&
+                    nominal_latency_[static_cast<std::size_t>(kind)] == lat),
+               "every link of a kind has the kind's bandwidth and latency");
     nominal_bw_[static_cast<std::size_t>(kind)] = bw;  // the same for every link of the kind
     nominal_latency_[static_cast<std::size_t>(kind)] = lat;
   };
@@ -255,21 +260,26 @@ Topology::Topology(const TopologyConfig& config) : config_(config) {
   SIM_ASSERT(links_.size() == total_links, "link blocks do not add up");
   SIM_ASSERT(tiers_ < 2 || links_[static_cast<std::size_t>(spine_down(0, 0))].kind == LinkKind::SpineDown,
              "link block offsets are off");
+}
 
-  // The graph: one edge per link, carrying its LinkId, read straight from the link table (no copy). Counting-sort
-  // construction, O(V + E).
-  auto edge_of = [this](LinkId id) {
-    const Link& l = links_[static_cast<std::size_t>(id)];
-    return std::pair<std::uint32_t, std::uint32_t>(static_cast<std::uint32_t>(l.from),
-                                                   static_cast<std::uint32_t>(l.to));
-  };
-  auto data_of = [](LinkId id) { return EdgeData{id}; };
-  const boost::counting_iterator<LinkId> first(0);
-  const boost::counting_iterator<LinkId> last(static_cast<LinkId>(total_links));
-  graph_ = std::make_unique<Graph>(
-      Graph{CsrGraph(boost::edges_are_unsorted_multi_pass, boost::make_transform_iterator(first, edge_of),
-                     boost::make_transform_iterator(last, edge_of), boost::make_transform_iterator(first, data_of),
-                     static_cast<std::uint32_t>(vertices_))});
+// The graph: one edge per link, carrying its LinkId, read straight from the link table (no copy). Counting-sort
+// construction, O(V + E), once, on first use (thread-safe: the planner shares a topology among its workers).
+const Topology::Graph& Topology::graph() const {
+  std::call_once(*graph_once_, [this] {
+    auto edge_of = [this](LinkId id) {
+      const StoredLink& l = links_[static_cast<std::size_t>(id)];
+      return std::pair<std::uint32_t, std::uint32_t>(static_cast<std::uint32_t>(l.from),
+                                                     static_cast<std::uint32_t>(l.to));
+    };
+    auto data_of = [](LinkId id) { return EdgeData{id}; };
+    const boost::counting_iterator<LinkId> first(0);
+    const boost::counting_iterator<LinkId> last(static_cast<LinkId>(links_.size()));
+    graph_ = std::make_unique<Graph>(
+        Graph{CsrGraph(boost::edges_are_unsorted_multi_pass, boost::make_transform_iterator(first, edge_of),
+                       boost::make_transform_iterator(last, edge_of), boost::make_transform_iterator(first, data_of),
+                       static_cast<std::uint32_t>(vertices_))});
+  });
+  return *graph_;
 }
 
 int Topology::node_of(GpuId g) const {
@@ -335,7 +345,7 @@ std::vector<GpuId> Topology::gpus_in(DomainKind kind, int index) const {
 
 void Topology::set_link_up(LinkId id, bool is_up) {
   SIM_ASSERT(id >= 0 && id < links(), "link id out of range");
-  Link& l = links_[static_cast<std::size_t>(id)];
+  StoredLink& l = links_[static_cast<std::size_t>(id)];
   if (l.up != is_up) links_down_ += is_up ? -1 : 1;
   l.up = is_up;
 }
@@ -486,8 +496,11 @@ int Topology::hop_distance(GpuId src, GpuId dst) const {
   check_gpu(src);
   check_gpu(dst);
   if (src == dst) return 0;
-  const CsrGraph& g = graph_->g;
-  boost::filtered_graph<CsrGraph, EdgeUp> up_graph(g, EdgeUp{&g, &links_});
+  const CsrGraph& g = graph().g;
+  auto link_up = [](const void* table, std::size_t id) {
+    return (*static_cast<const std::vector<StoredLink>*>(table))[id].up;
+  };
+  boost::filtered_graph<CsrGraph, EdgeUp> up_graph(g, EdgeUp{&g, &links_, link_up});
   std::vector<std::uint32_t> pred(static_cast<std::size_t>(vertices_), std::numeric_limits<std::uint32_t>::max());
   auto pred_map = boost::make_iterator_property_map(pred.begin(), boost::get(boost::vertex_index, g));
   const auto s = static_cast<std::uint32_t>(src);
@@ -513,9 +526,10 @@ int Topology::hop_distance(GpuId src, GpuId dst) const {
 
 std::size_t Topology::memory_bytes() const {
   const std::size_t edges = links_.size();
-  const std::size_t csr = (static_cast<std::size_t>(vertices_) + 1) * sizeof(std::uint32_t) +
-                          edges * (sizeof(std::uint32_t) + sizeof(EdgeData));
-  return sizeof(*this) + links_.capacity() * sizeof(Link) + csr;
+  const std::size_t csr = graph_ == nullptr ? 0
+                                            : (static_cast<std::size_t>(vertices_) + 1) * sizeof(std::uint32_t) +
+                                                  edges * (sizeof(std::uint32_t) + sizeof(EdgeData));
+  return sizeof(*this) + links_.capacity() * sizeof(StoredLink) + csr;
 }
 
 }  // namespace sim::topology

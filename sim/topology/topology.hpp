@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -115,7 +116,8 @@ struct FabricFailure {
 /// The scenario's spelling: "spine S" or "leaf L uplink P".
 std::string to_string(const FabricFailure& f);
 
-/// The physical cluster: a Boost.Graph directed graph (kept out of this header) plus a link table indexed by LinkId.
+/// The physical cluster: a link table indexed by LinkId (12 bytes a link: ends, kind, state; bandwidth and latency are
+/// the kind's) plus a Boost.Graph directed graph (kept out of this header, built on first use by hop_distance).
 ///
 /// Structure (S = switch radix = 2 * leaf_downlinks, k = nics_per_gpu, G = gpus_per_leaf = leaf_downlinks / k):
 /// - one NVSwitch vertex per NVLink domain (the last domain may be partial); GPU<->NVSwitch at nvlink_bw each way;
@@ -167,7 +169,8 @@ class Topology {
   int vertices() const { return vertices_; }
 
   int links() const { return static_cast<int>(links_.size()); }
-  const Link& link(LinkId id) const;
+  /// The link with its kind's bandwidth and latency (a value: the table keeps only ends, kind and state).
+  Link link(LinkId id) const;
   void set_link_up(LinkId id, bool up);
   /// Every link of a kind is built with the same bandwidth and latency, and set_link_up is the only change a link sees
   /// afterwards: each link has its kind's nominal latency, and while links_down() == 0 its nominal bandwidth too. Lets
@@ -252,11 +255,24 @@ class Topology {
   int first_nvswitch_ = 0, first_nic_ = 0, first_leaf_ = 0, first_spine_ = 0, first_core_ = 0;
   LinkId first_pcie_ = 0, first_nic_link_ = 0, first_leaf_down_ = 0, first_leaf_up_ = 0, first_spine_down_ = 0,
          first_spine_up_ = 0, first_core_down_ = 0;
-  std::vector<Link> links_;
+  /// A link as the table keeps it, 12 bytes: every link of a kind has the kind's bandwidth and latency
+  /// (nominal_bw_, nominal_latency_), so only its ends and state are per link (a 16M-GPU cluster has ~120M links).
+  struct StoredLink {
+    std::int32_t from = 0;
+    std::int32_t to = 0;
+    LinkKind kind = LinkKind::NvLink;
+    bool up = true;
+  };
+  std::vector<StoredLink> links_;
   std::array<base::Bandwidth, kLinkKinds> nominal_bw_{};
   std::array<base::Time, kLinkKinds> nominal_latency_{};
   int links_down_ = 0;
-  std::unique_ptr<Graph> graph_;
+  // Built on first use (hop_distance: the test oracle and diagnostic), not with the topology: routing is index
+  // arithmetic, and a 16M-GPU analytic step should not pay for a graph it never walks. The flag is heap-held so that
+  // Topology stays movable.
+  mutable std::unique_ptr<Graph> graph_;
+  mutable std::unique_ptr<std::once_flag> graph_once_ = std::make_unique<std::once_flag>();
+  const Graph& graph() const;
 };
 
 // Hot accessors, inline: the collective cost model calls them once per rank or per transfer.
@@ -278,9 +294,11 @@ inline int Topology::leaf_of(GpuId g) const {
   return per_group_.quotient(node);
 }
 
-inline const Link& Topology::link(LinkId id) const {
+inline Link Topology::link(LinkId id) const {
   SIM_ASSERT(id >= 0 && id < links(), "link id out of range");
-  return links_[static_cast<std::size_t>(id)];
+  const StoredLink& l = links_[static_cast<std::size_t>(id)];
+  const auto k = static_cast<std::size_t>(l.kind);
+  return Link{nominal_bw_[k], nominal_latency_[k], l.from, l.to, l.kind, l.up};
 }
 
 }  // namespace sim::topology
