@@ -3,6 +3,7 @@
 
 #include "sim/execution/step_plan_cache.hpp"
 #include "sim/execution/step_plan_cache_impl.hpp"
+#include "sim/execution/moe_dispatch.hpp"
 #include "sim/execution/tp_overlap.hpp"
 #include "sim/collectives/collective.hpp"
 #include "sim/hardware/compute_model.hpp"
@@ -143,30 +144,10 @@ class Planner {
     // Collective formulas take the total payload n; ring all-gather of cp chunks moves (cp-1)/cp of cp*chunk.
     double n = kind == workload::CommKind::CpExchange ? bytes * static_cast<double>(group.size()) : bytes;
     if (kind == workload::CommKind::EpAllToAll && in_.parallel.moe_dispatcher == parallel::MoeDispatcher::DeepEp)
-      n *= deepep_network_share(group);
+      n *= deepep_network_share(model_, topo_, group);
     Time t = group.size() < 2 ? Time::zero() : collective(op, group, n);
     comm_cache_.emplace(key, t);
     return t;
-  }
-
-  /// DeepEP's inter-node dispatch sends a token once to each node holding one of its top-k experts, then forwards it
-  /// over NVLink (parallel_config.hpp, MoeDispatcher). With the group's E experts spread evenly over its n nodes and
-  /// balanced random routing, a token meets E[distinct nodes] = n (1 - C(E - E/n, k) / C(E, k)) nodes instead of k
-  /// experts: the all-to-all's payload, whose network part bounds it across nodes, scales by that over k. 1 inside
-  /// one node (NVLink only).
-  double deepep_network_share(const std::vector<int>& group) const {
-    if (!model_.moe) return 1.0;
-    std::vector<int> nodes;
-    for (int g : group)
-      nodes.push_back(topo_.node_of(topology::GpuId{g}));
-    std::sort(nodes.begin(), nodes.end());
-    const double n = static_cast<double>(std::unique(nodes.begin(), nodes.end()) - nodes.begin());
-    if (n < 2) return 1.0;
-    const double e = model_.moe->experts, k = model_.moe->top_k;
-    double none = 1.0;  // P(no chosen expert on a given node): k draws without replacement
-    for (int i = 0; i < model_.moe->top_k; ++i)
-      none *= std::max(0.0, (e - e / n - i) / (e - i));
-    return std::min(1.0, n * (1.0 - none) / k);
   }
 
   /// A collective's uncontended time on a concrete group, memoised: an iteration repeats the same few shapes
