@@ -107,6 +107,7 @@ int import_command(const ImportArgs& a, std::ostream& out, std::ostream& err) {
 struct FitArgs {
   std::vector<std::string> measurements;
   std::string base, out, name;
+  std::string algorithm = "auto";  // what the measured runs used (their NCCL_ALGO), for the fits against the simulator
   bool json = false;
   bool allow_other_gpu = false;
 };
@@ -187,7 +188,8 @@ int fit_command(const FitArgs& a, std::ostream& out, std::ostream& err) {
   try {
     c = fit::calibrate(all, base, a.measurements, {.allow_other_gpu = a.allow_other_gpu});
     // The simulator's cluster for this profile, as `compare` builds it.
-    fit::fit_with_model(c, all, base, profile_cluster(base));
+    fit::fit_with_model(c, all, base, profile_cluster(base),
+                        *sim::collectives::algorithm_from_string(a.algorithm));  // CLI11 checked the name
   } catch (const fit::FitError& e) {
     err << "error: fit: " << e.what() << '\n';
     return sim::base::kExitBadInput;
@@ -247,6 +249,11 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   fit_cmd->add_option("--base", fa.base, "Base hardware profile: a built-in name or a file")->required();
   fit_cmd->add_option("--out", fa.out, "The fitted profile to write")->required()->type_name("FILE");
   fit_cmd->add_option("--name", fa.name, "Name of the fitted profile (default: the --out file name)");
+  fit_cmd
+      ->add_option("--algorithm", fa.algorithm,
+                   "Algorithm the measured runs used (their NCCL_ALGO), for the fits against trainsim's collectives")
+      ->check(CLI::IsMember({"auto", "ring", "tree", "hierarchical", "nvls"}))
+      ->capture_default_str();
   fit_cmd->add_flag("--json", fa.json, "The fitted parameters as JSON (schema trainsim.calibration/1)");
   fit_cmd->add_flag("--allow-other-gpu", fa.allow_other_gpu,
                     "Fit measurements of one GPU model onto the base profile of another (refused otherwise)");

@@ -65,7 +65,8 @@ double median(std::vector<double> v) {
 }  // namespace
 
 void fit_with_model(Calibration& c, std::span<const Measurement> measurements,
-                    const sim::hardware::HardwareProfile& base, sim::topology::TopologyConfig cluster) {
+                    const sim::hardware::HardwareProfile& base, sim::topology::TopologyConfig cluster,
+                    sim::collectives::Algorithm algorithm) {
   using sim::collectives::Algorithm;
   const std::vector<LogGroup> groups = log_groups(measurements, /*fastest=*/true);
   const sim::collectives::BaseLatency zero{};
@@ -75,6 +76,13 @@ void fit_with_model(Calibration& c, std::span<const Measurement> measurements,
     c.notes.push_back(std::string(to_string(nvl->op)) +
                       " over NVLink: no size <= 1 MiB measured, so its alpha is not a " +
                       "latency; latency.nvlink left to the base profile");
+    nvl = nullptr;
+  }
+  if (nvl && nvl->min_ranks == nvl->max_ranks) {
+    c.notes.push_back(std::string(to_string(nvl->op)) + " over NVLink: measured at " + std::to_string(nvl->min_ranks) +
+                      " ranks only, where a latency per step and a fixed cost per " +
+                      "call cannot be told apart; latency.nvlink left to the base profile, the small-message time " +
+                      "goes to latency.base");
     nvl = nullptr;
   }
   if (const AlphaBeta* ab = nvl; ab && ab->alpha.s > 0) {
@@ -93,11 +101,23 @@ void fit_with_model(Calibration& c, std::span<const Measurement> measurements,
   if (net) {
     LogGroup largest = *net;
     largest.points = {net->points.back()};
+    const auto at_base = predict_group(largest, at_fitted(cluster, c, base), zero, algorithm, describe(*net));
+    if (at_base.front().algorithm == Algorithm::Nvls) {
+      c.notes.push_back(describe(*net) + ": trainsim runs it as NVLS-tree, bound by the NVLink switches rather than " +
+                        "the NICs, so it does not determine efficiency.network (kept at the base profile's " +
+                        fmt(c.efficiency.network) + "); calibrate it from a run over more hosts, or one with " +
+                        "NCCL_ALGO=Ring and --algorithm ring");
+      net = nullptr;
+    }
+  }
+  if (net) {
+    LogGroup largest = *net;
+    largest.points = {net->points.back()};
     const double measured = largest.points.front().time.s * 1e9;
     auto predicted = [&](double efficiency) {
       Calibration trial = c;
       trial.efficiency.network = efficiency;
-      const auto rows = predict_group(largest, at_fitted(cluster, trial, base), zero, Algorithm::Auto, describe(*net));
+      const auto rows = predict_group(largest, at_fitted(cluster, trial, base), zero, algorithm, describe(*net));
       return static_cast<double>(rows.front().time.ns);
     };
     double lo = 0.01, hi = 1.0;
@@ -120,8 +140,9 @@ void fit_with_model(Calibration& c, std::span<const Measurement> measurements,
     if (std::find(c.fitted.begin(), c.fitted.end(), "network") == c.fitted.end()) c.fitted.push_back("network");
     c.provenance["efficiency.network"] =
         "trainsim-calibrate fit: fraction of the NIC bandwidth at which trainsim's collective model (sim/collectives, "
-        "algorithm auto) takes the measured " +
-        fmt(measured / 1e3) + " us for " + describe(*net) + " at " + std::to_string(largest.points.front().bytes.n) +
+        "algorithm " +
+        std::string(sim::collectives::to_string(algorithm)) + ") takes the measured " + fmt(measured / 1e3) +
+        " us for " + describe(*net) + " at " + std::to_string(largest.points.front().bytes.n) +
         " B, by bisection; measured on " + c.context;
   }
 
@@ -135,7 +156,7 @@ void fit_with_model(Calibration& c, std::span<const Measurement> measurements,
     for (const auto& m : g->points)
       if (m.bytes.n <= kLatencyBoundBytes) small.points.push_back(m);
     if (small.points.empty()) continue;
-    const auto rows = predict_group(small, at_fitted(cluster, c, base), zero, Algorithm::Auto, describe(*g));
+    const auto rows = predict_group(small, at_fitted(cluster, c, base), zero, algorithm, describe(*g));
     std::vector<double> gaps;
     for (std::size_t k = 0; k < rows.size(); ++k)
       gaps.push_back(small.points[k].time.s * 1e9 - static_cast<double>(rows[k].time.ns));
@@ -150,7 +171,8 @@ void fit_with_model(Calibration& c, std::span<const Measurement> measurements,
     c.latency_fitted.push_back(key);
     c.provenance["latency." + key] = "trainsim-calibrate fit: median over " + std::to_string(small.points.size()) +
                                      " sizes <= 1 MiB of measured (the faster of nccl-tests' two columns) minus "
-                                     "simulated time (sim/collectives, algorithm auto, fitted latencies) for " +
+                                     "simulated time (sim/collectives, algorithm " +
+                                     std::string(sim::collectives::to_string(algorithm)) + ", fitted latencies) for " +
                                      describe(*g) + ", measured on " + c.context +
                                      "; NCCL's tuner models the same fixed cost as baseLat (src/graph/tuning.cc)";
   }

@@ -3,6 +3,7 @@
 #pragma once
 #include "calibrate/fit/calibration.hpp"
 #include "calibrate/fit/measurement.hpp"
+#include "sim/collectives/collective.hpp"
 #include "sim/topology/topology.hpp"
 
 #include <span>
@@ -14,7 +15,8 @@ namespace calibrate::fit {
 /// topology::profile_cluster builds it) with the fitted efficiencies:
 ///   latency.nvlink        the NVLink all-reduce (else first NVLink) fit's alpha: the per-step latency of the ring
 ///                         closed form, which is the simulator's NVLink step (only when sizes <= 1 MiB were
-///                         measured: without them alpha is not determined);
+///                         measured at two or more rank counts: without small sizes alpha is not determined, and
+///                         at one rank count steps x alpha is indistinguishable from latency.base's fixed cost);
 ///   efficiency.network    for measurements over several hosts with several ranks each (where busbw is not a NIC's
 ///                         rate: rings cross the network on every rail at once, the hierarchical algorithm moves n/k):
 ///                         the fraction of the NIC bandwidth at which the simulator's time for the largest size of
@@ -25,7 +27,11 @@ namespace calibrate::fit {
 ///                         simulator is already slower.
 /// Each size counts with the faster of nccl-tests' out-of-place and in-place times (a one-off stall in one column is
 /// not the system's latency). Each fitted field gets its provenance entry; fitted_profile_text() writes them.
+/// `algorithm` is what the measured runs used (their NCCL_ALGO; Auto for NCCL's defaults). Where the simulator runs
+/// NVLink SHARP for the network fit's run (NVLS-tree over two hosts, bound by the switches, not the NICs), the NIC
+/// efficiency is not determined by it and efficiency.network keeps the base profile's value, with a note.
 void fit_with_model(Calibration& c, std::span<const Measurement> measurements,
-                    const sim::hardware::HardwareProfile& base, sim::topology::TopologyConfig cluster);
+                    const sim::hardware::HardwareProfile& base, sim::topology::TopologyConfig cluster,
+                    sim::collectives::Algorithm algorithm = sim::collectives::Algorithm::Auto);
 
 }  // namespace calibrate::fit

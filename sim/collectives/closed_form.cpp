@@ -4,6 +4,7 @@
 #include "sim/base/assert.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 
@@ -122,6 +123,19 @@ base::Time tree_allreduce_time(int p, base::Bytes n, base::Time a, base::Bandwid
   if (p <= 1 || n.n <= 0) return base::Time::zero();
   const base::Bytes half = share(n, 1, 2);
   return steps(2 * ceil_log2(p), a) + bw_term(half * double_binary_tree_fanout(p), b);
+}
+
+base::Time nvls_allreduce_time(int k, base::Bytes n, base::Time a, base::Bandwidth b_nvls) {
+  if (k <= 1 || n.n <= 0) return base::Time::zero();
+  return steps(2, a) + bw_term(share(n, k + 1, k), b_nvls);
+}
+
+base::Bytes nvls_link_bytes(int k, base::Bytes n, base::Bandwidth b_link, base::Bandwidth b_nvls) {
+  SIM_ASSERT(k >= 1 && b_nvls.bytes_per_s > 0 && b_link.bytes_per_s > 0, "NVLS bytes without an NVLS rate");
+  const base::Bytes traffic = share(n, k + 1, k);
+  const double scaled = std::ceil(static_cast<double>(traffic.n) * (b_link.bytes_per_s / b_nvls.bytes_per_s));
+  SIM_ASSERT(scaled < 9.2e18, "byte count overflows 64 bits");
+  return base::Bytes{static_cast<std::int64_t>(scaled)};
 }
 
 base::Time hierarchical_allreduce_time(const TwoLevel& t, base::Bytes n) {

@@ -59,6 +59,21 @@ base::Time broadcast_time(int p, base::Bytes n, base::Time a, base::Bandwidth b)
 /// src/graph/tuning.cc); c(2) = 2 and c(3) = 3.
 base::Time tree_allreduce_time(int p, base::Bytes n, base::Time a, base::Bandwidth b);
 
+/// NVLink SHARP all-reduce in one NVLink domain of k GPUs (NCCL's NVLS algorithm, NCCL 2.17+ with third-generation
+/// NVSwitches): the buffer is cut into k shards; each GPU has its shard reduced in the switch from all k GPUs
+/// (multimem load-reduce: the switch reads n/k from every GPU, n from each over all shards; the GPU receives n/k) and
+/// multicasts the result (the GPU sends n/k, receives n from the others' shards). A GPU's link carries n (k+1)/k each
+/// way, at the NVLS rate B_nvls (hardware efficiency.nvls), with one step up and one down:
+///   T = 2 a + n (k+1)/k / B_nvls
+/// Sources: NVIDIA Hopper architecture whitepaper (2022), "NVLink SHARP"; NCCL's NVLS kernels
+/// (src/device/all_reduce.h, runRing of ncclPatternNvls: reduce-scatter by multimem ld_reduce, all-gather by multimem
+/// st). The measured algbw of 258 GB/s on 5 and 273 GB/s on 8 H100s (https://github.com/NVIDIA/nccl/issues/1455)
+/// are one B_nvls (0.69 x 450 GB/s) times k/(k+1), which is what this form predicts.
+base::Time nvls_allreduce_time(int k, base::Bytes n, base::Time a, base::Bandwidth b_nvls);
+/// The NVLS traffic n (k+1)/k expressed as bytes at the NVLink links' rate b_link (ceil of n (k+1)/k b_link/b_nvls),
+/// so that a flow model with one rate per link times the NVLS phase as nvls_allreduce_time() does.
+base::Bytes nvls_link_bytes(int k, base::Bytes n, base::Bandwidth b_link, base::Bandwidth b_nvls);
+
 /// NCCL's double binary tree over ranks 0..p-1 (ncclGetBtree / ncclGetDtree in NVIDIA/nccl src/graph/trees.cc):
 /// tree 0 is an in-order binary tree rooted at rank 0; tree 1 mirrors it (p even) or shifts it by one (p odd).
 struct DoubleBinaryTree {

@@ -79,6 +79,13 @@ bool hierarchical_applies(const Layout& l) {
   return l.domains.size() >= 2 && l.even && l.domains.front().size() >= 2;
 }
 
+// NVLS on one domain of two or more ranks, NVLS-tree on k >= 2 ranks in each of m >= 2 domains; all-reduce only, and
+// only where the switches reduce.
+bool nvls_applies(Op op, const Layout& l, const topology::Topology& topo) {
+  if (op != Op::AllReduce || !(topo.config().nvls_bw.bytes_per_s > 0)) return false;
+  return l.domains.size() == 1 ? l.domains.front().size() >= 2 : hierarchical_applies(l);
+}
+
 // The phases of one (op, concrete algorithm) on a group.
 std::vector<PhaseSpec> plan(Op op, Algorithm algorithm, std::span<const GpuId> group, base::Bytes n,
                             const topology::Topology& topo) {
@@ -134,10 +141,29 @@ std::vector<PhaseSpec> plan(Op op, Algorithm algorithm, std::span<const GpuId> g
     return out;
   }
 
-  if (algorithm == Algorithm::Nvls) {  // all-reduce in one domain (resolve() guarantees it)
-    PhaseSpec s{{}, n, 2};
-    add_ring(s.edges, ring_order(l));
-    out.push_back(std::move(s));
+  if (algorithm == Algorithm::Nvls) {  // all-reduce, one domain or NVLS-tree's even layout (resolve() guarantees it)
+    const auto k = static_cast<int>(l.domains.front().size());
+    const topology::TopologyConfig& c = topo.config();
+    PhaseSpec in_switch{{}, nvls_link_bytes(k, n, c.nvlink_bw, c.nvls_bw), 2};
+    for (const auto& d : l.domains)
+      add_ring(in_switch.edges, d);
+    out.push_back(std::move(in_switch));
+    if (l.domains.size() == 1) return out;
+    const auto m = static_cast<int>(l.domains.size());
+    const DoubleBinaryTree t = double_binary_tree(m);
+    PhaseSpec across{{}, share(n, 1, 2 * std::int64_t{k}), 2 * ceil_log2(m), /*concurrent=*/true};
+    for (std::size_t j = 0; j < static_cast<std::size_t>(k); ++j) {
+      for (const auto& parent : t.parent) {
+        for (std::size_t r = 0; r < static_cast<std::size_t>(m); ++r) {
+          const int u = parent[r];
+          if (u < 0) continue;
+          const GpuId child = l.domains[r][j], up = l.domains[static_cast<std::size_t>(u)][j];
+          across.edges.emplace_back(child, up);  // reduce up
+          across.edges.emplace_back(up, child);  // broadcast down
+        }
+      }
+    }
+    out.push_back(std::move(across));
     return out;
   }
 
@@ -318,7 +344,7 @@ std::vector<Phase> lower(Op op, Algorithm algorithm, std::span<const GpuId> grou
   // The chosen protocol's step latencies and fixed cost (in the first phase); its bandwidth fraction as transfers
   // that many times larger (the flow model gives them the links' full rate). LL's cap on small messages is not
   // carried: a replay's flows see it only through their latency.
-  ProtocolTerms terms;
+  ProtocolTerms terms = a == Algorithm::Nvls ? nvls_terms() : identity_terms();
   if (a != Algorithm::Nvls && op != Op::AllToAll && op != Op::SendRecv && op != Op::Broadcast && group.size() > 1) {
     const Layout l = layout_of(group, topo);
     int most = 0;
@@ -373,8 +399,8 @@ struct Timed {
 Timed fastest_protocol(Op op, Algorithm a, std::span<const GpuId> group, base::Bytes n,
                        const topology::Topology& topo) {
   const auto specs = plan(op, a, group, n, topo);
-  if (a == Algorithm::Nvls || op == Op::AllToAll || op == Op::SendRecv || op == Op::Broadcast)
-    return {time_of(specs, topo), Protocol::LL};
+  if (a == Algorithm::Nvls) return {time_of(specs, topo, nvls_terms()), Protocol::Simple};
+  if (op == Op::AllToAll || op == Op::SendRecv || op == Op::Broadcast) return {time_of(specs, topo), Protocol::LL};
   const Layout l = layout_of(group, topo);
   int most = 0;
   for (const auto& d : l.domains)
@@ -406,7 +432,7 @@ Algorithm reference_resolve(Op op, Algorithm algorithm, std::span<const GpuId> g
     case Algorithm::Hierarchical:
       return hierarchical ? Algorithm::Hierarchical : Algorithm::Ring;
     case Algorithm::Nvls:
-      return op == Op::AllReduce && layout_of(group, topo).domains.size() == 1 ? Algorithm::Nvls : Algorithm::Ring;
+      return nvls_applies(op, layout_of(group, topo), topo) ? Algorithm::Nvls : Algorithm::Ring;
     case Algorithm::Auto:
       break;
   }
@@ -422,6 +448,8 @@ Algorithm reference_resolve(Op op, Algorithm algorithm, std::span<const GpuId> g
   };
   if (hierarchical) consider(Algorithm::Hierarchical);
   if (op == Op::AllReduce) consider(Algorithm::Tree);
+  if (const Layout l = layout_of(group, topo); l.domains.size() <= 2 && nvls_applies(op, l, topo))
+    consider(Algorithm::Nvls);
   return best;
 }
 

@@ -20,7 +20,7 @@ enum class Algorithm {
   Tree,          // NCCL's double binary tree (all-reduce only)
   Hierarchical,  // NVLink phase, network phase across domains (one ring per rail), NVLink phase
   Auto,          // what NCCL's tuner would pick: see resolve()
-  Nvls,          // NVLink SHARP all-reduce inside one NVLink domain (the switch reduces): only when asked for
+  Nvls,          // NVLink SHARP all-reduce (the switches reduce): NCCL's NVLS in one domain, NVLS-tree across domains
 };
 
 const char* to_string(Op op);
@@ -47,11 +47,13 @@ struct Phase {
 ///   point-to-point exchanges and broadcast a pipelined chain, whatever was asked);
 /// - Tree is for AllReduce only (as in NCCL); asked for another op it runs Ring;
 /// - Hierarchical needs the group spread evenly (k ranks in each of m >= 2 NVLink domains, k >= 2); otherwise Ring;
-/// - Nvls is for AllReduce inside one NVLink domain (NVLink SHARP reduces in the NVSwitch, NCCL 2.17+ on H100 and
-///   later); otherwise Ring. Auto never picks it: the topology does not say whether the switch can reduce, and
-///   choosing it would change every existing step time on H100-class profiles. Ask for it with --algorithm nvls;
+/// - Nvls is for AllReduce where the NVSwitches reduce (TopologyConfig::nvls_bw > 0: hardware nvlink.sharp, NCCL
+///   2.17+ on H100 and later), over one domain of 2 or more ranks (NCCL's NVLS) or k >= 2 ranks in each of m >= 2
+///   domains (NCCL's NVLS_TREE); otherwise Ring;
 /// - Auto, like NCCL's tuner, takes the algorithm with the smallest predicted time, collective_time(), among those
-///   that apply (ties: Ring, then Hierarchical, then Tree), each with its fastest NCCL protocol (protocol.hpp: LL,
+///   that apply (ties: Ring, then Hierarchical, then Tree, then Nvls; NVLS-tree only over 2 domains: beyond, NCCL's
+///   tuner halves its network bandwidth, tuning.cc, and runs rings, as the 4- and 8-node H100 logs of
+///   docs/validation.md show), each with its fastest NCCL protocol (protocol.hpp: LL,
 ///   LL128 or Simple, their step latencies, fixed costs and bandwidth fractions; an explicit algorithm also runs its
 ///   fastest protocol). NCCL's own tree is a chain inside nodes plus a tree
 ///   across them; ours is one double binary tree over all ranks in ring order.
@@ -76,9 +78,17 @@ Algorithm resolve(Op op, Algorithm algorithm, std::span<const topology::GpuId> g
 ///   through one NIC, k times slower than NCCL measures (docs/validation.md, "Collectives");
 /// - Tree: one phase, every tree edge carries ceil(n/2) both ways (reduce up, broadcast down, pipelined), latency
 ///   2 ceil(log2 p) a;
-/// - Nvls: one phase shaped as the ring, each rank sends its n bytes to the switch (shard by shard, multimem loads
-///   reduced in the switch) and receives n (the reduced shards multicast back), latency 2 a (up, down): T = 2a + n/B,
-///   against the ring's 2(p-1)a + 2(p-1)/p n/B;
+/// - Nvls in one domain of k: one phase shaped as a ring in the domain, each rank moving n (k+1)/k each way at the NVLS
+///   rate (closed_form.hpp's nvls_allreduce_time; the transfers carry nvls_link_bytes(), that traffic at the NVLink
+///   links' rate), 2 steps (up, down): T = 2a + n (k+1)/k / B_nvls. NVLS-tree (m >= 2 domains of k): that phase in
+///   every domain and, concurrently (pipelined, as NCCL runs it), k double binary trees across the domains, one per
+///   local rank j over the j-th GPU of each domain, every tree edge carrying n/(2k) both ways, 2 ceil(log2 m) network
+///   steps: the GPU of each domain reduces its shard in the switch, the trees all-reduce the shards between domains
+///   over the rails, the switch multicasts the result. Latencies are NCCL's NVLS terms (protocol.hpp's nvls_terms()).
+///   Source: the NVLS and NVLS_TREE patterns of NVIDIA/nccl (src/device/all_reduce.h) and ncclTopoTuneModel (same
+///   commit as protocol.hpp); with m = 2 each NIC carries n/k per direction, against the rings' ~2n/k, which is why
+///   nccl-tests' 2-node H100 all-reduce reaches ~470 GB/s busbw where 4 or more nodes stay at ~320
+///   (docs/validation.md, "Collectives");
 /// - Hierarchical all-reduce: three phases (ring reduce-scatter in each domain; k rings across domains, one per local
 ///   index, each moving 2(m-1)/m n/k per rank; ring all-gather in each domain); reduce-scatter and all-gather take
 ///   the first two, resp. the last two in mirror order;
@@ -156,7 +166,8 @@ class CollectiveCostModel {
   Program ring_program(Op op, base::Bytes n);
   Program tree_program(base::Bytes n, base::Time beat, bool* cut);  // (cut: cannot beat `beat`, not routed)
   Program hierarchical_program(Op op, base::Bytes n);
-  base::Time nvls_time(base::Bytes n);                          // one domain (resolve's rule)
+  bool nvls_applies(Op op) const;     // resolve's rule for Nvls, on the loaded layout
+  Choice nvls_choice(base::Bytes n);  // NVLS, or NVLS-tree over several domains (nvls_applies)
   RawPhase intra_rings(base::Bytes bytes, std::int64_t steps);  // a ring in each domain (even groups)
   RawPhase inter_rings(base::Bytes bytes, std::int64_t steps);  // a ring across domains per local index
   // SendRecv, AllToAll and Broadcast: one phase each, over the caller's order (resp. the ring from group[0]).

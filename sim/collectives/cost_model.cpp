@@ -116,7 +116,7 @@ CollectiveCostModel::Choice CollectiveCostModel::choose(Op op, Algorithm algorit
       chosen = hierarchical ? Algorithm::Hierarchical : Algorithm::Ring;
       break;
     case Algorithm::Nvls:
-      chosen = op == Op::AllReduce && domains_ == 1 ? Algorithm::Nvls : Algorithm::Ring;
+      chosen = nvls_applies(op) ? Algorithm::Nvls : Algorithm::Ring;
       break;
     case Algorithm::Auto: {  // every candidate costs 0 when n <= 0: ring wins the tie
       if (n.n <= 0) return {};
@@ -126,11 +126,12 @@ CollectiveCostModel::Choice CollectiveCostModel::choose(Op op, Algorithm algorit
       };
       if (hierarchical) consider(fastest(op, Algorithm::Hierarchical, n, base::Time::max()));
       if (op == Op::AllReduce) consider(fastest(op, Algorithm::Tree, n, /*beat=*/best.time));
+      if (domains_ <= 2 && nvls_applies(op)) consider(nvls_choice(n));  // collective.hpp: NVLS-tree on 2 only
       return best;
     }
   }
   if (!need_time || n.n <= 0) return {chosen, base::Time::zero()};
-  if (chosen == Algorithm::Nvls) return {chosen, nvls_time(n)};
+  if (chosen == Algorithm::Nvls) return nvls_choice(n);
   return fastest(op, chosen, n, base::Time::max());
 }
 
@@ -192,6 +193,11 @@ void CollectiveCostModel::load_layout() {
 
 bool CollectiveCostModel::hierarchical_applies() const {
   return domains_ >= 2 && even_ && domain_start_[1] >= 2;
+}
+
+bool CollectiveCostModel::nvls_applies(Op op) const {
+  if (op != Op::AllReduce || !(topo_.config().nvls_bw.bytes_per_s > 0)) return false;
+  return domains_ == 1 ? nodes_.size() >= 2 : hierarchical_applies();
 }
 
 void CollectiveCostModel::begin_phase(bool exchanges) {
@@ -449,13 +455,28 @@ CollectiveCostModel::RawPhase CollectiveCostModel::inter_rings(base::Bytes bytes
   return end_phase_raw(bytes, steps, base::Time::max(), nullptr);
 }
 
-// NVLink SHARP: the ring's transfers (each rank sends once, receives once, inside the domain) carrying n, 2 steps.
-base::Time CollectiveCostModel::nvls_time(base::Bytes n) {
-  begin_phase(/*exchanges=*/false);
-  for (std::size_t j = 0; j < ring_.size(); ++j)
-    add_transfer(ring_[j], ring_[j + 1 == ring_.size() ? 0 : j + 1]);
-  const PhaseCost c = end_phase(n, 2);
-  return add_phase(base::Time::zero(), c.latency, c.transfer);
+// NVLink SHARP in each domain (a ring's transfers inside it carrying the NVLS traffic at the links' rate, 2 steps) and,
+// over several domains, NVLS-tree's double binary trees across them, one per rail, at the same time; Simple's terms.
+CollectiveCostModel::Choice CollectiveCostModel::nvls_choice(base::Bytes n) {
+  const int k = domain_start_[1];
+  const int m = domains_;
+  const topology::TopologyConfig& c = topo_.config();
+  Program prog;
+  prog.phases[0] = intra_rings(nvls_link_bytes(k, n, c.nvlink_bw, c.nvls_bw), 2);
+  prog.count = 1;
+  if (m > 1) {
+    begin_phase(/*exchanges=*/true);  // reduce up, broadcast down: every tree edge both ways
+    for (int j = 0; j < k; ++j)
+      for (int tree = 0; tree < 2; ++tree)
+        for (int r = 0; r < m; ++r)
+          if (const int u = double_binary_tree_parent(m, tree, r); u >= 0) add_exchange(r * k + j, u * k + j);
+    prog.phases[1] =
+        end_phase_raw(share(n, 1, 2 * std::int64_t{k}), 2 * std::int64_t{ceil_log2(m)}, base::Time::max(), nullptr);
+    prog.count = 2;
+    prog.concurrent = true;
+  }
+  const ProtocolTerms t = nvls_terms();
+  return {Algorithm::Nvls, detail::saturating_add(t.base, run(prog, t)), Protocol::Simple};
 }
 
 // Both trees of double_binary_tree() over the ring order, from one walk of tree 0: tree 1 is its mirror image (p even)

@@ -53,4 +53,11 @@ ProtocolTerms protocol_terms(Protocol p, bool tree, int domains, int ranks_per_d
   return t;
 }
 
+ProtocolTerms nvls_terms() {
+  ProtocolTerms t;
+  t.nvlink_latency = 23.0 / 2 / 0.6;  // hwLat[NVLINK][NVLS][SIMPLE] over two steps, per LL ring step
+  t.network_latency = 14.0 / 2.7;     // hwLat[NET][NVLS_TREE][SIMPLE] per LL ring step
+  return t;
+}
+
 }  // namespace sim::collectives

@@ -54,7 +54,13 @@ struct ProtocolTerms {
 /// `gather_or_scatter`: an all-gather or reduce-scatter (LL keeps 1/3 of the bandwidth inside one domain).
 ProtocolTerms protocol_terms(Protocol p, bool tree, int domains, int ranks_per_domain, bool gather_or_scatter);
 
-/// The identity: LL's latencies as the profile gives them, the links' full rate, no fixed cost (NVLS, direct ops).
+/// NVLS and NVLS-tree, which NCCL runs with Simple only. tuning.cc's hwLat (same commit): NVLink NVLS Simple 23 us,
+/// the in-switch reduce and multicast, here two steps (up, down) of 11.5 us, i.e. 11.5 / 0.6 times the profile's NVLink
+/// step; Net NVLSTree Simple 14 us per tree step across nodes, 14 / 2.7 times the profile's rail step; baseLat 0. The
+/// links' full rate: what NVLS loses is in efficiency.nvls (hardware/compute_model.hpp).
+ProtocolTerms nvls_terms();
+
+/// The identity: LL's latencies as the profile gives them, the links' full rate, no fixed cost (direct operations).
 inline ProtocolTerms identity_terms() {
   return {};
 }

@@ -31,11 +31,12 @@ void register_builtin_algorithms(Registry& r) {
   r.add("auto",
         "The fastest applicable algorithm by predicted time for the op, group and size, as NCCL's tuner picks; every "
         "ring, tree and hierarchical collective runs its fastest NCCL protocol (LL, LL128, Simple: step latency, "
-        "fixed cost, bandwidth fraction)",
+        "fixed cost, bandwidth fraction); NVLS runs Simple",
         Algorithm::Auto);
   r.add("nvls",
-        "NVLink SHARP all-reduce in one NVLink domain, the NVSwitch reducing: 2a + n/B (NCCL 2.17+, H100 and later); "
-        "only when asked for",
+        "NVLink SHARP all-reduce where the profile's nvlink.sharp says the NVSwitches reduce (NCCL 2.17+, H100 and "
+        "later): in one domain of k, 2a + n (k+1)/k / B_nvls (NCCL's NVLS); over k ranks in each of m domains, that "
+        "and k trees across the domains at once (NCCL's NVLS_TREE; auto takes it over 2 domains only)",
         Algorithm::Nvls);
 }
 

@@ -37,6 +37,9 @@ Efficiency Efficiency::parse(base::JsonReader& in) {
   in.optional("kernel_overhead", e.kernel_overhead, base::Sign::NonNegative);
   in.optional("nvlink", e.nvlink, frac);
   in.optional("network", e.network, frac);
+  // Below 0.1 NVLS never beats a ring (set nvlink.sharp false instead); the bound keeps the NVLS phase's bytes at the
+  // NVLink rate (collectives::nvls_link_bytes) within 10x of its traffic.
+  in.optional("nvls", e.nvls, base::Range::between(0.1, 1.0));
   in.finish();
   return e;
 }

@@ -44,6 +44,14 @@ struct Efficiency {
   double nvlink = 0.78;
   /// Fraction of NIC line rate that NCCL collectives achieve as bus bandwidth across nodes.
   double network = 0.92;
+  /// Fraction of per-direction NVLink bandwidth that an NVLink SHARP (NVLS) all-reduce sustains on each GPU's link,
+  /// counting the n (k+1)/k bytes a GPU moves each way in a domain of k (sim/collectives/collective.hpp). Default
+  /// 0.69: "on 8 GPUs, you should reach a peak busBw of ~480GB/s (algbw ~275GB/s)" on H100 (S. Jeaugey, NCCL
+  /// maintainer, https://github.com/NVIDIA/nccl-tests/issues/212, 2024-05-06): 275 x 9/8 / 450 = 0.69. The same
+  /// fraction reproduces the algbw of 258 GB/s measured with NCCL_ALGO=NVLS on 5 H100s
+  /// (https://github.com/NVIDIA/nccl/issues/1455): 0.69 x 450 x 5/6 = 259. Used only where nvlink.sharp is set;
+  /// 0.1 to 1 (below 0.1 NVLS never beats a ring).
+  double nvls = 0.69;
 
   /// Strict parse of an "efficiency" object; absent keys keep the defaults above.
   static Efficiency parse(base::JsonReader& in);

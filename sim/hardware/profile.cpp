@@ -170,6 +170,7 @@ HardwareProfile HardwareProfile::parse(JsonReader& in) {
     nv->required("bandwidth", p.nvlink.bandwidth);
     check_rate_floor(*nv, "bandwidth", p.nvlink.bandwidth);
     nv->required("domain", p.nvlink.domain, Range::at_least(1));
+    nv->optional("sharp", p.nvlink.sharp);
     nv->finish();
   }
   if (auto net = in.required_object("network")) {

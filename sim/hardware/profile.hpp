@@ -35,6 +35,9 @@ struct GpuSpec {
 struct NvlinkSpec {
   base::Bandwidth bandwidth;  // per GPU, per direction
   int domain = 8;             // GPUs that share one NVLink/NVSwitch domain
+  /// The NVSwitches reduce and multicast (NVLink SHARP, third-generation NVSwitch and later: HGX H100/H200/H800,
+  /// B200, GB200 NVL72), so NCCL's NVLS and NVLS-tree all-reduce run (sim/collectives). Default false.
+  bool sharp = false;
 };
 
 /// The collectives nccl-tests times, in sim/collectives' Op order, by their profile and measurement names.

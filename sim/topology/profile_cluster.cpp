@@ -15,6 +15,7 @@ TopologyConfig profile_cluster(const hardware::HardwareProfile& hw, const Cluste
   t.gpus_per_node = shape.gpus_per_node;
   t.nvlink_domain = std::max(hw.nvlink.domain, shape.gpus_per_node);
   t.nvlink_bw = base::Bandwidth{hw.nvlink.bandwidth.bytes_per_s * hw.efficiency.nvlink};
+  if (hw.nvlink.sharp) t.nvls_bw = base::Bandwidth{hw.nvlink.bandwidth.bytes_per_s * hw.efficiency.nvls};
   t.nics_per_gpu = hw.network.nics_per_gpu;
   t.nic_bw = base::Bandwidth{shape.nic_bandwidth.bytes_per_s * hw.efficiency.network};
   t.kind = shape.kind;

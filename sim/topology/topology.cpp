@@ -106,6 +106,9 @@ std::vector<base::Diagnostic> validate(const TopologyConfig& c) {
                              "); found " + std::to_string(c.nvlink_domain));
   if (!(c.nvlink_bw.bytes_per_s > 0) || !std::isfinite(c.nvlink_bw.bytes_per_s))
     add("nvlink_bw", "must be a positive bandwidth, e.g. \"450 GB/s\"; found " + num(c.nvlink_bw.bytes_per_s) + " B/s");
+  if (!(c.nvls_bw.bytes_per_s >= 0) || !std::isfinite(c.nvls_bw.bytes_per_s))
+    add("nvls_bw",
+        "must be zero (no NVLink SHARP) or a positive bandwidth; found " + num(c.nvls_bw.bytes_per_s) + " B/s");
   if (!(c.nic_bw.bytes_per_s > 0) || !std::isfinite(c.nic_bw.bytes_per_s))
     add("nic_bw", "must be a positive bandwidth, e.g. \"400 Gbit/s\"; found " + num(c.nic_bw.bytes_per_s) + " B/s");
   if (c.nvlink_latency < base::Time::zero())

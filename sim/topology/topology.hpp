@@ -41,6 +41,9 @@ struct TopologyConfig {
   int nvlink_domain = 8;        // GPUs per NVLink/NVSwitch domain: 8, or 72 for NVL72; a multiple of gpus_per_node
   base::Bandwidth nvlink_bw{};  // per GPU per direction (H100: 450 GB/s)
   base::Time nvlink_latency = kDefaultNvlinkLatency;  // GPU-to-GPU, one step through the NVSwitch
+  /// Per GPU per direction, what an NVLink SHARP all-reduce's traffic gets (hardware nvlink.bandwidth x
+  /// efficiency.nvls); zero when the NVSwitches cannot reduce (no NVLS, sim/collectives falls back to rings).
+  base::Bandwidth nvls_bw{};
   int nics_per_gpu = 1;      // bonded: one NIC vertex of nics_per_gpu * nic_bw on nics_per_gpu leaf ports
   base::Bandwidth nic_bw{};  // per NIC per direction (NDR: 400 Gbit/s)
   base::Time nic_latency = kDefaultNicLatency;  // per network hop (NIC<->leaf, leaf<->spine, spine<->core)

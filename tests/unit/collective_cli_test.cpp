@@ -85,19 +85,26 @@ TEST(CollectiveCommand, RingTimeIsTheClosedFormOverNvlink) {
   EXPECT_EQ(rows[0].protocol, "Simple");
 }
 
-TEST(CollectiveCommand, NvlsMovesEachBufferOnceInsideOneDomain) {
+TEST(CollectiveCommand, NvlsReducesInTheSwitchesWhereTheProfileSaysTheyCan) {
   const auto hw = sim::scenario::load_hardware("h100-sxm5-80gb");
-  const double b = hw.nvlink.bandwidth.bytes_per_s * hw.efficiency.nvlink;
-  const auto j = trainsim({"collective", "all_reduce", "--gpus", "8", "--size", "1G", "--algorithm", "nvls", "--json"});
+  ASSERT_TRUE(hw.nvlink.sharp);
+  const double b = hw.nvlink.bandwidth.bytes_per_s * hw.efficiency.nvls;
+  const auto j = trainsim({"collective", "all_reduce", "--gpus", "8", "--size", "1G", "--json"});
   ASSERT_EQ(j.code, 0) << j.err;
   const auto rows = json_rows(j.out);
   ASSERT_EQ(rows.size(), 1U);
-  EXPECT_EQ(rows[0].algorithm, "nvls");
-  EXPECT_NEAR(rows[0].time_us, 2 * 0.6 + static_cast<double>(1LL << 30) / b * 1e6, 1e-3) << "T = 2a + n/B";
+  EXPECT_EQ(rows[0].algorithm, "nvls") << "auto, one H100 node, 1 GiB: NVLink SHARP, as NCCL runs it";
+  EXPECT_EQ(rows[0].protocol, "Simple");
+  EXPECT_NEAR(rows[0].time_us, 23.0 + static_cast<double>(1LL << 30) * 9 / 8 / b * 1e6, 1e-2)
+      << "T = 23 us + n (k+1)/k / B_nvls";
   const auto across =
       trainsim({"collective", "all_reduce", "--gpus", "16", "--size", "1G", "--algorithm", "nvls", "--json"});
   ASSERT_EQ(across.code, 0) << across.err;
-  EXPECT_EQ(json_rows(across.out)[0].algorithm, "ring") << "NVLS needs one NVLink domain; otherwise ring";
+  EXPECT_EQ(json_rows(across.out)[0].algorithm, "nvls") << "two nodes: NVLS-tree";
+  const auto a100 = trainsim({"collective", "all_reduce", "--gpus", "8", "--size", "1G", "--algorithm", "nvls",
+                              "--hardware", "a100-sxm4-80gb", "--json"});
+  ASSERT_EQ(a100.code, 0) << a100.err;
+  EXPECT_EQ(json_rows(a100.out)[0].algorithm, "ring") << "A100's NVSwitches do not reduce";
 }
 
 TEST(CollectiveCommand, EveryOpAnswersOverNodesAndRails) {

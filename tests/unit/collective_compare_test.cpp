@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cmath>
 
 namespace {
@@ -128,6 +130,44 @@ TEST(CollectiveFitWithModel, RecoversNetworkEfficiencyAndBaseLatencyFromTheSimul
   EXPECT_TRUE(c.provenance.contains("latency.base.all_reduce"));
   EXPECT_TRUE(c.provenance.contains("efficiency.network"));
   EXPECT_FALSE(c.latency.nvlink.has_value()) << "no NVLink measurements, no NVLink latency";
+}
+
+// Two hosts of 8 H100s, measured with NCCL_ALGO=Ring at a NIC efficiency of 0.55: run as trainsim's auto, the same
+// all-reduce is NVLS-tree, bound by the switches, and says nothing of the NICs (efficiency kept, with a note); fitted
+// with the algorithm the run used, the efficiency is found again.
+TEST(CollectiveFitWithModel, TwoHostsRunAsNvlsTreeDoNotDetermineTheNicsUnlessTheRingIsNamed) {
+  const auto base = sim::scenario::load_hardware("h100-sxm5-80gb");
+  ASSERT_TRUE(base.nvlink.sharp);
+  auto truth = cluster_of("h100-sxm5-80gb");
+  truth.nic_bw = sim::base::Bandwidth{truth.nic_bw.bytes_per_s / base.efficiency.network * 0.55};
+  LogGroup g;
+  g.ranks = 16;
+  g.nodes = 2;
+  for (std::int64_t n = 8; n <= (std::int64_t{1} << 32); n *= 4) {
+    Measurement m;
+    m.kind = Kind::Collective;
+    m.collective = CollectiveOp::AllReduce;
+    m.scope = Scope::Network;
+    m.ranks = 16;
+    m.nodes = 2;
+    m.bytes = Bytes{n};
+    g.points.push_back(m);
+  }
+  const auto rows = predict_group(g, truth, {}, sim::collectives::Algorithm::Ring, "truth");
+  std::vector<Measurement> ms;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    g.points[i].time = sim::base::Duration{static_cast<double>(rows[i].time.ns) * 1e-9};
+    ms.push_back(g.points[i]);
+  }
+  Calibration as_auto = calibrate::fit::calibrate(ms, base, {"synthetic"});
+  fit_with_model(as_auto, ms, base, cluster_of("h100-sxm5-80gb"));
+  EXPECT_EQ(as_auto.efficiency.network, base.efficiency.network);
+  EXPECT_FALSE(as_auto.provenance.contains("efficiency.network"));
+  EXPECT_TRUE(std::any_of(as_auto.notes.begin(), as_auto.notes.end(),
+                          [](const std::string& n) { return n.find("NVLS-tree") != std::string::npos; }));
+  Calibration as_ring = calibrate::fit::calibrate(ms, base, {"synthetic"});
+  fit_with_model(as_ring, ms, base, cluster_of("h100-sxm5-80gb"), sim::collectives::Algorithm::Ring);
+  EXPECT_NEAR(as_ring.efficiency.network, 0.55, 1e-3);
 }
 
 }  // namespace

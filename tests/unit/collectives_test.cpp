@@ -465,6 +465,71 @@ TEST(Collectives, AutoChoosesLikeNccl) {
     EXPECT_LE(best, collective_time(Op::AllReduce, a, group, 1_GiB, topo)) << to_string(a);
 }
 
+// An H100 cluster whose NVSwitches reduce: NVLS at 0.69 of the NVLink rate (hardware efficiency.nvls's default).
+TopologyConfig h100_sharp(int gpus) {
+  TopologyConfig c = h100(gpus);
+  c.nvls_bw = Bandwidth{0.69 * kNvlBw.bytes_per_s};
+  return c;
+}
+
+TEST(Nvls, OneDomainMovesEachShardUpAndDownOnce) {
+  const Topology topo(h100_sharp(8));
+  const auto group = iota(0, 8);
+  const Bytes n = 1_GiB;
+  const ProtocolTerms t = nvls_terms();
+  const Time expected = nvls_allreduce_time(8, n, t.latency(kNvl, false), topo.config().nvls_bw);
+  EXPECT_EQ(collective_time(Op::AllReduce, Algorithm::Nvls, group, n, topo), expected)
+      << "T = 2a + n (k+1)/k / B_nvls with NCCL's 23 us NVLS latency (two steps of 11.5 us)";
+  EXPECT_EQ(t.latency(kNvl, false), 11500_ns);
+  const auto phases = lower(Op::AllReduce, Algorithm::Nvls, group, n, topo);
+  ASSERT_EQ(phases.size(), 1U);
+  expect_rel_near(simulate_one(phases, topo), expected, 1e-6, "the flow model times the NVLS phase alike");
+  const double algbw = static_cast<double>(n.n) / (static_cast<double>(expected.ns) * 1e-9) / 1e9;
+  EXPECT_NEAR(algbw, 275.0, 2.0) << "NCCL's maintainer: algbw ~275 GB/s on 8 H100s (nccl-tests issue 212)";
+  const Time five = collective_time(Op::AllReduce, Algorithm::Nvls, iota(0, 5), n, topo);
+  EXPECT_NEAR(static_cast<double>(n.n) / (static_cast<double>(five.ns) * 1e-9) / 1e9, 258.0, 3.0)
+      << "258 GB/s measured with NCCL_ALGO=NVLS on 5 H100s (nccl issue 1455): the same B_nvls x k/(k+1)";
+}
+
+TEST(Nvls, TwoDomainsRunTheSwitchesAndOneTreePerRailTogether) {
+  const Topology topo(h100_sharp(16));
+  const auto group = iota(0, 16);
+  const ProtocolTerms t = nvls_terms();
+  for (const Bytes n : {Bytes{4_MiB}, Bytes{1_GiB}}) {
+    // Each GPU's shard n/8 crosses its NIC once each way (the two trees' halves, m = 2), while the switches move
+    // n (k+1)/k per GPU: the slower of the two, after both latencies.
+    const Time in_switch = nvls_allreduce_time(8, n, t.latency(kNvl, false), topo.config().nvls_bw);
+    const Time across = base::transfer_time(share(n, 1, 16), Bandwidth{kNicBw.bytes_per_s / 2});
+    const Time latency = t.latency(kNvl, false) * 2 + t.latency(kNet, true) * 2;
+    const Time expected = latency + std::max(in_switch - t.latency(kNvl, false) * 2, across);
+    expect_rel_near(collective_time(Op::AllReduce, Algorithm::Nvls, group, n, topo), expected, 1e-6,
+                    "NVLS-tree: 23 us + 2 log2(m) x 14 us + max(n (k+1)/k / B_nvls, n/k / B_nic)");
+    const auto phases = lower(Op::AllReduce, Algorithm::Nvls, group, n, topo);
+    ASSERT_EQ(phases.size(), 1U) << "the switches' phase and the trees' phase run together";
+    EXPECT_EQ(phases[0].transfers.size(), 16U + 8U * 4U) << "a ring in each domain, 8 rails x 2 trees x 2 ways";
+    expect_rel_near(simulate_one(phases, topo), expected, 1e-6, "the flow model agrees");
+  }
+  EXPECT_EQ(resolve(Op::AllReduce, Algorithm::Auto, group, 1_GiB, topo), Algorithm::Nvls)
+      << "two nodes, large buffer: each NIC carries n/k instead of the rings' ~2n/k";
+  EXPECT_EQ(resolve(Op::AllReduce, Algorithm::Auto, group, 4_KiB, topo), Algorithm::Hierarchical)
+      << "tiny buffer: NVLS's 51 us of latency lose to LL";
+}
+
+TEST(Nvls, NeedsSwitchesThatReduceAnAllReduceAndTwoDomainsForAuto) {
+  const Topology plain(h100(32));
+  EXPECT_EQ(resolve(Op::AllReduce, Algorithm::Nvls, iota(0, 8), 1_GiB, plain), Algorithm::Ring)
+      << "no NVLink SHARP (nvls_bw 0, e.g. A100): ring";
+  const Topology sharp(h100_sharp(64));
+  EXPECT_EQ(resolve(Op::AllReduce, Algorithm::Auto, iota(0, 8), 1_GiB, sharp), Algorithm::Nvls);
+  EXPECT_EQ(resolve(Op::AllGather, Algorithm::Nvls, iota(0, 8), 1_GiB, sharp), Algorithm::Ring) << "all-reduce only";
+  EXPECT_EQ(resolve(Op::AllReduce, Algorithm::Nvls, std::vector<GpuId>{0, 1, 2, 8}, 1_GiB, sharp), Algorithm::Ring)
+      << "uneven over domains";
+  EXPECT_EQ(resolve(Op::AllReduce, Algorithm::Nvls, iota(0, 32), 1_GiB, sharp), Algorithm::Nvls)
+      << "asked for, NVLS-tree runs over 4 domains";
+  EXPECT_NE(resolve(Op::AllReduce, Algorithm::Auto, iota(0, 32), 1_GiB, sharp), Algorithm::Nvls)
+      << "Auto: NVLS-tree over 2 domains only (NCCL's tuner halves its network bandwidth beyond)";
+}
+
 TEST(Collectives, SmallGroupsAndEmptyBuffersCostNothing) {
   const Topology topo(h100(8));
   EXPECT_EQ(collective_time(Op::AllReduce, Algorithm::Auto, std::vector<GpuId>{3}, 1_GiB, topo), 0_ns);
@@ -507,6 +572,11 @@ std::vector<TopologyConfig> varied_clusters() {
   TopologyConfig one_leaf = h100(32);
   one_leaf.kind = TopologyConfig::Kind::FatTree;  // every node on one leaf: one tier
   out.push_back(one_leaf);
+  TopologyConfig sharp = h100_sharp(512);  // NVLink SHARP: NVLS and NVLS-tree
+  out.push_back(sharp);
+  TopologyConfig nvl_sharp = nvl;
+  nvl_sharp.nvls_bw = Bandwidth{0.69 * kNvlBw.bytes_per_s};
+  out.push_back(nvl_sharp);
   return out;
 }
 
@@ -576,8 +646,8 @@ Bytes random_bytes(base::Rng& rng) {
 
 constexpr std::array<Op, 6> kOps = {Op::AllReduce, Op::AllGather, Op::ReduceScatter,
                                     Op::AllToAll,  Op::SendRecv,  Op::Broadcast};
-constexpr std::array<Algorithm, 4> kAlgorithms = {Algorithm::Ring, Algorithm::Tree, Algorithm::Hierarchical,
-                                                  Algorithm::Auto};
+constexpr std::array<Algorithm, 5> kAlgorithms = {Algorithm::Ring, Algorithm::Tree, Algorithm::Hierarchical,
+                                                  Algorithm::Auto, Algorithm::Nvls};
 
 // What the random cases covered: Auto's choices, and collectives stalled on a down link.
 struct Coverage {
@@ -622,6 +692,39 @@ TEST(CollectiveCostModel, MatchesTheReferenceBitForBitOnRandomGroups) {
   }
   for (Algorithm a : {Algorithm::Ring, Algorithm::Tree, Algorithm::Hierarchical})
     EXPECT_GE(coverage.auto_chose[a], 10) << "the random groups should make Auto pick " << to_string(a);
+}
+
+// NVLS applies to whole layouts (one domain, or the same ranks in each of several), which random groups rarely are:
+// groups of k ranks in each of m domains, on the clusters whose switches reduce.
+TEST(CollectiveCostModel, MatchesTheReferenceOnNvlsLayouts) {
+  const base::RngStreams streams(2025);
+  base::Rng rng = streams.stream("nvls-layouts", 0);
+  std::map<Algorithm, int> auto_chose;
+  for (const TopologyConfig& c : varied_clusters()) {
+    if (!(c.nvls_bw.bytes_per_s > 0)) continue;
+    const Topology topo(c);
+    CollectiveCostModel model(topo);
+    const int per_domain = c.nvlink_domain;
+    for (int i = 0; i < 60; ++i) {
+      const auto k = static_cast<int>(2 + rng.below(static_cast<std::uint64_t>(std::min(per_domain, 16) - 1)));
+      const auto m = static_cast<int>(1 + rng.below(4));
+      std::vector<GpuId> group;
+      for (int d = 0; d < m; ++d)
+        for (int j = 0; j < k; ++j)
+          group.push_back(d * per_domain + j);
+      const Bytes n = random_bytes(rng);
+      for (Algorithm a : {Algorithm::Auto, Algorithm::Nvls}) {
+        const Time expected = detail::reference_collective_time(Op::AllReduce, a, group, n, topo);
+        ASSERT_EQ(model.time(Op::AllReduce, a, group, n), expected)
+            << to_string(a) << " on " << m << " domains of " << k << ", " << n.n << " bytes";
+        const Algorithm chosen = model.resolve(Op::AllReduce, a, group, n);
+        ASSERT_EQ(chosen, detail::reference_resolve(Op::AllReduce, a, group, n, topo));
+        if (a == Algorithm::Auto) ++auto_chose[chosen];
+      }
+    }
+  }
+  EXPECT_GE(auto_chose[Algorithm::Nvls], 10) << "Auto should pick NVLS on whole domains with large buffers";
+  EXPECT_GE(auto_chose[Algorithm::Ring] + auto_chose[Algorithm::Hierarchical] + auto_chose[Algorithm::Tree], 10);
 }
 
 TEST(CollectiveCostModel, MatchesTheReferenceOnLargeDataParallelGroups) {
