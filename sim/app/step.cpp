@@ -60,6 +60,7 @@ Json scenario_json(const scenario::Scenario& s) {
       failed.push_back(topology::to_string(f));
     j["cluster"]["failed"] = std::move(failed);
   }
+  if (!s.cluster.network.nvls) j["cluster"]["nvls"] = false;  // absent when on (the default): outputs unchanged
   const auto& pc = s.parallel;
   j["parallel"]["tp"] = pc.tp;
   j["parallel"]["pp"] = pc.pp;

@@ -66,6 +66,7 @@ class MegatronImport {
                         "the script exits here as written (the condition above holds with the file's own values), "
                         "before any Megatron-LM command; set what it tests in the file, or import the command itself");
     const bool world_size = world_size_from_env(script.variables);
+    nvls_from_env(script.variables);
     if (flags_.empty() && out_.ignored.empty() && !world_size && errors_.empty() && !slurm_nodes_)
       throw ConfigError(origin_, "",
                         "no Megatron-LM flags found; expected a launch command line or argument list such as "
@@ -242,6 +243,13 @@ class MegatronImport {
                                  "cluster.gpus"});
     }
     return false;
+  }
+
+  /// NCCL_NVLS_ENABLE=0 in the script's environment: NCCL's NVLink SHARP algorithms off (NVIDIA's DGX Cloud recipes
+  /// set it to save memory); any other value leaves NCCL's default.
+  void nvls_from_env(const std::map<std::string, std::string>& vars) {
+    if (auto it = vars.find("NCCL_NVLS_ENABLE"); it != vars.end() && it->second == "0")
+      out_.draft.put("cluster.network.nvls", false, origin_ + " NCCL_NVLS_ENABLE");
   }
 
   std::optional<std::int64_t> positive(const std::string& flag) {

@@ -255,6 +255,7 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
         hardware::check_rate_floor(*n, "nic_bandwidth", s.cluster.network.nic_bandwidth);
       n->optional_enum("topology", s.cluster.network.topology, {"rail-fat-tree", "fat-tree"});
       n->optional("oversubscription", s.cluster.network.oversubscription, Range::between(1.0, 64.0));
+      n->optional("nvls", s.cluster.network.nvls);
       std::vector<std::string> failed;
       if (n->optional("failed", failed)) {
         for (const auto& text : failed) {

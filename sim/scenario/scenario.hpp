@@ -23,6 +23,9 @@ struct NetworkConfig {
   double oversubscription = 1.0;           // leaf-to-spine, >= 1
   /// Failed fabric elements ("spine S", "leaf L uplink P"): step and run route around them; plan refuses them.
   std::vector<topology::FabricFailure> failed;
+  /// NCCL's NVLink SHARP algorithms (NCCL_NVLS_ENABLE, on by default where the hardware's nvlink.sharp is set);
+  /// false as NCCL_NVLS_ENABLE=0, which NVIDIA's DGX Cloud recipes set to save memory.
+  bool nvls = true;
 };
 
 struct ClusterConfig {

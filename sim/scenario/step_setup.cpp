@@ -11,13 +11,15 @@ namespace sim::scenario {
 
 topology::TopologyConfig topology_config(const Scenario& s) {
   const auto& net = s.cluster.network;
-  return topology::profile_cluster(s.hardware,
-                                   {.gpus = s.cluster.gpus,
-                                    .gpus_per_node = s.cluster.gpus_per_node,
-                                    .nic_bandwidth = net.nic_bandwidth,
-                                    .kind = net.topology == "fat-tree" ? topology::TopologyConfig::Kind::FatTree
-                                                                       : topology::TopologyConfig::Kind::RailFatTree,
-                                    .oversubscription = net.oversubscription});
+  topology::TopologyConfig t = topology::profile_cluster(
+      s.hardware, {.gpus = s.cluster.gpus,
+                   .gpus_per_node = s.cluster.gpus_per_node,
+                   .nic_bandwidth = net.nic_bandwidth,
+                   .kind = net.topology == "fat-tree" ? topology::TopologyConfig::Kind::FatTree
+                                                      : topology::TopologyConfig::Kind::RailFatTree,
+                   .oversubscription = net.oversubscription});
+  if (!net.nvls) t.nvls_bw = {};  // NCCL_NVLS_ENABLE=0: the switches' reduction unused
+  return t;
 }
 
 topology::Topology degraded_topology(const Scenario& s) {

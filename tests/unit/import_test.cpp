@@ -168,6 +168,22 @@ TEST(ImportMegatron, CommunicationOverlapFlags) {
   EXPECT_EQ(plain.draft.find("parallel.tp_comm_overlap"), nullptr) << "Megatron-LM's default: off";
 }
 
+TEST(ImportMegatron, NcclNvlsEnableZeroTurnsNvlinkSharpOff) {
+  // NVIDIA's DGX Cloud recipes export NCCL_NVLS_ENABLE=0 ("Disable NVLink SHARP to save memory").
+  const std::string flags =
+      "torchrun --nproc_per_node=8 --nnodes 4 train.py --tensor-model-parallel-size 8 "
+      "--num-layers 32 --hidden-size 4096 --num-attention-heads 32\n";
+  const auto off = importers::import_megatron_text("export NCCL_NVLS_ENABLE=0\n" + flags, "launch.sh");
+  ASSERT_NE(off.draft.find("cluster.network.nvls"), nullptr);
+  EXPECT_FALSE(std::get<bool>(off.draft.find("cluster.network.nvls")->value));
+  EXPECT_TRUE(contains(off.draft.find("cluster.network.nvls")->origin, "NCCL_NVLS_ENABLE"));
+  EXPECT_EQ(importers::import_megatron_text("export NCCL_NVLS_ENABLE=1\n" + flags, "launch.sh")
+                .draft.find("cluster.network.nvls"),
+            nullptr)
+      << "NCCL's default: on";
+  EXPECT_EQ(importers::import_megatron_text(flags, "launch.sh").draft.find("cluster.network.nvls"), nullptr);
+}
+
 TEST(ImportMegatron, ShellSyntaxVariablesAndBothFlagForms) {
   const auto im = importers::import_megatron_text(
       "export TP=4\nPP=2 # two stages\n"

@@ -113,6 +113,30 @@ TEST(DegradedFabric, FailedElementsAreCheckedAndPlanRefusesThem) {
   EXPECT_THROW(sim::scenario::plan_problem(s.scenario, {}), sim::base::ConfigError) << "plan searches healthy clusters";
 }
 
+// NVLink SHARP in a step: Llama 3 8B at TP 8 without sequence parallelism all-reduces inside each H100 node; NCCL
+// runs NVLS there (algbw ~275 GB/s against the ring's ~200), so tensor parallelism is exposed less. With
+// cluster.network.nvls false (NCCL_NVLS_ENABLE=0, as NVIDIA's DGX Cloud recipes run) the rings come back; with
+// sequence parallelism (reduce-scatter and all-gather) nothing changes.
+TEST(NvlinkSharp, TensorParallelAllReducesRunInTheSwitchesUnlessDisabled) {
+  const std::vector<sim::scenario::Override> tp8 = {{"parallel.tp", "8"}, {"parallel.sequence_parallel", "false"}};
+  auto off = tp8;
+  off.push_back({"cluster.network.nvls", "false"});
+  const auto on_step = load_step("scenarios/examples/llama3-8b-64-h100.json", tp8);
+  const auto off_step = load_step("scenarios/examples/llama3-8b-64-h100.json", off);
+  EXPECT_GT(sim::scenario::topology_config(on_step.scenario).nvls_bw.bytes_per_s, 0.0);
+  EXPECT_EQ(sim::scenario::topology_config(off_step.scenario).nvls_bw.bytes_per_s, 0.0);
+  const auto with = run_step(on_step, Fidelity::Replica);
+  const auto without = run_step(off_step, Fidelity::Replica);
+  EXPECT_LT(with.breakdown.tp_exposed.seconds(), 0.9 * without.breakdown.tp_exposed.seconds());
+  EXPECT_EQ(with.breakdown.compute, without.breakdown.compute);
+  const auto sp =
+      run_step(load_step("scenarios/examples/llama3-8b-64-h100.json", {{"parallel.tp", "8"}}), Fidelity::Replica);
+  const auto sp_off = run_step(
+      load_step("scenarios/examples/llama3-8b-64-h100.json", {{"parallel.tp", "8"}, {"cluster.network.nvls", "false"}}),
+      Fidelity::Replica);
+  EXPECT_EQ(sp.step_time, sp_off.step_time) << "sequence parallelism: no all-reduce inside the node";
+}
+
 TEST(StepBreakdown, PartsSumToTheStepTime) {
   const auto s = load_step("scenarios/default.json");
   for (auto f : {Fidelity::Analytic, Fidelity::Replica}) {

@@ -459,6 +459,9 @@ Record convert(const json& r) {
   json cluster;
   cluster["gpus"] = gpus;
   if (auto gpn = get<int>(r.at("hardware"), "gpus_per_node")) cluster["gpus_per_node"] = *gpn;
+  // The DGX Cloud recipes export NCCL_NVLS_ENABLE=0 ("Disable NVLink SHARP to save memory": NVIDIA
+  // dgxc-benchmarking llama3.1/llama31_utils.py at 741c886025a7665a1d690c05ff12ac29c1be7252).
+  if (fam_name == "dgxc-benchmarking") cluster["network"]["nvls"] = false;
   sc["cluster"] = cluster;
   sc["parallel"] = par;
   json training;
