@@ -7,11 +7,13 @@
 
 namespace sim::parallel {
 
-std::string megatron_flags(const ParallelConfig& config, const Layout& layout, const workload::ModelSpec& model,
+MegatronArgs megatron_args(const ParallelConfig& config, const Layout& layout, const workload::ModelSpec& model,
                            int seq_len, hardware::Dtype dtype) {
-  std::vector<std::string> comments;
-  std::vector<std::string> flags;
-  auto flag = [&](const std::string& name, long long value) { flags.push_back(name + " " + std::to_string(value)); };
+  MegatronArgs args;
+  std::vector<std::string>& comments = args.notes;
+  std::vector<std::string>* section = &args.parallel;  // where flag() and add() write: parallel, then model
+  auto add = [&](std::string f) { section->push_back(std::move(f)); };
+  auto flag = [&](const std::string& name, long long value) { add(name + " " + std::to_string(value)); };
   const auto n = [](long long v) { return std::to_string(v); };
 
   comments.push_back("data-parallel size " + n(layout.dp) + " = " + n(layout.gpus()) + " GPUs / (tp " + n(layout.tp) +
@@ -23,8 +25,8 @@ std::string megatron_flags(const ParallelConfig& config, const Layout& layout, c
   if (layout.ep > 1) flag("--expert-model-parallel-size", layout.ep);
   if (layout.expert_tp > 0 && layout.expert_tp != layout.tp) flag("--expert-tensor-parallel-size", layout.expert_tp);
   if (layout.ep > 1 && config.moe_dispatcher == MoeDispatcher::DeepEp) {
-    flags.emplace_back("--moe-token-dispatcher-type flex");
-    flags.emplace_back("--moe-enable-deepep");
+    add("--moe-token-dispatcher-type flex");
+    add("--moe-enable-deepep");
   }
 
   // Pipeline split: even virtual stages by layer count; an uneven split by first/last stage sizes when only those
@@ -60,36 +62,41 @@ std::string megatron_flags(const ParallelConfig& config, const Layout& layout, c
   if (config.order != "tp-cp-dp-pp")
     comments.push_back("rank order " + config.order + " (innermost first): Megatron-LM's order is tp-cp-ep-dp-pp");
 
-  if (config.sequence_parallel && layout.tp > 1) flags.emplace_back("--sequence-parallel");
-  if (config.tp_comm_overlap && config.sequence_parallel && layout.tp > 1) flags.emplace_back("--tp-comm-overlap");
-  if (config.zero_stage >= 1 || config.distributed_optimizer) flags.emplace_back("--use-distributed-optimizer");
-  if (config.overlap_param_gather && (config.zero_stage >= 1 || config.distributed_optimizer))
-    flags.emplace_back("--overlap-param-gather");
-  if (config.zero_stage >= 2)
-    comments.push_back("zero_stage " + n(config.zero_stage) +
-                       ": Megatron-LM has no ZeRO-2/3 flag (--use-distributed-optimizer shards optimizer states only; "
-                       "Megatron-Core's FSDP is --use-torch-fsdp2)");
+  if (config.sequence_parallel && layout.tp > 1) add("--sequence-parallel");
+  if (config.tp_comm_overlap && config.sequence_parallel && layout.tp > 1) add("--tp-comm-overlap");
+  // Sharding: the distributed optimizer is ZeRO-1; ZeRO-2 and -3 are Megatron-FSDP's strategies optim_grads and
+  // optim_grads_params (arguments.py --use-megatron-fsdp --data-parallel-sharding-strategy, which Megatron-Core's
+  // FSDP documentation pairs with --use-distributed-optimizer).
+  const int sharding = std::max(config.zero_stage, config.distributed_optimizer ? 1 : 0);
+  if (sharding >= 1) add("--use-distributed-optimizer");
+  if (sharding >= 1 && config.overlap_param_gather) add("--overlap-param-gather");
+  if (sharding >= 2) {
+    add("--use-megatron-fsdp");
+    add(std::string("--data-parallel-sharding-strategy ") + (sharding == 2 ? "optim_grads" : "optim_grads_params"));
+  }
   if (config.recompute == Recompute::Selective) {
-    flags.emplace_back("--recompute-granularity selective");
+    add("--recompute-granularity selective");
     if (config.recompute_modules != kRecomputeCoreAttn) {
       std::string list;
       for (const auto& name : recompute_module_names(config.recompute_modules))
         list += " " + name;
-      flags.emplace_back("--recompute-modules" + list);
+      add("--recompute-modules" + list);
     }
   } else if (config.recompute == Recompute::Op) {
     comments.push_back(
         "recompute \"op\": PyTorch per-operator checkpointing (TorchTitan's selective_ac_option \"op\") has no "
         "Megatron-LM flag; --recompute-granularity selective --recompute-modules layernorm mlp is the nearest");
   } else if (config.recompute == Recompute::Full) {
-    flags.emplace_back("--recompute-granularity full");
-    flags.emplace_back(std::string("--recompute-method ") + to_string(config.recompute_method));
+    add("--recompute-granularity full");
+    add(std::string("--recompute-method ") + to_string(config.recompute_method));
     flag("--recompute-num-layers", config.recompute_num_layers);
   }
-  if (config.account_for_embedding) flags.emplace_back("--account-for-embedding-in-pipeline-split");
-  if (config.account_for_loss) flags.emplace_back("--account-for-loss-in-pipeline-split");
+  if (config.account_for_embedding) add("--account-for-embedding-in-pipeline-split");
+  if (config.account_for_loss) add("--account-for-loss-in-pipeline-split");
   flag("--micro-batch-size", layout.micro_batch);
   flag("--global-batch-size", static_cast<long long>(layout.micro_batch) * layout.micro_batches * layout.dp);
+
+  section = &args.model;
   flag("--seq-length", seq_len);
   flag("--max-position-embeddings", std::max(model.max_seq_len, seq_len));
 
@@ -98,20 +105,19 @@ std::string megatron_flags(const ParallelConfig& config, const Layout& layout, c
   flag("--ffn-hidden-size", model.ffn_hidden);
   flag("--num-attention-heads", model.heads);
   if (model.kv_heads != model.heads) {
-    flags.emplace_back("--group-query-attention");
+    add("--group-query-attention");
     flag("--num-query-groups", model.kv_heads);
   }
-  if (model.activation == workload::Activation::SwiGlu) flags.emplace_back("--swiglu");
-  if (model.activation == workload::Activation::Relu2) flags.emplace_back("--squared-relu");
+  if (model.activation == workload::Activation::SwiGlu) add("--swiglu");
+  if (model.activation == workload::Activation::Relu2) add("--squared-relu");
   if (model.activation == workload::Activation::GeGlu)
     comments.push_back("gated GELU MLP: Megatron-LM has no flag (--swiglu is the SiLU gate)");
   if (model.kv_channels > 0) flag("--kv-channels", model.kv_channels);
-  flags.emplace_back(std::string("--normalization ") +
-                     (model.norm == workload::Norm::RmsNorm ? "RMSNorm" : "LayerNorm"));
-  flags.emplace_back(std::string("--position-embedding-type ") +
-                     (model.position_embedding == workload::PositionEmbedding::Rope ? "rope" : "learned_absolute"));
-  if (!model.tied_embeddings) flags.emplace_back("--untie-embeddings-and-output-weights");
-  if (!model.bias) flags.emplace_back("--disable-bias-linear");
+  add(std::string("--normalization ") + (model.norm == workload::Norm::RmsNorm ? "RMSNorm" : "LayerNorm"));
+  add(std::string("--position-embedding-type ") +
+      (model.position_embedding == workload::PositionEmbedding::Rope ? "rope" : "learned_absolute"));
+  if (!model.tied_embeddings) add("--untie-embeddings-and-output-weights");
+  if (!model.bias) add("--disable-bias-linear");
   flag("--vocab-size", model.vocab);
   // Megatron-LM pads --vocab-size to a multiple of --make-vocab-size-divisible-by (default 128) x tp
   // (_vocab_size_with_padding); a divisor that keeps this vocabulary exact is written when 128 would not.
@@ -129,25 +135,40 @@ std::string megatron_flags(const ParallelConfig& config, const Layout& layout, c
   }
   switch (dtype) {
     case hardware::Dtype::Bf16:
-      flags.emplace_back("--bf16");
+      add("--bf16");
       break;
     case hardware::Dtype::Fp16:
-      flags.emplace_back("--fp16");
+      add("--fp16");
       break;
     case hardware::Dtype::Fp8:
-      flags.emplace_back("--bf16");
-      flags.emplace_back("--fp8-format hybrid");
+      add("--bf16");
+      add("--fp8-format hybrid");
       break;
     default:
       comments.push_back(std::string("dtype ") + hardware::to_string(dtype) +
                          ": Megatron-LM keeps fp32 parameters without --bf16/--fp16; no flag for this precision");
   }
 
+  return args;
+}
+
+std::string megatron_flags(const ParallelConfig& config, const Layout& layout, const workload::ModelSpec& model,
+                           int seq_len, hardware::Dtype dtype) {
+  const MegatronArgs args = megatron_args(config, layout, model, seq_len, dtype);
+  std::vector<std::string> flags = args.parallel;
+  flags.insert(flags.end(), args.model.begin(), args.model.end());
   std::string out;
-  for (const auto& c : comments)
+  for (const auto& c : args.notes)
     out += "# " + c + "\n";
   for (std::size_t i = 0; i < flags.size(); ++i)
     out += flags[i] + (i + 1 < flags.size() ? " \\\n" : "\n");
+  return out;
+}
+
+std::string megatron_parallel_line(const MegatronArgs& args) {
+  std::string out;
+  for (const auto& f : args.parallel)
+    out += (out.empty() ? "" : " ") + f;
   return out;
 }
 

@@ -6,14 +6,32 @@
 #include "sim/workload/model_spec.hpp"
 
 #include <string>
+#include <vector>
 
 namespace sim::parallel {
 
-/// The effective configuration as Megatron-LM (megatron/training/arguments.py) arguments: first, as "# " comment
-/// lines, what Megatron-LM derives itself (the data-parallel size) or has no flag for (ZeRO-2/3, GPipe and zero-bubble
-/// schedules, non-default rank orders, fp32/tf32/fp4); then one flag per line joined by " \" continuations, so that
-/// the text pastes into a launch script. `trainsim import megatron` reads it back to the same configuration.
+/// The effective configuration as Megatron-LM (megatron/training/arguments.py) arguments, in three parts:
+/// - notes: what Megatron-LM derives itself (the data-parallel size) or has no flag for (GPipe and zero-bubble
+///   schedules, non-default rank orders, uneven virtual stages, fp32/tf32/fp4);
+/// - parallel: parallelism, data-parallel sharding, recomputation and batch flags (what `trainsim plan` prints for a
+///   candidate, one line);
+/// - model: sequence, architecture and precision flags.
+/// The one writer of Megatron-LM flags (`step --explain` and `plan`); `trainsim import megatron` reads them back to
+/// the same configuration.
+struct MegatronArgs {
+  std::vector<std::string> notes;
+  std::vector<std::string> parallel;
+  std::vector<std::string> model;
+};
+MegatronArgs megatron_args(const ParallelConfig& config, const Layout& layout, const workload::ModelSpec& model,
+                           int seq_len, hardware::Dtype dtype);
+
+/// megatron_args() as text that pastes into a launch script: the notes as "# " comment lines, then one flag per line
+/// joined by " \" continuations.
 std::string megatron_flags(const ParallelConfig& config, const Layout& layout, const workload::ModelSpec& model,
                            int seq_len, hardware::Dtype dtype);
+
+/// The parallel part on one line, flags separated by spaces (a plan's candidate).
+std::string megatron_parallel_line(const MegatronArgs& args);
 
 }  // namespace sim::parallel

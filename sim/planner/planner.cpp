@@ -311,7 +311,7 @@ void describe(Candidate& c, const PlanProblem& problem, const std::vector<Size>&
   c.parallel.dp = c.layout.dp;
   c.gpus = size.gpus;
   c.index = index;
-  c.megatron_flags = megatron_flags(c.parallel, c.layout, problem.model->layers);
+  c.megatron_flags = megatron_flags(problem, c.parallel, c.layout);
   c.relative_steps = steps_relative_to_scenario(problem, c.parallel.global_batch);
 }
 

@@ -197,10 +197,11 @@ PlanShard plan_shard_from_json(base::JsonReader& r, const PlanProblem& problem);
 /// The configurations plan() considers for one cluster size, in its deterministic order.
 std::vector<parallel::ParallelConfig> enumerate(const PlanProblem& problem, int gpus);
 
-/// Megatron-LM command-line flags of a configuration, e.g. "--tensor-model-parallel-size 8
-/// --pipeline-model-parallel-size 4 --sequence-parallel --use-distributed-optimizer --recompute-activations
-/// --micro-batch-size 1 --global-batch-size 1024".
-std::string megatron_flags(const parallel::ParallelConfig& c, const parallel::Layout& layout, int layers);
+/// Megatron-LM command-line flags of a candidate: the parallel part of sim/parallel's megatron_args() on one line,
+/// e.g. "--tensor-model-parallel-size 8 --pipeline-model-parallel-size 4 --sequence-parallel
+/// --use-distributed-optimizer --recompute-granularity selective --micro-batch-size 1 --global-batch-size 1024".
+std::string megatron_flags(const PlanProblem& problem, const parallel::ParallelConfig& c,
+                           const parallel::Layout& layout);
 
 /// Indices of the points not dominated in (x, y), both minimised, ordered by x then y; of equal points the first.
 std::vector<int> pareto_front(const std::vector<std::pair<double, double>>& points);

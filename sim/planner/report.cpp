@@ -1,38 +1,18 @@
-// sim/planner/report.cpp: a plan's candidates as Megatron-LM flags, its Pareto front and its JSON (trainsim.plan/1).
+// sim/planner/report.cpp: a plan's candidates as Megatron-LM flags (sim/parallel's one writer), its Pareto front and
+// its JSON (trainsim.plan/1).
 #include "sim/planner/planner.hpp"
+
+#include "sim/parallel/megatron_flags.hpp"
 
 #include <algorithm>
 #include <numeric>
 
 namespace sim::planner {
 
-std::string megatron_flags(const parallel::ParallelConfig& c, const parallel::Layout& layout, int layers) {
-  // Flag names from Megatron-LM's megatron/training/arguments.py; the sharded data-parallel modes from the
-  // Megatron-Core custom FSDP documentation ("--use-custom-fsdp --data-parallel-sharding-strategy
-  // optim_grads_params ... --use-distributed-optimizer").
-  std::string f = "--tensor-model-parallel-size " + std::to_string(layout.tp) + " --pipeline-model-parallel-size " +
-                  std::to_string(layout.pp);
-  if (layout.vpp > 1)
-    f += " --num-layers-per-virtual-pipeline-stage " + std::to_string(layers / (layout.pp * layout.vpp));
-  if (layout.cp > 1) f += " --context-parallel-size " + std::to_string(layout.cp);
-  if (layout.ep > 1) f += " --expert-model-parallel-size " + std::to_string(layout.ep);
-  if (layout.expert_tp > 0 && layout.expert_tp != layout.tp)
-    f += " --expert-tensor-parallel-size " + std::to_string(layout.expert_tp);
-  if (layout.ep > 1 && c.moe_dispatcher == parallel::MoeDispatcher::DeepEp)
-    f += " --moe-token-dispatcher-type flex --moe-enable-deepep";
-  if (c.sequence_parallel && layout.tp > 1) f += " --sequence-parallel";
-  if (c.tp_comm_overlap && c.sequence_parallel && layout.tp > 1) f += " --tp-comm-overlap";
-  const int sharding = std::max(c.zero_stage, c.distributed_optimizer ? 1 : 0);
-  if (sharding >= 1) f += " --use-distributed-optimizer";
-  if (sharding >= 1 && c.overlap_param_gather) f += " --overlap-param-gather";
-  if (sharding == 2) f += " --use-custom-fsdp --data-parallel-sharding-strategy optim_grads";
-  if (sharding == 3) f += " --use-custom-fsdp --data-parallel-sharding-strategy optim_grads_params";
-  if (c.recompute == parallel::Recompute::Selective) f += " --recompute-activations";
-  if (c.recompute == parallel::Recompute::Full)
-    f += " --recompute-granularity full --recompute-method uniform --recompute-num-layers 1";
-  f += " --micro-batch-size " + std::to_string(layout.micro_batch) + " --global-batch-size " +
-       std::to_string(c.global_batch);
-  return f;
+std::string megatron_flags(const PlanProblem& problem, const parallel::ParallelConfig& c,
+                           const parallel::Layout& layout) {
+  return parallel::megatron_parallel_line(
+      parallel::megatron_args(c, layout, *problem.model, problem.seq_len, problem.dtype));
 }
 
 std::vector<int> pareto_front(const std::vector<std::pair<double, double>>& points) {

@@ -3,6 +3,8 @@
 #include "sim/base/rng.hpp"
 #include "sim/cli/app.hpp"
 #include "sim/execution/step_sim.hpp"
+#include "sim/importers/importers.hpp"
+#include "sim/parallel/megatron_flags.hpp"
 #include "sim/planner/planner.hpp"
 #include "sim/scenario/plan_setup.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -251,7 +253,14 @@ TEST(PlanPareto, KeepsOnlyUndominatedPointsFastestFirst) {
   EXPECT_TRUE(pareto_front({}).empty());
 }
 
+// A candidate's flags are the parallel part of sim/parallel's one Megatron-LM writer (the one `step --explain` uses),
+// on one line, and read back by the importer to the same sharding and recomputation.
 TEST(PlanFlags, MegatronCommandLine) {
+  auto line = [](const parallel::ParallelConfig& c, const parallel::Layout& l) {
+    workload::ModelSpec model;
+    model.layers = 80;
+    return parallel::megatron_parallel_line(parallel::megatron_args(c, l, model, 4096, hardware::Dtype::Bf16));
+  };
   parallel::ParallelConfig c;
   c.tp = 8;
   c.pp = 4;
@@ -270,16 +279,17 @@ TEST(PlanFlags, MegatronCommandLine) {
   l.cp = 2;
   l.dp = 16;
   l.micro_batch = 2;
-  EXPECT_EQ(megatron_flags(c, l, 80),
-            "--tensor-model-parallel-size 8 --pipeline-model-parallel-size 4 --num-layers-per-virtual-pipeline-stage "
-            "4 --context-parallel-size 2 --sequence-parallel --use-distributed-optimizer --recompute-activations "
-            "--micro-batch-size 2 --global-batch-size 1024");
+  l.micro_batches = 32;
+  l.layers_per_stage.assign(20, 4);
+  EXPECT_EQ(line(c, l),
+            "--tensor-model-parallel-size 8 --pipeline-model-parallel-size 4 --context-parallel-size 2 "
+            "--num-layers-per-virtual-pipeline-stage 4 --sequence-parallel --use-distributed-optimizer "
+            "--recompute-granularity selective --micro-batch-size 2 --global-batch-size 1024");
   c.tp_comm_overlap = true;
   c.overlap_param_gather = true;
-  EXPECT_NE(megatron_flags(c, l, 80).find("--sequence-parallel --tp-comm-overlap --use-distributed-optimizer "
-                                          "--overlap-param-gather"),
+  EXPECT_NE(line(c, l).find("--sequence-parallel --tp-comm-overlap --use-distributed-optimizer --overlap-param-gather"),
             std::string::npos)
-      << megatron_flags(c, l, 80);
+      << line(c, l);
   c.tp_comm_overlap = false;
   c.overlap_param_gather = false;
   c.recompute = parallel::Recompute::Full;
@@ -288,18 +298,35 @@ TEST(PlanFlags, MegatronCommandLine) {
   c.sequence_parallel = false;
   l.vpp = 1;
   l.cp = 1;
-  EXPECT_EQ(megatron_flags(c, l, 80),
+  l.layers_per_stage.assign(4, 20);
+  l.micro_batches = 64;
+  EXPECT_EQ(line(c, l),
             "--tensor-model-parallel-size 8 --pipeline-model-parallel-size 4 --recompute-granularity full "
-            "--recompute-method uniform --recompute-num-layers 1 --micro-batch-size 2 --global-batch-size 1024");
+            "--recompute-method uniform --recompute-num-layers 1 --micro-batch-size 2 --global-batch-size 2048");
   // MoE parallel folding and DeepEP dispatch.
   c.recompute = parallel::Recompute::None;
   c.moe_dispatcher = parallel::MoeDispatcher::DeepEp;
   l.ep = 8;
   l.expert_tp = 1;
-  EXPECT_EQ(megatron_flags(c, l, 80),
+  EXPECT_EQ(line(c, l),
             "--tensor-model-parallel-size 8 --pipeline-model-parallel-size 4 --expert-model-parallel-size 8 "
             "--expert-tensor-parallel-size 1 --moe-token-dispatcher-type flex --moe-enable-deepep --micro-batch-size 2 "
-            "--global-batch-size 1024");
+            "--global-batch-size 2048");
+  // ZeRO-3: Megatron-FSDP's optim_grads_params, which the importer reads back as stage 3.
+  c.moe_dispatcher = parallel::MoeDispatcher::AllToAll;
+  l.ep = 1;
+  l.expert_tp = 0;
+  c.zero_stage = 3;
+  const std::string zero3 = line(c, l);
+  EXPECT_NE(zero3.find("--use-distributed-optimizer --use-megatron-fsdp --data-parallel-sharding-strategy "
+                       "optim_grads_params"),
+            std::string::npos)
+      << zero3;
+  const auto back =
+      importers::import_megatron_text("torchrun --nproc_per_node=8 --nnodes 16 pretrain_gpt.py " + zero3 +
+                                          " --num-layers 80 --hidden-size 8192 --num-attention-heads 64\n",
+                                      "plan.sh");
+  EXPECT_EQ(back.draft.integer("parallel.zero_stage"), 3);
 }
 
 TEST(PlanProperty, NeverReturnsAnInfeasibleConfigurationOnRandomScenarios) {
