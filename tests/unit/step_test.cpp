@@ -3,11 +3,14 @@
 #include "tests/support/step.hpp"
 
 #include "sim/base/errors.hpp"
+#include "sim/parallel/memory.hpp"
 #include "sim/scenario/plan_setup.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 
 namespace sim::execution {
 namespace {
@@ -86,6 +89,43 @@ TEST(DegradedFabric, AFailedSpineSlowsTheFullFidelityStep) {
   EXPECT_GT(degraded.breakdown.dp_exposed, healthy.breakdown.dp_exposed);
   EXPECT_GT(degraded.step_time, healthy.step_time);
   EXPECT_EQ(degraded.breakdown.compute, healthy.breakdown.compute);
+}
+
+// The same fabric, by how much: Llama 3 8B at TP 8 with plain data parallelism (no distributed optimizer) all-reduces
+// its fp32 gradients over 8 rings of one GPU per node; the rings' crossings between the two leaves share two uplinks,
+// then one. The full-fidelity step's exposed data-parallel time grows by what the collective closed form of the
+// gradient all-reduce grows by on the same two topologies (the buckets' latencies cancel, their bytes add up).
+TEST(DegradedFabric, AFailedSpineCostsTheStepWhatTheClosedFormOfItsGradientAllReduceSays) {
+  const std::vector<sim::scenario::Override> fabric = {{"cluster.network.topology", "\"fat-tree\""},
+                                                       {"cluster.network.oversubscription", "16"},
+                                                       {"parallel.tp", "8"},
+                                                       {"parallel.zero_stage", "0"},
+                                                       {"parallel.distributed_optimizer", "false"}};
+  auto failed = fabric;
+  failed.push_back({"cluster.network.failed", "[\"spine 1\"]"});
+  const auto healthy = load_step("scenarios/examples/llama3-8b-64-h100.json", fabric);
+  const auto degraded = load_step("scenarios/examples/llama3-8b-64-h100.json", failed);
+  const double step_delta = run_step(degraded, Fidelity::Full).breakdown.dp_exposed.seconds() -
+                            run_step(healthy, Fidelity::Full).breakdown.dp_exposed.seconds();
+  // The closed form: 8 rings (one per local rank j) over the 8 nodes; each ring's crossing from leaf 0 to leaf 1 (node
+  // 3 -> node 4) is a flow on one of leaf 0's uplinks, and a ring moves 2(p-1)/p of the gradient at its slowest
+  // flow's rate: min(NIC, uplink / flows on the busiest uplink). The gradient: this GPU's parameters in fp32.
+  auto rate = [](const sim::topology::Topology& topo) {
+    std::map<sim::topology::LinkId, int> per_uplink;
+    for (int j = 0; j < 8; ++j)
+      for (sim::topology::LinkId id : topo.path(3 * 8 + j, 4 * 8 + j))
+        if (topo.link(id).kind == sim::topology::LinkKind::LeafUp) ++per_uplink[id];
+    double slowest = topo.config().nic_bw.bytes_per_s;
+    for (const auto& [id, flows] : per_uplink)
+      slowest = std::min(slowest, topo.link(id).bandwidth.bytes_per_s / flows);
+    return slowest;
+  };
+  const double params = sim::parallel::params_per_gpu(*healthy.inputs.model, healthy.inputs.layout, 0).total();
+  const double ring_bytes = 2.0 * 7 / 8 * 4 * params;
+  const double closed_delta = ring_bytes / rate(sim::scenario::degraded_topology(degraded.scenario)) -
+                              ring_bytes / rate(sim::scenario::degraded_topology(healthy.scenario));
+  ASSERT_GT(closed_delta, 0.1) << "half the uplinks: the rings' crossing flows at half the rate";
+  EXPECT_NEAR(step_delta / closed_delta, 1.0, 0.02) << "step +" << step_delta << " s, closed form +" << closed_delta;
 }
 
 TEST(DegradedFabric, FailedElementsAreCheckedAndPlanRefusesThem) {
