@@ -140,6 +140,7 @@ class TitanImport {
     }
     precision(root, tr);
     compiling(tr, root.get("compile"));
+    loss(root.get("compile"));
     checkpointing(root.get("activation_checkpoint"));
     model(root.get("model"));
     if (op_sac_) {
@@ -298,6 +299,30 @@ class TitanImport {
       return;
     }
     out_.draft.put("training.kernels", std::string(v->boolean ? "fused" : "eager"), where);
+  }
+
+  /// TorchTitan's loss is PyTorch's cross_entropy on the logits cast to fp32 (training.cross_entropy "upcast": 12 B
+  /// per logit at its backward); [compile] components with "loss" (TorchTitan of 2025) compiles it, and Inductor's
+  /// fused kernel keeps no fp32 copy: "fused".
+  void loss(const TomlValue* comp) {
+    bool compiled = false;
+    const TomlValue* components = comp ? comp->get("components") : nullptr;
+    const TomlValue* enable = comp ? comp->get("enable") : nullptr;
+    if (components) {
+      used("compile", "components");
+      if (components->type != Type::Array) {
+        error(components->line,
+              "[compile] components: expected an array of strings, found " + std::string(components->type_name()));
+        return;
+      }
+      for (const auto& c : components->array)
+        compiled = compiled || (c.type == Type::String && c.string == "loss");
+      compiled = compiled && enable && enable->type == Type::Bool && enable->boolean;
+    }
+    out_.draft.put("training.cross_entropy", std::string(compiled ? "fused" : "upcast"),
+                   compiled ? origin_ + " [compile] components \"loss\" (compiled: no fp32 copy of the logits)"
+                            : origin_ + " (TorchTitan's loss: cross_entropy on the logits cast to fp32)",
+                   true);
   }
 
   void checkpointing(const TomlValue* ac) {

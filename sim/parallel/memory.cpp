@@ -486,9 +486,11 @@ MemoryBreakdown memory_on_rank(const ModelSpec& model, const Layout& layout, con
   // Korthikanti Sec. 4.3, input embedding: its dropout mask, sbh (over t with SP), per micro-batch in flight.
   if (pipeline_rank == 0 && shape.dropout) buffers += kMask * sbh * sigma * held.front();
   // Korthikanti Sec. 4.3, output layer: the final norm's input and the output projection's input, 2 x 2sbh (over t
-  // with SP), and the fp32 logits the cross-entropy keeps, 4sbV/t (vocabulary-parallel; Megatron's padded V).
+  // with SP), and what the cross-entropy holds per logit (vocabulary-parallel; Megatron's padded V): the fp32
+  // softmax, 4sbV/t, or with PyTorch's cross_entropy on upcast logits 12sbV/t (MemoryOptions::upcast_cross_entropy).
   if (pipeline_rank == layout.pp - 1) {
-    const double logits = kFp32 * s * b * padded_vocab(model.vocab, layout.tp) / t;
+    const double per_logit = options.upcast_cross_entropy ? 3 * kFp32 : kFp32;
+    const double logits = per_logit * s * b * padded_vocab(model.vocab, layout.tp) / t;
     buffers += (2 * kBf16 * sbh * sigma + logits) * held.back() * (1 + model.mtp_layers);  // and each MTP head's
   }
   // ASSUMPTION: pipeline point-to-point receive buffers, one activation and one gradient tensor of 2sbh (over t with

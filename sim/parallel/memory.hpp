@@ -52,6 +52,16 @@ struct MemoryOptions {
   /// the two norm outputs, the attention output (the projection's input) and the MLP activation output (the down
   /// projection's input). training.fp8_activations; default on when training.dtype is fp8.
   bool fp8_activations = false;
+  /// How the loss holds the logits (training.cross_entropy), per logit of the last stage's micro-batch:
+  /// - fused (default): Megatron-Core's vocabulary-parallel cross entropy keeps the fp32 softmax for its backward,
+  ///   4 B (Korthikanti et al. 2022, Sec. 4.3, "output layer");
+  /// - upcast: PyTorch's cross_entropy on an fp32 copy of the bf16 logits, as TorchTitan computes its loss
+  ///   (`cross_entropy(pred.flatten(0, 1).float(), labels)`, then `del pred` before `loss.backward()`): at the loss
+  ///   backward the log-softmax output its gradient formula keeps, the dense gradient nll_loss hands it and the
+  ///   gradient it allocates are live at once, 3 x 4 B = 12 B (in the forward, logits 2 + fp32 copy 4 + log-softmax
+  ///   output 4 = 10 B). PyTorch's derivatives.yaml: log_softmax backward uses the result, nll_loss backward
+  ///   returns a dense gradient.
+  bool upcast_cross_entropy = false;
   base::Bytes runtime_reserve = kDefaultRuntimeReserve;  // memory.reserve
   /// ZeRO-3 / FSDP: transformer layers (units) whose gathered bf16 weights are live at once: the one in use and the
   /// prefetched next (DeepSpeed's prefetch, FSDP's forward/backward prefetch of one unit). memory.zero3_units.

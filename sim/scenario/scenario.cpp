@@ -335,6 +335,8 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
     std::string grads;
     if (t->optional_enum("main_grads", grads, {"fp32", "bf16"})) mo.fp32_main_grads = grads == "fp32";
     t->optional("fp8_weight_copies", mo.fp8_weight_copies);
+    std::string loss;
+    if (t->optional_enum("cross_entropy", loss, {"fused", "upcast"})) mo.upcast_cross_entropy = loss == "upcast";
     mo.fp8_activations = s.training.dtype == hardware::Dtype::Fp8;
     t->optional("fp8_activations", mo.fp8_activations);
     const auto spikes = t->kind("loss_spikes");

@@ -352,6 +352,18 @@ TEST(ImportTorchTitan, JobConfigToAScenarioThatSteps) {
   EXPECT_EQ(trainsim({"step", out}).code, kExitOk);
 }
 
+TEST(ImportTorchTitan, TheLossIsUpcastUnlessCompiled) {
+  auto loss = [](const std::string& text) {
+    const auto im = importers::import_torchtitan_text(text, "t.toml");
+    const auto* f = im.draft.find("training.cross_entropy");
+    return f ? std::get<std::string>(f->value) : std::string("absent");
+  };
+  EXPECT_EQ(loss("[training]\nseq_len = 8192\n"), "upcast") << "cross_entropy(pred.float(), labels)";
+  EXPECT_EQ(loss("[compile]\nenable = true\ncomponents = [\"model\"]\n"), "upcast");
+  EXPECT_EQ(loss("[compile]\nenable = true\ncomponents = [\"model\", \"loss\"]\n"), "fused");
+  EXPECT_EQ(loss("[compile]\nenable = false\ncomponents = [\"loss\"]\n"), "upcast") << "not compiled";
+}
+
 TEST(ImportTorchTitan, TomlSubset) {
   const auto t = importers::parse_toml(
       "title = 'x' # comment\n[a.b]\nn = -1_000\nf = 3.5e-2\nok = true\narr = [\n  1, 2, # two\n  3,\n]\n"

@@ -496,6 +496,8 @@ Record convert(const json& r) {
     if (family == "torchtitan" && notes.find("Technique:") != std::string::npos &&
         notes.find("torch.compile") == std::string::npos)
       training["kernels"] = "eager";
+    // TorchTitan's loss: PyTorch's cross_entropy on an fp32 copy of the logits (its train.py loss_fn).
+    if (family == "torchtitan") training["cross_entropy"] = "upcast";
   }
   if (dtype_of(r) == "fp8") {
     // Transformer Engine's delayed scaling is the Megatron-Core / NeMo default; torchao.float8 (TorchTitan) scales
