@@ -446,7 +446,7 @@ Algorithm reference_resolve(Op op, Algorithm algorithm, std::span<const GpuId> g
       best_time = t;
     }
   };
-  if (hierarchical) consider(Algorithm::Hierarchical);
+  if (hierarchical && op == Op::AllReduce) consider(Algorithm::Hierarchical);
   if (op == Op::AllReduce) consider(Algorithm::Tree);
   if (const Layout l = layout_of(group, topo); l.domains.size() <= 2 && nvls_applies(op, l, topo))
     consider(Algorithm::Nvls);

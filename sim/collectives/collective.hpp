@@ -51,8 +51,9 @@ struct Phase {
 ///   2.17+ on H100 and later), over one domain of 2 or more ranks (NCCL's NVLS) or k >= 2 ranks in each of m >= 2
 ///   domains (NCCL's NVLS_TREE); otherwise Ring;
 /// - Auto, like NCCL's tuner, takes the algorithm with the smallest predicted time, collective_time(), among those
-///   that apply (ties: Ring, then Hierarchical, then Tree, then Nvls; NVLS-tree only over 2 domains: beyond, NCCL's
-///   tuner halves its network bandwidth, tuning.cc, and runs rings, as the 4- and 8-node H100 logs of
+///   that apply (ties: Ring, then Hierarchical, then Tree, then Nvls; Hierarchical for AllReduce only: NCCL has no
+///   hierarchical all-gather or reduce-scatter, it runs rings (or NVLS in a domain); NVLS-tree only over 2 domains:
+///   beyond, NCCL's tuner halves its network bandwidth, tuning.cc, and runs rings, as the 4- and 8-node H100 logs of
 ///   docs/validation.md show), each with its fastest NCCL protocol (protocol.hpp: LL,
 ///   LL128 or Simple, their step latencies, fixed costs and bandwidth fractions; an explicit algorithm also runs its
 ///   fastest protocol). NCCL's own tree is a chain inside nodes plus a tree

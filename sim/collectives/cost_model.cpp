@@ -124,7 +124,7 @@ CollectiveCostModel::Choice CollectiveCostModel::choose(Op op, Algorithm algorit
       auto consider = [&best](const Choice& c) {
         if (c.time < best.time) best = c;
       };
-      if (hierarchical) consider(fastest(op, Algorithm::Hierarchical, n, base::Time::max()));
+      if (hierarchical && op == Op::AllReduce) consider(fastest(op, Algorithm::Hierarchical, n, base::Time::max()));
       if (op == Op::AllReduce) consider(fastest(op, Algorithm::Tree, n, /*beat=*/best.time));
       if (domains_ <= 2 && nvls_applies(op)) consider(nvls_choice(n));  // collective.hpp: NVLS-tree on 2 only
       return best;
