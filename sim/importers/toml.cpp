@@ -53,7 +53,7 @@ void check_dotted_keys(std::string_view s, const std::string& origin) {
   for (std::size_t i = 0; i < s.size(); ++i) {
     const char c = s[i];
     if (c == '"' || c == '\'') {  // a quoted part (or a string value: its run ends at the '=' before it anyway)
-      const bool triple = s.substr(i, 3) == std::string(3, c);
+      const bool triple = i + 2 < s.size() && s[i + 1] == c && s[i + 2] == c;
       const std::string_view close =
           triple ? std::string_view(c == '"' ? "\"\"\"" : "'''") : std::string_view(&s[i], 1);
       std::size_t j = i + (triple ? 3 : 1);
