@@ -98,21 +98,20 @@ void fit_with_model(Calibration& c, std::span<const Measurement> measurements,
 
   // Network efficiency by inverting the simulator where busbw is not one NIC's rate.
   const LogGroup* net = widest(groups, [](const LogGroup& g) { return g.nodes >= 2 && g.ranks > g.nodes; });
+  LogGroup largest;  // the run's largest size, where bandwidth decides
   if (net) {
-    LogGroup largest = *net;
+    largest = *net;
     largest.points = {net->points.back()};
-    const auto at_base = predict_group(largest, at_fitted(cluster, c, base), zero, algorithm, describe(*net));
-    if (at_base.front().algorithm == Algorithm::Nvls) {
-      c.notes.push_back(describe(*net) + ": trainsim runs it as NVLS-tree, bound by the NVLink switches rather than " +
-                        "the NICs, so it does not determine efficiency.network (kept at the base profile's " +
-                        fmt(c.efficiency.network) + "); calibrate it from a run over more hosts, or one with " +
-                        "NCCL_ALGO=Ring and --algorithm ring");
-      net = nullptr;
-    }
+  }
+  if (net && predict_group(largest, at_fitted(cluster, c, base), zero, algorithm, describe(*net)).front().algorithm ==
+                 Algorithm::Nvls) {
+    c.notes.push_back(describe(*net) + ": trainsim runs it as NVLS-tree, bound by the NVLink switches rather than " +
+                      "the NICs, so it does not determine efficiency.network (kept at the base profile's " +
+                      fmt(c.efficiency.network) + "); calibrate it from a run over more hosts, or one with " +
+                      "NCCL_ALGO=Ring and --algorithm ring");
+    net = nullptr;
   }
   if (net) {
-    LogGroup largest = *net;
-    largest.points = {net->points.back()};
     const double measured = largest.points.front().time.s * 1e9;
     auto predicted = [&](double efficiency) {
       Calibration trial = c;

@@ -423,7 +423,9 @@ namespace detail {
 Algorithm reference_resolve(Op op, Algorithm algorithm, std::span<const GpuId> group, base::Bytes n,
                             const topology::Topology& topo) {
   if (group.size() <= 1 || op == Op::AllToAll || op == Op::SendRecv || op == Op::Broadcast) return Algorithm::Ring;
-  const bool hierarchical = hierarchical_applies(layout_of(group, topo));
+  const Layout l = layout_of(group, topo);
+  const bool hierarchical = hierarchical_applies(l);
+  const bool nvls = nvls_applies(op, l, topo);
   switch (algorithm) {
     case Algorithm::Ring:
       return Algorithm::Ring;
@@ -432,7 +434,7 @@ Algorithm reference_resolve(Op op, Algorithm algorithm, std::span<const GpuId> g
     case Algorithm::Hierarchical:
       return hierarchical ? Algorithm::Hierarchical : Algorithm::Ring;
     case Algorithm::Nvls:
-      return nvls_applies(op, layout_of(group, topo), topo) ? Algorithm::Nvls : Algorithm::Ring;
+      return nvls ? Algorithm::Nvls : Algorithm::Ring;
     case Algorithm::Auto:
       break;
   }
@@ -448,8 +450,7 @@ Algorithm reference_resolve(Op op, Algorithm algorithm, std::span<const GpuId> g
   };
   if (hierarchical && op == Op::AllReduce) consider(Algorithm::Hierarchical);
   if (op == Op::AllReduce) consider(Algorithm::Tree);
-  if (const Layout l = layout_of(group, topo); l.domains.size() <= 2 && nvls_applies(op, l, topo))
-    consider(Algorithm::Nvls);
+  if (nvls && l.domains.size() <= 2) consider(Algorithm::Nvls);
   return best;
 }
 

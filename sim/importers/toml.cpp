@@ -106,7 +106,6 @@ TomlValue convert(const toml::node& n, const std::string& origin, int depth) {
   switch (n.type()) {
     case toml::node_type::table:
       v.type = TomlValue::Type::Table;
-      v.defined = true;
       for (const auto& [key, child] : in_file_order(*n.as_table()))
         v.table.emplace_back(std::string(key), convert(*child, origin, depth + 1));
       break;

@@ -1,5 +1,5 @@
-// sim/importers/toml.hpp: a strict reader for the TOML subset job configs use (TorchTitan): tables, dotted keys,
-// strings, integers, floats, booleans, arrays and inline tables. Anything else is an error with its line number.
+// sim/importers/toml.hpp: TOML 1.0 documents (TorchTitan job configs) as TomlValue trees, read by toml++ in toml.cpp
+// (the only file that includes it). Invalid TOML is an error with its line number.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -19,7 +19,6 @@ struct TomlValue {
   std::vector<TomlValue> array;
   std::vector<std::pair<std::string, TomlValue>> table;  // in file order
   int line = 0;                                          // where the value (or the table header) is
-  bool defined = false;                                  // a table given by a [header] or as a value
 
   // Defined in toml.cpp, where the pair of a table's members is complete (clang 14 with libstdc++ 12 rejects the
   // implicit ones: the fuzz preset, issue 10).
@@ -37,8 +36,8 @@ struct TomlValue {
 };
 
 /// Parses `text`; errors throw base::ConfigError(origin, "line N", "what was found; what is accepted").
-/// Not supported (errors that say so): arrays of tables [[x]], multi-line strings, dates and times, integers in
-/// hexadecimal, octal or binary.
+/// Refused beyond TOML's own rules (errors that say so): dates and times (no setting trainsim reads is one), inf and
+/// nan, tables and arrays nested deeper than 64, dotted keys of more than 64 parts.
 TomlValue parse_toml(std::string_view text, const std::string& origin);
 
 }  // namespace sim::importers
