@@ -160,6 +160,18 @@ TEST(CollectiveCommand, BadLatencyIsOneClearError) {
   EXPECT_NE(o.err.find("all_redcue"), std::string::npos) << o.err;
 }
 
+TEST(CollectiveCommand, BadNvlinkSharpKeysAreClearErrors) {
+  support::TempDir dir;
+  auto doc = h100_document();
+  doc.set("nvlink.sharp", "\"yes\"");
+  doc.set("efficiency.nvls", "0.05");
+  const auto o = trainsim({"collective", "all_reduce", "--gpus", "8", "--hardware", dir.write("bad.json", doc.dump())});
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.err.find("/nvlink/sharp: expected true or false"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("/efficiency/nvls: 0.05 is out of range; expected between 0.1 and 1"), std::string::npos)
+      << o.err;
+}
+
 TEST(CollectiveCommand, BadArgumentsAreClearErrors) {
   struct Case {
     std::vector<std::string> args;

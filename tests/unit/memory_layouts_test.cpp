@@ -119,6 +119,10 @@ TEST(TrainingStackKeys, BadValuesAreOneClearMessage) {
             std::string::npos);
   // This session's keys: each value outside its set or range is one message naming the key.
   EXPECT_NE(load_error({{"training.kernels", "\"compiled\""}}).find("/training/kernels"), std::string::npos);
+  const std::string loss = load_error({{"training.cross_entropy", "\"fp32\""}});
+  EXPECT_NE(loss.find("/training/cross_entropy"), std::string::npos) << loss;
+  EXPECT_NE(loss.find("upcast"), std::string::npos) << "names what is accepted: " << loss;
+  EXPECT_NE(load_error({{"cluster.network.nvls", "\"off\""}}).find("/cluster/network/nvls"), std::string::npos);
   EXPECT_NE(load_error({{"parallel.recompute", "\"ops\""}}).find("/parallel/recompute"), std::string::npos);
   EXPECT_NE(load_error({{"parallel.moe_dispatcher", "\"nvshmem\""}}).find("/parallel/moe_dispatcher"),
             std::string::npos);
