@@ -162,13 +162,8 @@ void print_fit(const fit::Calibration& c, const FitArgs& a, const std::string& n
     if (key == "nvlink") t.add({"efficiency.nvlink", fmt(b.nvlink, 4), fmt(e.nvlink, 4)});
     if (key == "network") t.add({"efficiency.network", fmt(b.network, 4), fmt(e.network, 4)});
   }
-  for (const auto& key : c.latency_fitted) {
-    sim::base::Time v;
-    if (key == "nvlink") v = *c.latency.nvlink;
-    for (std::size_t i = 0; i < sim::hardware::kCollectiveNames.size(); ++i)
-      if (key == std::string("base.") + sim::hardware::kCollectiveNames[i]) v = c.latency.base[i];
-    t.add({"latency." + key, "-", fmt(static_cast<double>(v.ns) / 1e3, 2) + " us"});
-  }
+  for (const auto& key : c.latency_fitted)
+    t.add({"latency." + key, "-", fmt(static_cast<double>(c.latency.field(key).value().ns) / 1e3, 2) + " us"});
   t.print(out);
 }
 
@@ -271,6 +266,12 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
       ->capture_default_str();
   compare_cmd->add_option("--tolerance", ca.tolerance, "Mark sizes whose time is off by more than this fraction")
       ->check(CLI::Range(0.0, 10.0))
+      ->capture_default_str();
+  compare_cmd
+      ->add_option("--measured", ca.measured,
+                   "Which of nccl-tests' two measurements of each size to compare: fastest (as fit reads them: a "
+                   "stall in one column is not the collective's time), out-of-place or in-place")
+      ->check(CLI::IsMember({"fastest", "out-of-place", "in-place"}))
       ->capture_default_str();
   compare_cmd->add_flag("--json", ca.json, "JSON output (schema trainsim.collective-compare/1)");
 

@@ -63,7 +63,8 @@ int compare_command(const CompareArgs& a, std::ostream& out, std::ostream& err) 
   const auto imported = fit::import_nccl_tests(a.log, {});
   for (const auto& n : imported.notes)
     err << "note: " << n << '\n';
-  const auto groups = fit::log_groups(imported.records);
+  const auto column = *fit::column_from_string(a.measured);  // CLI11 checked the name
+  const auto groups = fit::log_groups(imported.records, column);
   if (groups.empty())
     throw sim::base::ConfigError(a.log, "", "no collective measurements in the log; expected nccl-tests output");
   const auto hw = load_profile(a.hardware, "--hardware");
@@ -72,7 +73,7 @@ int compare_command(const CompareArgs& a, std::ostream& out, std::ostream& err) 
 
   std::vector<fit::Comparison> all;
   for (const auto& g : groups) {
-    const auto predicted = fit::predict_group(g, cluster, hw.latency.base, algorithm, a.log);
+    const auto predicted = fit::predict_group(g, cluster, {hw.latency.base, hw.latency.launch}, algorithm, a.log);
     all.push_back(fit::compare(g, predicted, a.tolerance));
   }
 
@@ -84,6 +85,8 @@ int compare_command(const CompareArgs& a, std::ostream& out, std::ostream& err) 
     j["hardware"] = hw.name;
     j["algorithm"] = a.algorithm;
     j["tolerance"] = a.tolerance;
+    j["measured"] = a.measured;
+    j["launch_us"] = static_cast<double>(hw.latency.launch.ns) / 1e3;
     Json runs = Json::array();
     for (const auto& c : all) {
       Json r = Json::object();
@@ -101,6 +104,7 @@ int compare_command(const CompareArgs& a, std::ostream& out, std::ostream& err) 
         row["predicted_busbw_gbps"] = z.predicted_busbw;
         row["busbw_ratio"] = z.busbw_ratio;
         row["algorithm"] = z.algorithm;
+        row["launch_bound"] = z.launch_bound;
         row["off"] = z.off;
         sizes.push_back(std::move(row));
       }
@@ -121,14 +125,15 @@ int compare_command(const CompareArgs& a, std::ostream& out, std::ostream& err) 
   for (const auto& c : all) {
     out << a.log << ": " << fit::to_string(c.group.op) << " over " << c.group.ranks << " ranks"
         << (c.group.nodes > 0 ? " on " + std::to_string(c.group.nodes) + " hosts" : std::string(", hosts not named"))
-        << "; predicted with " << hw.name << ", algorithm " << a.algorithm << "\n";
+        << "; predicted with " << hw.name << ", algorithm " << a.algorithm << "; measured: " << a.measured
+        << (column == fit::Column::Fastest ? " of nccl-tests' out-of-place and in-place columns" : " column") << "\n";
     sim::base::Table t({"size (B)", "measured us", "predicted us", "time ratio", "measured busbw", "predicted busbw",
                         "busbw ratio", "algorithm", ""});
     std::string off;
     for (const auto& z : c.sizes) {
       t.add({std::to_string(z.size.n), fixed(z.measured_us, 2), fixed(z.predicted_us, 2), fixed(z.time_ratio, 3),
-             fixed(z.measured_busbw, 2), fixed(z.predicted_busbw, 2), fixed(z.busbw_ratio, 3), z.algorithm,
-             z.off ? "off" : ""});
+             fixed(z.measured_busbw, 2), fixed(z.predicted_busbw, 2), fixed(z.busbw_ratio, 3),
+             z.launch_bound ? z.algorithm + " (launch-bound)" : z.algorithm, z.off ? "off" : ""});
       if (z.off) off += (off.empty() ? "" : ", ") + std::to_string(z.size.n);
     }
     t.print(out);

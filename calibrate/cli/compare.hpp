@@ -15,6 +15,7 @@ struct CompareArgs {
   std::string hardware = "h100-sxm5-80gb";  // a built-in name or a profile file
   std::string algorithm = "auto";
   double tolerance = 0.15;
+  std::string measured = "fastest";  // which of nccl-tests' columns (calibrate/fit/compare.hpp's Column)
   bool json = false;
 };
 

@@ -103,7 +103,8 @@ void check_consistency(std::span<const Measurement> ms, const sim::hardware::Har
   const std::string measured = gpu_family(devices.begin()->first), profile = gpu_family(base.name);
   if (!measured.empty() && !profile.empty() && measured != profile)
     throw FitError("the measurements ran on " + devices.begin()->first + " (" + measured + ") but the base profile " +
-                   base.name + " is a " + profile + "; choose the base profile of the measured GPU, or pass "
+                   base.name + " is a " + profile +
+                   "; choose the base profile of the measured GPU, or pass "
                    "--allow-other-gpu to fit these measurements onto it anyway");
 }
 
@@ -209,9 +210,9 @@ Calibration calibrate(std::span<const Measurement> ms, const sim::hardware::Hard
     // the profile holds only what was fitted.
     if (fraction > 1.0)
       throw FitError(std::string(to_string(ab->op)) + " over " + link.key + ": the fitted bus bandwidth " +
-                     fmt(ab->busbw.gbytes_per_s()) + " GB/s (" + residuals(ab->r2, ab->rms_rel, ab->max_rel) +
-                     ", " + std::to_string(ab->points) + " measurements" + origin.substr(0, origin.size() - 2) +
-                     ") is " + fmt(fraction) + " of " + link.what + " (" + fmt(link.bandwidth * 1e-9) +
+                     fmt(ab->busbw.gbytes_per_s()) + " GB/s (" + residuals(ab->r2, ab->rms_rel, ab->max_rel) + ", " +
+                     std::to_string(ab->points) + " measurements" + origin.substr(0, origin.size() - 2) + ") is " +
+                     fmt(fraction) + " of " + link.what + " (" + fmt(link.bandwidth * 1e-9) +
                      " GB/s), above the physical bound of 1: in-network reduction (NVLink SHARP), a base profile "
                      "with too few NICs per GPU or too slow links, or a misread log; not written. Fix the base "
                      "profile's bandwidth, or fit without these collective measurements");
@@ -232,9 +233,9 @@ Calibration calibrate(std::span<const Measurement> ms, const sim::hardware::Hard
 
 std::string gpu_family(std::string_view name) {
   // Longest names first: "gb200" before "b200", "h200" before "h20".
-  static const std::vector<std::string> kFamilies = {"gb200", "gh200", "gb300", "b200", "b300", "b100", "h800", "h200",
-                                                     "h100", "a800", "a100", "v100", "l40s", "h20", "a40", "a30",
-                                                     "a10", "l40", "l4", "t4"};
+  static const std::vector<std::string> kFamilies = {"gb200", "gh200", "gb300", "b200", "b300", "b100", "h800",
+                                                     "h200",  "h100",  "a800",  "a100", "v100", "l40s", "h20",
+                                                     "a40",   "a30",   "a10",   "l40",  "l4",   "t4"};
   std::string lower(name);
   for (auto& c : lower)
     c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -287,14 +288,8 @@ std::string fitted_profile_text(sim::base::JsonDocument doc, const Calibration& 
     SIM_ASSERT(!value.empty(), "a fitted efficiency field without a writer");
     doc.set("efficiency." + key, value);
   }
-  for (const auto& key : c.latency_fitted) {
-    sim::base::Time t;
-    if (key == "nvlink") t = *c.latency.nvlink;
-    if (key == "network_hop") t = *c.latency.network_hop;
-    for (std::size_t i = 0; i < sim::hardware::kCollectiveNames.size(); ++i)
-      if (key == std::string("base.") + sim::hardware::kCollectiveNames[i]) t = c.latency.base[i];
-    doc.set("latency." + key, json_string(std::to_string(t.ns) + " ns"));
-  }
+  for (const auto& key : c.latency_fitted)
+    doc.set("latency." + key, json_string(std::to_string(c.latency.field(key).value().ns) + " ns"));
   sim::results::Json p = sim::results::Json::object();
   for (const auto& [k, v] : prov)
     p[k] = v;
@@ -398,15 +393,8 @@ sim::results::Json calibration_json(const Calibration& c) {
   }
   j["efficiency"] = std::move(eff);
   Json lat = Json::object();
-  for (const auto& key : c.latency_fitted) {
-    double ns = 0;
-    if (key == "nvlink") ns = static_cast<double>(c.latency.nvlink->ns);
-    if (key == "network_hop") ns = static_cast<double>(c.latency.network_hop->ns);
-    for (std::size_t i = 0; i < sim::hardware::kCollectiveNames.size(); ++i)
-      if (key == std::string("base.") + sim::hardware::kCollectiveNames[i])
-        ns = static_cast<double>(c.latency.base[i].ns);
-    lat[key + "_us"] = ns / 1e3;
-  }
+  for (const auto& key : c.latency_fitted)
+    lat[key + "_us"] = static_cast<double>(c.latency.field(key).value().ns) / 1e3;
   j["latency"] = std::move(lat);
   Json notes = Json::array();
   for (const auto& n : c.notes)

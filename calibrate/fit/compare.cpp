@@ -9,7 +9,25 @@
 
 namespace calibrate::fit {
 
-std::vector<LogGroup> log_groups(std::span<const Measurement> measurements, bool fastest) {
+const char* to_string(Column c) {
+  switch (c) {
+    case Column::OutOfPlace:
+      return "out-of-place";
+    case Column::InPlace:
+      return "in-place";
+    case Column::Fastest:
+      return "fastest";
+  }
+  return "?";
+}
+
+std::optional<Column> column_from_string(std::string_view s) {
+  for (const Column c : {Column::OutOfPlace, Column::InPlace, Column::Fastest})
+    if (s == to_string(c)) return c;
+  return std::nullopt;
+}
+
+std::vector<LogGroup> log_groups(std::span<const Measurement> measurements, Column column) {
   std::vector<LogGroup> groups;
   for (const Measurement& m : measurements) {
     if (m.kind != Kind::Collective) continue;
@@ -20,14 +38,15 @@ std::vector<LogGroup> log_groups(std::span<const Measurement> measurements, bool
       groups.push_back({m.collective, m.ranks, m.nodes, {}});
       g = groups.end() - 1;
     }
-    auto same = std::find_if(g->points.begin(), g->points.end(),
-                             [&m](const Measurement& x) { return x.bytes == m.bytes; });
+    auto same =
+        std::find_if(g->points.begin(), g->points.end(), [&m](const Measurement& x) { return x.bytes == m.bytes; });
     if (same == g->points.end()) {
       g->points.push_back(m);
-    } else if (fastest) {
+    } else if (column == Column::Fastest) {
       if (m.time.s < same->time.s) *same = m;
-    } else if (same->in_place.value_or(false) && !m.in_place.value_or(false)) {
-      *same = m;  // out-of-place wins over in-place
+    } else if (same->in_place.value_or(false) != (column == Column::InPlace) &&
+               m.in_place.value_or(false) == (column == Column::InPlace)) {
+      *same = m;  // the asked-for column wins over the other
     }
   }
   for (auto& g : groups)
@@ -43,7 +62,7 @@ sim::collectives::Op sim_op(CollectiveOp op) {
 }
 
 std::vector<sim::collectives::SweepRow> predict_group(const LogGroup& g, const sim::topology::TopologyConfig& cluster,
-                                                      const sim::collectives::BaseLatency& base,
+                                                      const sim::collectives::CallCosts& costs,
                                                       sim::collectives::Algorithm algorithm,
                                                       const std::string& origin) {
   int per_node = 0;
@@ -69,7 +88,7 @@ std::vector<sim::collectives::SweepRow> predict_group(const LogGroup& g, const s
   sizes.reserve(g.points.size());
   for (const auto& m : g.points)
     sizes.push_back(m.bytes);
-  return sim::collectives::sweep(sim_op(g.op), algorithm, c.group, sizes, base, *c.topology);
+  return sim::collectives::sweep(sim_op(g.op), algorithm, c.group, sizes, costs, *c.topology);
 }
 
 Comparison compare(const LogGroup& g, std::span<const sim::collectives::SweepRow> predicted, double tolerance) {
@@ -86,6 +105,7 @@ Comparison compare(const LogGroup& g, std::span<const sim::collectives::SweepRow
     s.measured_busbw = busbw(m).gbytes_per_s();
     s.predicted_busbw = p.busbw.gbytes_per_s();
     s.algorithm = sim::collectives::to_string(p.algorithm);
+    s.launch_bound = p.launch_bound;
     s.time_ratio = s.measured_us > 0 ? s.predicted_us / s.measured_us : 0;
     s.busbw_ratio = s.measured_busbw > 0 ? s.predicted_busbw / s.measured_busbw : 0;
     s.off = std::abs(s.time_ratio - 1.0) > tolerance;

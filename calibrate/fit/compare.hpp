@@ -5,24 +5,35 @@
 #include "sim/collectives/sweep.hpp"
 #include "sim/topology/topology.hpp"
 
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace calibrate::fit {
 
-/// The rows of one run in a log: one op over one set of ranks, one measurement per size (out-of-place where the log
-/// has both columns, as nccl-tests' own "Avg bus bandwidth" counts; in-place where it has only that), by size.
+/// The rows of one run in a log: one op over one set of ranks, one measurement per size (the column log_groups was
+/// asked for), by size.
 struct LogGroup {
   CollectiveOp op = CollectiveOp::AllReduce;
   int ranks = 0;
   int nodes = 0;  // 0: the log names no hosts
   std::vector<Measurement> points;
 };
-/// Groups collective measurements by (op, ranks, nodes), in the order they first appear; a size measured twice in
-/// one group (a log holding two runs of the same test) keeps the first. With `fastest`, each size keeps its fastest
-/// time instead (out-of-place or in-place, for fits that must not mistake a stall for latency).
-std::vector<LogGroup> log_groups(std::span<const Measurement> measurements, bool fastest = false);
+/// Which of nccl-tests' two measurements of a size a group keeps.
+enum class Column {
+  OutOfPlace,  // out-of-place, as nccl-tests' headline columns; in-place where the log has only that
+  InPlace,     // in-place; out-of-place where the log has only that
+  Fastest,     // the faster of the two: one stalled iteration block in one column is not the collective's time
+};
+const char* to_string(Column c);  // "out-of-place", "in-place", "fastest"
+std::optional<Column> column_from_string(std::string_view s);
+
+/// Groups collective measurements by (op, ranks, nodes), in the order they first appear; of a size measured twice in
+/// one group, `column` decides which is kept (among several of the same column, the first: a log holding two runs
+/// of the same test).
+std::vector<LogGroup> log_groups(std::span<const Measurement> measurements, Column column = Column::OutOfPlace);
 
 /// sim/collectives' Op of a measurement op (the same six, by name).
 sim::collectives::Op sim_op(CollectiveOp op);
@@ -31,15 +42,15 @@ sim::collectives::Op sim_op(CollectiveOp op);
 /// or whole nodes when the log names no hosts). Throws sim::base::ConfigError "ORIGIN: ..." when the ranks do not
 /// fit the cluster (uneven ranks per host, more ranks per host than the profile's node has GPUs).
 std::vector<sim::collectives::SweepRow> predict_group(const LogGroup& g, const sim::topology::TopologyConfig& cluster,
-                                                      const sim::collectives::BaseLatency& base,
-                                                      sim::collectives::Algorithm algorithm,
-                                                      const std::string& origin);
+                                                      const sim::collectives::CallCosts& costs,
+                                                      sim::collectives::Algorithm algorithm, const std::string& origin);
 
 struct ComparedSize {
   sim::base::Bytes size;
   double measured_us = 0, predicted_us = 0;
   double measured_busbw = 0, predicted_busbw = 0;  // GB/s, nccl-tests' bus bandwidth
   std::string algorithm;                           // what trainsim ran
+  bool launch_bound = false;                       // the host's issue time (latency.launch) decided the time
   double time_ratio = 0;                           // predicted / measured time
   double busbw_ratio = 0;                          // predicted / measured bus bandwidth (0 when measured is 0)
   bool off = false;                                // |time_ratio - 1| > tolerance

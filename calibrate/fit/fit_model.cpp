@@ -3,8 +3,11 @@
 
 #include "calibrate/fit/compare.hpp"
 
+#include "sim/base/assert.hpp"
+
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 namespace calibrate::fit {
@@ -68,8 +71,7 @@ void fit_with_model(Calibration& c, std::span<const Measurement> measurements,
                     const sim::hardware::HardwareProfile& base, sim::topology::TopologyConfig cluster,
                     sim::collectives::Algorithm algorithm) {
   using sim::collectives::Algorithm;
-  const std::vector<LogGroup> groups = log_groups(measurements, /*fastest=*/true);
-  const sim::collectives::BaseLatency zero{};
+  const std::vector<LogGroup> groups = log_groups(measurements, Column::Fastest);
 
   const AlphaBeta* nvl = nvlink_fit(c.collectives);
   if (nvl && nvl->min_bytes.n > kLatencyBoundBytes) {
@@ -103,7 +105,7 @@ void fit_with_model(Calibration& c, std::span<const Measurement> measurements,
     largest = *net;
     largest.points = {net->points.back()};
   }
-  if (net && predict_group(largest, at_fitted(cluster, c, base), zero, algorithm, describe(*net)).front().algorithm ==
+  if (net && predict_group(largest, at_fitted(cluster, c, base), {}, algorithm, describe(*net)).front().algorithm ==
                  Algorithm::Nvls) {
     c.notes.push_back(describe(*net) + ": trainsim runs it as NVLS-tree, bound by the NVLink switches rather than " +
                       "the NICs, so it does not determine efficiency.network (kept at the base profile's " +
@@ -116,7 +118,7 @@ void fit_with_model(Calibration& c, std::span<const Measurement> measurements,
     auto predicted = [&](double efficiency) {
       Calibration trial = c;
       trial.efficiency.network = efficiency;
-      const auto rows = predict_group(largest, at_fitted(cluster, trial, base), zero, algorithm, describe(*net));
+      const auto rows = predict_group(largest, at_fitted(cluster, trial, base), {}, algorithm, describe(*net));
       return static_cast<double>(rows.front().time.ns);
     };
     double lo = 0.01, hi = 1.0;
@@ -145,36 +147,127 @@ void fit_with_model(Calibration& c, std::span<const Measurement> measurements,
         " B, by bisection; measured on " + c.context;
   }
 
-  // Base latency per op: what the simulator's per-step latencies leave unexplained for small messages.
+  // The call costs: what the simulator's per-step latencies leave unexplained for small messages, as the host's
+  // issue time per call (launch, one for every op) and a fixed cost per op (base). The launch is fitted with the base
+  // of the widest run (all-reduce first); the other ops' bases at that launch.
+  const auto small_of = [](const LogGroup& g) {
+    LogGroup small = g;
+    small.points.clear();
+    for (const auto& m : g.points)
+      if (m.bytes.n <= kLatencyBoundBytes) small.points.push_back(m);
+    return small;
+  };
+  const auto simulated = [&](const LogGroup& small, const LogGroup& of) {
+    const auto rows = predict_group(small, at_fitted(cluster, c, base), {}, algorithm, describe(of));
+    std::vector<double> ns;
+    for (const auto& r : rows)
+      ns.push_back(static_cast<double>(r.time.ns));
+    return ns;
+  };
+  const auto measured_ns = [](const LogGroup& small) {
+    std::vector<double> ns;
+    for (const auto& m : small.points)
+      ns.push_back(m.time.s * 1e9);
+    return ns;
+  };
+  const LogGroup* first = widest(groups, [](const LogGroup& x) {
+    return x.ranks >= 2 && !x.points.empty() && x.points.front().bytes.n <= kLatencyBoundBytes;
+  });
+  double launch = 0;
+  if (first) {
+    const LogGroup small = small_of(*first);
+    const CallCostFit f = fit_call_costs(measured_ns(small), simulated(small, *first), std::nullopt);
+    launch = f.launch_ns;
+    if (launch > 0) {
+      c.latency.launch = sim::base::Time{static_cast<std::int64_t>(std::llround(launch))};
+      c.latency_fitted.push_back("launch");
+      c.provenance["latency.launch"] =
+          "trainsim-calibrate fit: with latency.base." + std::string(to_string(first->op)) +
+          ", the pair minimising the squared log error of max(launch, base + simulated time) against the measured "
+          "time (the faster of nccl-tests' two columns) over " +
+          std::to_string(small.points.size()) + " sizes <= 1 MiB of " + describe(*first) + ", measured on " +
+          c.context +
+          ": nccl-tests issues its iterations back to back, so a call cannot complete faster than the "
+          "host issues it";
+    }
+  }
   for (std::size_t i = 0; i < sim::hardware::kCollectiveNames.size(); ++i) {
     const auto op = static_cast<CollectiveOp>(i);
     const LogGroup* g = widest(groups, [op](const LogGroup& x) { return x.op == op && x.ranks >= 2; });
     if (!g) continue;
-    LogGroup small = *g;
-    small.points.clear();
-    for (const auto& m : g->points)
-      if (m.bytes.n <= kLatencyBoundBytes) small.points.push_back(m);
+    const LogGroup small = small_of(*g);
     if (small.points.empty()) continue;
-    const auto rows = predict_group(small, at_fitted(cluster, c, base), zero, algorithm, describe(*g));
-    std::vector<double> gaps;
-    for (std::size_t k = 0; k < rows.size(); ++k)
-      gaps.push_back(small.points[k].time.s * 1e9 - static_cast<double>(rows[k].time.ns));
-    double gap = median(gaps);
-    if (gap < 0) {
-      c.notes.push_back(describe(*g) + ": the simulator's latency exceeds the measured small-message time by " +
-                        fmt(-gap / 1e3) + " us; latency.base." + sim::hardware::kCollectiveNames[i] + " set to 0");
-      gap = 0;
+    const std::vector<double> sim_ns = simulated(small, *g);
+    const std::vector<double> meas_ns = measured_ns(small);
+    const CallCostFit f = fit_call_costs(meas_ns, sim_ns, launch);
+    if (f.base_ns == 0 && launch == 0) {
+      std::vector<double> gaps;
+      for (std::size_t k = 0; k < sim_ns.size(); ++k)
+        gaps.push_back(meas_ns[k] - sim_ns[k]);
+      if (const double gap = median(gaps); gap < 0)
+        c.notes.push_back(describe(*g) + ": the simulator's latency exceeds the measured small-message time by " +
+                          fmt(-gap / 1e3) + " us; latency.base." + sim::hardware::kCollectiveNames[i] + " set to 0");
     }
-    c.latency.base[i] = sim::base::Time{static_cast<std::int64_t>(std::llround(gap))};
+    c.latency.base[i] = sim::base::Time{static_cast<std::int64_t>(std::llround(f.base_ns))};
     const std::string key = std::string("base.") + sim::hardware::kCollectiveNames[i];
     c.latency_fitted.push_back(key);
-    c.provenance["latency." + key] = "trainsim-calibrate fit: median over " + std::to_string(small.points.size()) +
-                                     " sizes <= 1 MiB of measured (the faster of nccl-tests' two columns) minus "
-                                     "simulated time (sim/collectives, algorithm " +
-                                     std::string(sim::collectives::to_string(algorithm)) + ", fitted latencies) for " +
-                                     describe(*g) + ", measured on " + c.context +
-                                     "; NCCL's tuner models the same fixed cost as baseLat (src/graph/tuning.cc)";
+    c.provenance["latency." + key] =
+        "trainsim-calibrate fit: the fixed cost b minimising the squared log error of max(launch, b + simulated "
+        "time) against the measured time (the faster of nccl-tests' two columns) over " +
+        std::to_string(small.points.size()) + " sizes <= 1 MiB of " + describe(*g) + " (sim/collectives, algorithm " +
+        std::string(sim::collectives::to_string(algorithm)) + ", fitted latencies, launch " + fmt(launch / 1e3) +
+        " us), measured on " + c.context + "; NCCL's tuner models the same fixed cost as baseLat (src/graph/tuning.cc)";
   }
+}
+
+CallCostFit fit_call_costs(std::span<const double> measured_ns, std::span<const double> simulated_ns,
+                           std::optional<double> launch_ns) {
+  SIM_ASSERT(measured_ns.size() == simulated_ns.size(), "a simulated time per measured size");
+  CallCostFit best;
+  if (measured_ns.empty()) return best;
+  double max_gap = 0, max_measured = 0;
+  for (std::size_t k = 0; k < measured_ns.size(); ++k) {
+    max_gap = std::max(max_gap, measured_ns[k] - simulated_ns[k]);
+    max_measured = std::max(max_measured, measured_ns[k]);
+  }
+  const auto error = [&](double launch, double b) {
+    double e = 0;
+    for (std::size_t k = 0; k < measured_ns.size(); ++k) {
+      const double predicted = std::max(launch, b + simulated_ns[k]);
+      const double r = predicted > 0 && measured_ns[k] > 0 ? std::log(predicted / measured_ns[k]) : 0.0;
+      e += r * r;
+    }
+    return e;
+  };
+  // A grid over [0, max gap] x [0, max measured] (the launch fixed when given), refined twice around the best point.
+  // Ties go to the smallest launch, then the smallest base: the launch is only what the additive cost cannot explain.
+  constexpr int kSteps = 200;
+  double b_lo = 0, b_hi = std::max(max_gap, 0.0);
+  double l_lo = launch_ns.value_or(0), l_hi = launch_ns.value_or(max_measured);
+  best.error = error(l_lo, b_lo);
+  best.launch_ns = l_lo;
+  for (int pass = 0; pass < 3; ++pass) {
+    const double b_step = (b_hi - b_lo) / kSteps, l_step = (l_hi - l_lo) / kSteps;
+    for (int li = 0; li <= (launch_ns ? 0 : kSteps); ++li) {
+      for (int bi = 0; bi <= kSteps; ++bi) {
+        const double l = l_lo + li * l_step, b = b_lo + bi * b_step;
+        const double e = error(l, b);
+        if (e < best.error * (1 - 1e-9)) best = {l, b, e};
+      }
+    }
+    b_lo = std::max(0.0, best.base_ns - b_step);
+    b_hi = best.base_ns + b_step;
+    if (!launch_ns) {
+      l_lo = std::max(0.0, best.launch_ns - l_step);
+      l_hi = best.launch_ns + l_step;
+    }
+  }
+  // A launch below every predicted time changes nothing: report it as none.
+  double lowest = std::numeric_limits<double>::infinity();
+  for (const double s : simulated_ns)
+    lowest = std::min(lowest, best.base_ns + s);
+  if (!launch_ns && best.launch_ns <= lowest) best.launch_ns = 0;
+  return best;
 }
 
 }  // namespace calibrate::fit

@@ -118,8 +118,8 @@ int collective_command(const CollectiveArgs& a, const Options& o, std::ostream& 
   }
   const std::vector<base::Bytes> sizes = sizes_of(a);
   const auto cluster = collectives::sweep_cluster(config, a.gpus, a.per_node);
-  const auto rows =
-      collectives::sweep(*op, *algorithm, cluster.group, sizes, s.hardware.latency.base, *cluster.topology);
+  const collectives::CallCosts costs{s.hardware.latency.base, s.hardware.latency.launch};
+  const auto rows = collectives::sweep(*op, *algorithm, cluster.group, sizes, costs, *cluster.topology);
   const int p = a.gpus;
   const int per_node = (p + cluster.nodes - 1) / cluster.nodes;
 
@@ -133,6 +133,7 @@ int collective_command(const CollectiveArgs& a, const Options& o, std::ostream& 
     j["hardware"] = s.hardware.name;
     j["algorithm"] = a.algorithm;
     j["base_latency_us"] = static_cast<double>(s.hardware.latency.base[static_cast<std::size_t>(*op)].ns) / 1e3;
+    j["launch_us"] = static_cast<double>(s.hardware.latency.launch.ns) / 1e3;
     results::Json arr = results::Json::array();
     for (const auto& r : rows) {
       results::Json row = results::Json::object();
@@ -143,6 +144,7 @@ int collective_command(const CollectiveArgs& a, const Options& o, std::ostream& 
       row["time_us"] = static_cast<double>(r.time.ns) / 1e3;
       row["algbw_gbps"] = r.algbw.gbytes_per_s();
       row["busbw_gbps"] = r.busbw.gbytes_per_s();
+      row["launch_bound"] = r.launch_bound;
       arr.push_back(std::move(row));
     }
     j["rows"] = std::move(arr);
@@ -160,11 +162,12 @@ int collective_command(const CollectiveArgs& a, const Options& o, std::ostream& 
   double sum_busbw = 0;
   for (const auto& r : rows) {
     char line[160];
-    std::snprintf(line, sizeof line, "%12lld  %12lld  %8s  %6s  %6d  %7s  %6.2f  %6.2f  %-12s %s\n",
+    std::snprintf(line, sizeof line, "%12lld  %12lld  %8s  %6s  %6d  %7s  %6.2f  %6.2f  %-12s %s%s\n",
                   static_cast<long long>(r.size.n), static_cast<long long>(element_count(*op, r.size, p)), "float",
                   reduces ? "sum" : "none", *op == Op::Broadcast ? 0 : -1,
                   time_column(static_cast<double>(r.time.ns) / 1e3).c_str(), r.algbw.gbytes_per_s(),
-                  r.busbw.gbytes_per_s(), collectives::to_string(r.algorithm), collectives::to_string(r.protocol));
+                  r.busbw.gbytes_per_s(), collectives::to_string(r.algorithm), collectives::to_string(r.protocol),
+                  r.launch_bound ? " (launch-bound)" : "");
     out << line;
     sum_busbw += r.busbw.gbytes_per_s();
   }

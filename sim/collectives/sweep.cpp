@@ -52,7 +52,7 @@ SweepCluster sweep_cluster(topology::TopologyConfig config, int ranks, int per_n
 }
 
 std::vector<SweepRow> sweep(Op op, Algorithm algorithm, std::span<const topology::GpuId> group,
-                            const std::vector<base::Bytes>& sizes, const BaseLatency& base_latency,
+                            const std::vector<base::Bytes>& sizes, const CallCosts& costs,
                             const topology::Topology& topo) {
   CollectiveCostModel model(topo);
   const auto p = static_cast<int>(group.size());
@@ -65,7 +65,13 @@ std::vector<SweepRow> sweep(Op op, Algorithm algorithm, std::span<const topology
     r.algorithm = chosen.algorithm;
     r.protocol = chosen.protocol;
     r.time = chosen.time;
-    if (p >= 2 && n.n > 0 && r.time < base::Time::max()) r.time += base_latency[static_cast<std::size_t>(op)];
+    if (p >= 2 && n.n > 0 && r.time < base::Time::max()) {
+      r.time += costs.base[static_cast<std::size_t>(op)];
+      if (costs.launch > r.time) {
+        r.time = costs.launch;
+        r.launch_bound = true;
+      }
+    }
     if (r.time > base::Time::zero() && r.time < base::Time::max()) {
       r.algbw = algbw(n, r.time);
       r.busbw = busbw(op, p, n, r.time);

@@ -18,6 +18,14 @@ namespace sim::collectives {
 /// Fixed costs added once per call, by Op (the hardware profile's latency.base, in Op order); zero by default.
 using BaseLatency = std::array<base::Time, 6>;
 
+/// What one call costs beyond the collective's own phases, as a stream of back-to-back calls (nccl-tests) sees it:
+/// the op's fixed cost (latency.base) and the host's issue time per call (latency.launch), which bounds the call's
+/// time from below: T = max(launch, base(op) + collective_time()). Zero: the collective model alone.
+struct CallCosts {
+  BaseLatency base{};
+  base::Time launch;
+};
+
 /// The GPUs a sweep runs on: `ranks` ranks, `per_node` on each node (0: whole nodes, gpus_per_node each; the last
 /// node may be partly used), on consecutive nodes from GPU 0, over a cluster of just those nodes built from `config`
 /// (its gpus field is replaced). Problems are ConfigError-ready diagnostics (path "/ranks" or "/per_node").
@@ -39,16 +47,17 @@ struct SweepRow {
   base::Bytes size;
   Algorithm algorithm = Algorithm::Ring;  // the concrete algorithm resolve() ran
   Protocol protocol = Protocol::LL;       // NCCL's protocol it ran with (protocol.hpp)
-  base::Time time;                        // collective_time() + the op's base latency
+  base::Time time;                        // max(launch, collective_time() + the op's base latency)
+  bool launch_bound = false;              // the host's issue time decided it (time == launch)
   base::Bandwidth algbw;
   base::Bandwidth busbw;
 };
 
-/// `op` over `group` for each size, with `algorithm` (Auto: resolve()'s choice per size). The base latency is added
-/// to every non-empty collective of two or more ranks: T = base(op) + collective_time(). Deterministic; O(sizes x p)
-/// (O(sizes x p^2) for all-to-all).
+/// `op` over `group` for each size, with `algorithm` (Auto: resolve()'s choice per size). Every non-empty collective
+/// of two or more ranks gets the call costs: T = max(launch, base(op) + collective_time()). Deterministic;
+/// O(sizes x p) (O(sizes x p^2) for all-to-all).
 std::vector<SweepRow> sweep(Op op, Algorithm algorithm, std::span<const topology::GpuId> group,
-                            const std::vector<base::Bytes>& sizes, const BaseLatency& base_latency,
+                            const std::vector<base::Bytes>& sizes, const CallCosts& costs,
                             const topology::Topology& topo);
 
 /// nccl-tests' and the measurement records' names: "all_reduce", "all_gather", "reduce_scatter", "all_to_all",

@@ -106,6 +106,7 @@ LatencySpec LatencySpec::parse(JsonReader& in) {
   base::Time t;
   if (in.optional("nvlink", t, base::Sign::NonNegative)) l.nvlink = t;
   if (in.optional("network_hop", t, base::Sign::NonNegative)) l.network_hop = t;
+  in.optional("launch", l.launch, base::Sign::NonNegative);
   if (auto b = in.optional_object("base")) {
     for (std::size_t i = 0; i < kCollectiveNames.size(); ++i)
       b->optional(kCollectiveNames[i], l.base[i], base::Sign::NonNegative);
@@ -113,6 +114,15 @@ LatencySpec LatencySpec::parse(JsonReader& in) {
   }
   in.finish();
   return l;
+}
+
+std::optional<base::Time> LatencySpec::field(std::string_view key) const {
+  if (key == "nvlink") return nvlink;
+  if (key == "network_hop") return network_hop;
+  if (key == "launch") return launch;
+  for (std::size_t i = 0; i < kCollectiveNames.size(); ++i)
+    if (key.starts_with("base.") && key.substr(5) == kCollectiveNames[i]) return base[i];
+  return std::nullopt;
 }
 
 namespace {

@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace sim::hardware {
@@ -50,14 +51,24 @@ inline constexpr std::array<const char*, 6> kCollectiveNames{"all_reduce", "all_
 /// - network_hop: one network hop, NIC<->leaf, leaf<->spine, spine<->core (default 1.35 us,
 ///   topology::kDefaultNicLatency; a rail-local inter-node step is two hops);
 /// - base: per collective, a fixed cost added once per call on top of the per-step terms (default 0): the launch and
-///   protocol overhead that NCCL's tuner models as baseLat (src/graph/tuning.cc), fitted by trainsim-calibrate.
+///   protocol overhead that NCCL's tuner models as baseLat (src/graph/tuning.cc), fitted by trainsim-calibrate;
+/// - launch: the host's time to issue one collective call (the NCCL call and its kernel launches, on every GPU the
+///   calling process drives), default 0. Calls issued back to back, as nccl-tests issues its iterations, cannot
+///   complete faster than the host issues them: a sweep's time is max(launch, base + the collective's time). Only the
+///   collective sweeps (`trainsim collective`, `trainsim-calibrate compare`) apply it; in a training step the host
+///   issues ahead of the GPU and the issue overlaps the work before it. Fitted by trainsim-calibrate; one process
+///   driving several GPUs (nccl-tests -g 8) issues more per call than one process per GPU.
 struct LatencySpec {
   std::optional<base::Time> nvlink;
   std::optional<base::Time> network_hop;
   std::array<base::Time, kCollectiveNames.size()> base{};  // by kCollectiveNames index
+  base::Time launch;
 
-  /// Strict parse of {"nvlink", "network_hop", "base": {op: time}}; times are quantities ("0.6 us"), >= 0.
+  /// Strict parse of {"nvlink", "network_hop", "launch", "base": {op: time}}; times are quantities ("0.6 us"), >= 0.
   static LatencySpec parse(base::JsonReader& in);
+  /// The field named as in the profile, "nvlink", "network_hop", "launch" or "base.OP"; nullopt when the name is none
+  /// of them or the optional field is unset.
+  std::optional<base::Time> field(std::string_view key) const;
 };
 
 struct NetworkSpec {

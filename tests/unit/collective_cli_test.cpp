@@ -147,16 +147,30 @@ TEST(CollectiveCommand, ProfileLatencySectionSetsLinkAndBaseLatencies) {
   };
   EXPECT_NEAR(time_with(path) - time_with("h100-sxm5-80gb"), 5.0, 1e-9)
       << "the link latencies equal the compiled-in defaults, so only the base latency differs";
+
+  // latency.launch: a floor on each call of the sweep, marked in the JSON rows; 1 GiB is far above it.
+  doc.set("latency.launch", "\"100 us\"");
+  const auto launched = dir.write("h100-launch.json", doc.dump());
+  EXPECT_EQ(sim::scenario::load_hardware(launched).latency.launch, Time{100'000});
+  const auto j =
+      trainsim({"collective", "all_reduce", "--gpus", "64", "--sizes", "8:1G", "--hardware", launched, "--json"});
+  ASSERT_EQ(j.code, 0) << j.err;
+  EXPECT_NE(j.out.find("\"launch_us\": 100"), std::string::npos) << j.out;
+  EXPECT_NE(j.out.find("\"launch_bound\": true"), std::string::npos) << j.out;
+  const auto rows = json_rows(j.out);
+  EXPECT_DOUBLE_EQ(rows.front().time_us, 100.0) << "8 B on 64 GPUs takes less than the host's 100 us issue time";
+  EXPECT_GT(rows.back().time_us, 100.0);
 }
 
 TEST(CollectiveCommand, BadLatencyIsOneClearError) {
   support::TempDir dir;
   auto doc = h100_document();
-  doc.set("latency", R"({"nvlink": "-1 us", "base": {"all_redcue": "5 us"}})");
+  doc.set("latency", R"({"nvlink": "-1 us", "launch": "-3 us", "base": {"all_redcue": "5 us"}})");
   const auto path = dir.write("bad.json", doc.dump());
   const auto o = trainsim({"collective", "all_reduce", "--gpus", "8", "--hardware", path});
   EXPECT_EQ(o.code, 2);
   EXPECT_NE(o.err.find("/latency/nvlink"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("/latency/launch"), std::string::npos) << o.err;
   EXPECT_NE(o.err.find("all_redcue"), std::string::npos) << o.err;
 }
 
@@ -209,10 +223,10 @@ TEST(CollectiveSweep, BaseLatencyIsAddedOncePerCall) {
   EXPECT_EQ(cluster.nodes, 2);
   const std::vector<Bytes> sizes = sim::collectives::doubling_sizes(Bytes{8}, Bytes{1 << 20});
   EXPECT_EQ(sizes.size(), 18U);
-  sim::collectives::BaseLatency base{};
+  sim::collectives::CallCosts base{};
   const auto plain =
       sim::collectives::sweep(Op::AllReduce, Algorithm::Auto, cluster.group, sizes, base, *cluster.topology);
-  base[static_cast<std::size_t>(Op::AllReduce)] = Time{7000};
+  base.base[static_cast<std::size_t>(Op::AllReduce)] = Time{7000};
   const auto with =
       sim::collectives::sweep(Op::AllReduce, Algorithm::Auto, cluster.group, sizes, base, *cluster.topology);
   for (std::size_t i = 0; i < sizes.size(); ++i) {
@@ -223,6 +237,32 @@ TEST(CollectiveSweep, BaseLatencyIsAddedOncePerCall) {
   EXPECT_EQ(sim::collectives::sweep(Op::AllReduce, Algorithm::Auto, one.group, sizes, base, *one.topology)[0].time,
             Time::zero())
       << "one rank costs nothing, base latency included";
+}
+
+// The host's issue time per call is a floor, not an addition: sizes the collective runs faster than it take the
+// launch time, marked; slower sizes are unchanged. Nothing else (algorithm, protocol) moves.
+TEST(CollectiveSweep, LaunchTimeBoundsBackToBackCallsFromBelow) {
+  const auto c = h100_cluster();
+  const auto cluster = sim::collectives::sweep_cluster(c, 8, 0);
+  const std::vector<Bytes> sizes = sim::collectives::doubling_sizes(Bytes{8}, Bytes{std::int64_t{1} << 30});
+  sim::collectives::CallCosts costs{};
+  costs.base[static_cast<std::size_t>(Op::AllReduce)] = Time{2000};
+  const auto additive =
+      sim::collectives::sweep(Op::AllReduce, Algorithm::Auto, cluster.group, sizes, costs, *cluster.topology);
+  costs.launch = Time{30'000};
+  const auto launched =
+      sim::collectives::sweep(Op::AllReduce, Algorithm::Auto, cluster.group, sizes, costs, *cluster.topology);
+  int bound = 0;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    EXPECT_EQ(launched[i].time, std::max(additive[i].time, Time{30'000})) << sizes[i].n;
+    EXPECT_EQ(launched[i].launch_bound, additive[i].time < Time{30'000}) << sizes[i].n;
+    EXPECT_FALSE(additive[i].launch_bound);
+    EXPECT_EQ(launched[i].algorithm, additive[i].algorithm);
+    EXPECT_EQ(launched[i].protocol, additive[i].protocol);
+    bound += launched[i].launch_bound ? 1 : 0;
+  }
+  EXPECT_GT(bound, 5) << "small sizes are launch-bound";
+  EXPECT_FALSE(launched.back().launch_bound) << "1 GiB is not";
 }
 
 TEST(CollectiveSweep, PerNodePlacesRanksOnConsecutiveNodes) {

@@ -13,6 +13,8 @@
 #include <algorithm>
 
 #include <cmath>
+#include <optional>
+#include <vector>
 
 namespace {
 
@@ -35,6 +37,50 @@ TEST(CollectiveCompare, GroupsOneRunPerOpRanksAndHostsOutOfPlaceFirst) {
   ASSERT_EQ(groups[0].points.size(), 32U) << "8 B .. 16 GiB, one per size";
   EXPECT_FALSE(groups[0].points[0].in_place.value_or(true)) << "the out-of-place column";
   EXPECT_NEAR(groups[0].points[0].time.s, 68.52e-6, 1e-12);
+}
+
+// b's 16-rank log stalled once at 8 B out of place (68.52 us against 24.70 in place, and 24.96 at 16 B): the column
+// asked for decides which time a size keeps.
+TEST(CollectiveCompare, TheColumnAskedForDecidesWhichMeasurementASizeKeeps) {
+  const auto r = import_nccl_tests(kNccl + "h100-ib-8x400g-b/all_reduce_16ranks.txt", {});
+  const auto in_place = log_groups(r.records, Column::InPlace);
+  const auto fastest = log_groups(r.records, Column::Fastest);
+  ASSERT_EQ(in_place.size(), 1U);
+  ASSERT_EQ(fastest.size(), 1U);
+  EXPECT_TRUE(in_place[0].points[0].in_place.value_or(false));
+  EXPECT_NEAR(in_place[0].points[0].time.s, 24.70e-6, 1e-12);
+  EXPECT_NEAR(fastest[0].points[0].time.s, 24.70e-6, 1e-12) << "the stall is not the collective's time";
+  EXPECT_NEAR(fastest[0].points[1].time.s, 24.93e-6, 1e-12) << "16 B: in place 24.93 beats 24.96";
+  for (std::size_t k = 0; k < fastest[0].points.size(); ++k)
+    EXPECT_LE(fastest[0].points[k].time.s, log_groups(r.records)[0].points[k].time.s);
+  for (const Column c : {Column::OutOfPlace, Column::InPlace, Column::Fastest})
+    EXPECT_EQ(column_from_string(to_string(c)), c);
+  EXPECT_FALSE(column_from_string("best").has_value());
+}
+
+// A floor (the host's issue time) and an additive fixed cost leave different shapes: the floor disappears once the
+// collective's own time passes it, the fixed cost stays. fit_call_costs tells them apart and recovers both.
+TEST(CollectiveFitCallCosts, RecoversALaunchFloorAndAFixedCostFromTheirShapes) {
+  std::vector<double> simulated, measured;
+  for (double s = 2000; s <= 60'000; s *= 1.25) {
+    simulated.push_back(s);
+    measured.push_back(std::max(20'000.0, 3000.0 + s));
+  }
+  const CallCostFit both = fit_call_costs(measured, simulated, std::nullopt);
+  EXPECT_NEAR(both.launch_ns, 20'000, 20);
+  EXPECT_NEAR(both.base_ns, 3000, 20);
+  EXPECT_LT(both.error, 1e-6);
+
+  std::vector<double> additive;
+  for (const double s : simulated)
+    additive.push_back(5000 + s);
+  const CallCostFit plain = fit_call_costs(additive, simulated, std::nullopt);
+  EXPECT_EQ(plain.launch_ns, 0) << "no floor where a fixed cost explains every size";
+  EXPECT_NEAR(plain.base_ns, 5000, 10);
+
+  const CallCostFit held = fit_call_costs(measured, simulated, 20'000.0);
+  EXPECT_EQ(held.launch_ns, 20'000) << "a given launch is kept";
+  EXPECT_NEAR(held.base_ns, 3000, 20);
 }
 
 TEST(CollectiveCompare, RatiosAndAcceptanceCounts) {
@@ -100,8 +146,8 @@ TEST(CollectiveFitWithModel, RecoversNetworkEfficiencyAndBaseLatencyFromTheSimul
   auto truth = cluster_of("h100-sxm5-80gb");
   const double true_efficiency = 0.55;
   truth.nic_bw = sim::base::Bandwidth{truth.nic_bw.bytes_per_s / base.efficiency.network * true_efficiency};
-  sim::collectives::BaseLatency base_latency{};
-  base_latency[0] = Time{9000};
+  sim::collectives::CallCosts base_latency{};
+  base_latency.base[0] = Time{9000};
   std::vector<Measurement> ms;
   for (int nodes : {2, 4}) {
     LogGroup g;
@@ -126,8 +172,10 @@ TEST(CollectiveFitWithModel, RecoversNetworkEfficiencyAndBaseLatencyFromTheSimul
   Calibration c = calibrate::fit::calibrate(ms, base, {"synthetic"});
   fit_with_model(c, ms, base, cluster_of("h100-sxm5-80gb"));
   EXPECT_NEAR(c.efficiency.network, true_efficiency, 1e-3);
-  EXPECT_NEAR(static_cast<double>(c.latency.base[0].ns), 9000, 1);
+  EXPECT_NEAR(static_cast<double>(c.latency.base[0].ns), 9000, 5);
   EXPECT_TRUE(c.provenance.contains("latency.base.all_reduce"));
+  EXPECT_EQ(c.latency.launch, Time::zero()) << "an additive fixed cost explains these times: no launch floor";
+  EXPECT_FALSE(c.provenance.contains("latency.launch"));
   EXPECT_TRUE(c.provenance.contains("efficiency.network"));
   EXPECT_FALSE(c.latency.nvlink.has_value()) << "no NVLink measurements, no NVLink latency";
 }
