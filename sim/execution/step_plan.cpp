@@ -239,6 +239,19 @@ class Planner {
   static constexpr const char* kGatherLabel = "zero-3 param all-gather";
 };
 
+/// Megatron-Core's selective modules (parallel's bit set) as the workload's recompute set.
+workload::RecomputeSet recompute_set(unsigned modules) {
+  workload::RecomputeSet r;
+  r.core_attn = (modules & parallel::kRecomputeCoreAttn) != 0;
+  r.layernorm = (modules & parallel::kRecomputeLayernorm) != 0;
+  r.mlp = (modules & parallel::kRecomputeMlp) != 0;
+  r.moe = (modules & parallel::kRecomputeMoe) != 0;
+  r.moe_act = (modules & parallel::kRecomputeMoeAct) != 0;
+  r.mla_up_proj = (modules & parallel::kRecomputeMlaUpProj) != 0;
+  r.shared_experts = (modules & parallel::kRecomputeSharedExperts) != 0;
+  return r;
+}
+
 workload::RecomputeMode recompute_mode(parallel::Recompute r) {
   switch (r) {
     case parallel::Recompute::None:
@@ -496,7 +509,12 @@ StepPlan Planner::build() {
     recompute_per_layer = lt.layer_forward_model_flops * L.tp * L.cp;
   } else if (in_.parallel.recompute == parallel::Recompute::Selective) {
     const double s = in_.seq_len;
-    recompute_per_layer = 4.0 * L.micro_batch * s * s * model_.hidden;  // attention scores and context, forward
+    // The attention core in the convention (scores and context, forward), counted whether or not a fused kernel
+    // makes it free; the other modules' recomputed matmuls (an MLP, the MoE block, shared experts, MLA's up
+    // projections) as they run.
+    if (in_.parallel.recompute_modules & parallel::kRecomputeCoreAttn)
+      recompute_per_layer = 4.0 * L.micro_batch * s * s * model_.hidden;
+    recompute_per_layer += lt.layer_recompute_gemm_flops * L.tp * L.cp;
   } else if (in_.parallel.recompute == parallel::Recompute::Op) {
     recompute_per_layer = lt.layer_recompute_flops * L.tp * L.cp;  // the recomputed matmuls (every second one)
   }
@@ -517,6 +535,8 @@ const LayerTimings& Planner::layer_timings(const workload::LayerShape& shape, bo
     key->dtype = static_cast<int>(in_.dtype);
     key->fp8 = static_cast<int>(shape.fp8);
     key->recompute = static_cast<int>(in_.parallel.recompute);
+    key->recompute_modules =
+        in_.parallel.recompute == parallel::Recompute::Selective ? in_.parallel.recompute_modules : 0;
     key->attention_flash2 = in_.attention_flash2;
     key->eager_kernels = shape.eager_kernels;
     key->flash_attention = shape.flash_attention;
@@ -541,10 +561,12 @@ const LayerTimings& Planner::layer_timings(const workload::LayerShape& shape, bo
     }
   }
   LayerTimings t;
-  const auto lw = workload::layer_work(model_, shape, recompute_mode(in_.parallel.recompute));
+  const auto modules = recompute_set(in_.parallel.recompute_modules);
+  const auto lw = workload::layer_work(model_, shape, recompute_mode(in_.parallel.recompute), modules);
   // An MoE model's dense layers (first_k_dense, layer_freq) run the model's dense MLP instead of the experts.
   const workload::ModelSpec dense_model = model_.dense_variant();
-  const auto dw = mixed ? workload::layer_work(dense_model, shape, recompute_mode(in_.parallel.recompute)) : lw;
+  const auto dw =
+      mixed ? workload::layer_work(dense_model, shape, recompute_mode(in_.parallel.recompute), modules) : lw;
   const auto emb = workload::embedding_work(model_, shape);
   const auto out = workload::output_work(model_, shape);
   t.l_fwd = timed(lw.forward);
@@ -563,6 +585,9 @@ const LayerTimings& Planner::layer_timings(const workload::LayerShape& shape, bo
   t.o_w = timed(out.backward_weight);
   t.layer_forward_model_flops = lw.forward.model_flops;
   t.layer_recompute_flops = lw.recompute.executed_flops;
+  for (const auto& seg : lw.recompute.segments)
+    for (const auto& k : seg.kernels)
+      if (k.kind == workload::KernelKind::Gemm && !k.attention_core) t.layer_recompute_gemm_flops += k.flops;
   t.params = workload::count_params(model_);
   if (cache_ == nullptr) {
     own_timings_ = std::move(t);

@@ -27,6 +27,7 @@ struct LayerKey {
   int dtype = 0;
   int fp8 = 0;
   int recompute = 0;
+  unsigned recompute_modules = 0;  // selective only
   bool attention_flash2 = false;
   bool eager_kernels = false;
   bool flash_attention = false;
@@ -45,9 +46,9 @@ struct LayerKey {
   std::vector<int> ep_group;
 
   auto tie() const {
-    return std::tie(model, hardware, topology, dtype, fp8, recompute, attention_flash2, eager_kernels, flash_attention,
-                    dropout, sequence_parallel, micro_batch, seq_len, tp, cp, ep, expert_tp, moe_dispatcher,
-                    tp_comm_overlap, tp_group, cp_group, ep_group);
+    return std::tie(model, hardware, topology, dtype, fp8, recompute, recompute_modules, attention_flash2,
+                    eager_kernels, flash_attention, dropout, sequence_parallel, micro_batch, seq_len, tp, cp, ep,
+                    expert_tp, moe_dispatcher, tp_comm_overlap, tp_group, cp_group, ep_group);
   }
   bool operator<(const LayerKey& o) const { return tie() < o.tie(); }
 };
@@ -56,7 +57,8 @@ struct LayerKey {
 struct LayerTimings {
   std::vector<TimedSegment> l_fwd, l_rec, l_b, l_w, d_fwd, d_rec, d_b, d_w, e_fwd, e_b, e_w, o_fwd, o_b, o_w;
   double layer_forward_model_flops = 0;
-  double layer_recompute_flops = 0;  // executed FLOPs of one layer's recompute pass on one GPU
+  double layer_recompute_flops = 0;       // executed FLOPs of one layer's recompute pass on one GPU
+  double layer_recompute_gemm_flops = 0;  // of which matmuls outside the attention core
   workload::ParamCounts params;
   std::vector<std::string> labels;
   CollectiveMemo collectives;

@@ -406,10 +406,34 @@ PassWork op_recompute(const ModelSpec& m, const Dims& d, const PassWork& fwd) {
   return p;
 }
 
-PassWork selective_recompute(const LayerShape& s, const Dims& d) {
+/// Selective recomputation: the forward's kernels (and, for the whole MoE block, its collectives) that `modules` run
+/// again, in forward order. Fused attention already recomputes its scores inside its backward, so core_attn adds
+/// nothing with a fused kernel.
+PassWork selective_recompute(const ModelSpec& m, const LayerShape& s, const Dims& d, const PassWork& fwd,
+                             const RecomputeSet& modules) {
   PassWork p;
-  if (s.flash_attention) return p;  // fused attention already recomputes its scores inside its backward
-  add(p, compute("attn_core_recompute", attention_core_forward(s, d)));
+  const bool moe = m.moe.has_value();
+  auto wanted = [&](const std::string& segment, const Kernel& k) {
+    const std::string name = k.name;
+    if (modules.layernorm && (segment == "attn_norm" || segment == "mlp_norm")) return true;
+    if (modules.mla_up_proj && (name == "q_up" || name == "kv_up" || name == "rope") && m.mla) return true;
+    if (moe && modules.moe && (segment == "router" || segment == "mlp" || segment == "moe_unpermute")) return true;
+    if (!moe && modules.mlp && segment == "mlp") return true;
+    if (modules.moe_act && segment == "mlp" && name == "activation") return true;
+    if (moe && modules.shared_experts && (name == "shared_up" || name == "shared_down")) return true;
+    return false;
+  };
+  for (const auto& seg : fwd.segments) {
+    if (seg.is_comm) {
+      if (moe && modules.moe && seg.comm == CommKind::EpAllToAll) p.segments.push_back(seg);
+      continue;
+    }
+    std::vector<Kernel> ks;
+    for (const auto& k : seg.kernels)
+      if (wanted(seg.label, k)) ks.push_back(k);
+    if (!ks.empty()) add(p, compute(seg.label + "_recompute", std::move(ks)));
+  }
+  if (modules.core_attn && !s.flash_attention) add(p, compute("attn_core_recompute", attention_core_forward(s, d)));
   p.model_flops = 0;
   return p;
 }
@@ -447,7 +471,7 @@ const char* to_string(CommKind k) {
   return "?";
 }
 
-LayerWork layer_work(const ModelSpec& m, const LayerShape& s, RecomputeMode recompute) {
+LayerWork layer_work(const ModelSpec& m, const LayerShape& s, RecomputeMode recompute, const RecomputeSet& modules) {
   const Dims d = dims(m, s);
   LayerWork w;
   w.forward = forward_pass(m, s, d);
@@ -456,7 +480,7 @@ LayerWork layer_work(const ModelSpec& m, const LayerShape& s, RecomputeMode reco
     w.recompute = w.forward;
     w.recompute.model_flops = 0;
   } else if (recompute == RecomputeMode::Selective) {
-    w.recompute = selective_recompute(s, d);
+    w.recompute = selective_recompute(m, s, d, w.forward, modules);
   } else if (recompute == RecomputeMode::Op) {
     w.recompute = op_recompute(m, d, w.forward);
   }

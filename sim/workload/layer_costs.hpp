@@ -105,7 +105,26 @@ enum class RecomputeMode { None, Selective, Full, Op };
 /// attention backward 2.5x its forward (it recomputes the scores: Dao et al. 2022, Sec. 3.1).
 /// Tensor-parallel communication per layer: 2 all-reduces forward and 2 backward (Shoeybi et al. 2019, Fig. 3), or
 /// with sequence parallelism an all-gather and a reduce-scatter in place of each (Korthikanti et al. 2022, Sec. 4.2.2).
-LayerWork layer_work(const ModelSpec& m, const LayerShape& s, RecomputeMode recompute);
+/// Megatron-Core's selective recomputation modules (--recompute-modules; parallel::RecomputeModule names them), by
+/// what each runs again before the backward: core_attn the unfused attention core (nothing with a fused kernel),
+/// layernorm the two norms, mlp a dense layer's MLP, moe the whole MoE block (router, permutation, dispatch and
+/// combine, experts), moe_act the experts' (or a dense MLP's) activation function, mla_up_proj MLA's up projections
+/// and RoPE, shared_experts the shared experts' MLP. Source: Megatron-LM
+/// megatron/core/transformer/transformer_config.py (recompute_modules) and the modules' CheckpointWithoutOutput
+/// wrappers.
+struct RecomputeSet {
+  bool core_attn = true;  // Megatron-Core's default module list is ["core_attn"]
+  bool layernorm = false;
+  bool mlp = false;
+  bool moe = false;
+  bool moe_act = false;
+  bool mla_up_proj = false;
+  bool shared_experts = false;
+  auto operator<=>(const RecomputeSet&) const = default;
+};
+
+LayerWork layer_work(const ModelSpec& m, const LayerShape& s, RecomputeMode recompute,
+                     const RecomputeSet& modules = {});
 
 /// The input embedding on the first pipeline stage (a vocab-parallel lookup plus its tensor-parallel all-reduce).
 LayerWork embedding_work(const ModelSpec& m, const LayerShape& s);

@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace sim::workload {
 namespace {
@@ -86,6 +89,46 @@ TEST(LayerCosts, FullRecomputeRepeatsTheForward) {
   const auto sel = layer_work(m, s, RecomputeMode::Selective);
   const double attention_core = 4.0 * 2048.0 * 2048.0 * m.hidden;  // QK^T and PV: 4 b s^2 h
   EXPECT_NEAR(sel.recompute.executed_flops / attention_core, 1.0, 1e-9);
+}
+
+// Megatron-Core's selective modules run again what they name: with a fused attention kernel core_attn adds nothing;
+// layernorm the two norms; moe_act the experts' activation; moe the whole MoE block, its all-to-alls included.
+TEST(LayerCosts, SelectiveRecomputeRunsTheNamedModulesAgain) {
+  const auto m = scenario::load_model("mixtral-8x7b");
+  LayerShape s;
+  s.ep = 8;
+  auto kernels = [&](const RecomputeSet& set) {
+    std::vector<std::string> names;
+    int a2a = 0;
+    for (const auto& seg : layer_work(m, s, RecomputeMode::Selective, set).recompute.segments) {
+      if (seg.is_comm) a2a += seg.comm == CommKind::EpAllToAll ? 1 : 0;
+      for (const auto& k : seg.kernels)
+        names.emplace_back(k.name);
+    }
+    return std::pair{names, a2a};
+  };
+  EXPECT_TRUE(kernels({}).first.empty()) << "core_attn with a fused attention kernel: nothing to run again";
+  RecomputeSet norms{.core_attn = false, .layernorm = true};
+  EXPECT_EQ(kernels(norms).first, (std::vector<std::string>{"attn_norm", "mlp_norm"}));
+  RecomputeSet act{.core_attn = false, .moe_act = true};
+  EXPECT_EQ(kernels(act).first, (std::vector<std::string>{"activation"}));
+  RecomputeSet moe{.core_attn = false, .moe = true};
+  const auto [names, a2a] = kernels(moe);
+  EXPECT_EQ(a2a, 2) << "dispatch and combine run again";
+  for (const char* k : {"router", "expert_up", "activation", "expert_down", "moe_unpermute"})
+    EXPECT_NE(std::find(names.begin(), names.end(), std::string(k)), names.end()) << k;
+  EXPECT_EQ(std::find(names.begin(), names.end(), std::string("qkv")), names.end()) << "attention is not part of it";
+  // The hardware FLOPs of the recomputed experts: the forward's expert GEMMs once more.
+  const auto w = layer_work(m, s, RecomputeMode::Selective, moe);
+  double expert_fwd = 0, expert_rec = 0;
+  for (const auto& seg : w.forward.segments)
+    for (const auto& k : seg.kernels)
+      if (std::string(k.name).rfind("expert", 0) == 0) expert_fwd += k.flops;
+  for (const auto& seg : w.recompute.segments)
+    for (const auto& k : seg.kernels)
+      if (std::string(k.name).rfind("expert", 0) == 0) expert_rec += k.flops;
+  EXPECT_GT(expert_fwd, 0);
+  EXPECT_DOUBLE_EQ(expert_rec, expert_fwd);
 }
 
 TEST(LayerCosts, OpRecomputeRedoesEverySecondMatmulAndEveryElementwiseKernel) {
