@@ -254,7 +254,10 @@ std::string dtype_of(const json& r) {
 /// Megatron-Core / NeMo / Megatron-Bridge model FLOPs per iteration (megatron/training/training.py,
 /// num_floating_point_operations, as the shared README states it):
 ///   12 B s l h^2 [(1 + G/a + s/h)(q/h) + (f/h) k (3/2 if SwiGLU) + V/(2 l h)]
-double megatron_core_flops(const json& m, double batch, double seq) {
+/// `causal`: the core-attention term halved for the causal mask, s/h -> s/(2h), as Megatron-LM's training.py counts
+/// it since ("query_projection_size * seq_length / 2 ... causal mask (only half of the mask is non-zero)",
+/// NVIDIA/Megatron-LM megatron/training/training.py at 001b00c2734d8f0fad096fe48a382fedf755d321).
+double megatron_core_flops(const json& m, double batch, double seq, bool causal = false) {
   const double l = m.at("layers").get<double>(), h = m.at("hidden").get<double>(), a = m.at("heads").get<double>();
   const double g = is_null(m, "kv_heads") ? a : m.at("kv_heads").get<double>();
   const double v = m.at("vocab").get<double>();
@@ -271,7 +274,8 @@ double megatron_core_flops(const json& m, double batch, double seq) {
   // Qwen3's kv_channels (128) make the query width 64 x 128 = 8192 while hidden is 4096: q/h = 2 (arch_notes).
   if (!is_null(m, "arch_notes") && contains(m.at("arch_notes").get<std::string>(), "kv_channels 128")) q = a * 128;
   const double glu = swiglu ? 1.5 : 1.0;
-  return 12 * batch * seq * l * h * h * ((1 + g / a + seq / h) * (q / h) + (f / h) * k * glu + v / (2 * l * h));
+  const double attention = causal ? seq / (2 * h) : seq / h;
+  return 12 * batch * seq * l * h * h * ((1 + g / a + attention) * (q / h) + (f / h) * k * glu + v / (2 * l * h));
 }
 
 /// Narayanan et al. SC21 Eq. 3 (full recomputation counted): 96 B s l h^2 (1 + s/(6h) + V/(16 l h)).
@@ -308,14 +312,26 @@ bool reference_of(const json& r, Record& out, int gpus, double batch, double seq
   }
   out.reference = Reference::Tflops;
   const json& m = r.at("model");
+  for (const char* k : {"layers", "hidden", "heads", "vocab"})
+    if (is_null(m, k)) {
+      out.refusal = std::string("TFLOP/s without the model dimension the FLOP count needs (model.") + k + ")";
+      return false;
+    }
   if (contains(conv, "megatron_eq3_96")) {
     out.reference_step_s = megatron_eq3_flops(m, batch, seq) / (gpus * *tflops * 1e12);
     out.reference_how = "SC21 Eq. 3 FLOPs / (GPUs x published TFLOP/s)";
     return true;
   }
+  // The Megatron-MoE-ModelZoo's TFLOP/s count causal attention at half: its five H100 rows that publish both a step
+  // time and TFLOP/s give 4,845 +- 0.3% TFLOP per GPU-step, which the causal count matches within 0.5% and the full
+  // count overstates by 12.6-13.4%. NeMo 24.07's rows with both match the full count (1.000).
+  const Family* fam = family_of(r);
+  const bool causal = fam && std::string(fam->name) == "megatron-moe-modelzoo";
   if (contains(conv, "megatron") || contains(conv, "nemo")) {
-    out.reference_step_s = megatron_core_flops(m, batch, seq) / (gpus * *tflops * 1e12);
-    out.reference_how = "Megatron-Core model FLOPs / (GPUs x published TFLOP/s)";
+    out.reference_step_s = megatron_core_flops(m, batch, seq, causal) / (gpus * *tflops * 1e12);
+    out.reference_how = causal ? "Megatron-Core model FLOPs, causal attention halved (Megatron-LM's training.py) / "
+                                 "(GPUs x published TFLOP/s)"
+                               : "Megatron-Core model FLOPs / (GPUs x published TFLOP/s)";
     return true;
   }
   if (contains(conv, "989")) {  // Llama 3: MFU against the BF16 peak, formula not given
@@ -326,6 +342,42 @@ bool reference_of(const json& r, Record& out, int gpus, double batch, double seq
   }
   out.refusal = "TFLOP/s under an unknown FLOP convention: " + conv;
   return false;
+}
+
+/// What a Megatron-MoE-ModelZoo command line states where its table does not (yanring/Megatron-MoE-ModelZoo,
+/// best_practice/qwen3/readme.md at 020b8136b3bc6f47e4143849f54e400cf0f71e8a; the micro-batch default of
+/// runtime_configs/benchmarking/runtime.conf at 30631ea5a4aa6a5328be4e81466ac0d7e9fc438f, "Qwen3-235B-A22B" row).
+struct ModelZooCommand {
+  int pp = 0, vpp = 0, ep = 0, micro_batch = 0;  // 0: not stated
+  bool deepep = false;
+  std::vector<std::string> recompute_modules;
+  std::string source;  // the assumption line naming the command
+};
+
+ModelZooCommand modelzoo_command(const json& r, const Family& fam) {
+  ModelZooCommand c;
+  if (std::string(fam.name) != "megatron-moe-modelzoo") return c;
+  const std::string table = r.at("source").value("table", std::string());
+  const std::string id = r.at("id").get<std::string>();
+  if (contains(table, "long context") && contains(table, "h100")) {
+    // "PP=8 VPP=4 TP=${TP} EP=8 CP=${CP} ... --recompute-granularity selective --recompute-modules layernorm moe",
+    // "Dispatcher: DeepEP" in the setup above it; MBS=1 from runtime.conf.
+    c.pp = 8;
+    c.vpp = 4;
+    c.ep = 8;
+    c.micro_batch = 1;
+    c.deepep = true;
+    c.recompute_modules = {"layernorm", "moe"};
+    c.source =
+        "layout of the README's long-context command (PP 8, VPP 4, EP 8, DeepEP, selective recomputation of "
+        "layernorm and moe; micro-batch 1, runtime.conf's default)";
+  } else if (id == "modelzoo_qwen3_235b_gb200_256gpu_mxfp8_seq4096") {
+    // "--recompute-granularity selective --recompute-modules moe_act layernorm ... --fine-grained-activation-offloading
+    // --offload-modules expert_fc1 moe_act".
+    c.recompute_modules = {"moe_act", "layernorm"};
+    c.source = "selective recomputation of moe_act and layernorm (the README's MXFP8 command)";
+  }
+  return c;
 }
 
 Record convert(const json& r) {
@@ -348,7 +400,8 @@ Record convert(const json& r) {
   const json& p = r.at("parallel");
   const json& m = r.at("model");
   const int gpus = r.at("hardware").at("num_gpus").get<int>();
-  const int tp = get<int>(p, "tp").value_or(0), pp = get<int>(p, "pp").value_or(0);
+  const ModelZooCommand zoo = modelzoo_command(r, *fam);
+  const int tp = get<int>(p, "tp").value_or(0), pp = get<int>(p, "pp").value_or(zoo.pp);
   const int cp = get<int>(p, "cp").value_or(1);
   if (tp == 0 || pp == 0) {
     out.refusal = "the record does not give the layout (parallel.tp or parallel.pp is null)";
@@ -364,7 +417,7 @@ Record convert(const json& r) {
     out.assumptions.push_back("seq_len 8192 (TorchTitan's llama3 train configs at the benchmarked commit)");
   }
   const int dp = gpus / (tp * pp * cp);
-  int mb = get<int>(p, "micro_batch").value_or(0);
+  int mb = get<int>(p, "micro_batch").value_or(zoo.micro_batch);
   if (mb == 0) {
     mb = 1;
     out.assumptions.push_back("micro-batch 1 (not published)");
@@ -380,7 +433,8 @@ Record convert(const json& r) {
   json model = model_of(m, *fam, out.assumptions, out.refusal);
   if (!out.refusal.empty()) return out;
 
-  const int vpp = get<int>(p, "virtual_stages").value_or(1);
+  const int vpp = get<int>(p, "virtual_stages").value_or(zoo.vpp > 0 ? zoo.vpp : 1);
+  if (!zoo.source.empty()) out.assumptions.push_back(zoo.source);
   if (std::string(fam->name) == "llama3-paper" && pp > 1 && vpp == 1) {
     out.refusal =
         "Meta's modified interleaved pipeline schedule with virtual stages the paper does not publish "
@@ -392,12 +446,12 @@ Record convert(const json& r) {
   par["pp"] = pp;
   par["dp"] = dp;
   par["cp"] = cp;
-  par["ep"] = get<int>(p, "ep").value_or(1);
+  par["ep"] = get<int>(p, "ep").value_or(zoo.ep > 0 ? zoo.ep : 1);
   // Megatron-MoE-ModelZoo rows state their expert tensor parallelism (measured.extra.expert_tp).
   if (r.at("measured").contains("extra") && r.at("measured").at("extra").is_object())
     if (auto etp = get<int>(r.at("measured").at("extra"), "expert_tp")) par["expert_tp"] = *etp;
   // The ModelZoo rows name their dispatcher in the notes ("DeepEP" or "all-to-all dispatcher").
-  if (r.value("notes", std::string()).find("DeepEP") != std::string::npos && get<int>(p, "ep").value_or(1) > 1)
+  if ((r.value("notes", std::string()).find("DeepEP") != std::string::npos || zoo.deepep) && par["ep"].get<int>() > 1)
     par["moe_dispatcher"] = "deepep";
   if (std::string(fam->name) == "megatron-moe-modelzoo" && !par.contains("expert_tp") && tp > 1) {
     // The ModelZoo's rows that state it all run expert_tp 1 (MoE parallel folding); without it ep = 32 would not fit
@@ -420,6 +474,18 @@ Record convert(const json& r) {
     par["distributed_optimizer"] = distopt;
   }
   par["recompute"] = recompute_of(p, m, *fam, out.assumptions);
+  // Megatron-Core's selective modules as the ModelZoo writes them ("selective (norm, act)") or as its commands pass
+  // them (--recompute-modules).
+  std::vector<std::string> modules = zoo.recompute_modules;
+  if (modules.empty() && std::string(fam->name) == "megatron-moe-modelzoo") {
+    const std::string text = get<std::string>(p, "recompute").value_or("");
+    if (contains(text, "norm")) modules.push_back("layernorm");
+    if (contains(text, "act")) modules.push_back("moe_act");
+  }
+  if (!modules.empty()) {
+    par["recompute"] = "selective";
+    par["recompute_modules"] = modules;
+  }
   // Communication overlap the sources state: the Megatron-LM README's weak-scaling rows name --tp-comm-overlap and
   // --overlap-param-gather in their notes; the DGX Cloud recipes run NeMo 2's performance recipes, whose
   // MegatronCommOverlapCallback sets tp_comm_overlap with the userbuffers configs named for these models (NVIDIA NeMo
@@ -528,6 +594,26 @@ Record convert(const json& r) {
 std::string shared_validation_dir() {
   if (const char* env = std::getenv("TRAINSIM_VALIDATION_DIR"); env && *env) return env;
   return std::string(TRAINSIM_SOURCE_DIR) + "/../shared/validation";
+}
+
+Record convert_record(const std::string& record_json, bool tflops_only) {
+  json r = json::parse(record_json);
+  if (tflops_only && r.contains("measured"))
+    for (const char* k : {"step_time_s", "tokens_per_s", "tokens_per_s_per_gpu"})
+      r["measured"][k] = nullptr;
+  return convert(r);
+}
+
+std::vector<std::string> published_record_texts(const std::string& dir) {
+  std::vector<std::string> out;
+  for (const char* file : {"published_runs.json", "published_runs_more.json"}) {
+    const std::string path = dir + "/" + file;
+    std::ifstream in(path);
+    if (!in) throw std::runtime_error("cannot read " + path + " (the shared validation folder beside the project)");
+    for (const auto& r : json::parse(in))
+      out.push_back(r.dump());
+  }
+  return out;
 }
 
 std::vector<Record> load_published_records(const std::string& dir) {

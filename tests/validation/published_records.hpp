@@ -36,6 +36,12 @@ struct Record {
 /// file order. Throws std::runtime_error when a file is missing or not the documented schema.
 std::vector<Record> load_published_records(const std::string& dir);
 
+/// Every record of the two files in `dir` as its JSON text, in file order (to convert a variant of one).
+std::vector<std::string> published_record_texts(const std::string& dir);
+/// One record converted as load_published_records() converts it; with `tflops_only`, as if the source published
+/// neither a step time nor tokens/s (its reference then comes from its TFLOP/s, by the source's own FLOP count).
+Record convert_record(const std::string& record_json, bool tflops_only = false);
+
 /// The shared validation folder beside the project: $TRAINSIM_VALIDATION_DIR, else <source>/../shared/validation.
 std::string shared_validation_dir();
 

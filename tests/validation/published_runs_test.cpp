@@ -19,6 +19,23 @@ namespace {
 using validation::evaluate;
 using validation::Outcome;
 
+// A FLOP convention is a fact about each source, checked where a source publishes both: the rows with a step time (or
+// tokens/s) and TFLOP/s must give that step time back through the converter's FLOP count. The Megatron-MoE-ModelZoo halves
+// causal attention (Megatron-LM's training.py); NeMo 24.07 counts it whole.
+TEST(PublishedRuns, TflopsConventionGivesBackThePublishedStepTimes) {
+  int checked = 0;
+  for (const auto& text : validation::published_record_texts(validation::shared_validation_dir())) {
+    const auto with = validation::convert_record(text);
+    if (with.reference == validation::Reference::Tflops || !with.refusal.empty()) continue;
+    if (with.family != "megatron-moe-modelzoo" && with.family != "nemo-24.07") continue;
+    const auto without = validation::convert_record(text, /*tflops_only=*/true);
+    if (without.reference != validation::Reference::Tflops || !without.refusal.empty()) continue;
+    EXPECT_NEAR(without.reference_step_s / with.reference_step_s, 1.0, 0.01) << with.id << ": " << without.reference_how;
+    ++checked;
+  }
+  EXPECT_GE(checked, 12) << "the five ModelZoo H100 rows and NeMo 24.07's rows with model dimensions";
+}
+
 TEST(PublishedRuns, EveryRecordIsPredictedOrListedWithItsReason) {
   const auto records = validation::load_published_records(validation::shared_validation_dir());
   ASSERT_GE(records.size(), 184u) << "published_runs.json (18) and published_runs_more.json (166)";
