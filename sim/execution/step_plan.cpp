@@ -287,6 +287,7 @@ StepPlan Planner::build() {
   shape.flash_attention = in_.flash_attention;
   shape.dropout = in_.dropout;
   shape.eager_kernels = in_.eager_kernels;
+  shape.moe_imbalance = in_.moe_imbalance;
   shape.fp8 = in_.dtype == hardware::Dtype::Fp8 || in_.dtype == hardware::Dtype::Fp4 ? in_.fp8_scaling
                                                                                      : workload::Fp8Scaling::None;
   const bool mixed = model_.moe && model_.moe_layers() < model_.layers;
@@ -539,6 +540,7 @@ const LayerTimings& Planner::layer_timings(const workload::LayerShape& shape, bo
         in_.parallel.recompute == parallel::Recompute::Selective ? in_.parallel.recompute_modules : 0;
     key->attention_flash2 = in_.attention_flash2;
     key->eager_kernels = shape.eager_kernels;
+    key->moe_imbalance = shape.moe_imbalance;
     key->flash_attention = shape.flash_attention;
     key->dropout = shape.dropout;
     key->sequence_parallel = shape.sequence_parallel;

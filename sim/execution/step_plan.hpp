@@ -74,6 +74,8 @@ struct StepInputs {
   bool attention_flash2 = false;
   /// PyTorch eager-mode elementwise kernels (scenario training.kernels "eager"; workload::LayerShape::eager_kernels).
   bool eager_kernels = false;
+  /// MoE routing imbalance (scenario training.moe_imbalance; workload::LayerShape::moe_imbalance).
+  double moe_imbalance = 1;
   /// How FP8 linears scale (only read when dtype is fp8/fp4): the bytes of their casts.
   workload::Fp8Scaling fp8_scaling = workload::Fp8Scaling::Delayed;
   /// Tokens per second the data pipeline (storage and loaders) delivers to the whole job; 0 = never the bottleneck.

@@ -71,7 +71,8 @@ MoeParts moe_parts(const ModelSpec& m, const ActivationShape& a, double sigma) {
   // expert-tensor-parallel group (all of the TP group's tokens when expert_tp = tp; with MoE parallel folding and
   // expert_tp < tp, sequence parallelism leaves each rank s*b/t tokens, gathered over expert_tp ranks).
   const double etp = a.expert_tp > 0 ? a.expert_tp : t;
-  const double routed = s * b * e.top_k * etp / t;
+  // The busiest expert-parallel rank receives moe_imbalance times the mean (MemoryOptions::moe_imbalance).
+  const double routed = s * b * e.top_k * etp / t * a.moe_imbalance;
   const double in_bytes = a.fp8_activations ? kFp8 : kBf16;  // the experts' first GEMM input
   MoeParts p;
   p.routing = kFp32 * s * b * e.experts * sigma;  // router probabilities (fp32: assumption)
@@ -381,6 +382,7 @@ RankInvariants rank_invariants(const ModelSpec& model, const Layout& layout, con
   shape.recompute_modules = config.recompute_modules;
   shape.fp8_activations = options.fp8_activations;
   shape.expert_tp = layout.expert_tp;
+  shape.moe_imbalance = options.moe_imbalance;
   inv.bytes = kind_bytes(model, config, shape);
   return inv;
 }

@@ -63,6 +63,10 @@ struct MemoryOptions {
   ///   returns a dense gradient.
   bool upcast_cross_entropy = false;
   base::Bytes runtime_reserve = kDefaultRuntimeReserve;  // memory.reserve
+  /// MoE routing (training.moe_imbalance): the tokens routed to the busiest expert-parallel rank over the mean, >= 1.
+  /// 1 (default) is balanced routing, what --moe-router-force-load-balancing enforces in the published benchmarks;
+  /// the busiest rank stores that many more expert activations, and every rank's peak is that rank's.
+  double moe_imbalance = 1;
   /// ZeRO-3 / FSDP: transformer layers (units) whose gathered bf16 weights are live at once: the one in use and the
   /// prefetched next (DeepSpeed's prefetch, FSDP's forward/backward prefetch of one unit). memory.zero3_units.
   int zero3_units = 2;
@@ -92,7 +96,8 @@ struct ActivationShape {
   unsigned recompute_modules = kRecomputeCoreAttn;  // with Recompute::Selective
   bool fp8_activations = false;                     // GEMM inputs saved in FP8 (MemoryOptions::fp8_activations)
   int expert_tp = 0;                                // tensor parallelism of the experts (0: tp)
-  bool moe_layer = true;  // for a model with experts: this layer is an MoE layer (false: one of its dense layers)
+  double moe_imbalance = 1;  // the busiest expert-parallel rank's routed tokens over the mean (MemoryOptions)
+  bool moe_layer = true;     // for a model with experts: this layer is an MoE layer (false: one of its dense layers)
 };
 
 /// Bytes of activations one transformer layer stores for the backward pass, for one micro-batch, on one GPU.

@@ -202,7 +202,7 @@ std::vector<MlpGemm> mlp_gemms(const ModelSpec& m, const LayerShape& s, const Di
   const double local_experts = static_cast<double>(e.experts) / s.ep;
   // Balanced routing: ep GPUs each send b*s*top_k token copies; after dispatch each GPU holds as many, spread over
   // its local experts (Fedus et al. 2022, Switch Transformers, Sec. 2.2; capacity factor 1).
-  const double tokens_per_expert = d.moe_tokens * e.top_k / local_experts;
+  const double tokens_per_expert = d.moe_tokens * e.top_k / local_experts * s.moe_imbalance;
   out.push_back({"expert_up", tokens_per_expert, (glu ? 2.0 : 1.0) * fe, d.h, local_experts});
   out.push_back({"expert_down", tokens_per_expert, d.h, fe, local_experts});
   if (m.shared_expert_ffn() > 0) {
@@ -226,7 +226,8 @@ double activation_bytes(const ModelSpec& m, const LayerShape& s, const Dims& d) 
   const double per_element = !m.gated() ? kAct * 2.0 : s.eager_kernels ? kEagerSwigluBytes : kAct * 3.0;
   if (!m.moe) return d.tokens * d.f * per_element;
   const double fe = static_cast<double>(m.moe->ffn_hidden);
-  const double elements = d.moe_tokens * m.moe->top_k * fe / d.etp + d.tokens * m.shared_expert_ffn() / s.tp;
+  const double elements =
+      d.moe_tokens * m.moe->top_k * s.moe_imbalance * fe / d.etp + d.tokens * m.shared_expert_ffn() / s.tp;
   return elements * per_element;
 }
 
@@ -277,15 +278,17 @@ PassWork forward_pass(const ModelSpec& m, const LayerShape& s, const Dims& d) {
   // sort the received chunks by local expert (read and write kT x h) when a rank holds more than one expert; the
   // mirror image after the experts (unsort, combine, unpermute with the routing weights).
   const double routed = m.moe ? d.moe_tokens * m.moe->top_k : 0;
+  // What the busiest expert-parallel rank receives in the dispatch (and sends back in the combine), and sorts.
+  const double received = routed * s.moe_imbalance;
   const bool sort_chunks = m.moe && s.ep > 1 && m.moe->experts / s.ep > 1;
   if (m.moe) {
     add(p, compute("router", {gemm("router", d.moe_tokens, m.moe->experts, d.h),
                               memory("topk", d.moe_tokens * m.moe->experts * 4 * 2),
                               memory("moe_permute", (d.moe_tokens + routed) * d.h * kAct)}));
-    if (s.ep > 1) p.segments.push_back(comm(CommKind::EpAllToAll, routed * d.h * kAct, "dispatch"));
+    if (s.ep > 1) p.segments.push_back(comm(CommKind::EpAllToAll, received * d.h * kAct, "dispatch"));
   }
   std::vector<Kernel> mlp;
-  if (sort_chunks) mlp.push_back(memory("moe_sort_chunks", 2 * routed * d.h * kAct));
+  if (sort_chunks) mlp.push_back(memory("moe_sort_chunks", 2 * received * d.h * kAct));
   const auto gemms = mlp_gemms(m, s, d);
   // A dense MLP's first projection takes the norm's output (its cast fused there); routed experts take permuted
   // tokens.
@@ -293,9 +296,9 @@ PassWork forward_pass(const ModelSpec& m, const LayerShape& s, const Dims& d) {
   mlp.push_back(memory("activation", activation_bytes(m, s, d)));
   for (std::size_t i = 1; i < gemms.size(); ++i)
     linear(mlp, s, gemms[i].name, gemms[i].m, gemms[i].n, gemms[i].k, gemms[i].count);
-  if (sort_chunks) mlp.push_back(memory("moe_unsort_chunks", 2 * routed * d.h * kAct));
+  if (sort_chunks) mlp.push_back(memory("moe_unsort_chunks", 2 * received * d.h * kAct));
   add(p, compute("mlp", std::move(mlp)));
-  if (m.moe && s.ep > 1) p.segments.push_back(comm(CommKind::EpAllToAll, routed * d.h * kAct, "combine"));
+  if (m.moe && s.ep > 1) p.segments.push_back(comm(CommKind::EpAllToAll, received * d.h * kAct, "combine"));
   if (m.moe) add(p, compute("moe_unpermute", {memory("moe_unpermute", (d.moe_tokens + routed) * d.h * kAct)}));
   if (d.folded && d.etp > 1)
     p.segments.push_back(comm(CommKind::EtpReduceScatter, d.moe_tokens * d.h * kAct, "moe_etp_rs"));

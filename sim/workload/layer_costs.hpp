@@ -35,6 +35,10 @@ struct LayerShape {
   /// PyTorch eager mode (no torch.compile, no Transformer Engine): RMSNorm, RoPE and SwiGLU run as separate aten ops
   /// with fp32 intermediates, moving several times the bytes of their fused kernels (layer_costs.cpp, eager_*).
   bool eager_kernels = false;
+  /// MoE routing: tokens routed to the busiest expert-parallel rank over the mean (>= 1; 1 balanced). Every rank waits
+  /// for the busiest at the combine, so its expert GEMMs, activation and received all-to-all volume set the layer's
+  /// time (scenario training.moe_imbalance).
+  double moe_imbalance = 1;
   Fp8Scaling fp8 = Fp8Scaling::None;  // FP8 linear layers (Transformer Engine, torchao float8): their casts
 };
 
