@@ -433,7 +433,15 @@ Record convert(const json& r) {
   json model = model_of(m, *fam, out.assumptions, out.refusal);
   if (!out.refusal.empty()) return out;
 
-  const int vpp = get<int>(p, "virtual_stages").value_or(zoo.vpp > 0 ? zoo.vpp : 1);
+  int vpp = get<int>(p, "virtual_stages").value_or(zoo.vpp > 0 ? zoo.vpp : 1);
+  // TorchTitan's interleaved rows name the schedule but not its stages per rank: torchtitan's generate_split_points
+  // (torchtitan/parallelisms/pipelining_utils.py of late 2024) takes 2 for a multi-stage schedule "if no pipeline
+  // split is specified", as the memory scenarios of the same table assume.
+  if (std::string(fam->name) == "torchtitan" && is_null(p, "virtual_stages") && pp > 1 &&
+      contains(r.value("notes", std::string()), "interleaved 1f1b")) {
+    vpp = 2;
+    out.assumptions.push_back("2 stages per rank (torchtitan's default for an interleaved schedule without a split)");
+  }
   if (!zoo.source.empty()) out.assumptions.push_back(zoo.source);
   if (std::string(fam->name) == "llama3-paper" && pp > 1 && vpp == 1) {
     out.refusal =
