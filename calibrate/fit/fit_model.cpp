@@ -153,8 +153,8 @@ void fit_with_model(Calibration& c, std::span<const Measurement> measurements,
   const auto small_of = [](const LogGroup& g) {
     LogGroup small = g;
     small.points.clear();
-    for (const auto& m : g.points)
-      if (m.bytes.n <= kLatencyBoundBytes) small.points.push_back(m);
+    for (const auto& m : g.points)  // a 0-byte call is a no-op in NCCL (nothing launched): no latency to learn
+      if (m.bytes.n > 0 && m.bytes.n <= kLatencyBoundBytes) small.points.push_back(m);
     return small;
   };
   const auto simulated = [&](const LogGroup& small, const LogGroup& of) {
