@@ -418,7 +418,11 @@ Record convert(const json& r) {
   }
   const int dp = gpus / (tp * pp * cp);
   int mb = get<int>(p, "micro_batch").value_or(zoo.micro_batch);
-  if (mb == 0) {
+  // TorchTitan's pipelined rows: torchtitan splits each pipeline's batch into as many micro-batches as there are
+  // pipeline stages unless told otherwise ("The default value will be the number of pipeline stages, if unspecified",
+  // its pipeline_parallel_microbatches option), so the micro-batch follows the stages (set below, once vpp is known).
+  const bool torchtitan_pp = mb == 0 && pp > 1 && std::string(fam->name) == "torchtitan";
+  if (mb == 0 && !torchtitan_pp) {
     mb = 1;
     out.assumptions.push_back("micro-batch 1 (not published)");
   }
@@ -441,6 +445,13 @@ Record convert(const json& r) {
       contains(r.value("notes", std::string()), "interleaved 1f1b")) {
     vpp = 2;
     out.assumptions.push_back("2 stages per rank (torchtitan's default for an interleaved schedule without a split)");
+  }
+  if (torchtitan_pp) {
+    const int local = *gb / dp;
+    mb = local % (pp * vpp) == 0 ? local / (pp * vpp) : 1;
+    out.assumptions.push_back("micro-batch " + std::to_string(mb) + " (torchtitan's default: the pipeline's batch of " +
+                              std::to_string(local) + " in as many micro-batches as stages, " +
+                              std::to_string(pp * vpp) + ")");
   }
   if (!zoo.source.empty()) out.assumptions.push_back(zoo.source);
   if (std::string(fam->name) == "llama3-paper" && pp > 1 && vpp == 1) {
