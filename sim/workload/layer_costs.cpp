@@ -2,6 +2,7 @@
 #include "sim/workload/layer_costs.hpp"
 
 #include <algorithm>
+#include <string_view>
 
 namespace sim::workload {
 namespace {
@@ -416,8 +417,8 @@ PassWork selective_recompute(const ModelSpec& m, const LayerShape& s, const Dims
                              const RecomputeSet& modules) {
   PassWork p;
   const bool moe = m.moe.has_value();
-  auto wanted = [&](const std::string& segment, const Kernel& k) {
-    const std::string name = k.name;
+  auto wanted = [&](std::string_view segment, const Kernel& k) {
+    const std::string_view name = k.name;
     if (modules.layernorm && (segment == "attn_norm" || segment == "mlp_norm")) return true;
     if (modules.mla_up_proj && (name == "q_up" || name == "kv_up" || name == "rope") && m.mla) return true;
     if (moe && modules.moe && (segment == "router" || segment == "mlp" || segment == "moe_unpermute")) return true;
@@ -428,7 +429,9 @@ PassWork selective_recompute(const ModelSpec& m, const LayerShape& s, const Dims
   };
   for (const auto& seg : fwd.segments) {
     if (seg.is_comm) {
-      if (moe && modules.moe && seg.comm == CommKind::EpAllToAll) p.segments.push_back(seg);
+      const bool moe_comm = seg.comm == CommKind::EpAllToAll || seg.comm == CommKind::EtpAllGather ||
+                            seg.comm == CommKind::EtpReduceScatter;
+      if (moe && modules.moe && moe_comm) p.segments.push_back(seg);
       continue;
     }
     std::vector<Kernel> ks;

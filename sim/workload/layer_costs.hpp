@@ -124,7 +124,6 @@ struct RecomputeSet {
   bool moe_act = false;
   bool mla_up_proj = false;
   bool shared_experts = false;
-  auto operator<=>(const RecomputeSet&) const = default;
 };
 
 LayerWork layer_work(const ModelSpec& m, const LayerShape& s, RecomputeMode recompute,
