@@ -154,7 +154,15 @@ int collective_command(const CollectiveArgs& a, const Options& o, std::ostream& 
 
   out << "# trainsim collective: " << collectives::nccl_name(*op) << " over " << p << " rank" << (p == 1 ? "" : "s")
       << " (" << cluster.nodes << " node" << (cluster.nodes == 1 ? "" : "s") << " x " << per_node << "), "
-      << s.hardware.name << ", algorithm " << a.algorithm << "; predicted, not measured\n#\n";
+      << s.hardware.name << ", algorithm " << a.algorithm << "; predicted, not measured\n";
+  // The profile's call costs, where it has any (hardware profile section "latency"), so a time can be traced to them.
+  const base::Time op_base = s.hardware.latency.base[static_cast<std::size_t>(*op)];
+  if (op_base > base::Time::zero() || s.hardware.latency.launch > base::Time::zero())
+    out << "# call costs: latency.base." << collectives::nccl_name(*op) << " "
+        << fmt(static_cast<double>(op_base.ns) / 1e3, 2) << " us added to each call, latency.launch "
+        << fmt(static_cast<double>(s.hardware.latency.launch.ns) / 1e3, 2)
+        << " us a floor (the host's issue time for back-to-back calls)\n";
+  out << "#\n";
   out << "#                                                              predicted\n"
          "#       size         count      type   redop    root     time   algbw   busbw  algorithm  protocol\n"
          "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)\n";

@@ -159,6 +159,14 @@ TEST(CollectiveCommand, ProfileLatencySectionSetsLinkAndBaseLatencies) {
   EXPECT_NE(j.out.find("\"launch_bound\": true"), std::string::npos) << j.out;
   const auto rows = json_rows(j.out);
   EXPECT_DOUBLE_EQ(rows.front().time_us, 100.0) << "8 B on 64 GPUs takes less than the host's 100 us issue time";
+  const auto text = trainsim({"collective", "all_reduce", "--gpus", "64", "--size", "8", "--hardware", launched});
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("# call costs: latency.base.all_reduce 5.00 us added to each call, latency.launch 100.00 us"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("(launch-bound)"), std::string::npos) << text.out;
+  const auto plain = trainsim({"collective", "all_reduce", "--gpus", "64", "--size", "8"});
+  EXPECT_EQ(plain.out.find("# call costs"), std::string::npos) << "a profile without call costs prints none";
   EXPECT_GT(rows.back().time_us, 100.0);
 }
 
