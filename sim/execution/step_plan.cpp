@@ -4,6 +4,7 @@
 #include "sim/execution/step_plan_cache.hpp"
 #include "sim/execution/step_plan_cache_impl.hpp"
 #include "sim/execution/moe_dispatch.hpp"
+#include "sim/execution/recompute.hpp"
 #include "sim/execution/tp_overlap.hpp"
 #include "sim/collectives/collective.hpp"
 #include "sim/hardware/compute_model.hpp"
@@ -238,33 +239,6 @@ class Planner {
   }
   static constexpr const char* kGatherLabel = "zero-3 param all-gather";
 };
-
-/// Megatron-Core's selective modules (parallel's bit set) as the workload's recompute set.
-workload::RecomputeSet recompute_set(unsigned modules) {
-  workload::RecomputeSet r;
-  r.core_attn = (modules & parallel::kRecomputeCoreAttn) != 0;
-  r.layernorm = (modules & parallel::kRecomputeLayernorm) != 0;
-  r.mlp = (modules & parallel::kRecomputeMlp) != 0;
-  r.moe = (modules & parallel::kRecomputeMoe) != 0;
-  r.moe_act = (modules & parallel::kRecomputeMoeAct) != 0;
-  r.mla_up_proj = (modules & parallel::kRecomputeMlaUpProj) != 0;
-  r.shared_experts = (modules & parallel::kRecomputeSharedExperts) != 0;
-  return r;
-}
-
-workload::RecomputeMode recompute_mode(parallel::Recompute r) {
-  switch (r) {
-    case parallel::Recompute::None:
-      return workload::RecomputeMode::None;
-    case parallel::Recompute::Selective:
-      return workload::RecomputeMode::Selective;
-    case parallel::Recompute::Full:
-      return workload::RecomputeMode::Full;
-    case parallel::Recompute::Op:
-      return workload::RecomputeMode::Op;
-  }
-  return workload::RecomputeMode::None;
-}
 
 StepPlan Planner::build() {
   const auto& L = in_.layout;

@@ -20,8 +20,8 @@ using validation::evaluate;
 using validation::Outcome;
 
 // A FLOP convention is a fact about each source, checked where a source publishes both: the rows with a step time (or
-// tokens/s) and TFLOP/s must give that step time back through the converter's FLOP count. The Megatron-MoE-ModelZoo halves
-// causal attention (Megatron-LM's training.py); NeMo 24.07 counts it whole.
+// tokens/s) and TFLOP/s must give that step time back through the converter's FLOP count. The Megatron-MoE-ModelZoo
+// halves causal attention (Megatron-LM's training.py); NeMo 24.07 counts it whole.
 TEST(PublishedRuns, TflopsConventionGivesBackThePublishedStepTimes) {
   int checked = 0;
   for (const auto& text : validation::published_record_texts(validation::shared_validation_dir())) {
@@ -30,7 +30,8 @@ TEST(PublishedRuns, TflopsConventionGivesBackThePublishedStepTimes) {
     if (with.family != "megatron-moe-modelzoo" && with.family != "nemo-24.07") continue;
     const auto without = validation::convert_record(text, /*tflops_only=*/true);
     if (without.reference != validation::Reference::Tflops || !without.refusal.empty()) continue;
-    EXPECT_NEAR(without.reference_step_s / with.reference_step_s, 1.0, 0.01) << with.id << ": " << without.reference_how;
+    EXPECT_NEAR(without.reference_step_s / with.reference_step_s, 1.0, 0.01)
+        << with.id << ": " << without.reference_how;
     ++checked;
   }
   EXPECT_GE(checked, 12) << "the five ModelZoo H100 rows and NeMo 24.07's rows with model dimensions";
