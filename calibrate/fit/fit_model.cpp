@@ -174,9 +174,11 @@ void fit_with_model(Calibration& c, std::span<const Measurement> measurements,
     return x.ranks >= 2 && !x.points.empty() && x.points.front().bytes.n <= kLatencyBoundBytes;
   });
   double launch = 0;
+  std::vector<double> first_sim_ns;  // the first group's simulated small sizes, reused by its op's base below
   if (first) {
     const LogGroup small = small_of(*first);
-    const CallCostFit f = fit_call_costs(measured_ns(small), simulated(small, *first), std::nullopt);
+    first_sim_ns = simulated(small, *first);
+    const CallCostFit f = fit_call_costs(measured_ns(small), first_sim_ns, std::nullopt);
     launch = f.launch_ns;
     if (launch > 0) {
       c.latency.launch = sim::base::Time{static_cast<std::int64_t>(std::llround(launch))};
@@ -197,7 +199,7 @@ void fit_with_model(Calibration& c, std::span<const Measurement> measurements,
     if (!g) continue;
     const LogGroup small = small_of(*g);
     if (small.points.empty()) continue;
-    const std::vector<double> sim_ns = simulated(small, *g);
+    const std::vector<double> sim_ns = g == first ? first_sim_ns : simulated(small, *g);
     const std::vector<double> meas_ns = measured_ns(small);
     const CallCostFit f = fit_call_costs(meas_ns, sim_ns, launch);
     if (f.base_ns == 0 && launch == 0) {
