@@ -72,6 +72,11 @@ TEST(Shell, DefaultsQuotesAndArithmeticExpandAsBashDoes) {
   EXPECT_TRUE(contains(s.commands[0].words[1].defaults[0], "SLURM_NNODES is not set in the file"));
   EXPECT_TRUE(contains(shell_error("X=$((4/0))\n"), "division by zero"));
   EXPECT_TRUE(contains(shell_error("X=$((2**62 * 4))\n"), "overflows"));
+  // A huge exponent is answered at once (the fuzzer's 0**10**10 looped 10^10 times), as bash answers it.
+  EXPECT_EQ(last_command("run $((0**10**10)) $((1**10**10)) $((-1**10**10)) $(((-1)**(10**10+1)))\n"),
+            (W{"run", "0", "1", "1", "-1"}));
+  EXPECT_TRUE(contains(shell_error("X=$((3**10**10))\n"), "overflows"));
+  EXPECT_TRUE(contains(shell_error("X=$((0**10**10 / 0))\n"), "division by zero"));
 }
 
 TEST(Shell, ArraysKeepQuotedElementsAndSplitThemWhenUnquoted) {
