@@ -136,6 +136,15 @@ TEST(Shell, MemoryAndNestingAreBoundedInsteadOfFollowed) {
   const auto e = shell_error(doubling);
   EXPECT_TRUE(contains(e, "grows past 1 MiB")) << e;
   EXPECT_TRUE(contains(e, "A=$A$A")) << e;
+  // Each word under 1 MiB, but 512 KiB used over and over: the total is bounded too (the fuzzer's doubling through
+  // nested bash -c strings ran past its 10 s limit at the 64 MiB total this was).
+  std::string reused = "A=x\n";
+  for (int i = 0; i < 19; ++i)
+    reused += "A=$A$A\n";
+  for (int i = 0; i < 20; ++i)
+    reused += "run $A\n";
+  const auto total = shell_error(reused);
+  EXPECT_TRUE(contains(total, "grow past 8 MiB in all")) << total;
   EXPECT_TRUE(contains(shell_error("X=" + std::string(200, '(') + "\n"), "unexpected"));
   std::string substitutions;
   for (int i = 0; i < 3000; ++i)
