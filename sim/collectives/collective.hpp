@@ -99,6 +99,11 @@ Algorithm resolve(Op op, Algorithm algorithm, std::span<const topology::GpuId> g
 /// Here a is the slowest path latency among the phase's transfers. Empty for p <= 1 or n <= 0.
 std::vector<Phase> lower(Op op, Algorithm algorithm, std::span<const topology::GpuId> group, base::Bytes n,
                          const topology::Topology& topo);
+class CollectiveCostModel;
+/// The same, choosing the algorithm with the caller's cost model (which allocates nothing once its buffers have
+/// grown): for a replay that lowers thousands of collectives.
+std::vector<Phase> lower(CollectiveCostModel& model, Op op, Algorithm algorithm, std::span<const topology::GpuId> group,
+                         base::Bytes n, const topology::Topology& topo);
 
 /// The time of the collective when nothing else uses the network: per phase of lower(), its latency plus
 /// ceil(bytes / R) where R = min over the links its transfers cross of capacity / (its transfers on that link), the

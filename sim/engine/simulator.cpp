@@ -117,6 +117,9 @@ RunResult Simulator::run(const RunLimits& limits) {
     ++dispatched_;
     if (observed_) [[unlikely]]
       notify(e);
+    // A component's state is out of cache once a replay holds more GPUs than the cache does (issue 20: 131,072
+    // GPUs): fetch the one a few events ahead while this one runs. A hint only; a push may still precede it.
+    if (const Event* next = queue_.ahead_in_front(kPrefetchAhead)) __builtin_prefetch(components_[next->target]);
     Component* target = components_[e.target];
     SIM_ASSERT(target != nullptr, "event for a destroyed component");
     target->handle(e.arg);

@@ -112,10 +112,11 @@ class Simulator {
   EventQueue queue_;
   std::uint64_t dispatched_ = 0;
   bool running_ = false;
-  bool observed_ = false;                         // !observers_.empty(), kept in one flag for the run loop
-  std::vector<Component*> components_;            // by id; not owned
-  std::vector<Observer*> observers_;              // not owned
-  std::vector<std::function<void()>> callbacks_;  // slab for schedule_fn, indexed by event arg
+  bool observed_ = false;                           // !observers_.empty(), kept in one flag for the run loop
+  static constexpr std::size_t kPrefetchAhead = 4;  // events between a component's prefetch and its event
+  std::vector<Component*> components_;              // by id; not owned
+  std::vector<Observer*> observers_;                // not owned
+  std::vector<std::function<void()>> callbacks_;    // slab for schedule_fn, indexed by event arg
   std::vector<std::uint32_t> free_callbacks_;
   std::unique_ptr<CallbackRunner> callback_runner_;  // declared last: registers into components_
 };

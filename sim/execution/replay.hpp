@@ -40,7 +40,7 @@ struct DpWork {
 class Network final : public engine::Component {
  public:
   Network(engine::Simulator& sim, const topology::Topology& topo)
-      : Component(sim, "network"), topo_(topo), flows_(topo) {}
+      : Component(sim, "network"), topo_(topo), cost_(topo), flows_(topo) {}
   void run(collectives::Op op, const std::vector<topology::GpuId>& group, base::Bytes bytes, Group& owner);
   void handle(std::uint64_t arg) override;
   std::vector<std::string> pending_work() const override {
@@ -61,6 +61,7 @@ class Network final : public engine::Component {
   void reschedule();
 
   const topology::Topology& topo_;
+  collectives::CollectiveCostModel cost_;  // the algorithm choice of every lowering, its buffers reused
   network::FlowModel flows_;
   std::vector<Job> jobs_;
   std::vector<std::size_t> free_jobs_;

@@ -58,7 +58,7 @@ void Network::run(collectives::Op op, const std::vector<topology::GpuId>& group,
     job = free_jobs_.back();
     free_jobs_.pop_back();
   }
-  jobs_[job] = Job{collectives::lower(op, collectives::Algorithm::Auto, group, bytes, topo_), 0, 0, &owner};
+  jobs_[job] = Job{collectives::lower(cost_, op, collectives::Algorithm::Auto, group, bytes, topo_), 0, 0, &owner};
   start_phase(job);
 }
 
