@@ -48,9 +48,17 @@ results::StepResult analytic_step(const StepPlan& plan) {
   const int p = plan.pp(), v = plan.vpp(), m = plan.micro_batches();
   const bool zb = plan.schedule == parallel::Schedule::ZeroBubbleH1;
   // Every stage's totals in one pass over its segments (the zero-bubble passes only for that schedule).
+  // A stage sharing its StageWork with an earlier one shares its totals (a plan has a few distinct ones).
   std::vector<StageTotals> totals(plan.stages.size());
+  std::vector<std::pair<const StageWork*, std::size_t>> seen;
   for (std::size_t s = 0; s < plan.stages.size(); ++s) {
-    const StageWork& st = plan.stages[s];
+    const StageWork& st = *plan.stages[s];
+    const auto same = std::find_if(seen.begin(), seen.end(), [&st](const auto& e) { return e.first == &st; });
+    if (same != seen.end()) {
+      totals[s] = totals[same->second];
+      continue;
+    }
+    seen.emplace_back(&st, s);
     totals[s].forward = op_totals(st.forward);
     totals[s].backward = op_totals(st.backward);
     if (zb) {

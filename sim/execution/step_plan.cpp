@@ -341,10 +341,12 @@ StepPlan Planner::build() {
 
   const int stages = L.pp * L.vpp;
   plan.stages.resize(static_cast<std::size_t>(stages));
+  plan.first_layers.resize(static_cast<std::size_t>(stages));
   // Without a dense/MoE mix, a stage's work depends only on whether it is the first, whether it is the last and how
   // many layers it has (the layers are alike, buckets and recomputation count from the stage's own start): a stage
-  // equal in those to one already built is a copy of it (the same values, computed once; the planner builds a plan
-  // for every feasible point, and most stages of a deep pipeline are alike).
+  // equal in those to one already built shares its StageWork (computed once, stored once: the planner builds a plan
+  // for every feasible point, most stages of a deep pipeline are alike, and copying their segment lists was a tenth
+  // of the full search in the allocator).
   struct Built {
     bool first = false;
     bool last = false;
@@ -355,23 +357,25 @@ StepPlan Planner::build() {
   std::vector<Built> built;
   int first_layer = 0;
   for (int v = 0; v < stages; ++v) {
-    StageWork& st = plan.stages[static_cast<std::size_t>(v)];
     const int layers = L.layers_per_stage[static_cast<std::size_t>(v)];
     const bool first = v == 0, last = v == stages - 1;
+    plan.first_layers[static_cast<std::size_t>(v)] = first_layer;
     if (!mixed) {
       const auto same = std::find_if(built.begin(), built.end(), [&](const Built& b) {
         return b.first == first && b.last == last && b.layers == layers;
       });
       if (same != built.end()) {
-        st = plan.stages[static_cast<std::size_t>(same->index)];
-        st.first_layer = first_layer;
+        plan.stages[static_cast<std::size_t>(v)] = plan.stages[static_cast<std::size_t>(same->index)];
         first_layer += layers;
         recomputed_layers += same->recomputed;
         continue;
       }
     }
+    auto owned = std::make_shared<StageWork>();
+    StageWork& st = *owned;
+    plan.stages[static_cast<std::size_t>(v)] = std::move(owned);
     const long long recomputed_before = recomputed_layers;
-    st.first_layer = first_layer;
+    const int stage_first_layer = first_layer;
     st.layers = layers;
     first_layer += st.layers;
     // Room for every unit's segments (and a gather each) up front: growing these vectors was most of the
@@ -392,7 +396,7 @@ StepPlan Planner::build() {
     };
     if (first) forward_unit(e_fwd, embed_params);
     for (int l = 0; l < st.layers; ++l) {
-      const bool moe = !mixed || model_.is_moe_layer(st.first_layer + l);
+      const bool moe = !mixed || model_.is_moe_layer(stage_first_layer + l);
       forward_unit(moe ? l_fwd : d_fwd, moe ? layer_params : dense_layer_params);
     }
     if (last) forward_unit(o_fwd, output_params);
@@ -428,7 +432,7 @@ StepPlan Planner::build() {
     if (last) layer_backward({}, o_b, o_w, output_params);
     static const std::vector<TimedSegment> kNone;
     for (int l = st.layers - 1; l >= 0; --l) {
-      const bool moe = !mixed || model_.is_moe_layer(st.first_layer + l);
+      const bool moe = !mixed || model_.is_moe_layer(stage_first_layer + l);
       const bool rec = recomputed(l);
       recomputed_layers += rec ? 1 : 0;
       layer_backward(rec ? (moe ? l_rec : d_rec) : kNone, moe ? l_b : d_b, moe ? l_w : d_w,

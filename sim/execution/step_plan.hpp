@@ -44,7 +44,6 @@ struct DpBucket {
 };
 
 struct StageWork {
-  int first_layer = 0;
   int layers = 0;
   OpWork forward;
   OpWork backward;                // recompute (if any) + input gradients + weight gradients, as 1F1B runs it
@@ -89,7 +88,10 @@ struct StepPlan {
   parallel::Schedule schedule = parallel::Schedule::OneFOneB;
   std::string order = "tp-cp-dp-pp";  // rank placement, innermost first
   int gpus = 0;
-  std::vector<StageWork> stages;  // by virtual stage (chunk * pp + rank)
+  /// Work by virtual stage (chunk * pp + rank). Stages alike in work share one StageWork (never modified once built),
+  /// so a deep pipeline's plan holds a few, not pp x vpp copies of their segment lists.
+  std::vector<std::shared_ptr<const StageWork>> stages;
+  std::vector<int> first_layers;  // by virtual stage: the model layer each starts at
   base::Time p2p;                 // activation (or gradient) send between adjacent stages
   bool p2p_crosses_network = false;
   bool dp_reduce_scatter = false;  // ZeRO >= 1 / distributed optimizer: gradients reduce-scattered, not all-reduced
@@ -108,7 +110,7 @@ struct StepPlan {
   int vpp() const { return layout.vpp; }
   int micro_batches() const { return layout.micro_batches; }
   const StageWork& stage(int chunk, int rank) const {
-    return stages[static_cast<std::size_t>(chunk * layout.pp + rank)];
+    return *stages[static_cast<std::size_t>(chunk * layout.pp + rank)];
   }
 };
 

@@ -27,10 +27,10 @@ void expect_same_work(const OpWork& a, const OpWork& b, const std::string& where
 void expect_same_plan(const StepPlan& a, const StepPlan& b, const std::string& what) {
   ASSERT_EQ(a.stages.size(), b.stages.size()) << what;
   for (std::size_t v = 0; v < a.stages.size(); ++v) {
-    const StageWork& x = a.stages[v];
-    const StageWork& y = b.stages[v];
+    const StageWork& x = *a.stages[v];
+    const StageWork& y = *b.stages[v];
     const std::string where = what + ", stage " + std::to_string(v);
-    EXPECT_EQ(x.first_layer, y.first_layer) << where;
+    EXPECT_EQ(a.first_layers[v], b.first_layers[v]) << where;
     EXPECT_EQ(x.layers, y.layers) << where;
     expect_same_work(x.forward, y.forward, where + " forward");
     expect_same_work(x.backward, y.backward, where + " backward");
