@@ -122,18 +122,10 @@ results::StepResult analytic_step(const StepPlan& plan) {
       dp_free = start + Time{(m - 1) * std::max<std::int64_t>(0, (d - per_mb).ns)};
     }
     for (int c = v - 1; c >= 0; --c) {
-      const StageWork& st = plan.stage(c, r);
-      const OpWork& op = zb ? st.backward_weight : st.backward;
-      Time t = start;
-      std::size_t next_bucket = 0;
-      // Segments are walked only as far as the last bucket; the pass ends at start + its total either way.
-      for (std::size_t i = 0; i < op.segments.size() && next_bucket < st.buckets.size(); ++i) {
-        t += op.segments[i].duration;
-        while (next_bucket < st.buckets.size() && st.buckets[next_bucket].ready_after == static_cast<int>(i)) {
-          dp_free = std::max(dp_free, t) + st.buckets[next_bucket].duration;
-          ++next_bucket;
-        }
-      }
+      // Each bucket is ready at the end of its segment (ready_at from the pass start); the pass ends at start + its
+      // total.
+      for (const auto& bucket : plan.stage(c, r).buckets)
+        dp_free = std::max(dp_free, start + bucket.ready_at) + bucket.duration;
       const StageTotals& stt = stage_totals(c, r);
       start = start + (zb ? stt.backward_weight : stt.backward.all);
     }

@@ -407,8 +407,8 @@ StepPlan Planner::build() {
     auto close_bucket = [&](bool force) {
       if (pending <= 0 || (!force && pending < bucket_limit)) return;
       const double bytes = pending * grad_bytes(in_.dtype, in_.fp32_main_grads);
-      st.buckets.push_back(
-          {Bytes{static_cast<std::int64_t>(bytes)}, static_cast<int>(grad_op.segments.size()) - 1, dp_time(bytes)});
+      st.buckets.push_back({Bytes{static_cast<std::int64_t>(bytes)}, static_cast<int>(grad_op.segments.size()) - 1,
+                            dp_time(bytes), Time{}});
       pending = 0;
     };
     std::optional<Time> previous_b, previous_bi;
@@ -440,6 +440,17 @@ StepPlan Planner::build() {
     }
     if (first) layer_backward({}, e_b, e_w, embed_params);
     close_bucket(true);
+    // Each bucket's ready time from the pass start, once the pass is final (append() merges adjacent compute: the
+    // segment a bucket closed on may have grown since; the replays enqueue it at that segment's end too).
+    {
+      Time t;
+      std::size_t i = 0;
+      for (auto& bucket : st.buckets) {
+        for (; static_cast<int>(i) <= bucket.ready_after; ++i)
+          t += grad_op.segments[i].duration;
+        bucket.ready_at = t;
+      }
+    }
 
     // Optimizer on this GPU's shard; with ZeRO 1-2 the updated 16-bit weights are all-gathered afterwards (ZeRO-3
     // keeps them sharded: the next iteration's forward gathers them).

@@ -41,6 +41,7 @@ struct DpBucket {
   base::Bytes bytes;    // gradient bytes (fp32 main grads, Megatron's default for bf16 training)
   int ready_after = 0;  // index of the backward segment after which the bucket's gradients are final
   base::Time duration;  // its data-parallel collective (all-reduce, or reduce-scatter with ZeRO >= 1)
+  base::Time ready_at;  // the end of segment ready_after from the start of its pass (the durations before, summed)
 };
 
 struct StageWork {

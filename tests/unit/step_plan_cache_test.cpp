@@ -40,6 +40,7 @@ void expect_same_plan(const StepPlan& a, const StepPlan& b, const std::string& w
     for (std::size_t k = 0; k < x.buckets.size(); ++k) {
       EXPECT_EQ(x.buckets[k].bytes, y.buckets[k].bytes) << where;
       EXPECT_EQ(x.buckets[k].ready_after, y.buckets[k].ready_after) << where;
+      EXPECT_EQ(x.buckets[k].ready_at, y.buckets[k].ready_at) << where;
       EXPECT_EQ(x.buckets[k].duration, y.buckets[k].duration) << where;
     }
     EXPECT_EQ(x.optimizer, y.optimizer) << where;
