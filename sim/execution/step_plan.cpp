@@ -344,9 +344,8 @@ StepPlan Planner::build() {
   plan.first_layers.resize(static_cast<std::size_t>(stages));
   // Without a dense/MoE mix, a stage's work depends only on whether it is the first, whether it is the last and how
   // many layers it has (the layers are alike, buckets and recomputation count from the stage's own start): a stage
-  // equal in those to one already built shares its StageWork (computed once, stored once: the planner builds a plan
-  // for every feasible point, most stages of a deep pipeline are alike, and copying their segment lists was a tenth
-  // of the full search in the allocator).
+  // equal in those to one already built shares its StageWork (computed and stored once: the planner builds a plan
+  // for every feasible point, and copies of alike stages were a tenth of the full search, in the allocator).
   struct Built {
     bool first = false;
     bool last = false;
@@ -440,16 +439,12 @@ StepPlan Planner::build() {
     }
     if (first) layer_backward({}, e_b, e_w, embed_params);
     close_bucket(true);
-    // Each bucket's ready time from the pass start, once the pass is final (append() merges adjacent compute: the
-    // segment a bucket closed on may have grown since; the replays enqueue it at that segment's end too).
-    {
-      Time t;
-      std::size_t i = 0;
-      for (auto& bucket : st.buckets) {
-        for (; static_cast<int>(i) <= bucket.ready_after; ++i)
-          t += grad_op.segments[i].duration;
-        bucket.ready_at = t;
-      }
+    // Ready times once the pass is final: append() merges adjacent compute, so a bucket's segment may have grown.
+    Time ready;
+    for (std::size_t i = 0; auto& bucket : st.buckets) {
+      for (; static_cast<int>(i) <= bucket.ready_after; ++i)
+        ready += grad_op.segments[i].duration;
+      bucket.ready_at = ready;
     }
 
     // Optimizer on this GPU's shard; with ZeRO 1-2 the updated 16-bit weights are all-gathered afterwards (ZeRO-3
