@@ -273,12 +273,6 @@ std::vector<PhaseSpec> plan(Op op, Algorithm algorithm, std::span<const GpuId> g
   return out;
 }
 
-std::vector<PhaseSpec> plan(Op op, Algorithm algorithm, std::span<const GpuId> group, base::Bytes n,
-                            const topology::Topology& topo) {
-  if (group.size() <= 1 || n.n <= 0) return {};
-  return plan(op, algorithm, group, layout_of(group, topo), n, topo);
-}
-
 struct PhaseCost {
   base::Time latency;
   base::Time transfer;
@@ -453,10 +447,10 @@ struct Timed {
 // The algorithm's time with its fastest protocol (ties: LL, LL128, Simple), as CollectiveCostModel::fastest().
 Timed fastest_protocol(Op op, Algorithm a, std::span<const GpuId> group, base::Bytes n,
                        const topology::Topology& topo) {
-  const auto specs = plan(op, a, group, n, topo);
+  const Layout l = layout_of(group, topo);
+  const auto specs = group.size() <= 1 || n.n <= 0 ? std::vector<PhaseSpec>{} : plan(op, a, group, l, n, topo);
   if (a == Algorithm::Nvls) return {time_of(specs, topo, nvls_terms()), Protocol::Simple};
   if (op == Op::AllToAll || op == Op::SendRecv || op == Op::Broadcast) return {time_of(specs, topo), Protocol::LL};
-  const Layout l = layout_of(group, topo);
   int most = 0;
   for (const auto& d : l.domains)
     most = std::max(most, static_cast<int>(d.size()));

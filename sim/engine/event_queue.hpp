@@ -67,8 +67,8 @@ class EventQueue {
     return e;
   }
 
-  /// The target of the event `ahead` places behind the earliest in the sorted front, if the front holds it (a
-  /// later push may still come before it): a hint for prefetching, never for order.
+  /// The event `ahead` places behind the earliest in the sorted front, if the front holds that many (a later push
+  /// may still come before it): a hint for prefetching, never for order.
   const Event* ahead_in_front(std::size_t ahead) const {
     return ahead < front_.size() ? &front_[front_.size() - 1 - ahead] : nullptr;
   }
