@@ -39,8 +39,20 @@ void EventQueue::prefetch(const Chunk* chunk) {
 #endif
 }
 
+// The first two lines of a chunk: the link and the first three events, all a small bucket holds.
+void EventQueue::prefetch_head(const Chunk* chunk) {
+#if defined(__GNUC__) || defined(__clang__)
+  if (chunk == nullptr) return;
+  __builtin_prefetch(chunk);
+  __builtin_prefetch(reinterpret_cast<const char*>(chunk) + kCacheLine);
+#else
+  (void)chunk;
+#endif
+}
+
 void EventQueue::clear() {
   front_.clear();
+  segments_.clear();
   near_.clear();
   for (int d = 0; d < depth_; ++d) {
     Rung& r = rungs_[static_cast<std::size_t>(d)];
@@ -94,6 +106,10 @@ void EventQueue::release(EventList& list) {
 
 void EventQueue::refill() {
   SIM_ASSERT(size_ > 0, "refill of an empty event queue");
+  if (!segments_.empty()) {  // the laid-out bucket's next sub-range: its events come before any in near_
+    take_segment();
+    return;
+  }
   while (front_.empty() && near_.empty()) {
     if (depth_ == 0) {
       SIM_ASSERT(top_.size > 0, "events counted but none stored");
@@ -119,6 +135,21 @@ void EventQueue::refill() {
       continue;
     }
     EventList& bucket = r.buckets[r.cur];
+    const auto bucket_start =
+        static_cast<std::int64_t>(static_cast<std::uint64_t>(r.start) + (static_cast<std::uint64_t>(r.cur) << r.shift));
+    const std::uint64_t next_offset = static_cast<std::uint64_t>(r.cur + 1) << r.shift;
+    const bool last = r.cur + 1 == r.count;
+    const std::int64_t bucket_end =
+        last ? r.end : std::min(r.end, static_cast<std::int64_t>(static_cast<std::uint64_t>(r.start) + next_offset));
+    if (bucket.size > kSpawnThreshold && bucket.size <= kSegmentMax) {
+      ++r.cur;
+      if (lay_out_segments(bucket, bucket_start, bucket_end)) {
+        take_segment();
+      } else {
+        take_into_front(bucket, bucket_start, bucket_end);  // one time: sorted by priority and sequence
+      }
+      continue;
+    }
     if (bucket.size > kSpawnThreshold && depth_ < kMaxRungs) {
       std::int64_t lo = std::numeric_limits<std::int64_t>::max();
       std::int64_t hi = std::numeric_limits<std::int64_t>::min();
@@ -136,83 +167,156 @@ void EventQueue::refill() {
         continue;
       }
     }
-    const auto bucket_start =
-        static_cast<std::int64_t>(static_cast<std::uint64_t>(r.start) + (static_cast<std::uint64_t>(r.cur) << r.shift));
-    const std::uint64_t next_offset = static_cast<std::uint64_t>(r.cur + 1) << r.shift;
-    const bool last = r.cur + 1 == r.count;
-    const std::int64_t bucket_end =
-        last ? r.end : std::min(r.end, static_cast<std::int64_t>(static_cast<std::uint64_t>(r.start) + next_offset));
     ++r.cur;
+    if (r.cur < r.count) prefetch_head(r.buckets[r.cur].head);  // the next front, while this one is popped
     take_into_front(bucket, bucket_start, bucket_end);
   }
 }
 
 // Moves a bucket (or a small top) into front_, sorted latest first so that the earliest is popped from the back.
 // `lo` bounds the list's times from below and `end` from above (exclusive).
+void EventQueue::take_into_front(EventList& from, std::int64_t lo, std::int64_t end) {
+  const std::size_t n = from.size;
+  if (n > kRankSortMax) {
+    // Copied latest-pushed first: a bucket is in sequence order, so where its events share a time and a priority
+    // (thousands of lockstepped GPUs finishing together) it is sorted already, and the check costs one pass.
+    Event* const out = front_.assign(n);  // front_ is empty here
+    std::size_t i = n;
+    for (const Chunk* c = from.head; c != nullptr; c = c->next) {
+      prefetch(c->next);
+      const std::uint32_t fill = c == from.tail ? from.tail_fill : kChunkEvents;
+      for (std::uint32_t k = 0; k < fill; ++k)
+        out[--i] = c->events[k];
+    }
+    sort_front(n);
+  } else {
+    rank_into_front(from.head->events.data(), n, lo, end);  // at most kRankSortMax < kChunkEvents: the head chunk
+  }
+  release(from);
+  front_end_ = end;
+}
+
+void EventQueue::sort_front(std::size_t n) {
+  Event* const out = front_.assign(n);
+  const auto latest_first = [](const Event& a, const Event& b) { return earlier(b, a); };
+  if (!std::is_sorted(out, out + n, latest_first)) std::sort(out, out + n, latest_first);
+}
+
+// Sorts events[0, n), n <= kRankSortMax, in sequence order and within [lo, end), into front_; events[n,
+// kRankSortMax) must be readable (stale values, never used).
 //
 // A front bucket holds a handful of events (about kEventsPerBucket). They are sorted by rank counting: each
 // event's rank is the number of events later than it, n * kRankSortMax branch-free comparisons in loops of fixed
 // length, which beats the mispredicted branches of a comparison sort on random keys. Buckets are only appended to,
 // in push order, so a bucket's index order is its sequence order: the index stands in for the sequence number,
 // and with one priority and a span below 2^59 ns, (time - lo, index) packs into one word.
-void EventQueue::take_into_front(EventList& from, std::int64_t lo, std::int64_t end) {
-  const std::size_t n = from.size;
-  front_.resize(n);  // front_ is empty here and keeps its capacity
-  if (n > kRankSortMax) {
-    // Copied latest-pushed first: a bucket is in sequence order, so where its events share a time and a priority
-    // (thousands of lockstepped GPUs finishing together) it is sorted already, and the check costs one pass.
-    std::size_t i = n;
-    for (const Chunk* c = from.head; c != nullptr; c = c->next) {
-      prefetch(c->next);
-      const std::uint32_t fill = c == from.tail ? from.tail_fill : kChunkEvents;
-      for (std::uint32_t k = 0; k < fill; ++k)
-        front_[--i] = c->events[k];
-    }
-    release(from);
-    const auto latest_first = [](const Event& a, const Event& b) { return earlier(b, a); };
-    if (!std::is_sorted(front_.begin(), front_.end(), latest_first))
-      std::sort(front_.begin(), front_.end(), latest_first);
-    front_end_ = end;
-    return;
-  }
-  // At most kRankSortMax < kChunkEvents events: all in the head chunk.
-  const Event* events = from.head->events.data();
+void EventQueue::rank_into_front(const Event* events, std::size_t n, std::int64_t lo, std::int64_t end) {
+  Event* const out = front_.assign(n);  // front_ is empty here
   const std::int32_t priority = events[0].priority;
   bool one_priority = true;
-  std::array<std::uint64_t, kRankSortMax> key{};  // zero padding never ranks above a real key
-  for (std::size_t i = 0; i < n; ++i) {
-    key[i] = (offset(events[i].at.ns, lo) << 4) | i;
+  for (std::size_t i = 1; i < n; ++i)
     one_priority &= events[i].priority == priority;
-  }
+  // Zero padding never ranks above a real key. A loop of fixed length with a select: zero-filling the array first
+  // compiles to a slow `rep stos`.
+  std::array<std::uint64_t, kRankSortMax> key;  // NOLINT(cppcoreguidelines-pro-type-member-init): all set below
+  for (std::size_t i = 0; i < kRankSortMax; ++i)
+    key[i] = i < n ? (offset(events[i].at.ns, lo) << 4) | i : 0;
   if (one_priority && offset(end - 1, lo) < (std::uint64_t{1} << 59)) {
     const auto later = [&key](std::size_t j, std::size_t i) { return std::size_t{key[j] > key[i]}; };
     if (n <= kRankSortMax / 2) {
-      rank_latest_first<kRankSortMax / 2>(events, n, later, front_.data());
+      rank_latest_first<kRankSortMax / 2>(events, n, later, out);
     } else {
-      rank_latest_first<kRankSortMax>(events, n, later, front_.data());
+      rank_latest_first<kRankSortMax>(events, n, later, out);
     }
+    return;
+  }
+  std::array<std::uint64_t, kRankSortMax> time_key{};      // time - lo
+  std::array<std::uint64_t, kRankSortMax> priority_key{};  // priority (unsigned-biased), then index
+  for (std::size_t i = 0; i < n; ++i) {
+    time_key[i] = offset(events[i].at.ns, lo);
+    const auto biased = static_cast<std::uint32_t>(events[i].priority) ^ (std::uint32_t{1} << 31);
+    priority_key[i] = (std::uint64_t{biased} << 32) | i;
+  }
+  const auto later = [&time_key, &priority_key](std::size_t j, std::size_t i) {
+    const auto time_later = std::size_t{time_key[j] > time_key[i]};
+    const auto time_equal = std::size_t{time_key[j] == time_key[i]};
+    const auto priority_later = std::size_t{priority_key[j] > priority_key[i]};
+    return time_later | (time_equal & priority_later);  // bitwise: no branches
+  };
+  if (n <= kRankSortMax / 2) {
+    rank_latest_first<kRankSortMax / 2>(events, n, later, out);
   } else {
-    std::array<std::uint64_t, kRankSortMax> time_key{};      // time - lo
-    std::array<std::uint64_t, kRankSortMax> priority_key{};  // priority (unsigned-biased), then index
-    for (std::size_t i = 0; i < n; ++i) {
-      time_key[i] = offset(events[i].at.ns, lo);
-      const auto biased = static_cast<std::uint32_t>(events[i].priority) ^ (std::uint32_t{1} << 31);
-      priority_key[i] = (std::uint64_t{biased} << 32) | i;
+    rank_latest_first<kRankSortMax>(events, n, later, out);
+  }
+}
+
+// Lays out a bucket of more than kSpawnThreshold events over [start, end) as the front's sub-ranges, instead of a
+// finer rung: a counting sort by sub-range (the rung's power-of-two widths) into one array, earliest sub-range
+// last, two passes over the bucket and no lists; each sub-range is sorted when popping reaches it. Returns false,
+// laying out nothing, when every event has the same time (no sub-range would split them).
+bool EventQueue::lay_out_segments(EventList& from, std::int64_t start, std::int64_t end) {
+  const std::size_t n = from.size;
+  const std::uint64_t last_offset = offset(end - 1, start);
+  const std::uint64_t target = std::clamp<std::uint64_t>(n / kEventsPerBucket, 2, kMaxBuckets);
+  int shift = 0;
+  while ((last_offset >> shift) >= target)
+    ++shift;
+  const auto ranges = static_cast<std::size_t>(last_offset >> shift) + 1;
+  std::array<std::uint32_t, kMaxBuckets>& count = segment_count_;
+  std::fill_n(count.begin(), ranges, 0U);
+  if (segment_of_.size() < n) segment_of_.resize(n);
+  std::int64_t lo = std::numeric_limits<std::int64_t>::max();
+  std::int64_t hi = std::numeric_limits<std::int64_t>::min();
+  std::size_t i = 0;
+  for (const Chunk* c = from.head; c != nullptr; c = c->next) {
+    prefetch(c->next);
+    const std::uint32_t fill = c == from.tail ? from.tail_fill : kChunkEvents;
+    for (std::uint32_t k = 0; k < fill; ++k, ++i) {
+      const std::int64_t at = c->events[k].at.ns;
+      lo = std::min(lo, at);
+      hi = std::max(hi, at);
+      const auto range = static_cast<std::uint16_t>(offset(at, start) >> shift);
+      segment_of_[i] = range;
+      ++count[range];
     }
-    const auto later = [&time_key, &priority_key](std::size_t j, std::size_t i) {
-      const auto time_later = std::size_t{time_key[j] > time_key[i]};
-      const auto time_equal = std::size_t{time_key[j] == time_key[i]};
-      const auto priority_later = std::size_t{priority_key[j] > priority_key[i]};
-      return time_later | (time_equal & priority_later);  // bitwise: no branches
-    };
-    if (n <= kRankSortMax / 2) {
-      rank_latest_first<kRankSortMax / 2>(events, n, later, front_.data());
-    } else {
-      rank_latest_first<kRankSortMax>(events, n, later, front_.data());
-    }
+  }
+  if (lo == hi) return false;
+  // Sub-range k starts after every later sub-range's events; the stack of segments pops the earliest first.
+  std::uint32_t position = 0;
+  for (std::size_t k = ranges; k-- > 0;) {
+    const std::uint32_t size = count[k];
+    count[k] = position;  // now the next free slot of sub-range k
+    if (size == 0) continue;
+    const std::uint64_t k_start = static_cast<std::uint64_t>(start) + (std::uint64_t{k} << shift);
+    const std::uint64_t k_end = k_start + (std::uint64_t{1} << shift);
+    segments_.push_back(Segment{static_cast<std::int64_t>(k_start),
+                                k + 1 == ranges ? end : std::min(end, static_cast<std::int64_t>(k_end)), position,
+                                size});
+    position += size;
+  }
+  if (segment_events_.size() < n + kRankSortMax) segment_events_.resize(n + kRankSortMax);
+  i = 0;
+  for (const Chunk* c = from.head; c != nullptr; c = c->next) {
+    const std::uint32_t fill = c == from.tail ? from.tail_fill : kChunkEvents;
+    for (std::uint32_t k = 0; k < fill; ++k, ++i)
+      segment_events_[count[segment_of_[i]]++] = c->events[k];
   }
   release(from);
   front_end_ = end;
+  return true;
+}
+
+// Sorts the earliest laid-out sub-range into the front. Its events are in sequence order (copied in push order).
+void EventQueue::take_segment() {
+  const Segment s = segments_.back();
+  segments_.pop_back();
+  const Event* events = segment_events_.data() + s.begin;
+  if (s.size <= kRankSortMax) {
+    rank_into_front(events, s.size, s.lo, s.end);  // segment_events_ has kRankSortMax slots past any segment
+    return;
+  }
+  std::reverse_copy(events, events + s.size, front_.assign(s.size));
+  sort_front(s.size);
 }
 
 void EventQueue::open_rung(EventList& from, std::int64_t lo, std::int64_t hi) {

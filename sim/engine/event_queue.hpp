@@ -47,14 +47,14 @@ class EventQueue {
 
   /// The earliest event. Precondition: !empty(). Not const: it may lay out the next bucket.
   const Event& top() {
-    if (front_.empty() && near_.empty()) refill();
+    if (front_.empty() && (!segments_.empty() || near_.empty())) refill();
     if (near_.empty() || (!front_.empty() && earlier(front_.back(), near_.front()))) return front_.back();
     return near_.front();
   }
 
   /// Removes and returns the earliest event. Precondition: !empty().
   Event pop() {
-    if (front_.empty() && near_.empty()) refill();
+    if (front_.empty() && (!segments_.empty() || near_.empty())) refill();
     --size_;
     if (near_.empty() || (!front_.empty() && earlier(front_.back(), near_.front()))) {
       const Event e = front_.back();
@@ -86,19 +86,26 @@ class EventQueue {
   static constexpr std::size_t kEventsPerBucket = 4;  // mean occupancy a rung aims at, within kMaxBuckets
   static constexpr std::size_t kSpawnThreshold = 48;  // a bucket larger than this is spread into a finer rung
   static constexpr int kMaxRungs = 8;                 // deeper than this, a crowded bucket is simply sorted
+  // A crowded bucket up to this size is laid out in sub-ranges in the front (256 KiB) rather than a finer rung.
+  static constexpr std::size_t kSegmentMax = 8192;
+  static_assert(kMaxBuckets <= 65536, "a sub-range index is 16 bits");
   // Front buckets up to this size are sorted by branch-free rank counting; larger ones by std::sort.
   static constexpr std::size_t kRankSortMax = 12;
   static_assert(kRankSortMax <= 16, "the packed sort key keeps the index in 4 bits");
-  static constexpr std::uint32_t kChunkEvents = 32;  // 1 KiB of events per chunk
+  static constexpr std::uint32_t kChunkEvents = 31;  // with the 32-byte header, a chunk is 1 KiB
   static_assert(kRankSortMax < kChunkEvents, "a front bucket small enough to rank fits in its head chunk");
   static constexpr std::size_t kBlockChunks = 256;  // chunks allocated at once when the pool runs dry
   static constexpr std::size_t kCacheLine = 64;
 
  private:
-  struct Chunk {
-    std::array<Event, kChunkEvents> events;
+  // Cache-line aligned, the link first: following a list reads the line that holds its first events, and no
+  // event straddles two lines.
+  struct alignas(kCacheLine) Chunk {
     Chunk* next = nullptr;
+    std::array<std::byte, sizeof(Event) - sizeof(Chunk*)> unused{};
+    std::array<Event, kChunkEvents> events;
   };
+  static_assert(sizeof(Chunk) == 1024, "a chunk is 16 cache lines");
 
   // An unordered list of events in chunks, appended at the tail. A full (or absent) tail chunk reads as
   // tail_fill == kChunkEvents, so an append tests one condition.
@@ -118,6 +125,28 @@ class EventQueue {
     std::size_t count = 0;  // buckets in use
     std::size_t cur = 0;    // next bucket to consume
     std::vector<EventList> buckets;
+  };
+
+  // The sorted front: a stack whose storage only grows, so that laying out a bucket writes its events once
+  // (a std::vector's resize would first zero them).
+  class Front {
+   public:
+    bool empty() const { return size_ == 0; }
+    std::size_t size() const { return size_; }
+    const Event& back() const { return slots_[size_ - 1]; }
+    const Event& operator[](std::size_t i) const { return slots_[i]; }
+    void pop_back() { --size_; }
+    void clear() { size_ = 0; }
+    // Makes room for n events, to be written through data(); their contents are unspecified until then.
+    Event* assign(std::size_t n) {
+      if (slots_.size() < n) slots_.resize(std::max(n, 2 * slots_.size()));
+      size_ = n;
+      return slots_.data();
+    }
+
+   private:
+    std::vector<Event> slots_;
+    std::size_t size_ = 0;
   };
 
   struct Later {  // std heaps keep the greatest in front: order them by "later" to keep the earliest there
@@ -153,15 +182,32 @@ class EventQueue {
   }
 
   static void prefetch(const Chunk* chunk);
+  static void prefetch_head(const Chunk* chunk);
   void add_chunk(EventList& list);
   void release(EventList& list);  // returns the list's chunks to the pool and empties it
   void refill();                  // lays out the next non-empty bucket as the front; precondition: size_ > 0
   void open_rung(EventList& from, std::int64_t lo, std::int64_t hi);  // spreads `from` over [lo, hi]
   void take_into_front(EventList& from, std::int64_t lo, std::int64_t end);
+  void rank_into_front(const Event* events, std::size_t n, std::int64_t lo, std::int64_t end);
+  void sort_front(std::size_t n);  // sorts the front's n events (just assigned) latest first
+  bool lay_out_segments(EventList& from, std::int64_t start, std::int64_t end);
+  void take_segment();
 
   // The front: every event with at < front_end_ is in front_ (sorted latest first) or near_ (a heap by Later).
-  std::vector<Event> front_;
+  Front front_;
   std::vector<Event> near_;
+  // A bucket laid out in sub-ranges (lay_out_segments): its events, counting-sorted latest sub-range first, and the
+  // sub-ranges not yet sorted into front_, earliest at the back. All are before front_end_ and after front_.
+  struct Segment {
+    std::int64_t lo;  // the sub-range's time range [lo, end)
+    std::int64_t end;
+    std::uint32_t begin;  // its events: segment_events_[begin, begin + size)
+    std::uint32_t size;
+  };
+  std::vector<Segment> segments_;
+  std::vector<Event> segment_events_;      // grows only; kRankSortMax slots of slack past the last event
+  std::vector<std::uint16_t> segment_of_;  // scratch: each bucket event's sub-range
+  std::array<std::uint32_t, kMaxBuckets> segment_count_{};  // scratch: events, then next slot, per sub-range
   std::int64_t front_end_ = std::numeric_limits<std::int64_t>::min();
   std::array<Rung, kMaxRungs> rungs_{};  // rungs_[0] is the coarsest; rungs_[depth_-1] the finest
   int depth_ = 0;
