@@ -2,9 +2,18 @@
 // reproduced from bytes and a bandwidth (shared/validation/reliability_public.json: checkpoint_systems).
 #include "sim/reliability/checkpoint_io.hpp"
 
+#include "sim/execution/step_plan.hpp"
+#include "sim/scenario/run_setup.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/scenario/step_setup.hpp"
+
 #include <gtest/gtest.h>
 
+#include <array>
+#include <cmath>
 #include <cstdio>
+#include <string>
+#include <variant>
 
 namespace sim::reliability {
 namespace {
@@ -71,6 +80,102 @@ TEST(CheckpointIoValidation, GeminiMtNlgOnTwentyGbpsRemoteStorage) {
   const CheckpointIo io = checkpoint_io(sh, st);
   std::printf("[ckpt] MT-NLG 530B at 20 Gbit/s: %.1f min (Gemini: 42 min)\n", io.write.time.seconds() / 60);
   EXPECT_NEAR(io.write.time.seconds() / 60, 42.0, 0.25 * 42.0);
+}
+
+// MLPerf Storage v3.0's checkpointing workload (mlcommons/storage_results_v3.0 at
+// 068d91f6d7bc57a6e6309f59d73980fe9e6e0336, closed division, July 2026): Llama 3 70B and 405B checkpoints written
+// and read back by 64 and 512 processes, each write ending in an fsync (a durable save, as trainsim's "write"). The
+// `metric` block of each run's summary.json; sizes in GiB (the benchmark's "GB" are binary, mlcommons/storage
+// Rules.md, Table 2).
+struct MlperfCheckpoint {
+  const char* system;  // the submission's system, closed/<submitter>/systems/<name>.yaml
+  double size_gib;     // checkpoint_size_GB
+  double save_s;       // save_checkpoint_duration_mean_seconds
+  double load_s;       // load_checkpoint_duration_mean_seconds
+};
+// results/<system>/checkpointing/llama3-70b/<run>/summary.json: Azure's AMLFS-Durable-Premium-125-1280TiB-16-
+// Standard_E192is_v6 runs 20260722_185605 (save) and 20260722_185939 (load); Nebius's nebius-s3-ckpt-llama3-70b run
+// 20260714_121444; Alluxio's aws_r5n24xlarge_i3en12xlarge_4c_10s_64p runs 20260708_075034 and 20260708_075733.
+constexpr std::array<MlperfCheckpoint, 3> kMlperf70B{{
+    {"Azure Managed Lustre, 125 MB/s per TiB x 1,280 TiB, 16 clients", 911.21, 8.647, 7.381},
+    {"Nebius managed S3 (s3dlio), 8 clients", 911.21, 46.85, 23.81},
+    {"Alluxio cache over S3, 4 clients", 911.21, 26.43, 26.74},
+}};
+// .../checkpointing/llama3-405b/...: NVIDIA's aistore-6n-oci-bm-denseio-e5-128-8client-405b-1t runs 20260720_230519
+// and 20260720_232233; Everpure's FlashBlade//EXA (32 hosts, 30 data nodes) run 20260715_110216.
+constexpr std::array<MlperfCheckpoint, 2> kMlperf405B{{
+    {"NVIDIA AIStore (S3) on 6 OCI DenseIO nodes, 8 clients", 5292.25, 85.88, 83.70},
+    {"Pure Storage FlashBlade//EXA, 32 clients", 5292.25, 7.20, 9.46},
+}};
+
+TEST(CheckpointIoValidation, BytesMatchMlperfStoragesMeasuredCheckpoints) {
+  // Llama 3 70B (70,553,706,496 parameters) and 405B (405,853,388,800) at 14 bytes per parameter against the sizes
+  // the benchmark wrote: an independent check of the bytes (nothing here is fitted to MLPerf).
+  CheckpointShape sh;
+  sh.gpus = 64;
+  sh.dp = 8;
+  sh.params = 70'553'706'496.0;
+  const double gib = 1024.0 * 1024 * 1024;
+  const double b70 = static_cast<double>(checkpoint_io(sh, CheckpointStorage{}).total.n) / gib;
+  sh.gpus = 512;
+  sh.dp = 2;
+  sh.params = 405'853'388'800.0;
+  const double b405 = static_cast<double>(checkpoint_io(sh, CheckpointStorage{}).total.n) / gib;
+  std::printf("[ckpt] bytes: 70B %.1f GiB (MLPerf %.1f), 405B %.1f GiB (MLPerf %.1f)\n", b70, kMlperf70B[0].size_gib,
+              b405, kMlperf405B[0].size_gib);
+  EXPECT_NEAR(b70, kMlperf70B[0].size_gib, 0.02 * kMlperf70B[0].size_gib);
+  EXPECT_NEAR(b405, kMlperf405B[0].size_gib, 0.02 * kMlperf405B[0].size_gib);
+}
+
+// What the run summary prints for a scenario's checkpoint (scenario::checkpoint_io, as `trainsim run`; the data
+// pipeline's reads, a few MB/s beside terabytes per second of storage, are left out).
+CheckpointIo scenario_checkpoint(const std::string& file) {
+  const scenario::Scenario s = scenario::load_scenario(std::string(TRAINSIM_SOURCE_DIR) + "/" + file);
+  const auto plan = execution::build_step_plan(std::get<execution::StepInputs>(scenario::step_setup(s)));
+  return scenario::checkpoint_io(s, plan.layout, 0.0);
+}
+
+// The nearest published figure: its relative difference, and which it is.
+template <std::size_t N>
+double nearest(double predicted, const std::array<MlperfCheckpoint, N>& runs, double MlperfCheckpoint::*field,
+               const char** system) {
+  double best = INFINITY;
+  for (const MlperfCheckpoint& r : runs) {
+    const double error = predicted / (r.*field) - 1;
+    if (std::abs(error) < std::abs(best)) {
+      best = error;
+      *system = r.system;
+    }
+  }
+  return best;
+}
+
+TEST(CheckpointIoValidation, DefaultScenarios70BCheckpointAgainstMlperfStorage) {
+  // The default scenario (Llama 3 70B on 1,024 H100s) with the default storage rates, which come from
+  // ByteCheckpoint's 405B figures (checkpoint_io.hpp): an out-of-sample prediction for a 70B checkpoint. Published
+  // 70B saves span 8.6-46.8 s and loads 7.4-26.7 s with the storage; the acceptance (issue 19) is 25% of one of them.
+  const CheckpointIo io = scenario_checkpoint("scenarios/default.json");
+  const char* save_system = "";
+  const char* load_system = "";
+  const double save = nearest(io.write.time.seconds(), kMlperf70B, &MlperfCheckpoint::save_s, &save_system);
+  const double load = nearest(io.load.time.seconds(), kMlperf70B, &MlperfCheckpoint::load_s, &load_system);
+  std::printf("[ckpt] default 70B: write %.1f s (%+.0f%% vs %s), load %.1f s (%+.0f%% vs %s)\n",
+              io.write.time.seconds(), 100 * save, save_system, io.load.time.seconds(), 100 * load, load_system);
+  EXPECT_LT(std::abs(save), 0.25);
+  EXPECT_LT(std::abs(load), 0.25);
+}
+
+TEST(CheckpointIoValidation, Llama3405BExampleAgainstPublishedCheckpoints) {
+  // scenarios/examples/llama3-405b-16384-h100.json: its write and load within 25% of ByteCheckpoint's 405B figures
+  // (by construction: the default rates come from them), and where MLPerf's two 405B storage systems put it.
+  const CheckpointIo io = scenario_checkpoint("scenarios/examples/llama3-405b-16384-h100.json");
+  std::printf(
+      "[ckpt] 405B example: write %.1f s (ByteCheckpoint 51.06; MLPerf %.1f-%.1f), load %.1f s (129.49; "
+      "MLPerf %.1f-%.1f)\n",
+      io.write.time.seconds(), kMlperf405B[1].save_s, kMlperf405B[0].save_s, io.load.time.seconds(),
+      kMlperf405B[1].load_s, kMlperf405B[0].load_s);
+  EXPECT_NEAR(io.write.time.seconds(), 51.06, 0.25 * 51.06);
+  EXPECT_NEAR(io.load.time.seconds(), 129.49, 0.25 * 129.49);
 }
 
 }  // namespace
