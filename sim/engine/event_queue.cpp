@@ -120,7 +120,12 @@ void EventQueue::refill() {
       if (top_.size <= kSpawnThreshold || lo == hi) {
         take_into_front(top_, lo, hi + 1);
       } else {
-        open_rung(top_, lo, hi);
+        // Rung 0 reaches past top's latest event by kReach - 1 spans: events pushed while it is consumed land in
+        // it rather than in top, whose every event costs one more pass (hold-model increments reach a span ahead).
+        const std::uint64_t span = offset(hi, lo);
+        const bool room = span <= (std::uint64_t{1} << 60) && hi <= std::numeric_limits<std::int64_t>::max() - 2 -
+                                                                        static_cast<std::int64_t>((kReach - 1) * span);
+        open_rung(top_, lo, room ? hi + static_cast<std::int64_t>((kReach - 1) * span) : hi, room ? kReach : 1);
       }
       continue;
     }
@@ -319,12 +324,12 @@ void EventQueue::take_segment() {
   sort_front(s.size);
 }
 
-void EventQueue::open_rung(EventList& from, std::int64_t lo, std::int64_t hi) {
+void EventQueue::open_rung(EventList& from, std::int64_t lo, std::int64_t hi, std::uint64_t reach) {
   SIM_ASSERT(depth_ < kMaxRungs && lo < hi, "rung layout out of range");
   Rung& r = rungs_[static_cast<std::size_t>(depth_++)];
   // Smallest power-of-two width giving at most `target` buckets over [lo, hi].
   const std::uint64_t last_offset = offset(hi, lo);
-  const std::uint64_t target = std::clamp<std::uint64_t>(from.size / kEventsPerBucket, 2, kMaxBuckets);
+  const std::uint64_t target = std::clamp<std::uint64_t>(reach * from.size / kEventsPerBucket, 2, kMaxBuckets);
   int shift = 0;
   while ((last_offset >> shift) >= target)
     ++shift;

@@ -85,7 +85,8 @@ class EventQueue {
   static constexpr std::size_t kMaxBuckets = 1024;    // per rung: the scatter's write frontier stays in cache
   static constexpr std::size_t kEventsPerBucket = 4;  // mean occupancy a rung aims at, within kMaxBuckets
   static constexpr std::size_t kSpawnThreshold = 48;  // a bucket larger than this is spread into a finer rung
-  static constexpr int kMaxRungs = 8;                 // deeper than this, a crowded bucket is simply sorted
+  static constexpr std::uint64_t kReach = 2;
+  static constexpr int kMaxRungs = 8;  // deeper than this, a crowded bucket is simply sorted
   // A crowded bucket up to this size is laid out in sub-ranges in the front (256 KiB) rather than a finer rung.
   static constexpr std::size_t kSegmentMax = 8192;
   static_assert(kMaxBuckets <= 65536, "a sub-range index is 16 bits");
@@ -186,7 +187,8 @@ class EventQueue {
   void add_chunk(EventList& list);
   void release(EventList& list);  // returns the list's chunks to the pool and empties it
   void refill();                  // lays out the next non-empty bucket as the front; precondition: size_ > 0
-  void open_rung(EventList& from, std::int64_t lo, std::int64_t hi);  // spreads `from` over [lo, hi]
+  void open_rung(EventList& from, std::int64_t lo, std::int64_t hi,
+                 std::uint64_t reach = 1);  // spreads `from` over [lo, hi]
   void take_into_front(EventList& from, std::int64_t lo, std::int64_t end);
   void rank_into_front(const Event* events, std::size_t n, std::int64_t lo, std::int64_t end);
   void sort_front(std::size_t n);  // sorts the front's n events (just assigned) latest first
