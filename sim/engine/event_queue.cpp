@@ -81,11 +81,14 @@ void EventQueue::add_chunk(EventList& list) {
   Chunk* chunk = free_chunks_;
   free_chunks_ = chunk->next;
   chunk->next = nullptr;
+  chunk->ahead = nullptr;
   if (list.tail == nullptr) {
     list.head = chunk;
   } else {
     list.tail->next = chunk;
+    if (list.before_tail != nullptr) list.before_tail->ahead = chunk;
   }
+  list.before_tail = list.tail;
   list.tail = chunk;
   list.tail_fill = 0;
 }
@@ -98,7 +101,9 @@ void EventQueue::release(EventList& list) {
     list.tail->next = free_chunks_;
     free_chunks_ = list.head->next;
     list.head->next = nullptr;
+    list.head->ahead = nullptr;
   }
+  list.before_tail = nullptr;
   list.tail = list.head;
   list.tail_fill = 0;
   list.size = 0;
@@ -158,8 +163,9 @@ void EventQueue::refill() {
     if (bucket.size > kSpawnThreshold && depth_ < kMaxRungs) {
       std::int64_t lo = std::numeric_limits<std::int64_t>::max();
       std::int64_t hi = std::numeric_limits<std::int64_t>::min();
+      prefetch(bucket.head->next);
       for (const Chunk* c = bucket.head; c != nullptr; c = c->next) {
-        prefetch(c->next);
+        prefetch_ahead(c);
         const std::uint32_t n = c == bucket.tail ? bucket.tail_fill : kChunkEvents;
         for (std::uint32_t i = 0; i < n; ++i) {
           lo = std::min(lo, c->events[i].at.ns);
@@ -187,8 +193,9 @@ void EventQueue::take_into_front(EventList& from, std::int64_t lo, std::int64_t 
     // (thousands of lockstepped GPUs finishing together) it is sorted already, and the check costs one pass.
     Event* const out = front_.assign(n);  // front_ is empty here
     std::size_t i = n;
+    prefetch(from.head->next);
     for (const Chunk* c = from.head; c != nullptr; c = c->next) {
-      prefetch(c->next);
+      prefetch_ahead(c);
       const std::uint32_t fill = c == from.tail ? from.tail_fill : kChunkEvents;
       for (std::uint32_t k = 0; k < fill; ++k)
         out[--i] = c->events[k];
@@ -273,8 +280,9 @@ bool EventQueue::lay_out_segments(EventList& from, std::int64_t start, std::int6
   std::int64_t lo = std::numeric_limits<std::int64_t>::max();
   std::int64_t hi = std::numeric_limits<std::int64_t>::min();
   std::size_t i = 0;
+  prefetch(from.head->next);
   for (const Chunk* c = from.head; c != nullptr; c = c->next) {
-    prefetch(c->next);
+    prefetch_ahead(c);
     const std::uint32_t fill = c == from.tail ? from.tail_fill : kChunkEvents;
     for (std::uint32_t k = 0; k < fill; ++k, ++i) {
       const std::int64_t at = c->events[k].at.ns;
@@ -340,9 +348,10 @@ void EventQueue::open_rung(EventList& from, std::int64_t lo, std::int64_t hi, st
   r.cur = 0;
   if (r.buckets.size() < r.count) r.buckets.resize(r.count);
   // Scatter chunk by chunk; all but the head chunk go back to the pool as soon as they are read, to be reused warm.
+  prefetch(from.head->next);
   for (Chunk* c = from.head; c != nullptr;) {
     const bool last = c == from.tail;
-    if (!last) prefetch(c->next);
+    if (!last) prefetch_ahead(c);
     const std::uint32_t n = last ? from.tail_fill : kChunkEvents;
     for (std::uint32_t i = 0; i < n; ++i)
       append(r.buckets[offset(c->events[i].at.ns, lo) >> shift], c->events[i]);
@@ -354,6 +363,8 @@ void EventQueue::open_rung(EventList& from, std::int64_t lo, std::int64_t hi, st
     c = next;
   }
   from.head->next = nullptr;
+  from.head->ahead = nullptr;
+  from.before_tail = nullptr;
   from.tail = from.head;
   from.tail_fill = 0;
   from.size = 0;

@@ -103,7 +103,8 @@ class EventQueue {
   // event straddles two lines.
   struct alignas(kCacheLine) Chunk {
     Chunk* next = nullptr;
-    std::array<std::byte, sizeof(Event) - sizeof(Chunk*)> unused{};
+    Chunk* ahead = nullptr;  // the chunk after next, a prefetch hint for list walks (may be stale, never followed)
+    std::array<std::byte, sizeof(Event) - 2 * sizeof(Chunk*)> unused{};
     std::array<Event, kChunkEvents> events;
   };
   static_assert(sizeof(Chunk) == 1024, "a chunk is 16 cache lines");
@@ -113,6 +114,7 @@ class EventQueue {
   struct EventList {
     Chunk* head = nullptr;
     Chunk* tail = nullptr;
+    Chunk* before_tail = nullptr;  // whose `ahead` the next chunk becomes
     std::uint32_t tail_fill = kChunkEvents;
     std::size_t size = 0;
   };
@@ -183,6 +185,9 @@ class EventQueue {
   }
 
   static void prefetch(const Chunk* chunk);
+  // Called on each chunk of a list walk, the walk having prefetched the head's next: fetches two chunks ahead, so
+  // that one DRAM latency is hidden behind two chunks of work rather than one.
+  static void prefetch_ahead(const Chunk* chunk) { prefetch(chunk->ahead); }
   static void prefetch_head(const Chunk* chunk);
   void add_chunk(EventList& list);
   void release(EventList& list);  // returns the list's chunks to the pool and empties it
