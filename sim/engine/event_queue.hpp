@@ -17,10 +17,13 @@ namespace sim::engine {
 /// Event Simulation", ACM TOMACS 15(3), 2005), adapted to integer time and an exact total order:
 ///   - top: far-future events, appended unsorted;
 ///   - rungs: when the nearer structure runs dry, top is spread into at most kMaxBuckets time buckets of a
-///     power-of-two width; a crowded bucket is spread again into a finer rung (radix-sort style: few write
-///     streams per pass keep the scatter in cache);
-///   - the front: the nearest bucket sorted by the full (time, priority, sequence) key and popped from its back,
-///     plus a binary heap `near` for events pushed into that bucket's time range later (a zero delay, say).
+///     power-of-two width, rung 0 reaching kReach - 1 spans past top's latest event (later pushes land there, not
+///     in top); a bucket too crowded for the front (over kSegmentMax) is spread again into a finer rung (radix-sort
+///     style: few write streams per pass keep the scatter in cache);
+///   - the front: the nearest bucket, counting-sorted into sub-ranges in one array when crowded (lay_out_segments),
+///     each sub-range (or a small bucket) sorted by the full (time, priority, sequence) key when reached and popped
+///     from its back, plus a binary heap `near` for events pushed into the front's time range later (a zero delay,
+///     say).
 /// Time ranges are disjoint and increasing from the front to the rungs to top, so the order is exact whatever the
 /// distribution of times: events at the current time, skewed increments and huge gaps cost speed, never order.
 /// Top and buckets are lists of fixed-size chunks from a pool that only grows: past its high-water mark the
