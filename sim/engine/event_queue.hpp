@@ -87,9 +87,9 @@ class EventQueue {
 
   static constexpr std::size_t kMaxBuckets = 1024;    // per rung: the scatter's write frontier stays in cache
   static constexpr std::size_t kEventsPerBucket = 4;  // mean occupancy a rung aims at, within kMaxBuckets
-  static constexpr std::size_t kSpawnThreshold = 48;  // a bucket larger than this is spread into a finer rung
-  static constexpr std::uint64_t kReach = 2;
-  static constexpr int kMaxRungs = 8;  // deeper than this, a crowded bucket is simply sorted
+  static constexpr std::size_t kSpawnThreshold = 48;  // a bucket larger than this is laid out in sub-ranges or spread
+  static constexpr std::uint64_t kReach = 2;          // rung 0 spans this many times top's spread of times
+  static constexpr int kMaxRungs = 8;                 // deeper than this, a crowded bucket is simply sorted
   // A crowded bucket up to this size is laid out in sub-ranges in the front (256 KiB) rather than a finer rung.
   static constexpr std::size_t kSegmentMax = 8192;
   static_assert(kMaxBuckets <= 65536, "a sub-range index is 16 bits");
@@ -143,7 +143,7 @@ class EventQueue {
     const Event& operator[](std::size_t i) const { return slots_[i]; }
     void pop_back() { --size_; }
     void clear() { size_ = 0; }
-    // Makes room for n events, to be written through data(); their contents are unspecified until then.
+    // Makes room for n events and returns where to write them; their contents are unspecified until written.
     Event* assign(std::size_t n) {
       if (slots_.size() < n) slots_.resize(std::max(n, 2 * slots_.size()));
       size_ = n;
@@ -203,7 +203,8 @@ class EventQueue {
   bool lay_out_segments(EventList& from, std::int64_t start, std::int64_t end);
   void take_segment();
 
-  // The front: every event with at < front_end_ is in front_ (sorted latest first) or near_ (a heap by Later).
+  // The front: every event with at < front_end_ is in front_ (sorted latest first), in a laid-out sub-range not yet
+  // sorted (segments_, all later than front_'s) or in near_ (a heap by Later).
   Front front_;
   std::vector<Event> near_;
   // A bucket laid out in sub-ranges (lay_out_segments): its events, counting-sorted latest sub-range first, and the
