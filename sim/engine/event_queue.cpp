@@ -24,6 +24,14 @@ void rank_latest_first(const Event* events, std::size_t n, const Later& later, E
   }
 }
 
+// Sorts out[0, n) latest first. Events copied latest-pushed first from a bucket (or sub-range) in sequence order are
+// sorted already where they share a time and a priority (thousands of lockstepped GPUs finishing together): the check
+// costs one pass.
+void sort_latest_first(Event* out, std::size_t n) {
+  const auto latest_first = [](const Event& a, const Event& b) { return earlier(b, a); };
+  if (!std::is_sorted(out, out + n, latest_first)) std::sort(out, out + n, latest_first);
+}
+
 }  // namespace
 
 // Chunks of a list lie anywhere in the pool, so the hardware prefetcher cannot follow a list from one chunk to
@@ -189,8 +197,7 @@ void EventQueue::refill() {
 void EventQueue::take_into_front(EventList& from, std::int64_t lo, std::int64_t end) {
   const std::size_t n = from.size;
   if (n > kRankSortMax) {
-    // Copied latest-pushed first: a bucket is in sequence order, so where its events share a time and a priority
-    // (thousands of lockstepped GPUs finishing together) it is sorted already, and the check costs one pass.
+    // Copied latest-pushed first (a bucket is in sequence order), so that sort_latest_first often finds it sorted.
     Event* const out = front_.assign(n);  // front_ is empty here
     std::size_t i = n;
     prefetch(from.head->next);
@@ -200,18 +207,12 @@ void EventQueue::take_into_front(EventList& from, std::int64_t lo, std::int64_t 
       for (std::uint32_t k = 0; k < fill; ++k)
         out[--i] = c->events[k];
     }
-    sort_front(n);
+    sort_latest_first(out, n);
   } else {
     rank_into_front(from.head->events.data(), n, lo, end);  // at most kRankSortMax < kChunkEvents: the head chunk
   }
   release(from);
   front_end_ = end;
-}
-
-void EventQueue::sort_front(std::size_t n) {
-  Event* const out = front_.assign(n);
-  const auto latest_first = [](const Event& a, const Event& b) { return earlier(b, a); };
-  if (!std::is_sorted(out, out + n, latest_first)) std::sort(out, out + n, latest_first);
 }
 
 // Sorts events[0, n), n <= kRankSortMax, in sequence order and within [lo, end), into front_; events[n,
@@ -328,8 +329,9 @@ void EventQueue::take_segment() {
     rank_into_front(events, s.size, s.lo, s.end);  // segment_events_ has kRankSortMax slots past any segment
     return;
   }
-  std::reverse_copy(events, events + s.size, front_.assign(s.size));
-  sort_front(s.size);
+  Event* const out = front_.assign(s.size);
+  std::reverse_copy(events, events + s.size, out);
+  sort_latest_first(out, s.size);
 }
 
 void EventQueue::open_rung(EventList& from, std::int64_t lo, std::int64_t hi, std::uint64_t reach) {

@@ -199,7 +199,6 @@ class EventQueue {
                  std::uint64_t reach = 1);  // spreads `from` over [lo, hi]
   void take_into_front(EventList& from, std::int64_t lo, std::int64_t end);
   void rank_into_front(const Event* events, std::size_t n, std::int64_t lo, std::int64_t end);
-  void sort_front(std::size_t n);  // sorts the front's n events (just assigned) latest first
   bool lay_out_segments(EventList& from, std::int64_t start, std::int64_t end);
   void take_segment();
 
