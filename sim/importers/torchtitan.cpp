@@ -48,9 +48,13 @@ class TitanImport {
     // TorchTitan's tensor parallelism always shards the norms and the residual stream over the sequence
     // (parallelize_llama's plan: SequenceParallel for the norms, sequence-sharded layer inputs and outputs), which is
     // Megatron-LM's sequence parallelism (Korthikanti et al. 2022).
-    if (tp > 1)
+    if (tp > 1) {
       d.put("parallel.sequence_parallel", true,
             origin(par, "tensor_parallel_degree") + " (TorchTitan's tensor parallelism is sequence-parallel)");
+      // DTensor's column-parallel linears save the all-gathered (Replicate) input for their weight gradient.
+      d.put("training.sp_saved_inputs", std::string("gathered"),
+            origin(par, "tensor_parallel_degree") + " (DTensor linears save their all-gathered input)");
+    }
     if (cp > 1) d.put("parallel.cp", cp, origin(par, "context_parallel_degree"));
     if (ep > 1) d.put("parallel.ep", ep, origin(par, "expert_parallel_degree"));
     // Expert tensor parallelism: read where the experts are split (ep > 1); TorchTitan's degree 1 keeps each expert

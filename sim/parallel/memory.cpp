@@ -86,6 +86,27 @@ MoeParts moe_parts(const ModelSpec& m, const ActivationShape& a, double sigma) {
   return p;
 }
 
+/// Activation gradients live at the peak of one layer's backward, which no stored-activation count includes
+/// (Korthikanti et al. 2022 count what the forward saves): autograd holds an operator's output gradient while it
+/// computes the input gradient. In an MLP of inner size f over t ranks, for n tokens: the activation function's
+/// backward holds d(its output), f/t, and d(its input), 2f/t gated (gate and up) or f/t; the first projection's
+/// input-gradient GEMM then holds d(its output) and d(its input), h wide (whole: the reduce-scatter or all-reduce
+/// that shards or sums it comes after). The larger of the two, in 16-bit. For an MoE layer the routed experts' tokens
+/// and inner size, as moe_parts. Attention's gradients (q, k, v and the output, h wide or less per token) are smaller
+/// than the MLP's for f >= h and are not added.
+double gradient_working_bytes(const ModelSpec& m, const ActivationShape& a) {
+  const double s = static_cast<double>(a.seq_len) / a.cp;
+  const double b = a.micro_batch;
+  double tokens = s * b, f = m.dense_ffn() / static_cast<double>(a.tp);
+  if (m.moe && a.moe_layer) {
+    const double etp = a.expert_tp > 0 ? a.expert_tp : a.tp;
+    tokens = s * b * m.moe->top_k * etp / a.tp * a.moe_imbalance;
+    f = m.moe->ffn_hidden / etp;
+  }
+  const double inner = m.gated() ? 2 * f : f;
+  return kBf16 * tokens * std::max(f + inner, inner + static_cast<double>(m.hidden));
+}
+
 /// Stored activations of one layer by what the recompute modules can drop. full() is the layer with no
 /// recomputation (the sum of every tensor listed in memory.hpp).
 struct LayerParts {
@@ -118,7 +139,9 @@ LayerParts layer_parts(const ModelSpec& m, const ActivationShape& a) {
   // Attention block (Korthikanti: 11sbh + 5as^2b).
   p.input = kBf16 * sbh * sigma;                            // input norm's input
   const double gemm_in = a.fp8_activations ? kFp8 : kBf16;  // what a linear layer saves of its input
-  p.norm_out = gemm_in * sbh * sigma;                       // QKV projection's input
+  // The QKV projection's input; whole with DTensor tensor parallelism (MemoryOptions::sp_gathered_inputs).
+  const double norm_share = a.sp_gathered_inputs ? 1.0 : sigma;
+  p.norm_out = gemm_in * sbh * norm_share;
   if (m.mla) {
     // MLA (DeepSeek-V2 Sec. 2.1.2): the latents the down projections write, the up projections' inputs, on every TP
     // rank (q_lora_rank, kv_lora_rank + the RoPE key); the up-projected per-head queries, keys (nope + rope) and
@@ -136,8 +159,9 @@ LayerParts layer_parts(const ModelSpec& m, const ActivationShape& a) {
   p.scores = score_bytes(m, a);   // scores / softmax, or the fused kernel's statistics
   p.fixed += mask * sbh * sigma;  // attention-block dropout mask
   // MLP block (Korthikanti: 19sbh for GELU with f = 4h).
-  p.fixed += kBf16 * sbh * sigma;       // post-attention norm's input
-  p.norm_out += gemm_in * sbh * sigma;  // router / shared-expert or first MLP projection's input (the norm's output)
+  p.fixed += kBf16 * sbh * sigma;  // post-attention norm's input
+  p.norm_out +=
+      gemm_in * sbh * norm_share;  // router / shared-expert or first MLP projection's input (the norm's output)
   if (moe) {
     p.moe = moe_parts(m, a, sigma);
   } else {
@@ -383,6 +407,7 @@ RankInvariants rank_invariants(const ModelSpec& model, const Layout& layout, con
   shape.fp8_activations = options.fp8_activations;
   shape.expert_tp = layout.expert_tp;
   shape.moe_imbalance = options.moe_imbalance;
+  shape.sp_gathered_inputs = options.sp_gathered_inputs;
   inv.bytes = kind_bytes(model, config, shape);
   return inv;
 }
@@ -474,7 +499,14 @@ MemoryBreakdown memory_on_rank(const ModelSpec& model, const Layout& layout, con
   // Activations: the layers of every micro-batch in flight at the rank's peak, plus the layers being recomputed.
   const ActivationShape& shape = inv.shape;
   const auto held = micro_batches_held(layout, config.schedule, pipeline_rank);
-  const double activations = stored_activations(model, layout, config, inv.bytes, inv.first_layer, held, pipeline_rank);
+  double gradients = 0;  // the larger of a dense and an MoE layer's, for models that mix them
+  for (int kind = 0; kind < (model.moe ? 2 : 1); ++kind) {
+    ActivationShape k = shape;
+    k.moe_layer = model.moe && kind == 1;
+    gradients = std::max(gradients, gradient_working_bytes(model, k));
+  }
+  const double activations =
+      stored_activations(model, layout, config, inv.bytes, inv.first_layer, held, pipeline_rank) + gradients;
   out.activations = whole_bytes(activations);
 
   // Buffers.

@@ -62,6 +62,14 @@ struct MemoryOptions {
   ///   output 4 = 10 B). PyTorch's derivatives.yaml: log_softmax backward uses the result, nll_loss backward
   ///   returns a dense gradient.
   bool upcast_cross_entropy = false;
+  /// What a tensor-parallel linear layer with sequence parallelism saves of its input, the norm's output, for its
+  /// weight gradient (training.sp_saved_inputs):
+  /// - sharded (default): this rank's 1/t of the sequence, gathered again in the backward (Megatron-Core's and
+  ///   Transformer Engine's linear layers; Korthikanti et al. 2022, Sec. 4.2.2);
+  /// - gathered: the all-gathered input, whole, as PyTorch's DTensor tensor parallelism saves it (TorchTitan: the
+  ///   attention and feed-forward modules redistribute their input from Shard(1) to Replicate, and the column-parallel
+  ///   linears after it save that replicated tensor for their weight gradient, torch.distributed.tensor.parallel).
+  bool sp_gathered_inputs = false;
   base::Bytes runtime_reserve = kDefaultRuntimeReserve;  // memory.reserve
   /// MoE routing (training.moe_imbalance): the tokens routed to the busiest expert-parallel rank over the mean, >= 1.
   /// 1 (default) is balanced routing, what --moe-router-force-load-balancing enforces in the published benchmarks;
@@ -98,6 +106,7 @@ struct ActivationShape {
   int expert_tp = 0;                                // tensor parallelism of the experts (0: tp)
   double moe_imbalance = 1;  // the busiest expert-parallel rank's routed tokens over the mean (MemoryOptions)
   bool moe_layer = true;     // for a model with experts: this layer is an MoE layer (false: one of its dense layers)
+  bool sp_gathered_inputs = false;  // MemoryOptions::sp_gathered_inputs: the norm outputs saved whole, not sharded
 };
 
 /// Bytes of activations one transformer layer stores for the backward pass, for one micro-batch, on one GPU.
@@ -153,7 +162,8 @@ std::vector<int> micro_batches_held(const Layout& layout, Schedule schedule, int
 ///   master weights, Adam m and v. ZeRO-1 or the distributed optimizer shards the 12 over d = dp*cp (Megatron shards
 ///   over the data-parallel-with-context group), ZeRO-2 also the 4, ZeRO-3 also the 2.
 /// Activations: layer_activation_bytes times the layers of micro_batches_held, plus, with recomputation, the one layer
-/// being recomputed (its full activations minus what is stored).
+/// being recomputed (its full activations minus what is stored), plus the activation gradients one MLP's backward
+/// holds at its peak (memory.cpp, gradient_working_bytes).
 /// Buffers: options.runtime_reserve; per micro-batch in flight, the embedding's dropout mask on the first stage and the
 /// final norm's and output layer's inputs and the fp32 logits (4sbV/t, padded V) on the last (Korthikanti Sec. 4.3);
 /// and, as documented assumptions in memory.cpp, pipeline receive buffers, the sequence-parallel all-gather, the MoE

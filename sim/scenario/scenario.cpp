@@ -259,6 +259,9 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
     t->optional("fp8_weight_copies", mo.fp8_weight_copies);
     std::string loss;
     if (t->optional_enum("cross_entropy", loss, {"fused", "upcast"})) mo.upcast_cross_entropy = loss == "upcast";
+    std::string saved;
+    if (t->optional_enum("sp_saved_inputs", saved, {"sharded", "gathered"}))
+      mo.sp_gathered_inputs = saved == "gathered";
     if (t->optional("moe_imbalance", mo.moe_imbalance, Range::between(1.0, 64.0)) && model && !s.model.moe)
       t->error("moe_imbalance", "applies to models with experts (model.moe); " + s.model.name + " has none");
     mo.fp8_activations = s.training.dtype == hardware::Dtype::Fp8;

@@ -364,6 +364,16 @@ TEST(ImportTorchTitan, TheLossIsUpcastUnlessCompiled) {
   EXPECT_EQ(loss("[compile]\nenable = false\ncomponents = [\"loss\"]\n"), "upcast") << "not compiled";
 }
 
+TEST(ImportTorchTitan, TensorParallelLinearsSaveTheirGatheredInput) {
+  auto saved = [](const std::string& text) {
+    const auto im = importers::import_torchtitan_text(text, "t.toml");
+    const auto* f = im.draft.find("training.sp_saved_inputs");
+    return f ? std::get<std::string>(f->value) : std::string("absent");
+  };
+  EXPECT_EQ(saved("[parallelism]\ntensor_parallel_degree = 8\n"), "gathered") << "DTensor ColwiseParallel";
+  EXPECT_EQ(saved("[parallelism]\ntensor_parallel_degree = 1\n"), "absent") << "no tensor parallelism";
+}
+
 TEST(ImportTorchTitan, TomlSubset) {
   const auto t = importers::parse_toml(
       "title = 'x' # comment\n[a.b]\nn = -1_000\nf = 3.5e-2\nok = true\narr = [\n  1, 2, # two\n  3,\n]\n"

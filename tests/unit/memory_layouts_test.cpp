@@ -101,6 +101,11 @@ TEST(TrainingStackKeys, DefaultsAreTodaysStacksAndEveryKeyIsRead) {
 }
 
 TEST(TrainingStackKeys, BadValuesAreOneClearMessage) {
+  const std::string saved = load_error({{"training.sp_saved_inputs", "whole"}});
+  EXPECT_NE(saved.find("/training/sp_saved_inputs"), std::string::npos) << saved;
+  EXPECT_NE(saved.find("gathered"), std::string::npos) << "names what is accepted: " << saved;
+  EXPECT_TRUE(scenario::load_default_scenario({{"training.sp_saved_inputs", "gathered"}}).memory.sp_gathered_inputs);
+  EXPECT_FALSE(scenario::load_default_scenario().memory.sp_gathered_inputs) << "Megatron-Core's default: sharded";
   EXPECT_NE(load_error({{"parallel.recompute", "selective"}, {"parallel.recompute_modules", "[\"activation\"]"}})
                 .find("\"activation\" is not a Megatron-Core recompute module; accepted: core_attn"),
             std::string::npos);
@@ -181,6 +186,11 @@ TEST(Recompute, SelectiveModulesDropTheirOwnTensors) {
   EXPECT_DOUBLE_EQ(core - layer_activation_bytes(llama, shape), 2 * 2 * s * h / t) << "two norm outputs";
   shape.recompute_modules = kRecomputeCoreAttn | kRecomputeMlp;
   EXPECT_DOUBLE_EQ(core - layer_activation_bytes(llama, shape), 3 * 2 * s * f / t) << "SwiGLU gate, up, product";
+  // DTensor tensor parallelism saves the two norm outputs whole, t times what Megatron-Core's sharded ones take.
+  shape.recompute_modules = kRecomputeCoreAttn;
+  shape.sp_gathered_inputs = true;
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(llama, shape) - core, 2 * 2 * s * h * (1 - 1 / t))
+      << "norm outputs saved gathered";
 }
 
 TEST(Recompute, FullUniformKeepsOneInputPerGroupAndBlockRecomputesTheFirstLayers) {
@@ -194,20 +204,23 @@ TEST(Recompute, FullUniformKeepsOneInputPerGroupAndBlockRecomputesTheFirstLayers
   shape.recompute = Recompute::Full;
   const double input = layer_activation_bytes(llama, shape);
   const ClusterShape cluster{256, 8, 8};
+  // The activation gradients of one MLP backward (memory.hpp), by hand: SwiGLU f/t = 28672/8 = 3584, gate and up
+  // 7168; the first projection's input gradient h = 8192 whole: max(3584 + 7168, 7168 + 8192) x 2 B x 8192 tokens.
+  const double grads = 2.0 * 8192 * (7168 + 8192);
   // Rank 3 (the last) holds one micro-batch: its 20 layers.
   c.recompute = Recompute::Full;
   c.recompute_num_layers = 1;
   const Layout l = resolve(llama, cluster, c, 8192);
   const auto one = memory_per_gpu(llama, l, c, 8192, 3, o);
-  EXPECT_DOUBLE_EQ(static_cast<double>(one.activations.n), std::ceil(20 * input + full - input));
+  EXPECT_DOUBLE_EQ(static_cast<double>(one.activations.n), std::ceil(20 * input + full - input + grads));
   c.recompute_num_layers = 4;
   const auto four = memory_per_gpu(llama, l, c, 8192, 3, o);
-  EXPECT_DOUBLE_EQ(static_cast<double>(four.activations.n), std::ceil(5 * input + 4 * full - input))
+  EXPECT_DOUBLE_EQ(static_cast<double>(four.activations.n), std::ceil(5 * input + 4 * full - input + grads))
       << "groups of 4 layers: 5 inputs, one group recomputed at a time";
   c.recompute_method = RecomputeMethod::Block;
   c.recompute_num_layers = 5;
   const auto block = memory_per_gpu(llama, l, c, 8192, 3, o);
-  EXPECT_DOUBLE_EQ(static_cast<double>(block.activations.n), std::ceil(5 * input + 15 * full + full - input))
+  EXPECT_DOUBLE_EQ(static_cast<double>(block.activations.n), std::ceil(5 * input + 15 * full + full - input + grads))
       << "5 layers recomputed, 15 store everything";
 }
 

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <numeric>
 #include <string>
 #include <variant>
@@ -342,12 +343,14 @@ ParallelConfig gpt3_tp8_pp8() {
 
 TEST(MemoryPerGpu, FirstOneFOneBStageHoldsLLayersWorthOfActivations) {
   // Korthikanti Sec. 4.2.3: the first stage keeps p micro-batches of L/p layers in flight, L layers' worth:
-  // 96 x sbh(34/t) with SP + selective recompute, plus the one layer being recomputed (its 5as^2b/t scores).
+  // 96 x sbh(34/t) with SP + selective recompute, plus the one layer being recomputed (its 5as^2b/t scores), plus the
+  // activation gradients of one MLP backward: GELU f/t = 4h/t in and out, then f/t and the whole h input gradient,
+  // 2 B x s x max(2f/t, f/t + h).
   const auto gpt3 = model("gpt3-175b");
   const auto c = gpt3_tp8_pp8();
   const Layout l = resolve(gpt3, {64, 8, 8}, c, 2048);
   const double s = 2048, h = 12288, a = 96, t = 8;
-  const double expected = 96 * s * h * 34 / t + 5 * a * s * s / t;
+  const double expected = 96 * s * h * 34 / t + 5 * a * s * s / t + 2 * s * std::max(8 * h / t, 4 * h / t + h);
   const auto mem = memory_per_gpu(gpt3, l, c, 2048, 0, megatron2022());
   EXPECT_EQ(static_cast<double>(mem.activations.n), expected)
       << "expected " << expected << " bytes, computed " << mem.activations.n;

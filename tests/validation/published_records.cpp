@@ -583,6 +583,8 @@ Record convert(const json& r) {
       training["kernels"] = "eager";
     // TorchTitan's loss: PyTorch's cross_entropy on an fp32 copy of the logits (its train.py loss_fn).
     if (family == "torchtitan") training["cross_entropy"] = "upcast";
+    // TorchTitan's DTensor tensor parallelism: the column-parallel linears save their all-gathered input.
+    if (family == "torchtitan") training["sp_saved_inputs"] = "gathered";
   }
   if (dtype_of(r) == "fp8") {
     // Transformer Engine's delayed scaling is the Megatron-Core / NeMo default; torchao.float8 (TorchTitan) scales
