@@ -160,8 +160,8 @@ LayerParts layer_parts(const ModelSpec& m, const ActivationShape& a) {
   p.fixed += mask * sbh * sigma;  // attention-block dropout mask
   // MLP block (Korthikanti: 19sbh for GELU with f = 4h).
   p.fixed += kBf16 * sbh * sigma;  // post-attention norm's input
-  p.norm_out +=
-      gemm_in * sbh * norm_share;  // router / shared-expert or first MLP projection's input (the norm's output)
+  // The router's, shared experts' or first MLP projection's input (the norm's output).
+  p.norm_out += gemm_in * sbh * norm_share;
   if (moe) {
     p.moe = moe_parts(m, a, sigma);
   } else {
