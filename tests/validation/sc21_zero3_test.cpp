@@ -80,9 +80,10 @@ TEST(Sc21Zero3, TwoImplementationNumbersExplainTheFlatTimes) {
       EXPECT_LT(std::fabs(err), 0.15) << row.id;
     }
   }
-  std::printf("DeepSpeed ZeRO-3 (SC21 Table 2): weight and gradient traffic at %.1f GB/s per GPU, compute at %.3f of "
-              "peak\n",
-              rate, eff);
+  std::printf(
+      "DeepSpeed ZeRO-3 (SC21 Table 2): weight and gradient traffic at %.1f GB/s per GPU, compute at %.3f of "
+      "peak\n",
+      rate, eff);
   for (const auto& row : rows) {
     const double t = modelled_s(row, rate, eff);
     std::printf("  %-40s published %7.2f s  two-number model %7.2f s  %+5.1f%%\n", row.id.c_str(), row.published_s, t,
