@@ -306,6 +306,11 @@ bool reference_of(const json& r, Record& out, int gpus, double batch, double seq
     return true;
   }
   std::optional<double> tflops = get<double>(me, "tflops_per_gpu");
+  // The Megatron-LM README states MFU alone for its strong-scaling runs; its weak-scaling rows, which give both,
+  // divide by the H100's dense BF16 peak (177B: 432.8 TFLOP/s at MFU 0.44).
+  const Family* fam_mfu = family_of(r);
+  if (!tflops && fam_mfu && std::string(fam_mfu->name) == "megatron-readme")
+    if (auto mfu = get<double>(me, "mfu")) tflops = *mfu * 989.4;
   if (!tflops) {
     out.refusal = "the record publishes no step time, tokens/s or TFLOP/s";
     return false;
@@ -401,8 +406,17 @@ Record convert(const json& r) {
   const json& m = r.at("model");
   const int gpus = r.at("hardware").at("num_gpus").get<int>();
   const ModelZooCommand zoo = modelzoo_command(r, *fam);
-  const int tp = get<int>(p, "tp").value_or(0), pp = get<int>(p, "pp").value_or(zoo.pp);
+  int tp = get<int>(p, "tp").value_or(0), pp = get<int>(p, "pp").value_or(zoo.pp);
   const int cp = get<int>(p, "cp").value_or(1);
+  // The Megatron-LM README's strong-scaling runs (GPT-3 177B from 96 to 4,608 H100s) publish no layout; its
+  // weak-scaling table runs the same model, on the same cluster and software, at TP 8 PP 6.
+  if (std::string(fam->name) == "megatron-readme" && tp == 0 && pp == 0 &&
+      r.value("id", std::string()).rfind("mcore_h100_strong_gpt3_177B", 0) == 0) {
+    tp = 8;
+    pp = 6;
+    out.assumptions.push_back("TP 8 PP 6, the layout of the README's weak-scaling row of the same 177B model (the "
+                              "strong-scaling runs publish none)");
+  }
   if (tp == 0 || pp == 0) {
     out.refusal = "the record does not give the layout (parallel.tp or parallel.pp is null)";
     return out;
