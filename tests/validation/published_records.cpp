@@ -414,8 +414,9 @@ Record convert(const json& r) {
       r.value("id", std::string()).rfind("mcore_h100_strong_gpt3_177B", 0) == 0) {
     tp = 8;
     pp = 6;
-    out.assumptions.push_back("TP 8 PP 6, the layout of the README's weak-scaling row of the same 177B model (the "
-                              "strong-scaling runs publish none)");
+    out.assumptions.push_back(
+        "TP 8 PP 6, the layout of the README's weak-scaling row of the same 177B model (the "
+        "strong-scaling runs publish none)");
   }
   if (tp == 0 || pp == 0) {
     out.refusal = "the record does not give the layout (parallel.tp or parallel.pp is null)";
