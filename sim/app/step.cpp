@@ -20,6 +20,41 @@ std::variant<StepOutcome, std::vector<parallel::Infeasible>> evaluate_step(const
   return o;
 }
 
+std::variant<std::vector<execution::KernelRow>, std::vector<parallel::Infeasible>> step_kernels(
+    const scenario::Scenario& s) {
+  auto setup = scenario::step_setup(s);
+  if (auto* bad = std::get_if<std::vector<parallel::Infeasible>>(&setup)) return *bad;
+  return execution::kernel_table(std::get<execution::StepInputs>(setup));
+}
+
+Json kernels_json(const std::vector<execution::KernelRow>& rows, const scenario::Scenario& s) {
+  Json j;
+  j["schema"] = "trainsim.kernels/1";
+  j["scenario"] = s.name;
+  j["scope"] = "one micro-batch on one GPU: the first transformer layer, the input embedding, the output layer";
+  Json& out = j["kernels"] = Json::array();
+  for (const auto& r : rows) {
+    Json k;
+    k["part"] = r.part;
+    k["pass"] = r.pass;
+    k["name"] = r.name;
+    k["kind"] = r.kind;
+    if (r.kind == "gemm" || r.kind == "gemm_fp8") {
+      k["m"] = r.m;
+      k["n"] = r.n;
+      k["k"] = r.k;
+      k["batch"] = r.batch;
+    }
+    if (r.flops > 0) k["flops"] = r.flops;
+    if (r.bytes > 0) k["bytes"] = r.bytes;
+    if (r.group > 0) k["group"] = r.group;
+    k["time_s"] = r.time.seconds();
+    k["exposed_s"] = r.exposed.seconds();
+    out.push_back(std::move(k));
+  }
+  return j;
+}
+
 Json step_json(const results::StepResult& r, const scenario::Scenario& s) {
   Json j = results::to_json(r);
   j["scenario"] = s.name;

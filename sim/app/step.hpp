@@ -1,6 +1,7 @@
 // sim/app/step.hpp: "evaluate this scenario's step": one training iteration at a fidelity, with memory and fit, and
 // its `trainsim.step/1` JSON. The step plan is built once here and carried to the run level.
 #pragma once
+#include "sim/execution/kernel_table.hpp"
 #include "sim/execution/step_plan.hpp"
 #include "sim/execution/step_sim.hpp"
 #include "sim/parallel/feasibility.hpp"
@@ -33,6 +34,14 @@ std::variant<StepOutcome, std::vector<parallel::Infeasible>> evaluate_step(const
 
 /// `trainsim step --json`: the result's trainsim.step/1 JSON with the scenario's name and its convergence section.
 results::Json step_json(const results::StepResult& r, const scenario::Scenario& s);
+
+/// `trainsim step --kernels`: every kernel and collective of one layer, the embedding and the output layer for one
+/// micro-batch on one GPU (execution/kernel_table.hpp); a layout that breaks a rule comes back as its reasons.
+std::variant<std::vector<execution::KernelRow>, std::vector<parallel::Infeasible>> step_kernels(
+    const scenario::Scenario& s);
+
+/// The rows as JSON (schema trainsim.kernels/1): times in seconds, bytes and FLOPs as counts.
+results::Json kernels_json(const std::vector<execution::KernelRow>& rows, const scenario::Scenario& s);
 
 /// The effective configuration that was simulated (schema trainsim.resolved-scenario/1), for provenance.
 results::Json scenario_json(const scenario::Scenario& s);

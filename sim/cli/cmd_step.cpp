@@ -2,13 +2,16 @@
 #include "reports/trace.hpp"
 #include "sim/base/atomic_file.hpp"
 #include "sim/base/errors.hpp"
+#include "sim/base/table.hpp"
 #include "sim/cli/app.hpp"
 #include "sim/cli/common.hpp"
 #include "sim/parallel/megatron_flags.hpp"
 
 #include <CLI/CLI.hpp>
 
+#include <map>
 #include <memory>
+#include <utility>
 
 namespace sim::cli {
 namespace {
@@ -21,6 +24,7 @@ struct StepArgs {
   std::string trace;
   bool json = false;
   bool explain = false;
+  bool kernels = false;
   std::vector<std::string> slowdowns;  // "GPU=FACTOR"
 };
 
@@ -55,8 +59,58 @@ std::vector<double> parse_slowdowns(const std::vector<std::string>& specs, int g
   return out;
 }
 
+/// `--kernels`: the kernel table of one layer, the embedding and the output layer, then the time per part and pass.
+int kernels_command(const StepArgs& a, const Options& o, const scenario::Scenario& s, std::ostream& out,
+                    std::ostream& err) {
+  if (!a.trace.empty() || a.explain || !a.slowdowns.empty())
+    throw base::ConfigError("--kernels", "", "prints the kernel table alone; drop --trace, --explain and --slowdown");
+  auto table = app::step_kernels(s);
+  if (auto* bad = std::get_if<std::vector<parallel::Infeasible>>(&table)) return print_infeasible(*bad, s, err);
+  const auto& rows = std::get<std::vector<execution::KernelRow>>(table);
+  if (a.json || o.format == "json") {
+    out << app::kernels_json(rows, s).dump() << '\n';
+    return kExitOk;
+  }
+  out << "kernels of " << base::printable(s.name)
+      << ": one micro-batch on one GPU (first transformer layer, input embedding, output layer), as the step plan "
+         "times them\n\n";
+  base::Table t({"part", "pass", "kernel", "kind", "m x n x k / group", "GFLOP", "MB", "us", "exposed us", "rate"});
+  std::vector<std::pair<std::string, base::Time>> totals;  // by part and pass, in order
+  for (const auto& r : rows) {
+    const bool gemm = r.kind == "gemm" || r.kind == "gemm_fp8";
+    const bool comm = r.group > 0 || (!gemm && r.kind != "attention" && r.kind != "memory");
+    std::string shape;
+    if (gemm)
+      shape = base::fmt(r.m, 0) + " x " + base::fmt(r.n, 0) + " x " + base::fmt(r.k, 0) +
+              (r.batch != 1 ? " x" + base::fmt(r.batch, 0) : "");
+    else if (comm)
+      shape = std::to_string(r.group) + " ranks";
+    const double s_time = r.time.seconds();
+    std::string rate = "-";
+    if (s_time > 0 && r.flops > 0)
+      rate = base::fmt(r.flops / s_time / 1e12, 0) + " TFLOP/s";
+    else if (s_time > 0 && r.bytes > 0)
+      rate = base::fmt(r.bytes / s_time / 1e9, 0) + (comm ? " GB/s algbw" : " GB/s");
+    const std::string none = "-";
+    t.add({r.part, r.pass, r.name, r.kind, shape, r.flops > 0 ? base::fmt(r.flops / 1e9, 1) : none,
+           r.bytes > 0 ? base::fmt(r.bytes / 1e6, 1) : none, base::fmt(s_time * 1e6, 1),
+           base::fmt(r.exposed.seconds() * 1e6, 1), rate});
+    const std::string key = r.part + " " + r.pass;
+    if (totals.empty() || totals.back().first != key) totals.push_back({key, base::Time::zero()});
+    totals.back().second += r.exposed;
+  }
+  t.print(out);
+  out << '\n';
+  base::Table sum({"part and pass", "exposed ms"});
+  for (const auto& [key, time] : totals)
+    sum.add({key, base::fmt(time.seconds() * 1e3, 3)});
+  sum.print(out);
+  return kExitOk;
+}
+
 int step_command(const StepArgs& a, const Options& o, std::ostream& out, std::ostream& err) {
   const auto s = scenario::load_scenario(a.scenario, overrides_of(o));
+  if (a.kernels) return kernels_command(a, o, s, out, err);
   execution::StepOptions opt;
   opt.fidelity = a.fidelity == "analytic" ? execution::Fidelity::Analytic
                  : a.fidelity == "full"   ? execution::Fidelity::Full
@@ -111,6 +165,9 @@ void add_step_command(CLI::App& app, const Options& o, CommandList& commands) {
   step->add_option("--trace", a->trace, "Write the step as Chrome/Perfetto trace-event JSON")->type_name("FILE");
   step->add_flag("--json", a->json, "JSON result (schema trainsim.step/1), same as --format json");
   step->add_flag("--explain", a->explain, "Print the effective configuration as Megatron-LM arguments instead");
+  step->add_flag("--kernels", a->kernels,
+                 "Print every kernel and collective of one layer, the embedding and the output layer (shape, FLOPs, "
+                 "bytes, time) instead");
   step->add_option("--slowdown", a->slowdowns, "A slow GPU for --fidelity full: GPU=FACTOR (repeatable)")
       ->type_name("GPU=FACTOR");
   commands.push_back({step, [a, &o](std::ostream& out, std::ostream& err) { return step_command(*a, o, out, err); }});

@@ -3,7 +3,7 @@
 
 #include "sim/execution/step_plan_cache.hpp"
 #include "sim/execution/step_plan_cache_impl.hpp"
-#include "sim/execution/moe_dispatch.hpp"
+#include "sim/execution/layer_timing.hpp"
 #include "sim/execution/recompute.hpp"
 #include "sim/execution/tp_overlap.hpp"
 #include "sim/collectives/collective.hpp"
@@ -95,57 +95,14 @@ class Planner {
     return id;
   }
 
-  Time kernel_time(const workload::Kernel& k) const {
-    switch (k.kind) {
-      case workload::KernelKind::Gemm:
-        // FP8 training keeps the GEMMs outside the transformer blocks' linears (output layer, router, unfused
-        // attention) in 16 bits.
-        return hardware::gemm_time(hw_.gpu, k.fp8 ? in_.dtype : gemm_16bit_, hw_.efficiency, k.m, k.n, k.k, k.batch);
-      case workload::KernelKind::Attention:
-        return hardware::attention_time(hw_.gpu, in_.dtype, hw_.efficiency, k.flops, in_.attention_flash2);
-      case workload::KernelKind::Memory:
-        return hardware::memory_time(hw_.gpu, hw_.efficiency, k.bytes);
-    }
-    return Time::zero();
-  }
+  Time kernel_time(const workload::Kernel& k) const { return execution::kernel_time(in_, k); }
 
   Time comm_time(workload::CommKind kind, double bytes) {
     const auto key = std::make_pair(static_cast<int>(kind), bytes);
     if (auto it = comm_cache_.find(key); it != comm_cache_.end()) return it->second;
-    collectives::Op op = collectives::Op::AllReduce;
-    parallel::Dim dim = parallel::Dim::Tp;
-    switch (kind) {
-      case workload::CommKind::TpAllReduce:
-        op = collectives::Op::AllReduce;
-        break;
-      case workload::CommKind::TpAllGather:
-        op = collectives::Op::AllGather;
-        break;
-      case workload::CommKind::TpReduceScatter:
-        op = collectives::Op::ReduceScatter;
-        break;
-      case workload::CommKind::CpExchange:
-        op = collectives::Op::AllGather;  // cp-1 ring steps of one chunk each: an all-gather of cp chunks
-        dim = parallel::Dim::Cp;
-        break;
-      case workload::CommKind::EpAllToAll:
-        op = collectives::Op::AllToAll;
-        dim = parallel::Dim::Ep;
-        break;
-      case workload::CommKind::EtpAllGather:
-        op = collectives::Op::AllGather;
-        dim = parallel::Dim::Etp;
-        break;
-      case workload::CommKind::EtpReduceScatter:
-        op = collectives::Op::ReduceScatter;
-        dim = parallel::Dim::Etp;
-        break;
-    }
+    const auto [op, dim] = layer_collective(kind);
     const auto group = placement_.group(dim, 0);
-    // Collective formulas take the total payload n; ring all-gather of cp chunks moves (cp-1)/cp of cp*chunk.
-    double n = kind == workload::CommKind::CpExchange ? bytes * static_cast<double>(group.size()) : bytes;
-    if (kind == workload::CommKind::EpAllToAll && in_.parallel.moe_dispatcher == parallel::MoeDispatcher::DeepEp)
-      n *= deepep_network_share(model_, topo_, group);
+    const double n = layer_collective_payload(in_, kind, group, bytes);
     Time t = group.size() < 2 ? Time::zero() : collective(op, group, n);
     comm_cache_.emplace(key, t);
     return t;
@@ -214,8 +171,6 @@ class Planner {
   }
 
   const StepInputs& in_;
-  const hardware::Dtype gemm_16bit_ =
-      in_.dtype == hardware::Dtype::Fp8 || in_.dtype == hardware::Dtype::Fp4 ? hardware::Dtype::Bf16 : in_.dtype;
   const workload::ModelSpec& model_;
   const hardware::HardwareProfile& hw_;
   const topology::Topology& topo_;
@@ -250,20 +205,7 @@ StepPlan Planner::build() {
   plan.gpus = L.tp * L.pp * L.dp * L.cp;
   plan.peak = hw_.gpu.peak_for(in_.dtype).value_or(base::FlopRate{});
 
-  workload::LayerShape shape;
-  shape.micro_batch = L.micro_batch;
-  shape.seq_len = in_.seq_len;
-  shape.tp = L.tp;
-  shape.cp = L.cp;
-  shape.ep = L.ep;
-  shape.expert_tp = L.expert_tp;
-  shape.sequence_parallel = in_.parallel.sequence_parallel && L.tp > 1;
-  shape.flash_attention = in_.flash_attention;
-  shape.dropout = in_.dropout;
-  shape.eager_kernels = in_.eager_kernels;
-  shape.moe_imbalance = in_.moe_imbalance;
-  shape.fp8 = in_.dtype == hardware::Dtype::Fp8 || in_.dtype == hardware::Dtype::Fp4 ? in_.fp8_scaling
-                                                                                     : workload::Fp8Scaling::None;
+  const workload::LayerShape shape = layer_shape(in_);
   const bool mixed = model_.moe && model_.moe_layers() < model_.layers;
   const LayerTimings& lt = layer_timings(shape, mixed);
   const auto& l_fwd = lt.l_fwd;

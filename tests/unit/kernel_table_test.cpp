@@ -1,0 +1,87 @@
+// The kernel table (`trainsim step --kernels`, sim/execution/kernel_table.hpp): its rows are the step plan's own
+// timings, so a stage's pass is the sum of its layers' rows; the CLI prints them and refuses what does not combine.
+#include "sim/base/json_reader.hpp"
+#include "sim/cli/app.hpp"
+#include "sim/execution/kernel_table.hpp"
+#include "sim/execution/step_plan.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/scenario/step_setup.hpp"
+#include "tests/support/cli.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace sim {
+namespace {
+
+using execution::KernelRow;
+
+base::Time exposed(const std::vector<KernelRow>& rows, const std::string& part, const std::string& pass) {
+  base::Time t;
+  for (const auto& r : rows)
+    if (r.part == part && r.pass == pass) t += r.exposed;
+  return t;
+}
+
+// The default scenario (Llama 3 70B, TP8 PP4, 80 layers: 20 a stage, no recomputation): pipeline stage 1 holds only
+// transformer layers, so its forward is 20 x the layer's forward rows, and its backward 20 x (input + weight
+// gradient rows); stage 0 adds the embedding.
+TEST(KernelTable, AStagesPassesAreItsLayersRows) {
+  const auto s = scenario::load_default_scenario();
+  const auto inputs = std::get<execution::StepInputs>(scenario::step_setup(s));
+  const auto plan = execution::build_step_plan(inputs);
+  const auto rows = execution::kernel_table(inputs);
+  ASSERT_EQ(plan.stages.size(), 4u);
+  const auto& mid = *plan.stages[1];
+  ASSERT_EQ(mid.layers, 20);
+  EXPECT_EQ(mid.forward.total().ns, 20 * exposed(rows, "layer", "forward").ns);
+  EXPECT_EQ(mid.backward.total().ns, 20 * (exposed(rows, "layer", "backward") + exposed(rows, "layer", "wgrad")).ns);
+  const auto& first = *plan.stages[0];
+  EXPECT_EQ(first.forward.total().ns,
+            20 * exposed(rows, "layer", "forward").ns + exposed(rows, "embedding", "forward").ns);
+
+  // Every GEMM row carries its shape and 2mnk FLOPs; collectives their group.
+  int gemms = 0, collectives = 0;
+  for (const auto& r : rows) {
+    if (r.kind == "gemm") {
+      ++gemms;
+      EXPECT_DOUBLE_EQ(r.flops, 2 * r.m * r.n * r.k * r.batch) << r.name;
+      EXPECT_GT(r.time.ns, 0) << r.name;
+    }
+    if (r.group > 0) {
+      ++collectives;
+      EXPECT_EQ(r.group, 8) << r.name << ": the tensor-parallel group";
+      EXPECT_GT(r.bytes, 0) << r.name;
+    }
+  }
+  EXPECT_EQ(gemms, 4 * 3 + 3) << "QKV, output projection, MLP up and down, each forward, dgrad and wgrad; the logits";
+  EXPECT_GT(collectives, 0);
+}
+
+TEST(KernelTable, CliPrintsTheTableOrItsJson) {
+  auto text = support::trainsim({"step", support::kDefaultScenario, "--kernels"});
+  ASSERT_EQ(text.code, cli::kExitOk) << text.err;
+  EXPECT_NE(text.out.find("mlp_up"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("TFLOP/s"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("layer forward"), std::string::npos) << "the totals per part and pass: " << text.out;
+
+  auto json = support::trainsim({"step", support::kDefaultScenario, "--kernels", "--json"});
+  ASSERT_EQ(json.code, cli::kExitOk) << json.err;
+  auto doc = base::JsonDocument::parse_text(json.out, "stdout");
+  base::Diagnostics diag("stdout");
+  auto root = doc.root(diag);
+  std::string schema;
+  root.required("schema", schema);
+  EXPECT_EQ(schema, "trainsim.kernels/1");
+  EXPECT_NE(json.out.find("\"exposed_s\""), std::string::npos);
+
+  auto both = support::trainsim({"step", support::kDefaultScenario, "--kernels", "--explain"});
+  EXPECT_EQ(both.code, cli::kExitBadInput) << both.out;
+  EXPECT_NE(both.err.find("--kernels"), std::string::npos) << both.err;
+}
+
+}  // namespace
+}  // namespace sim
