@@ -45,8 +45,15 @@ std::optional<Time> tp_overlap_exposed(const workload::PassWork& pass, std::size
   const auto& s = pass.segments[i];
   const bool gather = s.comm == workload::CommKind::TpAllGather;
   if (tp < 2 || !s.is_comm || (!gather && s.comm != workload::CommKind::TpReduceScatter)) return std::nullopt;
-  if ((gather && i + 1 >= pass.segments.size()) || (!gather && i == 0)) return std::nullopt;
-  const auto& partner_segment = pass.segments[gather ? i + 1 : i - 1];
+  // The partner is the compute segment beside the collective in data flow. A context-parallel key/value exchange
+  // between them does not separate them: it runs on the context-parallel group, inside the attention (Transformer
+  // Engine's ring attention), and needs neither the gathered activations nor the GEMM's output.
+  std::size_t j = i;
+  do {
+    if (gather ? j + 1 >= pass.segments.size() : j == 0) return std::nullopt;
+    j = gather ? j + 1 : j - 1;
+  } while (pass.segments[j].is_comm && pass.segments[j].comm == workload::CommKind::CpExchange);
+  const auto& partner_segment = pass.segments[j];
   if (partner_segment.is_comm) return std::nullopt;
   // The partner's name: the linear layer beside the collective in data flow.
   const bool entering = gather != backward;  // forward all-gather, backward reduce-scatter: QKV / MLP up

@@ -34,6 +34,34 @@ TEST(TpOverlapOracle, PipelineLeavesTheLastPieceAndPaysTheSmMargin) {
   EXPECT_NEAR(pipeline_extra(us(400), us(100), us(800), 132).seconds() * 1e6, 100.0 * 132 / 116 + 800 - 400, 0.01);
 }
 
+TEST(TpOverlapPartner, AContextParallelExchangeDoesNotSeparateAGatherFromItsGemm) {
+  // Forward attention block with CP: the all-gather, the key/value exchange on the CP group, then the QKV GEMM. The
+  // gather still overlaps the GEMM (the exchange runs inside the attention, on another group).
+  workload::PassWork pass;
+  workload::Segment gather;
+  gather.is_comm = true;
+  gather.comm = workload::CommKind::TpAllGather;
+  workload::Segment exchange;
+  exchange.is_comm = true;
+  exchange.comm = workload::CommKind::CpExchange;
+  workload::Segment compute;
+  workload::Kernel qkv;
+  qkv.kind = workload::KernelKind::Gemm;
+  qkv.name = "qkv";
+  qkv.m = 4096;
+  compute.kernels.push_back(qkv);
+  pass.segments = {gather, exchange, compute};
+  auto time = [](const workload::Kernel& k) { return us(k.m / 10.0); };  // 409.6 us whole, 51.2 us per 1/8 chunk
+  const auto exposed = tp_overlap_exposed(pass, 0, /*backward=*/false, us(140), 8, 132, time);
+  ASSERT_TRUE(exposed.has_value()) << "partner found past the exchange";
+  EXPECT_EQ(*exposed, Time::zero()) << "steps of 20 us hide under chunks of 51.2 us";
+  // Another collective in between (not a CP exchange) still breaks the pair.
+  workload::Segment other = exchange;
+  other.comm = workload::CommKind::EpAllToAll;
+  pass.segments = {gather, other, compute};
+  EXPECT_FALSE(tp_overlap_exposed(pass, 0, false, us(140), 8, 132, time).has_value());
+}
+
 TEST(TpOverlapOracle, BulkExposesOnlyWhatTheGemmCannotCover) {
   EXPECT_EQ(bulk_extra(us(300), us(200)), Time::zero());
   EXPECT_EQ(bulk_extra(us(300), us(500)), us(200));
