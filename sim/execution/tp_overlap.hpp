@@ -49,8 +49,9 @@ base::Time bulk_extra(base::Time gemm, base::Time comm);
 /// QKV, MLP up; backward: the input gradients of the output projection and MLP down, whose output gradient it gathers),
 /// a forward reduce-scatter the linear it follows (output projection, MLP down), a backward reduce-scatter the weight
 /// gradient of the linear whose input gradient it scatters (QKV, MLP up; timed as its input-gradient GEMM, equal in
-/// FLOPs). A context-parallel key/value exchange between a collective and its partner is skipped. Only Transformer Engine's linear layers overlap: MLA projections, MoE experts and routers, the embedding and
-/// the output layer find no partner and keep their collectives exposed. `kernel_time` times a (chunked) GEMM.
+/// FLOPs). A context-parallel key/value exchange between a collective and its partner is skipped. Only Transformer
+/// Engine's linear layers overlap: MLA projections, MoE experts and routers, the embedding and the output layer find no
+/// partner and keep their collectives exposed. `kernel_time` times a (chunked) GEMM.
 std::optional<base::Time> tp_overlap_exposed(const workload::PassWork& pass, std::size_t i, bool backward,
                                              base::Time comm, int tp, int sms,
                                              const std::function<base::Time(const workload::Kernel&)>& kernel_time);
