@@ -194,7 +194,10 @@ json model_of(json m, const Family& fam, std::vector<std::string>& assumptions, 
   }
   out["activation"] = swiglu ? "swiglu" : "gelu";
   out["norm"] = swiglu ? "rmsnorm" : "layernorm";
-  out["position_embedding"] = (swiglu || mpt) ? "rope" : "learned";
+  // MPT's benchmark runs learn their positions: llm-foundry's benchmark table gives NumParams growing by d_model per
+  // extra position of seq_len (1B: 1,315,950,592 at 2k, 1,445,974,016 at 64k = +2,048 x 63,488), the learned_pos_emb
+  // table of its MPT config, no ALiBi and no rotary embedding.
+  out["position_embedding"] = swiglu ? "rope" : "learned";
   out["bias"] = !(swiglu || mpt);
   out["tied_embeddings"] = !swiglu;
   out["max_seq_len"] = std::max(2048, get<int>(m, "seq_len").value_or(2048));
@@ -573,6 +576,10 @@ Record convert(const json& r) {
     training["fused_attention"] = false;
     training["attention_dropout"] = 0.1;
     training["hidden_dropout"] = 0.1;
+  } else if (family == "llm-foundry") {
+    // MPT with FlashAttention and no dropout (attn_config attn_impl flash / triton, attn_pdrop and resid_pdrop 0 in
+    // llm-foundry's pretrain yamls): trainsim's defaults, stated here beside its learned positions.
+    training["fused_attention"] = true;
   } else if (family == "megatron-readme" ||
              (family == "nemo-24.07" && model.value("position_embedding", "") == "learned")) {
     // GPT models: Megatron-LM's --attention-dropout / --hidden-dropout defaults (0.1), which NeMo's GPT-3 configs
