@@ -352,12 +352,15 @@ TEST(ImportTorchTitan, JobConfigToAScenarioThatSteps) {
   EXPECT_EQ(trainsim({"step", out}).code, kExitOk);
 }
 
+/// The string a TorchTitan TOML's import drafts at `path`, or "absent".
+std::string torchtitan_drafted(const std::string& text, const char* path) {
+  const auto im = importers::import_torchtitan_text(text, "t.toml");
+  const auto* f = im.draft.find(path);
+  return f ? std::get<std::string>(f->value) : std::string("absent");
+}
+
 TEST(ImportTorchTitan, TheLossIsUpcastUnlessCompiled) {
-  auto loss = [](const std::string& text) {
-    const auto im = importers::import_torchtitan_text(text, "t.toml");
-    const auto* f = im.draft.find("training.cross_entropy");
-    return f ? std::get<std::string>(f->value) : std::string("absent");
-  };
+  auto loss = [](const std::string& text) { return torchtitan_drafted(text, "training.cross_entropy"); };
   EXPECT_EQ(loss("[training]\nseq_len = 8192\n"), "upcast") << "cross_entropy(pred.float(), labels)";
   EXPECT_EQ(loss("[compile]\nenable = true\ncomponents = [\"model\"]\n"), "upcast");
   EXPECT_EQ(loss("[compile]\nenable = true\ncomponents = [\"model\", \"loss\"]\n"), "fused");
@@ -365,11 +368,7 @@ TEST(ImportTorchTitan, TheLossIsUpcastUnlessCompiled) {
 }
 
 TEST(ImportTorchTitan, TensorParallelLinearsSaveTheirGatheredInput) {
-  auto saved = [](const std::string& text) {
-    const auto im = importers::import_torchtitan_text(text, "t.toml");
-    const auto* f = im.draft.find("training.sp_saved_inputs");
-    return f ? std::get<std::string>(f->value) : std::string("absent");
-  };
+  auto saved = [](const std::string& text) { return torchtitan_drafted(text, "training.sp_saved_inputs"); };
   EXPECT_EQ(saved("[parallelism]\ntensor_parallel_degree = 8\n"), "gathered") << "DTensor ColwiseParallel";
   EXPECT_EQ(saved("[parallelism]\ntensor_parallel_degree = 1\n"), "absent") << "no tensor parallelism";
 }
