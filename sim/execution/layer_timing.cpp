@@ -4,6 +4,8 @@
 #include "sim/execution/moe_dispatch.hpp"
 #include "sim/hardware/compute_model.hpp"
 
+#include <algorithm>
+
 namespace sim::execution {
 
 workload::LayerShape layer_shape(const StepInputs& in) {
@@ -36,7 +38,9 @@ base::Time kernel_time(const StepInputs& in, const workload::Kernel& k) {
       return hardware::gemm_time(hw.gpu, k.fp8 ? in.dtype : gemm_16bit, hw.efficiency, k.m, k.n, k.k, k.batch);
     }
     case workload::KernelKind::Attention:
-      return hardware::attention_time(hw.gpu, in.dtype, hw.efficiency, k.flops, in.attention_flash2);
+      // m and n are the call's query and key lengths (the local chunk against the keys it attends to).
+      return hardware::attention_time(hw.gpu, in.dtype, hw.efficiency, k.flops,
+                                      {in.attention_flash2, k.backward, std::min(k.m, k.n)});
     case workload::KernelKind::Memory:
       return hardware::memory_time(hw.gpu, hw.efficiency, k.bytes);
   }

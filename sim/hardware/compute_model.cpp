@@ -31,8 +31,18 @@ Efficiency Efficiency::parse(base::JsonReader& in) {
   in.optional("tile_n", e.tile_n, base::Range::between(8, 1024));
   in.optional("gemm_k_half", e.gemm_k_half, base::Range::at_least(0));
   in.optional("attention", e.attention, frac);
-  double flash2 = 0;
-  if (in.optional("attention_flash2", flash2, frac)) e.attention_flash2 = flash2;
+  const auto seq = base::Range::between(0.0, 1e6);
+  auto opt = [&in](const char* key, std::optional<double>& slot, const base::Range& range) {
+    double v = 0;
+    if (in.optional(key, v, range)) slot = v;
+  };
+  opt("attention_backward", e.attention_backward, frac);
+  in.optional("attention_seq_half", e.attention_seq_half, seq);
+  opt("attention_backward_seq_half", e.attention_backward_seq_half, seq);
+  opt("attention_flash2", e.attention_flash2, frac);
+  opt("attention_flash2_backward", e.attention_flash2_backward, frac);
+  opt("attention_flash2_seq_half", e.attention_flash2_seq_half, seq);
+  opt("attention_flash2_backward_seq_half", e.attention_flash2_backward_seq_half, seq);
   in.optional("hbm", e.hbm, frac);
   in.optional("kernel_overhead", e.kernel_overhead, base::Sign::NonNegative);
   in.optional("nvlink", e.nvlink, frac);
@@ -62,11 +72,27 @@ base::Time gemm_time(const GpuSpec& gpu, Dtype dtype, const Efficiency& e, doubl
   return from_seconds_up(std::max(t_compute, t_memory)) + e.kernel_overhead;
 }
 
-base::Time attention_time(const GpuSpec& gpu, Dtype dtype, const Efficiency& e, double flops, bool flash2) {
+base::Time attention_time(const GpuSpec& gpu, Dtype dtype, const Efficiency& e, double flops,
+                          const AttentionCall& call) {
   if (flops <= 0) return base::Time::zero();
   // Fused attention runs in 16-bit even in fp8 recipes (Transformer Engine keeps attention in bf16).
   const Dtype d = dtype == Dtype::Fp8 || dtype == Dtype::Fp4 ? Dtype::Bf16 : dtype;
-  const double eff = flash2 ? e.attention_flash2.value_or(e.attention) : e.attention;
+  // The fused kernel's four numbers; a FlashAttention-2-class kernel's fall back to them one by one.
+  const double fwd = e.attention;
+  const double bwd = e.attention_backward.value_or(fwd);
+  const double fwd_half = e.attention_seq_half;
+  const double bwd_half = e.attention_backward_seq_half.value_or(fwd_half);
+  double eff = 0, half = 0;
+  if (call.flash2) {
+    eff = call.backward ? e.attention_flash2_backward.value_or(bwd) : e.attention_flash2.value_or(fwd);
+    half = call.backward ? e.attention_flash2_backward_seq_half.value_or(bwd_half)
+                         : e.attention_flash2_seq_half.value_or(fwd_half);
+  } else {
+    eff = call.backward ? bwd : fwd;
+    half = call.backward ? bwd_half : fwd_half;
+  }
+  // s / (s + s_half): the saturation the measured kernels show over sequence length (attention_microbenchmarks.json).
+  if (call.seq > 0 && half > 0) eff *= call.seq / (call.seq + half);
   return from_seconds_up(flops / (peak(gpu, d) * eff)) + e.kernel_overhead;
 }
 

@@ -29,13 +29,26 @@ struct Efficiency {
   int tile_n = 128;
   /// Inner dimension at which a GEMM reaches half its asymptotic efficiency (pipeline fill/drain of the k-loop).
   double gemm_k_half = 32;
-  /// Fraction of peak of fused attention kernels (FlashAttention-2 reaches 50-73% of A100 peak forward, Dao 2023).
+  /// Fraction of peak of fused attention kernels' forward pass at long sequences (FlashAttention-2 reaches 50-73% of
+  /// A100 peak forward, Dao 2023). A pass over sequences of length s (the shorter of the query and key lengths of one
+  /// call) runs at  attention x s / (s + attention_seq_half): short sequences leave the tiles and SMs partly idle,
+  /// as the measured kernels show (tests/validation/attention_microbenchmarks.json, fitted by trainsim-validation-fit).
   double attention = 0.55;
-  /// Fraction of the 16-bit peak of FlashAttention-2-class kernels (PyTorch SDPA's flash backend, Triton flash
-  /// attention), which do not use Hopper's asynchronous tensor-core instructions: "FlashAttention-2 achieves only 35%
-  /// utilization on H100" (Shah et al., "FlashAttention-3", arXiv:2407.08608, Sec. 1), against 75% for FlashAttention-3
-  /// and cuDNN's fused attention. Default: `attention` (Ampere and older: the two are the same kernel).
+  /// The backward pass's asymptotic fraction of peak (it recomputes the scores and runs five matrix products with
+  /// atomic dQ updates, slower per FLOP than the forward). Default: `attention`.
+  std::optional<double> attention_backward;
+  /// Sequence length at which the forward / backward pass reaches half its asymptotic rate. Default 0 (no length
+  /// dependence).
+  double attention_seq_half = 0;
+  std::optional<double> attention_backward_seq_half;  // default: attention_seq_half
+  /// The same four for FlashAttention-2-class kernels (PyTorch SDPA's flash backend, Triton flash attention), which do
+  /// not use Hopper's asynchronous tensor-core instructions: "FlashAttention-2 achieves only 35% utilization on H100"
+  /// (Shah et al., "FlashAttention-3", arXiv:2407.08608, Sec. 1), against 75% for FlashAttention-3 and cuDNN's fused
+  /// attention. Each defaults to its fused counterpart (Ampere and older: the two are the same kernel).
   std::optional<double> attention_flash2;
+  std::optional<double> attention_flash2_backward;
+  std::optional<double> attention_flash2_seq_half;
+  std::optional<double> attention_flash2_backward_seq_half;
   /// Fraction of HBM bandwidth achieved by memory-bound kernels (STREAM-like kernels reach ~80-90%).
   double hbm = 0.80;
   /// Fixed cost per kernel launch.
@@ -62,8 +75,16 @@ struct Efficiency {
 /// where wave = tiles / (ceil(tiles / SMs) * SMs) is the wave-quantisation efficiency and bytes the operands and
 /// result in 16-bit (Williams, Waterman, Patterson, "Roofline", CACM 2009).
 base::Time gemm_time(const GpuSpec& gpu, Dtype dtype, const Efficiency& e, double m, double n, double k, double batch);
-/// Time of a fused attention kernel of `flops` executed FLOPs (a FlashAttention-2-class kernel when `flash2`).
-base::Time attention_time(const GpuSpec& gpu, Dtype dtype, const Efficiency& e, double flops, bool flash2 = false);
+/// Which attention kernel runs, for attention_time.
+struct AttentionCall {
+  bool flash2 = false;    // a FlashAttention-2-class kernel (else cuDNN / FlashAttention-3 / Transformer Engine)
+  bool backward = false;  // the backward pass (else the forward, also when recomputed)
+  double seq = 0;         // sequence length of one call: the shorter of its query and key lengths (0: long)
+};
+/// Time of a fused attention kernel of `flops` executed FLOPs:
+///   t = flops / (peak_16bit * e_pass * s / (s + s_half_pass)) + overhead
+base::Time attention_time(const GpuSpec& gpu, Dtype dtype, const Efficiency& e, double flops,
+                          const AttentionCall& call = {});
 /// Time of a memory-bound kernel moving `bytes` to and from HBM.
 base::Time memory_time(const GpuSpec& gpu, const Efficiency& e, double bytes);
 

@@ -171,8 +171,10 @@ std::vector<Kernel> attention_core_backward(const LayerShape& s, const Dims& d) 
   const double bh = d.b * d.q_heads;
   const double full = 2.0 * 2.0 * bh * d.s_local * d.s_kv * d.d;
   if (s.flash_attention) {
-    return {Kernel{KernelKind::Attention, "flash_attn_bwd", d.s_local, d.s_kv, d.d, bh,
-                   2.5 * full * (s.causal ? 0.5 : 1.0), 0, true}};
+    const double flops = 2.5 * full * (s.causal ? 0.5 : 1.0);
+    Kernel k{KernelKind::Attention, "flash_attn_bwd", d.s_local, d.s_kv, d.d, bh, flops, 0, true};
+    k.backward = true;
+    return {k};
   }
   const double scores = bh * d.s_local * d.s_kv;
   std::vector<Kernel> out{gemm("context_dgrad_v", d.s_kv, d.d, d.s_local, bh),

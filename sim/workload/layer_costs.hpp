@@ -58,6 +58,7 @@ struct Kernel {
   bool attention_core = false;            // part of scores/softmax/context (recomputed by selective recompute)
   bool fp8 = false;       // a GEMM whose operands are FP8 (timed at the FP8 rate); else it runs in 16 bits
   bool fp8_cast = false;  // a cast of a GEMM operand to FP8 (its backward counterpart is emitted per GEMM)
+  bool backward = false;  // a fused attention kernel's backward pass (timed at the backward's rate)
 };
 
 enum class CommKind {

@@ -12,6 +12,7 @@
 // Usage: trainsim-validation-fit [--out FILE]   (default tests/validation/fit_result.json in the source tree)
 // The fitted values are copied into hardware_profiles/*.json "efficiency" by hand, with this command in their
 // provenance; `ctest -L validation` then reads FILE for the held-out column of docs/validation.md.
+#include "tests/validation/attention_fit.hpp"
 #include "tests/validation/evaluate.hpp"
 #include "tests/validation/published_records.hpp"
 
@@ -230,6 +231,21 @@ int main(int argc, char** argv) {
     mb[name]["rms_log_error"] = std::round(f.rms * 1000) / 1000;
     mb[name]["points"] = f.points;
   }
+  // The attention kernels per class and pass (tests/validation/attention_microbenchmarks.json): the Hopper profiles'
+  // attention* efficiencies, held to these by AttentionKernels.HopperProfilesCarryTheFit.
+  auto& att = mb["sm_90_attention"];
+  att["source"] =
+      "tests/validation/attention_microbenchmarks.json (FlashAttention-3 paper, H100, head dim 128, causal)";
+  for (const char* kernel : {"flash2", "cudnn", "fa3"})
+    for (const char* pass : {"forward", "backward"}) {
+      const auto f = validation::fit_attention("sm_90", kernel, pass);
+      std::printf("isolated attention sm_90 %s %s: %d points, efficiency %.3f, seq_half %.0f, rms log error %.3f\n",
+                  kernel, pass, f.points, f.efficiency, f.seq_half, f.rms);
+      att[kernel][pass]["efficiency"] = std::round(f.efficiency * 1000) / 1000;
+      att[kernel][pass]["seq_half"] = f.seq_half;
+      att[kernel][pass]["rms_log_error"] = std::round(f.rms * 1000) / 1000;
+      att[kernel][pass]["points"] = f.points;
+    }
   result["objective"] = "mean over source families of the mean min(|error|, 25%) of their runs, analytic fidelity";
   std::map<std::string, std::pair<double, int>> held_out;  // family -> (sum |error|, runs)
   for (const auto& [generation, rows] : by_generation) {

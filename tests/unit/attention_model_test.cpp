@@ -1,0 +1,82 @@
+// The attention kernel model of sim/hardware/compute_model.hpp: rates by pass and sequence length, their fallbacks
+// (a profile without them times every call as before), and strict parsing of the profile keys.
+#include "sim/base/json_reader.hpp"
+#include "sim/hardware/compute_model.hpp"
+#include "sim/hardware/profile.hpp"
+#include "sim/scenario/scenario.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace {
+
+using sim::hardware::AttentionCall;
+using sim::hardware::Efficiency;
+
+std::vector<sim::base::Diagnostic> parse(const std::string& text, Efficiency* out) {
+  auto doc = sim::base::JsonDocument::parse_text(text, "profile.json");
+  sim::base::Diagnostics diag("profile.json");
+  auto r = doc.root(diag);
+  *out = Efficiency::parse(r);
+  return diag.items();
+}
+
+TEST(AttentionModel, RateFollowsPassAndLength) {
+  const auto hw = sim::scenario::load_hardware("a100-sxm4-80gb");  // one rate: no attention keys in the profile
+  Efficiency e = hw.efficiency;
+  e.kernel_overhead = sim::base::Time::zero();
+  e.attention = 0.5;
+  e.attention_backward = 0.4;
+  e.attention_seq_half = 1000;
+  const auto bf16 = *sim::hardware::dtype_from_string("bf16");
+  const double peak = hw.gpu.peak_for(bf16)->flops_per_s;
+  auto rate = [&](const AttentionCall& c) {
+    return 1e12 / sim::hardware::attention_time(hw.gpu, bf16, e, 1e12, c).seconds() / peak;
+  };
+  EXPECT_NEAR(rate({false, false, 0}), 0.5, 1e-6);           // no length: the asymptote
+  EXPECT_NEAR(rate({false, false, 1000}), 0.25, 1e-6);       // s = s_half: half of it
+  EXPECT_NEAR(rate({false, false, 3000}), 0.375, 1e-6);      // 0.5 x 3000 / 4000
+  EXPECT_NEAR(rate({false, true, 3000}), 0.4 * 0.75, 1e-6);  // the backward's half falls back to the forward's
+  // FlashAttention-2 numbers fall back one by one to the fused ones.
+  e.attention_flash2 = 0.3;
+  EXPECT_NEAR(rate({true, false, 1000}), 0.15, 1e-6);
+  EXPECT_NEAR(rate({true, true, 1000}), 0.2, 1e-6);  // flash2 backward not given: the fused backward
+  e.attention_flash2_backward = 0.25;
+  e.attention_flash2_backward_seq_half = 3000;
+  EXPECT_NEAR(rate({true, true, 1000}), 0.0625, 1e-6);
+}
+
+TEST(AttentionModel, ProfileWithoutTheKeysTimesBothPassesAlike) {
+  const auto hw = sim::scenario::load_hardware("b200-sxm-180gb");
+  const auto bf16 = *sim::hardware::dtype_from_string("bf16");
+  for (double seq : {512.0, 8192.0}) {
+    const auto f = sim::hardware::attention_time(hw.gpu, bf16, hw.efficiency, 1e12, {false, false, seq});
+    const auto b = sim::hardware::attention_time(hw.gpu, bf16, hw.efficiency, 1e12, {false, true, seq});
+    EXPECT_EQ(f, b);
+  }
+}
+
+TEST(AttentionModel, ProfileKeysAreCheckedStrictly) {
+  Efficiency e;
+  auto d = parse(R"({"attention_backward": 1.5, "attention_seq_half": -3, "attention_flash2_seq_halfs": 10})", &e);
+  ASSERT_EQ(d.size(), 3u);
+  std::string all;
+  for (const auto& x : d)
+    all += x.path + ": " + x.message + "\n";
+  EXPECT_NE(all.find("attention_backward"), std::string::npos) << all;
+  EXPECT_NE(all.find("attention_seq_half"), std::string::npos) << all;
+  EXPECT_NE(all.find("attention_flash2_seq_halfs"), std::string::npos) << all;
+
+  d = parse(R"({"attention": 0.6, "attention_backward": 0.5, "attention_seq_half": 300,
+               "attention_backward_seq_half": 700, "attention_flash2": 0.35, "attention_flash2_backward": 0.3,
+               "attention_flash2_seq_half": 400, "attention_flash2_backward_seq_half": 650})",
+            &e);
+  EXPECT_TRUE(d.empty());
+  EXPECT_DOUBLE_EQ(e.attention_backward.value_or(0), 0.5);
+  EXPECT_DOUBLE_EQ(e.attention_seq_half, 300);
+  EXPECT_DOUBLE_EQ(e.attention_backward_seq_half.value_or(0), 700);
+  EXPECT_DOUBLE_EQ(e.attention_flash2_backward_seq_half.value_or(0), 650);
+}
+
+}  // namespace
