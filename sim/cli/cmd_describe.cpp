@@ -6,6 +6,7 @@
 #include "sim/cli/common.hpp"
 #include "sim/base/table.hpp"
 #include "sim/collectives/registry.hpp"
+#include "sim/hardware/compute_model.hpp"
 #include "sim/parallel/schedule.hpp"
 #include "sim/base/builtin.hpp"
 #include "sim/workload/params.hpp"
@@ -163,7 +164,15 @@ int describe_model_files(const std::vector<std::string>& files, const Options& o
 }
 
 int describe_hardware(const Options& o, std::ostream& out) {
-  Table t({"hardware", "bf16 peak", "fp8 peak", "HBM", "HBM bw", "NVLink/GPU", "domain", "NIC/GPU", "price/GPU-h"});
+  Table t({"hardware", "bf16 peak", "fp8 peak", "HBM", "HBM bw", "NVLink/GPU", "domain", "NIC/GPU", "price/GPU-h",
+           "GEMM", "attn f/b"});
+  // The fraction of the 16-bit peak a fused attention pass sustains over 8k-token calls (compute_model.hpp).
+  auto attention_rate = [](const hardware::HardwareProfile& h, bool flash2, bool backward) {
+    const auto d = hardware::Dtype::Bf16;
+    const double flops = 1e12, seq = 8192;
+    const double secs = hardware::attention_time(h.gpu, d, h.efficiency, flops, {flash2, backward, seq}).seconds();
+    return flops / secs / h.gpu.peak_for(d)->flops_per_s;
+  };
   Json arr = Json::array();
   for (const auto& name : base::builtin_names("hardware_profiles")) {
     const auto h = scenario::load_hardware(name);
@@ -173,7 +182,9 @@ int describe_hardware(const Options& o, std::ostream& out) {
     t.add({h.name, bf16 ? fmt(bf16->tflops(), 0) + " TFLOP/s" : "-", fp8 ? fmt(fp8->tflops(), 0) + " TFLOP/s" : "-",
            fmt(h.gpu.hbm.gib(), 1) + " GiB", fmt(h.gpu.hbm_bandwidth.gbytes_per_s() / 1000, 2) + " TB/s",
            fmt(h.nvlink.bandwidth.gbytes_per_s(), 0) + " GB/s", std::to_string(h.nvlink.domain),
-           fmt(nic.gbits_per_s(), 0) + " Gbit/s", h.price ? base::format_money(h.price->gpu_hour) : "-"});
+           fmt(nic.gbits_per_s(), 0) + " Gbit/s", h.price ? base::format_money(h.price->gpu_hour) : "-",
+           fmt(h.efficiency.gemm, 2) + (fp8 ? "/" + fmt(h.efficiency.gemm_fp8.value_or(h.efficiency.gemm), 2) : ""),
+           fmt(attention_rate(h, false, false), 2) + "/" + fmt(attention_rate(h, false, true), 2)});
     Json j = Json::object();
     j["name"] = h.name;
     j["description"] = h.description;
@@ -189,13 +200,23 @@ int describe_hardware(const Options& o, std::ostream& out) {
     j["gpus_per_node"] = h.node.gpus;
     j["gpu_hour_usd"] = h.price ? Json(h.price->gpu_hour.usd) : Json();
     j["failure_components"] = static_cast<int>(h.failures.size());
+    Json eff = Json::object();
+    eff["gemm"] = h.efficiency.gemm;
+    if (fp8) eff["gemm_fp8"] = h.efficiency.gemm_fp8.value_or(h.efficiency.gemm);
+    eff["attention_forward_8k"] = attention_rate(h, false, false);
+    eff["attention_backward_8k"] = attention_rate(h, false, true);
+    eff["attention_flash2_forward_8k"] = attention_rate(h, true, false);
+    eff["attention_flash2_backward_8k"] = attention_rate(h, true, true);
+    j["efficiency"] = std::move(eff);
     arr.push_back(std::move(j));
   }
   if (o.format == "json") {
     out << arr.dump() << '\n';
   } else {
     t.print(out);
-    out << "peaks are dense (no sparsity); NVLink is per GPU per direction; sources: provenance in each profile\n";
+    out << "peaks are dense (no sparsity); NVLink is per GPU per direction; GEMM: the fraction of the bf16 / fp8 peak\n"
+           "a large GEMM sustains in a training loop; attn f/b: the fraction of the bf16 peak of fused attention's\n"
+           "forward / backward over 8k-token calls (compute_model.hpp); sources: provenance in each profile\n";
   }
   return kExitOk;
 }
