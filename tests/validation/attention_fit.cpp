@@ -10,7 +10,6 @@
 #include <cmath>
 #include <fstream>
 #include <map>
-#include <stdexcept>
 
 namespace validation {
 namespace {
