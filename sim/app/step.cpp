@@ -39,7 +39,8 @@ Json kernels_json(const std::vector<execution::KernelRow>& rows, const scenario:
     k["pass"] = r.pass;
     k["name"] = r.name;
     k["kind"] = r.kind;
-    if (r.kind == "gemm" || r.kind == "gemm_fp8") {
+    // GEMMs: m x n x k, batch; attention: queries x keys x head dimension, batch x heads (its rate follows the length).
+    if (r.kind == "gemm" || r.kind == "gemm_fp8" || r.kind == "attention") {
       k["m"] = r.m;
       k["n"] = r.n;
       k["k"] = r.k;

@@ -80,7 +80,8 @@ int kernels_command(const StepArgs& a, const Options& o, const scenario::Scenari
     const bool gemm = r.kind == "gemm" || r.kind == "gemm_fp8";
     const bool comm = r.group > 0 || (!gemm && r.kind != "attention" && r.kind != "memory");
     std::string shape;
-    if (gemm)
+    // Attention: queries x keys x head dimension x (batch x heads) of one call; its rate depends on the length.
+    if (gemm || r.kind == "attention")
       shape = base::fmt(r.m, 0) + " x " + base::fmt(r.n, 0) + " x " + base::fmt(r.k, 0) +
               (r.batch != 1 ? " x" + base::fmt(r.batch, 0) : "");
     else if (comm)

@@ -67,6 +67,8 @@ TEST(KernelTable, CliPrintsTheTableOrItsJson) {
   EXPECT_NE(text.out.find("mlp_up"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("TFLOP/s"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("layer forward"), std::string::npos) << "the totals per part and pass: " << text.out;
+  // An attention call's shape (queries x keys x head dimension x batch x heads): its rate depends on the length.
+  EXPECT_NE(text.out.find("8192 x 8192 x 128 x8"), std::string::npos) << text.out;
 
   auto json = support::trainsim({"step", support::kDefaultScenario, "--kernels", "--json"});
   ASSERT_EQ(json.code, cli::kExitOk) << json.err;
@@ -77,6 +79,7 @@ TEST(KernelTable, CliPrintsTheTableOrItsJson) {
   root.required("schema", schema);
   EXPECT_EQ(schema, "trainsim.kernels/1");
   EXPECT_NE(json.out.find("\"exposed_s\""), std::string::npos);
+  EXPECT_NE(json.out.find("\"kind\": \"attention\",\n      \"m\": 8192.0,"), std::string::npos) << json.out;
 
   auto both = support::trainsim({"step", support::kDefaultScenario, "--kernels", "--explain"});
   EXPECT_EQ(both.code, cli::kExitBadInput) << both.out;
