@@ -66,13 +66,16 @@ TEST(FleetValidation, MetasEttrClosedFormAtTwelveThousandGpus) {
   }
 }
 
-/// A scenario of scenarios/validation/ as the run level gets it (healthy step at analytic fidelity).
-RunInputs fleet_scenario(const std::string& file) {
-  const scenario::Scenario s =
-      scenario::load_scenario(std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/validation/" + file);
+/// A scenario (path from the source root) as the run level gets it (healthy step at analytic fidelity).
+RunInputs scenario_run(const std::string& file) {
+  const scenario::Scenario s = scenario::load_scenario(std::string(TRAINSIM_SOURCE_DIR) + "/" + file);
   const auto setup = scenario::step_setup(s);
   const auto plan = execution::build_step_plan(std::get<execution::StepInputs>(setup));
   return scenario::run_inputs(s, plan, execution::analytic_step(plan).step_time, /*simulate_straggler=*/false);
+}
+
+RunInputs fleet_scenario(const std::string& file) {
+  return scenario_run("scenarios/validation/" + file);
 }
 
 TEST(FleetValidation, MegaScaleOverAHundredRestartsInWeeksAtOverNinetyPercent) {
@@ -97,6 +100,33 @@ TEST(FleetValidation, ByteRobustNinetySevenPercentOverThreeMonthsOnNineThousandS
   std::printf("[byterobust] 9,600 GPUs, 90 days: %.1f interruptions (Table 4: ~175), ETTR %.3f (published 0.97)\n",
               s.interruptions_mean, s.goodput.mean);
   EXPECT_NEAR(s.goodput.mean, 0.97, 0.015);
+}
+
+// GLM-65B on 1,536 H800s with PyTorch FSDP (intelligent-machine-learning/dlrover, docs/blogs/flash_checkpoint.md at
+// 1c1b1934640e0483de8d198c58017de46770de20, "Train GLM-65B on Thousands of GPUs"), the one run found that publishes
+// its checkpoint interval both ways: synchronous saves to CPFS "every 250 steps, which was approximately every 1.5
+// hours", each blocking "about 2 minutes"; then snapshots to host memory that block "0.2 seconds", "once every 10
+// steps" (10 of 250 steps of 1.5 h: 3.6 min), persisted in the background. Both intervals were the team's choice, not
+// an optimum; Daly's optimum from trainsim's default failure rates lands within 25% of each (issue 19's bar).
+TEST(FleetValidation, GlmSixtyFiveBSynchronousIntervalNearItsPublishedHourAndAHalf) {
+  // The published write time (2 min) is given; the interval is Daly's for the default rates at 1,536 GPUs.
+  const results::RunSummary s =
+      run_monte_carlo(fleet_scenario("glm65b_1536_sync_checkpoints.json"), 20, /*seed=*/65, /*threads=*/2);
+  std::printf("[glm65b] 1,536 GPUs, synchronous 2 min writes: every %.1f min (published ~90), goodput %.3f\n",
+              s.checkpoint.interval_s / 60, s.goodput.mean);
+  EXPECT_EQ(s.checkpoint.policy, "daly");
+  EXPECT_NEAR(s.checkpoint.interval_s, 90 * 60.0, 0.25 * 90 * 60.0);
+}
+
+TEST(FleetValidation, DefaultScenariosAsynchronousIntervalAndStallNearGlmSixtyFiveBs) {
+  // scenarios/default.json (Llama 3 70B, 1,024 H100s, asynchronous checkpoints, every reliability key "auto"): its
+  // snapshot time comes from bytes and the GPU-to-host bandwidth, its interval from Daly's formula.
+  const results::RunSummary s = run_monte_carlo(scenario_run("scenarios/default.json"), 20, /*seed=*/70, /*threads=*/2);
+  std::printf("[default] 70B, 1,024 GPUs, asynchronous: every %.2f min (GLM-65B 3.6), blocks %.2f s (GLM-65B 0.2)\n",
+              s.checkpoint.interval_s / 60, s.checkpoint.snapshot_s);
+  EXPECT_TRUE(s.checkpoint.async);
+  EXPECT_NEAR(s.checkpoint.interval_s, 3.6 * 60, 0.25 * 3.6 * 60);
+  EXPECT_NEAR(s.checkpoint.snapshot_s, 0.2, 0.25 * 0.2);
 }
 
 }  // namespace
