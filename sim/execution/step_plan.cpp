@@ -59,6 +59,22 @@ double grad_bytes(hardware::Dtype dtype, bool fp32_main_grads) {
 }
 constexpr double kParamBytes = 2.0;
 
+/// Thread blocks an NCCL collective kernel occupies while it runs beside compute: Nsight Systems shows
+/// ncclAllGather launched with 24 blocks on an H100 (132 SMs) overlapping a GEMM, as FSDP's prefetch does (NVIDIA
+/// developer forum, "Compute-Communication Overlap Causes Severe GEMM Performance Degradation because of Tail Effect",
+/// thread 337991, 2025). Compute overlapped with a collective runs on the SMs left: 24 / 132 = 18.2% slower on H100,
+/// against the 18.9% mean compute slowdown under overlap measured on A100 and H100 training kernels (Lee et al.,
+/// "Characterizing Compute-Communication Overlap in GPU-Accelerated Distributed Deep Learning", arXiv:2507.03114).
+constexpr int kNcclCollectiveSms = 24;
+
+/// The compute time a collective of duration `overlapped`, run beside compute, adds to it: during the collective
+/// the compute runs on sms - kNcclCollectiveSms SMs, so it falls behind by overlapped x kNcclCollectiveSms / sms.
+Time overlap_interference(Time overlapped, int sms) {
+  if (sms <= kNcclCollectiveSms || overlapped <= Time::zero()) return Time::zero();
+  return Time{static_cast<std::int64_t>(
+      std::llround(static_cast<double>(overlapped.ns) * kNcclCollectiveSms / static_cast<double>(sms)))};
+}
+
 }  // namespace
 
 namespace {
@@ -160,9 +176,11 @@ class Planner {
     return out;
   }
 
-  static void append(OpWork& w, const std::vector<TimedSegment>& segs) {
+  /// Appends segments, merging adjacent compute, but never into a segment before `sealed` (the index past the one
+  /// a gradient bucket closed on: its end is when the bucket is ready, so it must not grow).
+  static void append(OpWork& w, const std::vector<TimedSegment>& segs, std::size_t sealed = 0) {
     for (const auto& s : segs) {
-      if (!w.segments.empty() && s.kind == SegKind::Compute && w.segments.back().kind == SegKind::Compute) {
+      if (w.segments.size() > sealed && s.kind == SegKind::Compute && w.segments.back().kind == SegKind::Compute) {
         w.segments.back().duration += s.duration;
         continue;
       }
@@ -193,6 +211,7 @@ class Planner {
     return flops;
   }
   static constexpr const char* kGatherLabel = "zero-3 param all-gather";
+  static constexpr const char* kInterferenceLabel = "compute beside a collective";
 };
 
 StepPlan Planner::build() {
@@ -260,6 +279,7 @@ StepPlan Planner::build() {
   // each pass, then what of each next gather the previous unit's work does not cover.
   const bool zero3 = in_.parallel.zero_stage >= 3 && dp_group.size() > 1;
   const std::uint16_t gather_label = label(kGatherLabel);
+  const std::uint16_t interference_label = label(kInterferenceLabel);
   auto gather_time = [&](double params) {
     return zero3 ? collective(collectives::Op::AllGather, dp_group, params * kParamBytes) : Time::zero();
   };
@@ -279,6 +299,9 @@ StepPlan Planner::build() {
     const Time g = gather_time(params) + grads;
     const Time exposed = previous ? std::max(Time::zero(), g - *previous) : g;
     if (exposed > Time::zero()) w.segments.push_back({exposed, SegKind::Dp, gather_label});
+    // The hidden part ran beside the previous unit's compute, on SMs that compute then lacked.
+    const Time slowed = overlap_interference(g - exposed, hw_.gpu.sm_count);
+    if (slowed > Time::zero()) w.segments.push_back({slowed, SegKind::Compute, interference_label});
   };
 
   const int stages = L.pp * L.vpp;
@@ -345,12 +368,18 @@ StepPlan Planner::build() {
     // Backward in reverse layer order; gradient buckets close at layer boundaries.
     double pending = 0;
     OpWork& grad_op = zb ? st.backward_weight : st.backward;
+    // A bucket is ready when the segment it closed on ends: later compute must not merge into that segment.
+    std::size_t sealed = 0;
     auto close_bucket = [&](bool force) {
       if (pending <= 0 || (!force && pending < bucket_limit)) return;
       const double bytes = pending * grad_bytes(in_.dtype, in_.fp32_main_grads);
       st.buckets.push_back({Bytes{static_cast<std::int64_t>(bytes)}, static_cast<int>(grad_op.segments.size()) - 1,
                             dp_time(bytes), Time{}});
+      sealed = grad_op.segments.size();
       pending = 0;
+    };
+    auto append_to = [&](OpWork& w, const std::vector<TimedSegment>& segs) {
+      append(w, segs, &w == &grad_op ? sealed : 0);
     };
     std::optional<Time> previous_b, previous_bi;
     auto layer_backward = [&](const std::vector<TimedSegment>& rec, const std::vector<TimedSegment>& b,
@@ -358,15 +387,21 @@ StepPlan Planner::build() {
       // Weights are needed for the recomputed forward and the input gradients (zero-bubble B), not for W.
       exposed_gather(st.backward, params, previous_b, /*with_grads=*/true);
       exposed_gather(st.backward_input, params, previous_bi);
-      append(st.backward, rec);
-      append(st.backward, b);
-      append(st.backward, w);
-      append(st.backward_input, rec);
-      append(st.backward_input, b);
-      append(st.backward_weight, w);
+      append_to(st.backward, rec);
+      append_to(st.backward, b);
+      append_to(st.backward, w);
+      append_to(st.backward_input, rec);
+      append_to(st.backward_input, b);
+      append_to(st.backward_weight, w);
       previous_b = duration(rec) + duration(b) + duration(w);
       previous_bi = duration(rec) + duration(b);
       st.params_local += params;
+      if (zero3) {
+        // ZeRO-3 / FSDP: each unit's gradients are reduce-scattered on the links its next gather uses, counted with
+        // that gather above; only the pass's last unit (the first layers) leaves its reduce-scatter to a bucket.
+        pending = params;
+        return;
+      }
       pending += params;
       close_bucket(false);
     };
@@ -381,12 +416,28 @@ StepPlan Planner::build() {
     }
     if (first) layer_backward({}, e_b, e_w, embed_params);
     close_bucket(true);
-    // Ready times once the pass is final: append() merges adjacent compute, so a bucket's segment may have grown.
+    // Ready times from the pass's start: each bucket's segment ends where the bucket closed (sealed above).
     Time ready;
     for (std::size_t i = 0; auto& bucket : st.buckets) {
       for (; static_cast<int>(i) <= bucket.ready_after; ++i)
         ready += grad_op.segments[i].duration;
       bucket.ready_at = ready;
+    }
+    if (!zero3 && !st.buckets.empty()) {
+      // The buckets are reduced beside the rest of their gradient pass, whose compute runs on the SMs the collectives
+      // leave (the buckets back to back from the first one's ready time, the pass's rest the most they overlap):
+      // in every micro-batch with ZeRO-2, in the last one with ZeRO 0-1, whose slowdown is spread over the
+      // micro-batches' passes (the step's total is the same; a pass's segments are alike in every micro-batch).
+      // ZeRO-3's reduce-scatters are counted with its gathers.
+      const Time pass = grad_op.total();
+      Time dp;
+      for (const auto& bucket : st.buckets)
+        dp += bucket.duration;
+      const Time beside = std::min(dp, pass - st.buckets.front().ready_at);
+      const int passes = plan.dp_every_micro_batch ? 1 : std::max(1, L.micro_batches);
+      const Time slowed{overlap_interference(beside, hw_.gpu.sm_count).ns / passes};
+      if (slowed > Time::zero()) grad_op.segments.push_back({slowed, SegKind::Compute, interference_label});
+      if (slowed > Time::zero() && zb) st.backward.segments.push_back({slowed, SegKind::Compute, interference_label});
     }
 
     // Optimizer on this GPU's shard; with ZeRO 1-2 the updated 16-bit weights are all-gathered afterwards (ZeRO-3
@@ -523,6 +574,7 @@ const LayerTimings& Planner::layer_timings(const workload::LayerShape& shape, bo
   }
   // The label build() names next (whatever the plan), named here so that a plan from the cache finds it.
   label(kGatherLabel);
+  label(kInterferenceLabel);
   t.labels = labels_;
   t.collectives = collective_cache_;
   return cache_->layers.emplace(std::move(*key), std::move(t)).first->second;

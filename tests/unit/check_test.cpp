@@ -112,7 +112,8 @@ TEST_F(Check, BadMetricPathsAndUnitsAreBadInput) {
 }
 
 TEST_F(Check, WithinBestComparesWithThePlannersFastestConfiguration) {
-  const auto good = dir_.write("good.json", scenario(R"({ "within_best": "10%" })"));
+  // TP 2 on 16 GPUs: 11% slower than the planner's best (data parallelism alone, ZeRO-2), within 15%.
+  const auto good = dir_.write("good.json", scenario(R"({ "within_best": "15%" })"));
   auto ok = trainsim({"check", good});
   EXPECT_EQ(ok.code, kExitOk) << ok.out << ok.err;
   EXPECT_TRUE(contains(ok.out, "within_best")) << ok.out;
@@ -121,7 +122,7 @@ TEST_F(Check, WithinBestComparesWithThePlannersFastestConfiguration) {
       trainsim({"--set", "parallel.tp=8", "--set", "parallel.recompute=full", "check", good, "--junit", junit()});
   EXPECT_EQ(poor.code, kExitCheckFailed) << poor.out << poor.err;
   EXPECT_TRUE(contains(poor.err, "slower than the planner's best")) << poor.err;
-  EXPECT_TRUE(contains(read(junit()), "name=\"within_best &lt;= 10.0% slower than the best\"")) << read(junit());
+  EXPECT_TRUE(contains(read(junit()), "name=\"within_best &lt;= 15.0% slower than the best\"")) << read(junit());
 }
 
 // ---- baselines ----------------------------------------------------------------------------------------------------

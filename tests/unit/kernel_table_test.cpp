@@ -38,7 +38,13 @@ TEST(KernelTable, AStagesPassesAreItsLayersRows) {
   const auto& mid = *plan.stages[1];
   ASSERT_EQ(mid.layers, 20);
   EXPECT_EQ(mid.forward.total().ns, 20 * exposed(rows, "layer", "forward").ns);
-  EXPECT_EQ(mid.backward.total().ns, 20 * (exposed(rows, "layer", "backward") + exposed(rows, "layer", "wgrad")).ns);
+  // Less the compute the gradient buckets' reductions slow (a stage's, not a layer's).
+  base::Time beside;
+  for (const auto& seg : mid.backward.segments)
+    if (plan.labels[seg.label] == "compute beside a collective") beside += seg.duration;
+  EXPECT_GT(beside, base::Time::zero()) << "data parallelism 32 reduces gradients beside the last backward";
+  EXPECT_EQ((mid.backward.total() - beside).ns,
+            20 * (exposed(rows, "layer", "backward") + exposed(rows, "layer", "wgrad")).ns);
   const auto& first = *plan.stages[0];
   EXPECT_EQ(first.forward.total().ns,
             20 * exposed(rows, "layer", "forward").ns + exposed(rows, "embedding", "forward").ns);
