@@ -167,7 +167,9 @@ class Gpu final : public engine::Component {
   void segment_done();
   void end_op();
   void maybe_finish();
-  void enqueue_bucket(const DpWork& w);
+  /// Whether `op` reduces its gradient buckets (the gradient pass of the last micro-batch; every one with ZeRO >= 2).
+  bool reduces_buckets(const PipeOp& op) const;
+  void enqueue_bucket();
   void dp_start_next();
   /// Adds a span to the timeline when this GPU records one; `name` (a callable returning the label) runs only then, so
   /// that a replay without a timeline builds no strings (they were a third of the planner's replica phase).
@@ -198,10 +200,12 @@ class Gpu final : public engine::Component {
   std::array<Time, kCategories> acc_{};
   std::vector<std::uint8_t> fwd_ready_, bwd_ready_;
 
-  // Gradient buckets waiting for the data-parallel stream, from dp_head_ on. A vector, not a std::deque: a deque's
-  // first block (512 bytes) was a third of each simulated GPU's memory at full fidelity.
-  std::vector<DpWork> dp_queue_;
-  std::size_t dp_head_ = 0;
+  // Gradient buckets waiting for the data-parallel stream: how many are ready, and where the next one is (an op of
+  // this rank's program and a bucket of its stage). Buckets become ready in program order, so a cursor is the whole
+  // queue: no per-GPU allocation, whose cold memory was the full-fidelity replay's cost at 32k GPUs and beyond.
+  std::uint32_t dp_ready_ = 0;
+  std::uint32_t dp_op_ = 0;
+  std::uint32_t dp_bucket_ = 0;
   bool dp_busy_ = false;
   Time dp_started_;
   int chunks_optimized_ = 0;

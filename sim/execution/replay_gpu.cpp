@@ -124,14 +124,9 @@ void Gpu::segment_done() {
         [&]() -> const std::string& { return replay_.plan().labels[s.label]; }, since_, now());
   // Gradient buckets become ready during the last micro-batch's gradient pass of each chunk (ZeRO >= 2: during
   // every micro-batch's).
-  const bool grad_op = replay_.plan().schedule == parallel::Schedule::ZeroBubbleH1 ? op.kind == OpKind::BackwardWeight
-                                                                                   : op.kind == OpKind::Backward;
-  if (grad_op && (replay_.plan().dp_every_micro_batch || op.micro_batch == replay_.plan().micro_batches() - 1)) {
+  if (reduces_buckets(op)) {
     for (const auto& b : replay_.plan().stage(op.chunk, rank_).buckets)
-      if (b.ready_after == static_cast<int>(seg_))
-        enqueue_bucket({b.duration,
-                        replay_.plan().dp_reduce_scatter ? collectives::Op::ReduceScatter : collectives::Op::AllReduce,
-                        b.bytes});
+      if (b.ready_after == static_cast<int>(seg_)) enqueue_bucket();
   }
   ++seg_;
   run_segment();
@@ -194,18 +189,32 @@ void Gpu::handle(std::uint64_t arg) {
   if (state_ == State::WaitingInput) begin_op();
 }
 
-void Gpu::enqueue_bucket(const DpWork& w) {
-  dp_queue_.push_back(w);
+bool Gpu::reduces_buckets(const PipeOp& op) const {
+  const auto& plan = replay_.plan();
+  const bool grad_op = plan.schedule == parallel::Schedule::ZeroBubbleH1 ? op.kind == OpKind::BackwardWeight
+                                                                         : op.kind == OpKind::Backward;
+  return grad_op && (plan.dp_every_micro_batch || op.micro_batch == plan.micro_batches() - 1);
+}
+
+void Gpu::enqueue_bucket() {
+  ++dp_ready_;
   if (!dp_busy_) dp_start_next();
 }
 
 void Gpu::dp_start_next() {
-  if (dp_head_ == dp_queue_.size()) return;
-  const DpWork w = dp_queue_[dp_head_++];
-  if (dp_head_ == dp_queue_.size()) {
-    dp_queue_.clear();
-    dp_head_ = 0;
+  if (dp_ready_ == 0) return;
+  // The oldest ready bucket: the cursor's, or the first bucket of the next op that reduces its buckets.
+  const auto& plan = replay_.plan();
+  const auto& prog = replay_.program(rank_);
+  for (; dp_op_ < prog.size(); ++dp_op_, dp_bucket_ = 0) {
+    const PipeOp& op = prog[dp_op_];
+    if (reduces_buckets(op) && dp_bucket_ < plan.stage(op.chunk, rank_).buckets.size()) break;
   }
+  if (dp_op_ == prog.size()) return;  // unreachable: a ready bucket lies at or past the cursor
+  const DpBucket& b = plan.stage(prog[dp_op_].chunk, rank_).buckets[dp_bucket_++];
+  --dp_ready_;
+  const DpWork w{b.duration, plan.dp_reduce_scatter ? collectives::Op::ReduceScatter : collectives::Op::AllReduce,
+                 b.bytes};
   dp_busy_ = true;
   dp_started_ = now();
   if (replay_.full() && dp_ != nullptr) {
@@ -224,7 +233,7 @@ void Gpu::dp_done() {
     end_ = now();
     return;
   }
-  if (dp_head_ < dp_queue_.size()) {
+  if (dp_ready_ > 0) {
     dp_start_next();
     return;
   }
@@ -232,7 +241,7 @@ void Gpu::dp_done() {
 }
 
 void Gpu::maybe_finish() {
-  if (dp_busy_ || dp_head_ < dp_queue_.size()) {
+  if (dp_busy_ || dp_ready_ > 0) {
     if (state_ != State::WaitingDp) enter(State::WaitingDp, kDp);
     return;
   }
