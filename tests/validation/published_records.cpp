@@ -592,6 +592,14 @@ Record convert(const json& r) {
     training["main_grads"] = "bf16";
     out.assumptions.push_back("bf16 gradients (optim.grad_sync_dtype in the model's NeMo config)");
   }
+  // The DGX Cloud Llama 3.1 recipe reduces FP8 runs' gradients in bf16: "if args.compute_dtype.lower() == 'fp8':
+  // recipe.trainer.plugins = bf16_with_fp8_mixed(); recipe.trainer.plugins.grad_reduce_in_fp32 = False" (NVIDIA
+  // dgxc-benchmarking llama3.1/pretrain_llama31.py at 741c886025a7665a1d690c05ff12ac29c1be7252); its BF16 runs keep
+  // NeMo's fp32 default (bf16_mixed(): grad_reduce_in_fp32=True).
+  if (fam_name == "dgxc-benchmarking" && dtype_of(r) == "fp8") {
+    training["main_grads"] = "bf16";
+    out.assumptions.push_back("bf16 gradients (grad_reduce_in_fp32 = False for FP8 in the recipe's script)");
+  }
   if (fam->fsdp_like && std::string(fam->name) != "llama3-paper") {
     // TorchTitan runs PyTorch SDPA (its flash backend is FlashAttention-2); llm-foundry's MPT runs Triton flash
     // attention (attn_impl: triton in its pretrain yamls).
