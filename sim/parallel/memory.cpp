@@ -522,10 +522,17 @@ MemoryBreakdown memory_on_rank(const ModelSpec& model, const Layout& layout, con
   // Korthikanti Sec. 4.3, output layer: the final norm's input and the output projection's input, 2 x 2sbh (over t
   // with SP), and what the cross-entropy holds per logit (vocabulary-parallel; Megatron's padded V): the fp32
   // softmax, 4sbV/t, or with PyTorch's cross_entropy on upcast logits 12sbV/t (MemoryOptions::upcast_cross_entropy).
+  // The fused loss's peak holds one micro-batch's logits twice more briefly: Megatron-Core's fused cross entropy
+  // casts the bf16 logits, which its caller still holds, to an fp32 copy it turns into the softmax in place
+  // (megatron/core/fusions/fused_cross_entropy.py, calculate_logits_max: `vocab_parallel_logits.float()`), and its
+  // backward hands the fp32 gradient it computes in place on the softmax to autograd, which casts it to the logits'
+  // bf16: 2sbV/t beside the stored softmax, once (upcast's 12 B already counts its peak).
   if (pipeline_rank == layout.pp - 1) {
     const double per_logit = options.upcast_cross_entropy ? 3 * kFp32 : kFp32;
-    const double logits = per_logit * s * b * padded_vocab(model.vocab, layout.tp) / t;
-    buffers += (2 * kBf16 * sbh * sigma + logits) * held.back() * (1 + model.mtp_layers);  // and each MTP head's
+    const double logit_count = s * b * padded_vocab(model.vocab, layout.tp) / t;
+    buffers += (2 * kBf16 * sbh * sigma + per_logit * logit_count) * held.back() *
+               (1 + model.mtp_layers);  // and each MTP head's
+    if (!options.upcast_cross_entropy) buffers += kBf16 * logit_count;
   }
   // ASSUMPTION: pipeline point-to-point receive buffers, one activation and one gradient tensor of 2sbh (over t with
   // SP, Megatron sends the sequence-parallel shard).

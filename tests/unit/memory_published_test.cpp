@@ -64,6 +64,25 @@ TEST(PublishedMemory, TorchtitanTablesAreNotOverestimated) {
   std::printf("%d of %zu within 10%%\n", within, std::size(kPublished));
 }
 
+TEST(PublishedMemory, NemoLogOfNemotron4On64H100s) {
+  // NVIDIA dgxc-benchmarking nemotron/README.md (v25.04, NeMo 25.02.01): the example log of Nemotron4 15B BF16 on 64
+  // H100 80GB prints peak_memory_usage 72,972,500,992 B (torch.cuda.max_memory_reserved, rank 0) and
+  // memory_allocated 34,466,545,664 B (torch.cuda.memory_allocated after the forward-backward: the weights, gradients
+  // and optimizer states that stay between steps). A Megatron-Core / NeMo source beside torchtitan's tables.
+  const auto m = predicted("dgxc_nemotron4_15b_64h100_bf16.json");
+  constexpr double kGib = 1024.0 * 1024 * 1024;
+  const double peak = 72972500992.0 / kGib, allocated = 34466545664.0 / kGib;
+  const double persistent = m.params + m.grads + m.optimizer;
+  std::printf(
+      "dgxc nemotron4 15b: peak published %.2f predicted %.2f GiB (%+.1f%%); between steps published %.2f "
+      "predicted %.2f GiB (%+.1f%%)\n",
+      peak, m.total, 100 * (m.total / peak - 1), allocated, persistent, 100 * (persistent / allocated - 1));
+  // Weights, bf16 gradients and the sharded optimizer are exact counts: within 2% of what stays allocated.
+  EXPECT_NEAR(persistent / allocated, 1.0, 0.02);
+  // The peak: within 10%, the bar (the published figure is the caching allocator's reserved memory).
+  EXPECT_NEAR(m.total / peak, 1.0, 0.10);
+}
+
 struct OutOfMemory {
   const char* file;
   const char* source;
