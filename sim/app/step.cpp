@@ -113,6 +113,8 @@ Json scenario_json(const scenario::Scenario& s) {
   // Communication overlap, when on (absent when off: earlier outputs unchanged).
   if (pc.tp_comm_overlap) j["parallel"]["tp_comm_overlap"] = true;
   if (pc.overlap_param_gather) j["parallel"]["overlap_param_gather"] = true;
+  if (pc.backward_prefetch != parallel::BackwardPrefetch::Pre)
+    j["parallel"]["backward_prefetch"] = pc.backward_prefetch == parallel::BackwardPrefetch::Post ? "post" : "none";
   j["training"]["seq_len"] = s.training.seq_len;
   j["training"]["tokens"] = s.training.tokens ? Json(s.training.tokens->n) : Json();
   j["training"]["duration_s"] = s.training.duration ? Json(s.training.duration->seconds()) : Json();

@@ -293,11 +293,18 @@ StepPlan Planner::build() {
   /// In the backward, the gather of the next unit and the reduce-scatter of this unit's gradients share the same
   /// data-parallel links (3 x the parameters per iteration on the wire: Rajbhandari et al. 2020, Sec. 7.2.2), so both
   /// must fit under the unit's compute to be hidden.
-  auto exposed_gather = [&](OpWork& w, double params, std::optional<Time> previous, bool with_grads = false) {
+  /// With backward prefetch "post" / "none" (FSDP's BACKWARD_POST overlaps "the *current reduce-scatter* and the
+  /// *next gradient computation*", torch/distributed/fsdp/api.py) a backward gather waits for the previous unit's
+  /// compute: exposed, at half rate while that unit's reduce-scatter shares its links (the rest of which is hidden).
+  const bool late_backward_gather = in_.parallel.backward_prefetch != parallel::BackwardPrefetch::Pre;
+  auto exposed_gather = [&](OpWork& w, double params, std::optional<Time> previous, bool with_grads = false,
+                            bool backward = false) {
     if (!zero3) return;
     const Time grads = with_grads ? dp_time(params * grad_bytes(in_.dtype, in_.fp32_main_grads)) : Time::zero();
-    const Time g = gather_time(params) + grads;
-    const Time exposed = previous ? std::max(Time::zero(), g - *previous) : g;
+    const Time gather = gather_time(params), g = gather + grads;
+    const Time exposed = backward && late_backward_gather && previous ? gather + std::min(gather, grads)
+                         : previous                                   ? std::max(Time::zero(), g - *previous)
+                                                                      : g;
     if (exposed > Time::zero()) w.segments.push_back({exposed, SegKind::Dp, gather_label});
     // The hidden part ran beside the previous unit's compute, on SMs that compute then lacked.
     const Time slowed = overlap_interference(g - exposed, hw_.gpu.sm_count);
@@ -385,8 +392,8 @@ StepPlan Planner::build() {
     auto layer_backward = [&](const std::vector<TimedSegment>& rec, const std::vector<TimedSegment>& b,
                               const std::vector<TimedSegment>& w, double params) {
       // Weights are needed for the recomputed forward and the input gradients (zero-bubble B), not for W.
-      exposed_gather(st.backward, params, previous_b, /*with_grads=*/true);
-      exposed_gather(st.backward_input, params, previous_bi);
+      exposed_gather(st.backward, params, previous_b, /*with_grads=*/true, /*backward=*/true);
+      exposed_gather(st.backward_input, params, previous_bi, /*with_grads=*/false, /*backward=*/true);
       append_to(st.backward, rec);
       append_to(st.backward, b);
       append_to(st.backward, w);

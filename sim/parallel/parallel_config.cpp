@@ -78,6 +78,11 @@ ParallelConfig ParallelConfig::parse(base::JsonReader& in) {
     p.moe_dispatcher = dispatcher == "deepep" ? MoeDispatcher::DeepEp : MoeDispatcher::AllToAll;
   in.optional("tp_comm_overlap", p.tp_comm_overlap);
   in.optional("overlap_param_gather", p.overlap_param_gather);
+  std::string prefetch;
+  if (in.optional_enum("backward_prefetch", prefetch, {"pre", "post", "none"}))
+    p.backward_prefetch = prefetch == "post"   ? BackwardPrefetch::Post
+                          : prefetch == "none" ? BackwardPrefetch::None
+                                               : BackwardPrefetch::Pre;
   std::string method;
   if (in.optional_enum("recompute_method", method, {"uniform", "block"}))
     p.recompute_method = method == "block" ? RecomputeMethod::Block : RecomputeMethod::Uniform;
@@ -147,6 +152,12 @@ ParallelConfig ParallelConfig::parse(base::JsonReader& in) {
   if (p.recompute != Recompute::Selective && in.has("recompute_modules"))
     in.error("recompute_modules", std::string("applies to \"recompute\": \"selective\" only (Megatron-Core), not \"") +
                                       to_string(p.recompute) + "\"");
+  // Only ZeRO-3 / FSDP FULL_SHARD gathers weights again in the backward; elsewhere the key would be silently ignored.
+  if (in.has("backward_prefetch") && p.zero_stage < 3)
+    in.error("backward_prefetch",
+             "applies to \"zero_stage\": 3 (ZeRO-3 / FSDP FULL_SHARD, which gathers weights "
+             "again in the backward), not zero_stage " +
+                 std::to_string(p.zero_stage));
   // Megatron-LM asserts --sequence-parallel when --tp-comm-overlap is given (megatron/training/arguments.py); with tp 1
   // there is nothing to overlap.
   if (p.tp_comm_overlap && p.tp > 1 && !p.sequence_parallel)

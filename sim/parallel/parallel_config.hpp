@@ -19,6 +19,11 @@ enum class RecomputeMethod { Uniform, Block };  // Megatron-LM's --recompute-met
 /// send a token once to each node that holds one of its experts and forward it over NVLink inside the node (DeepEP
 /// README, "normal kernels": RDMA and NVLink forwarding; DeepSeek-V3 technical report, arXiv:2412.19437, Sec. 3.2.2).
 enum class MoeDispatcher { AllToAll, DeepEp };
+/// When ZeRO-3 / FSDP gathers the next unit's weights in the backward (PyTorch FSDP's BackwardPrefetch,
+/// torch/distributed/fsdp/api.py): Pre issues it before the current unit's gradient computation, which hides it;
+/// Post after, so that it overlaps only the current unit's reduce-scatter and the next unit's gradient computation
+/// waits for it; None when that unit's backward starts.
+enum class BackwardPrefetch { Pre, Post, None };
 enum class Schedule { GPipe, OneFOneB, Interleaved, ZeroBubbleH1 };
 
 /// Megatron-Core's --recompute-modules (selective granularity; TransformerConfig.recompute_modules), as a bit set.
@@ -66,6 +71,9 @@ struct ParallelConfig {
   /// Megatron-LM's --overlap-param-gather (distributed optimizer / ZeRO 1-2): the updated parameters' all-gather runs
   /// bucket by bucket under the next iteration's first forward instead of after the optimizer step.
   bool overlap_param_gather = false;
+  /// ZeRO-3 / FSDP only: "pre" (default; PyTorch FSDP's BACKWARD_PRE default, FSDP2's and DeepSpeed's prefetch),
+  /// "post" (BACKWARD_POST, MosaicML Composer's default) or "none".
+  BackwardPrefetch backward_prefetch = BackwardPrefetch::Pre;
   int micro_batch = 1;
   int global_batch = 0;  // sequences per iteration
   Schedule schedule = Schedule::OneFOneB;
@@ -86,7 +94,8 @@ struct ParallelConfig {
   /// recompute_num_layers 1, recompute_modules
   /// ["core_attn"] (Megatron-Core's defaults), micro_batch 1, schedule "1f1b" ("interleaved" is implied by vpp > 1),
   /// account_for_embedding/loss_in_pipeline_split false, first/last_stage_layers not given, tp_comm_overlap and
-  /// overlap_param_gather false (Megatron-LM's defaults). global_batch is required.
+  /// overlap_param_gather false (Megatron-LM's defaults), backward_prefetch "pre" (with zero_stage 3 only).
+  /// global_batch is required.
   static ParallelConfig parse(base::JsonReader& in);
 };
 

@@ -312,5 +312,55 @@ TEST(ZeroStages, Zero2ReducesEveryMicroBatchAndZero3GathersWeightsInEveryPass) {
   EXPECT_NEAR(extra.seconds() / (f2.plan.micro_batches() * beside.seconds()), 1.0, 0.05);
 }
 
+/// FSDP's backward prefetch (torch/distributed/fsdp/api.py, BackwardPrefetch): with BACKWARD_POST a unit's backward
+/// gather starts after the previous unit's gradient computation, beside that unit's reduce-scatter, so the backward
+/// waits for every gather; BACKWARD_PRE (the default) hides it under the previous unit's compute.
+TEST(ZeroStages, BackwardPrefetchPostExposesEachUnitsBackwardGather) {
+  auto load = [](const char* prefetch) {
+    return load_step(
+        "scenarios/examples/llama3-8b-64-h100.json",
+        {{"parallel.zero_stage", "3"}, {"parallel.backward_prefetch", std::string("\"") + prefetch + "\""}});
+  };
+  const auto pre = load("pre"), post = load("post"), none = load("none");
+  const auto& b_pre = pre.plan.stage(0, 0).backward;
+  const auto& b_post = post.plan.stage(0, 0).backward;
+  EXPECT_EQ(pre.plan.stage(0, 0).forward.total(), post.plan.stage(0, 0).forward.total()) << "the forward is alike";
+  EXPECT_GT(b_post.total(SegKind::Dp), b_pre.total(SegKind::Dp));
+  // Each of the stage's layers but the first waits for its whole gather, which shares the links with a
+  // reduce-scatter: between one and two gathers' time each.
+  const int layers = post.plan.stage(0, 0).layers;
+  ASSERT_GT(layers, 1);
+  const double added = (b_post.total(SegKind::Dp) - b_pre.total(SegKind::Dp)).seconds();
+  const auto first_gather = b_post.segments.front();
+  ASSERT_EQ(first_gather.kind, SegKind::Dp) << "the pass starts with its first unit's gather";
+  EXPECT_GT(added, 0.5 * (layers - 1) * first_gather.duration.seconds() / 2);
+  EXPECT_EQ(none.plan.stage(0, 0).backward.total(), b_post.total()) << "none: timed as post";
+  for (auto f : {Fidelity::Analytic, Fidelity::Replica}) {
+    const auto r_pre = run_step(pre, f), r_post = run_step(post, f);
+    EXPECT_GT(r_post.step_time, r_pre.step_time) << to_string(f);
+    EXPECT_GT(r_post.breakdown.dp_exposed, r_pre.breakdown.dp_exposed) << to_string(f);
+    EXPECT_EQ(r_post.breakdown.sum(), r_post.step_time) << to_string(f);
+  }
+}
+
+TEST(ZeroStages, BackwardPrefetchIsRefusedWithoutZero3) {
+  try {
+    load_step("scenarios/examples/llama3-8b-64-h100.json",
+              {{"parallel.zero_stage", "2"}, {"parallel.backward_prefetch", "\"post\""}});
+    FAIL() << "backward_prefetch with ZeRO-2 was accepted";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("backward_prefetch"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("zero_stage"), std::string::npos) << e.what();
+  }
+  try {
+    load_step("scenarios/examples/llama3-8b-64-h100.json",
+              {{"parallel.zero_stage", "3"}, {"parallel.backward_prefetch", "\"early\""}});
+    FAIL() << "an unknown backward_prefetch was accepted";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("backward_prefetch"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("post"), std::string::npos) << "lists what is accepted: " << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace sim::execution

@@ -510,6 +510,14 @@ Record convert(const json& r) {
     par["distributed_optimizer"] = distopt;
   }
   par["recompute"] = recompute_of(p, m, *fam, out.assumptions);
+  // llm-foundry runs PyTorch FSDP through MosaicML Composer, whose FSDP config defaults backward_prefetch to
+  // BACKWARD_POST (composer/trainer/dist_strategy.py of 2023: `fsdp_config.get('backward_prefetch',
+  // 'BACKWARD_POST')`; composer/utils/parallelism.py FSDPConfig at 008dac709c5da87a4d3e425fea6743c992fc5331), which
+  // llm-foundry's benchmark sweep does not override (scripts/train/benchmarking/submit_benchmarks.py).
+  if (std::string(fam->name) == "llm-foundry" && zero == 3) {
+    par["backward_prefetch"] = "post";
+    out.assumptions.push_back("FSDP backward prefetch BACKWARD_POST (Composer's default)");
+  }
   // Megatron-Core's selective modules as the ModelZoo writes them ("selective (norm, act)") or as its commands pass
   // them (--recompute-modules).
   std::vector<std::string> modules = zoo.recompute_modules;
