@@ -293,9 +293,8 @@ StepPlan Planner::build() {
   /// In the backward, the gather of the next unit and the reduce-scatter of this unit's gradients share the same
   /// data-parallel links (3 x the parameters per iteration on the wire: Rajbhandari et al. 2020, Sec. 7.2.2), so both
   /// must fit under the unit's compute to be hidden.
-  /// With backward prefetch "post" / "none" (FSDP's BACKWARD_POST overlaps "the *current reduce-scatter* and the
-  /// *next gradient computation*", torch/distributed/fsdp/api.py) a backward gather waits for the previous unit's
-  /// compute: exposed, at half rate while that unit's reduce-scatter shares its links (the rest of which is hidden).
+  /// Backward prefetch "post" / "none" (FSDP's BACKWARD_POST, torch/distributed/fsdp/api.py): a backward gather waits
+  /// for the previous unit's compute, exposed, at half rate while that unit's reduce-scatter shares its links.
   const bool late_backward_gather = in_.parallel.backward_prefetch != parallel::BackwardPrefetch::Pre;
   auto exposed_gather = [&](OpWork& w, double params, std::optional<Time> previous, bool with_grads = false,
                             bool backward = false) {
@@ -524,6 +523,7 @@ const LayerTimings& Planner::layer_timings(const workload::LayerShape& shape, bo
         in_.parallel.recompute == parallel::Recompute::Selective ? in_.parallel.recompute_modules : 0;
     key->attention_flash2 = in_.attention_flash2;
     key->eager_kernels = shape.eager_kernels;
+    key->repeated_kv = shape.repeated_kv;
     key->moe_imbalance = shape.moe_imbalance;
     key->flash_attention = shape.flash_attention;
     key->dropout = shape.dropout;

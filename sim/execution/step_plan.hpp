@@ -74,6 +74,8 @@ struct StepInputs {
   bool attention_flash2 = false;
   /// PyTorch eager-mode elementwise kernels (scenario training.kernels "eager"; workload::LayerShape::eager_kernels).
   bool eager_kernels = false;
+  /// Keys and values copied to every query head before attention (scenario training.attention_kv "repeated").
+  bool repeated_kv = false;
   /// MoE routing imbalance (scenario training.moe_imbalance; workload::LayerShape::moe_imbalance).
   double moe_imbalance = 1;
   /// How FP8 linears scale (only read when dtype is fp8/fp4): the bytes of their casts.

@@ -30,6 +30,7 @@ struct LayerKey {
   unsigned recompute_modules = 0;  // selective only
   bool attention_flash2 = false;
   bool eager_kernels = false;
+  bool repeated_kv = false;
   double moe_imbalance = 1;
   bool flash_attention = false;
   bool dropout = false;
@@ -48,8 +49,8 @@ struct LayerKey {
 
   auto tie() const {
     return std::tie(model, hardware, topology, dtype, fp8, recompute, recompute_modules, attention_flash2,
-                    eager_kernels, moe_imbalance, flash_attention, dropout, sequence_parallel, micro_batch, seq_len, tp,
-                    cp, ep, expert_tp, moe_dispatcher, tp_comm_overlap, tp_group, cp_group, ep_group);
+                    eager_kernels, repeated_kv, moe_imbalance, flash_attention, dropout, sequence_parallel, micro_batch,
+                    seq_len, tp, cp, ep, expert_tp, moe_dispatcher, tp_comm_overlap, tp_group, cp_group, ep_group);
   }
   bool operator<(const LayerKey& o) const { return tie() < o.tie(); }
 };

@@ -55,7 +55,13 @@ class TitanImport {
       d.put("training.sp_saved_inputs", std::string("gathered"),
             origin(par, "tensor_parallel_degree") + " (DTensor linears save their all-gathered input)");
     }
-    if (cp > 1) d.put("parallel.cp", cp, origin(par, "context_parallel_degree"));
+    if (cp > 1) {
+      d.put("parallel.cp", cp, origin(par, "context_parallel_degree"));
+      // TorchTitan's Llama repeats the key/value heads to every query head before SDPA (repeat_kv in
+      // torchtitan/models/llama/model.py), and PyTorch's context parallelism gathers what SDPA is given.
+      d.put("training.attention_kv", std::string("repeated"),
+            origin(par, "context_parallel_degree") + " (TorchTitan's Llama repeats K/V heads before SDPA)");
+    }
     if (ep > 1) d.put("parallel.ep", ep, origin(par, "expert_parallel_degree"));
     // Expert tensor parallelism: read where the experts are split (ep > 1); TorchTitan's degree 1 keeps each expert
     // whole, as trainsim's expert_tp 1 does.

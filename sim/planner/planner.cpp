@@ -66,6 +66,7 @@ execution::StepInputs step_inputs(const PlanProblem& p, const ParallelConfig& c,
   in.fp8_scaling = p.fp8_scaling;
   in.attention_flash2 = p.attention_flash2;
   in.eager_kernels = p.eager_kernels;
+  in.repeated_kv = p.repeated_kv;
   in.moe_imbalance = p.memory.moe_imbalance;
   in.topology = size.topology;
   in.flash_attention = p.flash_attention;

@@ -86,6 +86,7 @@ struct PlanProblem {
   workload::Fp8Scaling fp8_scaling = workload::Fp8Scaling::Delayed;
   bool attention_flash2 = false;
   bool eager_kernels = false;  // training.kernels "eager" (StepInputs::eager_kernels)
+  bool repeated_kv = false;    // training.attention_kv "repeated" (StepInputs::repeated_kv)
   /// Values of the fixed fields, and global_batch, order and layers_per_stage (never searched).
   parallel::ParallelConfig parallel;
   FixedFields fixed;

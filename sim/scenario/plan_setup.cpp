@@ -32,6 +32,7 @@ planner::PlanProblem plan_problem(const Scenario& s, const planner::PlanOptions&
   p.fp8_scaling = s.training.fp8_scaling;
   p.attention_flash2 = s.training.attention_flash2;
   p.eager_kernels = s.training.eager_kernels;
+  p.repeated_kv = s.training.repeated_kv;
   p.parallel = s.parallel;
   p.fixed = planner::FixedFields::from_keys(s.parallel_fixed);
   if (const auto unknown = p.fixed.unfix(opt.free); !unknown.empty()) {

@@ -64,6 +64,10 @@ struct TrainingConfig {
   /// SwiGLU) or "eager" (PyTorch eager mode, e.g. TorchTitan without compile: RMSNorm, RoPE and SwiGLU as separate
   /// kernels with fp32 intermediates; workload::LayerShape::eager_kernels counts their bytes).
   bool eager_kernels = false;
+  /// How keys and values reach the attention kernel ("attention_kv"): "grouped" (default: their kv_heads, as
+  /// Transformer Engine and FlashAttention take grouped-query attention) or "repeated" (copied to every query head
+  /// first, as TorchTitan's Llama does with repeat_kv before SDPA): what context parallelism moves per token.
+  bool repeated_kv = false;
   /// McCandlish's critical (noise) batch in tokens; absent: estimated (workload::estimate_critical_batch).
   std::optional<base::Count> critical_batch;
   /// Off by default (issue 19): PaLM's rate comes from one 540B run and no source scales it with model size, so a

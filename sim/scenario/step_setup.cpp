@@ -86,6 +86,7 @@ StepSetup step_setup(const Scenario& s) {
   in.fp8_scaling = s.training.fp8_scaling;
   in.attention_flash2 = s.training.attention_flash2;
   in.eager_kernels = s.training.eager_kernels;
+  in.repeated_kv = s.training.repeated_kv;
   in.moe_imbalance = s.memory.moe_imbalance;
   try {
     in.topology = std::make_shared<const topology::Topology>(degraded_topology(s));

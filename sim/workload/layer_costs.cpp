@@ -494,8 +494,11 @@ LayerWork layer_work(const ModelSpec& m, const LayerShape& s, RecomputeMode reco
   }
   if (s.cp > 1) {
     // Ring attention (Liu et al. 2023; Megatron-Core context parallelism): each rank passes its key/value chunk
-    // around the ring, cp-1 steps per pass, overlapped with the attention compute of the chunk in hand.
-    const double kv_bytes = 2.0 * d.tokens * d.kv_heads * d.d * kAct;
+    // around the ring, cp-1 steps per pass, overlapped with the attention compute of the chunk in hand. The chunk is
+    // what the attention call receives: grouped keys and values, or with repeated_kv one per query head (TorchTitan's
+    // Llama calls repeat_kv before SDPA, torchtitan/models/llama/model.py at 0199cbc1, and PyTorch's context parallel
+    // gathers what SDPA is given).
+    const double kv_bytes = 2.0 * d.tokens * (s.repeated_kv ? d.q_heads : d.kv_heads) * d.d * kAct;
     auto insert_cp = [&](PassWork& p, double factor, const char* label) {
       for (std::size_t i = 0; i < p.segments.size(); ++i) {
         if (p.segments[i].label == "attn" || p.segments[i].label == "attn_bwd") {

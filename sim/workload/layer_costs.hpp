@@ -35,6 +35,9 @@ struct LayerShape {
   /// PyTorch eager mode (no torch.compile, no Transformer Engine): RMSNorm, RoPE and SwiGLU run as separate aten ops
   /// with fp32 intermediates, moving several times the bytes of their fused kernels (layer_costs.cpp, eager_*).
   bool eager_kernels = false;
+  /// Keys and values copied to every query head before the attention call (TorchTitan's Llama: repeat_kv before
+  /// SDPA), so context parallelism moves heads/kv_heads times the grouped keys and values.
+  bool repeated_kv = false;
   /// MoE routing: tokens routed to the busiest expert-parallel rank over the mean (>= 1; 1 balanced). Every rank waits
   /// for the busiest at the combine, so its expert GEMMs, activation and received all-to-all volume set the layer's
   /// time (scenario training.moe_imbalance).

@@ -80,6 +80,36 @@ TEST(LayerCosts, TensorParallelismAddsTwoCollectivesPerPassOrTwoPairsWithSequenc
   EXPECT_EQ(count(sp.backward_input, CommKind::TpAllGather), 2);
 }
 
+/// Context parallelism passes each rank's keys and values around the ring: 2 x tokens x kv_heads x head_dim x 2 B per
+/// pass, or with repeated_kv (TorchTitan's repeat_kv before SDPA) one head per query head, heads / kv_heads times
+/// more (4x for Llama 3 8B: 32 query heads over 8 key/value heads; under TP 4, 8 over 2).
+TEST(LayerCosts, RepeatedKeysAndValuesMultiplyWhatContextParallelismMoves) {
+  const auto m = scenario::load_model("llama3-8b");
+  auto cp_bytes = [](const PassWork& p) {
+    double b = 0;
+    for (const auto& seg : p.segments)
+      if (seg.is_comm && seg.comm == CommKind::CpExchange) b += seg.comm_bytes;
+    return b;
+  };
+  for (int tp : {1, 4}) {
+    LayerShape s;
+    s.seq_len = 8192;
+    s.cp = 2;
+    s.tp = tp;
+    const auto grouped = layer_work(m, s, RecomputeMode::None);
+    s.repeated_kv = true;
+    const auto repeated = layer_work(m, s, RecomputeMode::None);
+    const double tokens = 8192.0 / 2;
+    EXPECT_DOUBLE_EQ(cp_bytes(grouped.forward), 2 * tokens * (8.0 / tp) * 128 * 2) << "tp " << tp;
+    EXPECT_DOUBLE_EQ(cp_bytes(repeated.forward), 4 * cp_bytes(grouped.forward)) << "tp " << tp;
+    EXPECT_DOUBLE_EQ(cp_bytes(repeated.backward_input), 4 * cp_bytes(grouped.backward_input)) << "tp " << tp;
+    EXPECT_EQ(executed_gemm_flops(repeated.forward), executed_gemm_flops(grouped.forward)) << "the same attention";
+  }
+  LayerShape no_cp;
+  no_cp.repeated_kv = true;
+  EXPECT_EQ(cp_bytes(layer_work(m, no_cp, RecomputeMode::None).forward), 0) << "nothing to move without CP";
+}
+
 TEST(LayerCosts, FullRecomputeRepeatsTheForward) {
   const auto m = scenario::load_model("gpt3-175b");
   LayerShape s;

@@ -137,6 +137,10 @@ TEST(TrainingStackKeys, BadValuesAreOneClearMessage) {
             std::string::npos);
   EXPECT_NE(load_error({{"reliability.straggler_slowdown", "0.5"}}).find("/reliability/straggler_slowdown"),
             std::string::npos);
+  const std::string kv = load_error({{"training.attention_kv", "\"expanded\""}});
+  EXPECT_NE(kv.find("/training/attention_kv"), std::string::npos) << kv;
+  EXPECT_NE(kv.find("repeated"), std::string::npos) << "names what is accepted: " << kv;
+  EXPECT_EQ(load_error({{"training.attention_kv", "\"repeated\""}}), "");
   EXPECT_EQ(load_error({{"training.kernels", "\"eager\""},
                         {"parallel.moe_dispatcher", "\"deepep\""},
                         {"reliability.detection.crash", "\"1 min\""},

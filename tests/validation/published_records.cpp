@@ -628,6 +628,9 @@ Record convert(const json& r) {
     if (family == "torchtitan") training["cross_entropy"] = "upcast";
     // TorchTitan's DTensor tensor parallelism: the column-parallel linears save their all-gathered input.
     if (family == "torchtitan") training["sp_saved_inputs"] = "gathered";
+    // TorchTitan's Llama repeats the key/value heads before SDPA (repeat_kv, torchtitan/models/llama/model.py at
+    // 0199cbc1): its context parallelism moves one key/value head per query head.
+    if (family == "torchtitan") training["attention_kv"] = "repeated";
   }
   if (dtype_of(r) == "fp8") {
     // Transformer Engine's delayed scaling is the Megatron-Core / NeMo default; torchao.float8 (TorchTitan) scales
