@@ -367,6 +367,13 @@ TEST(ImportTorchTitan, TheLossIsUpcastUnlessCompiled) {
   EXPECT_EQ(loss("[compile]\nenable = false\ncomponents = [\"loss\"]\n"), "upcast") << "not compiled";
 }
 
+TEST(ImportTorchTitan, ContextParallelismMovesRepeatedKeysAndValues) {
+  // TorchTitan's Llama repeats the key/value heads before SDPA, which context parallelism then gathers.
+  auto kv = [](const std::string& text) { return torchtitan_drafted(text, "training.attention_kv"); };
+  EXPECT_EQ(kv("[parallelism]\ncontext_parallel_degree = 4\n"), "repeated");
+  EXPECT_EQ(kv("[parallelism]\ncontext_parallel_degree = 1\n"), "absent") << "nothing is gathered without CP";
+}
+
 TEST(ImportTorchTitan, TensorParallelLinearsSaveTheirGatheredInput) {
   auto saved = [](const std::string& text) { return torchtitan_drafted(text, "training.sp_saved_inputs"); };
   EXPECT_EQ(saved("[parallelism]\ntensor_parallel_degree = 8\n"), "gathered") << "DTensor ColwiseParallel";
