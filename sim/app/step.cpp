@@ -114,7 +114,7 @@ Json scenario_json(const scenario::Scenario& s) {
   if (pc.tp_comm_overlap) j["parallel"]["tp_comm_overlap"] = true;
   if (pc.overlap_param_gather) j["parallel"]["overlap_param_gather"] = true;
   if (pc.backward_prefetch != parallel::BackwardPrefetch::Pre)
-    j["parallel"]["backward_prefetch"] = pc.backward_prefetch == parallel::BackwardPrefetch::Post ? "post" : "none";
+    j["parallel"]["backward_prefetch"] = parallel::to_string(pc.backward_prefetch);
   j["training"]["seq_len"] = s.training.seq_len;
   j["training"]["tokens"] = s.training.tokens ? Json(s.training.tokens->n) : Json();
   j["training"]["duration_s"] = s.training.duration ? Json(s.training.duration->seconds()) : Json();

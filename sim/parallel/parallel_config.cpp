@@ -40,6 +40,18 @@ std::vector<std::string> recompute_module_names(unsigned modules) {
   return out;
 }
 
+const char* to_string(BackwardPrefetch b) {
+  switch (b) {
+    case BackwardPrefetch::Pre:
+      return "pre";
+    case BackwardPrefetch::Post:
+      return "post";
+    case BackwardPrefetch::None:
+      return "none";
+  }
+  return "pre";
+}
+
 const char* to_string(Schedule s) {
   switch (s) {
     case Schedule::GPipe:
@@ -79,10 +91,10 @@ ParallelConfig ParallelConfig::parse(base::JsonReader& in) {
   in.optional("tp_comm_overlap", p.tp_comm_overlap);
   in.optional("overlap_param_gather", p.overlap_param_gather);
   std::string prefetch;
-  if (in.optional_enum("backward_prefetch", prefetch, {"pre", "post", "none"}))
-    p.backward_prefetch = prefetch == "post"   ? BackwardPrefetch::Post
-                          : prefetch == "none" ? BackwardPrefetch::None
-                                               : BackwardPrefetch::Pre;
+  if (in.optional_enum("backward_prefetch", prefetch, {"pre", "post", "none"})) {
+    for (auto b : {BackwardPrefetch::Pre, BackwardPrefetch::Post, BackwardPrefetch::None})
+      if (prefetch == to_string(b)) p.backward_prefetch = b;
+  }
   std::string method;
   if (in.optional_enum("recompute_method", method, {"uniform", "block"}))
     p.recompute_method = method == "block" ? RecomputeMethod::Block : RecomputeMethod::Uniform;

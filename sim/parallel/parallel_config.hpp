@@ -40,6 +40,7 @@ enum RecomputeModule : unsigned {
 const char* to_string(Recompute r);
 const char* to_string(RecomputeMethod m);
 const char* to_string(Schedule s);
+const char* to_string(BackwardPrefetch b);  // "pre", "post", "none": the scenario key's values
 /// The module names in Megatron-Core's spelling, in bit order.
 std::vector<std::string> recompute_module_names(unsigned modules);
 
