@@ -540,7 +540,10 @@ Record convert(const json& r) {
   const std::string fam_name = fam->name;
   const std::string notes_text = r.value("notes", std::string());
   const bool readme_overlap = notes_text.find("--tp-comm-overlap") != std::string::npos;
-  if ((readme_overlap || fam_name == "dgxc-benchmarking") && tp > 1 && sp) {
+  // The Megatron-MoE-ModelZoo's launcher adds --tp-comm-overlap to every BF16 run ("if [[ ${PR} == "bf16" ]]",
+  // sbatch_benchmarking.sh, stored version at 38ce2ed2); its FP8/MXFP8 branches do not.
+  const bool zoo_overlap = fam_name == "megatron-moe-modelzoo" && lower(r.value("precision", std::string())) == "bf16";
+  if ((readme_overlap || zoo_overlap || fam_name == "dgxc-benchmarking") && tp > 1 && sp) {
     par["tp_comm_overlap"] = true;
     out.assumptions.push_back("TP communication overlapped with the GEMMs (--tp-comm-overlap)");
   }
