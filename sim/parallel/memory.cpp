@@ -527,8 +527,14 @@ MemoryBreakdown memory_on_rank(const ModelSpec& model, const Layout& layout, con
   // (megatron/core/fusions/fused_cross_entropy.py, calculate_logits_max: `vocab_parallel_logits.float()`), and its
   // backward hands the fp32 gradient it computes in place on the softmax to autograd, which casts it to the logits'
   // bf16: 2sbV/t beside the stored softmax, once (upcast's 12 B already counts its peak).
+  // Upcast under tensor parallelism is PyTorch's loss_parallel (DTensor, vocabulary-sharded logits), whose backward
+  // fuses nll_loss's and log_softmax's as `(grad_input + torch.exp(x)) * grad_output` on a zeroed grad_input
+  // (torch/distributed/tensor/parallel/loss.py, _nll_loss_and_log_softmax_backward): the saved log-softmax x, the
+  // zeros, exp(x) and their sum are live at once, 16 B per logit (its forward peaks at 14: the bf16 logits, their fp32
+  // copy, x - max and its exp).
   if (pipeline_rank == layout.pp - 1) {
-    const double per_logit = options.upcast_cross_entropy ? 3 * kFp32 : kFp32;
+    const double upcast_logit = (layout.tp > 1 ? 4 : 3) * kFp32;
+    const double per_logit = options.upcast_cross_entropy ? upcast_logit : kFp32;
     const double logit_count = s * b * padded_vocab(model.vocab, layout.tp) / t;
     buffers += (2 * kBf16 * sbh * sigma + per_logit * logit_count) * held.back() *
                (1 + model.mtp_layers);  // and each MTP head's

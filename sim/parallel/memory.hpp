@@ -60,7 +60,8 @@ struct MemoryOptions {
   ///   backward the log-softmax output its gradient formula keeps, the dense gradient nll_loss hands it and the
   ///   gradient it allocates are live at once, 3 x 4 B = 12 B (in the forward, logits 2 + fp32 copy 4 + log-softmax
   ///   output 4 = 10 B). PyTorch's derivatives.yaml: log_softmax backward uses the result, nll_loss backward
-  ///   returns a dense gradient.
+  ///   returns a dense gradient. With tensor parallelism the loss is PyTorch's loss_parallel on vocabulary-sharded
+  ///   logits, whose fused backward holds one more fp32 tensor: 16 B (memory.cpp).
   bool upcast_cross_entropy = false;
   /// What a tensor-parallel linear layer with sequence parallelism saves of its input, the norm's output, for its
   /// weight gradient (training.sp_saved_inputs):

@@ -356,23 +356,30 @@ TEST(MemoryPerGpu, FirstOneFOneBStageHoldsLLayersWorthOfActivations) {
       << "expected " << expected << " bytes, computed " << mem.activations.n;
 }
 
-TEST(MemoryPerGpu, UpcastCrossEntropyHoldsTwelveBytesPerLogitOnTheLastStage) {
-  // training.cross_entropy "upcast" (TorchTitan's loss): 12 B per logit of the last stage's micro-batch against the
-  // fused loss's 4 B stored and 2 B transient at its peak (the bf16 logits beside their fp32 copy); vocabulary-parallel
-  // over t, the padded vocabulary; other stages and categories unchanged.
+TEST(MemoryPerGpu, UpcastCrossEntropyHoldsTwelveBytesPerLogitOnTheLastStageSixteenUnderTensorParallelism) {
+  // training.cross_entropy "upcast" (TorchTitan's loss): against the fused loss's 4 B stored and 2 B transient at its
+  // peak (the bf16 logits beside their fp32 copy), 12 B per logit of the last stage's micro-batch without tensor
+  // parallelism, and 16 B with it, where PyTorch's loss_parallel backward holds the log-softmax, a zeroed gradient,
+  // its exp and their sum at once; vocabulary-parallel over t, the padded vocabulary; other stages and categories
+  // unchanged.
   const auto gpt3 = model("gpt3-175b");
-  const auto c = gpt3_tp8_pp8();
-  const Layout l = resolve(gpt3, {64, 8, 8}, c, 2048);
-  MemoryOptions upcast = megatron2022();
-  upcast.upcast_cross_entropy = true;
-  const auto fused_last = memory_per_gpu(gpt3, l, c, 2048, 7, megatron2022());
-  const auto upcast_last = memory_per_gpu(gpt3, l, c, 2048, 7, upcast);
-  const double logits = 2048.0 * l.micro_batch * padded_vocab(gpt3.vocab, 8) / 8;
-  EXPECT_EQ(static_cast<double>(upcast_last.buffers.n - fused_last.buffers.n), 6 * logits);
-  EXPECT_EQ(upcast_last.activations, fused_last.activations);
-  EXPECT_EQ(memory_per_gpu(gpt3, l, c, 2048, 0, upcast).total,
-            memory_per_gpu(gpt3, l, c, 2048, 0, megatron2022()).total)
-      << "the first stage has no loss";
+  for (const int tp : {1, 8}) {
+    auto c = gpt3_tp8_pp8();
+    c.tp = tp;
+    c.sequence_parallel = tp > 1;
+    const Layout l = resolve(gpt3, {8 * tp, tp, 8}, c, 2048);
+    MemoryOptions upcast = megatron2022();
+    upcast.upcast_cross_entropy = true;
+    const auto fused_last = memory_per_gpu(gpt3, l, c, 2048, 7, megatron2022());
+    const auto upcast_last = memory_per_gpu(gpt3, l, c, 2048, 7, upcast);
+    const double logits = 2048.0 * l.micro_batch * padded_vocab(gpt3.vocab, tp) / tp;
+    EXPECT_EQ(static_cast<double>(upcast_last.buffers.n - fused_last.buffers.n), (tp > 1 ? 10 : 6) * logits)
+        << "tp " << tp;
+    EXPECT_EQ(upcast_last.activations, fused_last.activations);
+    EXPECT_EQ(memory_per_gpu(gpt3, l, c, 2048, 0, upcast).total,
+              memory_per_gpu(gpt3, l, c, 2048, 0, megatron2022()).total)
+        << "the first stage has no loss";
+  }
 }
 
 TEST(MemoryPerGpu, Gpt3On64A100sFitsWithSequenceParallelismAndSelectiveRecompute) {
