@@ -479,6 +479,15 @@ const char* to_string(CommKind k) {
   return "?";
 }
 
+LayerWork linear_work(const LayerShape& s, double m, double n, double k) {
+  LayerWork w;
+  std::vector<Kernel> ks;
+  linear(ks, s, "linear", m, n, k);
+  add(w.forward, compute("linear", std::move(ks)));
+  backward_passes(ModelSpec{}, s, Dims{}, w.forward, w.backward_input, w.backward_weight);
+  return w;
+}
+
 LayerWork layer_work(const ModelSpec& m, const LayerShape& s, RecomputeMode recompute, const RecomputeSet& modules) {
   const Dims d = dims(m, s);
   LayerWork w;

@@ -133,6 +133,11 @@ struct RecomputeSet {
 LayerWork layer_work(const ModelSpec& m, const LayerShape& s, RecomputeMode recompute,
                      const RecomputeSet& modules = {});
 
+/// One linear layer y = x W (x: m x k, W: k x n) as the layers' own linears are counted: its forward GEMM (with the
+/// FP8 cast of x under s.fp8), its input-gradient GEMM and its weight-gradient GEMM (with the cast of the output
+/// gradient). For checks against published per-linear microbenchmarks.
+LayerWork linear_work(const LayerShape& s, double m, double n, double k);
+
 /// The input embedding on the first pipeline stage (a vocab-parallel lookup plus its tensor-parallel all-reduce).
 LayerWork embedding_work(const ModelSpec& m, const LayerShape& s);
 /// The final norm, output projection and cross-entropy loss on the last stage (logits in fp32 for the loss).
