@@ -264,7 +264,8 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
     std::string saved;
     if (t->optional_enum("sp_saved_inputs", saved, {"sharded", "gathered"}))
       mo.sp_gathered_inputs = saved == "gathered";
-    if (t->optional("moe_imbalance", mo.moe_imbalance, Range::between(1.0, 64.0)) && model && !s.model.moe)
+    s.training.moe_imbalance_given = t->optional("moe_imbalance", mo.moe_imbalance, Range::between(1.0, 64.0));
+    if (s.training.moe_imbalance_given && model && !s.model.moe)
       t->error("moe_imbalance", "applies to models with experts (model.moe); " + s.model.name + " has none");
     mo.fp8_activations = s.training.dtype == hardware::Dtype::Fp8;
     t->optional("fp8_activations", mo.fp8_activations);

@@ -68,6 +68,9 @@ struct TrainingConfig {
   /// Transformer Engine and FlashAttention take grouped-query attention) or "repeated" (copied to every query head
   /// first, as TorchTitan's Llama does with repeat_kv before SDPA): what context parallelism moves per token.
   bool repeated_kv = false;
+  /// Whether the scenario states training.moe_imbalance (its value lives in MemoryOptions): absent, a model with
+  /// experts is simulated with balanced routing, and `trainsim step` says so.
+  bool moe_imbalance_given = false;
   /// McCandlish's critical (noise) batch in tokens; absent: estimated (workload::estimate_critical_batch).
   std::optional<base::Count> critical_batch;
   /// Off by default (issue 19): PaLM's rate comes from one 540B run and no source scales it with model size, so a

@@ -163,5 +163,27 @@ TEST(StepTrace, DefaultScenarioShowsOneFOneBOnFirstAndLastStage) {
   }
 }
 
+TEST(StepCommand, SaysWhenAModelWithExpertsIsTimedWithBalancedRouting) {
+  // The CI Mixtral scenario states no training.moe_imbalance: balanced routing, said on stderr (stdout's table and JSON
+  // keep their contract); stated, or a dense model, or --quiet: no note.
+  const std::string moe = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/ci/mixtral-8x7b-32-h100-ep.json";
+  const auto balanced = trainsim({"step", moe, "--fidelity", "analytic"});
+  ASSERT_EQ(balanced.code, kExitOk) << balanced.err;
+  EXPECT_NE(balanced.err.find("note: MoE routing is taken as balanced"), std::string::npos) << balanced.err;
+  EXPECT_NE(balanced.err.find("training.moe_imbalance"), std::string::npos);
+  const auto json = trainsim({"step", moe, "--fidelity", "analytic", "--json"});
+  EXPECT_NE(json.err.find("note: MoE routing"), std::string::npos);
+  EXPECT_EQ(json.out.find("note"), std::string::npos) << "stdout stays the JSON document";
+  const auto stated = trainsim({"step", moe, "--fidelity", "analytic", "--set", "training.moe_imbalance=1.5"});
+  ASSERT_EQ(stated.code, kExitOk) << stated.err;
+  EXPECT_EQ(stated.err.find("MoE routing"), std::string::npos) << stated.err;
+  const auto quiet = trainsim({"step", moe, "--fidelity", "analytic", "--quiet"});
+  ASSERT_EQ(quiet.code, kExitOk) << quiet.err;
+  EXPECT_EQ(quiet.err.find("MoE routing"), std::string::npos) << quiet.err;
+  const auto dense = trainsim({"step", kDefault, "--fidelity", "analytic"});
+  ASSERT_EQ(dense.code, kExitOk) << dense.err;
+  EXPECT_EQ(dense.err.find("MoE routing"), std::string::npos) << dense.err;
+}
+
 }  // namespace
 }  // namespace sim::cli
