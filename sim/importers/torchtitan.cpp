@@ -45,6 +45,11 @@ class TitanImport {
     Draft& d = out_.draft;
     d.put("parallel.tp", tp, origin(par, "tensor_parallel_degree"), !has(par, tr, "tensor_parallel_degree"));
     d.put("parallel.pp", pp, origin(par, "pipeline_parallel_degree"), !has(par, tr, "pipeline_parallel_degree"));
+    // PyTorch's pipelining runtime allocates a receive buffer per micro-batch (torch/distributed/pipelining/stage.py).
+    if (pp > 1)
+      d.put("memory.pipeline_buffers", std::string("per_micro_batch"),
+            origin(par, "pipeline_parallel_degree") +
+                " (PyTorch's pipelining runtime: a receive buffer per micro-batch)");
     // TorchTitan's tensor parallelism always shards the norms and the residual stream over the sequence
     // (parallelize_llama's plan: SequenceParallel for the norms, sequence-sharded layer inputs and outputs), which is
     // Megatron-LM's sequence parallelism (Korthikanti et al. 2022).

@@ -541,8 +541,24 @@ MemoryBreakdown memory_on_rank(const ModelSpec& model, const Layout& layout, con
     if (!options.upcast_cross_entropy) buffers += kBf16 * logit_count;
   }
   // ASSUMPTION: pipeline point-to-point receive buffers, one activation and one gradient tensor of 2sbh (over t with
-  // SP, Megatron sends the sequence-parallel shard).
-  if (layout.pp > 1) buffers += 2 * kBf16 * sbh * sigma;
+  // SP, Megatron sends the sequence-parallel shard). With PyTorch's pipelining runtime (MemoryOptions), per chunk of
+  // this rank: a forward receive buffer per micro-batch beyond the in-flight ones (those are the first layer's saved
+  // input, counted with the activations) on every stage but the first, and on every stage but the last a gradient
+  // receive buffer per micro-batch plus the output each in-flight micro-batch keeps until its backward.
+  if (layout.pp > 1 && options.pipeline_buffers_per_micro_batch) {
+    const int stages = layout.pp * layout.vpp;
+    const double m = layout.micro_batches;
+    double tensors = 0;
+    for (int c = 0; c < layout.vpp; ++c) {
+      const int stage = c * layout.pp + pipeline_rank;
+      const double in_flight = held[static_cast<std::size_t>(c)];
+      if (stage > 0) tensors += std::max(0.0, m - in_flight);
+      if (stage < stages - 1) tensors += m + in_flight;
+    }
+    buffers += tensors * kBf16 * sbh * sigma;
+  } else if (layout.pp > 1) {
+    buffers += 2 * kBf16 * sbh * sigma;
+  }
   // ASSUMPTION: with sequence parallelism the all-gathered input of one TP block (2sbh) is live during its GEMM.
   if (shape.sequence_parallel) buffers += kBf16 * sbh;
   // ASSUMPTION: the MoE all-to-all holds the k dispatched copies of the tokens twice (send and receive).

@@ -83,6 +83,13 @@ struct MemoryOptions {
   /// (DeepSpeed's default 1e9) gathered at once: when given (> 0), the gathered weights are at most this many
   /// parameters, whatever zero3_units layers hold. memory.zero3_live_params; 0 = zero3_units whole layers (FSDP).
   double zero3_live_params = 0;
+  /// Pipeline receive buffers (memory.pipeline_buffers). false ("in_flight", default): Megatron-LM's point-to-point
+  /// communication allocates each received tensor per call, so one activation and one gradient buffer are live at the
+  /// peak. true ("per_micro_batch"): PyTorch's torch.distributed.pipelining (TorchTitan) allocates a receive buffer
+  /// for every micro-batch up front, activations on every stage but the first and gradients on every stage but the
+  /// last (stage.py, _prepare_forward_infra / _prepare_backward_infra), and keeps each in-flight micro-batch's output
+  /// in fwd_cache until its backward.
+  bool pipeline_buffers_per_micro_batch = false;
 };
 
 /// Era defaults for models without a training stack: fused attention for RoPE models, unfused with dropout for

@@ -288,6 +288,9 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
     mem->optional("reserve", s.memory.runtime_reserve, base::Sign::NonNegative);
     mem->optional("zero3_units", s.memory.zero3_units, Range::between(1, 64));
     mem->optional("zero3_live_params", s.memory.zero3_live_params, Range::between(1e6, 1e13));
+    std::string buffers;
+    if (mem->optional_enum("pipeline_buffers", buffers, {"in_flight", "per_micro_batch"}))
+      s.memory.pipeline_buffers_per_micro_batch = buffers == "per_micro_batch";
     mem->finish();
   }
 

@@ -380,6 +380,12 @@ TEST(ImportTorchTitan, TensorParallelLinearsSaveTheirGatheredInput) {
   EXPECT_EQ(saved("[parallelism]\ntensor_parallel_degree = 1\n"), "absent") << "no tensor parallelism";
 }
 
+TEST(ImportTorchTitan, PipelineParallelismHoldsAReceiveBufferPerMicroBatch) {
+  auto buffers = [](const std::string& text) { return torchtitan_drafted(text, "memory.pipeline_buffers"); };
+  EXPECT_EQ(buffers("[parallelism]\npipeline_parallel_degree = 8\n"), "per_micro_batch") << "torch pipelining";
+  EXPECT_EQ(buffers("[parallelism]\npipeline_parallel_degree = 1\n"), "absent") << "no pipeline";
+}
+
 TEST(ImportTorchTitan, TomlSubset) {
   const auto t = importers::parse_toml(
       "title = 'x' # comment\n[a.b]\nn = -1_000\nf = 3.5e-2\nok = true\narr = [\n  1, 2, # two\n  3,\n]\n"

@@ -262,6 +262,34 @@ TEST(Memory, DeepSpeedZero3HoldsAtMostItsLiveParametersGathered) {
   EXPECT_NE(load_error({{"memory.zero3_live_params", "10"}}).find("/memory/zero3_live_params"), std::string::npos);
 }
 
+TEST(Memory, TorchPipeliningHoldsAReceiveBufferPerMicroBatch) {
+  // Llama 3 70B, TP 8 with SP, PP 4, 1F1B, 16 micro-batches of one 8k sequence: a stage boundary tensor is
+  // 2sbh/t = 16 MiB. PyTorch's pipelining runtime (memory.pipeline_buffers "per_micro_batch") holds, on the first
+  // stage, a gradient buffer per micro-batch (16) and the outputs of its 4 in-flight micro-batches; on a middle stage
+  // (rank 1, 3 in flight) also forward buffers for the 13 micro-batches its layers do not hold; on the last, forward
+  // buffers beyond its 1 in flight (15). Megatron-LM's (the default) holds 2 on every stage.
+  const auto llama = scenario::load_model("llama3-70b");
+  auto c = llama_tp8_pp4();
+  c.global_batch = 16;
+  const Layout l = resolve(llama, {32, 8, 4}, c, 8192);
+  ASSERT_EQ(l.micro_batches, 16);
+  const double tensor = 2.0 * 8192 * 8192 / 8;
+  MemoryOptions torch;
+  torch.pipeline_buffers_per_micro_batch = true;
+  const double expected[] = {16 + 4, 13 + 16 + 3, 14 + 16 + 2, 15};
+  for (int rank = 0; rank < 4; ++rank) {
+    const auto megatron = memory_per_gpu(llama, l, c, 8192, rank, {});
+    const auto pipelining = memory_per_gpu(llama, l, c, 8192, rank, torch);
+    EXPECT_NEAR(static_cast<double>(pipelining.buffers.n - megatron.buffers.n), (expected[rank] - 2) * tensor, 1)
+        << "rank " << rank;
+    EXPECT_EQ(pipelining.activations, megatron.activations);
+  }
+  const std::string bad = load_error({{"memory.pipeline_buffers", "\"per_stage\""}});
+  EXPECT_NE(bad.find("/memory/pipeline_buffers"), std::string::npos) << bad;
+  EXPECT_NE(bad.find("per_micro_batch"), std::string::npos) << "names what is accepted: " << bad;
+  EXPECT_EQ(load_error({{"memory.pipeline_buffers", "\"per_micro_batch\""}}), "");
+}
+
 TEST(Memory, Fp8ActivationsHalveTheSavedGemmInputs) {
   // Llama 3 70B, t = 8 with SP: the two norm outputs (2 x sbh/t), the attention output (sbh/t) and the SwiGLU
   // product (sbf/t) drop from 2 bytes to 1.

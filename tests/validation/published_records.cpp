@@ -502,6 +502,17 @@ Record convert(const json& r) {
   par["sequence_parallel"] = sp;
   int zero = get<int>(p, "zero_stage").value_or(fam->fsdp_like ? 3 : 0);
   if (get<bool>(p, "fsdp").value_or(false) && is_null(p, "zero_stage")) zero = 3;
+  // TorchTitan's FSDP under pipeline parallelism keeps each stage's weights gathered from the first micro-batch's
+  // forward to the last one's backward (reshard_after_forward "default" = not pp_enabled; the pipeline schedule sets
+  // reshard_after_backward and gradient sync only for the last micro-batch: torch/distributed/pipelining/stage.py,
+  // backward_maybe_with_nosync): one gather and one reduce-scatter per step, bf16 weights and fp32 gradients whole,
+  // optimizer states sharded, which is ZeRO-1 (as docs/memory-validation.md's TorchTitan scenarios state).
+  if (std::string(fam->name) == "torchtitan" && zero == 3 && pp > 1) {
+    zero = 1;
+    out.assumptions.push_back(
+        "FSDP under pipeline parallelism gathers once per step (TorchTitan: no reshard between "
+        "micro-batches): zero_stage 1");
+  }
   par["zero_stage"] = zero;
   if (fam->megatron_like && zero == 0) {
     const bool distopt =
@@ -653,6 +664,9 @@ Record convert(const json& r) {
     sc["memory"]["zero3_live_params"] = 1e9;
     out.assumptions.push_back("DeepSpeed's default stage3_max_live_parameters (1e9 gathered parameters at most)");
   }
+  // TorchTitan's pipeline runs on PyTorch's pipelining runtime, which allocates a receive buffer per micro-batch
+  // (torch/distributed/pipelining/stage.py, _prepare_backward_infra).
+  if (family == "torchtitan" && pp > 1) sc["memory"]["pipeline_buffers"] = "per_micro_batch";
   out.scenario = sc.dump();
   reference_of(r, out, gpus, *gb, *seq);
   if (!out.refusal.empty()) out.scenario.clear();
