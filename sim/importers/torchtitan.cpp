@@ -105,7 +105,11 @@ class TitanImport {
                                                                 "\" is not accepted; accepted: default, "
                                                                 "never, always");
       const bool gathered = reshard == "never" || (reshard == "default" && pp > 1);
-      d.put("parallel.zero_stage", std::int64_t{gathered ? 2 : 3},
+      // Under pipeline parallelism the schedule also defers resharding and gradient sync to the last micro-batch's
+      // backward (torch/distributed/pipelining/stage.py, backward_maybe_with_nosync): gathered weights and whole fp32
+      // gradients until then, one gather and one reduce-scatter per step, which is ZeRO-1.
+      const std::int64_t stage = gathered ? (pp > 1 ? 1 : 2) : 3;
+      d.put("parallel.zero_stage", stage,
             origin_ + " [parallelism] FSDP over " + std::to_string(shard_eff) + " ranks, reshard_after_forward " +
                 reshard);
       if (replicate > 1)

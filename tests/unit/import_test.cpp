@@ -386,6 +386,21 @@ TEST(ImportTorchTitan, PipelineParallelismHoldsAReceiveBufferPerMicroBatch) {
   EXPECT_EQ(buffers("[parallelism]\npipeline_parallel_degree = 1\n"), "absent") << "no pipeline";
 }
 
+TEST(ImportTorchTitan, PipelinedFsdpGathersOncePerStep) {
+  // FSDP over 8 ranks: ZeRO-3 without a pipeline; with one, weights stay gathered and gradients unsynced until the
+  // last micro-batch (ZeRO-1), unless fsdp_reshard_after_forward is "always".
+  auto stage = [](const std::string& text) {
+    const auto im = importers::import_torchtitan_text(text, "t.toml");
+    const auto* f = im.draft.find("parallel.zero_stage");
+    return f ? std::get<std::int64_t>(f->value) : std::int64_t{-1};
+  };
+  const std::string fsdp = "[parallelism]\ndata_parallel_shard_degree = 8\n";
+  EXPECT_EQ(stage(fsdp), 3);
+  EXPECT_EQ(stage(fsdp + "pipeline_parallel_degree = 4\n"), 1);
+  EXPECT_EQ(stage(fsdp + "fsdp_reshard_after_forward = \"never\"\n"), 2);
+  EXPECT_EQ(stage(fsdp + "pipeline_parallel_degree = 4\nfsdp_reshard_after_forward = \"always\"\n"), 3);
+}
+
 TEST(ImportTorchTitan, TomlSubset) {
   const auto t = importers::parse_toml(
       "title = 'x' # comment\n[a.b]\nn = -1_000\nf = 3.5e-2\nok = true\narr = [\n  1, 2, # two\n  3,\n]\n"
