@@ -1,6 +1,6 @@
 // FP8 linear layers against published per-linear microbenchmarks (issue 17, FP8's real costs): the forward and
 // backward of one linear, bf16 against FP8 with current scaling, timed as the step model times a layer's linears
-// (workload::linear_work, hardware::gemm_time, hardware::memory_time) on the built-in 700 W H100 profile.
+// (workload::linear_work, execution::kernel_time) on the built-in 700 W H100 profile.
 //
 // Source: pytorch/ao pull request 2185 (2025-05-08, "Microbenchmarking float8 linear": H100, torch.compile, torchao's
 // row-wise recipe, whose backward runs cuBLAS's tensor-wise kernel and rescales its output, use_fast_accum True), the
@@ -14,7 +14,7 @@
 // output-gradient element) made these four linears 22-39% slower than measured (2026-12-03), so the measured casts
 // are cheaper than a pass-by-pass count and the row-wise recipe keeps the current-scaling cost. The remaining gap of
 // TorchTitan's row-wise runs is elsewhere (docs/validation.md).
-#include "sim/hardware/compute_model.hpp"
+#include "sim/execution/layer_timing.hpp"
 #include "sim/hardware/profile.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/workload/layer_costs.hpp"
@@ -29,21 +29,20 @@ namespace {
 
 using sim::workload::Fp8Scaling;
 
-/// Seconds of one linear's forward, input-gradient and weight-gradient kernels.
+/// Seconds of one linear's forward, input-gradient and weight-gradient kernels, timed as a step plan times them
+/// (execution::kernel_time: FP8 GEMMs at the FP8 rate when training in FP8).
 double linear_seconds(const sim::hardware::HardwareProfile& hw, Fp8Scaling recipe, double m, double n, double k) {
   sim::workload::LayerShape s;
   s.fp8 = recipe;
+  sim::execution::StepInputs in;
+  in.hardware = &hw;
+  in.dtype = recipe == Fp8Scaling::None ? sim::hardware::Dtype::Bf16 : sim::hardware::Dtype::Fp8;
   const auto w = sim::workload::linear_work(s, m, n, k);
   double seconds = 0;
   for (const auto* pass : {&w.forward, &w.backward_input, &w.backward_weight})
     for (const auto& seg : pass->segments)
       for (const auto& kernel : seg.kernels)
-        seconds +=
-            (kernel.kind == sim::workload::KernelKind::Memory
-                 ? sim::hardware::memory_time(hw.gpu, hw.efficiency, kernel.bytes)
-                 : sim::hardware::gemm_time(hw.gpu, kernel.fp8 ? sim::hardware::Dtype::Fp8 : sim::hardware::Dtype::Bf16,
-                                            hw.efficiency, kernel.m, kernel.n, kernel.k, kernel.batch))
-                .seconds();
+        seconds += sim::execution::kernel_time(in, kernel).seconds();
   return seconds;
 }
 
