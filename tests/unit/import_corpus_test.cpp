@@ -301,7 +301,8 @@ const std::vector<Case> kCases = {
        {"training.tokens", "786432000"},
        {"parallel.recompute", "\"full\""},
        {"training.dtype", "\"fp8\""},
-       {"training.kernels", "\"fused\""}},  // [training] compile = true
+       {"training.kernels", "\"fused\""},      // [training] compile = true
+       {"parallel.tp_comm_overlap", "true"}},  // [parallelism] enable_async_tensor_parallel = true
      {},
      {{"cluster.gpus", 128}}},
     {"torchtitan-qwen3-32b.toml",

@@ -401,6 +401,43 @@ TEST(ImportTorchTitan, PipelinedFsdpGathersOncePerStep) {
   EXPECT_EQ(stage(fsdp + "pipeline_parallel_degree = 4\nfsdp_reshard_after_forward = \"always\"\n"), 3);
 }
 
+TEST(ImportTorchTitan, AsyncTensorParallelIsTpCommunicationOverlapWhenCompiled) {
+  // enable_async_tensor_parallel, wherever TorchTitan kept it ([experimental] 2024, [parallelism] 2025, [compile]
+  // since): the TP overlap with torch.compile on; noted and not applied without it, or without tensor parallelism.
+  auto overlap = [](const std::string& text) {
+    const auto im = importers::import_torchtitan_text(text, "t.toml");
+    return im.draft.find("parallel.tp_comm_overlap") != nullptr;
+  };
+  auto noted = [](const std::string& text) {
+    const auto im = importers::import_torchtitan_text(text, "t.toml");
+    for (const auto& n : im.notes)
+      if (n.where.find("enable_async_tensor_parallel") != std::string::npos) return true;
+    return false;
+  };
+  const std::string tp = "[parallelism]\ndata_parallel_shard_degree = 2\ntensor_parallel_degree = 4\n";
+  const std::string compiled = "[compile]\nenable = true\n";
+  EXPECT_TRUE(overlap(tp + "enable_async_tensor_parallel = true\n" + compiled));
+  EXPECT_TRUE(overlap(tp + compiled + "enable_async_tensor_parallel = true\n"));
+  EXPECT_TRUE(overlap(tp + "[training]\ncompile = true\n[experimental]\nenable_async_tensor_parallel = true\n"));
+  EXPECT_FALSE(overlap(tp + "enable_async_tensor_parallel = false\n" + compiled));
+  EXPECT_FALSE(overlap(tp + compiled));
+  EXPECT_FALSE(overlap(tp + "enable_async_tensor_parallel = true\n"));
+  EXPECT_TRUE(noted(tp + "enable_async_tensor_parallel = true\n"));
+  EXPECT_TRUE(noted("[parallelism]\nenable_async_tensor_parallel = true\n" + compiled));
+  EXPECT_TRUE(noted(tp + "enable_async_tensor_parallel = true\n" + compiled));  // what the overlap gains, measured
+  // Read, so not listed as ignored; a wrong type is an error naming the key.
+  const auto im = importers::import_torchtitan_text(tp + "enable_async_tensor_parallel = true\n" + compiled, "t.toml");
+  for (const auto& i : im.ignored)
+    EXPECT_EQ(i.what.find("enable_async_tensor_parallel"), std::string::npos);
+  try {
+    (void)importers::import_torchtitan_text(tp + "enable_async_tensor_parallel = 1\n", "t.toml");
+    FAIL() << "expected a ConfigError";
+  } catch (const base::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("enable_async_tensor_parallel: expected true or false, found"),
+              std::string::npos);
+  }
+}
+
 TEST(ImportTorchTitan, TomlSubset) {
   const auto t = importers::parse_toml(
       "title = 'x' # comment\n[a.b]\nn = -1_000\nf = 3.5e-2\nok = true\narr = [\n  1, 2, # two\n  3,\n]\n"
