@@ -112,6 +112,8 @@ Json scenario_json(const scenario::Scenario& s) {
   j["parallel"]["schedule"] = parallel::to_string(pc.schedule);
   // Communication overlap, when on (absent when off: earlier outputs unchanged).
   if (pc.tp_comm_overlap) j["parallel"]["tp_comm_overlap"] = true;
+  if (pc.tp_comm_overlap && pc.tp_comm_overlap_method != parallel::TpOverlapMethod::Userbuffers)
+    j["parallel"]["tp_comm_overlap_method"] = parallel::to_string(pc.tp_comm_overlap_method);
   if (pc.overlap_param_gather) j["parallel"]["overlap_param_gather"] = true;
   if (pc.backward_prefetch != parallel::BackwardPrefetch::Pre)
     j["parallel"]["backward_prefetch"] = parallel::to_string(pc.backward_prefetch);

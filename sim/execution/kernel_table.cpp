@@ -69,7 +69,8 @@ std::vector<KernelRow> kernel_table(const StepInputs& in) {
       }
       r.exposed = r.time;
       if (in.parallel.tp_comm_overlap)
-        if (const auto e = tp_overlap_exposed(p, i, backward, r.time, in.layout.tp, in.hardware->gpu.sm_count, kernel))
+        if (const auto e = tp_overlap_exposed(p, i, backward, r.time, in.layout.tp, in.hardware->gpu.sm_count, kernel,
+                                              in.parallel.tp_comm_overlap_method))
           r.exposed = *e;
       rows.push_back(std::move(r));
     }

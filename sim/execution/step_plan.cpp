@@ -158,8 +158,9 @@ class Planner {
                                                                         : SegKind::Tp;
         Time t = comm_time(s.comm, s.comm_bytes);
         if (in_.parallel.tp_comm_overlap)
-          if (const auto exposed = tp_overlap_exposed(p, i, backward, t, in_.layout.tp, hw_.gpu.sm_count,
-                                                      [this](const workload::Kernel& k) { return kernel_time(k); }))
+          if (const auto exposed = tp_overlap_exposed(
+                  p, i, backward, t, in_.layout.tp, hw_.gpu.sm_count,
+                  [this](const workload::Kernel& k) { return kernel_time(k); }, in_.parallel.tp_comm_overlap_method))
             t = *exposed;
         if (t > Time::zero()) out.push_back({t, kind, label(s.label)});
         continue;
@@ -348,8 +349,7 @@ StepPlan Planner::build() {
     const int stage_first_layer = first_layer;
     st.layers = layers;
     first_layer += st.layers;
-    // Room for every unit's segments (and a gather each) up front: growing these vectors was most of the
-    // planner's allocations (it builds a plan for every feasible point).
+    // Room for every unit's segments (and a gather each) up front: growing them was most of the planner's allocations.
     const std::size_t units = static_cast<std::size_t>(st.layers) + 2;
     const std::size_t most = std::max({l_fwd.size(), e_fwd.size(), o_fwd.size()}) + 1;
     const std::size_t most_b = std::max({l_rec.size() + l_b.size(), e_b.size(), o_b.size()}) + 1;
@@ -446,8 +446,7 @@ StepPlan Planner::build() {
       if (slowed > Time::zero() && zb) st.backward.segments.push_back({slowed, SegKind::Compute, interference_label});
     }
 
-    // Optimizer on this GPU's shard; with ZeRO 1-2 the updated 16-bit weights are all-gathered afterwards (ZeRO-3
-    // keeps them sharded: the next iteration's forward gathers them).
+    // Optimizer on this GPU's shard; ZeRO 1-2 all-gather the updated 16-bit weights after it (ZeRO-3: next forward).
     const double shard = zero ? st.params_local / (static_cast<double>(L.dp) * L.cp) : st.params_local;
     st.optimizer = hardware::memory_time(hw_.gpu, hw_.efficiency, shard * kOptimizerBytesPerParam);
     const bool gather_after = zero && !zero3 && dp_group.size() > 1;
@@ -536,6 +535,7 @@ const LayerTimings& Planner::layer_timings(const workload::LayerShape& shape, bo
     key->expert_tp = shape.expert_tp;
     key->moe_dispatcher = static_cast<int>(in_.parallel.moe_dispatcher);
     key->tp_comm_overlap = in_.parallel.tp_comm_overlap;
+    key->tp_comm_overlap_method = static_cast<int>(in_.parallel.tp_comm_overlap_method);
     key->tp_group = placement_.group(parallel::Dim::Tp, 0);
     key->cp_group = placement_.group(parallel::Dim::Cp, 0);
     key->ep_group = placement_.group(parallel::Dim::Ep, 0);

@@ -43,6 +43,7 @@ struct LayerKey {
   int expert_tp = 0;
   int moe_dispatcher = 0;
   bool tp_comm_overlap = false;
+  int tp_comm_overlap_method = 0;
   std::vector<int> tp_group;  // GPU 0's groups: the members its layer collectives run on
   std::vector<int> cp_group;
   std::vector<int> ep_group;
@@ -50,7 +51,8 @@ struct LayerKey {
   auto tie() const {
     return std::tie(model, hardware, topology, dtype, fp8, recompute, recompute_modules, attention_flash2,
                     eager_kernels, repeated_kv, moe_imbalance, flash_attention, dropout, sequence_parallel, micro_batch,
-                    seq_len, tp, cp, ep, expert_tp, moe_dispatcher, tp_comm_overlap, tp_group, cp_group, ep_group);
+                    seq_len, tp, cp, ep, expert_tp, moe_dispatcher, tp_comm_overlap, tp_comm_overlap_method, tp_group,
+                    cp_group, ep_group);
   }
   bool operator<(const LayerKey& o) const { return tie() < o.tie(); }
 };

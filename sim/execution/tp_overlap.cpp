@@ -41,10 +41,13 @@ Time bulk_extra(Time gemm, Time comm) {
 }
 
 std::optional<Time> tp_overlap_exposed(const workload::PassWork& pass, std::size_t i, bool backward, Time comm, int tp,
-                                       int sms, const std::function<Time(const workload::Kernel&)>& kernel_time) {
+                                       int sms, const std::function<Time(const workload::Kernel&)>& kernel_time,
+                                       parallel::TpOverlapMethod method) {
   const auto& s = pass.segments[i];
   const bool gather = s.comm == workload::CommKind::TpAllGather;
   if (tp < 2 || !s.is_comm || (!gather && s.comm != workload::CommKind::TpReduceScatter)) return std::nullopt;
+  // Async TP fuses no backward reduce-scatter: its input is a sum of input-gradient GEMMs (tp_overlap.hpp).
+  if (method == parallel::TpOverlapMethod::AsyncTp && !gather && backward) return std::nullopt;
   // The partner is the compute segment beside the collective in data flow. A context-parallel key/value exchange
   // between them does not separate them: it runs on the context-parallel group, inside the attention (Transformer
   // Engine's ring attention), and needs neither the gathered activations nor the GEMM's output.

@@ -13,11 +13,19 @@
 //     under the next chunk's GEMM, the last one exposed;
 //   - bulk for the backward reduce-scatters of the input gradient (qkv_dgrad, fc1_dgrad): the whole collective beside
 //     the weight-gradient GEMM of the same layer (equal in FLOPs to its input-gradient GEMM).
+// PyTorch's async TP (torch/_inductor/fx_passes/micro_pipeline_tp.py: fuse_all_gather_matmul and
+// fuse_matmul_reduce_scatter over symmetric memory; TorchTitan's enable_async_tensor_parallel) decomposes the same
+// pairs into per-rank chunks, but fuses a reduce-scatter only when its input is one matmul's output with no other user.
+// TorchTitan's Llama keeps wq, wk, wv and w1, w3 as separate linears, so in the backward the input gradient that the
+// sequence-parallel reduce-scatter scatters is a sum of two or three matmuls: those two reduce-scatters per layer stay
+// exposed, while the forward pairs and the backward all-gathers (of the output projection's and MLP down's output
+// gradient, fused with their input-gradient GEMMs) overlap as above.
 // Each function returns the time the pair takes beyond the GEMM alone: what the collective still exposes, plus what the
 // chunking and the SM margin cost the GEMM. Durations come from the same kernel and collective models as everything
 // else; nothing here is fitted.
 #pragma once
 #include "sim/base/units.hpp"
+#include "sim/parallel/parallel_config.hpp"
 #include "sim/workload/layer_costs.hpp"
 
 #include <cstddef>
@@ -51,9 +59,11 @@ base::Time bulk_extra(base::Time gemm, base::Time comm);
 /// gradient of the linear whose input gradient it scatters (QKV, MLP up; timed as its input-gradient GEMM, equal in
 /// FLOPs). A context-parallel key/value exchange between a collective and its partner is skipped. Only Transformer
 /// Engine's linear layers overlap: MLA projections, MoE experts and routers, the embedding and the output layer find no
-/// partner and keep their collectives exposed. `kernel_time` times a (chunked) GEMM.
+/// partner and keep their collectives exposed. `kernel_time` times a (chunked) GEMM. With PyTorch's async TP
+/// (`method` AsyncTp) a backward reduce-scatter has no partner (above).
 std::optional<base::Time> tp_overlap_exposed(const workload::PassWork& pass, std::size_t i, bool backward,
                                              base::Time comm, int tp, int sms,
-                                             const std::function<base::Time(const workload::Kernel&)>& kernel_time);
+                                             const std::function<base::Time(const workload::Kernel&)>& kernel_time,
+                                             parallel::TpOverlapMethod method = parallel::TpOverlapMethod::Userbuffers);
 
 }  // namespace sim::execution

@@ -352,13 +352,9 @@ class TitanImport {
       } else {
         out_.draft.put("parallel.tp_comm_overlap", true,
                        where + " (micro-pipelined all-gather / reduce-scatter under the matmuls)");
-        // Measured on TorchTitan's published async-TP runs (Llama 3 8B / 70B on H100, December 2024 and June 2025):
-        // this overlap (Transformer Engine's userbuffers schedule) takes 14-17% off their vanilla-TP step, TorchTitan's
-        // async TP 4-14% (docs/validation.md).
-        out_.notes.push_back({where,
-                              "modelled as Megatron-LM's TP overlap, which takes 14-17% off the step on "
-                              "TorchTitan's published async-TP runs where TorchTitan measured 4-14% "
-                              "(docs/validation.md): expect the gain to be overstated"});
+        // Inductor's micro-pipeline pass, which leaves the backward reduce-scatters of summed input gradients
+        // exposed (execution/tp_overlap.hpp).
+        out_.draft.put("parallel.tp_comm_overlap_method", std::string("async_tp"), where + " (PyTorch's async TP)");
       }
       return;
     }

@@ -52,6 +52,10 @@ const char* to_string(BackwardPrefetch b) {
   return "pre";
 }
 
+const char* to_string(TpOverlapMethod m) {
+  return m == TpOverlapMethod::AsyncTp ? "async_tp" : "userbuffers";
+}
+
 const char* to_string(Schedule s) {
   switch (s) {
     case Schedule::GPipe:
@@ -89,6 +93,9 @@ ParallelConfig ParallelConfig::parse(base::JsonReader& in) {
   if (in.optional_enum("moe_dispatcher", dispatcher, {"alltoall", "deepep"}))
     p.moe_dispatcher = dispatcher == "deepep" ? MoeDispatcher::DeepEp : MoeDispatcher::AllToAll;
   in.optional("tp_comm_overlap", p.tp_comm_overlap);
+  std::string overlap_method;
+  if (in.optional_enum("tp_comm_overlap_method", overlap_method, {"userbuffers", "async_tp"}))
+    p.tp_comm_overlap_method = overlap_method == "async_tp" ? TpOverlapMethod::AsyncTp : TpOverlapMethod::Userbuffers;
   in.optional("overlap_param_gather", p.overlap_param_gather);
   std::string prefetch;
   if (in.optional_enum("backward_prefetch", prefetch, {"pre", "post", "none"})) {
@@ -172,6 +179,10 @@ ParallelConfig ParallelConfig::parse(base::JsonReader& in) {
                  std::to_string(p.zero_stage));
   // Megatron-LM asserts --sequence-parallel when --tp-comm-overlap is given (megatron/training/arguments.py); with tp 1
   // there is nothing to overlap.
+  if (in.has("tp_comm_overlap_method") && !p.tp_comm_overlap)
+    in.error("tp_comm_overlap_method",
+             "says how tensor-parallel communication is overlapped; it needs "
+             "\"tp_comm_overlap\": true");
   if (p.tp_comm_overlap && p.tp > 1 && !p.sequence_parallel)
     in.error("tp_comm_overlap",
              "needs \"sequence_parallel\": true (Megatron-LM overlaps only the sequence-parallel all-gathers and "

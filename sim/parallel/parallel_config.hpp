@@ -19,6 +19,11 @@ enum class RecomputeMethod { Uniform, Block };  // Megatron-LM's --recompute-met
 /// send a token once to each node that holds one of its experts and forward it over NVLink inside the node (DeepEP
 /// README, "normal kernels": RDMA and NVLink forwarding; DeepSeek-V3 technical report, arXiv:2412.19437, Sec. 3.2.2).
 enum class MoeDispatcher { AllToAll, DeepEp };
+/// How tensor-parallel communication is overlapped (with tp_comm_overlap): Transformer Engine's userbuffers
+/// (Megatron-LM's --tp-comm-overlap) or PyTorch's async TP (Inductor's micro-pipeline pass, TorchTitan's
+/// enable_async_tensor_parallel), which leaves the backward reduce-scatters of summed input gradients exposed
+/// (execution/tp_overlap.hpp).
+enum class TpOverlapMethod { Userbuffers, AsyncTp };
 /// When ZeRO-3 / FSDP gathers the next unit's weights in the backward (PyTorch FSDP's BackwardPrefetch,
 /// torch/distributed/fsdp/api.py): Pre issues it before the current unit's gradient computation, which hides it;
 /// Post after, so that it overlaps only the current unit's reduce-scatter and the next unit's gradient computation
@@ -41,6 +46,7 @@ const char* to_string(Recompute r);
 const char* to_string(RecomputeMethod m);
 const char* to_string(Schedule s);
 const char* to_string(BackwardPrefetch b);  // "pre", "post", "none": the scenario key's values
+const char* to_string(TpOverlapMethod m);   // "userbuffers", "async_tp"
 /// The module names in Megatron-Core's spelling, in bit order.
 std::vector<std::string> recompute_module_names(unsigned modules);
 
@@ -69,6 +75,8 @@ struct ParallelConfig {
   /// Megatron-LM's --tp-comm-overlap: Transformer Engine's userbuffers run each sequence-parallel all-gather and
   /// reduce-scatter of a linear layer pipelined with its GEMM (execution/tp_overlap.hpp). Needs sequence parallelism.
   bool tp_comm_overlap = false;
+  /// "userbuffers" (default) or "async_tp"; given only with tp_comm_overlap true.
+  TpOverlapMethod tp_comm_overlap_method = TpOverlapMethod::Userbuffers;
   /// Megatron-LM's --overlap-param-gather (distributed optimizer / ZeRO 1-2): the updated parameters' all-gather runs
   /// bucket by bucket under the next iteration's first forward instead of after the optimizer step.
   bool overlap_param_gather = false;
@@ -95,8 +103,8 @@ struct ParallelConfig {
   /// recompute_num_layers 1, recompute_modules
   /// ["core_attn"] (Megatron-Core's defaults), micro_batch 1, schedule "1f1b" ("interleaved" is implied by vpp > 1),
   /// account_for_embedding/loss_in_pipeline_split false, first/last_stage_layers not given, tp_comm_overlap and
-  /// overlap_param_gather false (Megatron-LM's defaults), backward_prefetch "pre" (with zero_stage 3 only).
-  /// global_batch is required.
+  /// overlap_param_gather false (Megatron-LM's defaults), tp_comm_overlap_method "userbuffers", backward_prefetch "pre"
+  /// (with zero_stage 3 only). global_batch is required.
   static ParallelConfig parse(base::JsonReader& in);
 };
 

@@ -301,8 +301,9 @@ const std::vector<Case> kCases = {
        {"training.tokens", "786432000"},
        {"parallel.recompute", "\"full\""},
        {"training.dtype", "\"fp8\""},
-       {"training.kernels", "\"fused\""},      // [training] compile = true
-       {"parallel.tp_comm_overlap", "true"}},  // [parallelism] enable_async_tensor_parallel = true
+       {"training.kernels", "\"fused\""},     // [training] compile = true
+       {"parallel.tp_comm_overlap", "true"},  // [parallelism] enable_async_tensor_parallel = true
+       {"parallel.tp_comm_overlap_method", "\"async_tp\""}},
      {},
      {{"cluster.gpus", 128}}},
     {"torchtitan-qwen3-32b.toml",

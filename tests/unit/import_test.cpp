@@ -403,10 +403,17 @@ TEST(ImportTorchTitan, PipelinedFsdpGathersOncePerStep) {
 
 TEST(ImportTorchTitan, AsyncTensorParallelIsTpCommunicationOverlapWhenCompiled) {
   // enable_async_tensor_parallel, wherever TorchTitan kept it ([experimental] 2024, [parallelism] 2025, [compile]
-  // since): the TP overlap with torch.compile on; noted and not applied without it, or without tensor parallelism.
+  // since): the TP overlap, PyTorch's method, with torch.compile on; noted and not applied without it, or without
+  // tensor parallelism.
   auto overlap = [](const std::string& text) {
     const auto im = importers::import_torchtitan_text(text, "t.toml");
-    return im.draft.find("parallel.tp_comm_overlap") != nullptr;
+    const auto* method = im.draft.find("parallel.tp_comm_overlap_method");
+    const bool on = im.draft.find("parallel.tp_comm_overlap") != nullptr;
+    EXPECT_EQ(on, method != nullptr);
+    if (method) {
+      EXPECT_EQ(std::get<std::string>(method->value), "async_tp");
+    }
+    return on;
   };
   auto noted = [](const std::string& text) {
     const auto im = importers::import_torchtitan_text(text, "t.toml");
@@ -424,7 +431,6 @@ TEST(ImportTorchTitan, AsyncTensorParallelIsTpCommunicationOverlapWhenCompiled) 
   EXPECT_FALSE(overlap(tp + "enable_async_tensor_parallel = true\n"));
   EXPECT_TRUE(noted(tp + "enable_async_tensor_parallel = true\n"));
   EXPECT_TRUE(noted("[parallelism]\nenable_async_tensor_parallel = true\n" + compiled));
-  EXPECT_TRUE(noted(tp + "enable_async_tensor_parallel = true\n" + compiled));  // what the overlap gains, measured
   // Read, so not listed as ignored; a wrong type is an error naming the key.
   const auto im = importers::import_torchtitan_text(tp + "enable_async_tensor_parallel = true\n" + compiled, "t.toml");
   for (const auto& i : im.ignored)

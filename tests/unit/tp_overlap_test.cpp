@@ -16,6 +16,30 @@ Time us(double v) {
   return Time{static_cast<std::int64_t>(v * 1000.0)};
 }
 
+/// A collective segment of `kind`.
+workload::Segment comm_segment(workload::CommKind kind) {
+  workload::Segment s;
+  s.is_comm = true;
+  s.comm = kind;
+  return s;
+}
+
+/// A compute segment holding one GEMM named `name` with m = 4096 rows (409.6 us under `gemm_us`).
+workload::Segment gemm_segment(const char* name) {
+  workload::Segment s;
+  workload::Kernel k;
+  k.kind = workload::KernelKind::Gemm;
+  k.name = name;
+  k.m = 4096;
+  s.kernels.push_back(k);
+  return s;
+}
+
+/// A GEMM's time: m / 10 us (409.6 us whole, 51.2 us per 1/8 chunk).
+Time gemm_us(const workload::Kernel& k) {
+  return us(k.m / 10.0);
+}
+
 TEST(TpOverlapOracle, RingExchangeHidesTheGatherUnderItsChunks) {
   // TP4, GEMM 400 us as 4 chunks of 110 us (smaller chunks run a little less efficiently), gather 240 us = 3 steps
   // of 80 us: every step hides under a chunk, pair = 110 + 3 x 110 = 440 us, 40 us beyond the GEMM (the chunking).
@@ -38,20 +62,11 @@ TEST(TpOverlapPartner, AContextParallelExchangeDoesNotSeparateAGatherFromItsGemm
   // Forward attention block with CP: the all-gather, the key/value exchange on the CP group, then the QKV GEMM. The
   // gather still overlaps the GEMM (the exchange runs inside the attention, on another group).
   workload::PassWork pass;
-  workload::Segment gather;
-  gather.is_comm = true;
-  gather.comm = workload::CommKind::TpAllGather;
-  workload::Segment exchange;
-  exchange.is_comm = true;
-  exchange.comm = workload::CommKind::CpExchange;
-  workload::Segment compute;
-  workload::Kernel qkv;
-  qkv.kind = workload::KernelKind::Gemm;
-  qkv.name = "qkv";
-  qkv.m = 4096;
-  compute.kernels.push_back(qkv);
+  const auto gather = comm_segment(workload::CommKind::TpAllGather);
+  const auto exchange = comm_segment(workload::CommKind::CpExchange);
+  const auto compute = gemm_segment("qkv");
   pass.segments = {gather, exchange, compute};
-  auto time = [](const workload::Kernel& k) { return us(k.m / 10.0); };  // 409.6 us whole, 51.2 us per 1/8 chunk
+  const auto time = gemm_us;
   const auto exposed = tp_overlap_exposed(pass, 0, /*backward=*/false, us(140), 8, 132, time);
   ASSERT_TRUE(exposed.has_value()) << "partner found past the exchange";
   EXPECT_EQ(*exposed, Time::zero()) << "steps of 20 us hide under chunks of 51.2 us";
@@ -97,6 +112,56 @@ TEST(TpOverlapStep, OverlappedParameterGatherHidesUnderTheFirstForward) {
   EXPECT_LT(overlapped.breakdown.dp_exposed, plain.breakdown.dp_exposed);
   EXPECT_LT(overlapped.step_time, plain.step_time);
   EXPECT_EQ(overlapped.breakdown.compute, plain.breakdown.compute);
+}
+
+TEST(TpOverlapPartner, AsyncTpLeavesTheBackwardReduceScatterExposed) {
+  // A backward reduce-scatter of the input gradient after the QKV input-gradient GEMM: Transformer Engine overlaps it
+  // with the weight-gradient GEMM (bulk); PyTorch's async TP fuses no reduce-scatter whose input is a sum of matmuls
+  // (TorchTitan's separate wq / wk / wv), so it stays whole. Forward pairs overlap alike under both methods.
+  workload::PassWork pass;
+  pass.segments = {gemm_segment("qkv"), comm_segment(workload::CommKind::TpReduceScatter)};
+  const auto time = gemm_us;
+  const auto te = tp_overlap_exposed(pass, 1, /*backward=*/true, us(300), 8, 132, time);
+  ASSERT_TRUE(te.has_value());
+  EXPECT_EQ(*te, Time::zero()) << "300 us beside a 409.6 us GEMM";
+  EXPECT_FALSE(tp_overlap_exposed(pass, 1, true, us(300), 8, 132, time, parallel::TpOverlapMethod::AsyncTp))
+      << "no partner: the collective keeps its 300 us";
+  // The forward reduce-scatter after the output projection: pipelined under it by both.
+  pass.segments[0].kernels[0].name = "attn_out";
+  const auto fwd = tp_overlap_exposed(pass, 1, /*backward=*/false, us(300), 8, 132, time);
+  const auto fwd_async =
+      tp_overlap_exposed(pass, 1, /*backward=*/false, us(300), 8, 132, time, parallel::TpOverlapMethod::AsyncTp);
+  ASSERT_TRUE(fwd && fwd_async);
+  EXPECT_EQ(*fwd, *fwd_async);
+}
+
+TEST(TpOverlapStep, AsyncTpHidesLessThanUserbuffersAndNeedsTheOverlapOn) {
+  const std::vector<scenario::Override> one_replica{
+      {"cluster.gpus", "32"}, {"parallel.dp", "1"}, {"parallel.global_batch", "64"}};
+  auto ub = one_replica, async = one_replica;
+  ub.emplace_back("parallel.tp_comm_overlap", "true");
+  async.emplace_back("parallel.tp_comm_overlap", "true");
+  async.emplace_back("parallel.tp_comm_overlap_method", "\"async_tp\"");
+  const auto plain = run_step(load_step("scenarios/default.json", one_replica), Fidelity::Replica);
+  const auto u = run_step(load_step("scenarios/default.json", ub), Fidelity::Replica);
+  const auto a = run_step(load_step("scenarios/default.json", async), Fidelity::Replica);
+  EXPECT_LT(u.breakdown.tp_exposed, a.breakdown.tp_exposed);
+  EXPECT_LT(a.breakdown.tp_exposed, plain.breakdown.tp_exposed);
+  EXPECT_EQ(a.breakdown.compute, plain.breakdown.compute);
+  try {
+    load_step("scenarios/default.json", {{"parallel.tp_comm_overlap_method", "\"async_tp\""}});
+    FAIL() << "tp_comm_overlap_method without tp_comm_overlap was accepted";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("tp_comm_overlap_method"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("\"tp_comm_overlap\": true"), std::string::npos) << e.what();
+  }
+  try {
+    load_step("scenarios/default.json",
+              {{"parallel.tp_comm_overlap", "true"}, {"parallel.tp_comm_overlap_method", "\"nccl\""}});
+    FAIL() << "an unknown method was accepted";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("async_tp"), std::string::npos) << e.what();
+  }
 }
 
 TEST(TpOverlapStep, NeedsSequenceParallelismAsMegatronDoes) {
