@@ -80,16 +80,32 @@ double mape(const std::vector<const Prepared*>& rows, const EfficiencyPatch& pat
 /// a run off by more than that shows a mechanism the model lacks (ZeRO-3's collectives at 1,536 ranks, a power-capped
 /// part), not evidence about a GEMM's efficiency. The family average: each source counts once, so the 44 runs of one
 /// benchmark suite do not outvote the other sources (left to a plain mean, the family with the most rows decides
-/// every physical factor). Simulated at analytic fidelity (the closed forms agree with replica on these symmetric
-/// inputs, at a fraction of the cost).
+/// every physical factor). An FP8 run whose BF16 twin is among the rows counts by the error of its speed-up over the
+/// twin (trainsim's BF16/FP8 step ratio over the published one, less 1) instead of its own step's: what separates the
+/// two is the FP8 GEMMs, and a gap the twin shares (the stack's other kernels, a mechanism trainsim lacks) cancels in
+/// the ratio rather than being absorbed into gemm_fp8 (with absolute errors only, TorchTitan's BF16 gap pulled
+/// Hopper's gemm_fp8 from 0.60 to 0.55 once its async-TP rows were modelled, and the FP8 pairs within 10% from 24 to
+/// 12 of 28). Simulated at analytic fidelity (the closed forms agree with replica on these symmetric inputs, at a
+/// fraction of the cost).
 constexpr double kLossCap = 0.25;
 double loss(const std::vector<const Prepared*>& rows, const EfficiencyPatch& patch) {
+  std::map<std::string, const Prepared*> by_id;
+  for (const auto* r : rows)
+    by_id[r->record().id] = r;
   std::map<std::string, std::pair<double, int>> by_family;
   for (const auto* r : rows) {
     const auto o = r->predict(&patch, sim::execution::Fidelity::Analytic);
     if (!o.predicted) continue;
+    double err = o.error();
+    if (const auto twin = by_id.find(validation::bf16_twin_id(r->record().id)); twin != by_id.end()) {
+      const auto b = twin->second->predict(&patch, sim::execution::Fidelity::Analytic);
+      if (b.predicted) {
+        const double published = twin->second->record().reference_step_s / r->record().reference_step_s;
+        err = b.predicted_step_s / o.predicted_step_s / published - 1;
+      }
+    }
     auto& f = by_family[r->record().family];
-    f.first += std::min(std::fabs(o.error()), kLossCap);
+    f.first += std::min(std::fabs(err), kLossCap);
     ++f.second;
   }
   double sum = 0;
@@ -246,7 +262,9 @@ int main(int argc, char** argv) {
       att[kernel][pass]["rms_log_error"] = std::round(f.rms * 1000) / 1000;
       att[kernel][pass]["points"] = f.points;
     }
-  result["objective"] = "mean over source families of the mean min(|error|, 25%) of their runs, analytic fidelity";
+  result["objective"] =
+      "mean over source families of the mean min(|error|, 25%) of their runs, an FP8 run with a BF16 twin by the "
+      "error of its speed-up over the twin; analytic fidelity";
   std::map<std::string, std::pair<double, int>> held_out;  // family -> (sum |error|, runs)
   for (const auto& [generation, rows] : by_generation) {
     std::set<std::string> sources;

@@ -558,13 +558,14 @@ Record convert(const json& r) {
     par["tp_comm_overlap"] = true;
     out.assumptions.push_back("TP communication overlapped with the GEMMs (--tp-comm-overlap)");
   }
-  // TorchTitan's async TP rows keep vanilla TP's exposed collectives, stated on each row: trainsim's TP overlap (the
-  // importer's reading of enable_async_tensor_parallel) takes 14-17% off these runs' step where TorchTitan measured
-  // 4-14%, and fitted with it the Hopper FP8 GEMM factor drops to slow those rows at every other family's cost
-  // (docs/validation.md, "TorchTitan's async TP rows").
-  if (fam_name == "torchtitan" && tp > 1 &&
-      (notes_text.find("asyncTP") != std::string::npos || notes_text.find("AsyncTP") != std::string::npos))
-    out.assumptions.push_back("async TP taken as vanilla TP: trainsim's TP overlap overstates its gain");
+  // TorchTitan's async TP rows (the June 2025 report's asyncTP rows and December 2024's "2D + AsyncTP", all compiled):
+  // PyTorch's micro-pipelined TP, as the TorchTitan importer reads enable_async_tensor_parallel.
+  if (fam_name == "torchtitan" && tp > 1 && sp &&
+      (notes_text.find("asyncTP") != std::string::npos || notes_text.find("AsyncTP") != std::string::npos)) {
+    par["tp_comm_overlap"] = true;
+    par["tp_comm_overlap_method"] = "async_tp";
+    out.assumptions.push_back("PyTorch's async TP (tp_comm_overlap_method async_tp)");
+  }
   if (readme_overlap || notes_text.find("--overlap-param-gather") != std::string::npos ||
       fam_name == "dgxc-benchmarking" || fam_name == "nemo-24.07")
     par["overlap_param_gather"] = true;
@@ -681,6 +682,20 @@ Record convert(const json& r) {
 }
 
 }  // namespace
+
+std::string bf16_twin_id(const std::string& id) {
+  const std::pair<const char*, const char*> swaps[] = {
+      {"_fp8_tensorwise_", "_bf16_"},  // TorchTitan's async-TP table: fp8_tensorwise_vanillaTP -> bf16_vanillaTP
+      {"_fp8_rowwise_", "_bf16_"},     //   and fp8_rowwise_asyncTP -> bf16_asyncTP
+      {"_mxfp8_", "_bf16_"},           // Megatron-MoE-ModelZoo's GB200 rows
+      {"_fp8_", "_bf16_"},             // DGX Cloud: llama31_70b_fp8_64gpu -> llama31_70b_bf16_64gpu
+      {"_float8", ""},                 // TorchTitan's tables: fsdp_torchcompile_float8 -> fsdp_torchcompile
+  };
+  for (const auto& [fp8, bf16] : swaps)
+    if (const auto at = id.find(fp8); at != std::string::npos)
+      return id.substr(0, at) + bf16 + id.substr(at + std::string(fp8).size());
+  return {};
+}
 
 std::string shared_validation_dir() {
   if (const char* env = std::getenv("TRAINSIM_VALIDATION_DIR"); env && *env) return env;

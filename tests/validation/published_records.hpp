@@ -45,4 +45,8 @@ Record convert_record(const std::string& record_json, bool tflops_only = false);
 /// The shared validation folder beside the project: $TRAINSIM_VALIDATION_DIR, else <source>/../shared/validation.
 std::string shared_validation_dir();
 
+/// The id of an FP8 run's BF16 twin (same source, model, GPU count and layout) by its source's naming; empty when the
+/// id names no FP8 run. The twin may not be published.
+std::string bf16_twin_id(const std::string& id);
+
 }  // namespace validation
