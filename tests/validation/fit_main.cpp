@@ -89,20 +89,21 @@ double mape(const std::vector<const Prepared*>& rows, const EfficiencyPatch& pat
 /// fraction of the cost).
 constexpr double kLossCap = 0.25;
 double loss(const std::vector<const Prepared*>& rows, const EfficiencyPatch& patch) {
-  std::map<std::string, const Prepared*> by_id;
+  std::map<std::string, validation::Outcome> by_id;  // each run simulated once, twins looked up here
   for (const auto* r : rows)
-    by_id[r->record().id] = r;
+    by_id.emplace(r->record().id, r->predict(&patch, sim::execution::Fidelity::Analytic));
+  std::map<std::string, const Prepared*> prepared;
+  for (const auto* r : rows)
+    prepared[r->record().id] = r;
   std::map<std::string, std::pair<double, int>> by_family;
   for (const auto* r : rows) {
-    const auto o = r->predict(&patch, sim::execution::Fidelity::Analytic);
+    const auto& o = by_id.at(r->record().id);
     if (!o.predicted) continue;
     double err = o.error();
-    if (const auto twin = by_id.find(validation::bf16_twin_id(r->record().id)); twin != by_id.end()) {
-      const auto b = twin->second->predict(&patch, sim::execution::Fidelity::Analytic);
-      if (b.predicted) {
-        const double published = twin->second->record().reference_step_s / r->record().reference_step_s;
-        err = b.predicted_step_s / o.predicted_step_s / published - 1;
-      }
+    const std::string twin = validation::bf16_twin_id(r->record().id);
+    if (const auto b = by_id.find(twin); b != by_id.end() && b->second.predicted) {
+      const double published = prepared.at(twin)->record().reference_step_s / r->record().reference_step_s;
+      err = b->second.predicted_step_s / o.predicted_step_s / published - 1;
     }
     auto& f = by_family[r->record().family];
     f.first += std::min(std::fabs(err), kLossCap);
