@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 namespace sim::hardware {
 namespace {
@@ -27,6 +28,19 @@ Efficiency Efficiency::parse(base::JsonReader& in) {
   in.optional("gemm", e.gemm, frac);
   double fp8 = 0;
   if (in.optional("gemm_fp8", fp8, frac)) e.gemm_fp8 = fp8;
+  double isolated = 0;
+  if (in.optional("gemm_isolated", isolated, frac)) {
+    // A training loop cannot run a GEMM faster than the isolated kernel; the ratio is a derate, never a boost.
+    if (isolated < e.gemm) {
+      char msg[160];
+      std::snprintf(msg, sizeof msg,
+                    "is %.3g, below gemm (%.3g): an isolated GEMM is at least as fast as one in a "
+                    "training loop",
+                    isolated, e.gemm);
+      in.error("gemm_isolated", msg);
+    }
+    e.gemm_isolated = isolated;
+  }
   in.optional("tile_m", e.tile_m, base::Range::between(8, 1024));
   in.optional("tile_n", e.tile_n, base::Range::between(8, 1024));
   in.optional("gemm_k_half", e.gemm_k_half, base::Range::at_least(0));
@@ -93,6 +107,8 @@ base::Time attention_time(const GpuSpec& gpu, Dtype dtype, const Efficiency& e, 
   }
   // s / (s + s_half): the saturation the measured kernels show over sequence length (attention_microbenchmarks.json).
   if (call.seq > 0 && half > 0) eff *= call.seq / (call.seq + half);
+  // Measured isolated, run in a training loop: the GEMMs' loss from isolated to in-loop rate (compute_model.hpp).
+  if (e.gemm_isolated) eff *= e.gemm / *e.gemm_isolated;
   return from_seconds_up(flops / (peak(gpu, d) * eff)) + e.kernel_overhead;
 }
 

@@ -23,6 +23,13 @@ struct Efficiency {
   /// cuBLASLt FP8 8192^3 GEMM reaches ~1,610 of 1,979 TFLOP/s on H100 SXM (0.81; public cross-check report of
   /// 2026-05, test_gpu_scripts/reports_cublaslt_fp8_crosscheck_20260524.md). Default: `gemm` (no separate fit).
   std::optional<double> gemm_fp8;
+  /// Fraction of the dense BF16 peak an isolated large GEMM reaches (a microbenchmark at the GPU's free clocks:
+  /// Hopper 0.87, Blackwell 0.78, fitted by trainsim-validation-fit to OpenXLA's measured GEMM tables). Where it is
+  /// set, the profile's attention* efficiencies are isolated-kernel measurements too, and a training loop runs
+  /// attention at gemm / gemm_isolated of them: the same loss (clocks under the power cap, other kernels interleaved)
+  /// that takes a GEMM from its isolated rate to `gemm`, applied to the other tensor-core kernels on the same clocks.
+  /// No number of its own is fitted for attention. Unset (the default): attention runs at the profile's rates.
+  std::optional<double> gemm_isolated;
   /// Output tile of the GEMM kernels (m x n), for wave quantisation over the SMs (NVIDIA, "Matrix Multiplication
   /// Background User's Guide", Sec. "Wave Quantization").
   int tile_m = 128;
@@ -82,7 +89,8 @@ struct AttentionCall {
   double seq = 0;         // sequence length of one call: the shorter of its query and key lengths (0: long)
 };
 /// Time of a fused attention kernel of `flops` executed FLOPs:
-///   t = flops / (peak_16bit * e_pass * s / (s + s_half_pass)) + overhead
+///   t = flops / (peak_16bit * e_pass * s / (s + s_half_pass) * loop) + overhead
+/// with loop = gemm / gemm_isolated where gemm_isolated is set, else 1.
 base::Time attention_time(const GpuSpec& gpu, Dtype dtype, const Efficiency& e, double flops,
                           const AttentionCall& call = {});
 /// Time of a memory-bound kernel moving `bytes` to and from HBM.

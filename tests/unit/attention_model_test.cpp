@@ -1,5 +1,6 @@
 // The attention kernel model of sim/hardware/compute_model.hpp: rates by pass and sequence length, their fallbacks
-// (a profile without them times every call as before), and strict parsing of the profile keys.
+// (a profile without them times every call as before), the training-loop derate of isolated-kernel rates
+// (gemm_isolated), and strict parsing of the profile keys.
 #include "sim/base/json_reader.hpp"
 #include "sim/hardware/compute_model.hpp"
 #include "sim/hardware/profile.hpp"
@@ -22,18 +23,29 @@ std::vector<sim::base::Diagnostic> parse(const std::string& text, Efficiency* ou
   return diag.items();
 }
 
+/// A100's profile (one rate: no attention keys) with no launch cost, and the achieved fraction of its BF16 peak of one
+/// attention call under efficiencies `e`.
+struct Bench {
+  sim::hardware::HardwareProfile hw = sim::scenario::load_hardware("a100-sxm4-80gb");
+  sim::hardware::Dtype bf16 = *sim::hardware::dtype_from_string("bf16");
+  Efficiency e = [this] {
+    Efficiency x = hw.efficiency;
+    x.kernel_overhead = sim::base::Time::zero();
+    return x;
+  }();
+  double rate(const AttentionCall& c) const {
+    return 1e12 / sim::hardware::attention_time(hw.gpu, bf16, e, 1e12, c).seconds() /
+           hw.gpu.peak_for(bf16)->flops_per_s;
+  }
+};
+
 TEST(AttentionModel, RateFollowsPassAndLength) {
-  const auto hw = sim::scenario::load_hardware("a100-sxm4-80gb");  // one rate: no attention keys in the profile
-  Efficiency e = hw.efficiency;
-  e.kernel_overhead = sim::base::Time::zero();
+  Bench b;
+  auto& e = b.e;
   e.attention = 0.5;
   e.attention_backward = 0.4;
   e.attention_seq_half = 1000;
-  const auto bf16 = *sim::hardware::dtype_from_string("bf16");
-  const double peak = hw.gpu.peak_for(bf16)->flops_per_s;
-  auto rate = [&](const AttentionCall& c) {
-    return 1e12 / sim::hardware::attention_time(hw.gpu, bf16, e, 1e12, c).seconds() / peak;
-  };
+  auto rate = [&](const AttentionCall& c) { return b.rate(c); };
   EXPECT_NEAR(rate({false, false, 0}), 0.5, 1e-6);           // no length: the asymptote
   EXPECT_NEAR(rate({false, false, 1000}), 0.25, 1e-6);       // s = s_half: half of it
   EXPECT_NEAR(rate({false, false, 3000}), 0.375, 1e-6);      // 0.5 x 3000 / 4000
@@ -45,6 +57,31 @@ TEST(AttentionModel, RateFollowsPassAndLength) {
   e.attention_flash2_backward = 0.25;
   e.attention_flash2_backward_seq_half = 3000;
   EXPECT_NEAR(rate({true, true, 1000}), 0.0625, 1e-6);
+}
+
+TEST(AttentionModel, IsolatedRatesRunAtTheGemmsTrainingLoopFraction) {
+  Bench b;
+  auto& e = b.e;
+  const auto& hw = b.hw;
+  const auto bf16 = b.bf16;
+  e.attention = 0.5;
+  e.attention_seq_half = 1000;
+  e.attention_flash2 = 0.3;
+  e.gemm = 0.70;
+  auto rate = [&](const AttentionCall& c) { return b.rate(c); };
+  EXPECT_NEAR(rate({false, false, 1000}), 0.25, 1e-6);  // unset: the profile's rate
+  e.gemm_isolated = 0.875;                              // a GEMM in the loop runs at 0.70 / 0.875 = 0.8 of isolated
+  EXPECT_NEAR(rate({false, false, 1000}), 0.25 * 0.8, 1e-6);
+  EXPECT_NEAR(rate({true, false, 0}), 0.3 * 0.8, 1e-6);  // every class and pass alike
+  EXPECT_NEAR(rate({true, true, 0}), 0.5 * 0.8, 1e-6);   // (flash2 backward falls back to the fused forward here)
+  // GEMMs keep their own training-loop factor: gemm_isolated does not touch them.
+  const auto with = sim::hardware::gemm_time(hw.gpu, bf16, e, 8192, 8192, 8192, 1);
+  e.gemm_isolated.reset();
+  EXPECT_EQ(sim::hardware::gemm_time(hw.gpu, bf16, e, 8192, 8192, 8192, 1), with);
+  // The Hopper profiles carry it (their attention rates are the FlashAttention-3 paper's isolated kernels).
+  const auto h100 = sim::scenario::load_hardware("h100-sxm5-80gb").efficiency;
+  ASSERT_TRUE(h100.gemm_isolated.has_value());
+  EXPECT_GT(*h100.gemm_isolated, h100.gemm);
 }
 
 TEST(AttentionModel, ProfileWithoutTheKeysTimesBothPassesAlike) {
@@ -77,6 +114,20 @@ TEST(AttentionModel, ProfileKeysAreCheckedStrictly) {
   EXPECT_DOUBLE_EQ(e.attention_seq_half, 300);
   EXPECT_DOUBLE_EQ(e.attention_backward_seq_half.value_or(0), 700);
   EXPECT_DOUBLE_EQ(e.attention_flash2_backward_seq_half.value_or(0), 650);
+
+  // gemm_isolated: a fraction, and never below the training-loop gemm (it is a derate, not a boost).
+  d = parse(R"({"gemm": 0.7, "gemm_isolated": 0.6})", &e);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(
+      d[0].path.find("gemm_isolated") != std::string::npos || d[0].message.find("gemm_isolated") != std::string::npos,
+      true)
+      << d[0].path << ": " << d[0].message;
+  EXPECT_NE(d[0].message.find("below gemm (0.7)"), std::string::npos) << d[0].message;
+  d = parse(R"({"gemm_isolated": 1.2})", &e);
+  EXPECT_EQ(d.size(), 1u);
+  d = parse(R"({"gemm_isolated": 0.87})", &e);
+  EXPECT_TRUE(d.empty());
+  EXPECT_DOUBLE_EQ(e.gemm_isolated.value_or(0), 0.87);
 }
 
 }  // namespace

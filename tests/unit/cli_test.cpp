@@ -215,8 +215,9 @@ TEST(Cli, DescribeHardwareListsTheSevenProfiles) {
     EXPECT_NE(o.out.find(h), std::string::npos) << h;
   EXPECT_NE(o.out.find("989 TFLOP/s"), std::string::npos) << "H100 bf16 dense peak: " << o.out;
   EXPECT_NE(o.out.find("400 Gbit/s"), std::string::npos) << o.out;
-  // Achieved fractions: H100's fused attention over 8k tokens, forward and backward (the profile's measured fit).
-  EXPECT_NE(o.out.find("0.54/0.46"), std::string::npos) << o.out;
+  // Achieved fractions: H100's fused attention over 8k tokens, forward and backward, in a training loop (the
+  // measured isolated kernels x gemm / gemm_isolated = 0.70 / 0.87).
+  EXPECT_NE(o.out.find("0.44/0.37"), std::string::npos) << o.out;
   auto j = trainsim({"describe", "hardware", "--format", "json"});
   ASSERT_EQ(j.code, kExitOk) << j.err;
   EXPECT_NE(j.out.find("\"attention_backward_8k\""), std::string::npos) << j.out;

@@ -63,6 +63,7 @@ AttentionPassFit fit_attention(const std::string& arch, const std::string& kerne
       const double eff = std::round(e0 * 1000) / 1000 + step * 0.001;
       if (eff <= 0 || eff > 1) continue;
       sim::hardware::Efficiency e = hw.efficiency;
+      e.gemm_isolated.reset();  // isolated kernels: no training-loop derate
       e.attention = eff;
       e.attention_seq_half = half;
       e.attention_backward = eff;

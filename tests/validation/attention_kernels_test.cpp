@@ -8,8 +8,10 @@
 #include "sim/scenario/scenario.hpp"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <fstream>
 #include <string>
 
 namespace {
@@ -43,6 +45,24 @@ TEST(AttentionKernels, HopperProfilesCarryTheFit) {
     EXPECT_NEAR(e.attention_flash2_backward.value_or(-1), flash2_bwd.efficiency, 5e-4);
     EXPECT_NEAR(e.attention_flash2_backward_seq_half.value_or(-1), flash2_bwd.seq_half, 0.5);
   }
+}
+
+// The attention rates above are isolated kernels; a training loop runs them at gemm / gemm_isolated of that, and
+// gemm_isolated is the isolated BF16 GEMM efficiency trainsim-validation-fit fits to OpenXLA's measured H100 GEMMs
+// (fit_result.json). A refit that moves it fails here until the profiles follow.
+TEST(AttentionKernels, HopperProfilesCarryTheIsolatedGemmFit) {
+  std::ifstream in(std::string(TRAINSIM_SOURCE_DIR) + "/tests/validation/fit_result.json");
+  const auto fit = nlohmann::json::parse(in);
+  const double isolated = fit.at("microbenchmarks").at("sm_90_bf16").at("isolated_efficiency").get<double>();
+  for (const char* name : {"h100-sxm5-80gb", "h100-sxm5-96gb-500w", "h200-sxm-141gb", "h800-sxm5-80gb"}) {
+    SCOPED_TRACE(name);
+    const auto e = sim::scenario::load_hardware(name).efficiency;
+    ASSERT_TRUE(e.gemm_isolated.has_value());
+    EXPECT_NEAR(*e.gemm_isolated, isolated, 5e-4);
+  }
+  // Blackwell's attention rates are the documented defaults, not measured kernels: nothing to derate.
+  for (const char* name : {"b200-sxm-180gb", "gb200-nvl72", "gb300-nvl72"})
+    EXPECT_FALSE(sim::scenario::load_hardware(name).efficiency.gemm_isolated.has_value()) << name;
 }
 
 // The model's shape: the backward is slower per FLOP than the forward, and short calls slower than long ones.

@@ -45,8 +45,10 @@ TEST(PublishedRuns, Fp8SpeedUpOverBf16) {
   EXPECT_GE(pairs, 17) << "DGX Cloud's 8B, 70B and 405B at every GPU count, TorchTitan's and the ModelZoo's";
   // 24 once DGX Cloud's 405B BF16 row on 512 GPUs fitted (2026-12-03, second round); 23 since TorchTitan's async-TP
   // rows run PyTorch's async TP and Hopper's gemm_fp8 was refitted with them (0.601 -> 0.585; its 70B FP8 tensorwise
-  // async pair went from within 10% to -10.8%, docs/validation.md). A change may not lower it.
-  EXPECT_GE(within, 23) << "the count measured on 2026-12-03 (third round)";
+  // async pair went from within 10% to -10.8%, docs/validation.md); 24 again since Hopper's attention runs at the
+  // GEMMs' training-loop fraction of its isolated rate (efficiency.gemm_isolated; gemm_fp8 0.585 -> 0.613). A change
+  // may not lower it.
+  EXPECT_GE(within, 24) << "the count measured on 2026-12-03 (fourth round)";
 }
 
 }  // namespace
