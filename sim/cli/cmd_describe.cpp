@@ -203,6 +203,8 @@ int describe_hardware(const Options& o, std::ostream& out) {
     Json eff = Json::object();
     eff["gemm"] = h.efficiency.gemm;
     if (fp8) eff["gemm_fp8"] = h.efficiency.gemm_fp8.value_or(h.efficiency.gemm);
+    // The isolated GEMM rate whose ratio to gemm derates measured attention kernels (compute_model.hpp), where set.
+    if (h.efficiency.gemm_isolated) eff["gemm_isolated"] = *h.efficiency.gemm_isolated;
     eff["attention_forward_8k"] = attention_rate(h, false, false);
     eff["attention_backward_8k"] = attention_rate(h, false, true);
     eff["attention_flash2_forward_8k"] = attention_rate(h, true, false);

@@ -221,6 +221,7 @@ TEST(Cli, DescribeHardwareListsTheSevenProfiles) {
   auto j = trainsim({"describe", "hardware", "--format", "json"});
   ASSERT_EQ(j.code, kExitOk) << j.err;
   EXPECT_NE(j.out.find("\"attention_backward_8k\""), std::string::npos) << j.out;
+  EXPECT_NE(j.out.find("\"gemm_isolated\""), std::string::npos) << j.out;  // Hopper's, for the attention derate
 }
 
 TEST(Cli, DescribeModelsListsParameterCounts) {
