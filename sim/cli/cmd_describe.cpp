@@ -168,9 +168,10 @@ int describe_hardware(const Options& o, std::ostream& out) {
            "GEMM", "attn f/b"});
   // The fraction of the 16-bit peak a fused attention pass sustains over 8k-token calls (compute_model.hpp).
   auto attention_rate = [](const hardware::HardwareProfile& h, bool flash2, bool backward) {
+    const auto kernel = flash2 ? hardware::AttentionKernel::Flash2 : hardware::AttentionKernel::Fused;
     const auto d = hardware::Dtype::Bf16;
     const double flops = 1e12, seq = 8192;
-    const double secs = hardware::attention_time(h.gpu, d, h.efficiency, flops, {flash2, backward, seq}).seconds();
+    const double secs = hardware::attention_time(h.gpu, d, h.efficiency, flops, {kernel, backward, seq}).seconds();
     return flops / secs / h.gpu.peak_for(d)->flops_per_s;
   };
   Json arr = Json::array();

@@ -520,7 +520,7 @@ const LayerTimings& Planner::layer_timings(const workload::LayerShape& shape, bo
     key->recompute = static_cast<int>(in_.parallel.recompute);
     key->recompute_modules =
         in_.parallel.recompute == parallel::Recompute::Selective ? in_.parallel.recompute_modules : 0;
-    key->attention_flash2 = in_.attention_flash2;
+    key->attention_kernel = static_cast<int>(in_.attention_kernel);
     key->eager_kernels = shape.eager_kernels;
     key->repeated_kv = shape.repeated_kv;
     key->moe_imbalance = shape.moe_imbalance;

@@ -70,8 +70,8 @@ struct StepInputs {
   bool dropout = false;
   /// Data-parallel gradients on the wire in fp32 (Megatron-LM's default for bf16) or in bf16 (--grad-reduce-in-bf16).
   bool fp32_main_grads = true;
-  /// The fused attention kernel is FlashAttention-2-class (PyTorch SDPA, Triton), not FA3 / cuDNN (Transformer Engine).
-  bool attention_flash2 = false;
+  /// The fused attention kernel's class (FA3 / cuDNN as Transformer Engine runs it, FlashAttention-2, Triton).
+  hardware::AttentionKernel attention_kernel = hardware::AttentionKernel::Fused;
   /// PyTorch eager-mode elementwise kernels (scenario training.kernels "eager"; workload::LayerShape::eager_kernels).
   bool eager_kernels = false;
   /// Keys and values copied to every query head before attention (scenario training.attention_kv "repeated").

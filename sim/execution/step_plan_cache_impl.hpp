@@ -28,7 +28,7 @@ struct LayerKey {
   int fp8 = 0;
   int recompute = 0;
   unsigned recompute_modules = 0;  // selective only
-  bool attention_flash2 = false;
+  int attention_kernel = 0;
   bool eager_kernels = false;
   bool repeated_kv = false;
   double moe_imbalance = 1;
@@ -49,7 +49,7 @@ struct LayerKey {
   std::vector<int> ep_group;
 
   auto tie() const {
-    return std::tie(model, hardware, topology, dtype, fp8, recompute, recompute_modules, attention_flash2,
+    return std::tie(model, hardware, topology, dtype, fp8, recompute, recompute_modules, attention_kernel,
                     eager_kernels, repeated_kv, moe_imbalance, flash_attention, dropout, sequence_parallel, micro_batch,
                     seq_len, tp, cp, ep, expert_tp, moe_dispatcher, tp_comm_overlap, tp_comm_overlap_method, tp_group,
                     cp_group, ep_group);

@@ -97,7 +97,7 @@ base::Time attention_time(const GpuSpec& gpu, Dtype dtype, const Efficiency& e, 
   const double fwd_half = e.attention_seq_half;
   const double bwd_half = e.attention_backward_seq_half.value_or(fwd_half);
   double eff = 0, half = 0;
-  if (call.flash2) {
+  if (call.kernel != AttentionKernel::Fused) {
     eff = call.backward ? e.attention_flash2_backward.value_or(bwd) : e.attention_flash2.value_or(fwd);
     half = call.backward ? e.attention_flash2_backward_seq_half.value_or(bwd_half)
                          : e.attention_flash2_seq_half.value_or(fwd_half);
@@ -107,6 +107,7 @@ base::Time attention_time(const GpuSpec& gpu, Dtype dtype, const Efficiency& e, 
   }
   // s / (s + s_half): the saturation the measured kernels show over sequence length (attention_microbenchmarks.json).
   if (call.seq > 0 && half > 0) eff *= call.seq / (call.seq + half);
+  if (call.kernel == AttentionKernel::Triton) eff *= kTritonOverFlash2;
   // Measured isolated, run in a training loop: the GEMMs' loss from isolated to in-loop rate (compute_model.hpp).
   if (e.gemm_isolated) eff *= e.gemm / *e.gemm_isolated;
   return from_seconds_up(flops / (peak(gpu, d) * eff)) + e.kernel_overhead;

@@ -82,9 +82,22 @@ struct Efficiency {
 /// where wave = tiles / (ceil(tiles / SMs) * SMs) is the wave-quantisation efficiency and bytes the operands and
 /// result in 16-bit (Williams, Waterman, Patterson, "Roofline", CACM 2009).
 base::Time gemm_time(const GpuSpec& gpu, Dtype dtype, const Efficiency& e, double m, double n, double k, double batch);
+/// The fused attention kernel class (scenario training.attention_kernel).
+enum class AttentionKernel {
+  Fused,   // cuDNN / FlashAttention-3 / Transformer Engine: the profile's attention* rates
+  Flash2,  // FlashAttention-2 class (PyTorch SDPA's flash backend): the attention_flash2* rates
+  /// Tri Dao's Triton FlashAttention (flash_attn/flash_attn_triton.py, 2022-23; what MPT's attn_impl "triton" runs,
+  /// the only fused kernel llm-foundry's MPT ran with ALiBi): the FlashAttention-2 rates x kTritonOverFlash2.
+  Triton,
+};
+/// A Triton FlashAttention pass runs at half the FlashAttention-2 rate. Sources: the Triton kernel's own docstring
+/// ("Overall Triton forward + backward is slightly slower than CUDA forward + backward", the CUDA kernel being
+/// FlashAttention-1; Dao-AILab/flash-attention flash_attn/flash_attn_triton.py at 6b5f271c) and FlashAttention-2's
+/// "around 2x speedup compared to FlashAttention" (Dao, arXiv:2307.08691, abstract). Published ratios, not fitted.
+inline constexpr double kTritonOverFlash2 = 0.5;
 /// Which attention kernel runs, for attention_time.
 struct AttentionCall {
-  bool flash2 = false;    // a FlashAttention-2-class kernel (else cuDNN / FlashAttention-3 / Transformer Engine)
+  AttentionKernel kernel = AttentionKernel::Fused;
   bool backward = false;  // the backward pass (else the forward, also when recomputed)
   double seq = 0;         // sequence length of one call: the shorter of its query and key lengths (0: long)
 };

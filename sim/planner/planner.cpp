@@ -64,7 +64,7 @@ execution::StepInputs step_inputs(const PlanProblem& p, const ParallelConfig& c,
   in.seq_len = p.seq_len;
   in.dtype = p.dtype;
   in.fp8_scaling = p.fp8_scaling;
-  in.attention_flash2 = p.attention_flash2;
+  in.attention_kernel = p.attention_kernel;
   in.eager_kernels = p.eager_kernels;
   in.repeated_kv = p.repeated_kv;
   in.moe_imbalance = p.memory.moe_imbalance;

@@ -84,7 +84,7 @@ struct PlanProblem {
   int seq_len = 0;
   hardware::Dtype dtype = hardware::Dtype::Bf16;
   workload::Fp8Scaling fp8_scaling = workload::Fp8Scaling::Delayed;
-  bool attention_flash2 = false;
+  hardware::AttentionKernel attention_kernel = hardware::AttentionKernel::Fused;
   bool eager_kernels = false;  // training.kernels "eager" (StepInputs::eager_kernels)
   bool repeated_kv = false;    // training.attention_kv "repeated" (StepInputs::repeated_kv)
   /// Values of the fixed fields, and global_batch, order and layers_per_stage (never searched).

@@ -30,7 +30,7 @@ planner::PlanProblem plan_problem(const Scenario& s, const planner::PlanOptions&
   p.seq_len = s.training.seq_len;
   p.dtype = s.training.dtype;
   p.fp8_scaling = s.training.fp8_scaling;
-  p.attention_flash2 = s.training.attention_flash2;
+  p.attention_kernel = s.training.attention_kernel;
   p.eager_kernels = s.training.eager_kernels;
   p.repeated_kv = s.training.repeated_kv;
   p.parallel = s.parallel;

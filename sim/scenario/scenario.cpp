@@ -237,8 +237,10 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
                  "\"" + dtype + "\" is not supported by " + s.hardware.name + " (no peak rate in its profile)");
     }
     std::string kernel;
-    if (t->optional_enum("attention_kernel", kernel, {"fused", "flash2"}))
-      s.training.attention_flash2 = kernel == "flash2";
+    if (t->optional_enum("attention_kernel", kernel, {"fused", "flash2", "triton"}))
+      s.training.attention_kernel = kernel == "flash2"   ? hardware::AttentionKernel::Flash2
+                                    : kernel == "triton" ? hardware::AttentionKernel::Triton
+                                                         : hardware::AttentionKernel::Fused;
     std::string kernels;
     if (t->optional_enum("kernels", kernels, {"fused", "eager"})) s.training.eager_kernels = kernels == "eager";
     std::string kv;

@@ -58,8 +58,9 @@ struct TrainingConfig {
   /// scaling: torchao.float8's recipes, TE's Float8CurrentScaling / Float8BlockScaling / MXFP8BlockScaling).
   workload::Fp8Scaling fp8_scaling = workload::Fp8Scaling::Delayed;
   /// Fused attention kernel ("attention_kernel"): "fused" (default: cuDNN / FlashAttention-3, what Transformer Engine
-  /// runs in Megatron-Core and NeMo) or "flash2" (FlashAttention-2-class: PyTorch SDPA's flash backend, Triton).
-  bool attention_flash2 = false;
+  /// runs in Megatron-Core and NeMo), "flash2" (FlashAttention-2 class: PyTorch SDPA's flash backend) or "triton" (Tri
+  /// Dao's Triton FlashAttention, MPT's attn_impl "triton"; hardware::AttentionKernel).
+  hardware::AttentionKernel attention_kernel = hardware::AttentionKernel::Fused;
   /// Elementwise kernels ("kernels"): "fused" (default: Transformer Engine's and torch.compile's fused norms, RoPE and
   /// SwiGLU) or "eager" (PyTorch eager mode, e.g. TorchTitan without compile: RMSNorm, RoPE and SwiGLU as separate
   /// kernels with fp32 intermediates; workload::LayerShape::eager_kernels counts their bytes).

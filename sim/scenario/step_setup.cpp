@@ -84,7 +84,7 @@ StepSetup step_setup(const Scenario& s) {
   in.seq_len = s.training.seq_len;
   in.dtype = s.training.dtype;
   in.fp8_scaling = s.training.fp8_scaling;
-  in.attention_flash2 = s.training.attention_flash2;
+  in.attention_kernel = s.training.attention_kernel;
   in.eager_kernels = s.training.eager_kernels;
   in.repeated_kv = s.training.repeated_kv;
   in.moe_imbalance = s.memory.moe_imbalance;

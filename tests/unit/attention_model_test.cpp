@@ -14,6 +14,9 @@ namespace {
 
 using sim::hardware::AttentionCall;
 using sim::hardware::Efficiency;
+constexpr auto kFused = sim::hardware::AttentionKernel::Fused;
+constexpr auto kFlash2 = sim::hardware::AttentionKernel::Flash2;
+constexpr auto kTriton = sim::hardware::AttentionKernel::Triton;
 
 std::vector<sim::base::Diagnostic> parse(const std::string& text, Efficiency* out) {
   auto doc = sim::base::JsonDocument::parse_text(text, "profile.json");
@@ -46,17 +49,20 @@ TEST(AttentionModel, RateFollowsPassAndLength) {
   e.attention_backward = 0.4;
   e.attention_seq_half = 1000;
   auto rate = [&](const AttentionCall& c) { return b.rate(c); };
-  EXPECT_NEAR(rate({false, false, 0}), 0.5, 1e-6);           // no length: the asymptote
-  EXPECT_NEAR(rate({false, false, 1000}), 0.25, 1e-6);       // s = s_half: half of it
-  EXPECT_NEAR(rate({false, false, 3000}), 0.375, 1e-6);      // 0.5 x 3000 / 4000
-  EXPECT_NEAR(rate({false, true, 3000}), 0.4 * 0.75, 1e-6);  // the backward's half falls back to the forward's
+  EXPECT_NEAR(rate({kFused, false, 0}), 0.5, 1e-6);           // no length: the asymptote
+  EXPECT_NEAR(rate({kFused, false, 1000}), 0.25, 1e-6);       // s = s_half: half of it
+  EXPECT_NEAR(rate({kFused, false, 3000}), 0.375, 1e-6);      // 0.5 x 3000 / 4000
+  EXPECT_NEAR(rate({kFused, true, 3000}), 0.4 * 0.75, 1e-6);  // the backward's half falls back to the forward's
   // FlashAttention-2 numbers fall back one by one to the fused ones.
   e.attention_flash2 = 0.3;
-  EXPECT_NEAR(rate({true, false, 1000}), 0.15, 1e-6);
-  EXPECT_NEAR(rate({true, true, 1000}), 0.2, 1e-6);  // flash2 backward not given: the fused backward
+  EXPECT_NEAR(rate({kFlash2, false, 1000}), 0.15, 1e-6);
+  EXPECT_NEAR(rate({kFlash2, true, 1000}), 0.2, 1e-6);  // flash2 backward not given: the fused backward
   e.attention_flash2_backward = 0.25;
   e.attention_flash2_backward_seq_half = 3000;
-  EXPECT_NEAR(rate({true, true, 1000}), 0.0625, 1e-6);
+  EXPECT_NEAR(rate({kFlash2, true, 1000}), 0.0625, 1e-6);
+  // Tri Dao's Triton FlashAttention: half the FlashAttention-2 rate, both passes (kTritonOverFlash2, published).
+  EXPECT_NEAR(rate({kTriton, false, 1000}), 0.15 * sim::hardware::kTritonOverFlash2, 1e-6);
+  EXPECT_NEAR(rate({kTriton, true, 1000}), 0.0625 * sim::hardware::kTritonOverFlash2, 1e-6);
 }
 
 TEST(AttentionModel, IsolatedRatesRunAtTheGemmsTrainingLoopFraction) {
@@ -69,11 +75,11 @@ TEST(AttentionModel, IsolatedRatesRunAtTheGemmsTrainingLoopFraction) {
   e.attention_flash2 = 0.3;
   e.gemm = 0.70;
   auto rate = [&](const AttentionCall& c) { return b.rate(c); };
-  EXPECT_NEAR(rate({false, false, 1000}), 0.25, 1e-6);  // unset: the profile's rate
-  e.gemm_isolated = 0.875;                              // a GEMM in the loop runs at 0.70 / 0.875 = 0.8 of isolated
-  EXPECT_NEAR(rate({false, false, 1000}), 0.25 * 0.8, 1e-6);
-  EXPECT_NEAR(rate({true, false, 0}), 0.3 * 0.8, 1e-6);  // every class and pass alike
-  EXPECT_NEAR(rate({true, true, 0}), 0.5 * 0.8, 1e-6);   // (flash2 backward falls back to the fused forward here)
+  EXPECT_NEAR(rate({kFused, false, 1000}), 0.25, 1e-6);  // unset: the profile's rate
+  e.gemm_isolated = 0.875;                               // a GEMM in the loop runs at 0.70 / 0.875 = 0.8 of isolated
+  EXPECT_NEAR(rate({kFused, false, 1000}), 0.25 * 0.8, 1e-6);
+  EXPECT_NEAR(rate({kFlash2, false, 0}), 0.3 * 0.8, 1e-6);  // every class and pass alike
+  EXPECT_NEAR(rate({kFlash2, true, 0}), 0.5 * 0.8, 1e-6);   // (flash2 backward falls back to the fused forward here)
   // GEMMs keep their own training-loop factor: gemm_isolated does not touch them.
   const auto with = sim::hardware::gemm_time(hw.gpu, bf16, e, 8192, 8192, 8192, 1);
   e.gemm_isolated.reset();
@@ -88,8 +94,8 @@ TEST(AttentionModel, ProfileWithoutTheKeysTimesBothPassesAlike) {
   const auto hw = sim::scenario::load_hardware("b200-sxm-180gb");
   const auto bf16 = *sim::hardware::dtype_from_string("bf16");
   for (double seq : {512.0, 8192.0}) {
-    const auto f = sim::hardware::attention_time(hw.gpu, bf16, hw.efficiency, 1e12, {false, false, seq});
-    const auto b = sim::hardware::attention_time(hw.gpu, bf16, hw.efficiency, 1e12, {false, true, seq});
+    const auto f = sim::hardware::attention_time(hw.gpu, bf16, hw.efficiency, 1e12, {kFused, false, seq});
+    const auto b = sim::hardware::attention_time(hw.gpu, bf16, hw.efficiency, 1e12, {kFused, true, seq});
     EXPECT_EQ(f, b);
   }
 }

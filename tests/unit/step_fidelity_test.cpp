@@ -80,6 +80,12 @@ TEST(StepModel, FlashAttention2ClassKernelsAreSlowerOnHopperAtLongSequences) {
   EXPECT_THROW(
       (void)scenario::load_scenario_text(llama8b(R"({"seq_len": 8192, "attention_kernel": "flash9"})"), "t.json"),
       base::ConfigError);
+  // Tri Dao's Triton FlashAttention (MPT's attn_impl "triton") at half the FlashAttention-2 rate: slower again, by
+  // the attention share of the step.
+  const double triton = step_seconds(
+      scenario::load_scenario_text(llama8b(R"({"seq_len": 32768, "attention_kernel": "triton"})"), "t.json"));
+  EXPECT_GT(triton / flash2, 1.2);
+  EXPECT_LT(triton / flash2, 2.0) << "only the attention kernels slow down";
 }
 
 TEST(StepModel, EagerKernelsAreSlowerThanFusedOnes) {

@@ -72,8 +72,9 @@ AttentionPassFit fit_attention(const std::string& arch, const std::string& kerne
       for (const auto& p : points) {
         const double batch = 16384 / p.seq;
         const double flops = flops_per_s2 * p.seq * p.seq * batch;
-        const double t =
-            sim::hardware::attention_time(hw.gpu, bf16, e, flops, {false, pass == "backward", p.seq}).seconds();
+        const double t = sim::hardware::attention_time(
+                             hw.gpu, bf16, e, flops, {sim::hardware::AttentionKernel::Fused, pass == "backward", p.seq})
+                             .seconds();
         err += std::pow(std::log(flops / t / 1e12 / p.tflops), 2);
       }
       if (err < best_err) {

@@ -71,7 +71,10 @@ TEST(AttentionKernels, BackwardAndShortSequencesRunSlowerPerFlop) {
   const auto bf16 = *sim::hardware::dtype_from_string("bf16");
   const double flops = 1e12;
   auto t = [&](bool flash2, bool backward, double seq) {
-    return sim::hardware::attention_time(hw.gpu, bf16, hw.efficiency, flops, {flash2, backward, seq}).seconds();
+    return sim::hardware::attention_time(
+               hw.gpu, bf16, hw.efficiency, flops,
+               {flash2 ? sim::hardware::AttentionKernel::Flash2 : sim::hardware::AttentionKernel::Fused, backward, seq})
+        .seconds();
   };
   for (bool flash2 : {false, true}) {
     EXPECT_GT(t(flash2, true, 8192), t(flash2, false, 8192) * 1.1);

@@ -637,10 +637,17 @@ Record convert(const json& r) {
                                   : "bf16 gradients (as the release's published BF16 memory logs measure)");
   }
   if (fam->fsdp_like && std::string(fam->name) != "llama3-paper") {
-    // TorchTitan runs PyTorch SDPA (its flash backend is FlashAttention-2); llm-foundry's MPT runs Triton flash
-    // attention (attn_impl: triton in its pretrain yamls).
-    training["attention_kernel"] = "flash2";
-    out.assumptions.push_back("FlashAttention-2-class attention kernel (PyTorch SDPA / Triton)");
+    // TorchTitan runs PyTorch SDPA (its flash backend is FlashAttention-2). llm-foundry's MPT runs Tri Dao's Triton
+    // FlashAttention: its benchmark script's default (submit_benchmarks.py: --attn_impl default 'triton', llm-foundry
+    // at 12a631913c786ac70e33e42047d2eae6f443ee69), and the only fused kernel MPT ran with the ALiBi its configs use
+    // ("alibi only implemented with torch and triton attention", llmfoundry/models/mpt/configuration_mpt.py of 2023).
+    if (family == "llm-foundry") {
+      training["attention_kernel"] = "triton";
+      out.assumptions.push_back("Triton FlashAttention (attn_impl: triton, MPT with ALiBi)");
+    } else {
+      training["attention_kernel"] = "flash2";
+      out.assumptions.push_back("FlashAttention-2-class attention kernel (PyTorch SDPA)");
+    }
     // TorchTitan rows that name their technique without torch.compile ran PyTorch eager kernels.
     const std::string notes = r.value("notes", std::string());
     if (family == "torchtitan" && notes.find("Technique:") != std::string::npos &&
