@@ -22,6 +22,7 @@ workload::LayerShape layer_shape(const StepInputs& in) {
   shape.dropout = in.dropout;
   shape.eager_kernels = in.eager_kernels;
   shape.repeated_kv = in.repeated_kv;
+  shape.sp_batch_first = in.sp_batch_first;
   shape.moe_imbalance = in.moe_imbalance;
   shape.fp8 = in.dtype == hardware::Dtype::Fp8 || in.dtype == hardware::Dtype::Fp4 ? in.fp8_scaling
                                                                                    : workload::Fp8Scaling::None;

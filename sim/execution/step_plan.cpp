@@ -239,8 +239,7 @@ StepPlan Planner::build() {
   const auto &e_fwd = lt.e_fwd, &e_b = lt.e_b, &e_w = lt.e_w;
   const auto &o_fwd = lt.o_fwd, &o_b = lt.o_b, &o_w = lt.o_w;
 
-  // Parameters per GPU per layer: matrices split over tp, routed experts over ep and expert_tp, shared experts over
-  // tp; norms replicated.
+  // Parameters per GPU per layer: matrices over tp, routed experts over ep and expert_tp, shared experts over tp.
   const auto& pc = lt.params;
   const double etp = L.expert_tp > 0 ? L.expert_tp : L.tp;
   const double layer_params =
@@ -523,6 +522,7 @@ const LayerTimings& Planner::layer_timings(const workload::LayerShape& shape, bo
     key->attention_kernel = static_cast<int>(in_.attention_kernel);
     key->eager_kernels = shape.eager_kernels;
     key->repeated_kv = shape.repeated_kv;
+    key->sp_batch_first = shape.sp_batch_first;
     key->moe_imbalance = shape.moe_imbalance;
     key->flash_attention = shape.flash_attention;
     key->dropout = shape.dropout;

@@ -76,6 +76,8 @@ struct StepInputs {
   bool eager_kernels = false;
   /// Keys and values copied to every query head before attention (scenario training.attention_kv "repeated").
   bool repeated_kv = false;
+  /// Sequence-parallel activations laid out [batch, sequence, hidden] (scenario training.sp_layout "batch_first").
+  bool sp_batch_first = false;
   /// MoE routing imbalance (scenario training.moe_imbalance; workload::LayerShape::moe_imbalance).
   double moe_imbalance = 1;
   /// How FP8 linears scale (only read when dtype is fp8/fp4): the bytes of their casts.

@@ -31,6 +31,7 @@ struct LayerKey {
   int attention_kernel = 0;
   bool eager_kernels = false;
   bool repeated_kv = false;
+  bool sp_batch_first = false;
   double moe_imbalance = 1;
   bool flash_attention = false;
   bool dropout = false;
@@ -50,9 +51,9 @@ struct LayerKey {
 
   auto tie() const {
     return std::tie(model, hardware, topology, dtype, fp8, recompute, recompute_modules, attention_kernel,
-                    eager_kernels, repeated_kv, moe_imbalance, flash_attention, dropout, sequence_parallel, micro_batch,
-                    seq_len, tp, cp, ep, expert_tp, moe_dispatcher, tp_comm_overlap, tp_comm_overlap_method, tp_group,
-                    cp_group, ep_group);
+                    eager_kernels, repeated_kv, sp_batch_first, moe_imbalance, flash_attention, dropout,
+                    sequence_parallel, micro_batch, seq_len, tp, cp, ep, expert_tp, moe_dispatcher, tp_comm_overlap,
+                    tp_comm_overlap_method, tp_group, cp_group, ep_group);
   }
   bool operator<(const LayerKey& o) const { return tie() < o.tie(); }
 };

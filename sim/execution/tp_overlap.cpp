@@ -50,12 +50,19 @@ std::optional<Time> tp_overlap_exposed(const workload::PassWork& pass, std::size
   if (method == parallel::TpOverlapMethod::AsyncTp && !gather && backward) return std::nullopt;
   // The partner is the compute segment beside the collective in data flow. A context-parallel key/value exchange
   // between them does not separate them: it runs on the context-parallel group, inside the attention (Transformer
-  // Engine's ring attention), and needs neither the gathered activations nor the GEMM's output.
+  // Engine's ring attention), and needs neither the gathered activations nor the GEMM's output. Nor does the layout
+  // copy of a batch-first sequence-parallel tensor (workload::LayerShape::sp_batch_first): PyTorch's fused
+  // all-gather-matmul still writes the gathered tensor in its layout, a copy beside the pair.
+  auto between = [](const workload::Segment& seg) {
+    if (seg.is_comm) return seg.comm == workload::CommKind::CpExchange;
+    return !seg.kernels.empty() &&
+           std::all_of(seg.kernels.begin(), seg.kernels.end(), [](const workload::Kernel& k) { return k.mirror_once; });
+  };
   std::size_t j = i;
   do {
     if (gather ? j + 1 >= pass.segments.size() : j == 0) return std::nullopt;
     j = gather ? j + 1 : j - 1;
-  } while (pass.segments[j].is_comm && pass.segments[j].comm == workload::CommKind::CpExchange);
+  } while (between(pass.segments[j]));
   const auto& partner_segment = pass.segments[j];
   if (partner_segment.is_comm) return std::nullopt;
   // The partner's name: the linear layer beside the collective in data flow.

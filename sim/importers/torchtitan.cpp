@@ -59,6 +59,10 @@ class TitanImport {
       // DTensor's column-parallel linears save the all-gathered (Replicate) input for their weight gradient.
       d.put("training.sp_saved_inputs", std::string("gathered"),
             origin(par, "tensor_parallel_degree") + " (DTensor linears save their all-gathered input)");
+      // Its activations are [batch, sequence, hidden] sharded on dimension 1 (DTensor's Shard(1)): each gather and
+      // scatter is rearranged by a copy when a micro-batch holds more than one sequence.
+      d.put("training.sp_layout", std::string("batch_first"),
+            origin(par, "tensor_parallel_degree") + " (DTensor shards [batch, sequence, hidden] on the sequence)");
     }
     if (cp > 1) {
       d.put("parallel.cp", cp, origin(par, "context_parallel_degree"));

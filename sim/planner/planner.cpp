@@ -67,6 +67,7 @@ execution::StepInputs step_inputs(const PlanProblem& p, const ParallelConfig& c,
   in.attention_kernel = p.attention_kernel;
   in.eager_kernels = p.eager_kernels;
   in.repeated_kv = p.repeated_kv;
+  in.sp_batch_first = p.sp_batch_first;
   in.moe_imbalance = p.memory.moe_imbalance;
   in.topology = size.topology;
   in.flash_attention = p.flash_attention;

@@ -69,6 +69,11 @@ struct TrainingConfig {
   /// Transformer Engine and FlashAttention take grouped-query attention) or "repeated" (copied to every query head
   /// first, as TorchTitan's Llama does with repeat_kv before SDPA): what context parallelism moves per token.
   bool repeated_kv = false;
+  /// Layout of sequence-parallel activations ("sp_layout"): "seq_first" (default: Megatron-Core's [sequence, batch,
+  /// hidden], gathered and scattered in place) or "batch_first" (PyTorch DTensor's Shard(1) on [batch, sequence,
+  /// hidden], TorchTitan: with more than one sequence per micro-batch each all-gather and reduce-scatter is
+  /// rearranged by a copy of the whole tensor; workload::LayerShape::sp_batch_first).
+  bool sp_batch_first = false;
   /// Whether the scenario states training.moe_imbalance (its value lives in MemoryOptions): absent, a model with
   /// experts is simulated with balanced routing, and `trainsim step` says so.
   bool moe_imbalance_given = false;

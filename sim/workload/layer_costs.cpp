@@ -144,6 +144,20 @@ void tp_enter(PassWork& p, const LayerShape& s, const Dims& d, const std::string
   c.fp8_payload = fp8;
   p.segments.push_back(std::move(c));
 }
+/// The copy that rearranges a sequence-parallel collective's tensor when the sequence is not its outermost dimension
+/// (LayerShape::sp_batch_first with more than one sequence per micro-batch): PyTorch's functional collectives gather
+/// and scatter along dimension 0, then torch.cat(torch.chunk(...)) the all-gather's output into place, and the same
+/// before a reduce-scatter (pytorch/pytorch torch/distributed/_functional_collectives.py at fff02e67,
+/// all_gather_tensor and reduce_scatter_tensor with gather_dim / scatter_dim != 0; TorchTitan's parallelize notes that
+/// folding the batch into the sequence avoids it, torchtitan PR 437). One read and one write of the whole tensor, its
+/// backward the mirror collective's copy of the same bytes.
+void sp_layout_copy(PassWork& p, const LayerShape& s, const Dims& d, const std::string& label, double elem_bytes) {
+  if (!s.sp_batch_first || !s.sequence_parallel || s.tp <= 1 || s.micro_batch <= 1) return;
+  Kernel k = memory("sp_layout_copy", d.tokens * d.h * elem_bytes * 2.0);
+  k.mirror_once = true;
+  p.segments.push_back(compute(label, {k}));
+}
+
 void tp_leave(PassWork& p, const LayerShape& s, const Dims& d, const std::string& label) {
   if (s.tp <= 1) return;
   p.segments.push_back(
@@ -243,6 +257,7 @@ PassWork forward_pass(const ModelSpec& m, const LayerShape& s, const Dims& d) {
   // Attention block.
   add(p, compute("attn_norm", {memory("attn_norm", norm_bytes)}));
   tp_enter(p, s, d, "attn_ag", /*fp8_input=*/!m.mla);
+  sp_layout_copy(p, s, d, "attn_ag_copy", !m.mla && s.fp8 != Fp8Scaling::None ? 1.0 : kAct);
   std::vector<Kernel> attn;
   if (m.mla) {
     // MLA's down/up projections as linears: in FP8 training each casts its input like any other linear.
@@ -265,6 +280,7 @@ PassWork forward_pass(const ModelSpec& m, const LayerShape& s, const Dims& d) {
     if (k.kind == KernelKind::Attention) p.model_flops += s.causal ? 2.0 * k.flops : k.flops;
   }
   p.segments.push_back(std::move(a));
+  sp_layout_copy(p, s, d, "attn_rs_copy", kAct);
   tp_leave(p, s, d, "attn_rs");
   add(p, compute("attn_residual", {memory("attn_residual", residual_bytes)}));
   // MLP block (or MoE).
@@ -273,7 +289,10 @@ PassWork forward_pass(const ModelSpec& m, const LayerShape& s, const Dims& d) {
   // shard gathered over the expert-TP group only; shared experts are a dense MLP over the whole TP group (gathered
   // over tp, as without folding).
   const bool shared_tp = d.folded && m.shared_expert_ffn() > 0;
-  if (!d.folded || shared_tp) tp_enter(p, s, d, "mlp_ag", /*fp8_input=*/!m.moe);
+  if (!d.folded || shared_tp) {
+    tp_enter(p, s, d, "mlp_ag", /*fp8_input=*/!m.moe);
+    sp_layout_copy(p, s, d, "mlp_ag_copy", !m.moe && s.fp8 != Fp8Scaling::None ? 1.0 : kAct);
+  }
   if (d.folded && d.etp > 1)
     p.segments.push_back(comm(CommKind::EtpAllGather, d.moe_tokens * d.h * kAct, "moe_etp_ag"));
   // MoE token movement (Megatron-Core's alltoall token dispatcher, megatron/core/transformer/moe/token_dispatcher.py):
@@ -305,7 +324,10 @@ PassWork forward_pass(const ModelSpec& m, const LayerShape& s, const Dims& d) {
   if (m.moe) add(p, compute("moe_unpermute", {memory("moe_unpermute", (d.moe_tokens + routed) * d.h * kAct)}));
   if (d.folded && d.etp > 1)
     p.segments.push_back(comm(CommKind::EtpReduceScatter, d.moe_tokens * d.h * kAct, "moe_etp_rs"));
-  if (!d.folded || shared_tp) tp_leave(p, s, d, "mlp_rs");
+  if (!d.folded || shared_tp) {
+    sp_layout_copy(p, s, d, "mlp_rs_copy", kAct);
+    tp_leave(p, s, d, "mlp_rs");
+  }
   add(p, compute("mlp_residual", {memory("mlp_residual", residual_bytes)}));
   return p;
 }
@@ -347,7 +369,7 @@ void backward_passes(const ModelSpec& m, const LayerShape& s, const Dims& d, con
       } else if (k.fp8_cast) {
         continue;  // the forward's input cast; the backward casts the output gradient (below, per GEMM)
       } else if (k.kind == KernelKind::Memory) {
-        bk.push_back(memory(k.name, k.bytes * 2.0));
+        bk.push_back(memory(k.name, k.bytes * (k.mirror_once ? 1.0 : 2.0)));
       } else {
         if (k.fp8) {
           // The output gradient (m x n, 16-bit) cast and transposed to FP8 for both backward GEMMs.

@@ -38,6 +38,11 @@ struct LayerShape {
   /// Keys and values copied to every query head before the attention call (TorchTitan's Llama: repeat_kv before
   /// SDPA), so context parallelism moves heads/kv_heads times the grouped keys and values.
   bool repeated_kv = false;
+  /// Sequence parallelism on [batch, sequence, hidden] activations sharded along the sequence (PyTorch DTensor's
+  /// Shard(1), TorchTitan): with more than one sequence per micro-batch the gathered dimension is not the outermost,
+  /// so each all-gather's output and each reduce-scatter's input is rearranged by one copy (layer_costs.cpp,
+  /// sp_layout_copy). Megatron-Core keeps [sequence, batch, hidden] and gathers in place (false, the default).
+  bool sp_batch_first = false;
   /// MoE routing: tokens routed to the busiest expert-parallel rank over the mean (>= 1; 1 balanced). Every rank waits
   /// for the busiest at the combine, so its expert GEMMs, activation and received all-to-all volume set the layer's
   /// time (scenario training.moe_imbalance).
@@ -59,9 +64,10 @@ struct Kernel {
   double flops = 0;                       // executed FLOPs (causal attention halves them for fused kernels)
   double bytes = 0;                       // HBM traffic of memory-bound kernels
   bool attention_core = false;            // part of scores/softmax/context (recomputed by selective recompute)
-  bool fp8 = false;       // a GEMM whose operands are FP8 (timed at the FP8 rate); else it runs in 16 bits
-  bool fp8_cast = false;  // a cast of a GEMM operand to FP8 (its backward counterpart is emitted per GEMM)
-  bool backward = false;  // a fused attention kernel's backward pass (timed at the backward's rate)
+  bool fp8 = false;          // a GEMM whose operands are FP8 (timed at the FP8 rate); else it runs in 16 bits
+  bool fp8_cast = false;     // a cast of a GEMM operand to FP8 (its backward counterpart is emitted per GEMM)
+  bool backward = false;     // a fused attention kernel's backward pass (timed at the backward's rate)
+  bool mirror_once = false;  // a layout copy beside a collective: its backward mirror moves the same bytes, not twice
 };
 
 enum class CommKind {

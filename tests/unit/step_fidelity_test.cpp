@@ -88,6 +88,36 @@ TEST(StepModel, FlashAttention2ClassKernelsAreSlowerOnHopperAtLongSequences) {
   EXPECT_LT(triton / flash2, 2.0) << "only the attention kernels slow down";
 }
 
+/// Llama 3 8B on 8 GPUs under TP 8 with sequence parallelism, `micro_batch` sequences per micro-batch.
+std::string llama8b_tp8(int micro_batch, const std::string& training, bool overlap = false) {
+  return R"({"schema": "trainsim.scenario/1", "name": "t", "model": "llama3-8b", "hardware": "h100-sxm5-80gb",
+             "cluster": {"gpus": 8},
+             "parallel": {"tp": 8, "pp": 1, "cp": 1, "sequence_parallel": true, "recompute": "none", "micro_batch": )" +
+         std::to_string(micro_batch) + R"(, "global_batch": )" + std::to_string(4 * micro_batch) +
+         (overlap ? R"(, "tp_comm_overlap": true, "tp_comm_overlap_method": "async_tp")" : "") + R"(},
+             "training": )" +
+         training + "}";
+}
+
+TEST(StepModel, BatchFirstSequenceParallelismCopiesEachGatherAndScatter) {
+  // training.sp_layout "batch_first" (PyTorch DTensor's Shard(1), TorchTitan): with more than one sequence per
+  // micro-batch each all-gather's output and reduce-scatter's input is rearranged by a copy of the whole tensor.
+  auto step = [](int mb, const char* layout, bool overlap = false) {
+    const std::string training = std::string(R"({"seq_len": 8192, "sp_layout": ")") + layout + R"("})";
+    return step_seconds(scenario::load_scenario_text(llama8b_tp8(mb, training, overlap), "t.json"));
+  };
+  // Four sequences per micro-batch: 256 MiB gathered per collective, four collectives per layer forward and backward.
+  const double seq_first = step(4, "seq_first"), batch_first = step(4, "batch_first");
+  EXPECT_GT(batch_first / seq_first, 1.02);
+  EXPECT_LT(batch_first / seq_first, 1.25) << "one read and one write of the gathered tensor per collective";
+  // One sequence per micro-batch: the sequence is the outermost sharded dimension, nothing to rearrange.
+  EXPECT_DOUBLE_EQ(step(1, "batch_first"), step(1, "seq_first"));
+  // Async TP still overlaps its pairs with the copies beside them: faster than the same layout without overlap.
+  EXPECT_LT(step(4, "batch_first", true), batch_first);
+  EXPECT_THROW((void)scenario::load_scenario_text(llama8b(R"({"seq_len": 8192, "sp_layout": "bsh"})"), "t.json"),
+               base::ConfigError);
+}
+
 TEST(StepModel, EagerKernelsAreSlowerThanFusedOnes) {
   // training.kernels "eager": PyTorch's separate RMSNorm / RoPE / SwiGLU ops (TorchTitan without torch.compile).
   const double fused = step_seconds(scenario::load_scenario_text(llama8b(R"({"seq_len": 8192})"), "t.json"));

@@ -657,6 +657,10 @@ Record convert(const json& r) {
     if (family == "torchtitan") training["cross_entropy"] = "upcast";
     // TorchTitan's DTensor tensor parallelism: the column-parallel linears save their all-gathered input.
     if (family == "torchtitan") training["sp_saved_inputs"] = "gathered";
+    // TorchTitan's sequence parallelism shards [batch, sequence, hidden] activations on dimension 1 (DTensor's
+    // Shard(1), torchtitan/models/llama3/infra/parallelize.py): each all-gather and reduce-scatter is rearranged by a
+    // copy when a micro-batch holds more than one sequence.
+    if (family == "torchtitan") training["sp_layout"] = "batch_first";
     // TorchTitan's Llama repeats the key/value heads before SDPA (repeat_kv, torchtitan/models/llama/model.py at
     // 0199cbc1): its context parallelism moves one key/value head per query head.
     if (family == "torchtitan") training["attention_kv"] = "repeated";
