@@ -165,6 +165,9 @@ class TitanImport {
     const bool compiled = compiling(tr, root.get("compile"));
     async_tp(root, tp, compiled);
     loss(root.get("compile"));
+    // TorchTitan's Llama calls PyTorch's scaled_dot_product_attention, whose flash backend (FlashAttention-2) runs it
+    // on Hopper in BF16 (torchtitan/models/llama3/model.py; the validation rows' assumption, docs/validation.md).
+    d.put("training.attention_kernel", std::string("flash2"), origin_ + " (TorchTitan's SDPA: FlashAttention-2)");
     checkpointing(root.get("activation_checkpoint"));
     model(root.get("model"));
     if (op_sac_) {

@@ -378,6 +378,14 @@ TEST(ImportTorchTitan, TensorParallelLinearsSaveTheirGatheredInput) {
   auto saved = [](const std::string& text) { return torchtitan_drafted(text, "training.sp_saved_inputs"); };
   EXPECT_EQ(saved("[parallelism]\ntensor_parallel_degree = 8\n"), "gathered") << "DTensor ColwiseParallel";
   EXPECT_EQ(saved("[parallelism]\ntensor_parallel_degree = 1\n"), "absent") << "no tensor parallelism";
+  // DTensor's Shard(1) on [batch, sequence, hidden]: each gather and scatter is copied into place.
+  auto layout = [](const std::string& text) { return torchtitan_drafted(text, "training.sp_layout"); };
+  EXPECT_EQ(layout("[parallelism]\ntensor_parallel_degree = 8\n"), "batch_first");
+  EXPECT_EQ(layout("[parallelism]\ntensor_parallel_degree = 1\n"), "absent") << "no sequence parallelism";
+}
+
+TEST(ImportTorchTitan, AttentionIsSdpaFlashAttention2) {
+  EXPECT_EQ(torchtitan_drafted("[parallelism]\ntensor_parallel_degree = 1\n", "training.attention_kernel"), "flash2");
 }
 
 TEST(ImportTorchTitan, PipelineParallelismHoldsAReceiveBufferPerMicroBatch) {
