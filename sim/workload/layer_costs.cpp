@@ -133,17 +133,6 @@ std::vector<Kernel> mla_projections(const MlaSpec& a, const Dims& d) {
   return out;
 }
 
-/// The tensor-parallel collective(s) before (entering) or after (leaving) a block.
-/// In FP8 training the sequence-parallel all-gather before a linear whose input cast is fused into the norm carries
-/// the FP8 tensor (Transformer Engine's LayerNormLinear casts the local shard, then gathers it; "FP8 primer",
-/// sequence parallelism), 1 byte per element; its backward mirror (the input gradient's reduce-scatter) stays 16-bit.
-void tp_enter(PassWork& p, const LayerShape& s, const Dims& d, const std::string& label, bool fp8_input = false) {
-  if (s.tp <= 1 || !s.sequence_parallel) return;
-  const bool fp8 = fp8_input && s.fp8 != Fp8Scaling::None;
-  Segment c = comm(CommKind::TpAllGather, d.tokens * d.h * (fp8 ? 1.0 : kAct), label);
-  c.fp8_payload = fp8;
-  p.segments.push_back(std::move(c));
-}
 /// The copy that rearranges a sequence-parallel collective's tensor when the sequence is not its outermost dimension
 /// (LayerShape::sp_batch_first with more than one sequence per micro-batch): PyTorch's functional collectives gather
 /// and scatter along dimension 0, then torch.cat(torch.chunk(...)) the all-gather's output into place, and the same
@@ -158,8 +147,22 @@ void sp_layout_copy(PassWork& p, const LayerShape& s, const Dims& d, const std::
   p.segments.push_back(compute(label, {k}));
 }
 
+/// The tensor-parallel collective(s) before (entering) or after (leaving) a block, each with its layout copy
+/// (sp_layout_copy).
+/// In FP8 training the sequence-parallel all-gather before a linear whose input cast is fused into the norm carries
+/// the FP8 tensor (Transformer Engine's LayerNormLinear casts the local shard, then gathers it; "FP8 primer",
+/// sequence parallelism), 1 byte per element; its backward mirror (the input gradient's reduce-scatter) stays 16-bit.
+void tp_enter(PassWork& p, const LayerShape& s, const Dims& d, const std::string& label, bool fp8_input = false) {
+  if (s.tp <= 1 || !s.sequence_parallel) return;
+  const bool fp8 = fp8_input && s.fp8 != Fp8Scaling::None;
+  Segment c = comm(CommKind::TpAllGather, d.tokens * d.h * (fp8 ? 1.0 : kAct), label);
+  c.fp8_payload = fp8;
+  p.segments.push_back(std::move(c));
+  sp_layout_copy(p, s, d, label + "_copy", fp8 ? 1.0 : kAct);
+}
 void tp_leave(PassWork& p, const LayerShape& s, const Dims& d, const std::string& label) {
   if (s.tp <= 1) return;
+  sp_layout_copy(p, s, d, label + "_copy", kAct);
   p.segments.push_back(
       comm(s.sequence_parallel ? CommKind::TpReduceScatter : CommKind::TpAllReduce, d.tokens * d.h * kAct, label));
 }
@@ -257,7 +260,6 @@ PassWork forward_pass(const ModelSpec& m, const LayerShape& s, const Dims& d) {
   // Attention block.
   add(p, compute("attn_norm", {memory("attn_norm", norm_bytes)}));
   tp_enter(p, s, d, "attn_ag", /*fp8_input=*/!m.mla);
-  sp_layout_copy(p, s, d, "attn_ag_copy", !m.mla && s.fp8 != Fp8Scaling::None ? 1.0 : kAct);
   std::vector<Kernel> attn;
   if (m.mla) {
     // MLA's down/up projections as linears: in FP8 training each casts its input like any other linear.
@@ -280,7 +282,6 @@ PassWork forward_pass(const ModelSpec& m, const LayerShape& s, const Dims& d) {
     if (k.kind == KernelKind::Attention) p.model_flops += s.causal ? 2.0 * k.flops : k.flops;
   }
   p.segments.push_back(std::move(a));
-  sp_layout_copy(p, s, d, "attn_rs_copy", kAct);
   tp_leave(p, s, d, "attn_rs");
   add(p, compute("attn_residual", {memory("attn_residual", residual_bytes)}));
   // MLP block (or MoE).
@@ -289,10 +290,7 @@ PassWork forward_pass(const ModelSpec& m, const LayerShape& s, const Dims& d) {
   // shard gathered over the expert-TP group only; shared experts are a dense MLP over the whole TP group (gathered
   // over tp, as without folding).
   const bool shared_tp = d.folded && m.shared_expert_ffn() > 0;
-  if (!d.folded || shared_tp) {
-    tp_enter(p, s, d, "mlp_ag", /*fp8_input=*/!m.moe);
-    sp_layout_copy(p, s, d, "mlp_ag_copy", !m.moe && s.fp8 != Fp8Scaling::None ? 1.0 : kAct);
-  }
+  if (!d.folded || shared_tp) tp_enter(p, s, d, "mlp_ag", /*fp8_input=*/!m.moe);
   if (d.folded && d.etp > 1)
     p.segments.push_back(comm(CommKind::EtpAllGather, d.moe_tokens * d.h * kAct, "moe_etp_ag"));
   // MoE token movement (Megatron-Core's alltoall token dispatcher, megatron/core/transformer/moe/token_dispatcher.py):
@@ -324,10 +322,7 @@ PassWork forward_pass(const ModelSpec& m, const LayerShape& s, const Dims& d) {
   if (m.moe) add(p, compute("moe_unpermute", {memory("moe_unpermute", (d.moe_tokens + routed) * d.h * kAct)}));
   if (d.folded && d.etp > 1)
     p.segments.push_back(comm(CommKind::EtpReduceScatter, d.moe_tokens * d.h * kAct, "moe_etp_rs"));
-  if (!d.folded || shared_tp) {
-    sp_layout_copy(p, s, d, "mlp_rs_copy", kAct);
-    tp_leave(p, s, d, "mlp_rs");
-  }
+  if (!d.folded || shared_tp) tp_leave(p, s, d, "mlp_rs");
   add(p, compute("mlp_residual", {memory("mlp_residual", residual_bytes)}));
   return p;
 }
@@ -551,9 +546,7 @@ LayerWork embedding_work(const ModelSpec& m, const LayerShape& s) {
   LayerWork w;
   add(w.forward, compute("embedding", {memory("embedding_lookup", d.tokens * d.h * kAct * 2)}));
   // Vocab-parallel embedding: each rank looks up its vocabulary slice and the partial rows are summed.
-  if (s.tp > 1)
-    w.forward.segments.push_back(comm(s.sequence_parallel ? CommKind::TpReduceScatter : CommKind::TpAllReduce,
-                                      d.tokens * d.h * kAct, "embedding_ar"));
+  tp_leave(w.forward, s, d, "embedding_ar");
   add(w.backward_weight, compute("embedding_wgrad", {memory("embedding_grad", d.tokens * d.h * kAct * 3)}));
   return w;
 }
@@ -574,7 +567,7 @@ LayerWork output_work(const ModelSpec& m, const LayerShape& s) {
       compute("logits_bwd", {memory("cross_entropy_bwd", d.tokens * v * 4.0 * 2), gemm("logits", d.tokens, d.h, v)}));
   add(w.backward_weight, compute("logits_wgrad", {gemm("logits", d.h, v, d.tokens)}));
   if (s.tp > 1 && s.sequence_parallel)
-    w.backward_input.segments.push_back(comm(CommKind::TpReduceScatter, d.tokens * d.h * kAct, "logits_rs_bwd"));
+    tp_leave(w.backward_input, s, d, "logits_rs_bwd");
   else if (s.tp > 1)
     w.backward_input.segments.push_back(comm(CommKind::TpAllReduce, d.tokens * d.h * kAct, "logits_ar_bwd"));
   w.backward_input.model_flops = w.forward.model_flops;
