@@ -117,6 +117,8 @@ Json scenario_json(const scenario::Scenario& s) {
   if (pc.overlap_param_gather) j["parallel"]["overlap_param_gather"] = true;
   if (pc.backward_prefetch != parallel::BackwardPrefetch::Pre)
     j["parallel"]["backward_prefetch"] = parallel::to_string(pc.backward_prefetch);
+  if (pc.cp_comm_type != parallel::CpCommType::P2p)
+    j["parallel"]["cp_comm_type"] = parallel::to_string(pc.cp_comm_type);
   j["training"]["seq_len"] = s.training.seq_len;
   j["training"]["tokens"] = s.training.tokens ? Json(s.training.tokens->n) : Json();
   j["training"]["duration_s"] = s.training.duration ? Json(s.training.duration->seconds()) : Json();

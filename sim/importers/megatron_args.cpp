@@ -44,6 +44,7 @@ const std::vector<FlagSpec>& flag_specs() {
       {"moe-enable-deepep", Kind::Bool, nullptr},
       {"tp-comm-overlap", Kind::Bool, nullptr},
       {"overlap-param-gather", Kind::Bool, nullptr},
+      {"cp-comm-type", Kind::Text, nullptr, {}, -1},
       {"moe-shared-expert-intermediate-size", Kind::Int, nullptr},
       {"make-vocab-size-divisible-by", Kind::Int, nullptr},
       {"quick-geglu", Kind::Bool, nullptr},
@@ -100,6 +101,7 @@ std::string settles(const FlagSpec& s) {
   if (s.path) return s.path;
   const std::map<std::string, std::string> derived = {{"num-layers-per-virtual-pipeline-stage", "parallel.vpp"},
                                                       {"num-query-groups", "model.kv_heads"},
+                                                      {"cp-comm-type", "parallel.cp_comm_type"},
                                                       {"train-iters", "training.tokens"},
                                                       {"train-samples", "training.tokens"},
                                                       {"nnodes", "cluster.gpus"},

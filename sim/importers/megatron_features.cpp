@@ -128,6 +128,30 @@ void apply_architecture_features(const Context& c) {
   // optimizer's parameter all-gather under the next forward.
   if (const Given* g = c.given("tp-comm-overlap")) d.put("parallel.tp_comm_overlap", true, where(c, *g));
   if (const Given* g = c.given("overlap-param-gather")) d.put("parallel.overlap_param_gather", true, where(c, *g));
+  // Context parallelism's key/value exchange (--cp-comm-type, one type or one per layer, handed to Transformer
+  // Engine): "p2p" (the default ring) and "all_gather" (Megatron-LM's help spells it "allgather") are modelled; the
+  // all-to-all types are not.
+  if (const Given* g = c.given("cp-comm-type")) {
+    std::string type;
+    bool mixed = false;
+    for (std::size_t a = 0, b = 0; a <= g->value.size(); a = b + 1) {
+      b = std::min(g->value.find(' ', a), g->value.size());
+      if (b <= a) continue;
+      std::string t = g->value.substr(a, b - a);
+      if (t == "allgather") t = "all_gather";
+      mixed = mixed || (!type.empty() && t != type);
+      type = t;
+    }
+    if (mixed) {
+      c.error(g->line,
+              g->flag + " " + g->value + ": a type per layer is not modelled; trainsim takes one type for every layer");
+    } else if (type == "p2p" || type == "all_gather") {
+      d.put("parallel.cp_comm_type", type, where(c, *g));
+    } else {
+      c.error(g->line,
+              g->flag + " " + g->value + ": \"" + type + "\" is not modelled; accepted: p2p, all_gather (allgather)");
+    }
+  }
   // Shared experts: one shared MLP of --moe-shared-expert-intermediate-size (Megatron-Core's SharedExpertMLP). When it
   // is a multiple of the routed width it is written as that many routed-width shared experts (the same parameters and
   // FLOPs, and what `step --explain` writes back).

@@ -70,6 +70,7 @@ class TitanImport {
       // torchtitan/models/llama/model.py), and PyTorch's context parallelism gathers what SDPA is given.
       d.put("training.attention_kv", std::string("repeated"),
             origin(par, "context_parallel_degree") + " (TorchTitan's Llama repeats K/V heads before SDPA)");
+      cp_rotate(root);
     }
     if (ep > 1) d.put("parallel.ep", ep, origin(par, "expert_parallel_degree"));
     // Expert tensor parallelism: read where the experts are split (ep > 1); TorchTitan's degree 1 keeps each expert
@@ -328,6 +329,28 @@ class TitanImport {
     }
     out_.draft.put("training.kernels", std::string(v->boolean ? "fused" : "eager"), where);
     return v->boolean;
+  }
+
+  /// How context parallelism moves keys and values (context_parallel_rotate_method, "allgather" by default; in
+  /// [experimental] in 2024, [parallelism] since): "allgather" gathers every rank's chunk once per attention pass
+  /// (PyTorch's _AllGatherRotater), "alltoall" passes chunks around the ring (_AllToAllRotater), which is trainsim's
+  /// "p2p".
+  void cp_rotate(const TomlValue& root) {
+    std::string method = "allgather";
+    std::string where = origin_ + " (TorchTitan's default context_parallel_rotate_method \"allgather\")";
+    for (const char* section : {"parallelism", "experimental"}) {
+      if (auto m = text(section, root.get(section), "context_parallel_rotate_method")) {
+        method = *m;
+        where = origin_ + " [" + section + "] context_parallel_rotate_method";
+        if (method != "allgather" && method != "alltoall") {
+          error(root.get(section)->get("context_parallel_rotate_method")->line,
+                "[" + std::string(section) + "] context_parallel_rotate_method: \"" + method +
+                    "\" is not accepted; accepted: allgather, alltoall");
+          return;
+        }
+      }
+    }
+    out_.draft.put("parallel.cp_comm_type", std::string(method == "allgather" ? "all_gather" : "p2p"), where);
   }
 
   /// Async tensor parallelism (enable_async_tensor_parallel, TorchTitan's default false; in [experimental] in 2024,

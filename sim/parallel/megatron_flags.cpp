@@ -22,6 +22,8 @@ MegatronArgs megatron_args(const ParallelConfig& config, const Layout& layout, c
   flag("--tensor-model-parallel-size", layout.tp);
   flag("--pipeline-model-parallel-size", layout.pp);
   if (layout.cp > 1) flag("--context-parallel-size", layout.cp);
+  if (layout.cp > 1 && config.cp_comm_type != CpCommType::P2p)
+    add(std::string("--cp-comm-type ") + to_string(config.cp_comm_type));
   if (layout.ep > 1) flag("--expert-model-parallel-size", layout.ep);
   if (layout.expert_tp > 0 && layout.expert_tp != layout.tp) flag("--expert-tensor-parallel-size", layout.expert_tp);
   if (layout.ep > 1 && config.moe_dispatcher == MoeDispatcher::DeepEp) {

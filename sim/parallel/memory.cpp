@@ -532,13 +532,34 @@ MemoryBreakdown memory_on_rank(const ModelSpec& model, const Layout& layout, con
   // (torch/distributed/tensor/parallel/loss.py, _nll_loss_and_log_softmax_backward): the saved log-softmax x, the
   // zeros, exp(x) and their sum are live at once, 16 B per logit (its forward peaks at 14: the bf16 logits, their fp32
   // copy, x - max and its exp).
+  double loss = 0;  // the output layer's and the loss's share
   if (pipeline_rank == layout.pp - 1) {
     const double upcast_logit = (layout.tp > 1 ? 4 : 3) * kFp32;
     const double per_logit = options.upcast_cross_entropy ? upcast_logit : kFp32;
     const double logit_count = s * b * padded_vocab(model.vocab, layout.tp) / t;
-    buffers += (2 * kBf16 * sbh * sigma + per_logit * logit_count) * held.back() *
-               (1 + model.mtp_layers);  // and each MTP head's
-    if (!options.upcast_cross_entropy) buffers += kBf16 * logit_count;
+    loss = (2 * kBf16 * sbh * sigma + per_logit * logit_count) * held.back() *
+           (1 + model.mtp_layers);  // and each MTP head's
+    if (!options.upcast_cross_entropy) loss += kBf16 * logit_count;
+  }
+  buffers += loss;
+  // Context parallelism by all-gather (config.cp_comm_type): what one layer's attention backward holds beyond the
+  // attention of an unsplit sequence, after PyTorch's context_parallel (torch/distributed/tensor/experimental/
+  // _attention.py at 0123248a, _templated_ring_attention_backward with its defaults: rotate method all-gather,
+  // convert_to_f32): the keys and values of the whole sequence, all-gathered in bf16 (cp x 2 x 2 kv bytes); the
+  // gradient accumulators of the local queries, keys and values in fp32 (4 (q + 2 kv)); the accumulated key/value
+  // gradients concatenated in fp32 to be sent to the next rank and the ones received (2 x 4 x 2 kv); and the bf16
+  // concatenation of the local keys and values (2 x 2 kv). q and kv are the elements of the local queries and of the
+  // keys (or values) as SDPA receives them: one per query head with training.attention_kv "repeated". The loss's
+  // logits and these buffers are never live together (the loss runs between the last layer's forward and backward),
+  // so the rank holds the larger of the two.
+  if (layout.cp > 1 && config.cp_comm_type == CpCommType::AllGather) {
+    const double heads = static_cast<double>(model.heads) / t;
+    const double kv_heads =
+        options.repeated_kv || model.mla.has_value() ? heads : static_cast<double>(kv_heads_per_rank(model, layout.tp));
+    const double q = s * b * heads * model.head_dim();
+    const double kv = s * b * kv_heads * model.head_dim();
+    const double exchange = kBf16 * layout.cp * 2 * kv + kFp32 * (q + 2 * kv) + 2 * kFp32 * 2 * kv + kBf16 * 2 * kv;
+    buffers += std::max(0.0, exchange - loss);
   }
   // ASSUMPTION: pipeline point-to-point receive buffers, one activation and one gradient tensor of 2sbh (over t with
   // SP, Megatron sends the sequence-parallel shard). With PyTorch's pipelining runtime (MemoryOptions), per chunk of

@@ -71,6 +71,9 @@ struct MemoryOptions {
   ///   attention and feed-forward modules redistribute their input from Shard(1) to Replicate, and the column-parallel
   ///   linears after it save that replicated tensor for their weight gradient, torch.distributed.tensor.parallel).
   bool sp_gathered_inputs = false;
+  /// Keys and values reach the attention call repeated to every query head (training.attention_kv "repeated"), so
+  /// context parallelism by all-gather gathers them at that width (memory.cpp).
+  bool repeated_kv = false;
   base::Bytes runtime_reserve = kDefaultRuntimeReserve;  // memory.reserve
   /// MoE routing (training.moe_imbalance): the tokens routed to the busiest expert-parallel rank over the mean, >= 1.
   /// 1 (default) is balanced routing, what --moe-router-force-load-balancing enforces in the published benchmarks;

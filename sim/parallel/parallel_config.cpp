@@ -52,6 +52,10 @@ const char* to_string(BackwardPrefetch b) {
   return "pre";
 }
 
+const char* to_string(CpCommType c) {
+  return c == CpCommType::AllGather ? "all_gather" : "p2p";
+}
+
 const char* to_string(TpOverlapMethod m) {
   return m == TpOverlapMethod::AsyncTp ? "async_tp" : "userbuffers";
 }
@@ -102,6 +106,9 @@ ParallelConfig ParallelConfig::parse(base::JsonReader& in) {
     for (auto b : {BackwardPrefetch::Pre, BackwardPrefetch::Post, BackwardPrefetch::None})
       if (prefetch == to_string(b)) p.backward_prefetch = b;
   }
+  std::string cp_comm;
+  if (in.optional_enum("cp_comm_type", cp_comm, {"p2p", "all_gather"}))
+    p.cp_comm_type = cp_comm == "all_gather" ? CpCommType::AllGather : CpCommType::P2p;
   std::string method;
   if (in.optional_enum("recompute_method", method, {"uniform", "block"}))
     p.recompute_method = method == "block" ? RecomputeMethod::Block : RecomputeMethod::Uniform;

@@ -29,6 +29,11 @@ enum class TpOverlapMethod { Userbuffers, AsyncTp };
 /// Post after, so that it overlaps only the current unit's reduce-scatter and the next unit's gradient computation
 /// waits for it; None when that unit's backward starts.
 enum class BackwardPrefetch { Pre, Post, None };
+/// How context parallelism moves keys and values (Megatron-Core's --cp-comm-type): P2p passes each rank's chunk
+/// around a ring (Transformer Engine's default); AllGather gathers every rank's chunk once per attention pass
+/// (PyTorch's context_parallel with its default rotate method, TorchTitan's; Llama 3's context parallelism,
+/// arXiv:2407.21783, Sec. 3.3.2), which holds the whole sequence's keys and values on each rank (memory.cpp).
+enum class CpCommType { P2p, AllGather };
 enum class Schedule { GPipe, OneFOneB, Interleaved, ZeroBubbleH1 };
 
 /// Megatron-Core's --recompute-modules (selective granularity; TransformerConfig.recompute_modules), as a bit set.
@@ -47,6 +52,7 @@ const char* to_string(RecomputeMethod m);
 const char* to_string(Schedule s);
 const char* to_string(BackwardPrefetch b);  // "pre", "post", "none": the scenario key's values
 const char* to_string(TpOverlapMethod m);   // "userbuffers", "async_tp"
+const char* to_string(CpCommType c);        // "p2p", "all_gather"
 /// The module names in Megatron-Core's spelling, in bit order.
 std::vector<std::string> recompute_module_names(unsigned modules);
 
@@ -83,6 +89,8 @@ struct ParallelConfig {
   /// ZeRO-3 / FSDP only: "pre" (default; PyTorch FSDP's BACKWARD_PRE default, FSDP2's and DeepSpeed's prefetch),
   /// "post" (BACKWARD_POST, MosaicML Composer's default) or "none".
   BackwardPrefetch backward_prefetch = BackwardPrefetch::Pre;
+  /// Context parallelism's key/value exchange: "p2p" (default, Megatron-Core's) or "all_gather". No effect at cp 1.
+  CpCommType cp_comm_type = CpCommType::P2p;
   int micro_batch = 1;
   int global_batch = 0;  // sequences per iteration
   Schedule schedule = Schedule::OneFOneB;
@@ -104,7 +112,7 @@ struct ParallelConfig {
   /// ["core_attn"] (Megatron-Core's defaults), micro_batch 1, schedule "1f1b" ("interleaved" is implied by vpp > 1),
   /// account_for_embedding/loss_in_pipeline_split false, first/last_stage_layers not given, tp_comm_overlap and
   /// overlap_param_gather false (Megatron-LM's defaults), tp_comm_overlap_method "userbuffers", backward_prefetch "pre"
-  /// (with zero_stage 3 only). global_batch is required.
+  /// (with zero_stage 3 only), cp_comm_type "p2p". global_batch is required.
   static ParallelConfig parse(base::JsonReader& in);
 };
 

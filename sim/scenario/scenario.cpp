@@ -245,6 +245,7 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
     if (t->optional_enum("kernels", kernels, {"fused", "eager"})) s.training.eager_kernels = kernels == "eager";
     std::string kv;
     if (t->optional_enum("attention_kv", kv, {"grouped", "repeated"})) s.training.repeated_kv = kv == "repeated";
+    s.memory.repeated_kv = s.training.repeated_kv;
     std::string sp_layout;
     if (t->optional_enum("sp_layout", sp_layout, {"seq_first", "batch_first"}))
       s.training.sp_batch_first = sp_layout == "batch_first";

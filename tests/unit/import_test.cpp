@@ -168,6 +168,34 @@ TEST(ImportMegatron, CommunicationOverlapFlags) {
   EXPECT_EQ(plain.draft.find("parallel.tp_comm_overlap"), nullptr) << "Megatron-LM's default: off";
 }
 
+TEST(ImportMegatron, ContextParallelCommunicationType) {
+  // --cp-comm-type: one type (or the same for every layer); Megatron-LM's help spells all_gather "allgather". The
+  // all-to-all types and a different type per layer are not modelled and refused.
+  auto comm = [](const std::string& flag) {
+    const auto im =
+        importers::import_megatron_text("torchrun --nproc_per_node=8 --nnodes 4 train.py --context-parallel-size 4 " +
+                                            flag + " --num-layers 32 --hidden-size 4096 --num-attention-heads 32\n",
+                                        "launch.sh");
+    const auto* f = im.draft.find("parallel.cp_comm_type");
+    return f ? std::get<std::string>(f->value) : std::string("absent");
+  };
+  EXPECT_EQ(comm(""), "absent") << "Megatron-LM's default, p2p, is trainsim's";
+  EXPECT_EQ(comm("--cp-comm-type p2p"), "p2p");
+  EXPECT_EQ(comm("--cp-comm-type all_gather"), "all_gather");
+  EXPECT_EQ(comm("--cp-comm-type allgather"), "all_gather");
+  EXPECT_EQ(comm("--cp-comm-type p2p p2p p2p"), "p2p");
+  for (const std::string bad : {"--cp-comm-type a2a", "--cp-comm-type a2a+p2p", "--cp-comm-type p2p a2a"}) {
+    try {
+      comm(bad);
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const base::ConfigError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("cp-comm-type"), std::string::npos) << what;
+      EXPECT_NE(what.find("launch.sh"), std::string::npos) << "names the file: " << what;
+    }
+  }
+}
+
 TEST(ImportMegatron, NcclNvlsEnableZeroTurnsNvlinkSharpOff) {
   // NVIDIA's DGX Cloud recipes export NCCL_NVLS_ENABLE=0 ("Disable NVLink SHARP to save memory").
   const std::string flags =
@@ -372,6 +400,27 @@ TEST(ImportTorchTitan, ContextParallelismMovesRepeatedKeysAndValues) {
   auto kv = [](const std::string& text) { return torchtitan_drafted(text, "training.attention_kv"); };
   EXPECT_EQ(kv("[parallelism]\ncontext_parallel_degree = 4\n"), "repeated");
   EXPECT_EQ(kv("[parallelism]\ncontext_parallel_degree = 1\n"), "absent") << "nothing is gathered without CP";
+}
+
+TEST(ImportTorchTitan, ContextParallelismGathersKeysAndValuesByDefault) {
+  // context_parallel_rotate_method: "allgather" (TorchTitan's default) gathers every rank's chunk; "alltoall" passes
+  // chunks around the ring. Read from [parallelism] (2025) or [experimental] (2024); anything else is refused.
+  auto comm = [](const std::string& text) { return torchtitan_drafted(text, "parallel.cp_comm_type"); };
+  EXPECT_EQ(comm("[parallelism]\ncontext_parallel_degree = 4\n"), "all_gather") << "TorchTitan's default";
+  EXPECT_EQ(comm("[parallelism]\ncontext_parallel_degree = 4\ncontext_parallel_rotate_method = \"alltoall\"\n"), "p2p");
+  EXPECT_EQ(comm("[parallelism]\ncontext_parallel_degree = 4\n[experimental]\ncontext_parallel_rotate_method = "
+                 "\"allgather\"\n"),
+            "all_gather");
+  EXPECT_EQ(comm("[parallelism]\ncontext_parallel_degree = 1\n"), "absent") << "no context parallelism";
+  try {
+    importers::import_torchtitan_text(
+        "[parallelism]\ncontext_parallel_degree = 4\ncontext_parallel_rotate_method = \"ring\"\n", "t.toml");
+    ADD_FAILURE() << "an unknown rotate method was accepted";
+  } catch (const base::ConfigError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("context_parallel_rotate_method"), std::string::npos) << what;
+    EXPECT_NE(what.find("allgather, alltoall"), std::string::npos) << what;
+  }
 }
 
 TEST(ImportTorchTitan, TensorParallelLinearsSaveTheirGatheredInput) {

@@ -62,6 +62,9 @@ TEST(PublishedMemory, TorchtitanTablesAreNotOverestimated) {
     EXPECT_LE(m.total, m.capacity) << p.file << " ran";
   }
   std::printf("%d of %zu within 10%%\n", within, std::size(kPublished));
+  // Ratchet: 8 of 12 since context parallelism by all-gather holds the whole sequence's keys and values (T6's CP 2
+  // and CP 4 rows); the 405B pipeline rows below 10% are in docs/memory-validation.md.
+  EXPECT_GE(within, 8);
 }
 
 struct NemoLog {

@@ -382,6 +382,50 @@ TEST(MemoryPerGpu, UpcastCrossEntropyHoldsTwelveBytesPerLogitOnTheLastStageSixte
   }
 }
 
+TEST(MemoryPerGpu, AllGatherContextParallelismHoldsTheWholeSequencesKeysAndValues) {
+  // parallel.cp_comm_type "all_gather" (PyTorch's context_parallel, _templated_ring_attention_backward): beside the
+  // ring's buffers, a layer's attention backward holds the all-gathered keys and values (bf16, cp x 2kv elements),
+  // fp32 accumulators for the local q, k and v, the fp32 key/value gradients sent on and received (2 x 2kv each) and
+  // the bf16 concatenation of the local k and v. Oracle by hand for Llama 3 70B (64 heads, 8 KV heads, d 128) at
+  // cp 4, tp 2: s = 8192 per rank, b = 1, 32 query heads per rank, 4 KV heads per rank (32 with repeated keys).
+  const auto llama = model("llama3-70b");
+  ParallelConfig c = gpt3_tp8_pp8();
+  c.tp = 2;
+  c.pp = 4;
+  c.cp = 4;
+  c.recompute = Recompute::Full;
+  c.global_batch = 32;
+  const int seq = 32768;
+  const Layout l = resolve(llama, {32, 8, 8}, c, seq);
+  const double s = seq / 4.0, q = s * 32 * 128;
+  for (const bool repeated : {false, true}) {
+    MemoryOptions o;
+    o.repeated_kv = repeated;
+    ParallelConfig gather = c;
+    gather.cp_comm_type = CpCommType::AllGather;
+    const double kv = s * (repeated ? 32 : 4) * 128;
+    const double expected = 2 * 4 * 2 * kv + 4 * (q + 2 * kv) + 2 * 4 * 2 * kv + 2 * 2 * kv;
+    const auto ring = memory_per_gpu(llama, l, c, seq, 0, o);
+    const auto all_gather = memory_per_gpu(llama, l, gather, seq, 0, o);
+    EXPECT_EQ(static_cast<double>(all_gather.buffers.n - ring.buffers.n), expected)
+        << (repeated ? "repeated" : "grouped") << " keys and values";
+    EXPECT_EQ(all_gather.activations, ring.activations);
+    // The last stage holds the loss's logits, which are never live beside these buffers: the larger of the two.
+    const auto ring_last = memory_per_gpu(llama, l, c, seq, 3, o);
+    const auto gather_last = memory_per_gpu(llama, l, gather, seq, 3, o);
+    const double loss = static_cast<double>(ring_last.buffers.n - ring.buffers.n);
+    EXPECT_NEAR(static_cast<double>(gather_last.buffers.n - ring_last.buffers.n), std::max(0.0, expected - loss), 1.0);
+  }
+  // Without context parallelism the key changes nothing.
+  ParallelConfig no_cp = c;
+  no_cp.cp = 1;
+  const Layout l1 = resolve(llama, {8, 8, 8}, no_cp, 8192);
+  ParallelConfig no_cp_gather = no_cp;
+  no_cp_gather.cp_comm_type = CpCommType::AllGather;
+  EXPECT_EQ(memory_per_gpu(llama, l1, no_cp, 8192, 0, MemoryOptions{}).total,
+            memory_per_gpu(llama, l1, no_cp_gather, 8192, 0, MemoryOptions{}).total);
+}
+
 TEST(MemoryPerGpu, Gpt3On64A100sFitsWithSequenceParallelismAndSelectiveRecompute) {
   const auto gpt3 = model("gpt3-175b");
   const auto c = gpt3_tp8_pp8();

@@ -580,6 +580,12 @@ Record convert(const json& r) {
     out.assumptions.push_back("embedding and loss counted as a pipeline layer each (" + std::to_string(layers) +
                               " + 2 layers over " + std::to_string(pp * vpp) + " stages)");
   }
+  // TorchTitan's context parallelism is PyTorch's context_parallel with its default rotate method, "allgather"
+  // (torchtitan's context_parallel_rotate_method): each rank gathers the whole sequence's keys and values.
+  if (fam_name == "torchtitan" && cp > 1) {
+    par["cp_comm_type"] = "all_gather";
+    out.assumptions.push_back("keys and values all-gathered (TorchTitan's default context_parallel_rotate_method)");
+  }
   par["micro_batch"] = mb;
   par["global_batch"] = *gb;
 
