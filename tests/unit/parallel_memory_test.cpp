@@ -382,12 +382,16 @@ TEST(MemoryPerGpu, UpcastCrossEntropyHoldsTwelveBytesPerLogitOnTheLastStageSixte
   }
 }
 
-TEST(MemoryPerGpu, AllGatherContextParallelismHoldsTheWholeSequencesKeysAndValues) {
-  // parallel.cp_comm_type "all_gather" (PyTorch's context_parallel, _templated_ring_attention_backward): beside the
-  // ring's buffers, a layer's attention backward holds the all-gathered keys and values (bf16, cp x 2kv elements),
-  // fp32 accumulators for the local q, k and v, the fp32 key/value gradients sent on and received (2 x 2kv each) and
-  // the bf16 concatenation of the local k and v. Oracle by hand for Llama 3 70B (64 heads, 8 KV heads, d 128) at
-  // cp 4, tp 2: s = 8192 per rank, b = 1, 32 query heads per rank, 4 KV heads per rank (32 with repeated keys).
+TEST(MemoryPerGpu, ContextParallelismHoldsItsKeyValueExchangeBuffers) {
+  // parallel.cp_comm_type, bytes for q query and kv key (or value) elements per rank, cp ranks:
+  // - "all_gather" (PyTorch's context_parallel, _templated_ring_attention_backward): the all-gathered keys and values
+  //   in bf16 (2 cp 2kv), fp32 accumulators for the local q, k and v (4 (q + 2kv)), the fp32 key/value gradients sent
+  //   on and received (2 x 4 x 2kv) and the bf16 concatenation of the local k and v (2 x 2kv);
+  // - "p2p" (Transformer Engine's AttnFuncWithCPAndKVP2P): the larger of the forward's received chunks and partial
+  //   outputs, 2 cp (2kv + q), and the backward's two packed key/value/gradient buffers and dq, 2 (8kv + q).
+  // Oracle by hand for Llama 3 70B (64 heads, 8 KV heads, d 128) at cp 4, tp 2: s = 8192 per rank, b = 1, 32 query
+  // heads per rank, 4 KV heads per rank (32 with repeated keys). Checked by differences, on the first pipeline stage
+  // (no loss): repeated minus grouped keys for each type, and all-gather minus p2p.
   const auto llama = model("llama3-70b");
   ParallelConfig c = gpt3_tp8_pp8();
   c.tp = 2;
@@ -397,26 +401,37 @@ TEST(MemoryPerGpu, AllGatherContextParallelismHoldsTheWholeSequencesKeysAndValue
   c.global_batch = 32;
   const int seq = 32768;
   const Layout l = resolve(llama, {32, 8, 8}, c, seq);
-  const double s = seq / 4.0, q = s * 32 * 128;
-  for (const bool repeated : {false, true}) {
+  const double s = seq / 4.0, q = s * 32 * 128, cp = 4;
+  auto expected = [&](CpCommType type, bool repeated) {
+    const double kv = s * (repeated ? 32 : 4) * 128;
+    return type == CpCommType::AllGather ? 2 * cp * 2 * kv + 4 * (q + 2 * kv) + 2 * 4 * 2 * kv + 2 * 2 * kv
+                                         : std::max(2 * cp * (2 * kv + q), 2 * (8 * kv + q));
+  };
+  auto buffers = [&](CpCommType type, bool repeated, int rank) {
+    ParallelConfig with = c;
+    with.cp_comm_type = type;
     MemoryOptions o;
     o.repeated_kv = repeated;
-    ParallelConfig gather = c;
-    gather.cp_comm_type = CpCommType::AllGather;
-    const double kv = s * (repeated ? 32 : 4) * 128;
-    const double expected = 2 * 4 * 2 * kv + 4 * (q + 2 * kv) + 2 * 4 * 2 * kv + 2 * 2 * kv;
-    const auto ring = memory_per_gpu(llama, l, c, seq, 0, o);
-    const auto all_gather = memory_per_gpu(llama, l, gather, seq, 0, o);
-    EXPECT_EQ(static_cast<double>(all_gather.buffers.n - ring.buffers.n), expected)
-        << (repeated ? "repeated" : "grouped") << " keys and values";
-    EXPECT_EQ(all_gather.activations, ring.activations);
-    // The last stage holds the loss's logits, which are never live beside these buffers: the larger of the two.
-    const auto ring_last = memory_per_gpu(llama, l, c, seq, 3, o);
-    const auto gather_last = memory_per_gpu(llama, l, gather, seq, 3, o);
-    const double loss = static_cast<double>(ring_last.buffers.n - ring.buffers.n);
-    EXPECT_NEAR(static_cast<double>(gather_last.buffers.n - ring_last.buffers.n), std::max(0.0, expected - loss), 1.0);
+    return static_cast<double>(memory_per_gpu(llama, l, with, seq, rank, o).buffers.n);
+  };
+  for (const auto type : {CpCommType::P2p, CpCommType::AllGather})
+    EXPECT_EQ(buffers(type, true, 0) - buffers(type, false, 0), expected(type, true) - expected(type, false))
+        << to_string(type);
+  for (const bool repeated : {false, true})
+    EXPECT_EQ(buffers(CpCommType::AllGather, repeated, 0) - buffers(CpCommType::P2p, repeated, 0),
+              expected(CpCommType::AllGather, repeated) - expected(CpCommType::P2p, repeated))
+        << (repeated ? "repeated" : "grouped");
+  // The last stage holds the loss's logits, which are never live beside these buffers: the larger of the two.
+  const double loss =
+      buffers(CpCommType::P2p, false, 3) - buffers(CpCommType::P2p, false, 0) + expected(CpCommType::P2p, false);
+  ASSERT_GT(loss, expected(CpCommType::P2p, false));
+  for (const bool repeated : {false, true}) {
+    const double e = expected(CpCommType::AllGather, repeated);
+    EXPECT_NEAR(buffers(CpCommType::AllGather, repeated, 3) - buffers(CpCommType::AllGather, repeated, 0),
+                std::max(loss, e) - e, 1.0)
+        << (repeated ? "repeated" : "grouped");
   }
-  // Without context parallelism the key changes nothing.
+  // Without context parallelism there is no exchange.
   ParallelConfig no_cp = c;
   no_cp.cp = 1;
   const Layout l1 = resolve(llama, {8, 8, 8}, no_cp, 8192);
