@@ -537,38 +537,13 @@ MemoryBreakdown memory_on_rank(const ModelSpec& model, const Layout& layout, con
     const double upcast_logit = (layout.tp > 1 ? 4 : 3) * kFp32;
     const double per_logit = options.upcast_cross_entropy ? upcast_logit : kFp32;
     const double logit_count = s * b * padded_vocab(model.vocab, layout.tp) / t;
-    loss = (2 * kBf16 * sbh * sigma + per_logit * logit_count) * held.back() *
-           (1 + model.mtp_layers);  // and each MTP head's
+    loss = (2 * kBf16 * sbh * sigma + per_logit * logit_count) * held.back() * (1 + model.mtp_layers);  // + MTP heads
     if (!options.upcast_cross_entropy) loss += kBf16 * logit_count;
   }
-  buffers += loss;
-  // Context parallelism's key/value exchange (config.cp_comm_type): what one layer's attention holds beyond the
-  // attention of an unsplit sequence, at the peak of the pass that holds more; q and kv are the elements of the local
-  // queries and of the keys (or values) as the attention call receives them: one per query head with
-  // training.attention_kv "repeated". The loss's logits and these buffers are never live together (the loss runs
-  // between the last layer's forward and backward), so a rank holds the larger of the two.
-  // - all_gather, after PyTorch's context_parallel (torch/distributed/tensor/experimental/_attention.py at 0123248a,
-  //   _templated_ring_attention_backward with its defaults, rotate method all-gather and convert_to_f32): the
-  //   backward holds the whole sequence's keys and values in bf16 (cp x 2 x 2kv bytes), the fp32 gradient
-  //   accumulators of the local q, k and v (4 (q + 2kv)), the key/value gradients concatenated in fp32 to be sent on
-  //   and the ones received (2 x 4 x 2kv), and the bf16 concatenation of the local keys and values (2 x 2kv).
-  // - p2p, after Transformer Engine's ring (AttnFuncWithCPAndKVP2P in transformer_engine/pytorch/attention/
-  //   dot_product_attention/context_parallel.py at 015d2257): the forward keeps every step's received key/value chunk
-  //   (p2p_comm_buffers, cp x 2 x 2kv) and every step's partial output (out_per_step) until its final correction,
-  //   cp x 2q on the last CP rank, whose steps all attend to whole query chunks; the backward holds two buffers of
-  //   packed keys, values and their gradients (2 x 2 x 2 x 2kv) and dq (2q).
-  if (layout.cp > 1) {
-    const double heads = static_cast<double>(model.heads) / t;
-    const double kv_heads =
-        options.repeated_kv || model.mla.has_value() ? heads : static_cast<double>(kv_heads_per_rank(model, layout.tp));
-    const double q = s * b * heads * model.head_dim();
-    const double kv = s * b * kv_heads * model.head_dim();
-    const double cp = layout.cp;
-    const double exchange = config.cp_comm_type == CpCommType::AllGather
-                                ? kBf16 * cp * 2 * kv + kFp32 * (q + 2 * kv) + 2 * kFp32 * 2 * kv + kBf16 * 2 * kv
-                                : std::max(kBf16 * cp * (2 * kv + q), kBf16 * (2 * 2 * 2 * kv + q));
-    buffers += std::max(0.0, exchange - loss);
-  }
+  // Plus context parallelism's key/value exchange (cp_exchange.cpp), never live beside the loss's logits: the larger.
+  const double kv_heads =
+      options.repeated_kv || model.mla.has_value() ? model.heads / t : kv_heads_per_rank(model, layout.tp);
+  buffers += std::max(loss, cp_exchange_bytes(model, layout, config.cp_comm_type, s * b, kv_heads));
   // ASSUMPTION: pipeline point-to-point receive buffers, one activation and one gradient tensor of 2sbh (over t with
   // SP, Megatron sends the sequence-parallel shard). With PyTorch's pipelining runtime (MemoryOptions), per chunk of
   // this rank: a forward receive buffer per micro-batch beyond the in-flight ones (those are the first layer's saved

@@ -187,6 +187,12 @@ MemoryBreakdown memory_per_gpu(const workload::ModelSpec& model, const Layout& l
 MemoryBreakdown peak_memory(const workload::ModelSpec& model, const Layout& layout, const ParallelConfig& config,
                             int seq_len, const MemoryOptions& options = {});
 
+/// Bytes one layer's attention holds for context parallelism's key/value exchange (parallel.cp_comm_type), beyond the
+/// attention of an unsplit sequence: `tokens` local tokens (s/cp x micro-batch), `kv_heads` key/value heads per rank
+/// as the attention call receives them. 0 without context parallelism. Sources in cp_exchange.cpp.
+double cp_exchange_bytes(const workload::ModelSpec& model, const Layout& layout, CpCommType type, double tokens,
+                         double kv_heads);
+
 /// Whether the breakdown fits in `capacity` bytes of HBM.
 bool fits(const MemoryBreakdown& memory, base::Bytes capacity);
 
