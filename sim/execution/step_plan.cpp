@@ -6,6 +6,7 @@
 #include "sim/execution/layer_timing.hpp"
 #include "sim/execution/recompute.hpp"
 #include "sim/execution/tp_overlap.hpp"
+#include "sim/execution/cp_overlap.hpp"
 #include "sim/collectives/collective.hpp"
 #include "sim/hardware/compute_model.hpp"
 #include "sim/workload/layer_costs.hpp"
@@ -74,10 +75,6 @@ Time overlap_interference(Time overlapped, int sms) {
   return Time{static_cast<std::int64_t>(
       std::llround(static_cast<double>(overlapped.ns) * kNcclCollectiveSms / static_cast<double>(sms)))};
 }
-
-}  // namespace
-
-namespace {
 
 using detail::CollectiveKey;
 using detail::CollectiveMemo;
@@ -157,11 +154,13 @@ class Planner {
                              : s.comm == workload::CommKind::EpAllToAll ? SegKind::Ep
                                                                         : SegKind::Tp;
         Time t = comm_time(s.comm, s.comm_bytes);
+        const auto kt = [this](const workload::Kernel& k) { return kernel_time(k); };
         if (in_.parallel.tp_comm_overlap)
-          if (const auto exposed = tp_overlap_exposed(
-                  p, i, backward, t, in_.layout.tp, hw_.gpu.sm_count,
-                  [this](const workload::Kernel& k) { return kernel_time(k); }, in_.parallel.tp_comm_overlap_method))
+          if (const auto exposed = tp_overlap_exposed(p, i, backward, t, in_.layout.tp, hw_.gpu.sm_count, kt,
+                                                      in_.parallel.tp_comm_overlap_method))
             t = *exposed;
+        if (kind == SegKind::Cp && in_.parallel.cp_comm_type == parallel::CpCommType::P2p)
+          t = cp_ring_exposed(p, i, t, in_.layout.cp, kt);  // cp_overlap.hpp: Transformer Engine's ring
         if (t > Time::zero()) out.push_back({t, kind, label(s.label)});
         continue;
       }

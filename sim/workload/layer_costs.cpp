@@ -520,7 +520,8 @@ LayerWork layer_work(const ModelSpec& m, const LayerShape& s, RecomputeMode reco
   }
   if (s.cp > 1) {
     // Ring attention (Liu et al. 2023; Megatron-Core context parallelism): each rank passes its key/value chunk
-    // around the ring, cp-1 steps per pass, overlapped with the attention compute of the chunk in hand. The chunk is
+    // around the ring, cp-1 steps per pass, beside the attention of the chunk in hand (the step plan times what stays
+    // exposed: sim/execution/cp_overlap.hpp). The chunk is
     // what the attention call receives: grouped keys and values, or with repeated_kv one per query head (TorchTitan's
     // Llama calls repeat_kv before SDPA, torchtitan/models/llama/model.py at 0199cbc1, and PyTorch's context parallel
     // gathers what SDPA is given).

@@ -343,28 +343,6 @@ TEST(ZeroStages, BackwardPrefetchPostExposesEachUnitsBackwardGather) {
   }
 }
 
-TEST(ContextParallelism, CommTypeIsReadAndUnmodelledTypesAreRefused) {
-  // parallel.cp_comm_type: "p2p" (default) and "all_gather"; Transformer Engine's all-to-all types are refused with the
-  // key's path and what is accepted. The exchange moves the same bytes either way, so the step time is unchanged.
-  auto step = [](const char* type) {
-    return load_step("scenarios/examples/llama3-8b-64-h100.json",
-                     {{"parallel.cp", "2"}, {"parallel.cp_comm_type", type}});
-  };
-  try {
-    step("\"a2a\"");
-    ADD_FAILURE() << "a2a was accepted";
-  } catch (const std::exception& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("/parallel/cp_comm_type"), std::string::npos) << what;
-    EXPECT_NE(what.find("all_gather"), std::string::npos) << "lists what is accepted: " << what;
-  }
-  const auto p2p = step("\"p2p\"");
-  const auto gather = step("\"all_gather\"");
-  EXPECT_EQ(gather.scenario.parallel.cp_comm_type, parallel::CpCommType::AllGather);
-  EXPECT_EQ(p2p.scenario.parallel.cp_comm_type, parallel::CpCommType::P2p);
-  EXPECT_EQ(run_step(gather, Fidelity::Analytic).step_time, run_step(p2p, Fidelity::Analytic).step_time);
-}
-
 TEST(ZeroStages, BackwardPrefetchIsRefusedWithoutZero3) {
   // The error of loading the example with these overrides ("" when it loads).
   auto error = [](const char* zero, const char* prefetch) -> std::string {

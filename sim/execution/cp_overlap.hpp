@@ -1,0 +1,27 @@
+// sim/execution/cp_overlap.hpp: context parallelism's key/value ring overlapped with the attention it feeds.
+//
+// Megatron-Core's default context parallelism (cp_comm_type "p2p") is Transformer Engine's AttnFuncWithCPAndKVP2P
+// (transformer_engine/pytorch/attention/dot_product_attention/context_parallel.py at 015d2257): a pass runs cp
+// attention steps, and at step i it first waits for the key/value chunk step i needs, then posts the send/receive of
+// the chunk step i + 1 needs, then runs step i's attention, so each of the cp - 1 transfers runs beside one step's
+// attention kernel (the backward the same, with the key/value gradients travelling beside the keys and values). With
+// the load balancing Megatron-Core applies to causal masks every step computes the same share, 1/cp, of the pass's
+// attention. The all-gather type (PyTorch's context_parallel, Transformer Engine's AttnFuncWithCPAndKVAllGather) is
+// not modelled as overlapped: it keeps the whole exchange exposed, the conservative reading.
+#pragma once
+#include "sim/base/units.hpp"
+#include "sim/workload/layer_costs.hpp"
+
+#include <cstddef>
+#include <functional>
+
+namespace sim::execution {
+
+/// What the ring exchange at pass.segments[i] (all cp - 1 transfers, `comm` alone) leaves exposed beside the
+/// attention kernels of the compute segment after it (their total A, timed by `kernel_time`):
+///   exposed = (cp - 1) x max(0, comm / (cp - 1) - A / cp).
+/// `comm` unchanged when there is no such segment or cp < 2.
+base::Time cp_ring_exposed(const workload::PassWork& pass, std::size_t i, base::Time comm, int cp,
+                           const std::function<base::Time(const workload::Kernel&)>& kernel_time);
+
+}  // namespace sim::execution
