@@ -520,7 +520,8 @@ Record convert(const json& r) {
             .value_or(std::string(fam->name) != "megatron-sc21" && std::string(fam->name) != "korthikanti22");
     par["distributed_optimizer"] = distopt;
   }
-  par["recompute"] = recompute_of(p, m, *fam, out.assumptions);
+  // A ModelZoo command's --recompute-modules decide it below (no "framework default" assumption beside them).
+  if (zoo.recompute_modules.empty()) par["recompute"] = recompute_of(p, m, *fam, out.assumptions);
   // llm-foundry runs PyTorch FSDP through MosaicML Composer, whose FSDP config defaults backward_prefetch to
   // BACKWARD_POST (composer/trainer/dist_strategy.py of 2023: `fsdp_config.get('backward_prefetch',
   // 'BACKWARD_POST')`; composer/utils/parallelism.py FSDPConfig at 008dac709c5da87a4d3e425fea6743c992fc5331), which
