@@ -42,6 +42,8 @@ const std::vector<FlagSpec>& flag_specs() {
       {"grad-reduce-in-bf16", Kind::Bool, nullptr},
       {"moe-layer-freq", Kind::Text, nullptr},
       {"moe-enable-deepep", Kind::Bool, nullptr},
+      {"moe-expert-capacity-factor", Kind::Text, nullptr},
+      {"moe-pad-expert-input-to-capacity", Kind::Bool, nullptr},
       {"tp-comm-overlap", Kind::Bool, nullptr},
       {"overlap-param-gather", Kind::Bool, nullptr},
       {"cp-comm-type", Kind::Text, nullptr, {}, -1},

@@ -3,6 +3,7 @@
 // megatron/training/arguments.py and megatron/core/transformer/transformer_config.py (core_r0.12+).
 #include "sim/importers/megatron_args.hpp"
 
+#include <cmath>
 #include <cctype>
 
 namespace sim::importers::megatron {
@@ -69,14 +70,19 @@ std::optional<std::vector<std::int64_t>> layer_pattern(std::string text, std::st
   return out.empty() ? std::nullopt : std::optional(out);
 }
 
-std::optional<double> fraction(const std::string& text) {
+std::optional<double> number(const std::string& text) {
   std::size_t used = 0;
   try {
     const double v = std::stod(text, &used);
-    if (used == text.size() && v >= 0 && v < 1) return v;
+    if (used == text.size() && std::isfinite(v)) return v;
   } catch (const std::exception&) {
   }
   return std::nullopt;
+}
+
+std::optional<double> fraction(const std::string& text) {
+  const auto v = number(text);
+  return v && *v >= 0 && *v < 1 ? v : std::nullopt;
 }
 
 }  // namespace
@@ -189,6 +195,24 @@ void apply_training_features(const Context& c) {
       c.out.notes.push_back({c.origin, "no --" + std::string(flag) + ": Megatron-LM's default is 0.1, trainsim's " +
                                            "scenario default applies; give --set " + path + "=0.1 to match it"});
     }
+  }
+  // Token dropping (Megatron-Core: dropless unless --moe-expert-capacity-factor is given; padding to the capacity needs
+  // it, as TransformerConfig checks).
+  if (const Given* g = c.given("moe-expert-capacity-factor")) {
+    const auto v = number(g->value);
+    if (!v || *v < 0.01 || *v > 64)
+      c.error(g->line, g->flag + ": \"" + g->value + "\" is not a capacity factor trainsim takes (0.01 to 64)");
+    else if (d.has("model.moe.experts"))
+      d.put("training.moe_capacity_factor", *v, where(c, *g));
+    else
+      c.out.notes.push_back({where(c, *g), "ignored: the model has no experts"});
+  }
+  if (const Given* g = c.given("moe-pad-expert-input-to-capacity")) {
+    if (!c.given("moe-expert-capacity-factor"))
+      c.error(g->line,
+              g->flag + " pads to the capacity --moe-expert-capacity-factor sets, which the file does not give");
+    else if (d.has("training.moe_capacity_factor"))
+      d.put("training.moe_pad_to_capacity", true, where(c, *g));
   }
   // Attention backend: unfused and local store the attention scores (Korthikanti's 5as/h term); the others do not.
   if (const Given* g = c.given("attention-backend"))

@@ -5,6 +5,7 @@
 #include "sim/parallel/parallel_config.hpp"
 #include "sim/workload/model_spec.hpp"
 
+#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -79,6 +80,20 @@ struct MemoryOptions {
   /// 1 (default) is balanced routing, what --moe-router-force-load-balancing enforces in the published benchmarks;
   /// the busiest rank stores that many more expert activations, and every rank's peak is that rank's.
   double moe_imbalance = 1;
+  /// Megatron-Core's token dropping (training.moe_capacity_factor, --moe-expert-capacity-factor): each expert keeps at
+  /// most ceil(tokens x top_k / experts x factor) of the tokens routed to it
+  /// (megatron/core/transformer/moe/moe_utils.py get_capacity, Megatron-LM at e61c3841), so the busiest rank holds at
+  /// most factor x the mean. 0 (default): dropless, Megatron-Core's default.
+  double moe_capacity_factor = 0;
+  /// --moe-pad-expert-input-to-capacity (training.moe_pad_to_capacity): every expert's input padded to its capacity,
+  /// so every rank moves and computes factor x the mean whatever the routing. Needs a capacity factor.
+  bool moe_pad_to_capacity = false;
+  /// The busiest expert-parallel rank's routed tokens over the mean as they are moved, computed and stored: the
+  /// imbalance; capped by the capacity when tokens are dropped; the capacity itself when inputs are padded to it.
+  double moe_load() const {
+    if (moe_capacity_factor <= 0) return moe_imbalance;
+    return moe_pad_to_capacity ? moe_capacity_factor : std::min(moe_imbalance, moe_capacity_factor);
+  }
   /// ZeRO-3 / FSDP: transformer layers (units) whose gathered bf16 weights are live at once: the one in use and the
   /// prefetched next (DeepSpeed's prefetch, FSDP's forward/backward prefetch of one unit). memory.zero3_units.
   int zero3_units = 2;

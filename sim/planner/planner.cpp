@@ -68,7 +68,7 @@ execution::StepInputs step_inputs(const PlanProblem& p, const ParallelConfig& c,
   in.eager_kernels = p.eager_kernels;
   in.repeated_kv = p.repeated_kv;
   in.sp_batch_first = p.sp_batch_first;
-  in.moe_imbalance = p.memory.moe_imbalance;
+  in.moe_imbalance = p.memory.moe_load();
   in.topology = size.topology;
   in.flash_attention = p.flash_attention;
   in.dropout = p.dropout;

@@ -273,6 +273,13 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
     s.training.moe_imbalance_given = t->optional("moe_imbalance", mo.moe_imbalance, Range::between(1.0, 64.0));
     if (s.training.moe_imbalance_given && model && !s.model.moe)
       t->error("moe_imbalance", "applies to models with experts (model.moe); " + s.model.name + " has none");
+    if (t->optional("moe_capacity_factor", mo.moe_capacity_factor, Range::between(0.01, 64.0)) && model && !s.model.moe)
+      t->error("moe_capacity_factor", "applies to models with experts (model.moe); " + s.model.name + " has none");
+    if (t->optional("moe_pad_to_capacity", mo.moe_pad_to_capacity) && mo.moe_pad_to_capacity &&
+        mo.moe_capacity_factor <= 0)
+      t->error("moe_pad_to_capacity",
+               "pads each expert's input to its capacity, which needs "
+               "training.moe_capacity_factor (Megatron-LM: --moe-expert-capacity-factor)");
     mo.fp8_activations = s.training.dtype == hardware::Dtype::Fp8;
     t->optional("fp8_activations", mo.fp8_activations);
     const auto spikes = t->kind("loss_spikes");

@@ -88,7 +88,7 @@ StepSetup step_setup(const Scenario& s) {
   in.eager_kernels = s.training.eager_kernels;
   in.repeated_kv = s.training.repeated_kv;
   in.sp_batch_first = s.training.sp_batch_first;
-  in.moe_imbalance = s.memory.moe_imbalance;
+  in.moe_imbalance = s.memory.moe_load();
   try {
     in.topology = std::make_shared<const topology::Topology>(degraded_topology(s));
   } catch (const base::ConfigError& e) {

@@ -81,5 +81,48 @@ TEST(MoeImbalance, BadValuesAndDenseModelsAreOneClearError) {
   EXPECT_NE(dense.find("applies to models with experts"), std::string::npos) << dense;
 }
 
+/// training.moe_capacity_factor / moe_pad_to_capacity (Megatron-LM's --moe-expert-capacity-factor and
+/// --moe-pad-expert-input-to-capacity): each expert keeps at most factor x its mean share, so the busiest rank's load
+/// is the imbalance capped at the factor; padded, it is the factor whatever the routing.
+TEST(MoeCapacity, DroppingCapsTheBusiestRankAndPaddingFixesItAtTheFactor) {
+  auto same = [](const results::StepResult& a, const results::StepResult& b) {
+    EXPECT_EQ(a.step_time, b.step_time);
+    EXPECT_EQ(a.memory.total, b.memory.total);
+  };
+  // Dropping: min(imbalance, factor).
+  same(step_with({{"training.moe_imbalance", "1.5"}, {"training.moe_capacity_factor", "1.25"}}),
+       step_with({{"training.moe_imbalance", "1.25"}}));
+  same(step_with({{"training.moe_imbalance", "1.1"}, {"training.moe_capacity_factor", "1.25"}}),
+       step_with({{"training.moe_imbalance", "1.1"}}));
+  // Padding: the factor, balanced routing or not.
+  const auto padded = step_with({{"training.moe_capacity_factor", "1.25"}, {"training.moe_pad_to_capacity", "true"}});
+  same(padded, step_with({{"training.moe_imbalance", "1.25"}}));
+  same(padded, step_with({{"training.moe_imbalance", "2"},
+                          {"training.moe_capacity_factor", "1.25"},
+                          {"training.moe_pad_to_capacity", "true"}}));
+  // A factor below 1 drops tokens even under balanced routing: less work than dropless.
+  EXPECT_LT(step_with({{"training.moe_capacity_factor", "0.8"}}).step_time, step_with({}).step_time);
+}
+
+TEST(MoeCapacity, PaddingWithoutAFactorAndDenseModelsAreOneClearError) {
+  auto error_of = [](const std::string& path, const std::vector<scenario::Override>& o) {
+    try {
+      (void)scenario::load_scenario(path, o);
+    } catch (const base::ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const std::string pad = error_of(kMixtral, {{"training.moe_pad_to_capacity", "true"}});
+  EXPECT_NE(pad.find("/training/moe_pad_to_capacity"), std::string::npos) << pad;
+  EXPECT_NE(pad.find("moe_capacity_factor"), std::string::npos) << "names what it needs: " << pad;
+  const std::string zero = error_of(kMixtral, {{"training.moe_capacity_factor", "0"}});
+  EXPECT_NE(zero.find("/training/moe_capacity_factor"), std::string::npos) << zero;
+  const std::string dense = error_of(std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/ci/llama3-8b-16-h100.json",
+                                     {{"training.moe_capacity_factor", "1.25"}});
+  EXPECT_NE(dense.find("applies to models with experts"), std::string::npos) << dense;
+  EXPECT_EQ(error_of(kMixtral, {{"training.moe_pad_to_capacity", "false"}}), "") << "false needs no factor";
+}
+
 }  // namespace
 }  // namespace sim

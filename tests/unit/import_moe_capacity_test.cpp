@@ -1,0 +1,49 @@
+// The Megatron importer's token dropping: --moe-expert-capacity-factor and --moe-pad-expert-input-to-capacity become
+// training.moe_capacity_factor and training.moe_pad_to_capacity; padding without a factor is refused, naming the file.
+#include "sim/base/errors.hpp"
+#include "sim/importers/importers.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <variant>
+
+namespace sim {
+namespace {
+
+importers::Import import_flags(const std::string& flags, bool moe = true) {
+  return importers::import_megatron_text(
+      "torchrun --nproc_per_node=8 --nnodes 4 train.py --expert-model-parallel-size 8 --num-layers 32 "
+      "--hidden-size 4096 --num-attention-heads 32 " +
+          std::string(moe ? "--num-experts 8 --moe-router-topk 2 " : "") + flags + "\n",
+      "launch.sh");
+}
+
+TEST(ImportMegatron, TokenDroppingFlags) {
+  const auto dropless = import_flags("");
+  EXPECT_EQ(dropless.draft.find("training.moe_capacity_factor"), nullptr) << "Megatron-Core's default: dropless";
+  const auto dropping = import_flags("--moe-expert-capacity-factor 1.25");
+  ASSERT_NE(dropping.draft.find("training.moe_capacity_factor"), nullptr);
+  EXPECT_DOUBLE_EQ(std::get<double>(dropping.draft.find("training.moe_capacity_factor")->value), 1.25);
+  EXPECT_EQ(dropping.draft.find("training.moe_pad_to_capacity"), nullptr);
+  const auto padded = import_flags("--moe-expert-capacity-factor 1 --moe-pad-expert-input-to-capacity");
+  ASSERT_NE(padded.draft.find("training.moe_pad_to_capacity"), nullptr);
+  EXPECT_TRUE(std::get<bool>(padded.draft.find("training.moe_pad_to_capacity")->value));
+  EXPECT_EQ(import_flags("--moe-expert-capacity-factor 1.25", /*moe=*/false).draft.find("training.moe_capacity_factor"),
+            nullptr)
+      << "a dense model: noted, not written";
+  for (const std::string bad :
+       {"--moe-pad-expert-input-to-capacity", "--moe-expert-capacity-factor -1", "--moe-expert-capacity-factor None"}) {
+    try {
+      (void)import_flags(bad);
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const base::ConfigError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("launch.sh"), std::string::npos) << "names the file: " << what;
+      EXPECT_NE(what.find("capacity"), std::string::npos) << what;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace sim
