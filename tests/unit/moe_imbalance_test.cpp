@@ -24,6 +24,16 @@ results::StepResult step_with(const std::vector<scenario::Override>& overrides) 
   return std::get<app::StepOutcome>(std::move(evaluated)).result;
 }
 
+/// The error loading `path` with the overrides gives ("" when it loads).
+std::string error_of(const std::string& path, const std::vector<scenario::Override>& o) {
+  try {
+    (void)scenario::load_scenario(path, o);
+  } catch (const base::ConfigError& e) {
+    return std::string(e.what());
+  }
+  return std::string();
+}
+
 TEST(MoeImbalance, OneIsBalancedRoutingAndChangesNothing) {
   const auto plain = step_with({});
   const auto one = step_with({{"training.moe_imbalance", "1"}});
@@ -66,14 +76,6 @@ TEST(MoeImbalance, TheBusiestRankSetsTheLayerTimeAndItsExpertActivations) {
 }
 
 TEST(MoeImbalance, BadValuesAndDenseModelsAreOneClearError) {
-  auto error_of = [](const std::string& path, const std::vector<scenario::Override>& o) {
-    try {
-      (void)scenario::load_scenario(path, o);
-    } catch (const base::ConfigError& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  };
   const std::string low = error_of(kMixtral, {{"training.moe_imbalance", "0.8"}});
   EXPECT_NE(low.find("/training/moe_imbalance"), std::string::npos) << low;
   const std::string dense = error_of(std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/ci/llama3-8b-16-h100.json",
@@ -105,14 +107,6 @@ TEST(MoeCapacity, DroppingCapsTheBusiestRankAndPaddingFixesItAtTheFactor) {
 }
 
 TEST(MoeCapacity, PaddingWithoutAFactorAndDenseModelsAreOneClearError) {
-  auto error_of = [](const std::string& path, const std::vector<scenario::Override>& o) {
-    try {
-      (void)scenario::load_scenario(path, o);
-    } catch (const base::ConfigError& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  };
   const std::string pad = error_of(kMixtral, {{"training.moe_pad_to_capacity", "true"}});
   EXPECT_NE(pad.find("/training/moe_pad_to_capacity"), std::string::npos) << pad;
   EXPECT_NE(pad.find("moe_capacity_factor"), std::string::npos) << "names what it needs: " << pad;
