@@ -6,8 +6,11 @@
 // the chunk step i + 1 needs, then runs step i's attention, so each of the cp - 1 transfers runs beside one step's
 // attention kernel (the backward the same, with the key/value gradients travelling beside the keys and values). With
 // the load balancing Megatron-Core applies to causal masks every step computes the same share, 1/cp, of the pass's
-// attention. The all-gather type (PyTorch's context_parallel, Transformer Engine's AttnFuncWithCPAndKVAllGather) is
-// not modelled as overlapped: it keeps the whole exchange exposed, the conservative reading.
+// attention. The all-gather type keeps the whole exchange exposed. That is what Transformer Engine's
+// AttnFuncWithCPAndKVAllGather does (it gathers before its steps); PyTorch's context_parallel (TorchTitan) launches its
+// one all-gather before the first step's attention and waits for it at the second (torch/distributed/tensor/
+// experimental/_attention.py, _AllGatherRotater), so up to 1/cp of the attention could hide it. Not modelled: the key
+// does not say which implementation runs, and the conservative reading is kept.
 #pragma once
 #include "sim/base/units.hpp"
 #include "sim/workload/layer_costs.hpp"
