@@ -1,4 +1,4 @@
-// sim/cli/cmd_describe.cpp: `trainsim describe` (built-in models, hardware, collectives, schedules, failures) and
+// sim/cli/cmd_describe.cpp: `trainsim describe` (built-in models, hardware, collectives, schedules, failures, keys) and
 // `trainsim validate` (strict lint of any trainsim file).
 #include "sim/base/errors.hpp"
 #include "sim/base/quantity.hpp"
@@ -8,6 +8,7 @@
 #include "sim/collectives/registry.hpp"
 #include "sim/hardware/compute_model.hpp"
 #include "sim/parallel/schedule.hpp"
+#include "sim/scenario/keys.hpp"
 #include "sim/base/builtin.hpp"
 #include "sim/workload/params.hpp"
 
@@ -244,6 +245,30 @@ int describe_named(const std::vector<std::pair<std::string, std::string>>& rows,
   return kExitOk;
 }
 
+/// `trainsim describe keys`: the scenario keys beyond DESIGN.md's schema, their defaults and accepted values.
+int describe_keys(const Options& o, std::ostream& out) {
+  const auto& keys = scenario::extension_keys();
+  if (o.format == "json") {
+    Json arr = Json::array();
+    for (const auto& k : keys) {
+      Json j = Json::object();
+      j["key"] = std::string(k.path);
+      j["default"] = std::string(k.fallback);
+      j["accepted"] = std::string(k.accepted);
+      j["meaning"] = std::string(k.meaning);
+      arr.push_back(std::move(j));
+    }
+    out << arr.dump() << '\n';
+    return kExitOk;
+  }
+  Table t({"key", "default", "accepted", "meaning"});
+  for (const auto& k : keys)
+    t.add({std::string(k.path), std::string(k.fallback), std::string(k.accepted), std::string(k.meaning)});
+  t.print(out);
+  out << "all optional; unknown keys are errors; set one with --set key=value; sources and details: README.md\n";
+  return kExitOk;
+}
+
 int describe_failures(const Options& o, std::ostream& out) {
   const auto h = scenario::load_hardware("h100-sxm5-80gb");
   Table t({"component", "scope", "MTBF per instance", "effect", "repair"});
@@ -312,11 +337,12 @@ int validate(const std::vector<std::string>& files, const Options& o, std::ostre
 }  // namespace
 
 void add_describe_commands(CLI::App& app, const Options& o, CommandList& commands) {
-  auto* describe = app.add_subcommand("describe", "List built-in models or hardware profiles");
+  auto* describe = app.add_subcommand(
+      "describe", "List built-in models, hardware profiles, collectives, schedules, failures or keys");
   auto what = std::make_shared<std::string>();
-  describe->add_option("what", *what, "models | hardware | collectives | schedules | failures")
+  describe->add_option("what", *what, "models | hardware | collectives | schedules | failures | keys")
       ->required()
-      ->check(CLI::IsMember({"models", "hardware", "collectives", "schedules", "failures"}));
+      ->check(CLI::IsMember({"models", "hardware", "collectives", "schedules", "failures", "keys"}));
   auto model_files = std::make_shared<std::vector<std::string>>();
   describe->add_option("files", *model_files,
                        "With models: model or scenario files (or built-in names) to describe layer by layer");
@@ -330,6 +356,7 @@ void add_describe_commands(CLI::App& app, const Options& o, CommandList& command
                         if (*what == "collectives")
                           return describe_named(collectives::describe_algorithms(), "algorithm", o, out);
                         if (*what == "failures") return describe_failures(o, out);
+                        if (*what == "keys") return describe_keys(o, out);
                         std::vector<std::pair<std::string, std::string>> rows;
                         for (const auto& sch : parallel::describe_schedules())
                           rows.emplace_back(sch.name, sch.description);

@@ -234,6 +234,18 @@ TEST(Cli, DescribeModelsListsParameterCounts) {
   EXPECT_EQ(j.out.front(), '[');
 }
 
+TEST(Cli, DescribeKeysListsEveryKeyWithItsDefault) {
+  auto o = trainsim({"describe", "keys"});
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  EXPECT_NE(o.out.find("training.moe_capacity_factor"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("parallel.cp_comm_type"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("\"in_flight\""), std::string::npos) << "defaults shown: " << o.out;
+  auto j = trainsim({"describe", "keys", "--format", "json"});
+  ASSERT_EQ(j.code, kExitOk) << j.err;
+  EXPECT_NE(j.out.find("\"default\""), std::string::npos) << j.out;
+  EXPECT_EQ(j.out.front(), '[');
+}
+
 TEST(Cli, MainJobRunsTheBuiltInDefault) {
   auto o = trainsim({"--set", "reliability.trials=20"});
   ASSERT_EQ(o.code, kExitOk) << o.err;

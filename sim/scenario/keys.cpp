@@ -1,0 +1,66 @@
+// sim/scenario/keys.cpp: the table of keys.hpp. Defaults are those scenario.cpp and parallel_config.cpp apply.
+#include "sim/scenario/keys.hpp"
+
+namespace sim::scenario {
+
+const std::vector<KeyDoc>& extension_keys() {
+  static const std::vector<KeyDoc> keys = {
+      {"training.fused_attention", "true", "true, false", "fused attention: no s x s scores stored"},
+      {"training.attention_dropout", "0", "0 to 0.99", "attention dropout probability"},
+      {"training.hidden_dropout", "0", "0 to 0.99", "hidden dropout probability (its masks are stored)"},
+      {"training.main_grads", "\"fp32\"", "\"fp32\", \"bf16\"", "main gradients kept and reduced in fp32 or bf16"},
+      {"training.fp8_weight_copies", "false", "true, false", "persistent FP8 weight copies beside the bf16 weights"},
+      {"training.cross_entropy", "\"fused\"", "\"fused\", \"upcast\"", "what the loss holds per logit"},
+      {"training.sp_saved_inputs", "\"sharded\"", "\"sharded\", \"gathered\"",
+       "what a sequence-parallel linear saves of its input"},
+      {"training.sp_layout", "\"seq_first\"", "\"seq_first\", \"batch_first\"",
+       "sequence-parallel activation layout (batch_first copies around each collective)"},
+      {"training.fp8_activations", "true iff dtype is fp8", "true, false", "GEMM inputs saved in FP8"},
+      {"parallel.expert_tp", "tp", "1 to tp, dividing tp", "the experts' tensor parallelism (MoE parallel folding)"},
+      {"memory.reserve", "\"2 GiB\"", "a size", "CUDA context, workspaces, NCCL buffers"},
+      {"memory.zero3_units", "2", "1 to 64", "ZeRO-3 / FSDP layers whose gathered weights are live at once"},
+      {"memory.pipeline_buffers", "\"in_flight\"", "\"in_flight\", \"per_micro_batch\"",
+       "pipeline receive buffers per micro-batch in flight or per micro-batch (PyTorch pipelining)"},
+      {"memory.zero3_live_params", "not given", "1e6 to 1e13", "DeepSpeed's stage3_max_live_parameters"},
+      {"training.kernels", "\"fused\"", "\"fused\", \"eager\"", "elementwise kernels fused or PyTorch eager"},
+      {"training.attention_kv", "\"grouped\"", "\"grouped\", \"repeated\"",
+       "keys and values reach attention grouped or repeated per query head"},
+      {"training.moe_imbalance", "1", "1 to 64", "MoE: the busiest expert-parallel rank's tokens over the mean"},
+      {"training.moe_capacity_factor", "not given (dropless)", "0.01 to 64",
+       "MoE token dropping: each expert keeps at most factor x its mean share"},
+      {"training.moe_pad_to_capacity", "false", "true, false (true needs moe_capacity_factor)",
+       "MoE: every expert's input padded to its capacity"},
+      {"parallel.moe_dispatcher", "\"alltoall\"", "\"alltoall\", \"deepep\"", "MoE token dispatcher"},
+      {"cluster.network.failed", "[]", "\"spine S\", \"leaf L uplink U\"", "failed fabric elements"},
+      {"cluster.network.nvls", "true", "true, false", "NCCL's NVLink SHARP algorithms (NCCL_NVLS_ENABLE)"},
+      {"parallel.tp_comm_overlap", "false", "true, false (needs sequence_parallel)",
+       "tensor-parallel collectives overlapped with their GEMMs"},
+      {"parallel.tp_comm_overlap_method", "\"userbuffers\"", "\"userbuffers\", \"async_tp\"",
+       "Transformer Engine's userbuffers or PyTorch's async TP"},
+      {"parallel.overlap_param_gather", "false", "true, false", "the updated parameters' all-gather under the forward"},
+      {"parallel.backward_prefetch", "\"pre\"", "\"pre\", \"post\", \"none\" (ZeRO-3 only)",
+       "when FSDP gathers a unit's weights for its backward"},
+      {"parallel.cp_comm_type", "\"p2p\"", "\"p2p\", \"all_gather\"", "context parallelism's key/value exchange"},
+      {"parallel.recompute", "\"none\"", "\"none\", \"selective\", \"full\", \"op\"", "activation recomputation"},
+      {"parallel.recompute_modules", "[\"core_attn\"]",
+       "core_attn, layernorm, mlp, moe, moe_act, mla_up_proj, shared_experts (selective only)",
+       "Megatron-LM's --recompute-modules"},
+      {"parallel.recompute_method", "\"uniform\"", "\"uniform\", \"block\" (full only)", "--recompute-method"},
+      {"parallel.recompute_num_layers", "1", "1 to the layers per stage (full only)", "--recompute-num-layers"},
+      {"parallel.account_for_embedding_in_pipeline_split", "false", "true, false",
+       "the embedding counts as one layer of the first stage"},
+      {"parallel.account_for_loss_in_pipeline_split", "false", "true, false",
+       "the loss counts as one layer of the last stage"},
+      {"parallel.first_stage_layers", "not given", "1 to layers", "the first pipeline rank's layers"},
+      {"parallel.last_stage_layers", "not given", "1 to layers", "the last pipeline rank's layers"},
+      {"parallel.layers_per_stage", "even split", "pp x vpp layer counts", "every virtual stage's layers"},
+      {"training.tokens", "not given", "a count (\"15T\")", "tokens to train: needed by run and plan, not step"},
+      {"training.duration", "not given", "a duration (\"54 d\")", "wall time to simulate, in place of tokens"},
+      {"training.fp8_recipe", "\"delayed\"", "\"delayed\", \"tensorwise\", \"rowwise\", \"blockwise\", \"mxfp8\"",
+       "FP8 scaling recipe (dtype fp8 only)"},
+      {"training.attention_kernel", "\"fused\"", "\"fused\", \"flash2\", \"triton\"", "the attention kernel's class"},
+  };
+  return keys;
+}
+
+}  // namespace sim::scenario

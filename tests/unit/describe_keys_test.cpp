@@ -1,0 +1,181 @@
+// `trainsim describe keys` (sim/scenario/keys.hpp) against the README's key tables and the loader: the same keys in
+// both, every key accepted with a value other than its default, and every listed default the one the loader applies
+// (setting a key to it explicitly changes neither the step time nor the memory). Issue 16: "README and describe list
+// the new keys with their defaults".
+#include "sim/app/step.hpp"
+#include "sim/scenario/keys.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "tests/support/temp_dir.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace sim {
+namespace {
+
+const std::string kSource = TRAINSIM_SOURCE_DIR;
+
+/// The keys of the README's tables: the first cell's backticked names; a name without a section ("`hidden_dropout`"
+/// after "`training.attention_dropout`") takes the first name's.
+std::set<std::string> readme_keys() {
+  std::ifstream in(kSource + "/README.md");
+  std::set<std::string> keys;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("| `", 0) != 0) continue;
+    const std::string cell = line.substr(2, line.find(" |", 2) - 2);
+    std::vector<std::string> names;
+    for (std::size_t a = cell.find('`'); a != std::string::npos; a = cell.find('`', cell.find('`', a + 1) + 1))
+      names.push_back(cell.substr(a + 1, cell.find('`', a + 1) - a - 1));
+    if (names.empty()) continue;
+    const auto dot = names.front().rfind('.');
+    const std::string section = dot == std::string::npos ? "" : names.front().substr(0, dot + 1);
+    static const std::vector<std::string> sections = {"training.", "parallel.", "memory.", "cluster."};
+    bool known = false;
+    for (const auto& s : sections)
+      known = known || section.rfind(s, 0) == 0;
+    if (!known) continue;
+    for (const auto& n : names)
+      keys.insert(n.find('.') == std::string::npos ? section + n : n);
+  }
+  return keys;
+}
+
+struct Use {
+  std::string base;                         // scenario file, relative to the source tree
+  std::vector<scenario::Override> context;  // what the key needs beside it
+  std::string sample;                       // a value other than the default, as JSON
+};
+
+const std::string kDense = "scenarios/default.json";
+const std::string kMoe = "scenarios/ci/mixtral-8x7b-32-h100-ep.json";
+
+/// How each key is exercised. A key added to the table without an entry here fails the test.
+const std::map<std::string, Use>& uses() {
+  static const std::map<std::string, Use> u = {
+      {"training.fused_attention", {kDense, {}, "false"}},
+      {"training.attention_dropout", {kDense, {}, "0.1"}},
+      {"training.hidden_dropout", {kDense, {}, "0.1"}},
+      {"training.main_grads", {kDense, {}, "\"bf16\""}},
+      {"training.fp8_weight_copies", {kDense, {{"training.dtype", "\"fp8\""}}, "true"}},
+      {"training.cross_entropy", {kDense, {}, "\"upcast\""}},
+      {"training.sp_saved_inputs", {kDense, {}, "\"gathered\""}},
+      {"training.sp_layout", {kDense, {}, "\"batch_first\""}},
+      {"training.fp8_activations", {kDense, {}, "true"}},
+      {"parallel.expert_tp", {kMoe, {}, "1"}},
+      {"memory.reserve", {kDense, {}, "\"4 GiB\""}},
+      {"memory.zero3_units", {kDense, {{"parallel.zero_stage", "3"}}, "3"}},
+      {"memory.pipeline_buffers", {kDense, {}, "\"per_micro_batch\""}},
+      {"memory.zero3_live_params", {kDense, {{"parallel.zero_stage", "3"}}, "1e9"}},
+      {"training.kernels", {kDense, {}, "\"eager\""}},
+      {"training.attention_kv",
+       {kDense,
+        {{"parallel.cp", "2"}, {"parallel.dp", "16"}, {"parallel.cp_comm_type", "\"all_gather\""}},
+        "\"repeated\""}},
+      {"training.moe_imbalance", {kMoe, {}, "1.2"}},
+      {"training.moe_capacity_factor", {kMoe, {}, "1.25"}},
+      {"training.moe_pad_to_capacity", {kMoe, {{"training.moe_capacity_factor", "1.25"}}, "true"}},
+      {"parallel.moe_dispatcher", {kMoe, {}, "\"deepep\""}},
+      {"cluster.network.failed", {kDense, {}, "[\"spine 0\"]"}},
+      {"cluster.network.nvls", {kDense, {}, "false"}},
+      {"parallel.tp_comm_overlap", {kDense, {}, "true"}},
+      {"parallel.tp_comm_overlap_method", {kDense, {{"parallel.tp_comm_overlap", "true"}}, "\"async_tp\""}},
+      {"parallel.overlap_param_gather", {kDense, {}, "true"}},
+      {"parallel.backward_prefetch", {kDense, {{"parallel.zero_stage", "3"}}, "\"post\""}},
+      {"parallel.cp_comm_type", {kDense, {{"parallel.cp", "2"}, {"parallel.dp", "16"}}, "\"all_gather\""}},
+      {"parallel.recompute", {kDense, {}, "\"full\""}},
+      {"parallel.recompute_modules", {kDense, {{"parallel.recompute", "\"selective\""}}, "[\"core_attn\", \"mlp\"]"}},
+      {"parallel.recompute_method", {kDense, {{"parallel.recompute", "\"full\""}}, "\"block\""}},
+      {"parallel.recompute_num_layers", {kDense, {{"parallel.recompute", "\"full\""}}, "2"}},
+      {"parallel.account_for_embedding_in_pipeline_split", {kDense, {}, "true"}},
+      {"parallel.account_for_loss_in_pipeline_split", {kDense, {}, "true"}},
+      {"parallel.first_stage_layers", {kDense, {{"parallel.last_stage_layers", "20"}}, "18"}},
+      {"parallel.last_stage_layers", {kDense, {{"parallel.first_stage_layers", "20"}}, "22"}},
+      {"parallel.layers_per_stage", {kDense, {}, "[19, 21, 21, 19]"}},
+      {"training.tokens", {kDense, {}, "\"1T\""}},
+      {"training.duration", {kMoe, {}, "\"30 d\""}},
+      {"training.fp8_recipe", {kDense, {{"training.dtype", "\"fp8\""}}, "\"tensorwise\""}},
+      {"training.attention_kernel", {kDense, {}, "\"flash2\""}},
+  };
+  return u;
+}
+
+/// The base scenario with the table's keys it sets removed, so that a key left out takes the loader's default.
+std::string without_table_keys(const std::string& base, const support::TempDir& dir) {
+  auto j = nlohmann::json::parse(std::ifstream(kSource + "/" + base));
+  for (const auto& k : scenario::extension_keys()) {
+    const std::string path(k.path);
+    nlohmann::json* node = &j;
+    std::size_t a = 0;
+    for (std::size_t b; (b = path.find('.', a)) != std::string::npos && node->is_object(); a = b + 1)
+      node = node->contains(path.substr(a, b - a)) ? &(*node)[path.substr(a, b - a)] : nullptr;
+    if (node && node->is_object()) node->erase(path.substr(a));
+  }
+  const auto file = dir.path() / (std::to_string(std::hash<std::string>{}(base)) + ".json");
+  std::ofstream(file) << j.dump(2);
+  return file.string();
+}
+
+results::StepResult step_of(const std::string& path, const std::vector<scenario::Override>& o) {
+  const auto s = scenario::load_scenario(path, o);
+  execution::StepOptions analytic;
+  analytic.fidelity = execution::Fidelity::Analytic;
+  auto evaluated = app::evaluate_step(s, analytic);
+  if (!std::holds_alternative<app::StepOutcome>(evaluated)) throw std::runtime_error("infeasible");
+  return std::get<app::StepOutcome>(std::move(evaluated)).result;
+}
+
+TEST(DescribeKeys, TheReadmeAndTheTableListTheSameKeys) {
+  std::set<std::string> table;
+  for (const auto& k : scenario::extension_keys())
+    EXPECT_TRUE(table.insert(std::string(k.path)).second) << "listed twice: " << k.path;
+  const auto readme = readme_keys();
+  for (const auto& k : readme)
+    EXPECT_TRUE(table.count(k)) << k << " is in the README's key tables but not in `describe keys`";
+  for (const auto& k : table)
+    EXPECT_TRUE(readme.count(k)) << k << " is in `describe keys` but not in the README's key tables";
+  EXPECT_GE(table.size(), 40u);
+}
+
+TEST(DescribeKeys, EveryKeyLoadsAndEveryListedDefaultIsTheLoadersOwn) {
+  support::TempDir dir;
+  for (const auto& k : scenario::extension_keys()) {
+    const std::string path(k.path);
+    const auto it = uses().find(path);
+    ASSERT_NE(it, uses().end()) << path << ": say in this test how the key is exercised";
+    const Use& use = it->second;
+    const std::string base = without_table_keys(use.base, dir);
+    auto with = [&](const std::string& value) {
+      auto o = use.context;
+      o.emplace_back(path, value);
+      return o;
+    };
+    try {
+      (void)scenario::load_scenario(base, with(use.sample));
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << path << " = " << use.sample << " was refused: " << e.what();
+      continue;
+    }
+    // A default that is a JSON value (not "tp", "not given", ...): set explicitly, it changes nothing.
+    const auto fallback = nlohmann::json::parse(std::string(k.fallback), nullptr, /*allow_exceptions=*/false);
+    if (fallback.is_discarded()) continue;
+    try {
+      const auto plain = step_of(base, use.context);
+      const auto explicit_default = step_of(base, with(std::string(k.fallback)));
+      EXPECT_EQ(plain.step_time, explicit_default.step_time) << path << ": the listed default " << k.fallback;
+      EXPECT_EQ(plain.memory.total, explicit_default.memory.total) << path << ": the listed default " << k.fallback;
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << path << " = " << k.fallback << " (its listed default) was refused: " << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace sim
