@@ -3,6 +3,7 @@
 // rank's data-parallel buckets after its last backward.
 #include "sim/execution/step_breakdown.hpp"
 #include "sim/execution/step_sim.hpp"
+#include "sim/parallel/schedule.hpp"
 
 #include <algorithm>
 #include <array>
@@ -79,11 +80,29 @@ results::StepResult analytic_step(const StepPlan& plan) {
       bi[static_cast<std::size_t>(r)] += st.backward_input;
       w[static_cast<std::size_t>(r)] += st.backward_weight;
     }
-  Time sum, worst, zb_bubble;
+  // EP communication overlap: each steady-state pair of the rank's program (the replay's pairs) runs its paired
+  // passes, whose all-to-alls are shorter by what the partner's compute hides (ep_overlap.hpp).
+  std::vector<Time> saved(static_cast<std::size_t>(p));
+  if (plan.ep_comm_overlap)
+    for (int r = 0; r < p; ++r) {
+      auto ops = parallel::pipeline_ops(plan.schedule, p, v, m, r);
+      parallel::pair_forward_backward(ops);
+      for (const auto& op : ops) {
+        const StageWork& st = plan.stage(op.chunk, r);
+        if (!op.paired || st.forward_paired.segments.empty()) continue;
+        saved[static_cast<std::size_t>(r)] += op.kind == parallel::OpKind::Forward
+                                                  ? st.forward.total() - st.forward_paired.total()
+                                                  : st.backward.total() - st.backward_paired.total();
+      }
+    }
+  Time sum, worst, zb_bubble, steady;
+  int worst_rank = 0;
   for (int r = 0; r < p; ++r) {
     const Time x = f[static_cast<std::size_t>(r)] + b[static_cast<std::size_t>(r)];
     sum += x;
+    if (x > worst) worst_rank = r;
     worst = std::max(worst, x);
+    steady = std::max(steady, Time{m * x.ns} - saved[static_cast<std::size_t>(r)]);
     zb_bubble = std::max(
         zb_bubble, f[static_cast<std::size_t>(r)] + bi[static_cast<std::size_t>(r)] - w[static_cast<std::size_t>(r)]);
   }
@@ -92,9 +111,9 @@ results::StepResult analytic_step(const StepPlan& plan) {
   if (zb) {
     pipe = Time{m * worst.ns + (p - 1) * std::max<std::int64_t>(0, zb_bubble.ns) + hops * plan.p2p.ns};
   } else if (v > 1) {
-    pipe = Time{m * worst.ns + (p - 1) * worst.ns / v + hops * plan.p2p.ns};
+    pipe = Time{steady.ns + (p - 1) * worst.ns / v + hops * plan.p2p.ns};
   } else {
-    pipe = Time{sum.ns + (m - 1) * worst.ns + hops * plan.p2p.ns};
+    pipe = Time{sum.ns + (m - 1) * worst.ns + hops * plan.p2p.ns} - saved[static_cast<std::size_t>(worst_rank)];
   }
   // Each rank's last gradient pass ends one backward (and one transfer) after the next rank's.
   Time best_end;
@@ -157,7 +176,8 @@ results::StepResult analytic_step(const StepPlan& plan) {
       acc[kDp] += Time{m * kind(SegKind::Dp).ns};
     }
   }
-  const Time busy = Time{m * (f[rc] + b[rc]).ns};
+  acc[kEp] -= saved[rc];  // the paired passes' all-to-alls are that much shorter
+  const Time busy = Time{m * (f[rc] + b[rc]).ns} - saved[rc];
   acc[kPpWait] = critical_last - busy;
   acc[kDp] += critical_dp_wait;
   acc[kOptimizer] = critical_opt;

@@ -16,11 +16,13 @@ std::size_t Gpu::ready_index(int mb, int chunk) const {
 
 const OpWork& Gpu::work(const PipeOp& op) const {
   const StageWork& st = replay_.plan().stage(op.chunk, rank_);
+  // A steady-state pair of Megatron-Core's combined 1F1B (parallel.ep_comm_overlap): all-to-alls beside the partner.
+  const bool paired = op.paired && !st.forward_paired.segments.empty();
   switch (op.kind) {
     case OpKind::Forward:
-      return st.forward;
+      return paired ? st.forward_paired : st.forward;
     case OpKind::Backward:
-      return st.backward;
+      return paired ? st.backward_paired : st.backward;
     case OpKind::BackwardInput:
       return st.backward_input;
     case OpKind::BackwardWeight:

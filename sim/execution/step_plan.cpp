@@ -7,6 +7,7 @@
 #include "sim/execution/recompute.hpp"
 #include "sim/execution/tp_overlap.hpp"
 #include "sim/execution/cp_overlap.hpp"
+#include "sim/execution/ep_overlap.hpp"
 #include "sim/collectives/collective.hpp"
 #include "sim/hardware/compute_model.hpp"
 #include "sim/workload/layer_costs.hpp"
@@ -27,20 +28,6 @@ namespace sim::execution {
 
 using base::Bytes;
 using base::Time;
-
-Time OpWork::total() const {
-  Time t;
-  for (const auto& s : segments)
-    t += s.duration;
-  return t;
-}
-
-Time OpWork::total(SegKind kind) const {
-  Time t;
-  for (const auto& s : segments)
-    if (s.kind == kind) t += s.duration;
-  return t;
-}
 
 namespace {
 
@@ -67,6 +54,8 @@ constexpr double kParamBytes = 2.0;
 /// against the 18.9% mean compute slowdown under overlap measured on A100 and H100 training kernels (Lee et al.,
 /// "Characterizing Compute-Communication Overlap in GPU-Accelerated Distributed Deep Learning", arXiv:2507.03114).
 constexpr int kNcclCollectiveSms = 24;
+/// SMs DeepEP's dispatch and combine kernels take: 20 (DeepSeek-V3 technical report, arXiv:2412.19437, Sec. 3.2.2).
+constexpr int kDeepEpSms = 20;
 
 /// The compute time a collective of duration `overlapped`, run beside compute, adds to it: during the collective
 /// the compute runs on sms - kNcclCollectiveSms SMs, so it falls behind by overlapped x kNcclCollectiveSms / sms.
@@ -271,6 +260,7 @@ StepPlan Planner::build() {
   const bool zb = in_.parallel.schedule == parallel::Schedule::ZeroBubbleH1;
 
   plan.dp_every_micro_batch = in_.parallel.zero_stage >= 2;
+  plan.ep_comm_overlap = in_.parallel.ep_comm_overlap;
   // ZeRO-3 (Rajbhandari et al. 2020, Sec. 5.3; 3 x the parameters on the wire per iteration instead of 2, Sec. 7.2.2)
   // and FSDP FULL_SHARD (Zhao et al., VLDB 2023, Sec. 3.3-3.4): a unit's 16-bit weights are all-gathered over the
   // data-parallel group before its forward and again before its backward, in every micro-batch, and the next unit's
@@ -342,6 +332,7 @@ StepPlan Planner::build() {
     }
     auto owned = std::make_shared<StageWork>();
     StageWork& st = *owned;
+    EpOverlapBuilder ep;  // parallel.ep_comm_overlap: the stage's units, for its paired passes
     plan.stages[static_cast<std::size_t>(v)] = std::move(owned);
     const long long recomputed_before = recomputed_layers;
     const int stage_first_layer = first_layer;
@@ -360,6 +351,7 @@ StepPlan Planner::build() {
     auto forward_unit = [&](const std::vector<TimedSegment>& segs, double params) {
       exposed_gather(st.forward, params, previous);
       append(st.forward, segs);
+      if (in_.parallel.ep_comm_overlap) ep.forward(segs);
       previous = duration(segs);
     };
     if (first) forward_unit(e_fwd, embed_params);
@@ -387,7 +379,8 @@ StepPlan Planner::build() {
     };
     std::optional<Time> previous_b, previous_bi;
     auto layer_backward = [&](const std::vector<TimedSegment>& rec, const std::vector<TimedSegment>& b,
-                              const std::vector<TimedSegment>& w, double params) {
+                              const std::vector<TimedSegment>& w, double params, Time mlp_dw = Time::zero()) {
+      if (in_.parallel.ep_comm_overlap) ep.backward(rec, b, w, mlp_dw);
       // Weights are needed for the recomputed forward and the input gradients (zero-bubble B), not for W.
       exposed_gather(st.backward, params, previous_b, /*with_grads=*/true, /*backward=*/true);
       exposed_gather(st.backward_input, params, previous_bi, /*with_grads=*/false, /*backward=*/true);
@@ -416,7 +409,7 @@ StepPlan Planner::build() {
       const bool rec = recomputed(l);
       recomputed_layers += rec ? 1 : 0;
       layer_backward(rec ? (moe ? l_rec : d_rec) : kNone, moe ? l_b : d_b, moe ? l_w : d_w,
-                     moe ? layer_params : dense_layer_params);
+                     moe ? layer_params : dense_layer_params, moe ? lt.l_w_mlp : Time::zero());
     }
     if (first) layer_backward({}, e_b, e_w, embed_params);
     close_bucket(true);
@@ -443,6 +436,10 @@ StepPlan Planner::build() {
       if (slowed > Time::zero()) grad_op.segments.push_back({slowed, SegKind::Compute, interference_label});
       if (slowed > Time::zero() && zb) st.backward.segments.push_back({slowed, SegKind::Compute, interference_label});
     }
+    if (in_.parallel.ep_comm_overlap)
+      ep.finish(st, hw_.gpu.sm_count,
+                in_.parallel.moe_dispatcher == parallel::MoeDispatcher::DeepEp ? kDeepEpSms : kNcclCollectiveSms,
+                interference_label);
 
     // Optimizer on this GPU's shard; ZeRO 1-2 all-gather the updated 16-bit weights after it (ZeRO-3: next forward).
     const double shard = zero ? st.params_local / (static_cast<double>(L.dp) * L.cp) : st.params_local;
@@ -558,6 +555,7 @@ const LayerTimings& Planner::layer_timings(const workload::LayerShape& shape, bo
   t.l_rec = timed(lw.recompute);
   t.l_b = timed(lw.backward_input, true);
   t.l_w = timed(lw.backward_weight);
+  t.l_w_mlp = mlp_weight_grad_time(lw.backward_weight, [this](const workload::Kernel& k) { return kernel_time(k); });
   t.d_fwd = mixed ? timed(dw.forward) : t.l_fwd;
   t.d_rec = mixed ? timed(dw.recompute) : t.l_rec;
   t.d_b = mixed ? timed(dw.backward_input, true) : t.l_b;

@@ -47,9 +47,13 @@ struct DpBucket {
 struct StageWork {
   int layers = 0;
   OpWork forward;
-  OpWork backward;                // recompute (if any) + input gradients + weight gradients, as 1F1B runs it
-  OpWork backward_input;          // recompute + input gradients (zero-bubble B)
-  OpWork backward_weight;         // weight gradients (zero-bubble W)
+  OpWork backward;         // recompute (if any) + input gradients + weight gradients, as 1F1B runs it
+  OpWork backward_input;   // recompute + input gradients (zero-bubble B)
+  OpWork backward_weight;  // weight gradients (zero-bubble W)
+  /// With EP communication overlap (parallel.ep_comm_overlap): a steady-state forward and the backward it is paired
+  /// with, their all-to-alls cut to the stall they cause beside the other pass (ep_overlap.hpp). Empty otherwise.
+  OpWork forward_paired;
+  OpWork backward_paired;
   std::vector<DpBucket> buckets;  // in the order they become ready during the last backward
   base::Time optimizer;           // optimizer step on this stage's (sharded) parameters
   base::Time param_gather;        // ZeRO 1-2: all-gather of updated parameters over the data-parallel group
@@ -103,6 +107,8 @@ struct StepPlan {
   /// ZeRO >= 2: a GPU keeps only its shard of the gradients, so every micro-batch's gradients are reduce-scattered
   /// as its backward produces them (DeepSpeed stage 2, FSDP outside no_sync), not once after the last micro-batch.
   bool dp_every_micro_batch = false;
+  /// Megatron-Core's --overlap-moe-expert-parallel-comm: steady-state forward/backward pairs run their paired passes.
+  bool ep_comm_overlap = false;
   std::shared_ptr<const topology::Topology> topology;  // for flow-level replays of data-parallel collectives
   double model_flops = 0;                              // per iteration, whole job (MFU convention)
   double hardware_flops = 0;     // per iteration, whole job, recomputation counted (HFU convention)

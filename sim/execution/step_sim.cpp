@@ -126,8 +126,10 @@ void Network::reschedule() {
 
 Replay::Replay(const StepPlan& plan, const StepOptions& options) : plan_(plan), options_(options) {
   const auto& L = plan.layout;
-  for (int r = 0; r < L.pp; ++r)
+  for (int r = 0; r < L.pp; ++r) {
     programs_.push_back(parallel::pipeline_ops(plan.schedule, L.pp, L.vpp, L.micro_batches, r));
+    if (plan.ep_comm_overlap) parallel::pair_forward_backward(programs_.back());
+  }
   const parallel::Placement placement(L, plan.order);
   const int dps = full() ? L.dp : 1;
   // Lockstep: one GPU stands for its tensor- and context-parallel peers (see StepOptions::lockstep_peers).

@@ -45,6 +45,7 @@ const std::vector<FlagSpec>& flag_specs() {
       {"moe-expert-capacity-factor", Kind::Text, nullptr},
       {"moe-pad-expert-input-to-capacity", Kind::Bool, nullptr},
       {"tp-comm-overlap", Kind::Bool, nullptr},
+      {"overlap-moe-expert-parallel-comm", Kind::Bool, nullptr},
       {"overlap-param-gather", Kind::Bool, nullptr},
       {"cp-comm-type", Kind::Text, nullptr, {}, -1},
       {"moe-shared-expert-intermediate-size", Kind::Int, nullptr},

@@ -134,6 +134,9 @@ void apply_architecture_features(const Context& c) {
   // optimizer's parameter all-gather under the next forward.
   if (const Given* g = c.given("tp-comm-overlap")) d.put("parallel.tp_comm_overlap", true, where(c, *g));
   if (const Given* g = c.given("overlap-param-gather")) d.put("parallel.overlap_param_gather", true, where(c, *g));
+  // MoE all-to-alls beside another micro-batch's compute (Megatron-Core's combined 1F1B, execution/ep_overlap.hpp).
+  if (const Given* g = c.given("overlap-moe-expert-parallel-comm"))
+    d.put("parallel.ep_comm_overlap", true, where(c, *g));
   // Context parallelism's key/value exchange (--cp-comm-type, one type or one per layer, handed to Transformer
   // Engine): "p2p" (the default ring) and "all_gather" (Megatron-LM's help spells it "allgather") are modelled; the
   // all-to-all types are not.

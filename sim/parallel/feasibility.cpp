@@ -54,6 +54,12 @@ constexpr std::array kRules{
                "across data-parallel (and, with MoE parallel folding, tensor-parallel) ranks (Megatron-Core)"},
     LayoutRule{"expert-tp", "expert_tp must divide tp (Megatron-Core's expert tensor parallelism folds into tp)"},
     LayoutRule{"moe-tp-needs-sp", "expert parallelism together with tensor parallelism needs sequence parallelism"},
+    LayoutRule{"ep-overlap-needs-ep",
+               "ep_comm_overlap overlaps expert-parallel all-to-alls: it needs ep > 1 (Megatron-Core)"},
+    LayoutRule{"ep-overlap-schedule",
+               "ep_comm_overlap pairs steady-state forwards and backwards: with pp > 1 it needs the interleaved "
+               "schedule (vpp > 1), and 1F1B only with pp = 1 (Megatron-Core)"},
+    LayoutRule{"ep-overlap-recompute", "ep_comm_overlap cannot run with full recomputation (Megatron-Core)"},
     LayoutRule{"recompute-op-dense",
                "recompute \"op\" (PyTorch per-operator checkpointing, TorchTitan's policy) is modelled for dense "
                "blocks with multi-head or grouped-query attention, not for experts or MLA"},
@@ -296,6 +302,23 @@ void check_experts(const workload::ModelSpec& m, const ParallelConfig& c, int dp
                                       " needs sequence_parallel (Megatron-Core requires it for MoE with TP and EP)");
 }
 
+/// Megatron-Core's TransformerConfig asserts for --overlap-moe-expert-parallel-comm
+/// (megatron/core/transformer/transformer_config.py at d2c5e8b4): expert parallelism, a virtual pipeline when
+/// pp > 1, no full recomputation.
+void check_ep_overlap(const ParallelConfig& c, RuleChecker& rules) {
+  if (c.ep < 2) rules.fail("ep-overlap-needs-ep", "ep_comm_overlap is set but ep = " + str(c.ep));
+  const bool ok = c.schedule == Schedule::Interleaved || (c.schedule == Schedule::OneFOneB && c.pp == 1);
+  if (!ok)
+    rules.fail("ep-overlap-schedule", std::string("ep_comm_overlap with schedule \"") + to_string(c.schedule) +
+                                          "\" and pp = " + str(c.pp) +
+                                          " (Megatron-Core pairs forwards and backwards under interleaving, vpp > 1, "
+                                          "or with one pipeline stage)");
+  if (c.recompute == Recompute::Full)
+    rules.fail("ep-overlap-recompute",
+               "ep_comm_overlap with recompute \"full\" (Megatron-Core: \"disable full "
+               "recomputation when enabling overlap_moe_expert_parallel_comm\")");
+}
+
 }  // namespace
 
 int Layout::layers_on_rank(int pipeline_rank) const {
@@ -340,6 +363,7 @@ std::variant<Layout, std::vector<Infeasible>> resolve_layout(const workload::Mod
     rules.fail("recompute-op-dense",
                std::string("recompute \"op\" is modelled for dense attention blocks only; ") + model.name + " has " +
                    (model.moe ? "experts" : "multi-head latent attention") + ": use \"selective\" or \"full\"");
+  if (config.ep_comm_overlap) check_ep_overlap(config, rules);
   // ZeRO-2/3 with pipeline parallelism is not a rule: DeepSpeed's pipeline engine refuses it, but FSDP runs it
   // (TorchTitan's FSDP2 + PP; Llama 3's 405B pre-training, Llama Team 2024 Sec. 3.3.2: FSDP sharding optimizer states
   // and gradients within 4D parallelism). The cost model reduce-scatters every micro-batch's gradients

@@ -66,6 +66,7 @@ MegatronArgs megatron_args(const ParallelConfig& config, const Layout& layout, c
 
   if (config.sequence_parallel && layout.tp > 1) add("--sequence-parallel");
   if (config.tp_comm_overlap && config.sequence_parallel && layout.tp > 1) add("--tp-comm-overlap");
+  if (config.ep_comm_overlap && layout.ep > 1) add("--overlap-moe-expert-parallel-comm");
   // Sharding: the distributed optimizer is ZeRO-1; ZeRO-2 and -3 are Megatron-FSDP's strategies optim_grads and
   // optim_grads_params (arguments.py --use-megatron-fsdp --data-parallel-sharding-strategy, which Megatron-Core's
   // FSDP documentation pairs with --use-distributed-optimizer).

@@ -97,6 +97,7 @@ ParallelConfig ParallelConfig::parse(base::JsonReader& in) {
   if (in.optional_enum("moe_dispatcher", dispatcher, {"alltoall", "deepep"}))
     p.moe_dispatcher = dispatcher == "deepep" ? MoeDispatcher::DeepEp : MoeDispatcher::AllToAll;
   in.optional("tp_comm_overlap", p.tp_comm_overlap);
+  in.optional("ep_comm_overlap", p.ep_comm_overlap);
   std::string overlap_method;
   if (in.optional_enum("tp_comm_overlap_method", overlap_method, {"userbuffers", "async_tp"}))
     p.tp_comm_overlap_method = overlap_method == "async_tp" ? TpOverlapMethod::AsyncTp : TpOverlapMethod::Userbuffers;

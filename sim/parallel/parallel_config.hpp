@@ -81,6 +81,10 @@ struct ParallelConfig {
   /// Megatron-LM's --tp-comm-overlap: Transformer Engine's userbuffers run each sequence-parallel all-gather and
   /// reduce-scatter of a linear layer pipelined with its GEMM (execution/tp_overlap.hpp). Needs sequence parallelism.
   bool tp_comm_overlap = false;
+  /// Megatron-LM's --overlap-moe-expert-parallel-comm (Megatron-Core 0.14): a steady-state forward and backward of
+  /// two micro-batches run as one step on two streams, each MoE all-to-all beside the other pass's compute
+  /// (execution/ep_overlap.hpp). Needs ep > 1, pp 1 or the interleaved schedule, no full recomputation.
+  bool ep_comm_overlap = false;
   /// "userbuffers" (default) or "async_tp"; given only with tp_comm_overlap true.
   TpOverlapMethod tp_comm_overlap_method = TpOverlapMethod::Userbuffers;
   /// Megatron-LM's --overlap-param-gather (distributed optimizer / ZeRO 1-2): the updated parameters' all-gather runs
@@ -110,9 +114,9 @@ struct ParallelConfig {
   /// false, zero_stage 0, recompute "none" (or "selective", "full", "op"), recompute_method "uniform",
   /// recompute_num_layers 1, recompute_modules
   /// ["core_attn"] (Megatron-Core's defaults), micro_batch 1, schedule "1f1b" ("interleaved" is implied by vpp > 1),
-  /// account_for_embedding/loss_in_pipeline_split false, first/last_stage_layers not given, tp_comm_overlap and
-  /// overlap_param_gather false (Megatron-LM's defaults), tp_comm_overlap_method "userbuffers", backward_prefetch "pre"
-  /// (with zero_stage 3 only), cp_comm_type "p2p". global_batch is required.
+  /// account_for_embedding/loss_in_pipeline_split false, first/last_stage_layers not given, tp_comm_overlap,
+  /// ep_comm_overlap and overlap_param_gather false (Megatron-LM's defaults), tp_comm_overlap_method "userbuffers",
+  /// backward_prefetch "pre" (with zero_stage 3 only), cp_comm_type "p2p". global_batch is required.
   static ParallelConfig parse(base::JsonReader& in);
 };
 

@@ -116,4 +116,22 @@ std::vector<PipeOp> pipeline_ops(Schedule schedule, int pp, int vpp, int micro_b
   return {};
 }
 
+int pair_forward_backward(std::vector<PipeOp>& ops) {
+  int pairs = 0;
+  for (std::size_t i = 0; i + 1 < ops.size();) {
+    PipeOp& a = ops[i];
+    PipeOp& b = ops[i + 1];
+    const bool opposite = (a.kind == OpKind::Forward && b.kind == OpKind::Backward) ||
+                          (a.kind == OpKind::Backward && b.kind == OpKind::Forward);
+    if (!opposite || (a.micro_batch == b.micro_batch && a.chunk == b.chunk)) {
+      ++i;
+      continue;
+    }
+    a.paired = b.paired = true;
+    ++pairs;
+    i += 2;
+  }
+  return pairs;
+}
+
 }  // namespace sim::parallel

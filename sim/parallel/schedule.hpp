@@ -21,6 +21,7 @@ struct PipeOp {
   OpKind kind = OpKind::Forward;
   std::int32_t micro_batch = 0;
   std::int32_t chunk = 0;  // 0..vpp-1; the virtual stage is chunk * pp + rank (Megatron's interleaving)
+  bool paired = false;     // runs beside the adjacent op of the other direction (pair_forward_backward)
   bool operator==(const PipeOp&) const = default;
 };
 
@@ -35,6 +36,14 @@ struct PipeOp {
 ///    B (input gradients) and W (weight gradients); W of micro-batch j runs after B of micro-batch
 ///    j + (pp - rank - 1), so deferred weight-gradient work fills the cool-down bubble; the rest run at the end.
 std::vector<PipeOp> pipeline_ops(Schedule schedule, int pp, int vpp, int micro_batches, int rank);
+
+/// Megatron-Core's combined 1F1B step (--overlap-moe-expert-parallel-comm; megatron/core/pipeline_parallel/
+/// combined_1f1b.py): in the steady state a forward and a backward of different micro-batches run as one step, their
+/// MoE all-to-alls beside each other's compute. Marks each adjacent forward/backward of a program that do not depend on
+/// each other (not the same micro-batch and chunk) as a pair, greedily from the start: the steady-state pairs of 1F1B
+/// and interleaved 1F1B after their warm-up forwards, and with one pipeline stage every (backward j, forward j + 1),
+/// the first forward and the last backward running alone. Returns the number of pairs.
+int pair_forward_backward(std::vector<PipeOp>& ops);
 
 /// Name and one-line description (with its bubble and source) of every schedule, for `trainsim describe schedules`.
 struct ScheduleInfo {

@@ -38,6 +38,8 @@ const std::vector<KeyDoc>& extension_keys() {
       {"parallel.tp_comm_overlap_method", "\"userbuffers\"", "\"userbuffers\", \"async_tp\"",
        "Transformer Engine's userbuffers or PyTorch's async TP"},
       {"parallel.overlap_param_gather", "false", "true, false", "the updated parameters' all-gather under the forward"},
+      {"parallel.ep_comm_overlap", "false", "true, false (needs ep > 1; pp 1 or interleaved; no full recompute)",
+       "MoE all-to-alls beside another micro-batch's compute"},
       {"parallel.backward_prefetch", "\"pre\"", "\"pre\", \"post\", \"none\" (ZeRO-3 only)",
        "when FSDP gathers a unit's weights for its backward"},
       {"parallel.cp_comm_type", "\"p2p\"", "\"p2p\", \"all_gather\"", "context parallelism's key/value exchange"},

@@ -166,6 +166,23 @@ TEST(ImportMegatron, CommunicationOverlapFlags) {
       "--num-layers 32 --hidden-size 4096 --num-attention-heads 32\n",
       "launch.sh");
   EXPECT_EQ(plain.draft.find("parallel.tp_comm_overlap"), nullptr) << "Megatron-LM's default: off";
+  EXPECT_EQ(plain.draft.find("parallel.ep_comm_overlap"), nullptr) << "Megatron-LM's default: off";
+  // --overlap-moe-expert-parallel-comm: MoE all-to-alls beside another micro-batch's compute (ep_overlap.hpp).
+  const auto moe = importers::import_megatron_text(
+      "torchrun --nproc_per_node=8 --nnodes 4 train.py --expert-model-parallel-size 8 --num-experts 64 "
+      "--moe-router-topk 6 --overlap-moe-expert-parallel-comm --delay-wgrad-compute "
+      "--num-layers 32 --hidden-size 4096 --num-attention-heads 32\n",
+      "launch.sh");
+  ASSERT_NE(moe.draft.find("parallel.ep_comm_overlap"), nullptr);
+  EXPECT_TRUE(std::get<bool>(moe.draft.find("parallel.ep_comm_overlap")->value));
+}
+
+TEST(ImportAcceptance, ExplainWritesTheEpOverlapFlag) {
+  const std::string ci = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/ci/mixtral-8x7b-32-h100-ep.json";
+  auto ex = trainsim({"step", ci, "--explain", "--set", "parallel.ep_comm_overlap=true"});
+  ASSERT_EQ(ex.code, kExitOk) << ex.err;
+  EXPECT_TRUE(contains(ex.out, "--overlap-moe-expert-parallel-comm")) << ex.out;
+  EXPECT_FALSE(contains(trainsim({"step", ci, "--explain"}).out, "--overlap-moe-expert-parallel-comm"));
 }
 
 TEST(ImportMegatron, ContextParallelCommunicationType) {

@@ -386,6 +386,39 @@ TEST(LayoutRule, MoeTpNeedsSp) {
                        "MoE with TP and EP)"}}));
 }
 
+// Megatron-Core's asserts for --overlap-moe-expert-parallel-comm (transformer_config.py at d2c5e8b4).
+TEST(LayoutRule, EpOverlapNeedsEp) {
+  auto c = mixtral_tp2();
+  c.ep_comm_overlap = true;
+  EXPECT_EQ(problems(model("mixtral-8x7b"), {48, 8, 8}, c, 4096),
+            (Problems{{"ep-overlap-needs-ep", "ep_comm_overlap is set but ep = 1"}}));
+}
+
+TEST(LayoutRule, EpOverlapSchedule) {
+  auto c = mixtral_tp2();
+  c.ep = 2;
+  c.pp = 2;
+  c.ep_comm_overlap = true;
+  EXPECT_EQ(problems(model("mixtral-8x7b"), {48, 8, 8}, c, 4096),
+            (Problems{{"ep-overlap-schedule",
+                       "ep_comm_overlap with schedule \"1f1b\" and pp = 2 (Megatron-Core pairs forwards and backwards "
+                       "under interleaving, vpp > 1, or with one pipeline stage)"}}));
+  c.vpp = 2;
+  c.schedule = Schedule::Interleaved;
+  EXPECT_EQ(problems(model("mixtral-8x7b"), {48, 8, 8}, c, 4096), Problems{});
+}
+
+TEST(LayoutRule, EpOverlapRecompute) {
+  auto c = mixtral_tp2();
+  c.ep = 2;
+  c.ep_comm_overlap = true;
+  c.recompute = Recompute::Full;
+  EXPECT_EQ(problems(model("mixtral-8x7b"), {48, 8, 8}, c, 4096),
+            (Problems{{"ep-overlap-recompute",
+                       "ep_comm_overlap with recompute \"full\" (Megatron-Core: \"disable full recomputation when "
+                       "enabling overlap_moe_expert_parallel_comm\")"}}));
+}
+
 TEST(LayoutRule, ShardedGradientsAndWeightsWorkWithPipelines) {
   // FSDP with pipeline parallelism (TorchTitan; Llama 3 405B, Llama Team 2024 Sec. 3.3.2) is not a broken rule.
   auto c = tp8_pp4();
@@ -441,6 +474,9 @@ TEST(LayoutRule, EveryRuleHasATestAbove) {
   const std::set<std::string> tested{"world-size-divisibility",
                                      "world-size-product",
                                      "recompute-op-dense",
+                                     "ep-overlap-needs-ep",
+                                     "ep-overlap-schedule",
+                                     "ep-overlap-recompute",
                                      "heads-tp",
                                      "kv-heads-tp",
                                      "ffn-tp",

@@ -489,6 +489,10 @@ Record convert(const json& r) {
   // The ModelZoo rows name their dispatcher in the notes ("DeepEP" or "all-to-all dispatcher").
   if ((r.value("notes", std::string()).find("DeepEP") != std::string::npos || zoo.deepep) && par["ep"].get<int>() > 1)
     par["moe_dispatcher"] = "deepep";
+  // "+1F1B A2A overlap": Megatron-Core's --overlap-moe-expert-parallel-comm (the ModelZoo's DeepSeek-V3 and Qwen3
+  // best-practice commands pair it with --delay-wgrad-compute).
+  if (r.value("notes", std::string()).find("A2A overlap") != std::string::npos && par["ep"].get<int>() > 1)
+    par["ep_comm_overlap"] = true;
   if (std::string(fam->name) == "megatron-moe-modelzoo" && !par.contains("expert_tp") && tp > 1) {
     // The ModelZoo's rows that state it all run expert_tp 1 (MoE parallel folding); without it ep = 32 would not fit
     // in tp*dp*cp = 32 on the long-context GB200 row.
