@@ -117,8 +117,8 @@ results::StepResult analytic_step(const StepPlan& plan) {
   }
   // Each rank's last gradient pass ends one backward (and one transfer) after the next rank's.
   Time best_end;
-  int critical = 0;
-  Time critical_last, critical_dp_wait, critical_opt;
+  std::vector<Time> lasts(static_cast<std::size_t>(p)), dp_waits(static_cast<std::size_t>(p)),
+      opts(static_cast<std::size_t>(p));
   Time last = pipe;
   for (int r = 0; r < p; ++r) {
     if (r > 0) last -= (zb ? bi[static_cast<std::size_t>(r - 1)] : b[static_cast<std::size_t>(r - 1)]) + plan.p2p;
@@ -154,13 +154,21 @@ results::StepResult analytic_step(const StepPlan& plan) {
       gather += plan.stage(c, r).param_gather;
     }
     const Time dp_end = std::max(last, dp_free);
-    const Time end = dp_end + opt + gather;
-    if (end > best_end) {
-      best_end = end;
+    best_end = std::max(best_end, dp_end + opt + gather);
+    lasts[static_cast<std::size_t>(r)] = last;
+    dp_waits[static_cast<std::size_t>(r)] = dp_end - last + gather;
+    opts[static_cast<std::size_t>(r)] = opt;
+  }
+  // The breakdown describes the busiest rank (its passes, data-parallel wait and optimizer), as the replays do: the
+  // bottleneck of an uneven pipeline. The rest of the step, to the last rank's end, is its pipeline wait.
+  int critical = 0;
+  Time most;
+  for (int r = 0; r < p; ++r) {
+    const auto i = static_cast<std::size_t>(r);
+    const Time work = Time{m * (f[i] + b[i]).ns} - saved[i] + dp_waits[i] + opts[i];
+    if (work > most) {
+      most = work;
       critical = r;
-      critical_last = last;
-      critical_dp_wait = dp_end - last + gather;
-      critical_opt = opt;
     }
   }
   std::array<Time, kCategories> acc{};
@@ -178,9 +186,9 @@ results::StepResult analytic_step(const StepPlan& plan) {
   }
   acc[kEp] -= saved[rc];  // the paired passes' all-to-alls are that much shorter
   const Time busy = Time{m * (f[rc] + b[rc]).ns} - saved[rc];
-  acc[kPpWait] = critical_last - busy;
-  acc[kDp] += critical_dp_wait;
-  acc[kOptimizer] = critical_opt;
+  acc[kDp] += dp_waits[rc];
+  acc[kOptimizer] = opts[rc];
+  acc[kPpWait] = best_end - busy - dp_waits[rc] - opts[rc];
   results::StepResult r = detail::finish_result(plan, best_end, acc, critical);
   r.fidelity = "analytic";
   r.critical_gpu = critical;

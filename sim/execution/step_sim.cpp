@@ -229,17 +229,34 @@ results::StepResult Replay::run() {
     if (g->end_time() > critical->end_time() || (g->end_time() == critical->end_time() && g->id() < critical->id()))
       critical = g.get();
   }
-  int critical_rank = 0;
+  // The breakdown describes the busiest GPU (the most time computing and in collectives): the bottleneck stage of an
+  // uneven pipeline, whose work is what the others wait for. The GPU that finishes last (the first stage, in 1F1B)
+  // mostly waits for it, so its breakdown would show the bottleneck's work as pipeline wait. Time after its own end
+  // is pipeline wait too. Ties: the lowest id.
+  const auto busy = [](const Gpu& g) {
+    Time t;
+    for (int c = 0; c < kCategories; ++c)
+      if (c != kPpWait && c != kIdle) t += g.accounted()[static_cast<std::size_t>(c)];
+    return t;
+  };
+  const Gpu* described = gpus_.front().get();
+  std::size_t described_index = 0;
   for (std::size_t i = 0; i < gpus_.size(); ++i)
-    if (gpus_[i].get() == critical)
-      critical_rank =
-          static_cast<int>((i / static_cast<std::size_t>(lockstep() ? 1 : plan_.layout.tp * plan_.layout.cp)) %
-                           static_cast<std::size_t>(plan_.pp()));
-  results::StepResult r = finish_result(plan_, critical->end_time(), critical->accounted(), critical_rank);
+    if (busy(*gpus_[i]) > busy(*described) ||
+        (busy(*gpus_[i]) == busy(*described) && gpus_[i]->id() < described->id())) {
+      described = gpus_[i].get();
+      described_index = i;
+    }
+  const int described_rank = static_cast<int>(
+      (described_index / static_cast<std::size_t>(lockstep() ? 1 : plan_.layout.tp * plan_.layout.cp)) %
+      static_cast<std::size_t>(plan_.pp()));
+  std::array<Time, kCategories> acc = described->accounted();
+  acc[kPpWait] += critical->end_time() - described->end_time();
+  results::StepResult r = finish_result(plan_, critical->end_time(), acc, described_rank);
   r.fidelity = to_string(options_.fidelity);
   r.simulated_gpus = static_cast<std::int64_t>(gpus_.size());
   r.events = static_cast<std::int64_t>(rr.events);
-  r.critical_gpu = critical->id();
+  r.critical_gpu = described->id();
   std::sort(spans_.begin(), spans_.end(), [](const results::Span& a, const results::Span& b) {
     return std::tie(a.gpu, a.stream, a.start.ns) < std::tie(b.gpu, b.stream, b.start.ns);
   });

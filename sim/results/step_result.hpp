@@ -51,7 +51,7 @@ struct StepResult {
   bool fits = true;
   std::int64_t simulated_gpus = 0;
   std::int64_t events = 0;
-  int critical_gpu = 0;  // the GPU the breakdown describes (the one that finished last)
+  int critical_gpu = 0;  // the GPU the breakdown describes (the busiest: the most time computing and communicating)
   std::vector<Span> timeline;
 };
 

@@ -363,5 +363,27 @@ TEST(ZeroStages, BackwardPrefetchIsRefusedWithoutZero3) {
   EXPECT_EQ(error("3", "\"none\""), "");
 }
 
+TEST(StepBreakdown, AnUnevenPipelineIsDescribedByItsBusiestStage) {
+  // Mixtral 8x7B on pp 4 with 2 layers on the first stage and 10 on the others: under 1F1B the first stage finishes
+  // last but spends most of the step waiting for the others. The breakdown describes the busiest stage (the last:
+  // 10 layers and the output layer), whose experts' all-to-alls and compute are what the step is made of; described
+  // by the first stage it read 79% "PP exposed" (2026-12-04, before this rule).
+  const auto s =
+      load_step("scenarios/examples/mixtral-8x7b-256-h100.json", {{"parallel.layers_per_stage", "[2, 10, 10, 10]"}});
+  const int m = s.plan.micro_batches();
+  const StageWork& last = s.plan.stage(0, 3);
+  for (auto f : {Fidelity::Analytic, Fidelity::Replica, Fidelity::Full}) {
+    const auto r = run_step(s, f);
+    const std::string what = to_string(f);
+    EXPECT_EQ(r.breakdown.sum(), r.step_time) << what;
+    EXPECT_EQ(r.breakdown.compute,
+              Time{m * (last.forward.total(SegKind::Compute) + last.backward.total(SegKind::Compute)).ns})
+        << what;
+    EXPECT_EQ(r.breakdown.ep_exposed, Time{m * (last.forward.total(SegKind::Ep) + last.backward.total(SegKind::Ep)).ns})
+        << what;
+    EXPECT_LT(r.breakdown.pp_exposed.seconds(), 0.05 * r.step_time.seconds()) << what;
+  }
+}
+
 }  // namespace
 }  // namespace sim::execution
