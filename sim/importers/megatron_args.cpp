@@ -63,6 +63,7 @@ const std::vector<FlagSpec>& flag_specs() {
       {"hidden-dropout", Kind::Text, nullptr},
       {"attention-backend", Kind::Choice, nullptr, {"auto", "flash", "fused", "unfused", "local"}},
       {"use-flash-attn", Kind::Bool, nullptr},
+      {"pipeline-model-parallel-layout", Kind::Text, nullptr},
       {"decoder-first-pipeline-num-layers", Kind::Int, nullptr},
       {"decoder-last-pipeline-num-layers", Kind::Int, nullptr},
       {"account-for-embedding-in-pipeline-split", Kind::Bool, nullptr},

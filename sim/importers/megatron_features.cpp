@@ -234,7 +234,10 @@ void apply_training_features(const Context& c) {
     }
     d.put("parallel.recompute_modules", modules, where(c, *g));
   }
-  // Uneven pipeline stages.
+  // Uneven pipeline stages: Megatron-Core's layout string (checked when the scenario loads: pipeline_layout.hpp), or
+  // first/last stage sizes, or the embedding and loss counted as layers.
+  if (const Given* g = c.given("pipeline-model-parallel-layout"))
+    d.put("parallel.pipeline_layout", g->value, where(c, *g));
   if (const Given* g = c.given("decoder-first-pipeline-num-layers"))
     if (auto n = python_int(g->value)) d.put("parallel.first_stage_layers", *n, where(c, *g));
   if (const Given* g = c.given("decoder-last-pipeline-num-layers"))

@@ -46,7 +46,10 @@ constexpr std::array kRules{
         "first/last_stage_layers must divide over vpp chunks, leave layers for the other ranks, and the rest must "
         "divide evenly over them (Megatron-Core --decoder-first/last-pipeline-num-layers)"},
     LayoutRule{"layers-per-stage-sum", "layers_per_stage must sum to the model's layers"},
-    LayoutRule{"empty-stage", "a stage with no layer is infeasible"},
+    LayoutRule{"empty-stage",
+               "a middle virtual stage of layers_per_stage with no layer is infeasible (the first and the last hold "
+               "the embedding and the output layer; a pipeline_layout may leave any stage empty)"},
+    LayoutRule{"pipeline-layout-mtp", "a pipeline_layout's MTP layers ('m') must be the model's mtp_layers"},
     LayoutRule{"ep-dense-model", "expert parallelism (ep > 1) needs a mixture-of-experts model"},
     LayoutRule{"experts-ep", "experts must split evenly over expert-parallel ranks"},
     LayoutRule{"ep-dp-cp",
@@ -259,15 +262,25 @@ std::vector<int> check_stages(const workload::ModelSpec& m, const ParallelConfig
     ok = false;
   }
   const long long sum = std::accumulate(split.begin(), split.end(), 0LL);
+  const bool layout = !c.pipeline_layout.empty();
   if (sum != m.layers) {
-    rules.fail("layers-per-stage-sum",
-               "layers_per_stage sums to " + str(sum) + " but " + m.name + " has " + str(m.layers) + " layers");
+    rules.fail("layers-per-stage-sum", (layout ? "pipeline_layout has " + str(sum) + " transformer layers 't'"
+                                               : "layers_per_stage sums to " + str(sum)) +
+                                           " but " + m.name + " has " + str(m.layers) + " layers");
     ok = false;
   }
+  if (layout && c.layout_mtp != m.mtp_layers) {
+    rules.fail("pipeline-layout-mtp", "pipeline_layout has " + str(c.layout_mtp) + " MTP layers 'm' but " + m.name +
+                                          " has " + str(m.mtp_layers) + " (Megatron-LM: they must match)");
+    ok = false;
+  }
+  // The first virtual stage holds the embedding and the last the output layer, so either may hold no transformer
+  // layer (Megatron-LM's "E|..." and "...|L" layouts); a layout may leave any stage empty, as Megatron-LM's does.
   for (std::size_t i = 0; i < split.size(); ++i) {
-    if (split[i] > 0) continue;
+    if (split[i] > 0 || layout || i == 0 || i + 1 == split.size()) continue;
     rules.fail("empty-stage", "virtual stage " + str(static_cast<long long>(i)) +
-                                  " of layers_per_stage has no layer (a stage with no layer is infeasible)");
+                                  " of layers_per_stage has no layer (only the first and the last stage, which hold "
+                                  "the embedding and the output layer, may have none)");
     ok = false;
   }
   if (!ok) return {};

@@ -31,32 +31,37 @@ MegatronArgs megatron_args(const ParallelConfig& config, const Layout& layout, c
     add("--moe-enable-deepep");
   }
 
-  // Pipeline split: even virtual stages by layer count; an uneven split by first/last stage sizes when only those
-  // differ (Megatron-Core's --decoder-first/last-pipeline-num-layers), else a comment.
+  // Pipeline split: the scenario's own layout string; else even virtual stages by layer count; an uneven split by
+  // first/last stage sizes when only those differ (Megatron-Core's --decoder-first/last-pipeline-num-layers); else the
+  // layout string that writes it (--pipeline-model-parallel-layout, which sets the virtual stages too).
   const auto& per = layout.layers_per_stage;
   const bool even = !per.empty() && std::all_of(per.begin(), per.end(), [&](int l) { return l == per.front(); });
   const bool accounted = config.account_for_embedding || config.account_for_loss;
-  if (layout.vpp > 1 && accounted) {
-    // Layers per virtual stage with the embedding and loss counted as layers.
-    flag("--num-layers-per-virtual-pipeline-stage", per.size() > 2 ? per[1] : per.front() + 1);
-  } else if (layout.vpp > 1) {
-    if (even) {
-      flag("--num-layers-per-virtual-pipeline-stage", per.front());
-    } else {
-      flag("--virtual-pipeline-model-parallel-size", layout.vpp);
+  const bool middle_even = layout.vpp == 1 && per.size() > 2 &&
+                           std::all_of(per.begin() + 1, per.end() - 1, [&](int l) { return l == per[1]; });
+  if (!config.pipeline_layout.empty()) {
+    add("--pipeline-model-parallel-layout \"" + config.pipeline_layout + "\"");
+  } else if (!even && !per.empty() && !accounted && !middle_even) {
+    std::string text;
+    for (std::size_t v = 0; v < per.size(); ++v) {
+      text += v == 0 ? "E" : "|";
+      text += std::string(static_cast<std::size_t>(per[v]), 't');
     }
-  }
-  if (!even && !per.empty() && !accounted) {
-    const bool middle_even = layout.vpp == 1 && per.size() > 2 &&
-                             std::all_of(per.begin() + 1, per.end() - 1, [&](int l) { return l == per[1]; });
-    if (middle_even && per.front() != per[1]) flag("--decoder-first-pipeline-num-layers", per.front());
-    if (middle_even && per.back() != per[1]) flag("--decoder-last-pipeline-num-layers", per.back());
-    if (!middle_even) {
-      std::string list;
-      for (int l : per)
-        list += (list.empty() ? "" : ", ") + n(l);
-      comments.push_back("uneven layers per virtual stage (" + list + "): no single Megatron-LM flag");
+    add("--pipeline-model-parallel-layout \"" + text + std::string(static_cast<std::size_t>(model.mtp_layers), 'm') +
+        "L\"");
+  } else {
+    if (layout.vpp > 1 && accounted) {
+      // Layers per virtual stage with the embedding and loss counted as layers.
+      flag("--num-layers-per-virtual-pipeline-stage", per.size() > 2 ? per[1] : per.front() + 1);
+    } else if (layout.vpp > 1) {
+      if (even) {
+        flag("--num-layers-per-virtual-pipeline-stage", per.front());
+      } else {
+        flag("--virtual-pipeline-model-parallel-size", layout.vpp);
+      }
     }
+    if (!even && middle_even && per.front() != per[1]) flag("--decoder-first-pipeline-num-layers", per.front());
+    if (!even && middle_even && per.back() != per[1]) flag("--decoder-last-pipeline-num-layers", per.back());
   }
   if (config.schedule == Schedule::GPipe || config.schedule == Schedule::ZeroBubbleH1)
     comments.push_back(std::string("schedule ") + to_string(config.schedule) +

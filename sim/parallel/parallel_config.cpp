@@ -1,8 +1,11 @@
 // sim/parallel/parallel_config.cpp: strict parsing of the parallel section.
 #include "sim/parallel/parallel_config.hpp"
 
+#include "sim/parallel/pipeline_layout.hpp"
+
 #include <algorithm>
 #include <array>
+#include <variant>
 
 namespace sim::parallel {
 
@@ -85,6 +88,26 @@ ParallelConfig ParallelConfig::parse(base::JsonReader& in) {
   in.optional("ep", p.ep, dim);
   in.optional("expert_tp", p.expert_tp, dim);
   in.optional("vpp", p.vpp, dim);
+  if (in.optional("pipeline_layout", p.pipeline_layout)) {
+    const auto parsed = parse_pipeline_layout(p.pipeline_layout);
+    if (const auto* why = std::get_if<std::string>(&parsed)) {
+      in.error("pipeline_layout", *why);
+    } else {
+      const auto& pl = std::get<PipelineLayout>(parsed);
+      const auto stages = static_cast<long long>(pl.layers.size());
+      if (stages % p.pp != 0) {
+        in.error("pipeline_layout", "has " + std::to_string(stages) + " stages, which do not divide over pp = " +
+                                        std::to_string(p.pp) + " (Megatron-LM: pp x vpp stages)");
+      } else if (in.has("vpp") && stages != static_cast<long long>(p.pp) * p.vpp) {
+        in.error("pipeline_layout", "has " + std::to_string(stages) + " stages but pp x vpp = " + std::to_string(p.pp) +
+                                        " x " + std::to_string(p.vpp) + " (leave vpp out: the layout sets it)");
+      } else {
+        p.vpp = static_cast<int>(stages / p.pp);
+        p.layers_per_stage = pl.layers;
+        p.layout_mtp = pl.mtp;
+      }
+    }
+  }
   in.optional("sequence_parallel", p.sequence_parallel);
   in.optional("zero_stage", p.zero_stage, Range::between(0, 3));
   in.optional("distributed_optimizer", p.distributed_optimizer);
@@ -195,8 +218,13 @@ ParallelConfig ParallelConfig::parse(base::JsonReader& in) {
     in.error("tp_comm_overlap",
              "needs \"sequence_parallel\": true (Megatron-LM overlaps only the sequence-parallel all-gathers and "
              "reduce-scatters with their GEMMs)");
-  if (!p.layers_per_stage.empty() &&
-      (p.account_for_embedding || p.account_for_loss || p.first_stage_layers > 0 || p.last_stage_layers > 0))
+  if (!p.pipeline_layout.empty() && (in.has("layers_per_stage") || p.account_for_embedding || p.account_for_loss ||
+                                     p.first_stage_layers > 0 || p.last_stage_layers > 0))
+    in.error("pipeline_layout",
+             "a layout cannot be combined with layers_per_stage, account_for_*_in_pipeline_split or "
+             "first/last_stage_layers (Megatron-LM refuses them together); the layout says it all");
+  else if (!p.layers_per_stage.empty() &&
+           (p.account_for_embedding || p.account_for_loss || p.first_stage_layers > 0 || p.last_stage_layers > 0))
     in.error("layers_per_stage",
              "an explicit split cannot be combined with account_for_*_in_pipeline_split or first/last_stage_layers "
              "(write the transformer layers of every virtual stage, or use those keys alone)");

@@ -99,6 +99,10 @@ struct ParallelConfig {
   int global_batch = 0;  // sequences per iteration
   Schedule schedule = Schedule::OneFOneB;
   std::vector<int> layers_per_stage;  // optional uneven split over pp*vpp stages
+  /// Megatron-LM's --pipeline-model-parallel-layout (pipeline_layout.hpp), as given; it sets layers_per_stage, vpp
+  /// (stages / pp) and layout_mtp (its MTP layers, checked against the model's).
+  std::string pipeline_layout;
+  int layout_mtp = 0;
   /// Megatron-LM's --account-for-embedding-in-pipeline-split / --account-for-loss-in-pipeline-split: the input
   /// embedding (on the first virtual stage) and the output layer and loss (on the last) each count as one layer when
   /// the layers are split evenly, so those stages hold one transformer layer fewer.

@@ -89,6 +89,7 @@ const std::map<std::string, Use>& uses() {
       {"parallel.tp_comm_overlap_method", {kDense, {{"parallel.tp_comm_overlap", "true"}}, "\"async_tp\""}},
       {"parallel.overlap_param_gather", {kDense, {}, "true"}},
       {"parallel.ep_comm_overlap", {kMoe, {}, "true"}},
+      {"parallel.pipeline_layout", {kDense, {}, "\"Et*19|t*20|t*20|t*21L\""}},
       {"parallel.backward_prefetch", {kDense, {{"parallel.zero_stage", "3"}}, "\"post\""}},
       {"parallel.cp_comm_type", {kDense, {{"parallel.cp", "2"}, {"parallel.dp", "16"}}, "\"all_gather\""}},
       {"parallel.recompute", {kDense, {}, "\"full\""}},

@@ -177,6 +177,30 @@ TEST(ImportMegatron, CommunicationOverlapFlags) {
   EXPECT_TRUE(std::get<bool>(moe.draft.find("parallel.ep_comm_overlap")->value));
 }
 
+TEST(ImportAcceptance, ExplainWritesAnUnevenSplitAsALayoutThatReadsBack) {
+  // A split no first/last-stage flag expresses (interleaved, uneven everywhere) is written as Megatron-LM's
+  // --pipeline-model-parallel-layout, and the import reads it back to the same step.
+  support::TempDir dir;
+  const std::string ci = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/ci/llama2-70b-64-h100-pp.json";
+  const std::vector<std::string> set = {"--set", "parallel.layers_per_stage=[9, 10, 11, 10, 10, 10, 10, 10]"};
+  std::vector<std::string> explain = {"step", ci, "--explain"};
+  explain.insert(explain.end(), set.begin(), set.end());
+  auto ex = trainsim(explain);
+  ASSERT_EQ(ex.code, kExitOk) << ex.err;
+  EXPECT_TRUE(contains(ex.out, "--pipeline-model-parallel-layout \"E" + std::string(9, 't') + "|" +
+                                   std::string(10, 't') + "|" + std::string(11, 't') + "|"))
+      << ex.out;
+  EXPECT_FALSE(contains(ex.out, "--num-layers-per-virtual-pipeline-stage")) << "the layout sets the stages: " << ex.out;
+  const std::string imported = (dir.path() / "back.json").string();
+  auto im =
+      trainsim({"import", "megatron", dir.write("flags.sh", ex.out), "--gpus", "64", "--hardware", "h100-sxm5-80gb",
+                "--tokens", "100B", "--name", "ci-llama2-70b-64-h100-interleaved", "-o", imported});
+  ASSERT_EQ(im.code, kExitOk) << im.err;
+  std::vector<std::string> direct = {"step", ci, "--json"};
+  direct.insert(direct.end(), set.begin(), set.end());
+  EXPECT_EQ(trainsim({"step", imported, "--json"}).out, trainsim(direct).out);
+}
+
 TEST(ImportAcceptance, ExplainWritesTheEpOverlapFlag) {
   const std::string ci = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/ci/mixtral-8x7b-32-h100-ep.json";
   auto ex = trainsim({"step", ci, "--explain", "--set", "parallel.ep_comm_overlap=true"});

@@ -333,14 +333,39 @@ TEST(LayoutRule, LayersPerStageSum) {
 
 TEST(LayoutRule, EmptyStage) {
   auto c = llama405_pp16();
-  c.layers_per_stage = std::vector<int>(16, 8);  // 0 + 9 + 13 x 8 + 13 = 126
-  c.layers_per_stage[0] = 0;
-  c.layers_per_stage[1] = 9;
+  c.layers_per_stage = std::vector<int>(16, 8);  // 9 + 0 + 13 x 8 + 13 = 126
+  c.layers_per_stage[0] = 9;
+  c.layers_per_stage[1] = 0;
   c.layers_per_stage[15] = 13;
   EXPECT_EQ(problems(model("llama3-405b"), kHgx8192, c, 8192),
             (Problems{{"empty-stage",
-                       "virtual stage 0 of layers_per_stage has no layer (a stage with no layer is "
-                       "infeasible)"}}));
+                       "virtual stage 1 of layers_per_stage has no layer (only the first and the last stage, which "
+                       "hold the embedding and the output layer, may have none)"}}));
+  // The first (embedding) and the last (output layer) stage may hold no transformer layer, as Megatron-LM's "E|..."
+  // and "...|L" layouts do.
+  c.layers_per_stage[0] = 0;
+  c.layers_per_stage[1] = 9;
+  EXPECT_EQ(problems(model("llama3-405b"), kHgx8192, c, 8192), Problems{});
+}
+
+TEST(LayoutRule, PipelineLayoutMtp) {
+  // DeepSeek-V3 (61 layers, one MTP layer) with the Megatron-MoE-ModelZoo's layout "Et|(tt|)*30mL" on PP 8 x VPP 4,
+  // and the same layout without its 'm'.
+  ParallelConfig c;
+  c.pp = 8;
+  c.vpp = 4;
+  c.ep = 8;
+  c.schedule = Schedule::Interleaved;
+  c.global_batch = 256;
+  c.pipeline_layout = "Et|(tt|)*30L";
+  c.layers_per_stage = std::vector<int>(32, 2);
+  c.layers_per_stage.front() = 1;
+  c.layers_per_stage.back() = 0;
+  EXPECT_EQ(problems(model("deepseek-v3"), {256, 8, 8}, c, 4096),
+            (Problems{{"pipeline-layout-mtp",
+                       "pipeline_layout has 0 MTP layers 'm' but deepseek-v3 has 1 (Megatron-LM: they must match)"}}));
+  c.layout_mtp = 1;
+  EXPECT_EQ(problems(model("deepseek-v3"), {256, 8, 8}, c, 4096), Problems{});
 }
 
 TEST(LayoutRule, EpDenseModel) {
@@ -475,6 +500,7 @@ TEST(LayoutRule, EveryRuleHasATestAbove) {
                                      "world-size-product",
                                      "recompute-op-dense",
                                      "ep-overlap-needs-ep",
+                                     "pipeline-layout-mtp",
                                      "ep-overlap-schedule",
                                      "ep-overlap-recompute",
                                      "heads-tp",
