@@ -82,7 +82,8 @@ results::StepResult analytic_step(const StepPlan& plan) {
     }
   // EP communication overlap: each steady-state pair of the rank's program (the replay's pairs) runs its paired
   // passes, whose all-to-alls are shorter by what the partner's compute hides (ep_overlap.hpp).
-  std::vector<Time> saved(static_cast<std::size_t>(p));
+  std::vector<Time> saved(plan.ep_comm_overlap ? static_cast<std::size_t>(p) : 0);
+  const auto saved_on = [&saved](int r) { return saved.empty() ? Time::zero() : saved[static_cast<std::size_t>(r)]; };
   if (plan.ep_comm_overlap)
     for (int r = 0; r < p; ++r) {
       auto ops = parallel::pipeline_ops(plan.schedule, p, v, m, r);
@@ -102,7 +103,7 @@ results::StepResult analytic_step(const StepPlan& plan) {
     sum += x;
     if (x > worst) worst_rank = r;
     worst = std::max(worst, x);
-    steady = std::max(steady, Time{m * x.ns} - saved[static_cast<std::size_t>(r)]);
+    steady = std::max(steady, Time{m * x.ns} - saved_on(r));
     zb_bubble = std::max(
         zb_bubble, f[static_cast<std::size_t>(r)] + bi[static_cast<std::size_t>(r)] - w[static_cast<std::size_t>(r)]);
   }
@@ -113,12 +114,14 @@ results::StepResult analytic_step(const StepPlan& plan) {
   } else if (v > 1) {
     pipe = Time{steady.ns + (p - 1) * worst.ns / v + hops * plan.p2p.ns};
   } else {
-    pipe = Time{sum.ns + (m - 1) * worst.ns + hops * plan.p2p.ns} - saved[static_cast<std::size_t>(worst_rank)];
+    pipe = Time{sum.ns + (m - 1) * worst.ns + hops * plan.p2p.ns} - saved_on(worst_rank);
   }
   // Each rank's last gradient pass ends one backward (and one transfer) after the next rank's.
   Time best_end;
-  std::vector<Time> lasts(static_cast<std::size_t>(p)), dp_waits(static_cast<std::size_t>(p)),
-      opts(static_cast<std::size_t>(p));
+  // The breakdown describes the busiest rank (its passes, data-parallel wait and optimizer), as the replays do: the
+  // bottleneck of an uneven pipeline. The rest of the step, to the last rank's end, is its pipeline wait.
+  int critical = 0;
+  Time most, critical_dp_wait, critical_opt;
   Time last = pipe;
   for (int r = 0; r < p; ++r) {
     if (r > 0) last -= (zb ? bi[static_cast<std::size_t>(r - 1)] : b[static_cast<std::size_t>(r - 1)]) + plan.p2p;
@@ -155,20 +158,14 @@ results::StepResult analytic_step(const StepPlan& plan) {
     }
     const Time dp_end = std::max(last, dp_free);
     best_end = std::max(best_end, dp_end + opt + gather);
-    lasts[static_cast<std::size_t>(r)] = last;
-    dp_waits[static_cast<std::size_t>(r)] = dp_end - last + gather;
-    opts[static_cast<std::size_t>(r)] = opt;
-  }
-  // The breakdown describes the busiest rank (its passes, data-parallel wait and optimizer), as the replays do: the
-  // bottleneck of an uneven pipeline. The rest of the step, to the last rank's end, is its pipeline wait.
-  int critical = 0;
-  Time most;
-  for (int r = 0; r < p; ++r) {
     const auto i = static_cast<std::size_t>(r);
-    const Time work = Time{m * (f[i] + b[i]).ns} - saved[i] + dp_waits[i] + opts[i];
+    const Time dp_wait = dp_end - last + gather;
+    const Time work = Time{m * (f[i] + b[i]).ns} - saved_on(r) + dp_wait + opt;
     if (work > most) {
       most = work;
       critical = r;
+      critical_dp_wait = dp_wait;
+      critical_opt = opt;
     }
   }
   std::array<Time, kCategories> acc{};
@@ -184,11 +181,11 @@ results::StepResult analytic_step(const StepPlan& plan) {
       acc[kDp] += Time{m * kind(SegKind::Dp).ns};
     }
   }
-  acc[kEp] -= saved[rc];  // the paired passes' all-to-alls are that much shorter
-  const Time busy = Time{m * (f[rc] + b[rc]).ns} - saved[rc];
-  acc[kDp] += dp_waits[rc];
-  acc[kOptimizer] = opts[rc];
-  acc[kPpWait] = best_end - busy - dp_waits[rc] - opts[rc];
+  acc[kEp] -= saved_on(critical);  // the paired passes' all-to-alls are that much shorter
+  const Time busy = Time{m * (f[rc] + b[rc]).ns} - saved_on(critical);
+  acc[kDp] += critical_dp_wait;
+  acc[kOptimizer] = critical_opt;
+  acc[kPpWait] = best_end - busy - critical_dp_wait - critical_opt;
   results::StepResult r = detail::finish_result(plan, best_end, acc, critical);
   r.fidelity = "analytic";
   r.critical_gpu = critical;
