@@ -262,7 +262,7 @@ std::vector<int> check_stages(const workload::ModelSpec& m, const ParallelConfig
     ok = false;
   }
   const long long sum = std::accumulate(split.begin(), split.end(), 0LL);
-  const bool layout = !c.pipeline_layout.empty();
+  const bool layout = c.from_layout;
   if (sum != m.layers) {
     rules.fail("layers-per-stage-sum", (layout ? "pipeline_layout has " + str(sum) + " transformer layers 't'"
                                                : "layers_per_stage sums to " + str(sum)) +

@@ -1,6 +1,8 @@
 // sim/parallel/megatron_flags.cpp: Megatron-LM argument form of a configuration (the inverse of the importer).
 #include "sim/parallel/megatron_flags.hpp"
 
+#include "sim/parallel/pipeline_layout.hpp"
+
 #include <algorithm>
 #include <numeric>
 #include <vector>
@@ -39,16 +41,8 @@ MegatronArgs megatron_args(const ParallelConfig& config, const Layout& layout, c
   const bool accounted = config.account_for_embedding || config.account_for_loss;
   const bool middle_even = layout.vpp == 1 && per.size() > 2 &&
                            std::all_of(per.begin() + 1, per.end() - 1, [&](int l) { return l == per[1]; });
-  if (!config.pipeline_layout.empty()) {
-    add("--pipeline-model-parallel-layout \"" + config.pipeline_layout + "\"");
-  } else if (!even && !per.empty() && !accounted && !middle_even) {
-    std::string text;
-    for (std::size_t v = 0; v < per.size(); ++v) {
-      text += v == 0 ? "E" : "|";
-      text += std::string(static_cast<std::size_t>(per[v]), 't');
-    }
-    add("--pipeline-model-parallel-layout \"" + text + std::string(static_cast<std::size_t>(model.mtp_layers), 'm') +
-        "L\"");
+  if (config.from_layout || (!even && !per.empty() && !accounted && !middle_even)) {
+    add("--pipeline-model-parallel-layout \"" + pipeline_layout_text(per, model.mtp_layers) + "\"");
   } else {
     if (layout.vpp > 1 && accounted) {
       // Layers per virtual stage with the embedding and loss counted as layers.

@@ -88,8 +88,10 @@ ParallelConfig ParallelConfig::parse(base::JsonReader& in) {
   in.optional("ep", p.ep, dim);
   in.optional("expert_tp", p.expert_tp, dim);
   in.optional("vpp", p.vpp, dim);
-  if (in.optional("pipeline_layout", p.pipeline_layout)) {
-    const auto parsed = parse_pipeline_layout(p.pipeline_layout);
+  std::string layout_text;
+  if (in.optional("pipeline_layout", layout_text)) {
+    p.from_layout = true;
+    const auto parsed = parse_pipeline_layout(layout_text);
     if (const auto* why = std::get_if<std::string>(&parsed)) {
       in.error("pipeline_layout", *why);
     } else {
@@ -218,8 +220,8 @@ ParallelConfig ParallelConfig::parse(base::JsonReader& in) {
     in.error("tp_comm_overlap",
              "needs \"sequence_parallel\": true (Megatron-LM overlaps only the sequence-parallel all-gathers and "
              "reduce-scatters with their GEMMs)");
-  if (!p.pipeline_layout.empty() && (in.has("layers_per_stage") || p.account_for_embedding || p.account_for_loss ||
-                                     p.first_stage_layers > 0 || p.last_stage_layers > 0))
+  if (p.from_layout && (in.has("layers_per_stage") || p.account_for_embedding || p.account_for_loss ||
+                        p.first_stage_layers > 0 || p.last_stage_layers > 0))
     in.error("pipeline_layout",
              "a layout cannot be combined with layers_per_stage, account_for_*_in_pipeline_split or "
              "first/last_stage_layers (Megatron-LM refuses them together); the layout says it all");

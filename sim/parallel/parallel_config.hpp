@@ -99,9 +99,10 @@ struct ParallelConfig {
   int global_batch = 0;  // sequences per iteration
   Schedule schedule = Schedule::OneFOneB;
   std::vector<int> layers_per_stage;  // optional uneven split over pp*vpp stages
-  /// Megatron-LM's --pipeline-model-parallel-layout (pipeline_layout.hpp), as given; it sets layers_per_stage, vpp
-  /// (stages / pp) and layout_mtp (its MTP layers, checked against the model's).
-  std::string pipeline_layout;
+  /// Given as Megatron-LM's --pipeline-model-parallel-layout ("pipeline_layout", pipeline_layout.hpp): it set
+  /// layers_per_stage, vpp (stages / pp) and layout_mtp (its MTP layers, checked against the model's). The string
+  /// itself is not kept (the planner copies configurations by the million): pipeline_layout_text writes it back.
+  bool from_layout = false;
   int layout_mtp = 0;
   /// Megatron-LM's --account-for-embedding-in-pipeline-split / --account-for-loss-in-pipeline-split: the input
   /// embedding (on the first virtual stage) and the output layer and loss (on the last) each count as one layer when

@@ -1,6 +1,7 @@
 // sim/parallel/pipeline_layout.cpp: Megatron-LM's layout strings unrolled and checked (pipeline_layout.hpp).
 #include "sim/parallel/pipeline_layout.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cstddef>
 
@@ -113,6 +114,16 @@ std::variant<PipelineLayout, std::string> parse_pipeline_layout(std::string_view
     return "MTP layers 'm' on a stage of their own (stage " + std::to_string(mtp_stage) +
            ") are not modelled: trainsim runs them with the loss; put them in the last stage, e.g. \"...|tmL\"";
   return out;
+}
+
+std::string pipeline_layout_text(const std::vector<int>& layers, int mtp) {
+  std::string text = "E";
+  for (std::size_t v = 0; v < layers.size(); ++v) {
+    if (v > 0) text += '|';
+    const int n = layers[v];
+    text += n > 3 ? "t*" + std::to_string(n) : std::string(static_cast<std::size_t>(std::max(n, 0)), 't');
+  }
+  return text + std::string(static_cast<std::size_t>(std::max(mtp, 0)), 'm') + "L";
 }
 
 }  // namespace sim::parallel

@@ -25,4 +25,9 @@ struct PipelineLayout {
 /// does not model: MTP layers on a stage other than the loss's.
 std::variant<PipelineLayout, std::string> parse_pipeline_layout(std::string_view text);
 
+/// A layout string for the given transformer layers per virtual stage (model order) and MTP layers: the embedding
+/// first, the MTP layers and the loss last, "t*n" for a stage of more than three layers; parse_pipeline_layout reads
+/// it back to the same stages.
+std::string pipeline_layout_text(const std::vector<int>& layers, int mtp);
+
 }  // namespace sim::parallel

@@ -357,7 +357,7 @@ TEST(LayoutRule, PipelineLayoutMtp) {
   c.ep = 8;
   c.schedule = Schedule::Interleaved;
   c.global_batch = 256;
-  c.pipeline_layout = "Et|(tt|)*30L";
+  c.from_layout = true;  // "Et|(tt|)*30L"
   c.layers_per_stage = std::vector<int>(32, 2);
   c.layers_per_stage.front() = 1;
   c.layers_per_stage.back() = 0;

@@ -68,6 +68,18 @@ TEST(PipelineLayout, RefusesWhatMegatronRefusesWithWhereAndWhat) {
   EXPECT_NE(refused("E((t)*999|)*999|L").find("nested"), std::string::npos);
 }
 
+TEST(PipelineLayout, ItsTextReadsBackToTheSameStages) {
+  for (const auto& [layers, mtp] : std::vector<std::pair<std::vector<int>, int>>{
+           {{1, 2, 2, 0}, 0}, {{9, 10, 11}, 1}, {{0, 4, 3, 0}, 2}, {{61}, 0}}) {
+    const std::string text = pipeline_layout_text(layers, mtp);
+    const auto back = ok(text);
+    EXPECT_EQ(back.layers, layers) << text;
+    EXPECT_EQ(back.mtp, mtp) << text;
+  }
+  EXPECT_EQ(pipeline_layout_text({1, 2, 2, 0}, 0), "Et|tt|tt|L");
+  EXPECT_EQ(pipeline_layout_text({9, 10}, 1), "Et*9|t*10mL");
+}
+
 TEST(PipelineLayout, AScenarioTakesItsStagesAndVirtualStagesFromIt) {
   // Llama 3 70B (80 layers) on pp 4 of the default scenario: the layout sets vpp 2 and the interleaved schedule, the
   // first stage the embedding with 9 layers, the last the loss with 11.
