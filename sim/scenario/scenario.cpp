@@ -251,7 +251,9 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
       s.training.sp_batch_first = sp_layout == "batch_first";
     std::string recipe;
     if (t->optional_enum("fp8_recipe", recipe, {"delayed", "tensorwise", "rowwise", "blockwise", "mxfp8"})) {
-      s.training.fp8_scaling = recipe == "delayed" ? workload::Fp8Scaling::Delayed : workload::Fp8Scaling::Current;
+      s.training.fp8_scaling = recipe == "delayed"   ? workload::Fp8Scaling::Delayed
+                               : recipe == "rowwise" ? workload::Fp8Scaling::Rowwise
+                                                     : workload::Fp8Scaling::Current;
       if (s.training.dtype != hardware::Dtype::Fp8 && s.training.dtype != hardware::Dtype::Fp4)
         t->error("fp8_recipe", "\"" + recipe + "\" is an FP8 recipe, but training.dtype is \"" +
                                    hardware::to_string(s.training.dtype) + "\"; set dtype \"fp8\" or drop fp8_recipe");

@@ -55,7 +55,8 @@ struct TrainingConfig {
   hardware::Dtype dtype = hardware::Dtype::Bf16;
   /// FP8 scaling recipe ("fp8_recipe", only with dtype fp8/fp4): "delayed" (default: Megatron-Core's --fp8-recipe
   /// default and Transformer Engine's DelayedScaling) or "tensorwise", "rowwise", "blockwise", "mxfp8" (current
-  /// scaling: torchao.float8's recipes, TE's Float8CurrentScaling / Float8BlockScaling / MXFP8BlockScaling).
+  /// scaling: torchao.float8's recipes, TE's Float8CurrentScaling / Float8BlockScaling / MXFP8BlockScaling; torchao's
+  /// "rowwise" all-gathers in 16 bits, workload::Fp8Scaling::Rowwise).
   workload::Fp8Scaling fp8_scaling = workload::Fp8Scaling::Delayed;
   /// Fused attention kernel ("attention_kernel"): "fused" (default: cuDNN / FlashAttention-3, what Transformer Engine
   /// runs in Megatron-Core and NeMo), "flash2" (FlashAttention-2 class: PyTorch SDPA's flash backend) or "triton" (Tri

@@ -27,7 +27,7 @@ Kernel memory(const char* name, double bytes) {
 double fp8_cast_bytes(Fp8Scaling f, bool fused_with_norm) {
   if (f == Fp8Scaling::None) return 0;
   const double base = fused_with_norm ? 2.0 : 4.0;
-  return base + (f == Fp8Scaling::Current ? 2.0 : 0.0);
+  return base + (f == Fp8Scaling::Current || f == Fp8Scaling::Rowwise ? 2.0 : 0.0);
 }
 
 /// A linear layer's GEMM, and in FP8 training the cast of its input (m x k) to FP8 before it. The output layer and
@@ -35,6 +35,8 @@ double fp8_cast_bytes(Fp8Scaling f, bool fused_with_norm) {
 /// transformer blocks' linears), and are made with gemm() directly.
 void linear(std::vector<Kernel>& out, const LayerShape& s, const char* name, double m, double n, double k,
             double batch = 1, bool fused_with_norm = false) {
+  // Row-wise scaling casts the gathered 16-bit tensor (Fp8Scaling::Rowwise), not the norm's shard.
+  fused_with_norm = fused_with_norm && s.fp8 != Fp8Scaling::Rowwise;
   Kernel g = gemm(name, m, n, k, batch);
   if (s.fp8 != Fp8Scaling::None) {
     // With sequence parallelism the norm runs on this rank's 1/t of the tokens, and its fused cast with it (the
@@ -154,7 +156,7 @@ void sp_layout_copy(PassWork& p, const LayerShape& s, const Dims& d, const std::
 /// sequence parallelism), 1 byte per element; its backward mirror (the input gradient's reduce-scatter) stays 16-bit.
 void tp_enter(PassWork& p, const LayerShape& s, const Dims& d, const std::string& label, bool fp8_input = false) {
   if (s.tp <= 1 || !s.sequence_parallel) return;
-  const bool fp8 = fp8_input && s.fp8 != Fp8Scaling::None;
+  const bool fp8 = fp8_input && s.fp8 != Fp8Scaling::None && s.fp8 != Fp8Scaling::Rowwise;
   Segment c = comm(CommKind::TpAllGather, d.tokens * d.h * (fp8 ? 1.0 : kAct), label);
   c.fp8_payload = fp8;
   p.segments.push_back(std::move(c));

@@ -13,8 +13,11 @@ namespace sim::workload {
 enum class Fp8Scaling {
   None,     // 16-bit GEMMs
   Delayed,  // scale from the amax history (Transformer Engine's DelayedScaling, Megatron-Core's default recipe)
-  Current,  // scale from this tensor's amax (TE Float8CurrentScaling, torchao "tensorwise"/"rowwise", blockwise,
-            // MXFP8): one more read of the 16-bit tensor before the cast
+  Current,  // scale from this tensor's amax (TE Float8CurrentScaling, torchao "tensorwise", blockwise, MXFP8): one
+            // more read of the 16-bit tensor before the cast
+  Rowwise,  // torchao's "rowwise": the current-scaling casts, but after the sequence-parallel all-gather, which stays
+            // 16-bit ("rowwise with bfloat16 all-gather", torchao/float8/README.md's training benchmarks; torchtitan
+            // issue 845, "ensure rowwise scaling uses bf16 all_gather"): float8 all-gather is tensorwise-only
 };
 
 /// How one GPU slices a layer: micro-batch, sequence, and the parallel dimensions that cut the layer itself.
