@@ -2,6 +2,7 @@
 #include "sim/execution/ep_overlap.hpp"
 
 #include "sim/base/assert.hpp"
+#include "sim/execution/overlap_interference.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -212,10 +213,8 @@ void EpOverlapBuilder::finish(StageWork& st, int sms, int comm_sms, std::uint16_
   st.forward_paired = with_ep_stalls(st.forward, s.forward);
   st.backward_paired = with_ep_stalls(st.backward, s.backward);
   const Time hidden = comm - st.forward_paired.total(SegKind::Ep) - st.backward_paired.total(SegKind::Ep);
-  if (sms > comm_sms && hidden > Time::zero())
-    st.backward_paired.segments.push_back(
-        {Time{static_cast<std::int64_t>(std::llround(static_cast<double>(hidden.ns) * comm_sms / sms))},
-         SegKind::Compute, interference_label});
+  if (const Time slowed = overlap_interference(hidden, sms, comm_sms); slowed > Time::zero())
+    st.backward_paired.segments.push_back({slowed, SegKind::Compute, interference_label});
 }
 
 }  // namespace sim::execution

@@ -8,6 +8,7 @@
 #include "sim/execution/tp_overlap.hpp"
 #include "sim/execution/cp_overlap.hpp"
 #include "sim/execution/ep_overlap.hpp"
+#include "sim/execution/overlap_interference.hpp"
 #include "sim/collectives/collective.hpp"
 #include "sim/hardware/compute_model.hpp"
 #include "sim/workload/layer_costs.hpp"
@@ -46,24 +47,6 @@ double grad_bytes(hardware::Dtype dtype, bool fp32_main_grads) {
   return dtype == hardware::Dtype::Fp16 || !fp32_main_grads ? 2.0 : 4.0;
 }
 constexpr double kParamBytes = 2.0;
-
-/// Thread blocks an NCCL collective kernel occupies while it runs beside compute: Nsight Systems shows
-/// ncclAllGather launched with 24 blocks on an H100 (132 SMs) overlapping a GEMM, as FSDP's prefetch does (NVIDIA
-/// developer forum, "Compute-Communication Overlap Causes Severe GEMM Performance Degradation because of Tail Effect",
-/// thread 337991, 2025). Compute overlapped with a collective runs on the SMs left: 24 / 132 = 18.2% slower on H100,
-/// against the 18.9% mean compute slowdown under overlap measured on A100 and H100 training kernels (Lee et al.,
-/// "Characterizing Compute-Communication Overlap in GPU-Accelerated Distributed Deep Learning", arXiv:2507.03114).
-constexpr int kNcclCollectiveSms = 24;
-/// SMs DeepEP's dispatch and combine kernels take: 20 (DeepSeek-V3 technical report, arXiv:2412.19437, Sec. 3.2.2).
-constexpr int kDeepEpSms = 20;
-
-/// The compute time a collective of duration `overlapped`, run beside compute, adds to it: during the collective
-/// the compute runs on sms - kNcclCollectiveSms SMs, so it falls behind by overlapped x kNcclCollectiveSms / sms.
-Time overlap_interference(Time overlapped, int sms) {
-  if (sms <= kNcclCollectiveSms || overlapped <= Time::zero()) return Time::zero();
-  return Time{static_cast<std::int64_t>(
-      std::llround(static_cast<double>(overlapped.ns) * kNcclCollectiveSms / static_cast<double>(sms)))};
-}
 
 using detail::CollectiveKey;
 using detail::CollectiveMemo;
@@ -242,6 +225,7 @@ StepPlan Planner::build() {
   auto recomputed = [&](int l) { return !block || l < in_.parallel.recompute_num_layers; };
   long long recomputed_layers = 0;
   const double embed_params = pc.embedding / L.tp + pc.position;
+  const double mtp_params = 2.0 * model_.hidden * model_.hidden / L.tp + 2.0 * model_.hidden;  // projection, norms
   // With tied embeddings and pp > 1 the last stage keeps its own copy of the embedding for the output layer.
   const double output_params =
       (model_.tied_embeddings && L.pp * L.vpp > 1 ? pc.embedding : pc.output) / L.tp + pc.final_norm;
@@ -360,6 +344,13 @@ StepPlan Planner::build() {
       forward_unit(moe ? l_fwd : d_fwd, moe ? layer_params : dense_layer_params);
     }
     if (last) forward_unit(o_fwd, output_params);
+    // Multi-token prediction (DeepSeek-V3 Sec. 2.2; Megatron-Core puts the modules with the loss, on the last stage):
+    // each module's projection, its transformer layer and the shared output head and loss, after the main loss.
+    for (int k = 0; last && k < model_.mtp_layers; ++k) {
+      forward_unit(lt.p_fwd, mtp_params);
+      forward_unit(l_fwd, layer_params);
+      forward_unit(o_fwd, 0);
+    }
 
     // Backward in reverse layer order; gradient buckets close at layer boundaries.
     double pending = 0;
@@ -402,8 +393,13 @@ StepPlan Planner::build() {
       pending += params;
       close_bucket(false);
     };
-    if (last) layer_backward({}, o_b, o_w, output_params);
     static const std::vector<TimedSegment> kNone;
+    for (int k = 0; last && k < model_.mtp_layers; ++k) {
+      layer_backward({}, o_b, o_w, 0);
+      layer_backward(recomputed(st.layers) ? l_rec : kNone, l_b, l_w, layer_params, lt.l_w_mlp);
+      layer_backward({}, lt.p_b, lt.p_w, mtp_params);
+    }
+    if (last) layer_backward({}, o_b, o_w, output_params);
     for (int l = st.layers - 1; l >= 0; --l) {
       const bool moe = !mixed || model_.is_moe_layer(stage_first_layer + l);
       const bool rec = recomputed(l);
@@ -566,6 +562,12 @@ const LayerTimings& Planner::layer_timings(const workload::LayerShape& shape, bo
   t.o_fwd = timed(out.forward);
   t.o_b = timed(out.backward_input, true);
   t.o_w = timed(out.backward_weight);
+  if (model_.mtp_layers > 0) {
+    const auto proj = workload::mtp_projection_work(model_, shape);
+    t.p_fwd = timed(proj.forward);
+    t.p_b = timed(proj.backward_input, true);
+    t.p_w = timed(proj.backward_weight);
+  }
   t.layer_forward_model_flops = lw.forward.model_flops;
   t.layer_recompute_flops = lw.recompute.executed_flops;
   for (const auto& seg : lw.recompute.segments)

@@ -61,7 +61,8 @@ struct LayerKey {
 /// The layer-level timings of one LayerKey, and the label table and collective memo a fresh build has after them.
 struct LayerTimings {
   std::vector<TimedSegment> l_fwd, l_rec, l_b, l_w, d_fwd, d_rec, d_b, d_w, e_fwd, e_b, e_w, o_fwd, o_b, o_w;
-  base::Time l_w_mlp;  // of l_w, the MLP's (the experts') weight gradients (ep_overlap.hpp)
+  std::vector<TimedSegment> p_fwd, p_b, p_w;  // a multi-token-prediction module's projection (none without MTP)
+  base::Time l_w_mlp;                         // of l_w, the MLP's (the experts') weight gradients (ep_overlap.hpp)
   double layer_forward_model_flops = 0;
   double layer_recompute_flops = 0;       // executed FLOPs of one layer's recompute pass on one GPU
   double layer_recompute_gemm_flops = 0;  // of which matmuls outside the attention core

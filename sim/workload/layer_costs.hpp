@@ -151,6 +151,11 @@ LayerWork linear_work(const LayerShape& s, double m, double n, double k);
 LayerWork embedding_work(const ModelSpec& m, const LayerShape& s);
 /// The final norm, output projection and cross-entropy loss on the last stage (logits in fp32 for the loss).
 LayerWork output_work(const ModelSpec& m, const LayerShape& s);
+/// A multi-token-prediction module's own work (DeepSeek-V3, arXiv:2412.19437, Sec. 2.2): the shifted tokens'
+/// embedding, the two RMSNorms and their concatenation projected from 2h to h. Its transformer layer is a layer's
+/// work and its prediction head the output layer's (shared with the main model); the step plan runs the three on
+/// the last stage after the output layer.
+LayerWork mtp_projection_work(const ModelSpec& m, const LayerShape& s);
 
 /// Model FLOPs of one iteration for the whole model: 3 x the forward FLOPs of every layer's GEMMs and attention,
 /// attention counted without the causal saving (the convention of Narayanan et al. SC21 Eq. 3, whose dense-GPT

@@ -385,5 +385,23 @@ TEST(StepBreakdown, AnUnevenPipelineIsDescribedByItsBusiestStage) {
   }
 }
 
+TEST(StepModel, MultiTokenPredictionRunsItsModulesOnTheLastStage) {
+  // DeepSeek-V3 on 256 GB200 (scenarios/validation), with and without its one MTP module ("Et|(tt|)*30mL" against
+  // "...L"): the module's projection, transformer layer and shared output head run after the output layer on the
+  // last virtual stage, which held the loss alone; every other stage is unchanged.
+  const char* path = "scenarios/validation/deepseek_v3_256_gb200_mxfp8.json";
+  const auto without = load_step(path);
+  const auto with = load_step(path, {{"model.mtp_layers", "1"}, {"parallel.pipeline_layout", "\"Et|(tt|)*30mL\""}});
+  const Time output = without.plan.stage(3, 7).forward.total();  // the loss-only stage: the output layer's forward
+  const Time layer = without.plan.stage(1, 0).forward.total();   // a middle stage: two MoE layers
+  const Time added = with.plan.stage(3, 7).forward.total() - output;
+  EXPECT_GT(added, output + Time{layer.ns / 2}) << "a transformer layer and the head again, and the projection";
+  EXPECT_LT(added.seconds(), 1.1 * (output + Time{layer.ns / 2}).seconds()) << "the projection is small";
+  EXPECT_GT(with.plan.stage(3, 7).backward.total(), without.plan.stage(3, 7).backward.total());
+  EXPECT_EQ(with.plan.stage(1, 0).forward.total(), layer);
+  EXPECT_EQ(with.plan.stage(0, 0).backward.total(), without.plan.stage(0, 0).backward.total());
+  EXPECT_GT(run_step(with, Fidelity::Replica).step_time, run_step(without, Fidelity::Replica).step_time);
+}
+
 }  // namespace
 }  // namespace sim::execution
