@@ -471,11 +471,22 @@ Record convert(const json& r) {
                               std::to_string(pp * vpp) + ")");
   }
   if (!zoo.source.empty()) out.assumptions.push_back(zoo.source);
+  // Llama 3's interleaved schedule (Sec. 3.3.2, "Pipeline parallelism improvements") names no virtual-stage count,
+  // but fixes it: the first and last stages each hold one Transformer layer fewer, "the first model chunk on the first
+  // stage has only the embedding, and the last model chunk on the last stage has only output projection and loss
+  // calculation". A chunk that lost one layer and kept none holds one layer: one layer (or the embedding, or the
+  // loss) per virtual stage, (126 + 2) / 16 = 8 per rank.
   if (std::string(fam->name) == "llama3-paper" && pp > 1 && vpp == 1) {
-    out.refusal =
-        "Meta's modified interleaved pipeline schedule with virtual stages the paper does not publish "
-        "(1F1B in its place would add a bubble that did not run)";
-    return out;
+    const int layers = m.value("layers", 0);
+    if ((layers + 2) % pp != 0) {
+      out.refusal = "Meta's interleaved schedule with one layer per virtual stage does not divide " +
+                    std::to_string(layers) + " + 2 layers over " + std::to_string(pp) + " ranks";
+      return out;
+    }
+    vpp = (layers + 2) / pp;
+    out.assumptions.push_back(
+        "one layer per virtual stage, vpp " + std::to_string(vpp) +
+        " (Llama 3 Sec. 3.3.2: the first and last stages' end chunks hold only the embedding and the loss)");
   }
   json par;
   par["tp"] = tp;
@@ -590,6 +601,11 @@ Record convert(const json& r) {
   if (fam_name == "torchtitan" && cp > 1) {
     par["cp_comm_type"] = "all_gather";
     out.assumptions.push_back("keys and values all-gathered (TorchTitan's default context_parallel_rotate_method)");
+  }
+  // Llama 3's context parallelism all-gathers the keys and values (Sec. 3.3.2; the record's notes).
+  if (fam_name == "llama3-paper" && cp > 1) {
+    par["cp_comm_type"] = "all_gather";
+    out.assumptions.push_back("keys and values all-gathered (Llama 3 Sec. 3.3.2)");
   }
   par["micro_batch"] = mb;
   par["global_batch"] = *gb;
