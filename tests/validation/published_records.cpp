@@ -471,6 +471,18 @@ Record convert(const json& r) {
                               std::to_string(pp * vpp) + ")");
   }
   if (!zoo.source.empty()) out.assumptions.push_back(zoo.source);
+  // The Megatron-LM README's runs overlap "pipeline-parallel communication (enabled by default)", which Megatron-LM
+  // does only on the interleaved schedule (arguments.py: "Overlap P2P communication is disabled if not using the
+  // interleaved schedule"), so the rows with pipeline parallelism interleaved; the table gives no virtual-stage count,
+  // and NVIDIA's GPT-3 recipe of the time sets it "to maximum", one layer per virtual stage
+  // (NeMo-Framework-Launcher launcher_scripts/conf/training/gpt3/175b.yaml at 056a90ed:
+  // virtual_pipeline_model_parallel_size 12 for 96 layers on 8 stages).
+  if (std::string(fam->name) == "megatron-readme" && pp > 1 && vpp == 1 && m.value("layers", 0) % pp == 0) {
+    vpp = m.value("layers", 0) / pp;
+    out.assumptions.push_back("interleaved, one layer per virtual stage (vpp " + std::to_string(vpp) +
+                              "): the README overlaps pipeline communication, which Megatron-LM does only when "
+                              "interleaving, and NVIDIA's GPT-3 recipe sets vpp to its maximum");
+  }
   // Llama 3's interleaved schedule (Sec. 3.3.2, "Pipeline parallelism improvements") names no virtual-stage count,
   // but fixes it: the first and last stages each hold one Transformer layer fewer, "the first model chunk on the first
   // stage has only the embedding, and the last model chunk on the last stage has only output projection and loss

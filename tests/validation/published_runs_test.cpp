@@ -92,4 +92,25 @@ TEST(PublishedRuns, Llama3TableFourRunsItsOneLayerPerVirtualStageSchedule) {
   EXPECT_EQ(seen, 3);
 }
 
+// The Megatron-LM README's pipelined rows overlap pipeline communication, which Megatron-LM does only on the interleaved
+// schedule: they run interleaved, one layer per virtual stage (NVIDIA's GPT-3 recipe sets vpp "to maximum"). On 1F1B the
+// strong-scaling row's 12 micro-batches on 6 stages would idle 5/12 of the compute, and its MFU could not be 42%.
+TEST(PublishedRuns, MegatronReadmePipelinedRowsInterleaveOneLayerPerVirtualStage) {
+  int pipelined = 0;
+  for (const auto& text : validation::published_record_texts(validation::shared_validation_dir())) {
+    const auto r = validation::convert_record(text);
+    if (r.family != "megatron-readme" || !r.refusal.empty()) continue;
+    const auto sc = nlohmann::json::parse(r.scenario);
+    const auto& par = sc.at("parallel");
+    if (par.at("pp").get<int>() == 1) {
+      EXPECT_EQ(par.at("vpp"), 1) << r.id;
+      continue;
+    }
+    ++pipelined;
+    EXPECT_EQ(par.at("schedule"), "interleaved") << r.id;
+    EXPECT_EQ(par.at("vpp").get<int>() * par.at("pp").get<int>(), sc.at("model").at("layers").get<int>()) << r.id;
+  }
+  EXPECT_EQ(pipelined, 7) << "five weak-scaling rows from 70B up and the two strong-scaling rows";
+}
+
 }  // namespace
