@@ -117,13 +117,29 @@ std::variant<PipelineLayout, std::string> parse_pipeline_layout(std::string_view
 }
 
 std::string pipeline_layout_text(const std::vector<int>& layers, int mtp) {
-  std::string text = "E";
-  for (std::size_t v = 0; v < layers.size(); ++v) {
-    if (v > 0) text += '|';
-    const int n = layers[v];
-    text += n > 3 ? "t*" + std::to_string(n) : std::string(static_cast<std::size_t>(std::max(n, 0)), 't');
+  if (layers.empty()) return "E" + std::string(static_cast<std::size_t>(std::max(mtp, 0)), 'm') + "L";
+  std::vector<std::string> stages;
+  stages.reserve(layers.size());
+  for (const int n : layers)
+    stages.push_back(n > 3 ? "t*" + std::to_string(n) : std::string(static_cast<std::size_t>(std::max(n, 0)), 't'));
+  stages.front().insert(0, "E");
+  stages.back() += std::string(static_cast<std::size_t>(std::max(mtp, 0)), 'm') + "L";
+  // Runs of three or more alike stages before the last one as Megatron-LM's "(stage|)*n" (DeepSeek-V3's
+  // "Et|(tt|)*30mL"), so that 128 one-layer stages read "E|(t|)*126L".
+  std::string text;
+  for (std::size_t v = 0; v + 1 < stages.size();) {
+    std::size_t run = 1;
+    while (v + run + 1 < stages.size() && stages[v + run] == stages[v])
+      ++run;
+    if (run >= 3) {
+      text += "(" + stages[v] + "|)*" + std::to_string(run);
+    } else {
+      for (std::size_t k = 0; k < run; ++k)
+        text += stages[v] + "|";
+    }
+    v += run;
   }
-  return text + std::string(static_cast<std::size_t>(std::max(mtp, 0)), 'm') + "L";
+  return text + stages.back();
 }
 
 }  // namespace sim::parallel

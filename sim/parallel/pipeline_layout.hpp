@@ -26,8 +26,8 @@ struct PipelineLayout {
 std::variant<PipelineLayout, std::string> parse_pipeline_layout(std::string_view text);
 
 /// A layout string for the given transformer layers per virtual stage (model order) and MTP layers: the embedding
-/// first, the MTP layers and the loss last, "t*n" for a stage of more than three layers; parse_pipeline_layout reads
-/// it back to the same stages.
+/// first, the MTP layers and the loss last, "t*n" for a stage of more than three layers, "(stage|)*n" for three or
+/// more alike stages in a row; parse_pipeline_layout reads it back to the same stages.
 std::string pipeline_layout_text(const std::vector<int>& layers, int mtp);
 
 }  // namespace sim::parallel

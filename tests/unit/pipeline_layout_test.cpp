@@ -70,7 +70,8 @@ TEST(PipelineLayout, RefusesWhatMegatronRefusesWithWhereAndWhat) {
 
 TEST(PipelineLayout, ItsTextReadsBackToTheSameStages) {
   for (const auto& [layers, mtp] : std::vector<std::pair<std::vector<int>, int>>{
-           {{1, 2, 2, 0}, 0}, {{9, 10, 11}, 1}, {{0, 4, 3, 0}, 2}, {{61}, 0}}) {
+           {{1, 2, 2, 0}, 0}, {{9, 10, 11}, 1}, {{0, 4, 3, 0}, 2}, {{61}, 0}, {{1, 2, 2, 2, 2, 1}, 1},
+           {{0, 1, 1, 1, 0}, 0}, {{3, 3, 3, 3}, 0}, {{2, 2, 2, 3}, 0}}) {
     const std::string text = pipeline_layout_text(layers, mtp);
     const auto back = ok(text);
     EXPECT_EQ(back.layers, layers) << text;
@@ -78,6 +79,16 @@ TEST(PipelineLayout, ItsTextReadsBackToTheSameStages) {
   }
   EXPECT_EQ(pipeline_layout_text({1, 2, 2, 0}, 0), "Et|tt|tt|L");
   EXPECT_EQ(pipeline_layout_text({9, 10}, 1), "Et*9|t*10mL");
+  // Alike stages in a row as Megatron-LM's repetition: Llama 3 405B's 128 one-layer stages, DeepSeek-V3's layout.
+  std::vector<int> llama(128, 1);
+  llama.front() = llama.back() = 0;
+  EXPECT_EQ(pipeline_layout_text(llama, 0), "E|(t|)*126L");
+  std::vector<int> deepseek(32, 2);
+  deepseek.front() = 1;
+  deepseek.back() = 0;
+  EXPECT_EQ(pipeline_layout_text(deepseek, 1), "Et|(tt|)*30mL");
+  EXPECT_EQ(pipeline_layout_text({3, 3, 3, 3}, 0), "Ettt|ttt|ttt|tttL");  // two alike: written out
+  EXPECT_EQ(pipeline_layout_text({3, 3, 3, 3, 3}, 0), "Ettt|(ttt|)*3tttL");
 }
 
 TEST(PipelineLayout, AScenarioTakesItsStagesAndVirtualStagesFromIt) {
