@@ -477,8 +477,10 @@ Record convert(const json& r) {
   // and NVIDIA's GPT-3 recipe of the time sets it "to maximum", one layer per virtual stage
   // (NeMo-Framework-Launcher launcher_scripts/conf/training/gpt3/175b.yaml at 056a90ed:
   // virtual_pipeline_model_parallel_size 12 for 96 layers on 8 stages).
-  if (std::string(fam->name) == "megatron-readme" && pp > 1 && vpp == 1 && m.value("layers", 0) % pp == 0) {
-    vpp = m.value("layers", 0) / pp;
+  const int model_layers = get<int>(m, "layers").value_or(0);
+  if (std::string(fam->name) == "megatron-readme" && pp > 1 && vpp == 1 && model_layers > 0 &&
+      model_layers % pp == 0) {
+    vpp = model_layers / pp;
     out.assumptions.push_back("interleaved, one layer per virtual stage (vpp " + std::to_string(vpp) +
                               "): the README overlaps pipeline communication, which Megatron-LM does only when "
                               "interleaving, and NVIDIA's GPT-3 recipe sets vpp to its maximum");
@@ -489,13 +491,12 @@ Record convert(const json& r) {
   // calculation". A chunk that lost one layer and kept none holds one layer: one layer (or the embedding, or the
   // loss) per virtual stage, (126 + 2) / 16 = 8 per rank.
   if (std::string(fam->name) == "llama3-paper" && pp > 1 && vpp == 1) {
-    const int layers = m.value("layers", 0);
-    if ((layers + 2) % pp != 0) {
+    if (model_layers <= 0 || (model_layers + 2) % pp != 0) {
       out.refusal = "Meta's interleaved schedule with one layer per virtual stage does not divide " +
-                    std::to_string(layers) + " + 2 layers over " + std::to_string(pp) + " ranks";
+                    std::to_string(model_layers) + " + 2 layers over " + std::to_string(pp) + " ranks";
       return out;
     }
-    vpp = (layers + 2) / pp;
+    vpp = (model_layers + 2) / pp;
     out.assumptions.push_back(
         "one layer per virtual stage, vpp " + std::to_string(vpp) +
         " (Llama 3 Sec. 3.3.2: the first and last stages' end chunks hold only the embedding and the loss)");
