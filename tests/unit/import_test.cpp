@@ -187,8 +187,7 @@ TEST(ImportAcceptance, ExplainWritesAnUnevenSplitAsALayoutThatReadsBack) {
   explain.insert(explain.end(), set.begin(), set.end());
   auto ex = trainsim(explain);
   ASSERT_EQ(ex.code, kExitOk) << ex.err;
-  EXPECT_TRUE(contains(ex.out, "--pipeline-model-parallel-layout \"Et*9|t*10|t*11|(t*10|)*4t*10L\""))
-      << ex.out;
+  EXPECT_TRUE(contains(ex.out, "--pipeline-model-parallel-layout \"Et*9|t*10|t*11|(t*10|)*4t*10L\"")) << ex.out;
   EXPECT_FALSE(contains(ex.out, "--num-layers-per-virtual-pipeline-stage")) << "the layout sets the stages: " << ex.out;
   const std::string imported = (dir.path() / "back.json").string();
   auto im =

@@ -69,9 +69,14 @@ TEST(PipelineLayout, RefusesWhatMegatronRefusesWithWhereAndWhat) {
 }
 
 TEST(PipelineLayout, ItsTextReadsBackToTheSameStages) {
-  for (const auto& [layers, mtp] : std::vector<std::pair<std::vector<int>, int>>{
-           {{1, 2, 2, 0}, 0}, {{9, 10, 11}, 1}, {{0, 4, 3, 0}, 2}, {{61}, 0}, {{1, 2, 2, 2, 2, 1}, 1},
-           {{0, 1, 1, 1, 0}, 0}, {{3, 3, 3, 3}, 0}, {{2, 2, 2, 3}, 0}}) {
+  for (const auto& [layers, mtp] : std::vector<std::pair<std::vector<int>, int>>{{{1, 2, 2, 0}, 0},
+                                                                                 {{9, 10, 11}, 1},
+                                                                                 {{0, 4, 3, 0}, 2},
+                                                                                 {{61}, 0},
+                                                                                 {{1, 2, 2, 2, 2, 1}, 1},
+                                                                                 {{0, 1, 1, 1, 0}, 0},
+                                                                                 {{3, 3, 3, 3}, 0},
+                                                                                 {{2, 2, 2, 3}, 0}}) {
     const std::string text = pipeline_layout_text(layers, mtp);
     const auto back = ok(text);
     EXPECT_EQ(back.layers, layers) << text;

@@ -67,9 +67,9 @@ TEST(PublishedRuns, EveryRecordIsPredictedOrListedWithItsReason) {
   EXPECT_LE(summary.core_mape, 0.05) << "SC21 Table 1 / Korthikanti Table 5 mean error";
 }
 
-// Llama 3's Table 4 runs its 126 layers on 16 pipeline ranks with the interleaved schedule whose end chunks hold only the
-// embedding and the loss (Sec. 3.3.2): one layer per virtual stage, vpp 8. Before it was read so, the three rows were
-// refused; on 1F1B in its place the 16,384-GPU row's 16 micro-batches would leave a 47% bubble that did not run.
+// Llama 3's Table 4 runs its 126 layers on 16 pipeline ranks with the interleaved schedule whose end chunks hold only
+// the embedding and the loss (Sec. 3.3.2): one layer per virtual stage, vpp 8. Before it was read so, the three rows
+// were refused; on 1F1B in its place the 16,384-GPU row's 16 micro-batches would leave a 47% bubble that did not run.
 TEST(PublishedRuns, Llama3TableFourRunsItsOneLayerPerVirtualStageSchedule) {
   int seen = 0;
   for (const auto& text : validation::published_record_texts(validation::shared_validation_dir())) {
@@ -92,9 +92,10 @@ TEST(PublishedRuns, Llama3TableFourRunsItsOneLayerPerVirtualStageSchedule) {
   EXPECT_EQ(seen, 3);
 }
 
-// The Megatron-LM README's pipelined rows overlap pipeline communication, which Megatron-LM does only on the interleaved
-// schedule: they run interleaved, one layer per virtual stage (NVIDIA's GPT-3 recipe sets vpp "to maximum"). On 1F1B the
-// strong-scaling row's 12 micro-batches on 6 stages would idle 5/12 of the compute, and its MFU could not be 42%.
+// The Megatron-LM README's pipelined rows overlap pipeline communication, which Megatron-LM does only on the
+// interleaved schedule: they run interleaved, one layer per virtual stage (NVIDIA's GPT-3 recipe sets vpp "to
+// maximum"). On 1F1B the strong-scaling row's 12 micro-batches on 6 stages would idle 5/12 of the compute, and its MFU
+// could not be 42%.
 TEST(PublishedRuns, MegatronReadmePipelinedRowsInterleaveOneLayerPerVirtualStage) {
   int pipelined = 0;
   for (const auto& text : validation::published_record_texts(validation::shared_validation_dir())) {
