@@ -23,9 +23,7 @@ void full_step(benchmark::State& state, int dp) {
       {"cluster.gpus", std::to_string(128 * dp)},
       {"parallel.dp", std::to_string(dp)},
       {"parallel.global_batch", std::to_string(16 * dp)},
-      // The 1F1B split this benchmark has timed since issue 9 (the example now runs the paper's one layer per virtual
-      // stage; tests/bench/step_bench.cpp).
-      {"parallel.pipeline_layout", "Et*7|(t*8|)*14t*7L"},
+      support::kLlama405bOneFOneB,  // the split this benchmark has timed since issue 9
   };
   const auto s = support::load_step("scenarios/examples/llama3-405b-16384-h100.json", o);
   const double rss_before = peak_rss_gib();

@@ -10,10 +10,9 @@
 namespace {
 
 const char* kScenario = "scenarios/examples/llama3-405b-16384-h100.json";
-// The split these benchmarks have timed since issue 3 (1F1B, 7 layers on the first and last stages), kept so their
-// medians compare across rounds: the example now runs the paper's interleaved schedule, one layer per virtual stage,
-// which the *PaperSchedule benchmarks time.
-const std::vector<sim::scenario::Override> kOneFOneB = {{"parallel.pipeline_layout", "Et*7|(t*8|)*14t*7L"}};
+// The split these benchmarks have timed since issue 3 (support::kLlama405bOneFOneB); the *PaperSchedule benchmarks
+// time the example as it is.
+const std::vector<sim::scenario::Override> kOneFOneB = {support::kLlama405bOneFOneB};
 
 double peak_rss_gib() {
   rusage u{};
