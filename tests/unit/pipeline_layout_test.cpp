@@ -76,7 +76,10 @@ TEST(PipelineLayout, ItsTextReadsBackToTheSameStages) {
                                                                                  {{1, 2, 2, 2, 2, 1}, 1},
                                                                                  {{0, 1, 1, 1, 0}, 0},
                                                                                  {{3, 3, 3, 3}, 0},
-                                                                                 {{2, 2, 2, 3}, 0}}) {
+                                                                                 {{2, 2, 2, 3}, 0},
+                                                                                 {{1, 2, 3, 3, 3, 2, 1}, 0},
+                                                                                 {{0, 0, 0, 0, 0}, 0},
+                                                                                 {{7, 8, 8, 8, 8, 7}, 1}}) {
     const std::string text = pipeline_layout_text(layers, mtp);
     const auto back = ok(text);
     EXPECT_EQ(back.layers, layers) << text;

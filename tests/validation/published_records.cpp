@@ -477,7 +477,7 @@ Record convert(const json& r) {
   // and NVIDIA's GPT-3 recipe of the time sets it "to maximum", one layer per virtual stage
   // (NeMo-Framework-Launcher launcher_scripts/conf/training/gpt3/175b.yaml at 056a90ed:
   // virtual_pipeline_model_parallel_size 12 for 96 layers on 8 stages).
-  const int model_layers = get<int>(m, "layers").value_or(0);
+  const int model_layers = get<int>(model, "layers").value_or(0);  // as model_of filled it in
   if (std::string(fam->name) == "megatron-readme" && pp > 1 && vpp == 1 && model_layers > 0 && model_layers % pp == 0) {
     vpp = model_layers / pp;
     out.assumptions.push_back("interleaved, one layer per virtual stage (vpp " + std::to_string(vpp) +
