@@ -601,7 +601,7 @@ Record convert(const json& r) {
   // (--account-for-embedding-in-pipeline-split, --account-for-loss-in-pipeline-split), which the NVIDIA recipes for
   // Llama 3.1 405B (126 + 2 = 128) and the Megatron-MoE-ModelZoo Qwen3 configs (94 + 2 = 96) rely on; TorchTitan's
   // 405B split likewise gives the first and last stages one layer fewer.
-  const int layers = model.value("layers", 0);
+  const int layers = model_layers;
   if (layers % (pp * vpp) != 0 && (layers + 2) % (pp * vpp) == 0 && pp > 1) {
     par["account_for_embedding_in_pipeline_split"] = true;
     par["account_for_loss_in_pipeline_split"] = true;
