@@ -125,7 +125,8 @@ void print_plan(const planner::PlanResult& r, const scenario::Scenario& s, const
     const auto& c = r.candidates[static_cast<std::size_t>(i)];
     const std::string rank = std::to_string(i + 1);
     out << std::string(rank.size() < 3 ? 3 - rank.size() : 0, ' ') << rank << "  " << c.megatron_flags;
-    if (c.parallel.schedule == parallel::Schedule::GPipe || c.parallel.schedule == parallel::Schedule::ZeroBubbleH1)
+    if (c.parallel.schedule == parallel::Schedule::GPipe || c.parallel.schedule == parallel::Schedule::ZeroBubbleH1 ||
+        c.parallel.schedule == parallel::Schedule::DualPipeV)
       out << "  (schedule " << parallel::to_string(c.parallel.schedule) << ": not a Megatron-LM flag)";
     out << "\n";
   }

@@ -1,6 +1,7 @@
 // sim/execution/analytic_step.cpp: the closed-form step (the planner's fast path and the replays' test oracle), on
 // the same timed work as the replays: per rank its forward and backward totals, the schedule's formula, then each
 // rank's data-parallel buckets after its last backward.
+#include "sim/base/assert.hpp"
 #include "sim/execution/step_breakdown.hpp"
 #include "sim/execution/step_sim.hpp"
 #include "sim/parallel/schedule.hpp"
@@ -43,11 +44,68 @@ struct StageTotals {
   Time backward_weight;  // zero-bubble only
 };
 
+/// DualPipeV's programs (parallel::pipeline_ops) played out on each op's total: an op starts when its rank is free and
+/// its input is there (the previous virtual stage's forward, the next one's backward, plus a transfer when they are
+/// on another rank); paired ops take their paired passes. When each rank's ops end. Linear in the ops; no
+/// collectives, as the rest of the closed form.
+std::vector<Time> dualpipe_ends(const StepPlan& plan) {
+  const int p = plan.pp(), m = plan.micro_batches(), last = plan.layout.stages() - 1;
+  std::vector<std::vector<parallel::PipeOp>> progs;
+  for (int r = 0; r < p; ++r)
+    progs.push_back(parallel::pipeline_ops(plan.schedule, p, 2, m, r));
+  // When each (micro-batch, virtual stage) forward and input-gradient pass ended; max() while not yet run.
+  std::vector<Time> fwd(static_cast<std::size_t>(m * (last + 1)), Time::max()), bwd = fwd;
+  std::vector<Time> free(static_cast<std::size_t>(p));
+  std::vector<std::size_t> next(static_cast<std::size_t>(p), 0);
+  auto duration = [&](const parallel::PipeOp& op, const StageWork& st) {
+    const bool paired = op.paired && plan.ep_comm_overlap && !st.forward_paired.segments.empty();
+    switch (op.kind) {
+      case parallel::OpKind::Forward:
+        return (paired ? st.forward_paired : st.forward).total();
+      case parallel::OpKind::Backward:
+        return (paired ? st.backward_paired : st.backward).total();
+      case parallel::OpKind::BackwardInput:
+        return st.backward_input.total();
+      case parallel::OpKind::BackwardWeight:
+        return st.backward_weight.total();
+    }
+    return Time::zero();
+  };
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (int r = 0; r < p; ++r) {
+      auto& at = next[static_cast<std::size_t>(r)];
+      for (const auto& prog = progs[static_cast<std::size_t>(r)]; at < prog.size(); ++at) {
+        const parallel::PipeOp& op = prog[at];
+        const int s = plan.layout.stage(op.chunk, r);
+        const bool forward = op.kind == parallel::OpKind::Forward, weight = op.kind == parallel::OpKind::BackwardWeight;
+        const int from = forward ? s - 1 : s + 1;  // the stage whose output this op needs
+        Time ready = Time::zero();
+        if (!weight && from >= 0 && from <= last) {
+          ready = (forward ? fwd : bwd)[static_cast<std::size_t>(op.micro_batch * (last + 1) + from)];
+          if (ready == Time::max()) break;  // not run yet: the next rank first
+          if (plan.layout.rank_of(from) != r) ready += plan.p2p;
+        }
+        Time& t = free[static_cast<std::size_t>(r)];
+        t = std::max(t, ready) + duration(op, plan.stage(op.chunk, r));
+        if (!weight) (forward ? fwd : bwd)[static_cast<std::size_t>(op.micro_batch * (last + 1) + s)] = t;
+        moved = true;
+      }
+    }
+  }
+  for (int r = 0; r < p; ++r)
+    SIM_ASSERT(next[static_cast<std::size_t>(r)] == progs[static_cast<std::size_t>(r)].size(),
+               "DualPipeV's programs run to their end");
+  return free;
+}
+
 }  // namespace
 
 results::StepResult analytic_step(const StepPlan& plan) {
   const int p = plan.pp(), v = plan.vpp(), m = plan.micro_batches();
-  const bool zb = plan.schedule == parallel::Schedule::ZeroBubbleH1;
+  const bool dualpipe = plan.schedule == parallel::Schedule::DualPipeV;
+  // Both end their step with weight-gradient passes (W); ZB-H1 runs all of its weight gradients there.
+  const bool zb = plan.schedule == parallel::Schedule::ZeroBubbleH1 || dualpipe;
   // Every stage's totals in one pass over its segments (the zero-bubble passes only for that schedule).
   // A stage sharing its StageWork with an earlier one shares its totals (a plan has a few distinct ones).
   std::vector<StageTotals> totals(plan.stages.size());
@@ -68,7 +126,7 @@ results::StepResult analytic_step(const StepPlan& plan) {
     }
   }
   const auto stage_totals = [&](int c, int r) -> const StageTotals& {
-    return totals[static_cast<std::size_t>(c * p + r)];
+    return totals[static_cast<std::size_t>(c * p + r)];  // StepPlan::stages' order
   };
   std::vector<Time> f(static_cast<std::size_t>(p)), b(static_cast<std::size_t>(p)), bi(static_cast<std::size_t>(p)),
       w(static_cast<std::size_t>(p));
@@ -87,7 +145,7 @@ results::StepResult analytic_step(const StepPlan& plan) {
   if (plan.ep_comm_overlap)
     for (int r = 0; r < p; ++r) {
       auto ops = parallel::pipeline_ops(plan.schedule, p, v, m, r);
-      parallel::pair_forward_backward(ops);
+      if (!dualpipe) parallel::pair_forward_backward(ops);  // DualPipeV's program comes paired
       for (const auto& op : ops) {
         const StageWork& st = plan.stage(op.chunk, r);
         if (!op.paired || st.forward_paired.segments.empty()) continue;
@@ -109,7 +167,13 @@ results::StepResult analytic_step(const StepPlan& plan) {
   }
   const std::int64_t hops = 2 * static_cast<std::int64_t>(p - 1);
   Time pipe;
-  if (zb) {
+  // DualPipeV: its programs played out op by op on these totals (dualpipe_ends). The DeepSeek-V3 report's bubble,
+  // (p - 1)(F&B + B - 3W) per chunk (Table 2), bounds it from above: the played-out fold idles about one forward per
+  // rank less (tests/unit/dualpipe_test.cpp).
+  const std::vector<Time> ends = dualpipe ? dualpipe_ends(plan) : std::vector<Time>{};
+  if (dualpipe) {
+    pipe = *std::max_element(ends.begin(), ends.end());
+  } else if (zb) {
     pipe = Time{m * worst.ns + (p - 1) * std::max<std::int64_t>(0, zb_bubble.ns) + hops * plan.p2p.ns};
   } else if (v > 1) {
     pipe = Time{steady.ns + (p - 1) * worst.ns / v + hops * plan.p2p.ns};
@@ -124,7 +188,9 @@ results::StepResult analytic_step(const StepPlan& plan) {
   Time most, critical_dp_wait, critical_opt;
   Time last = pipe;
   for (int r = 0; r < p; ++r) {
-    if (r > 0) last -= (zb ? bi[static_cast<std::size_t>(r - 1)] : b[static_cast<std::size_t>(r - 1)]) + plan.p2p;
+    if (dualpipe) last = ends[static_cast<std::size_t>(r)];
+    if (r > 0 && !dualpipe)
+      last -= (zb ? bi[static_cast<std::size_t>(r - 1)] : b[static_cast<std::size_t>(r - 1)]) + plan.p2p;
     // Buckets of each chunk, the chunks' last gradient passes taken back to back, ending at `last`.
     Time gradient_op_total;
     for (int c = 0; c < v; ++c) {

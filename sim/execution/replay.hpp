@@ -169,6 +169,9 @@ class Gpu final : public engine::Component {
   void maybe_finish();
   /// Whether `op` reduces its gradient buckets (the gradient pass of the last micro-batch; every one with ZeRO >= 2).
   bool reduces_buckets(const PipeOp& op) const;
+  /// DualPipeV's W ops: the buckets are cut along its full backward's segments, so a W op releases all of its
+  /// chunk's buckets when it ends.
+  bool whole_bucket_op(const PipeOp& op) const;
   void enqueue_bucket();
   void dp_start_next();
   /// Adds a span to the timeline when this GPU records one; `name` (a callable returning the label) runs only then, so

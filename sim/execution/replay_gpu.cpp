@@ -53,7 +53,7 @@ void Gpu::begin_op() {
     return;
   }
   const PipeOp& op = prog[op_];
-  const int vs = parallel::virtual_stage(op.chunk, rank_, replay_.plan().pp());
+  const int vs = replay_.plan().layout.stage(op.chunk, rank_);
   bool ready = true;
   if (op.kind == OpKind::Forward && vs > 0) ready = fwd_ready_[ready_index(op.micro_batch, op.chunk)] != 0;
   if ((op.kind == OpKind::Backward || op.kind == OpKind::BackwardInput) && vs < replay_.last_stage())
@@ -126,7 +126,7 @@ void Gpu::segment_done() {
         [&]() -> const std::string& { return replay_.plan().labels[s.label]; }, since_, now());
   // Gradient buckets become ready during the last micro-batch's gradient pass of each chunk (ZeRO >= 2: during
   // every micro-batch's).
-  if (reduces_buckets(op)) {
+  if (reduces_buckets(op) && !whole_bucket_op(op)) {
     for (const auto& b : replay_.plan().stage(op.chunk, rank_).buckets)
       if (b.ready_after == static_cast<int>(seg_)) enqueue_bucket();
   }
@@ -137,8 +137,8 @@ void Gpu::segment_done() {
 void Gpu::end_op() {
   const PipeOp& op = replay_.program(rank_)[op_];
   const auto& plan = replay_.plan();
-  const int pp = plan.pp();
-  const int vs = parallel::virtual_stage(op.chunk, rank_, pp);
+  const auto& layout = plan.layout;
+  const int vs = layout.stage(op.chunk, rank_);
   record(
       0,
       [&] {
@@ -146,23 +146,29 @@ void Gpu::end_op() {
                (plan.vpp() > 1 ? ".c" + std::to_string(op.chunk) : "");
       },
       op_start_, now());
-  const Time arrive = now() + plan.p2p;
-  if (op.kind == OpKind::Forward && vs < replay_.last_stage()) {
-    const int to = vs + 1;  // on the next rank; from the last rank it wraps to rank 0, next chunk
+  // The stage after (forward) or before (backward) runs on the next or the previous rank (the last rank wraps to rank
+  // 0 under interleaving), or under DualPipeV's fold on this rank itself, where nothing is sent.
+  auto send = [&](int to, std::uint64_t kind, const char* what) {
+    // Without the V, forwards go to the next rank and backwards to the previous one; in it, chunk 1 runs the other
+    // way, and the fold (the last rank's stages pp - 1 and pp) stays on its rank.
+    const bool forward = kind == kForwardInput;
+    const bool reversed = layout.v_shape && op.chunk == 1;
+    const bool fold = layout.v_shape && rank_ == layout.pp - 1 && op.chunk == (forward ? 0 : 1);
+    Gpu& gpu = fold ? *this : forward != reversed ? *next_ : *prev_;
+    const Time arrive = &gpu == this ? now() : now() + plan.p2p;
     const std::uint64_t arg =
-        kForwardInput | static_cast<std::uint64_t>(op.micro_batch) << 8 | static_cast<std::uint64_t>(to / pp) << 40;
-    simulator().schedule_at(arrive, engine::kDefaultPriority, *next_, arg);
-    record(
-        2, [&] { return "send F" + std::to_string(op.micro_batch); }, now(), arrive);
-  }
-  if ((op.kind == OpKind::Backward || op.kind == OpKind::BackwardInput) && vs > 0) {
-    const int to = vs - 1;
-    const std::uint64_t arg =
-        kBackwardInput | static_cast<std::uint64_t>(op.micro_batch) << 8 | static_cast<std::uint64_t>(to / pp) << 40;
-    simulator().schedule_at(arrive, engine::kDefaultPriority, *prev_, arg);
-    record(
-        2, [&] { return "send B" + std::to_string(op.micro_batch); }, now(), arrive);
-  }
+        kind | static_cast<std::uint64_t>(op.micro_batch) << 8 | static_cast<std::uint64_t>(layout.chunk_of(to)) << 40;
+    simulator().schedule_at(arrive, engine::kDefaultPriority, gpu, arg);
+    if (&gpu != this)
+      record(
+          2, [&] { return what + std::to_string(op.micro_batch); }, now(), arrive);
+  };
+  if (whole_bucket_op(op) && reduces_buckets(op))
+    for (std::size_t b = 0; b < plan.stage(op.chunk, rank_).buckets.size(); ++b)
+      enqueue_bucket();
+  if (op.kind == OpKind::Forward && vs < replay_.last_stage()) send(vs + 1, kForwardInput, "send F");
+  if ((op.kind == OpKind::Backward || op.kind == OpKind::BackwardInput) && vs > 0)
+    send(vs - 1, kBackwardInput, "send B");
   ++op_;
   enter(State::Ready, kIdle);
   begin_op();
@@ -193,9 +199,16 @@ void Gpu::handle(std::uint64_t arg) {
 
 bool Gpu::reduces_buckets(const PipeOp& op) const {
   const auto& plan = replay_.plan();
+  // ZB-H1's weight gradients are all in its W ops; DualPipeV's in its full backwards and its W ops.
   const bool grad_op = plan.schedule == parallel::Schedule::ZeroBubbleH1 ? op.kind == OpKind::BackwardWeight
-                                                                         : op.kind == OpKind::Backward;
+                       : plan.schedule == parallel::Schedule::DualPipeV
+                           ? op.kind == OpKind::Backward || op.kind == OpKind::BackwardWeight
+                           : op.kind == OpKind::Backward;
   return grad_op && (plan.dp_every_micro_batch || op.micro_batch == plan.micro_batches() - 1);
+}
+
+bool Gpu::whole_bucket_op(const PipeOp& op) const {
+  return op.kind == OpKind::BackwardWeight && replay_.plan().schedule == parallel::Schedule::DualPipeV;
 }
 
 void Gpu::enqueue_bucket() {

@@ -244,7 +244,11 @@ StepPlan Planner::build() {
   const bool zb = in_.parallel.schedule == parallel::Schedule::ZeroBubbleH1;
 
   plan.dp_every_micro_batch = in_.parallel.zero_stage >= 2;
-  plan.ep_comm_overlap = in_.parallel.ep_comm_overlap;
+  // DualPipeV overlaps its pairs' all-to-alls by design (DeepSeek-V3 report Sec. 3.2.1), as the key asks Megatron-Core
+  // to; both need the forward's activations at hand (no full recomputation).
+  plan.ep_comm_overlap =
+      in_.parallel.ep_comm_overlap || (in_.parallel.schedule == parallel::Schedule::DualPipeV && L.ep > 1 &&
+                                       in_.parallel.recompute != parallel::Recompute::Full);
   // ZeRO-3 (Rajbhandari et al. 2020, Sec. 5.3; 3 x the parameters on the wire per iteration instead of 2, Sec. 7.2.2)
   // and FSDP FULL_SHARD (Zhao et al., VLDB 2023, Sec. 3.3-3.4): a unit's 16-bit weights are all-gathered over the
   // data-parallel group before its forward and again before its backward, in every micro-batch, and the next unit's
@@ -335,7 +339,7 @@ StepPlan Planner::build() {
     auto forward_unit = [&](const std::vector<TimedSegment>& segs, double params) {
       exposed_gather(st.forward, params, previous);
       append(st.forward, segs);
-      if (in_.parallel.ep_comm_overlap) ep.forward(segs);
+      if (plan.ep_comm_overlap) ep.forward(segs);
       previous = duration(segs);
     };
     if (first) forward_unit(e_fwd, embed_params);
@@ -371,7 +375,7 @@ StepPlan Planner::build() {
     std::optional<Time> previous_b, previous_bi;
     auto layer_backward = [&](const std::vector<TimedSegment>& rec, const std::vector<TimedSegment>& b,
                               const std::vector<TimedSegment>& w, double params, Time mlp_dw = Time::zero()) {
-      if (in_.parallel.ep_comm_overlap) ep.backward(rec, b, w, mlp_dw);
+      if (plan.ep_comm_overlap) ep.backward(rec, b, w, mlp_dw);
       // Weights are needed for the recomputed forward and the input gradients (zero-bubble B), not for W.
       exposed_gather(st.backward, params, previous_b, /*with_grads=*/true, /*backward=*/true);
       exposed_gather(st.backward_input, params, previous_bi, /*with_grads=*/false, /*backward=*/true);
@@ -432,7 +436,7 @@ StepPlan Planner::build() {
       if (slowed > Time::zero()) grad_op.segments.push_back({slowed, SegKind::Compute, interference_label});
       if (slowed > Time::zero() && zb) st.backward.segments.push_back({slowed, SegKind::Compute, interference_label});
     }
-    if (in_.parallel.ep_comm_overlap)
+    if (plan.ep_comm_overlap)
       ep.finish(st, hw_.gpu.sm_count,
                 in_.parallel.moe_dispatcher == parallel::MoeDispatcher::DeepEp ? kDeepEpSms : kNcclCollectiveSms,
                 interference_label);
@@ -458,6 +462,12 @@ StepPlan Planner::build() {
     st.param_gather_bytes =
         gather_after ? Bytes{static_cast<std::int64_t>(std::llround(st.params_local * kParamBytes))} : Bytes{};
     built.push_back({first, last, layers, v, recomputed_layers - recomputed_before});
+  }
+  if (L.v_shape) {  // built in model order; kept as StepPlan::stage() reads them, chunk * pp + rank
+    const auto model_order = plan.stages;
+    for (int c = 0; c < L.vpp; ++c)
+      for (int r = 0; r < L.pp; ++r)
+        plan.stages[static_cast<std::size_t>(c * L.pp + r)] = model_order[static_cast<std::size_t>(L.stage(c, r))];
   }
 
   // Pipeline transfers: the boundary activation, split over tensor-parallel ranks (scatter-gather optimisation,

@@ -97,8 +97,9 @@ struct StepPlan {
   parallel::Schedule schedule = parallel::Schedule::OneFOneB;
   std::string order = "tp-cp-dp-pp";  // rank placement, innermost first
   int gpus = 0;
-  /// Work by virtual stage (chunk * pp + rank). Stages alike in work share one StageWork (never modified once built),
-  /// so a deep pipeline's plan holds a few, not pp x vpp copies of their segment lists.
+  /// Work by chunk * pp + rank (stage()): the virtual stage's under interleaving; under DualPipeV's V (Layout::v_shape)
+  /// chunk 1 of rank r holds virtual stage 2pp - 1 - r's work. Stages alike in work share one StageWork (never modified
+  /// once built), so a deep pipeline's plan holds a few, not pp x vpp copies of their segment lists.
   std::vector<std::shared_ptr<const StageWork>> stages;
   std::vector<int> first_layers;  // by virtual stage: the model layer each starts at
   base::Time p2p;                 // activation (or gradient) send between adjacent stages
@@ -107,7 +108,8 @@ struct StepPlan {
   /// ZeRO >= 2: a GPU keeps only its shard of the gradients, so every micro-batch's gradients are reduce-scattered
   /// as its backward produces them (DeepSpeed stage 2, FSDP outside no_sync), not once after the last micro-batch.
   bool dp_every_micro_batch = false;
-  /// Megatron-Core's --overlap-moe-expert-parallel-comm: steady-state forward/backward pairs run their paired passes.
+  /// Megatron-Core's --overlap-moe-expert-parallel-comm (or DualPipeV with expert parallelism): steady-state
+  /// forward/backward pairs run their paired passes.
   bool ep_comm_overlap = false;
   std::shared_ptr<const topology::Topology> topology;  // for flow-level replays of data-parallel collectives
   double model_flops = 0;                              // per iteration, whole job (MFU convention)

@@ -128,7 +128,9 @@ Replay::Replay(const StepPlan& plan, const StepOptions& options) : plan_(plan), 
   const auto& L = plan.layout;
   for (int r = 0; r < L.pp; ++r) {
     programs_.push_back(parallel::pipeline_ops(plan.schedule, L.pp, L.vpp, L.micro_batches, r));
-    if (plan.ep_comm_overlap) parallel::pair_forward_backward(programs_.back());
+    // DualPipeV's program comes with its pairs marked.
+    if (plan.ep_comm_overlap && plan.schedule != parallel::Schedule::DualPipeV)
+      parallel::pair_forward_backward(programs_.back());
   }
   const parallel::Placement placement(L, plan.order);
   const int dps = full() ? L.dp : 1;
@@ -280,6 +282,9 @@ Time ideal_bubble(const StepPlan& plan, int rank) {
   }
   const std::int64_t p1 = plan.pp() - 1;
   if (plan.schedule == parallel::Schedule::ZeroBubbleH1) return std::max(Time::zero(), Time{p1 * (f + bi - w).ns});
+  // DualPipeV: (p - 1)(F&B + B - 3W) per chunk (DeepSeek-V3 report, Table 2), F&B taken as F + B (an upper bound).
+  if (plan.schedule == parallel::Schedule::DualPipeV)
+    return std::max(Time::zero(), Time{p1 * (f + b * 2 - w * 3).ns / 2});
   return Time{p1 * (f + b).ns / plan.vpp()};
 }
 

@@ -34,7 +34,7 @@ constexpr std::array kRules{
     LayoutRule{"interleaved-micro-batches",
                "the interleaved schedule needs micro-batches divisible by pp (Megatron-LM's groups of pp)"},
     LayoutRule{"vpp-needs-pp", "virtual pipeline stages (vpp > 1) need a pipeline (pp > 1)"},
-    LayoutRule{"vpp-needs-interleaved", "vpp > 1 runs only under the interleaved schedule"},
+    LayoutRule{"vpp-needs-interleaved", "vpp > 1 runs only under the interleaved schedule (or dualpipev, vpp = 2)"},
     LayoutRule{"layers-stages",
                "without layers_per_stage, layers must divide evenly over pp*vpp virtual stages (Megatron-LM)"},
     LayoutRule{"layers-per-stage-count", "layers_per_stage needs exactly pp*vpp entries"},
@@ -61,7 +61,11 @@ constexpr std::array kRules{
                "ep_comm_overlap overlaps expert-parallel all-to-alls: it needs ep > 1 (Megatron-Core)"},
     LayoutRule{"ep-overlap-schedule",
                "ep_comm_overlap pairs steady-state forwards and backwards: with pp > 1 it needs the interleaved "
-               "schedule (vpp > 1), and 1F1B only with pp = 1 (Megatron-Core)"},
+               "schedule (vpp > 1) or dualpipev, and 1F1B only with pp = 1 (Megatron-Core)"},
+    LayoutRule{
+        "dualpipev-shape",
+        "dualpipev folds the model into 2 x pp stages in a V and needs pp >= 2 and at least 2 x pp micro-batches "
+        "(deepseek-ai/DualPipe)"},
     LayoutRule{"ep-overlap-recompute", "ep_comm_overlap cannot run with full recomputation (Megatron-Core)"},
     LayoutRule{"recompute-op-dense",
                "recompute \"op\" (PyTorch per-operator checkpointing, TorchTitan's policy) is modelled for dense "
@@ -179,6 +183,10 @@ int check_batch(const workload::ModelSpec& model, const ParallelConfig& c, int d
   if (c.schedule == Schedule::Interleaved && c.pp > 1 && m % c.pp != 0)
     rules.fail("interleaved-micro-batches", "the interleaved schedule needs micro-batches per replica (" + str(m) +
                                                 ") divisible by pp = " + str(c.pp) + " (Megatron-LM)");
+  // DualPipeV (deepseek-ai/DualPipe, dualpipev.py, step()): "num_chunks >= num_ranks * 2", and a pipeline to fold.
+  if (c.schedule == Schedule::DualPipeV && (c.pp < 2 || m < 2 * c.pp))
+    rules.fail("dualpipev-shape", "dualpipev needs pp >= 2 and at least 2 x pp micro-batches per replica; here pp = " +
+                                      str(c.pp) + ", " + str(m) + " micro-batches");
   return m;
 }
 
@@ -187,7 +195,7 @@ std::vector<int> check_stages(const workload::ModelSpec& m, const ParallelConfig
   if (c.vpp > 1 && c.pp == 1)
     rules.fail("vpp-needs-pp",
                "vpp = " + str(c.vpp) + " virtual stages need pp > 1 (there is no pipeline to interleave)");
-  if (c.vpp > 1 && c.schedule != Schedule::Interleaved)
+  if (c.vpp > 1 && c.schedule != Schedule::Interleaved && c.schedule != Schedule::DualPipeV)
     rules.fail("vpp-needs-interleaved",
                "vpp = " + str(c.vpp) + " virtual stages need the interleaved schedule, not " + to_string(c.schedule));
   const int stages = c.pp * c.vpp;
@@ -320,7 +328,8 @@ void check_experts(const workload::ModelSpec& m, const ParallelConfig& c, int dp
 /// pp > 1, no full recomputation.
 void check_ep_overlap(const ParallelConfig& c, RuleChecker& rules) {
   if (c.ep < 2) rules.fail("ep-overlap-needs-ep", "ep_comm_overlap is set but ep = " + str(c.ep));
-  const bool ok = c.schedule == Schedule::Interleaved || (c.schedule == Schedule::OneFOneB && c.pp == 1);
+  const bool ok = c.schedule == Schedule::Interleaved || c.schedule == Schedule::DualPipeV ||
+                  (c.schedule == Schedule::OneFOneB && c.pp == 1);
   if (!ok)
     rules.fail("ep-overlap-schedule", std::string("ep_comm_overlap with schedule \"") + to_string(c.schedule) +
                                           "\" and pp = " + str(c.pp) +
@@ -391,6 +400,7 @@ std::variant<Layout, std::vector<Infeasible>> resolve_layout(const workload::Mod
   l.ep = config.ep;
   l.expert_tp = config.expert_tp;
   l.vpp = config.vpp;
+  l.v_shape = config.schedule == Schedule::DualPipeV;
   l.micro_batch = config.micro_batch;
   l.micro_batches = micro_batches;
   l.layers_per_stage = std::move(split);

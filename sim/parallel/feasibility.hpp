@@ -45,8 +45,16 @@ struct Layout {
 
   int gpus() const { return tp * pp * dp * cp; }
   int stages() const { return pp * vpp; }
+  /// DualPipeV's V (Schedule::DualPipeV): chunk 1 of rank r is virtual stage 2pp - 1 - r, so the first and the last
+  /// stage share rank 0 and the last rank runs stages pp - 1 and pp back to back.
+  bool v_shape = false;
   /// Virtual stage index of model chunk `chunk` on pipeline rank `pipeline_rank`.
-  int stage(int chunk, int pipeline_rank) const { return chunk * pp + pipeline_rank; }
+  int stage(int chunk, int pipeline_rank) const {
+    return v_shape && chunk == 1 ? 2 * pp - 1 - pipeline_rank : chunk * pp + pipeline_rank;
+  }
+  /// The pipeline rank and the chunk that run virtual stage `s` (the inverse of stage()).
+  int rank_of(int s) const { return v_shape && s >= pp ? 2 * pp - 1 - s : s % pp; }
+  int chunk_of(int s) const { return s / pp; }
   /// Layers held by one pipeline rank, summed over its vpp chunks.
   int layers_on_rank(int pipeline_rank) const;
   /// Index of the first transformer layer of virtual stage `stage` (layers stack in virtual-stage order).

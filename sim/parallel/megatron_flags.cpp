@@ -44,10 +44,12 @@ MegatronArgs megatron_args(const ParallelConfig& config, const Layout& layout, c
   if (config.from_layout || (!even && !per.empty() && !accounted && !middle_even)) {
     add("--pipeline-model-parallel-layout \"" + pipeline_layout_text(per, model.mtp_layers) + "\"");
   } else {
-    if (layout.vpp > 1 && accounted) {
+    // DualPipeV's two chunks are not Megatron-LM's virtual stages (its schedule has no flag: noted below).
+    const bool interleaved = layout.vpp > 1 && config.schedule != Schedule::DualPipeV;
+    if (interleaved && accounted) {
       // Layers per virtual stage with the embedding and loss counted as layers.
       flag("--num-layers-per-virtual-pipeline-stage", per.size() > 2 ? per[1] : per.front() + 1);
-    } else if (layout.vpp > 1) {
+    } else if (interleaved) {
       if (even) {
         flag("--num-layers-per-virtual-pipeline-stage", per.front());
       } else {
@@ -57,7 +59,8 @@ MegatronArgs megatron_args(const ParallelConfig& config, const Layout& layout, c
     if (!even && middle_even && per.front() != per[1]) flag("--decoder-first-pipeline-num-layers", per.front());
     if (!even && middle_even && per.back() != per[1]) flag("--decoder-last-pipeline-num-layers", per.back());
   }
-  if (config.schedule == Schedule::GPipe || config.schedule == Schedule::ZeroBubbleH1)
+  if (config.schedule == Schedule::GPipe || config.schedule == Schedule::ZeroBubbleH1 ||
+      config.schedule == Schedule::DualPipeV)
     comments.push_back(std::string("schedule ") + to_string(config.schedule) +
                        ": Megatron-LM runs 1F1B (interleaved with virtual stages); no flag selects this schedule");
   if (config.order != "tp-cp-dp-pp")

@@ -428,7 +428,7 @@ ParamsPerGpu params_on_rank(const ModelSpec& model, const Layout& layout, int pi
     });
   const double vocab_shard = static_cast<double>(padded_vocab(model.vocab, layout.tp)) * h / layout.tp;
   if (pipeline_rank == 0) p.dense += vocab_shard + counts.position;  // word embedding; positions are replicated
-  if (pipeline_rank == layout.pp - 1) {
+  if (pipeline_rank == layout.rank_of(layout.stages() - 1)) {        // the last stage's rank (DualPipeV: rank 0)
     p.dense += counts.final_norm;
     // Untied: the output layer. Tied with pp > 1: Megatron-LM keeps a copy of the word embedding on the last stage
     // and all-reduces its gradient with the first stage's (the embedding group).
@@ -489,7 +489,8 @@ MemoryBreakdown memory_on_rank(const ModelSpec& model, const Layout& layout, con
     const double h = model.hidden;
     const double vocab_shard = static_cast<double>(padded_vocab(model.vocab, layout.tp)) * h / layout.tp;
     if (pipeline_rank == 0) layer_weights -= vocab_shard;
-    if (pipeline_rank == layout.pp - 1 && (!model.tied_embeddings || layout.pp > 1)) layer_weights -= vocab_shard;
+    if (pipeline_rank == layout.rank_of(layout.stages() - 1) && (!model.tied_embeddings || layout.pp > 1))
+      layer_weights -= vocab_shard;
     weights += kFp8Copies * std::max(0.0, layer_weights);
   }
   out.params = whole_bytes(weights);
@@ -533,11 +534,13 @@ MemoryBreakdown memory_on_rank(const ModelSpec& model, const Layout& layout, con
   // zeros, exp(x) and their sum are live at once, 16 B per logit (its forward peaks at 14: the bf16 logits, their fp32
   // copy, x - max and its exp).
   double loss = 0;  // the output layer's and the loss's share
-  if (pipeline_rank == layout.pp - 1) {
+  const int last_stage = layout.stages() - 1;
+  if (pipeline_rank == layout.rank_of(last_stage)) {
     const double upcast_logit = (layout.tp > 1 ? 4 : 3) * kFp32;
     const double per_logit = options.upcast_cross_entropy ? upcast_logit : kFp32;
     const double logit_count = s * b * padded_vocab(model.vocab, layout.tp) / t;
-    loss = (2 * kBf16 * sbh * sigma + per_logit * logit_count) * held.back() * (1 + model.mtp_layers);  // + MTP heads
+    const int in_flight = held[static_cast<std::size_t>(layout.chunk_of(last_stage))];
+    loss = (2 * kBf16 * sbh * sigma + per_logit * logit_count) * in_flight * (1 + model.mtp_layers);  // + MTP heads
     if (!options.upcast_cross_entropy) loss += kBf16 * logit_count;
   }
   // Plus context parallelism's key/value exchange (cp_exchange.cpp), never live beside the loss's logits: the larger.
@@ -554,7 +557,7 @@ MemoryBreakdown memory_on_rank(const ModelSpec& model, const Layout& layout, con
     const double m = layout.micro_batches;
     double tensors = 0;
     for (int c = 0; c < layout.vpp; ++c) {
-      const int stage = c * layout.pp + pipeline_rank;
+      const int stage = layout.stage(c, pipeline_rank);
       const double in_flight = held[static_cast<std::size_t>(c)];
       if (stage > 0) tensors += std::max(0.0, m - in_flight);
       if (stage < stages - 1) tensors += m + in_flight;

@@ -1,6 +1,7 @@
 // sim/parallel/micro_batches_held.cpp: the micro-batches a pipeline rank holds in flight, per model chunk, at its
 // activation peak under each schedule (the pipeline-order half of the activation count; memory.cpp holds the bytes).
 #include "sim/parallel/memory.hpp"
+#include "sim/parallel/schedule.hpp"
 
 #include "sim/base/assert.hpp"
 
@@ -17,6 +18,30 @@ int forward_chunk(int k, int pp, int vpp) {
   return k % (pp * vpp) / pp;
 }
 
+/// DualPipeV's peak from its program: a forward adds its chunk's layers, a backward (or its input-gradient half,
+/// after which the saved activations are freed) takes them off; per chunk, the count at the first heaviest moment.
+std::vector<int> dualpipe_held(const Layout& layout, int r) {
+  const auto ops = pipeline_ops(Schedule::DualPipeV, layout.pp, 2, layout.micro_batches, r);
+  auto layers = [&](int c) { return layout.layers_per_stage[static_cast<std::size_t>(layout.stage(c, r))]; };
+  std::vector<int> held(2, 0), peak(2, 0);
+  long long weight = 0, peak_weight = -1;
+  for (const PipeOp& op : ops) {
+    const auto c = static_cast<std::size_t>(op.chunk);
+    if (op.kind == OpKind::Forward) {
+      ++held[c];
+      weight += layers(op.chunk);
+      if (weight > peak_weight) {
+        peak_weight = weight;
+        peak = held;
+      }
+    } else if (op.kind != OpKind::BackwardWeight) {
+      --held[c];
+      weight -= layers(op.chunk);
+    }
+  }
+  return peak;
+}
+
 }  // namespace
 
 std::vector<int> micro_batches_held(const Layout& layout, Schedule schedule, int pipeline_rank) {
@@ -25,7 +50,9 @@ std::vector<int> micro_batches_held(const Layout& layout, Schedule schedule, int
   const int m = layout.micro_batches;
   const int r = pipeline_rank;
   SIM_ASSERT(r >= 0 && r < p, "pipeline rank out of range");
-  SIM_ASSERT(v == 1 || schedule == Schedule::Interleaved, "vpp > 1 only under the interleaved schedule");
+  SIM_ASSERT(v == 1 || schedule == Schedule::Interleaved || schedule == Schedule::DualPipeV,
+             "vpp > 1 only under the interleaved schedule and DualPipeV");
+  if (schedule == Schedule::DualPipeV) return dualpipe_held(layout, r);
   const int total = m * v;
   int warmup = 0;
   switch (schedule) {
@@ -38,6 +65,8 @@ std::vector<int> micro_batches_held(const Layout& layout, Schedule schedule, int
       break;
     case Schedule::Interleaved:
       warmup = m == p ? total : std::min((p - r - 1) * 2 + (v - 1) * p, total);
+      break;
+    case Schedule::DualPipeV:  // returned above
       break;
   }
 

@@ -73,6 +73,8 @@ const char* to_string(Schedule s) {
       return "interleaved";
     case Schedule::ZeroBubbleH1:
       return "zb-h1";
+    case Schedule::DualPipeV:
+      return "dualpipev";
   }
   return "?";
 }
@@ -158,10 +160,13 @@ ParallelConfig ParallelConfig::parse(base::JsonReader& in) {
   in.required("global_batch", p.global_batch, dim);
   std::string schedule;
   if (p.vpp > 1) p.schedule = Schedule::Interleaved;
-  if (in.optional_enum("schedule", schedule, {"gpipe", "1f1b", "interleaved", "zb-h1"})) {
-    for (auto s : {Schedule::GPipe, Schedule::OneFOneB, Schedule::Interleaved, Schedule::ZeroBubbleH1})
+  if (in.optional_enum("schedule", schedule, {"gpipe", "1f1b", "interleaved", "zb-h1", "dualpipev"})) {
+    for (auto s :
+         {Schedule::GPipe, Schedule::OneFOneB, Schedule::Interleaved, Schedule::ZeroBubbleH1, Schedule::DualPipeV})
       if (schedule == to_string(s)) p.schedule = s;
     if (p.schedule == Schedule::OneFOneB && p.vpp > 1) p.schedule = Schedule::Interleaved;
+    // DualPipeV always holds two chunks per rank (its V); a layout of 2 x pp stages or no vpp at all says so.
+    if (p.schedule == Schedule::DualPipeV && !in.has("vpp") && !p.from_layout) p.vpp = 2;
   }
   if (in.optional("layers_per_stage", p.layers_per_stage, Range::at_least(0)) && p.layers_per_stage.empty())
     in.error("layers_per_stage",
@@ -195,6 +200,14 @@ ParallelConfig ParallelConfig::parse(base::JsonReader& in) {
   in.finish();
   if (p.schedule == Schedule::Interleaved && p.vpp < 2)
     in.error("schedule", "\"interleaved\" needs vpp >= 2 virtual stages per rank");
+  if (p.schedule == Schedule::DualPipeV && p.vpp != 2)
+    in.error("schedule",
+             "\"dualpipev\" holds exactly 2 chunks per rank (its V), but vpp = " + std::to_string(p.vpp) +
+                 (p.from_layout ? " from the pipeline_layout; write 2 x pp stages" : "; set vpp to 2 or leave it out"));
+  if (p.schedule == Schedule::DualPipeV && (p.first_stage_layers > 0 || p.last_stage_layers > 0))
+    in.error("schedule",
+             "\"dualpipev\" puts the first and the last virtual stage on the same rank; first/last_stage_layers "
+             "(Megatron-LM's per-rank split) do not apply: write a pipeline_layout or layers_per_stage");
   // Megatron-Core's TransformerConfig refuses these combinations ("recompute_method must be None for selective",
   // "recompute_modules only for selective").
   if (p.recompute != Recompute::Full && (in.has("recompute_method") || in.has("recompute_num_layers")))

@@ -34,7 +34,10 @@ enum class BackwardPrefetch { Pre, Post, None };
 /// (PyTorch's context_parallel with its default rotate method, TorchTitan's; Llama 3's context parallelism,
 /// arXiv:2407.21783, Sec. 3.3.2), which holds the whole sequence's keys and values on each rank (memory.cpp).
 enum class CpCommType { P2p, AllGather };
-enum class Schedule { GPipe, OneFOneB, Interleaved, ZeroBubbleH1 };
+/// DualPipeV: DeepSeek's DualPipe cut in half (deepseek-ai/DualPipe, dualpipe/dualpipev.py): two chunks per rank in a
+/// V (rank r holds virtual stages r and 2pp - 1 - r), forwards and backwards of different micro-batches run as
+/// overlapped pairs, the backward split into input and weight gradients at the ends (schedule.hpp).
+enum class Schedule { GPipe, OneFOneB, Interleaved, ZeroBubbleH1, DualPipeV };
 
 /// Megatron-Core's --recompute-modules (selective granularity; TransformerConfig.recompute_modules), as a bit set.
 enum RecomputeModule : unsigned {

@@ -1,9 +1,11 @@
-// sim/parallel/schedule.cpp: operation orders of GPipe, 1F1B, interleaved 1F1B and ZB-H1.
+// sim/parallel/schedule.cpp: operation orders of GPipe, 1F1B, interleaved 1F1B, ZB-H1 and DualPipeV.
 #include "sim/parallel/schedule.hpp"
 
 #include "sim/base/assert.hpp"
 
 #include <algorithm>
+#include <array>
+#include <deque>
 
 namespace sim::parallel {
 
@@ -76,6 +78,71 @@ std::vector<PipeOp> zero_bubble_h1(int pp, int m, int rank) {
   return ops;
 }
 
+/// DualPipeV's order on rank r of p (deepseek-ai/DualPipe, dualpipe/dualpipev.py, DualPipeV.step(), its eight
+/// steps): chunk 0 runs virtual stage r, chunk 1 stage 2p - 1 - r (Layout::v_shape). Micro-batches go through each
+/// chunk in order; a split backward (B_in) queues its weight gradients, which W ops run first in, first out.
+std::vector<PipeOp> dualpipe_v(int p, int m, int r) {
+  std::vector<PipeOp> ops;
+  std::array<int, 2> next_f{}, next_b{};
+  std::deque<PipeOp> deferred;  // weight gradients of split backwards, oldest first
+  auto forward = [&](int c, bool paired = false) { ops.push_back({OpKind::Forward, next_f[c]++, c, paired}); };
+  auto backward = [&](int c, bool split = false, bool paired = false) {
+    const int mb = next_b[c]++;
+    ops.push_back({split ? OpKind::BackwardInput : OpKind::Backward, mb, c, paired});
+    if (split) deferred.push_back({OpKind::BackwardWeight, mb, c});
+  };
+  auto weight = [&] {
+    SIM_ASSERT(!deferred.empty(), "a W op without a split backward before it");
+    ops.push_back(deferred.front());
+    deferred.pop_front();
+  };
+  auto pair = [&](int f, int b) {  // a forward and a backward of other micro-batches, each beside the other
+    forward(f, true);
+    backward(b, false, true);
+  };
+  const int tail = p - r - 1;
+  for (int i = 0; i < 2 * tail; ++i)  // 1: forwards of chunk 0 fill the way down
+    forward(0);
+  for (int i = 0; i <= r; ++i) {  // 2: both chunks
+    forward(0);
+    forward(1);
+  }
+  for (int i = 0; i < tail; ++i) {  // 3: chunk 1's first backwards, split (zero bubble)
+    backward(1, true);
+    weight();
+    forward(1);
+  }
+  for (int i = 0; i < m - 2 * p + r + 1; ++i) {  // 4: the steady state, two overlapped pairs
+    if (i == 0 && r == p - 1) {                  // the fold's first pair runs apart ("to further reduce bubble size")
+      forward(0);
+      backward(1);
+    } else {
+      pair(0, 1);
+    }
+    pair(1, 0);
+  }
+  for (int i = 0; i < tail; ++i) {  // 5
+    backward(1);
+    pair(1, 0);
+  }
+  bool split = false;  // 6: the second half of these backwards defer their weight gradients
+  for (int i = 0; i <= r; ++i) {
+    if (i == (r + 1) / 2 && r % 2 == 1) split = true;
+    backward(1, split);
+    if (i == (r + 1) / 2 && r % 2 == 0) split = true;
+    backward(0, split);
+  }
+  for (int i = 0; i < tail; ++i) {  // 7
+    weight();
+    backward(0, true);
+  }
+  for (int i = 0; i <= r; ++i)  // 8
+    weight();
+  SIM_ASSERT(deferred.empty() && next_f[0] == m && next_f[1] == m && next_b[0] == m && next_b[1] == m,
+             "DualPipeV runs every pass once");
+  return ops;
+}
+
 }  // namespace
 
 std::vector<ScheduleInfo> describe_schedules() {
@@ -90,6 +157,10 @@ std::vector<ScheduleInfo> describe_schedules() {
       {"zb-h1",
        "1F1B with backward split into input (B) and weight (W) gradients, W deferred into the cool-down; "
        "bubble about (p-1)(F+B-W) (Qi et al. ICLR 2024)"},
+      {"dualpipev",
+       "DeepSeek's DualPipe cut in half: 2 chunks per rank in a V, forward/backward pairs overlapping their "
+       "all-to-alls, split backwards at the ends; bubble (p-1)(F&B+B-3W) per chunk, m >= 2p (DeepSeek-V3 report, "
+       "arXiv:2412.19437, Sec. 3.2.1; deepseek-ai/DualPipe)"},
   };
 }
 
@@ -112,6 +183,8 @@ std::vector<PipeOp> pipeline_ops(Schedule schedule, int pp, int vpp, int micro_b
       return interleaved(pp, vpp, micro_batches, rank);
     case Schedule::ZeroBubbleH1:
       return zero_bubble_h1(pp, micro_batches, rank);
+    case Schedule::DualPipeV:
+      return dualpipe_v(pp, micro_batches, rank);
   }
   return {};
 }

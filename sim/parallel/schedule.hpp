@@ -35,6 +35,9 @@ struct PipeOp {
 ///  - ZB-H1 (Qi et al. ICLR 2024, "Zero Bubble Pipeline Parallelism"): the 1F1B order with each backward split into
 ///    B (input gradients) and W (weight gradients); W of micro-batch j runs after B of micro-batch
 ///    j + (pp - rank - 1), so deferred weight-gradient work fills the cool-down bubble; the rest run at the end.
+///  - DualPipeV (DeepSeek-V3 report, arXiv:2412.19437, Sec. 3.2.1; its V form in deepseek-ai/DualPipe): two chunks
+///    per rank, chunk 0 on virtual stage rank and chunk 1 on 2pp - 1 - rank; its forward/backward pairs come marked
+///    `paired` (pair_forward_backward does not apply), the backwards at both ends split into B_in and a later W.
 std::vector<PipeOp> pipeline_ops(Schedule schedule, int pp, int vpp, int micro_batches, int rank);
 
 /// Megatron-Core's combined 1F1B step (--overlap-moe-expert-parallel-comm; megatron/core/pipeline_parallel/
@@ -51,10 +54,5 @@ struct ScheduleInfo {
   const char* description;
 };
 std::vector<ScheduleInfo> describe_schedules();
-
-/// Virtual stage index of `chunk` on pipeline rank `rank`.
-inline int virtual_stage(int chunk, int rank, int pp) {
-  return chunk * pp + rank;
-}
 
 }  // namespace sim::parallel

@@ -216,7 +216,9 @@ void enumerate_batch(const PlanProblem& problem, int gpus, const ParallelConfig&
         } else {
           vpps = divisors(model.layers / pp);
         }
-        if (f.schedule && !f.vpp) {
+        if (f.schedule && !f.vpp && base.schedule == Schedule::DualPipeV) {
+          vpps = one(2);  // its V: two chunks per rank
+        } else if (f.schedule && !f.vpp) {
           const bool interleaved = base.schedule == Schedule::Interleaved;
           std::erase_if(vpps, [&](int v) { return interleaved ? v == 1 : v > 1; });
           if (vpps.empty()) vpps = one(interleaved ? 2 : 1);

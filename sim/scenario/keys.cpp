@@ -44,6 +44,8 @@ const std::vector<KeyDoc>& extension_keys() {
        "when FSDP gathers a unit's weights for its backward"},
       {"parallel.cp_comm_type", "\"p2p\"", "\"p2p\", \"all_gather\"", "context parallelism's key/value exchange"},
       {"parallel.recompute", "\"none\"", "\"none\", \"selective\", \"full\", \"op\"", "activation recomputation"},
+      {"parallel.schedule", "\"1f1b\"", "\"gpipe\", \"1f1b\", \"interleaved\", \"zb-h1\", \"dualpipev\"",
+       "pipeline schedule (interleaved when vpp > 1; `describe schedules`)"},
       {"parallel.recompute_modules", "[\"core_attn\"]",
        "core_attn, layernorm, mlp, moe, moe_act, mla_up_proj, shared_experts (selective only)",
        "Megatron-LM's --recompute-modules"},

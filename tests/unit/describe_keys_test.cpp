@@ -93,6 +93,7 @@ const std::map<std::string, Use>& uses() {
       {"parallel.backward_prefetch", {kDense, {{"parallel.zero_stage", "3"}}, "\"post\""}},
       {"parallel.cp_comm_type", {kDense, {{"parallel.cp", "2"}, {"parallel.dp", "16"}}, "\"all_gather\""}},
       {"parallel.recompute", {kDense, {}, "\"full\""}},
+      {"parallel.schedule", {kDense, {{"parallel.vpp", "2"}}, "\"dualpipev\""}},
       {"parallel.recompute_modules", {kDense, {{"parallel.recompute", "\"selective\""}}, "[\"core_attn\", \"mlp\"]"}},
       {"parallel.recompute_method", {kDense, {{"parallel.recompute", "\"full\""}}, "\"block\""}},
       {"parallel.recompute_num_layers", {kDense, {{"parallel.recompute", "\"full\""}}, "2"}},

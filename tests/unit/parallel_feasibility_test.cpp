@@ -281,6 +281,25 @@ TEST(LayoutRule, InterleavedMicroBatches) {
                        "divisible by pp = 4 (Megatron-LM)"}}));
 }
 
+TEST(LayoutRule, DualpipevShape) {
+  // dp 32: 1024 sequences are 32 micro-batches per replica, at least 2 x pp = 8; 128 are 4.
+  auto c = tp8_pp4();
+  c.vpp = 2;
+  c.schedule = Schedule::DualPipeV;
+  EXPECT_EQ(problems(model("llama3-70b"), kHgx1024, c, 8192), Problems{});
+  const Layout l = layout_of(model("llama3-70b"), kHgx1024, c, 8192);
+  EXPECT_TRUE(l.v_shape);
+  EXPECT_EQ(l.stage(0, 1), 1);
+  EXPECT_EQ(l.stage(1, 1), 6) << "rank 1 of 4 folds back at stage 2 x 4 - 1 - 1";
+  for (int s = 0; s < l.stages(); ++s)
+    EXPECT_EQ(l.stage(l.chunk_of(s), l.rank_of(s)), s);
+  c.global_batch = 128;
+  EXPECT_EQ(problems(model("llama3-70b"), kHgx1024, c, 8192),
+            (Problems{{"dualpipev-shape",
+                       "dualpipev needs pp >= 2 and at least 2 x pp micro-batches per replica; here pp = 4, 4 "
+                       "micro-batches"}}));
+}
+
 TEST(LayoutRule, VppNeedsPp) {
   auto c = tp8_pp4();
   c.pp = 1;
@@ -431,6 +450,8 @@ TEST(LayoutRule, EpOverlapSchedule) {
   c.vpp = 2;
   c.schedule = Schedule::Interleaved;
   EXPECT_EQ(problems(model("mixtral-8x7b"), {48, 8, 8}, c, 4096), Problems{});
+  c.schedule = Schedule::DualPipeV;  // pairs by design
+  EXPECT_EQ(problems(model("mixtral-8x7b"), {48, 8, 8}, c, 4096), Problems{});
 }
 
 TEST(LayoutRule, EpOverlapRecompute) {
@@ -517,6 +538,7 @@ TEST(LayoutRule, EveryRuleHasATestAbove) {
                                      "interleaved-micro-batches",
                                      "vpp-needs-pp",
                                      "vpp-needs-interleaved",
+                                     "dualpipev-shape",
                                      "layers-stages",
                                      "layers-per-stage-count",
                                      "layers-per-stage-sum",
