@@ -244,7 +244,10 @@ class TitanImport {
       return;
     }
     const std::map<std::string, std::string> known = {
-        {"1F1B", "1f1b"}, {"GPipe", "gpipe"}, {"Interleaved1F1B", "interleaved"}};
+        {"1F1B", "1f1b"},
+        {"GPipe", "gpipe"},
+        {"Interleaved1F1B", "interleaved"},
+        {"DualPipeV", "dualpipev"}};  // torch.distributed.pipelining's ScheduleDualPipeV: two stages per rank
     const int line = par->get("pipeline_parallel_schedule")->line;
     if (auto it = known.find(*s); it != known.end()) {
       out_.draft.put("parallel.schedule", it->second, origin_ + " [parallelism] pipeline_parallel_schedule");
@@ -255,8 +258,8 @@ class TitanImport {
                                    "parallel.vpp"});
     } else {
       out_.unresolved.push_back({origin_ + ":" + std::to_string(line) + " pipeline_parallel_schedule",
-                                 "\"" + *s + "\" is not modelled; trainsim has 1F1B, GPipe, Interleaved1F1B (and " +
-                                     "zb-h1); give --set parallel.schedule=NAME",
+                                 "\"" + *s + "\" is not modelled; trainsim has 1F1B, GPipe, Interleaved1F1B, " +
+                                     "DualPipeV (and zb-h1); give --set parallel.schedule=NAME",
                                  "parallel.schedule"});
     }
   }

@@ -426,6 +426,16 @@ std::string torchtitan_drafted(const std::string& text, const char* path) {
   return f ? std::get<std::string>(f->value) : std::string("absent");
 }
 
+TEST(ImportTorchTitan, DualPipeVIsTheDualpipevSchedule) {
+  // torch.distributed.pipelining's ScheduleDualPipeV (DeepSeek's DualPipe in its V form), TorchTitan's "DualPipeV".
+  auto schedule = [](const std::string& text) { return torchtitan_drafted(text, "parallel.schedule"); };
+  EXPECT_EQ(schedule("[parallelism]\npipeline_parallel_degree = 4\npipeline_parallel_schedule = \"DualPipeV\"\n"),
+            "dualpipev");
+  EXPECT_EQ(schedule("[parallelism]\npipeline_parallel_degree = 4\npipeline_parallel_schedule = \"ZBVZeroBubble\"\n"),
+            "absent")
+      << "not modelled: listed as unresolved, not guessed";
+}
+
 TEST(ImportTorchTitan, TheLossIsUpcastUnlessCompiled) {
   auto loss = [](const std::string& text) { return torchtitan_drafted(text, "training.cross_entropy"); };
   EXPECT_EQ(loss("[training]\nseq_len = 8192\n"), "upcast") << "cross_entropy(pred.float(), labels)";
