@@ -58,6 +58,16 @@ void BM_Step405B16kPaperSchedule(benchmark::State& state) {
 }
 BENCHMARK(BM_Step405B16kPaperSchedule)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 
+// DeepSeek-V3 on 2048 H800 under DualPipeV (16 ranks, 120 micro-batches, every pair's all-to-alls replayed): its
+// closed form plays the programs out op by op (arg 0: analytic, 1: replica).
+void BM_StepDeepSeekV3DualPipeV(benchmark::State& state) {
+  const auto fidelity = state.range(0) == 0 ? sim::execution::Fidelity::Analytic : sim::execution::Fidelity::Replica;
+  const auto s = support::load_step("scenarios/validation/deepseek_v3_2048_h800_dualpipev.json");
+  for (auto _ : state)
+    benchmark::DoNotOptimize(support::run_step(s, fidelity).step_time);
+}
+BENCHMARK(BM_StepDeepSeekV3DualPipeV)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+
 void BM_StepPlanAndAnalytic405B16k(benchmark::State& state) {
   const auto s = support::load_step(kScenario, kOneFOneB);
   for (auto _ : state) {

@@ -1,8 +1,11 @@
-// An out-of-sample check on Blackwell, MXFP8 and fine-grained MoE (issue 17's "too fast" classes): NVIDIA's DeepSeek-V3
-// on 256 GB200 NVL72 write-up (scenarios/validation/deepseek_v3_256_gb200_mxfp8.json cites it). Not in the development
-// set and not fitted: nothing here feeds trainsim-validation-fit. Its 970.01 TFLOPS/GPU are Megatron-LM's model
-// FLOPs (megatron/training/training.py, num_floating_point_operations, MLA branch with the causal mask halving the
-// core attention; at 1d9edcf8's time), converted here to the step time they imply.
+// Out-of-sample checks of DeepSeek-V3 (issue 17's "too fast" classes: FP8, fine-grained MoE, Blackwell), neither in the
+// development set nor fitted (nothing here feeds trainsim-validation-fit):
+// - NVIDIA's DeepSeek-V3 on 256 GB200 NVL72 write-up (scenarios/validation/deepseek_v3_256_gb200_mxfp8.json cites it).
+//   Its 970.01 TFLOPS/GPU are Megatron-LM's model FLOPs (megatron/training/training.py, num_floating_point_operations,
+//   MLA branch with the causal mask halving the core attention; at 1d9edcf8's time), converted here to the step time
+//   they imply.
+// - DeepSeek's own pre-training on 2048 H800 with DualPipe (scenarios/validation/deepseek_v3_2048_h800_dualpipev.json
+//   cites the report's sections): 180K GPU hours per trillion tokens.
 #include "tests/support/step.hpp"
 
 #include <gtest/gtest.h>
@@ -38,6 +41,33 @@ TEST(OutOfSample, DeepSeekV3OnGb200WithinTwentyPercentOfNvidiasWriteUp) {
   // host overhead left in the routed experts (a device-host sync per MoE layer it expects to be worth at least 10%
   // once removed) and HybridEP's copy beside the permute.
   EXPECT_LT(std::fabs(err), 0.20);
+}
+
+TEST(OutOfSample, DeepSeekV3OnH800WithDualPipeWithinTwentyPercentOfItsReport) {
+  // DeepSeek-V3 report (arXiv:2412.19437), Sec. 1: "each trillion tokens requires only 180K H800 GPU hours", i.e.
+  // 3.7 days on its 2048 GPUs; at the final batch of 15360 x 4096 tokens that is a 19.9 s step. The figure is an
+  // average over the whole pre-training, batch ramp-up and interruptions included, so the step itself is, if anything,
+  // shorter.
+  const auto s = support::load_step("scenarios/validation/deepseek_v3_2048_h800_dualpipev.json");
+  const auto r = support::run_step(s, sim::execution::Fidelity::Replica);
+  const double tokens_per_gpu_s = 1e12 / (180e3 * 3600.0);
+  const double published_step = 15360.0 * 4096.0 / (tokens_per_gpu_s * 2048);
+  const double err = r.step_time.seconds() / published_step - 1;
+  std::printf(
+      "DeepSeek-V3, 2048 H800, DualPipe(V), FP8: 180K GPU hours per trillion tokens is a %.2f s step; "
+      "trainsim %.2f s (%+.1f%%)\n",
+      published_step, r.step_time.seconds(), 100 * err);
+  // Measured 2026-12-04: 19.91 s published, 22.56 s predicted (+13%; 1F1B over the same 16 stages: 32.5 s). The report
+  // names what trainsim leaves out: dispatch in FP8 (half the bytes of the all-to-all trainsim sends in BF16) and
+  // node-limited routing (a token reaches at most 4 of the 8 nodes, trainsim's DeepEP model 5.25 on average); 6.1 s
+  // of the predicted step are exposed all-to-alls the report says DualPipe hides.
+  EXPECT_LT(std::fabs(err), 0.20);
+  // Without DualPipe (1F1B over the same 16 stages) the all-to-alls are exposed: far slower than the report.
+  const auto one_f_one_b =
+      support::load_step("scenarios/validation/deepseek_v3_2048_h800_dualpipev.json",
+                         {{"parallel.schedule", "\"1f1b\""}, {"parallel.pipeline_layout", "\"Ettt|(tttt|)*14ttmL\""}});
+  EXPECT_GT(support::run_step(one_f_one_b, sim::execution::Fidelity::Replica).step_time.seconds(),
+            1.3 * r.step_time.seconds());
 }
 
 }  // namespace
