@@ -201,6 +201,13 @@ class HfImport {
     if (auto k = int_key("first_k_dense_replace"); k && moe && *k > 0)
       d.put("model.moe.first_k_dense", *k, at("first_k_dense_replace"));
     if (auto f = int_key("moe_layer_freq"); f && moe && *f > 1) d.put("model.moe.layer_freq", *f, at("moe_layer_freq"));
+    // Group-limited routing (DeepseekV2/V3Config n_group, topk_group: a token's experts within its best topk_group of
+    // n_group groups); one group, or every group chosen, is no limit.
+    const auto groups = int_key("n_group"), chosen = int_key("topk_group");
+    if (moe && groups && chosen && *groups > 1 && *chosen < *groups) {
+      d.put("model.moe.router_groups", *groups, at("n_group"));
+      d.put("model.moe.router_group_topk", *chosen, at("topk_group"));
+    }
     std::vector<int> dense_only;
     if (in_.kind("mlp_only_layers") == Kind::Array) {
       used_.push_back("mlp_only_layers");

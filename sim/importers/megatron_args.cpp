@@ -87,6 +87,8 @@ const std::vector<FlagSpec>& flag_specs() {
       {"disable-bias-linear", Kind::Bool, nullptr},
       {"num-experts", Kind::Int, "model.moe.experts"},
       {"moe-router-topk", Kind::Int, "model.moe.top_k"},
+      {"moe-router-num-groups", Kind::Int, "model.moe.router_groups"},  // group-limited routing
+      {"moe-router-group-topk", Kind::Int, "model.moe.router_group_topk"},
       {"moe-ffn-hidden-size", Kind::Int, "model.moe.ffn_hidden"},
       {"padded-vocab-size", Kind::Int, "model.vocab"},
       {"pad-vocab-size-to", Kind::Int, "model.vocab"},  // Megatron-DeepSpeed

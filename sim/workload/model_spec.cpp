@@ -73,7 +73,21 @@ ModelSpec ModelSpec::parse(base::JsonReader& in) {
     moe->optional("first_k_dense", e.first_k_dense, Range::at_least(0));
     moe->optional("layer_freq", e.layer_freq, Range::at_least(1));
     moe->optional("layer_pattern", e.layer_pattern, Range::between(0, 1));
+    moe->optional("router_groups", e.router_groups, Range::at_least(1));
+    moe->optional("router_group_topk", e.router_group_topk, Range::at_least(1));
     moe->finish();
+    if (moe->has("router_groups") != moe->has("router_group_topk"))
+      moe->error(moe->has("router_groups") ? "router_groups" : "router_group_topk",
+                 "group-limited routing needs both router_groups and router_group_topk");
+    if (e.router_groups > 0 && e.experts % e.router_groups != 0)
+      moe->error("router_groups",
+                 std::to_string(e.router_groups) + " groups do not divide " + std::to_string(e.experts) + " experts");
+    if (e.router_group_topk > e.router_groups)
+      moe->error("router_group_topk", std::to_string(e.router_group_topk) + " exceeds router_groups (" +
+                                          std::to_string(e.router_groups) + ")");
+    if (e.router_groups > 0 && e.top_k > e.router_group_topk * (e.experts / e.router_groups))
+      moe->error("router_group_topk", "its " + std::to_string(e.router_group_topk) +
+                                          " groups hold fewer than top_k = " + std::to_string(e.top_k) + " experts");
     if (e.shared_ffn_hidden > 0 && e.shared_experts == 0)
       moe->error("shared_ffn_hidden", "is given but shared_experts is 0; give shared_experts too");
     if (!e.layer_pattern.empty() && (moe->has("first_k_dense") || moe->has("layer_freq")))

@@ -30,6 +30,12 @@ struct MoeSpec {
   int first_k_dense = 0;
   int layer_freq = 1;
   std::vector<int> layer_pattern;
+  /// Group-limited routing (DeepSeek-V2's device-limited, DeepSeek-V3's node-limited routing, arXiv:2412.19437
+  /// Sec. 2.1.2; Hugging Face's n_group / topk_group, Megatron-LM's --moe-router-num-groups / --moe-router-group-topk):
+  /// the experts in `router_groups` equal groups, a token's top_k chosen within its best `router_group_topk` groups.
+  /// 0: no limit.
+  int router_groups = 0;
+  int router_group_topk = 0;
 };
 
 /// Multi-head latent attention (DeepSeek-V2, arXiv:2405.04434, Sec. 2.1; DeepSeek-V3): queries through a low-rank

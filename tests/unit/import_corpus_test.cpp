@@ -473,6 +473,8 @@ const std::vector<Case> kCases = {
        {"model.moe.ffn_hidden", "2048"},
        {"model.moe.shared_experts", "1"},
        {"model.moe.first_k_dense", "3"},
+       {"model.moe.router_groups", "8"},
+       {"model.moe.router_group_topk", "4"},
        {"model.mtp_layers", "1"}}},
 };
 

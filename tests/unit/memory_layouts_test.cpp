@@ -497,6 +497,19 @@ TEST(ModelFeatures, RefusalsAreClear) {
                 .find("layer_pattern has 2 entries"),
             std::string::npos);
   EXPECT_NE(bad(base + R"(,"head_dim":64,"global_every":6})").find("needs sliding_window"), std::string::npos);
+  // Group-limited routing: both keys, groups dividing the experts, enough experts in the chosen groups.
+  const std::string moe = base + R"(,"head_dim":64,"moe":{"experts":8,"top_k":2,"ffn_hidden":100,)";
+  EXPECT_EQ(bad(moe + R"("router_groups":4,"router_group_topk":2}})"), "");
+  EXPECT_NE(bad(moe + R"("router_groups":4}})").find("needs both router_groups and router_group_topk"),
+            std::string::npos);
+  EXPECT_NE(bad(moe + R"("router_groups":3,"router_group_topk":2}})").find("3 groups do not divide 8 experts"),
+            std::string::npos);
+  EXPECT_NE(bad(moe + R"("router_groups":4,"router_group_topk":5}})").find("exceeds router_groups (4)"),
+            std::string::npos);
+  EXPECT_NE(bad(base + R"(,"head_dim":64,"moe":{"experts":8,"top_k":4,"ffn_hidden":100,"router_groups":8,)"
+                       R"("router_group_topk":2}})")
+                .find("hold fewer than top_k = 4 experts"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include "tests/support/step.hpp"
 
 #include "sim/base/errors.hpp"
+#include "sim/execution/moe_dispatch.hpp"
 #include "sim/parallel/memory.hpp"
 #include "sim/scenario/plan_setup.hpp"
 
@@ -73,6 +74,26 @@ TEST(MoeDispatcher, DeepEpSendsATokenOncePerNodeAcrossTheNetwork) {
                          {{"parallel.expert_tp", "1"}, {"parallel.moe_dispatcher", "\"deepep\""}}),
                Fidelity::Replica);
   EXPECT_EQ(folded_deepep.step_time, folded.step_time);
+}
+
+TEST(MoeDispatcher, NodeLimitedRoutingCapsTheNodesATokenReaches) {
+  // DeepSeek-V3 (256 experts, top-8) with expert parallelism 64 over 8 nodes of 32 experts. Unlimited, a token meets
+  // 8 (1 - C(224,8)/C(256,8)) = 5.295 nodes; node-limited (8 groups, 4 chosen: report Sec. 2.1.2, 4.2), its own node's
+  // group is chosen with probability 1/2 and then missed by all 8 draws from the chosen 128 experts with
+  // C(96,8)/C(128,8): 8 (1 - 1/2 - 1/2 x 0.0938) = 3.629 nodes. DeepEP's share of the payload is that over k = 8.
+  const auto s = load_step("scenarios/validation/deepseek_v3_2048_h800_dualpipev.json");
+  std::vector<int> ep_group(64);
+  for (int g = 0; g < 64; ++g)
+    ep_group[static_cast<std::size_t>(g)] = g;  // tp 1, dp innermost: data-parallel ranks 0-63, GPUs 0-63
+  workload::ModelSpec model = *s.inputs.model;
+  EXPECT_NEAR(deepep_network_share(model, *s.inputs.topology, ep_group), 3.62901 / 8, 1e-4);
+  model.moe->router_groups = model.moe->router_group_topk = 0;
+  EXPECT_NEAR(deepep_network_share(model, *s.inputs.topology, ep_group), 5.29465 / 8, 1e-4);
+  // Groups spanning nodes: 4 groups over the 8 nodes, 2 chosen: a node is reachable only when its group is chosen,
+  // (2/4) (1 - C(96,8)/C(128,8)) per node, the same 3.629 by another path.
+  model.moe->router_groups = 4;
+  model.moe->router_group_topk = 2;
+  EXPECT_NEAR(deepep_network_share(model, *s.inputs.topology, ep_group), 3.62901 / 8, 1e-4);
 }
 
 // A degraded fabric at the step level (issue 21): Llama 3 8B on 8 nodes of a plain fat tree with two uplinks per leaf
