@@ -48,13 +48,25 @@ struct StageTotals {
 /// its input is there (the previous virtual stage's forward, the next one's backward, plus a transfer when they are
 /// on another rank); paired ops take their paired passes. When each rank's ops end. Linear in the ops; no
 /// collectives, as the rest of the closed form.
-std::vector<Time> dualpipe_ends(const StepPlan& plan) {
+struct DualPipeTimes {
+  std::vector<Time> ends;  // per rank: its last op's end
+  /// Per rank and chunk, the last micro-batch's gradient pass (a full backward, or the W op of a split one): when it
+  /// started and ended. Its buckets are ready at start + their offset in a full backward, at its end after a W op.
+  std::vector<std::array<Time, 2>> grad_start, grad_end;
+  std::vector<std::array<bool, 2>> grad_is_w;
+};
+
+DualPipeTimes dualpipe_ends(const StepPlan& plan) {
   const int p = plan.pp(), m = plan.micro_batches(), last = plan.layout.stages() - 1;
   std::vector<std::vector<parallel::PipeOp>> progs;
   for (int r = 0; r < p; ++r)
     progs.push_back(parallel::pipeline_ops(plan.schedule, p, 2, m, r));
   // When each (micro-batch, virtual stage) forward and input-gradient pass ended; max() while not yet run.
   std::vector<Time> fwd(static_cast<std::size_t>(m * (last + 1)), Time::max()), bwd = fwd;
+  DualPipeTimes out;
+  out.grad_start.resize(static_cast<std::size_t>(p));
+  out.grad_end.resize(static_cast<std::size_t>(p));
+  out.grad_is_w.resize(static_cast<std::size_t>(p));
   std::vector<Time> free(static_cast<std::size_t>(p));
   std::vector<std::size_t> next(static_cast<std::size_t>(p), 0);
   auto duration = [&](const parallel::PipeOp& op, const StageWork& st) {
@@ -87,7 +99,14 @@ std::vector<Time> dualpipe_ends(const StepPlan& plan) {
           if (plan.layout.rank_of(from) != r) ready += plan.p2p;
         }
         Time& t = free[static_cast<std::size_t>(r)];
-        t = std::max(t, ready) + duration(op, plan.stage(op.chunk, r));
+        const Time start = std::max(t, ready);
+        t = start + duration(op, plan.stage(op.chunk, r));
+        if (op.micro_batch == m - 1 && (weight || op.kind == parallel::OpKind::Backward)) {
+          const auto ri = static_cast<std::size_t>(r), ci = static_cast<std::size_t>(op.chunk);
+          out.grad_start[ri][ci] = start;
+          out.grad_end[ri][ci] = t;
+          out.grad_is_w[ri][ci] = weight;
+        }
         if (!weight) (forward ? fwd : bwd)[static_cast<std::size_t>(op.micro_batch * (last + 1) + s)] = t;
         moved = true;
       }
@@ -96,7 +115,8 @@ std::vector<Time> dualpipe_ends(const StepPlan& plan) {
   for (int r = 0; r < p; ++r)
     SIM_ASSERT(next[static_cast<std::size_t>(r)] == progs[static_cast<std::size_t>(r)].size(),
                "DualPipeV's programs run to their end");
-  return free;
+  out.ends = std::move(free);
+  return out;
 }
 
 }  // namespace
@@ -170,9 +190,9 @@ results::StepResult analytic_step(const StepPlan& plan) {
   // DualPipeV: its programs played out op by op on these totals (dualpipe_ends). The DeepSeek-V3 report's bubble,
   // (p - 1)(F&B + B - 3W) per chunk (Table 2), bounds it from above: the played-out fold idles about one forward per
   // rank less (tests/unit/dualpipe_test.cpp).
-  const std::vector<Time> ends = dualpipe ? dualpipe_ends(plan) : std::vector<Time>{};
+  const DualPipeTimes dual = dualpipe ? dualpipe_ends(plan) : DualPipeTimes{};
   if (dualpipe) {
-    pipe = *std::max_element(ends.begin(), ends.end());
+    pipe = *std::max_element(dual.ends.begin(), dual.ends.end());
   } else if (zb) {
     pipe = Time{m * worst.ns + (p - 1) * std::max<std::int64_t>(0, zb_bubble.ns) + hops * plan.p2p.ns};
   } else if (v > 1) {
@@ -188,7 +208,7 @@ results::StepResult analytic_step(const StepPlan& plan) {
   Time most, critical_dp_wait, critical_opt;
   Time last = pipe;
   for (int r = 0; r < p; ++r) {
-    if (dualpipe) last = ends[static_cast<std::size_t>(r)];
+    if (dualpipe) last = dual.ends[static_cast<std::size_t>(r)];
     if (r > 0 && !dualpipe)
       last -= (zb ? bi[static_cast<std::size_t>(r - 1)] : b[static_cast<std::size_t>(r - 1)]) + plan.p2p;
     // Buckets of each chunk, the chunks' last gradient passes taken back to back, ending at `last`.
@@ -209,7 +229,21 @@ results::StepResult analytic_step(const StepPlan& plan) {
       const Time per_mb = f[static_cast<std::size_t>(r)] + b[static_cast<std::size_t>(r)];
       dp_free = start + Time{(m - 1) * std::max<std::int64_t>(0, (d - per_mb).ns)};
     }
-    for (int c = v - 1; c >= 0; --c) {
+    if (dualpipe) {
+      // The two chunks' last gradient passes where the played-out programs put them; buckets in order of readiness.
+      const auto ri = static_cast<std::size_t>(r);
+      std::vector<std::pair<Time, Time>> ready;  // (ready, duration)
+      for (int c = 0; c < v; ++c) {
+        const auto ci = static_cast<std::size_t>(c);
+        for (const auto& bucket : plan.stage(c, r).buckets)
+          ready.emplace_back(dual.grad_is_w[ri][ci] ? dual.grad_end[ri][ci] : dual.grad_start[ri][ci] + bucket.ready_at,
+                             bucket.duration);
+      }
+      std::sort(ready.begin(), ready.end());
+      for (const auto& [at, d] : ready)
+        dp_free = std::max(dp_free, at) + d;
+    }
+    for (int c = v - 1; c >= 0 && !dualpipe; --c) {
       // Each bucket is ready at the end of its segment (ready_at from the pass start); the pass ends at start + its
       // total.
       for (const auto& bucket : plan.stage(c, r).buckets)

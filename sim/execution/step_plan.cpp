@@ -228,7 +228,7 @@ StepPlan Planner::build() {
   const double mtp_params = 2.0 * model_.hidden * model_.hidden / L.tp + 2.0 * model_.hidden;  // projection, norms
   // With tied embeddings and pp > 1 the last stage keeps its own copy of the embedding for the output layer.
   const double output_params =
-      (model_.tied_embeddings && L.pp * L.vpp > 1 ? pc.embedding : pc.output) / L.tp + pc.final_norm;
+      (model_.tied_embeddings && L.rank_of(L.stages() - 1) != 0 ? pc.embedding : pc.output) / L.tp + pc.final_norm;
 
   // Gradients are reduced, and the optimizer states (ZeRO / distributed optimizer) and FSDP parameters sharded, over
   // the data-parallel group with context parallelism: CP ranks hold the same weights (Megatron-Core's
@@ -435,6 +435,9 @@ StepPlan Planner::build() {
       const Time slowed{overlap_interference(beside, hw_.gpu.sm_count).ns / passes};
       if (slowed > Time::zero()) grad_op.segments.push_back({slowed, SegKind::Compute, interference_label});
       if (slowed > Time::zero() && zb) st.backward.segments.push_back({slowed, SegKind::Compute, interference_label});
+      // DualPipeV's split backwards reduce their buckets after their W ops: those carry the slowdown too.
+      if (slowed > Time::zero() && in_.parallel.schedule == parallel::Schedule::DualPipeV)
+        st.backward_weight.segments.push_back({slowed, SegKind::Compute, interference_label});
     }
     if (plan.ep_comm_overlap)
       ep.finish(st, hw_.gpu.sm_count,

@@ -62,10 +62,10 @@ constexpr std::array kRules{
     LayoutRule{"ep-overlap-schedule",
                "ep_comm_overlap pairs steady-state forwards and backwards: with pp > 1 it needs the interleaved "
                "schedule (vpp > 1) or dualpipev, and 1F1B only with pp = 1 (Megatron-Core)"},
-    LayoutRule{
-        "dualpipev-shape",
-        "dualpipev folds the model into 2 x pp stages in a V and needs pp >= 2 and at least 2 x pp micro-batches "
-        "(deepseek-ai/DualPipe)"},
+    LayoutRule{"dualpipev-shape",
+               "dualpipev folds the model into 2 x pp stages in a V and needs pp >= 2, vpp = 2 and at least 2 x pp "
+               "micro-batches "
+               "(deepseek-ai/DualPipe)"},
     LayoutRule{"ep-overlap-recompute", "ep_comm_overlap cannot run with full recomputation (Megatron-Core)"},
     LayoutRule{"recompute-op-dense",
                "recompute \"op\" (PyTorch per-operator checkpointing, TorchTitan's policy) is modelled for dense "
@@ -184,9 +184,11 @@ int check_batch(const workload::ModelSpec& model, const ParallelConfig& c, int d
     rules.fail("interleaved-micro-batches", "the interleaved schedule needs micro-batches per replica (" + str(m) +
                                                 ") divisible by pp = " + str(c.pp) + " (Megatron-LM)");
   // DualPipeV (deepseek-ai/DualPipe, dualpipev.py, step()): "num_chunks >= num_ranks * 2", and a pipeline to fold.
-  if (c.schedule == Schedule::DualPipeV && (c.pp < 2 || m < 2 * c.pp))
-    rules.fail("dualpipev-shape", "dualpipev needs pp >= 2 and at least 2 x pp micro-batches per replica; here pp = " +
-                                      str(c.pp) + ", " + str(m) + " micro-batches");
+  if (c.schedule == Schedule::DualPipeV && (c.pp < 2 || c.vpp != 2 || m < 2 * c.pp))
+    rules.fail("dualpipev-shape",
+               "dualpipev needs pp >= 2, vpp = 2 and at least 2 x pp micro-batches per replica; "
+               "here pp = " +
+                   str(c.pp) + ", vpp = " + str(c.vpp) + ", " + str(m) + " micro-batches");
   return m;
 }
 

@@ -38,9 +38,9 @@ struct Layout {
   int vpp = 1;
   int micro_batch = 1;    // sequences per micro-batch
   int micro_batches = 1;  // per data-parallel replica per iteration: global_batch / (micro_batch * dp)
-  /// Transformer layers per virtual stage, pp * vpp entries in virtual-stage order: chunk c of pipeline rank r is
-  /// virtual stage c * pp + r, as in Megatron-LM's interleaving (Narayanan et al. SC21, Sec. 2.2). Always filled:
-  /// the even split when the configuration gives none.
+  /// Transformer layers per virtual stage, pp * vpp entries in virtual-stage (model) order: chunk c of pipeline rank
+  /// r is virtual stage c * pp + r, as in Megatron-LM's interleaving (Narayanan et al. SC21, Sec. 2.2), or under
+  /// DualPipeV's V the stage stage() says. Always filled: the even split when the configuration gives none.
   std::vector<int> layers_per_stage;
 
   int gpus() const { return tp * pp * dp * cp; }

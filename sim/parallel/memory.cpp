@@ -430,9 +430,10 @@ ParamsPerGpu params_on_rank(const ModelSpec& model, const Layout& layout, int pi
   if (pipeline_rank == 0) p.dense += vocab_shard + counts.position;  // word embedding; positions are replicated
   if (pipeline_rank == layout.rank_of(layout.stages() - 1)) {        // the last stage's rank (DualPipeV: rank 0)
     p.dense += counts.final_norm;
-    // Untied: the output layer. Tied with pp > 1: Megatron-LM keeps a copy of the word embedding on the last stage
-    // and all-reduces its gradient with the first stage's (the embedding group).
-    if (!model.tied_embeddings || layout.pp > 1) p.dense += vocab_shard;
+    // Untied: the output layer. Tied, on another rank than the embedding: Megatron-LM keeps a copy of the word
+    // embedding on the last stage and all-reduces its gradient with the first stage's (the embedding group); under
+    // DualPipeV's V both are on rank 0, one tensor.
+    if (!model.tied_embeddings || pipeline_rank != 0) p.dense += vocab_shard;
     // Multi-token prediction modules sit on the last stage (Megatron-Core): a layer, two norms and the 2h x h
     // projection each (split over t), sharing the stage's embedding copy and output head.
     const ParamsPerGpu& mtp = model.moe ? moe_layer : dense_layer;
@@ -489,7 +490,7 @@ MemoryBreakdown memory_on_rank(const ModelSpec& model, const Layout& layout, con
     const double h = model.hidden;
     const double vocab_shard = static_cast<double>(padded_vocab(model.vocab, layout.tp)) * h / layout.tp;
     if (pipeline_rank == 0) layer_weights -= vocab_shard;
-    if (pipeline_rank == layout.rank_of(layout.stages() - 1) && (!model.tied_embeddings || layout.pp > 1))
+    if (pipeline_rank == layout.rank_of(layout.stages() - 1) && (!model.tied_embeddings || pipeline_rank != 0))
       layer_weights -= vocab_shard;
     weights += kFp8Copies * std::max(0.0, layer_weights);
   }

@@ -2,11 +2,12 @@
 //
 // Megatron-Core's PipelineParallelLayerLayout (megatron/core/transformer/pipeline_parallel_layer_layout.py at
 // 00caa53a): a string of virtual pipeline stages separated by '|', in model order (stage k runs on pipeline rank
-// k % pp as chunk k / pp, so pp x vpp stages), each a run of layer characters: 'E' the embedding, 't' a transformer
-// layer, 'm' a multi-token-prediction layer, 'L' the loss (output layer). Commas are cosmetic; "(...)*n" repeats a
-// group (not nested) and "x*n" one character. Megatron checks that 'E' comes first and 'L' last, each exactly once,
-// that the 't' count is the model's layers and the 'm' count its MTP layers, after every 't'. A stage may be empty.
-// Example: DeepSeek-V3 on PP 8 x VPP 4, "Et|(tt|)*30L": embedding and one layer, 30 stages of two, the loss alone.
+// k % pp as chunk k / pp, so pp x vpp stages; under trainsim's dualpipev the V places them, Layout::stage), each a run
+// of layer characters: 'E' the embedding, 't' a transformer layer, 'm' a multi-token-prediction layer, 'L' the loss
+// (output layer). Commas are cosmetic; "(...)*n" repeats a group (not nested) and "x*n" one character. Megatron checks
+// that 'E' comes first and 'L' last, each exactly once, that the 't' count is the model's layers and the 'm' count its
+// MTP layers, after every 't'. A stage may be empty. Example: DeepSeek-V3 on PP 8 x VPP 4, "Et|(tt|)*30L": embedding
+// and one layer, 30 stages of two, the loss alone.
 #pragma once
 #include <string>
 #include <string_view>

@@ -20,7 +20,7 @@ const char* to_string(OpKind k);
 struct PipeOp {
   OpKind kind = OpKind::Forward;
   std::int32_t micro_batch = 0;
-  std::int32_t chunk = 0;  // 0..vpp-1; the virtual stage is chunk * pp + rank (Megatron's interleaving)
+  std::int32_t chunk = 0;  // 0..vpp-1; its virtual stage is Layout::stage(chunk, rank): chunk * pp + rank, or the V
   bool paired = false;     // runs beside the adjacent op of the other direction (pair_forward_backward)
   bool operator==(const PipeOp&) const = default;
 };

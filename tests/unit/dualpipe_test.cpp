@@ -73,6 +73,29 @@ TEST(DualPipeV, PairsAndDeferredWeightGradientsFollowItsEightSteps) {
   EXPECT_EQ(first[8], (PipeOp{OpKind::BackwardInput, 0, 1})) << "rank 0 holds the loss: its backward starts at once";
 }
 
+TEST(DualPipeV, RankOneOfFourWithEightMicroBatchesRunsTheseOpsInThisOrder) {
+  // Written out by hand from the eight steps (p 4, m 8, rank 1: p - r - 1 = 2): "F3.0" is micro-batch 3's forward of
+  // chunk 0, "Bi" a split backward, "W" its weight gradients later, "*" a pair's half.
+  const std::string expected =
+      "F0.0 F1.0 F2.0 F3.0 "                              // 1: 2 (p - r - 1) forwards of chunk 0
+      "F4.0 F0.1 F5.0 F1.1 "                              // 2: r + 1 of each chunk
+      "Bi0.1 W0.1 F2.1 Bi1.1 W1.1 F3.1 "                  // 3: split backwards of chunk 1, their W at once
+      "F6.0* B2.1* F4.1* B0.0* F7.0* B3.1* F5.1* B1.0* "  // 4: m - 2p + r + 1 = 2 rounds of two pairs
+      "B4.1 F6.1* B2.0* B5.1 F7.1* B3.0* "                // 5
+      "B6.1 B4.0 Bi7.1 Bi5.0 "                            // 6: split from the middle on (r odd: from chunk 1's)
+      "W7.1 Bi6.0 W5.0 Bi7.0 "                            // 7: the oldest deferred W first
+      "W6.0 W7.0 ";                                       // 8
+  std::string got;
+  for (const PipeOp& op : program(4, 8, 1)) {
+    const char* kind = op.kind == OpKind::Forward         ? "F"
+                       : op.kind == OpKind::Backward      ? "B"
+                       : op.kind == OpKind::BackwardInput ? "Bi"
+                                                          : "W";
+    got += kind + std::to_string(op.micro_batch) + "." + std::to_string(op.chunk) + (op.paired ? "* " : " ");
+  }
+  EXPECT_EQ(got, expected);
+}
+
 TEST(DualPipeV, EveryRankPeaksAtTwoPPlusOneChunksInFlight) {
   // After steps 1-3 rank r holds 2p - r - 1 forwards of chunk 0 and r + 1 of chunk 1; step 4's first forward adds
   // one: 2p + 1 chunks of L / 2p layers, half a stage more than 1F1B's first rank holds.
@@ -130,6 +153,29 @@ TEST(DualPipeV, MixtralStepAgreesAcrossFidelitiesAndHidesAllToAlls) {
   }
 }
 
+TEST(DualPipeV, ThePlanHoldsEachRanksTwoStagesAndItsDataParallelStreamReducesBoth) {
+  // The plan's work is looked up by chunk * pp + rank: under the V, chunk 1 of rank 0 is the last stage (its forward
+  // runs the output layer on top of the same 4 layers) and chunk 1 of the last rank is stage pp, a middle one.
+  const auto dual =
+      support::load_step("scenarios/examples/mixtral-8x7b-256-h100.json", {{"parallel.schedule", "\"dualpipev\""}});
+  const auto& plan = dual.plan;
+  const auto middle = plan.stage(0, 1).forward.total();
+  EXPECT_GT(plan.stage(1, 0).forward.total(), middle) << "the loss's stage is on rank 0";
+  EXPECT_EQ(plan.stage(1, 3).forward.total(), middle) << "stage 4 is a middle stage";
+  EXPECT_EQ(plan.stage(1, 0).layers, 4);
+  // Every gradient bucket of both chunks is reduced once, those of split backwards when their W op ends.
+  const auto r = support::run_step(dual, sim::execution::Fidelity::Replica, /*timeline=*/true);
+  std::map<std::int64_t, std::size_t> reduced;  // by GPU
+  for (const auto& span : r.timeline)
+    if (span.name == "grad reduce") ++reduced[span.gpu];
+  ASSERT_EQ(reduced.size(), 4u) << "one GPU per pipeline rank";
+  for (int rank = 0; rank < 4; ++rank) {
+    const std::size_t buckets = plan.stage(0, rank).buckets.size() + plan.stage(1, rank).buckets.size();
+    EXPECT_GT(buckets, 0u);
+    EXPECT_EQ(std::next(reduced.begin(), rank)->second, buckets) << "rank " << rank;
+  }
+}
+
 TEST(DualPipeV, ScenarioKeysAndRefusals) {
   const char* path = "scenarios/examples/mixtral-8x7b-256-h100.json";
   const auto dual = support::load_step(path, {{"parallel.schedule", "\"dualpipev\""}});
@@ -146,7 +192,9 @@ TEST(DualPipeV, ScenarioKeysAndRefusals) {
     support::load_step(path, {{"parallel.schedule", "\"dualpipev\""}, {"parallel.global_batch", "128"}});
     ADD_FAILURE() << "dualpipev with 4 micro-batches on 4 stages was accepted";
   } catch (const std::exception& e) {
-    EXPECT_NE(std::string(e.what()).find("at least 2 x pp micro-batches"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("at least 2 x pp micro-batches per replica; here pp = 4, vpp = 2, 4"),
+              std::string::npos)
+        << e.what();
   }
 }
 

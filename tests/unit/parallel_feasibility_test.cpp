@@ -296,8 +296,15 @@ TEST(LayoutRule, DualpipevShape) {
   c.global_batch = 128;
   EXPECT_EQ(problems(model("llama3-70b"), kHgx1024, c, 8192),
             (Problems{{"dualpipev-shape",
-                       "dualpipev needs pp >= 2 and at least 2 x pp micro-batches per replica; here pp = 4, 4 "
-                       "micro-batches"}}));
+                       "dualpipev needs pp >= 2, vpp = 2 and at least 2 x pp micro-batches per replica; here pp = 4, "
+                       "vpp = 2, 4 micro-batches"}}));
+  // A configuration built in code without its two chunks (the scenario loader sets vpp 2 itself).
+  c.global_batch = 1024;
+  c.vpp = 1;
+  EXPECT_EQ(problems(model("llama3-70b"), kHgx1024, c, 8192),
+            (Problems{{"dualpipev-shape",
+                       "dualpipev needs pp >= 2, vpp = 2 and at least 2 x pp micro-batches per replica; here pp = 4, "
+                       "vpp = 1, 32 micro-batches"}}));
 }
 
 TEST(LayoutRule, VppNeedsPp) {
