@@ -348,6 +348,7 @@ class MegatronImport {
     // Precision: fp8 (with bf16 or fp16 for what fp8 does not cover) > bf16 > fp16 > fp32 parameters.
     if (const Given* g = given("fp8-format")) {
       d.put("training.dtype", std::string("fp8"), where(*g));
+      if (const Given* r = given("fp8-recipe")) d.put("training.fp8_recipe", r->value, where(*r));
     } else if (const Given* b = given("bf16")) {
       d.put("training.dtype", std::string("bf16"), where(*b));
     } else if (const Given* h = given("fp16")) {

@@ -79,6 +79,7 @@ const std::vector<FlagSpec>& flag_specs() {
       {"bf16", Kind::Bool, nullptr},
       {"fp16", Kind::Bool, nullptr},
       {"fp8-format", Kind::Choice, nullptr, {"e4m3", "hybrid"}},
+      {"fp8-recipe", Kind::Choice, nullptr, {"tensorwise", "delayed", "mxfp8", "blockwise"}},
       {"swiglu", Kind::Bool, nullptr},
       {"squared-relu", Kind::Bool, nullptr},
       {"normalization", Kind::Choice, nullptr, {"LayerNorm", "RMSNorm"}},

@@ -10,7 +10,7 @@
 namespace sim::parallel {
 
 MegatronArgs megatron_args(const ParallelConfig& config, const Layout& layout, const workload::ModelSpec& model,
-                           int seq_len, hardware::Dtype dtype) {
+                           int seq_len, hardware::Dtype dtype, std::string_view fp8_recipe) {
   MegatronArgs args;
   std::vector<std::string>& comments = args.notes;
   std::vector<std::string>* section = &args.parallel;  // where flag() and add() write: parallel, then model
@@ -41,11 +41,13 @@ MegatronArgs megatron_args(const ParallelConfig& config, const Layout& layout, c
   const bool accounted = config.account_for_embedding || config.account_for_loss;
   const bool middle_even = layout.vpp == 1 && per.size() > 2 &&
                            std::all_of(per.begin() + 1, per.end() - 1, [&](int l) { return l == per[1]; });
-  if (config.from_layout || (!even && !per.empty() && !accounted && !middle_even)) {
+  // DualPipeV's two chunks are not Megatron-LM's virtual stages, nor placed as its layout places them (round robin,
+  // the loss on the last rank): no pipeline-split flag describes its V (the schedule is noted below).
+  const bool dualpipe = config.schedule == Schedule::DualPipeV;
+  if (!dualpipe && (config.from_layout || (!even && !per.empty() && !accounted && !middle_even))) {
     add("--pipeline-model-parallel-layout \"" + pipeline_layout_text(per, model.mtp_layers) + "\"");
-  } else {
-    // DualPipeV's two chunks are not Megatron-LM's virtual stages (its schedule has no flag: noted below).
-    const bool interleaved = layout.vpp > 1 && config.schedule != Schedule::DualPipeV;
+  } else if (!dualpipe) {
+    const bool interleaved = layout.vpp > 1;
     if (interleaved && accounted) {
       // Layers per virtual stage with the embedding and loss counted as layers.
       flag("--num-layers-per-virtual-pipeline-stage", per.size() > 2 ? per[1] : per.front() + 1);
@@ -59,8 +61,11 @@ MegatronArgs megatron_args(const ParallelConfig& config, const Layout& layout, c
     if (!even && middle_even && per.front() != per[1]) flag("--decoder-first-pipeline-num-layers", per.front());
     if (!even && middle_even && per.back() != per[1]) flag("--decoder-last-pipeline-num-layers", per.back());
   }
-  if (config.schedule == Schedule::GPipe || config.schedule == Schedule::ZeroBubbleH1 ||
-      config.schedule == Schedule::DualPipeV)
+  if (dualpipe)
+    comments.push_back(
+        "schedule dualpipev: no Megatron-LM flag runs DeepSeek's DualPipe or places two chunks per rank "
+        "in its V; these flags give the parallel sizes only");
+  if (config.schedule == Schedule::GPipe || config.schedule == Schedule::ZeroBubbleH1)
     comments.push_back(std::string("schedule ") + to_string(config.schedule) +
                        ": Megatron-LM runs 1F1B (interleaved with virtual stages); no flag selects this schedule");
   if (config.order != "tp-cp-dp-pp")
@@ -130,14 +135,43 @@ MegatronArgs megatron_args(const ParallelConfig& config, const Layout& layout, c
     const int divisor = std::gcd(model.vocab / config.tp, 128);
     if (divisor != 128) flag("--make-vocab-size-divisible-by", divisor);
   }
+  if (model.qk_norm) add("--qk-layernorm");
+  if (model.mla) {  // Megatron-Core's MLATransformerConfig names (megatron/training/arguments.py, _add_mla_args)
+    add("--multi-latent-attention");
+    if (model.mla->q_lora_rank > 0) flag("--q-lora-rank", model.mla->q_lora_rank);
+    flag("--kv-lora-rank", model.mla->kv_lora_rank);
+    flag("--qk-head-dim", model.mla->qk_nope_head_dim);
+    flag("--qk-pos-emb-head-dim", model.mla->qk_rope_head_dim);
+    flag("--v-head-dim", model.mla->v_head_dim);
+  }
   if (model.moe) {
     flag("--num-experts", model.moe->experts);
     flag("--moe-router-topk", model.moe->top_k);
     flag("--moe-ffn-hidden-size", model.moe->ffn_hidden);
-    if (model.moe->shared_experts > 0)
-      flag("--moe-shared-expert-intermediate-size",
-           static_cast<long long>(model.moe->shared_experts) * model.moe->ffn_hidden);
+    if (model.moe->shared_experts > 0) flag("--moe-shared-expert-intermediate-size", model.shared_expert_ffn());
+    if (model.moe_layers() < model.layers) {
+      // Dense layers among the MoE ones: every N-th layer, or the per-layer list as runs ("([0]*3+[1]*58)").
+      if (model.moe->layer_pattern.empty() && model.moe->first_k_dense == 0) {
+        flag("--moe-layer-freq", model.moe->layer_freq);
+      } else {
+        std::string runs;
+        for (int l = 0; l < model.layers;) {
+          int run = 1;
+          while (l + run < model.layers && model.is_moe_layer(l + run) == model.is_moe_layer(l))
+            ++run;
+          runs +=
+              (runs.empty() ? "" : "+") + std::string(model.is_moe_layer(l) ? "[1]*" : "[0]*") + std::to_string(run);
+          l += run;
+        }
+        add("--moe-layer-freq \"(" + runs + ")\"");
+      }
+    }
+    if (model.moe->router_groups > 0) {
+      flag("--moe-router-num-groups", model.moe->router_groups);
+      flag("--moe-router-group-topk", model.moe->router_group_topk);
+    }
   }
+  if (model.mtp_layers > 0) flag("--mtp-num-layers", model.mtp_layers);
   switch (dtype) {
     case hardware::Dtype::Bf16:
       add("--bf16");
@@ -148,6 +182,11 @@ MegatronArgs megatron_args(const ParallelConfig& config, const Layout& layout, c
     case hardware::Dtype::Fp8:
       add("--bf16");
       add("--fp8-format hybrid");
+      // megatron/training/arguments.py: --fp8-recipe {tensorwise, delayed, mxfp8, blockwise}, default delayed.
+      if (fp8_recipe == "rowwise")
+        comments.push_back("fp8_recipe rowwise: torchao's recipe; Megatron-LM's --fp8-recipe has no row-wise scaling");
+      else if (fp8_recipe != "delayed")
+        add("--fp8-recipe " + std::string(fp8_recipe));
       break;
     default:
       comments.push_back(std::string("dtype ") + hardware::to_string(dtype) +
@@ -158,8 +197,8 @@ MegatronArgs megatron_args(const ParallelConfig& config, const Layout& layout, c
 }
 
 std::string megatron_flags(const ParallelConfig& config, const Layout& layout, const workload::ModelSpec& model,
-                           int seq_len, hardware::Dtype dtype) {
-  const MegatronArgs args = megatron_args(config, layout, model, seq_len, dtype);
+                           int seq_len, hardware::Dtype dtype, std::string_view fp8_recipe) {
+  const MegatronArgs args = megatron_args(config, layout, model, seq_len, dtype, fp8_recipe);
   std::vector<std::string> flags = args.parallel;
   flags.insert(flags.end(), args.model.begin(), args.model.end());
   std::string out;

@@ -6,6 +6,7 @@
 #include "sim/workload/model_spec.hpp"
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace sim::parallel {
@@ -23,13 +24,14 @@ struct MegatronArgs {
   std::vector<std::string> parallel;
   std::vector<std::string> model;
 };
+/// `fp8_recipe`: the scenario's training.fp8_recipe ("delayed", Megatron-LM's default, writes no flag).
 MegatronArgs megatron_args(const ParallelConfig& config, const Layout& layout, const workload::ModelSpec& model,
-                           int seq_len, hardware::Dtype dtype);
+                           int seq_len, hardware::Dtype dtype, std::string_view fp8_recipe = "delayed");
 
 /// megatron_args() as text that pastes into a launch script: the notes as "# " comment lines, then one flag per line
 /// joined by " \" continuations.
 std::string megatron_flags(const ParallelConfig& config, const Layout& layout, const workload::ModelSpec& model,
-                           int seq_len, hardware::Dtype dtype);
+                           int seq_len, hardware::Dtype dtype, std::string_view fp8_recipe = "delayed");
 
 /// The parallel part on one line, flags separated by spaces (a plan's candidate).
 std::string megatron_parallel_line(const MegatronArgs& args);

@@ -251,6 +251,7 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
       s.training.sp_batch_first = sp_layout == "batch_first";
     std::string recipe;
     if (t->optional_enum("fp8_recipe", recipe, {"delayed", "tensorwise", "rowwise", "blockwise", "mxfp8"})) {
+      s.training.fp8_recipe = recipe;
       s.training.fp8_scaling = recipe == "delayed"   ? workload::Fp8Scaling::Delayed
                                : recipe == "rowwise" ? workload::Fp8Scaling::Rowwise
                                                      : workload::Fp8Scaling::Current;

@@ -58,6 +58,7 @@ struct TrainingConfig {
   /// scaling: torchao.float8's recipes, TE's Float8CurrentScaling / Float8BlockScaling / MXFP8BlockScaling; torchao's
   /// "rowwise" all-gathers in 16 bits, workload::Fp8Scaling::Rowwise).
   workload::Fp8Scaling fp8_scaling = workload::Fp8Scaling::Delayed;
+  std::string fp8_recipe = "delayed";  // the recipe's name, as written (Megatron-LM's --fp8-recipe for --explain)
   /// Fused attention kernel ("attention_kernel"): "fused" (default: cuDNN / FlashAttention-3, what Transformer Engine
   /// runs in Megatron-Core and NeMo), "flash2" (FlashAttention-2 class: PyTorch SDPA's flash backend) or "triton" (Tri
   /// Dao's Triton FlashAttention, MPT's attn_impl "triton"; hardware::AttentionKernel).

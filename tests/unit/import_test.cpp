@@ -199,6 +199,37 @@ TEST(ImportAcceptance, ExplainWritesAnUnevenSplitAsALayoutThatReadsBack) {
   EXPECT_EQ(trainsim({"step", imported, "--json"}).out, trainsim(direct).out);
 }
 
+TEST(ImportAcceptance, ExplainOfDeepSeekV3WritesItsArchitectureAndReadsBack) {
+  // MLA, the dense first layers, node-limited routing, the MTP module and the blockwise FP8 recipe are all Megatron-LM
+  // flags; explained and imported again they give the same step, byte for byte. (The scenario's DualPipeV has no flag,
+  // so the round trip runs 1F1B over a layout Megatron-LM can write.)
+  support::TempDir dir;
+  const std::string s = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/validation/deepseek_v3_2048_h800_dualpipev.json";
+  const std::vector<std::string> set = {"--set", "parallel.schedule=\"1f1b\"", "--set",
+                                        "parallel.pipeline_layout=\"Ettt|(tttt|)*14ttmL\""};
+  std::vector<std::string> explain = {"step", s, "--explain"};
+  explain.insert(explain.end(), set.begin(), set.end());
+  auto ex = trainsim(explain);
+  ASSERT_EQ(ex.code, kExitOk) << ex.err;
+  for (const char* f :
+       {"--multi-latent-attention", "--q-lora-rank 1536", "--kv-lora-rank 512", "--qk-head-dim 128",
+        "--qk-pos-emb-head-dim 64", "--v-head-dim 128", "--moe-layer-freq \"([0]*3+[1]*58)\"",
+        "--moe-router-num-groups 8", "--moe-router-group-topk 4", "--mtp-num-layers 1", "--fp8-recipe blockwise"})
+    EXPECT_TRUE(contains(ex.out, f)) << f << " in " << ex.out;
+  const std::string imported = (dir.path() / "back.json").string();
+  auto im =
+      trainsim({"import", "megatron", dir.write("flags.sh", ex.out), "--gpus", "2048", "--hardware", "h800-sxm5-80gb",
+                "--tokens", "14.8T", "--name", "deepseek_v3_2048_h800_dualpipev", "-o", imported});
+  ASSERT_EQ(im.code, kExitOk) << im.err;
+  std::vector<std::string> direct = {"step", s, "--json"};
+  direct.insert(direct.end(), set.begin(), set.end());
+  EXPECT_EQ(trainsim({"step", imported, "--json"}).out, trainsim(direct).out);
+  // Under DualPipeV no pipeline-split flag is written, and a note says why.
+  auto dual = trainsim({"step", s, "--explain"});
+  EXPECT_FALSE(contains(dual.out, "--pipeline-model-parallel-layout")) << dual.out;
+  EXPECT_TRUE(contains(dual.out, "# schedule dualpipev: no Megatron-LM flag runs DeepSeek's DualPipe")) << dual.out;
+}
+
 TEST(ImportAcceptance, ExplainWritesTheEpOverlapFlag) {
   const std::string ci = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/ci/mixtral-8x7b-32-h100-ep.json";
   auto ex = trainsim({"step", ci, "--explain", "--set", "parallel.ep_comm_overlap=true"});
