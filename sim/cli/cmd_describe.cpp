@@ -123,8 +123,11 @@ int describe_model_files(const std::vector<std::string>& files, const Options& o
       std::string mlp;
       double per_layer = 0;
       if (g.moe) {
-        mlp = std::to_string(m.moe->experts) + " experts top-" + std::to_string(m.moe->top_k) + " x " +
-              std::to_string(m.moe->ffn_hidden) +
+        mlp = std::to_string(m.moe->experts) + " experts top-" + std::to_string(m.moe->top_k) +
+              (m.moe->router_groups > 0 ? " in " + std::to_string(m.moe->router_group_topk) + " of " +
+                                              std::to_string(m.moe->router_groups) + " groups"
+                                        : "") +
+              " x " + std::to_string(m.moe->ffn_hidden) +
               (m.moe->shared_experts > 0 ? ", shared " + std::to_string(m.shared_expert_ffn()) : "");
         per_layer = p.per_layer();
       } else {
