@@ -159,7 +159,8 @@ std::vector<ScheduleInfo> describe_schedules() {
        "bubble about (p-1)(F+B-W) (Qi et al. ICLR 2024)"},
       {"dualpipev",
        "DeepSeek's DualPipe cut in half: 2 chunks per rank in a V, forward/backward pairs overlapping their "
-       "all-to-alls, split backwards at the ends; bubble (p-1)(F&B+B-3W) per chunk, m >= 2p (DeepSeek-V3 report, "
+       "all-to-alls, split backwards at the ends; bubble at most (p-1)(F&B+B-3W) per chunk, m >= 2p (DeepSeek-V3 "
+       "report, "
        "arXiv:2412.19437, Sec. 3.2.1; deepseek-ai/DualPipe)"},
   };
 }
