@@ -69,19 +69,23 @@ DualPipeTimes dualpipe_ends(const StepPlan& plan) {
   out.grad_is_w.resize(static_cast<std::size_t>(p));
   std::vector<Time> free(static_cast<std::size_t>(p));
   std::vector<std::size_t> next(static_cast<std::size_t>(p), 0);
-  auto duration = [&](const parallel::PipeOp& op, const StageWork& st) {
-    const bool paired = op.paired && plan.ep_comm_overlap && !st.forward_paired.segments.empty();
-    switch (op.kind) {
-      case parallel::OpKind::Forward:
-        return (paired ? st.forward_paired : st.forward).total();
-      case parallel::OpKind::Backward:
-        return (paired ? st.backward_paired : st.backward).total();
-      case parallel::OpKind::BackwardInput:
-        return st.backward_input.total();
-      case parallel::OpKind::BackwardWeight:
-        return st.backward_weight.total();
+  // Each (rank, chunk)'s pass totals, summed once: F, B, B_in, W, then F and B run as a pair's half.
+  std::vector<std::array<Time, 6>> totals(static_cast<std::size_t>(2 * p));
+  for (int r = 0; r < p; ++r)
+    for (int c = 0; c < 2; ++c) {
+      const StageWork& st = plan.stage(c, r);
+      const bool paired = plan.ep_comm_overlap && !st.forward_paired.segments.empty();
+      totals[static_cast<std::size_t>(c * p + r)] = {st.forward.total(),
+                                                     st.backward.total(),
+                                                     st.backward_input.total(),
+                                                     st.backward_weight.total(),
+                                                     (paired ? st.forward_paired : st.forward).total(),
+                                                     (paired ? st.backward_paired : st.backward).total()};
     }
-    return Time::zero();
+  auto duration = [&](const parallel::PipeOp& op, int r) {
+    const auto& t = totals[static_cast<std::size_t>(op.chunk * p + r)];
+    const auto kind = static_cast<std::size_t>(op.kind);  // Forward, Backward, BackwardInput, BackwardWeight
+    return op.paired && kind < 2 ? t[4 + kind] : t[kind];
   };
   for (bool moved = true; moved;) {
     moved = false;
@@ -100,7 +104,7 @@ DualPipeTimes dualpipe_ends(const StepPlan& plan) {
         }
         Time& t = free[static_cast<std::size_t>(r)];
         const Time start = std::max(t, ready);
-        t = start + duration(op, plan.stage(op.chunk, r));
+        t = start + duration(op, r);
         if (op.micro_batch == m - 1 && (weight || op.kind == parallel::OpKind::Backward)) {
           const auto ri = static_cast<std::size_t>(r), ci = static_cast<std::size_t>(op.chunk);
           out.grad_start[ri][ci] = start;
