@@ -99,23 +99,45 @@ TEST(ImportAcceptance, StepExplainReadsBackThroughTheMegatronImporter) {
             trainsim({"step", kData + "llama3-8b-hand.json", "--json"}).out);
 }
 
-TEST(ImportAcceptance, ExplainWritesTheOverlapFlagsAndTheyReadBack) {
+/// `step --explain` of `scenario` with `set`, imported back by the Megatron importer with `import_args` (its
+/// --gpus, --hardware, --tokens, --name): the flags written, and the step JSON of the imported scenario and of the
+/// original with `set`, which a faithful round trip makes byte-equal.
+struct ExplainedBack {
+  std::string flags;
+  std::string imported_step;
+  std::string direct_step;
+};
+ExplainedBack explain_and_import(const std::string& scenario, const std::vector<std::string>& set,
+                                 const std::vector<std::string>& import_args) {
   support::TempDir dir;
-  const std::vector<std::string> set = {"--set", "parallel.tp_comm_overlap=true", "--set",
-                                        "parallel.overlap_param_gather=true"};
-  std::vector<std::string> explain = {"step", kData + "llama3-8b-hand.json", "--explain"};
-  explain.insert(explain.end(), set.begin(), set.end());
-  auto ex = trainsim(explain);
-  ASSERT_EQ(ex.code, kExitOk) << ex.err;
-  EXPECT_TRUE(contains(ex.out, "--tp-comm-overlap")) << ex.out;
-  EXPECT_TRUE(contains(ex.out, "--overlap-param-gather")) << ex.out;
+  auto with_set = [&](std::vector<std::string> args) {
+    args.insert(args.end(), set.begin(), set.end());
+    return args;
+  };
+  auto ex = trainsim(with_set({"step", scenario, "--explain"}));
+  if (ex.code != kExitOk) {
+    ADD_FAILURE() << "step --explain: " << ex.err;
+    return {};
+  }
   const std::string imported = (dir.path() / "back.json").string();
-  auto im = trainsim({"import", "megatron", dir.write("flags.sh", ex.out), "--gpus", "64", "--hardware",
-                      "h100-sxm5-80gb", "--tokens", "1T", "--name", "llama3-8b-launch", "-o", imported});
-  ASSERT_EQ(im.code, kExitOk) << im.err;
-  std::vector<std::string> direct = {"step", kData + "llama3-8b-hand.json", "--json"};
-  direct.insert(direct.end(), set.begin(), set.end());
-  EXPECT_EQ(trainsim({"step", imported, "--json"}).out, trainsim(direct).out);
+  std::vector<std::string> import = {"import", "megatron", dir.write("flags.sh", ex.out), "-o", imported};
+  import.insert(import.end(), import_args.begin(), import_args.end());
+  auto im = trainsim(import);
+  if (im.code != kExitOk) {
+    ADD_FAILURE() << "import megatron: " << im.err;
+    return {ex.out, {}, {}};
+  }
+  return {ex.out, trainsim({"step", imported, "--json"}).out, trainsim(with_set({"step", scenario, "--json"})).out};
+}
+
+TEST(ImportAcceptance, ExplainWritesTheOverlapFlagsAndTheyReadBack) {
+  const auto back = explain_and_import(
+      kData + "llama3-8b-hand.json",
+      {"--set", "parallel.tp_comm_overlap=true", "--set", "parallel.overlap_param_gather=true"},
+      {"--gpus", "64", "--hardware", "h100-sxm5-80gb", "--tokens", "1T", "--name", "llama3-8b-launch"});
+  EXPECT_TRUE(contains(back.flags, "--tp-comm-overlap")) << back.flags;
+  EXPECT_TRUE(contains(back.flags, "--overlap-param-gather")) << back.flags;
+  EXPECT_EQ(back.imported_step, back.direct_step);
 }
 
 TEST(ImportAcceptance, ExplainOfAnInterleavedPipelineRoundTrips) {
@@ -180,50 +202,31 @@ TEST(ImportMegatron, CommunicationOverlapFlags) {
 TEST(ImportAcceptance, ExplainWritesAnUnevenSplitAsALayoutThatReadsBack) {
   // A split no first/last-stage flag expresses (interleaved, uneven everywhere) is written as Megatron-LM's
   // --pipeline-model-parallel-layout, and the import reads it back to the same step.
-  support::TempDir dir;
-  const std::string ci = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/ci/llama2-70b-64-h100-pp.json";
-  const std::vector<std::string> set = {"--set", "parallel.layers_per_stage=[9, 10, 11, 10, 10, 10, 10, 10]"};
-  std::vector<std::string> explain = {"step", ci, "--explain"};
-  explain.insert(explain.end(), set.begin(), set.end());
-  auto ex = trainsim(explain);
-  ASSERT_EQ(ex.code, kExitOk) << ex.err;
-  EXPECT_TRUE(contains(ex.out, "--pipeline-model-parallel-layout \"Et*9|t*10|t*11|(t*10|)*4t*10L\"")) << ex.out;
-  EXPECT_FALSE(contains(ex.out, "--num-layers-per-virtual-pipeline-stage")) << "the layout sets the stages: " << ex.out;
-  const std::string imported = (dir.path() / "back.json").string();
-  auto im =
-      trainsim({"import", "megatron", dir.write("flags.sh", ex.out), "--gpus", "64", "--hardware", "h100-sxm5-80gb",
-                "--tokens", "100B", "--name", "ci-llama2-70b-64-h100-interleaved", "-o", imported});
-  ASSERT_EQ(im.code, kExitOk) << im.err;
-  std::vector<std::string> direct = {"step", ci, "--json"};
-  direct.insert(direct.end(), set.begin(), set.end());
-  EXPECT_EQ(trainsim({"step", imported, "--json"}).out, trainsim(direct).out);
+  const auto back = explain_and_import(std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/ci/llama2-70b-64-h100-pp.json",
+                                       {"--set", "parallel.layers_per_stage=[9, 10, 11, 10, 10, 10, 10, 10]"},
+                                       {"--gpus", "64", "--hardware", "h100-sxm5-80gb", "--tokens", "100B", "--name",
+                                        "ci-llama2-70b-64-h100-interleaved"});
+  EXPECT_TRUE(contains(back.flags, "--pipeline-model-parallel-layout \"Et*9|t*10|t*11|(t*10|)*4t*10L\"")) << back.flags;
+  EXPECT_FALSE(contains(back.flags, "--num-layers-per-virtual-pipeline-stage"))
+      << "the layout sets the stages: " << back.flags;
+  EXPECT_EQ(back.imported_step, back.direct_step);
 }
 
 TEST(ImportAcceptance, ExplainOfDeepSeekV3WritesItsArchitectureAndReadsBack) {
   // MLA, the dense first layers, node-limited routing, the MTP module and the blockwise FP8 recipe are all Megatron-LM
   // flags; explained and imported again they give the same step, byte for byte. (The scenario's DualPipeV has no flag,
   // so the round trip runs 1F1B over a layout Megatron-LM can write.)
-  support::TempDir dir;
   const std::string s = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/validation/deepseek_v3_2048_h800_dualpipev.json";
-  const std::vector<std::string> set = {"--set", "parallel.schedule=\"1f1b\"", "--set",
-                                        "parallel.pipeline_layout=\"Ettt|(tttt|)*14ttmL\""};
-  std::vector<std::string> explain = {"step", s, "--explain"};
-  explain.insert(explain.end(), set.begin(), set.end());
-  auto ex = trainsim(explain);
-  ASSERT_EQ(ex.code, kExitOk) << ex.err;
+  const auto back = explain_and_import(
+      s, {"--set", "parallel.schedule=\"1f1b\"", "--set", "parallel.pipeline_layout=\"Ettt|(tttt|)*14ttmL\""},
+      {"--gpus", "2048", "--hardware", "h800-sxm5-80gb", "--tokens", "14.8T", "--name",
+       "deepseek_v3_2048_h800_dualpipev"});
   for (const char* f :
        {"--multi-latent-attention", "--q-lora-rank 1536", "--kv-lora-rank 512", "--qk-head-dim 128",
         "--qk-pos-emb-head-dim 64", "--v-head-dim 128", "--moe-layer-freq \"([0]*3+[1]*58)\"",
         "--moe-router-num-groups 8", "--moe-router-group-topk 4", "--mtp-num-layers 1", "--fp8-recipe blockwise"})
-    EXPECT_TRUE(contains(ex.out, f)) << f << " in " << ex.out;
-  const std::string imported = (dir.path() / "back.json").string();
-  auto im =
-      trainsim({"import", "megatron", dir.write("flags.sh", ex.out), "--gpus", "2048", "--hardware", "h800-sxm5-80gb",
-                "--tokens", "14.8T", "--name", "deepseek_v3_2048_h800_dualpipev", "-o", imported});
-  ASSERT_EQ(im.code, kExitOk) << im.err;
-  std::vector<std::string> direct = {"step", s, "--json"};
-  direct.insert(direct.end(), set.begin(), set.end());
-  EXPECT_EQ(trainsim({"step", imported, "--json"}).out, trainsim(direct).out);
+    EXPECT_TRUE(contains(back.flags, f)) << f << " in " << back.flags;
+  EXPECT_EQ(back.imported_step, back.direct_step);
   // Under DualPipeV no pipeline-split flag is written, and a note says why.
   auto dual = trainsim({"step", s, "--explain"});
   EXPECT_FALSE(contains(dual.out, "--pipeline-model-parallel-layout")) << dual.out;
