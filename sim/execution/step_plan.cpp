@@ -1,6 +1,7 @@
 // sim/execution/step_plan.cpp: timing every kernel and collective of an iteration once, per virtual stage.
 #include "sim/execution/step_plan.hpp"
 
+#include "sim/execution/data_parallel_bytes.hpp"
 #include "sim/execution/step_plan_cache.hpp"
 #include "sim/execution/step_plan_cache_impl.hpp"
 #include "sim/execution/layer_timing.hpp"
@@ -31,22 +32,6 @@ using base::Bytes;
 using base::Time;
 
 namespace {
-
-/// Megatron-Core's gradient bucket: max(40M, 1M x dp) parameters (DistributedDataParallelConfig.bucket_size).
-double bucket_params(int dp) {
-  return std::max(40e6, 1e6 * dp);
-}
-
-/// Adam in mixed precision touches per local parameter: fp32 grad read (4), master weight, m, v read and written
-/// (3 x 8), 16-bit weight written (2), plus the gradient-norm pass (4): 34 bytes (Megatron's fused Adam).
-constexpr double kOptimizerBytesPerParam = 34.0;
-/// Gradient bytes on the wire: bf16 training reduces fp32 main gradients (Megatron-LM forces
-/// accumulate_allreduce_grads_in_fp32 for bf16, arguments.py); fp16 training reduces the 16-bit gradients (the flag's
-/// default), as the 2021-22 Megatron-LM runs of Narayanan et al. and Korthikanti et al. did.
-double grad_bytes(hardware::Dtype dtype, bool fp32_main_grads) {
-  return dtype == hardware::Dtype::Fp16 || !fp32_main_grads ? 2.0 : 4.0;
-}
-constexpr double kParamBytes = 2.0;
 
 using detail::CollectiveKey;
 using detail::CollectiveMemo;

@@ -1,0 +1,27 @@
+// sim/execution/data_parallel_bytes.hpp: what the data-parallel side of a step moves and touches per parameter
+// (gradient buckets, gradient and weight bytes on the wire, the optimizer's memory traffic), split from
+// step_plan.cpp along that seam.
+#pragma once
+#include "sim/hardware/profile.hpp"
+
+#include <algorithm>
+
+namespace sim::execution {
+
+/// Megatron-Core's gradient bucket: max(40M, 1M x dp) parameters (DistributedDataParallelConfig.bucket_size).
+inline double bucket_params(int dp) {
+  return std::max(40e6, 1e6 * dp);
+}
+
+/// Adam in mixed precision touches per local parameter: fp32 grad read (4), master weight, m, v read and written
+/// (3 x 8), 16-bit weight written (2), plus the gradient-norm pass (4): 34 bytes (Megatron's fused Adam).
+constexpr double kOptimizerBytesPerParam = 34.0;
+/// Gradient bytes on the wire: bf16 training reduces fp32 main gradients (Megatron-LM forces
+/// accumulate_allreduce_grads_in_fp32 for bf16, arguments.py); fp16 training reduces the 16-bit gradients (the flag's
+/// default), as the 2021-22 Megatron-LM runs of Narayanan et al. and Korthikanti et al. did.
+inline double grad_bytes(hardware::Dtype dtype, bool fp32_main_grads) {
+  return dtype == hardware::Dtype::Fp16 || !fp32_main_grads ? 2.0 : 4.0;
+}
+constexpr double kParamBytes = 2.0;
+
+}  // namespace sim::execution
