@@ -199,11 +199,9 @@ void Gpu::handle(std::uint64_t arg) {
 
 bool Gpu::reduces_buckets(const PipeOp& op) const {
   const auto& plan = replay_.plan();
-  // ZB-H1's weight gradients are all in its W ops; DualPipeV's in its full backwards and its W ops.
-  const bool grad_op = plan.schedule == parallel::Schedule::ZeroBubbleH1 ? op.kind == OpKind::BackwardWeight
-                       : plan.schedule == parallel::Schedule::DualPipeV
-                           ? op.kind == OpKind::Backward || op.kind == OpKind::BackwardWeight
-                           : op.kind == OpKind::Backward;
+  // Weight gradients come out of full backwards and W ops (ZB-H1 has only the latter, 1F1B and interleaving only the
+  // former, DualPipeV both); input-gradient halves carry none.
+  const bool grad_op = op.kind == OpKind::Backward || op.kind == OpKind::BackwardWeight;
   return grad_op && (plan.dp_every_micro_batch || op.micro_batch == plan.micro_batches() - 1);
 }
 

@@ -211,7 +211,8 @@ StepPlan Planner::build() {
   long long recomputed_layers = 0;
   const double embed_params = pc.embedding / L.tp + pc.position;
   const double mtp_params = 2.0 * model_.hidden * model_.hidden / L.tp + 2.0 * model_.hidden;  // projection, norms
-  // With tied embeddings and pp > 1 the last stage keeps its own copy of the embedding for the output layer.
+  // With tied embeddings on another rank than the embedding (pp > 1; not DualPipeV's V, which puts both on rank 0),
+  // the last stage keeps its own copy of the embedding for the output layer.
   const double output_params =
       (model_.tied_embeddings && L.rank_of(L.stages() - 1) != 0 ? pc.embedding : pc.output) / L.tp + pc.final_norm;
 
