@@ -116,6 +116,7 @@ Json scenario_json(const scenario::Scenario& s) {
     j["parallel"]["tp_comm_overlap_method"] = parallel::to_string(pc.tp_comm_overlap_method);
   if (pc.overlap_param_gather) j["parallel"]["overlap_param_gather"] = true;
   if (pc.ep_comm_overlap) j["parallel"]["ep_comm_overlap"] = true;
+  if (pc.moe_dispatch_fp8) j["parallel"]["moe_dispatch_dtype"] = "fp8";
   if (pc.backward_prefetch != parallel::BackwardPrefetch::Pre)
     j["parallel"]["backward_prefetch"] = parallel::to_string(pc.backward_prefetch);
   if (pc.cp_comm_type != parallel::CpCommType::P2p)

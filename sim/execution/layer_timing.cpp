@@ -26,6 +26,7 @@ workload::LayerShape layer_shape(const StepInputs& in) {
   shape.moe_imbalance = in.moe_imbalance;
   shape.fp8 = in.dtype == hardware::Dtype::Fp8 || in.dtype == hardware::Dtype::Fp4 ? in.fp8_scaling
                                                                                    : workload::Fp8Scaling::None;
+  shape.moe_dispatch_fp8 = in.parallel.moe_dispatch_fp8 && shape.fp8 != workload::Fp8Scaling::None;
   return shape;
 }
 

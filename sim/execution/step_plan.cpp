@@ -525,6 +525,7 @@ const LayerTimings& Planner::layer_timings(const workload::LayerShape& shape, bo
     key->ep = shape.ep;
     key->expert_tp = shape.expert_tp;
     key->moe_dispatcher = static_cast<int>(in_.parallel.moe_dispatcher);
+    key->moe_dispatch_fp8 = shape.moe_dispatch_fp8;
     key->tp_comm_overlap = in_.parallel.tp_comm_overlap;
     key->tp_comm_overlap_method = static_cast<int>(in_.parallel.tp_comm_overlap_method);
     key->tp_group = placement_.group(parallel::Dim::Tp, 0);

@@ -43,6 +43,7 @@ struct LayerKey {
   int ep = 0;
   int expert_tp = 0;
   int moe_dispatcher = 0;
+  bool moe_dispatch_fp8 = false;
   bool tp_comm_overlap = false;
   int tp_comm_overlap_method = 0;
   std::vector<int> tp_group;  // GPU 0's groups: the members its layer collectives run on
@@ -52,8 +53,8 @@ struct LayerKey {
   auto tie() const {
     return std::tie(model, hardware, topology, dtype, fp8, recompute, recompute_modules, attention_kernel,
                     eager_kernels, repeated_kv, sp_batch_first, moe_imbalance, flash_attention, dropout,
-                    sequence_parallel, micro_batch, seq_len, tp, cp, ep, expert_tp, moe_dispatcher, tp_comm_overlap,
-                    tp_comm_overlap_method, tp_group, cp_group, ep_group);
+                    sequence_parallel, micro_batch, seq_len, tp, cp, ep, expert_tp, moe_dispatcher, moe_dispatch_fp8,
+                    tp_comm_overlap, tp_comm_overlap_method, tp_group, cp_group, ep_group);
   }
   bool operator<(const LayerKey& o) const { return tie() < o.tie(); }
 };

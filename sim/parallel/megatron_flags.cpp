@@ -32,6 +32,10 @@ MegatronArgs megatron_args(const ParallelConfig& config, const Layout& layout, c
     add("--moe-token-dispatcher-type flex");
     add("--moe-enable-deepep");
   }
+  if (layout.ep > 1 && config.moe_dispatch_fp8)
+    comments.push_back(
+        "moe_dispatch_dtype fp8: the MoE dispatch in FP8 (DeepSeek-V3's recipe) is not written as a "
+        "flag here; check what your Megatron-LM and DeepEP versions dispatch");
 
   // Pipeline split: the scenario's own layout string; else even virtual stages by layer count; an uneven split by
   // first/last stage sizes when only those differ (Megatron-Core's --decoder-first/last-pipeline-num-layers); else the

@@ -123,6 +123,9 @@ ParallelConfig ParallelConfig::parse(base::JsonReader& in) {
   std::string dispatcher;
   if (in.optional_enum("moe_dispatcher", dispatcher, {"alltoall", "deepep"}))
     p.moe_dispatcher = dispatcher == "deepep" ? MoeDispatcher::DeepEp : MoeDispatcher::AllToAll;
+  std::string dispatch_dtype;
+  if (in.optional_enum("moe_dispatch_dtype", dispatch_dtype, {"bf16", "fp8"}))
+    p.moe_dispatch_fp8 = dispatch_dtype == "fp8";
   in.optional("tp_comm_overlap", p.tp_comm_overlap);
   in.optional("ep_comm_overlap", p.ep_comm_overlap);
   std::string overlap_method;

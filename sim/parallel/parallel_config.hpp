@@ -81,6 +81,11 @@ struct ParallelConfig {
   int recompute_num_layers = 1;
   unsigned recompute_modules = kRecomputeCoreAttn;         // selective granularity only
   MoeDispatcher moe_dispatcher = MoeDispatcher::AllToAll;  // "moe_dispatcher": "alltoall" (default) or "deepep"
+  /// "moe_dispatch_dtype": "bf16" (default) or "fp8". FP8 dispatch (DeepSeek-V3, arXiv:2412.19437 Sec. 3.3.4,
+  /// "Low-Precision Communication"; DeepEP's dispatch takes an FP8 tensor with one fp32 scale per 128 channels):
+  /// tokens are quantised before the dispatch and the output gradients before the combine's backward, both feeding
+  /// FP8 expert GEMMs; the combine and the dispatch's backward stay 16-bit. Needs training.dtype "fp8".
+  bool moe_dispatch_fp8 = false;
   /// Megatron-LM's --tp-comm-overlap: Transformer Engine's userbuffers run each sequence-parallel all-gather and
   /// reduce-scatter of a linear layer pipelined with its GEMM (execution/tp_overlap.hpp). Needs sequence parallelism.
   bool tp_comm_overlap = false;

@@ -31,6 +31,8 @@ const std::vector<KeyDoc>& extension_keys() {
       {"training.moe_pad_to_capacity", "false", "true, false (true needs moe_capacity_factor)",
        "MoE: every expert's input padded to its capacity"},
       {"parallel.moe_dispatcher", "\"alltoall\"", "\"alltoall\", \"deepep\"", "MoE token dispatcher"},
+      {"parallel.moe_dispatch_dtype", "\"bf16\"", "\"bf16\", \"fp8\" (fp8 needs training.dtype \"fp8\")",
+       "MoE dispatch (and the combine's backward) in 16 bits or FP8"},
       {"cluster.network.failed", "[]", "\"spine S\", \"leaf L uplink U\"", "failed fabric elements"},
       {"cluster.network.nvls", "true", "true, false", "NCCL's NVLink SHARP algorithms (NCCL_NVLS_ENABLE)"},
       {"parallel.tp_comm_overlap", "false", "true, false (needs sequence_parallel)",

@@ -236,6 +236,11 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
         t->error("dtype",
                  "\"" + dtype + "\" is not supported by " + s.hardware.name + " (no peak rate in its profile)");
     }
+    if (s.parallel.moe_dispatch_fp8 && s.training.dtype != hardware::Dtype::Fp8 &&
+        s.training.dtype != hardware::Dtype::Fp4)
+      t->error("dtype", std::string("is \"") + hardware::to_string(s.training.dtype) +
+                            "\", but parallel.moe_dispatch_dtype is \"fp8\", which sends the FP8 inputs of FP8 expert "
+                            "GEMMs; set dtype \"fp8\" or drop moe_dispatch_dtype");
     std::string kernel;
     if (t->optional_enum("attention_kernel", kernel, {"fused", "flash2", "triton"}))
       s.training.attention_kernel = kernel == "flash2"   ? hardware::AttentionKernel::Flash2

@@ -158,7 +158,7 @@ void tp_enter(PassWork& p, const LayerShape& s, const Dims& d, const std::string
   if (s.tp <= 1 || !s.sequence_parallel) return;
   const bool fp8 = fp8_input && s.fp8 != Fp8Scaling::None && s.fp8 != Fp8Scaling::Rowwise;
   Segment c = comm(CommKind::TpAllGather, d.tokens * d.h * (fp8 ? 1.0 : kAct), label);
-  c.fp8_payload = fp8;
+  if (fp8) c.backward_bytes = d.tokens * d.h * kAct;
   p.segments.push_back(std::move(c));
   sp_layout_copy(p, s, d, label + "_copy", fp8 ? 1.0 : kAct);
 }
@@ -303,24 +303,57 @@ PassWork forward_pass(const ModelSpec& m, const LayerShape& s, const Dims& d) {
   // What the busiest expert-parallel rank receives in the dispatch (and sends back in the combine), and sorts.
   const double received = routed * s.moe_imbalance;
   const bool sort_chunks = m.moe && s.ep > 1 && m.moe->experts / s.ep > 1;
+  // FP8 dispatch (LayerShape::moe_dispatch_fp8): each element crosses as one FP8 byte plus its share of the fp32
+  // scale of its 1 x 128 tile (DeepEP's FP8 dispatch input: the FP8 tensor and [tokens, hidden / 128] fp32 scales).
+  const bool fp8_dispatch = m.moe && s.ep > 1 && s.moe_dispatch_fp8 && s.fp8 != Fp8Scaling::None;
+  constexpr double kFp8Dispatch = 1.0 + 4.0 / 128;
   if (m.moe) {
-    add(p, compute("router", {gemm("router", d.moe_tokens, m.moe->experts, d.h),
+    std::vector<Kernel> route{gemm("router", d.moe_tokens, m.moe->experts, d.h),
                               memory("topk", d.moe_tokens * m.moe->experts * 4 * 2),
-                              memory("moe_permute", (d.moe_tokens + routed) * d.h * kAct)}));
-    if (s.ep > 1) p.segments.push_back(comm(CommKind::EpAllToAll, received * d.h * kAct, "dispatch"));
+                              memory("moe_permute", (d.moe_tokens + routed) * d.h * kAct)};
+    if (fp8_dispatch) {
+      // The sender casts its tokens once, before they are copied per expert: read 16 bits, write 8 (the tile's
+      // amax in the same pass).
+      Kernel c = memory("moe_dispatch_cast", d.moe_tokens * d.h * 3.0);
+      c.fp8_cast = true;
+      route.push_back(c);
+    }
+    add(p, compute("router", std::move(route)));
+    if (s.ep > 1) {
+      Segment c = comm(CommKind::EpAllToAll, received * d.h * (fp8_dispatch ? kFp8Dispatch : kAct), "dispatch");
+      if (fp8_dispatch) c.backward_bytes = received * d.h * kAct;  // the tokens' gradients return 16-bit
+      p.segments.push_back(std::move(c));
+    }
   }
   std::vector<Kernel> mlp;
   if (sort_chunks) mlp.push_back(memory("moe_sort_chunks", 2 * received * d.h * kAct));
   const auto gemms = mlp_gemms(m, s, d);
-  // A dense MLP's first projection takes the norm's output (its cast fused there); routed experts take permuted
-  // tokens.
-  linear(mlp, s, gemms[0].name, gemms[0].m, gemms[0].n, gemms[0].k, gemms[0].count, /*fused_with_norm=*/!m.moe);
+  if (fp8_dispatch) {
+    // The experts receive FP8: only the transposed copy their weight gradient needs is made here (read 1, write 1).
+    const auto& up = gemms[0];
+    Kernel t = memory("fp8_transpose", up.m * up.k * up.count * 2.0);
+    t.fp8_cast = true;
+    mlp.push_back(t);
+    Kernel g = gemm(up.name, up.m, up.n, up.k, up.count);
+    g.fp8 = true;
+    mlp.push_back(g);
+  } else {
+    // A dense MLP's first projection takes the norm's output (its cast fused there); routed experts take permuted
+    // tokens.
+    linear(mlp, s, gemms[0].name, gemms[0].m, gemms[0].n, gemms[0].k, gemms[0].count, /*fused_with_norm=*/!m.moe);
+  }
   mlp.push_back(memory("activation", activation_bytes(m, s, d)));
   for (std::size_t i = 1; i < gemms.size(); ++i)
     linear(mlp, s, gemms[i].name, gemms[i].m, gemms[i].n, gemms[i].k, gemms[i].count);
   if (sort_chunks) mlp.push_back(memory("moe_unsort_chunks", 2 * received * d.h * kAct));
   add(p, compute("mlp", std::move(mlp)));
-  if (m.moe && s.ep > 1) p.segments.push_back(comm(CommKind::EpAllToAll, received * d.h * kAct, "combine"));
+  if (m.moe && s.ep > 1) {
+    Segment c = comm(CommKind::EpAllToAll, received * d.h * kAct, "combine");
+    // The output gradients reach the experts in FP8 (DeepSeek-V3 Sec. 3.3.4: the activation gradient before the
+    // down-projections is quantised likewise); the experts' own cast of that gradient stays counted per GEMM.
+    if (fp8_dispatch) c.backward_bytes = received * d.h * kFp8Dispatch;
+    p.segments.push_back(std::move(c));
+  }
   if (m.moe) add(p, compute("moe_unpermute", {memory("moe_unpermute", (d.moe_tokens + routed) * d.h * kAct)}));
   if (d.folded && d.etp > 1)
     p.segments.push_back(comm(CommKind::EtpReduceScatter, d.moe_tokens * d.h * kAct, "moe_etp_rs"));
@@ -347,9 +380,9 @@ void backward_passes(const ModelSpec& m, const LayerShape& s, const Dims& d, con
       else if (seg.comm == CommKind::EtpReduceScatter)
         c.comm = CommKind::EtpAllGather;
       c.label = seg.label + "_bwd";
-      if (seg.fp8_payload) {
-        c.comm_bytes = seg.comm_bytes * kAct;  // the input gradient is 16-bit
-        c.fp8_payload = false;
+      if (seg.backward_bytes >= 0) {
+        c.comm_bytes = seg.backward_bytes;
+        c.backward_bytes = -1;
       }
       b.segments.push_back(std::move(c));
       continue;

@@ -51,6 +51,10 @@ struct LayerShape {
   /// time (scenario training.moe_imbalance).
   double moe_imbalance = 1;
   Fp8Scaling fp8 = Fp8Scaling::None;  // FP8 linear layers (Transformer Engine, torchao float8): their casts
+  /// FP8 MoE dispatch (parallel.moe_dispatch_dtype "fp8"; only with fp8 linears and ep > 1): the tokens are cast
+  /// before the dispatch, which moves FP8 with one fp32 scale per 128 channels, as does the combine's backward; the
+  /// combine and the dispatch's backward stay 16-bit (DeepSeek-V3, arXiv:2412.19437 Sec. 3.3.4).
+  bool moe_dispatch_fp8 = false;
 };
 
 enum class KernelKind {
@@ -89,9 +93,11 @@ struct Segment {
   bool is_comm = false;
   std::vector<Kernel> kernels;  // compute segment
   CommKind comm = CommKind::TpAllReduce;
-  double comm_bytes = 0;     // collective payload per rank (the "n" of the collective formulas)
-  bool fp8_payload = false;  // an all-gather of FP8 data (1 byte per element; its backward mirror moves 16 bits)
-  std::string label;         // "attn", "mlp", ... for traces
+  double comm_bytes = 0;  // collective payload per rank (the "n" of the collective formulas)
+  /// The backward mirror's payload where it differs from this one (an FP8 all-gather whose mirror moves the 16-bit
+  /// input gradient; FP8 MoE dispatch, whose combine's mirror moves FP8 gradients); negative: the same.
+  double backward_bytes = -1;
+  std::string label;  // "attn", "mlp", ... for traces
 };
 
 /// One pass of one layer: its segments in order, and FLOP counts by the two conventions.

@@ -83,6 +83,7 @@ const std::map<std::string, Use>& uses() {
       {"training.moe_capacity_factor", {kMoe, {}, "1.25"}},
       {"training.moe_pad_to_capacity", {kMoe, {{"training.moe_capacity_factor", "1.25"}}, "true"}},
       {"parallel.moe_dispatcher", {kMoe, {}, "\"deepep\""}},
+      {"parallel.moe_dispatch_dtype", {kMoe, {{"training.dtype", "\"fp8\""}}, "\"fp8\""}},
       {"cluster.network.failed", {kDense, {}, "[\"spine 0\"]"}},
       {"cluster.network.nvls", {kDense, {}, "false"}},
       {"parallel.tp_comm_overlap", {kDense, {}, "true"}},

@@ -214,11 +214,13 @@ TEST(ImportAcceptance, ExplainWritesAnUnevenSplitAsALayoutThatReadsBack) {
 
 TEST(ImportAcceptance, ExplainOfDeepSeekV3WritesItsArchitectureAndReadsBack) {
   // MLA, the dense first layers, node-limited routing, the MTP module and the blockwise FP8 recipe are all Megatron-LM
-  // flags; explained and imported again they give the same step, byte for byte. (The scenario's DualPipeV has no flag,
-  // so the round trip runs 1F1B over a layout Megatron-LM can write.)
+  // flags; explained and imported again they give the same step, byte for byte. (The scenario's DualPipeV and FP8
+  // dispatch have no flag here, so the round trip runs 1F1B over a layout Megatron-LM can write, dispatching BF16.)
   const std::string s = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/validation/deepseek_v3_2048_h800_dualpipev.json";
   const auto back = explain_and_import(
-      s, {"--set", "parallel.schedule=\"1f1b\"", "--set", "parallel.pipeline_layout=\"Ettt|(tttt|)*14ttmL\""},
+      s,
+      {"--set", "parallel.schedule=\"1f1b\"", "--set", "parallel.pipeline_layout=\"Ettt|(tttt|)*14ttmL\"", "--set",
+       "parallel.moe_dispatch_dtype=\"bf16\""},
       {"--gpus", "2048", "--hardware", "h800-sxm5-80gb", "--tokens", "14.8T", "--name",
        "deepseek_v3_2048_h800_dualpipev"});
   for (const char* f :
@@ -231,6 +233,7 @@ TEST(ImportAcceptance, ExplainOfDeepSeekV3WritesItsArchitectureAndReadsBack) {
   auto dual = trainsim({"step", s, "--explain"});
   EXPECT_FALSE(contains(dual.out, "--pipeline-model-parallel-layout")) << dual.out;
   EXPECT_TRUE(contains(dual.out, "# schedule dualpipev: no Megatron-LM flag runs DeepSeek's DualPipe")) << dual.out;
+  EXPECT_TRUE(contains(dual.out, "# moe_dispatch_dtype fp8: the MoE dispatch in FP8")) << dual.out;
 }
 
 TEST(ImportAcceptance, ExplainWritesTheEpOverlapFlag) {
