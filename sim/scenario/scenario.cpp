@@ -217,6 +217,8 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
                          std::to_string(static_cast<long long>(pc.tp) * pc.pp * *pc.dp * pc.cp) +
                          " but cluster.gpus = " + std::to_string(s.cluster.gpus) +
                          "; they must agree (or omit dp to derive it)");
+    if (pc.moe_dispatch_fp8 && model && !s.model.moe)
+      p->error("moe_dispatch_dtype", "applies to models with experts (model.moe); " + s.model.name + " has none");
   }
 
   if (auto t = in.required_object("training")) {

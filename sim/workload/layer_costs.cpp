@@ -307,10 +307,16 @@ PassWork forward_pass(const ModelSpec& m, const LayerShape& s, const Dims& d) {
   // scale of its 1 x 128 tile (DeepEP's FP8 dispatch input: the FP8 tensor and [tokens, hidden / 128] fp32 scales).
   const bool fp8_dispatch = m.moe && s.ep > 1 && s.moe_dispatch_fp8 && s.fp8 != Fp8Scaling::None;
   constexpr double kFp8Dispatch = 1.0 + 4.0 / 128;
+  // With FP8 dispatch the permutation and the sort after the dispatch move FP8 tokens; their backward mirrors move
+  // the 16-bit gradients, as without it.
+  auto moved = [&](const char* name, double elements) {
+    Kernel k = memory(name, elements * (fp8_dispatch ? kFp8Dispatch : kAct));
+    if (fp8_dispatch) k.backward_bytes = 2.0 * elements * kAct;
+    return k;
+  };
   if (m.moe) {
     std::vector<Kernel> route{gemm("router", d.moe_tokens, m.moe->experts, d.h),
-                              memory("topk", d.moe_tokens * m.moe->experts * 4 * 2),
-                              memory("moe_permute", (d.moe_tokens + routed) * d.h * kAct)};
+                              memory("topk", d.moe_tokens * m.moe->experts * 4 * 2)};
     if (fp8_dispatch) {
       // The sender casts its tokens once, before they are copied per expert: read 16 bits, write 8 (the tile's
       // amax in the same pass).
@@ -318,6 +324,7 @@ PassWork forward_pass(const ModelSpec& m, const LayerShape& s, const Dims& d) {
       c.fp8_cast = true;
       route.push_back(c);
     }
+    route.push_back(moved("moe_permute", (d.moe_tokens + routed) * d.h));
     add(p, compute("router", std::move(route)));
     if (s.ep > 1) {
       Segment c = comm(CommKind::EpAllToAll, received * d.h * (fp8_dispatch ? kFp8Dispatch : kAct), "dispatch");
@@ -326,7 +333,7 @@ PassWork forward_pass(const ModelSpec& m, const LayerShape& s, const Dims& d) {
     }
   }
   std::vector<Kernel> mlp;
-  if (sort_chunks) mlp.push_back(memory("moe_sort_chunks", 2 * received * d.h * kAct));
+  if (sort_chunks) mlp.push_back(moved("moe_sort_chunks", 2 * received * d.h));
   const auto gemms = mlp_gemms(m, s, d);
   if (fp8_dispatch) {
     // The experts receive FP8: only the transposed copy their weight gradient needs is made here (read 1, write 1).
@@ -399,7 +406,7 @@ void backward_passes(const ModelSpec& m, const LayerShape& s, const Dims& d, con
       } else if (k.fp8_cast) {
         continue;  // the forward's input cast; the backward casts the output gradient (below, per GEMM)
       } else if (k.kind == KernelKind::Memory) {
-        bk.push_back(memory(k.name, k.bytes * (k.mirror_once ? 1.0 : 2.0)));
+        bk.push_back(memory(k.name, k.backward_bytes >= 0 ? k.backward_bytes : k.bytes * (k.mirror_once ? 1.0 : 2.0)));
       } else {
         if (k.fp8) {
           // The output gradient (m x n, 16-bit) cast and transposed to FP8 for both backward GEMMs.

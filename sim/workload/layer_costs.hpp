@@ -71,10 +71,11 @@ struct Kernel {
   double flops = 0;                       // executed FLOPs (causal attention halves them for fused kernels)
   double bytes = 0;                       // HBM traffic of memory-bound kernels
   bool attention_core = false;            // part of scores/softmax/context (recomputed by selective recompute)
-  bool fp8 = false;          // a GEMM whose operands are FP8 (timed at the FP8 rate); else it runs in 16 bits
-  bool fp8_cast = false;     // a cast of a GEMM operand to FP8 (its backward counterpart is emitted per GEMM)
-  bool backward = false;     // a fused attention kernel's backward pass (timed at the backward's rate)
-  bool mirror_once = false;  // a layout copy beside a collective: its backward mirror moves the same bytes, not twice
+  bool fp8 = false;            // a GEMM whose operands are FP8 (timed at the FP8 rate); else it runs in 16 bits
+  bool fp8_cast = false;       // a cast of a GEMM operand to FP8 (its backward counterpart is emitted per GEMM)
+  bool backward = false;       // a fused attention kernel's backward pass (timed at the backward's rate)
+  bool mirror_once = false;    // a layout copy beside a collective: its backward mirror moves the same bytes, not twice
+  double backward_bytes = -1;  // a memory kernel's backward mirror where the forward moved FP8; negative: 2 x bytes
 };
 
 enum class CommKind {
