@@ -228,6 +228,10 @@ void enumerate_batch(const PlanProblem& problem, int gpus, const ParallelConfig&
           std::vector<Schedule> schedules;
           if (f.schedule)
             schedules = one(base.schedule);
+          else if (vpp == 2 && base.first_stage_layers == 0 && base.last_stage_layers == 0)
+            // Two chunks per rank: round robin or DualPipe's V (whose first and last stages share rank 0, so a
+            // per-rank first/last split does not apply: the scenario loader refuses that pair).
+            schedules = {Schedule::Interleaved, Schedule::DualPipeV};
           else if (vpp > 1)
             schedules = one(Schedule::Interleaved);
           else if (pp == 1)

@@ -179,6 +179,7 @@ struct PlanShard {
   int index = 0;
   int count = 1;
   bool run_level = false;  // the problem had a run evaluator
+  std::string search;      // detail::search_digest of the search it sliced (its candidates are point indices)
   PlanResult summary;      // the screen's counts; no candidates
   /// This slice's short-list entries at replica fidelity, in short-list order; `run` set for the slice's best
   /// run_candidates per size (a superset of its share of the global finalists).

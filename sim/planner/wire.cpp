@@ -2,6 +2,8 @@
 // non-finite values as text), so that a merged or farmed search gives the single-process result byte for byte.
 #include "sim/planner/search.hpp"
 
+#include "sim/base/sha256.hpp"
+
 #include <array>
 #include <cmath>
 #include <limits>
@@ -123,6 +125,20 @@ RunEstimate read_run_wire(base::JsonReader& r) {
   return e;
 }
 
+std::string search_digest(const std::vector<Size>& sizes, const std::vector<Point>& points) {
+  std::string text = "trainsim.plan-search/1\n";
+  for (const Point& p : points) {
+    const ParallelConfig& c = p.config;
+    text += std::to_string(sizes[static_cast<std::size_t>(p.size)].gpus) + " " + std::to_string(c.tp) + " " +
+            std::to_string(c.pp) + " " + std::to_string(c.vpp) + " " + std::to_string(c.cp) + " " +
+            std::to_string(c.ep) + " " + (c.dp ? std::to_string(*c.dp) : "-") + " " + parallel::to_string(c.schedule) +
+            " " + (c.sequence_parallel ? "sp" : "-") + " " + std::to_string(c.zero_stage) + " " +
+            (c.distributed_optimizer ? "do" : "-") + " " + parallel::to_string(c.recompute) + " " +
+            std::to_string(c.micro_batch) + " " + std::to_string(c.global_batch) + "\n";
+  }
+  return base::sha256_hex(text);
+}
+
 results::Json candidate_wire(const Candidate& c) {
   results::Json j = results::Json::object();
   j["point"] = c.index;
@@ -172,6 +188,7 @@ results::Json to_json(const PlanShard& shard) {
   j["index"] = shard.index;
   j["count"] = shard.count;
   j["run_level"] = shard.run_level;
+  j["search"] = shard.search;
   const PlanResult& s = shard.summary;
   Json& sum = j["summary"];
   sum["objective"] = to_string(s.objective);
@@ -225,6 +242,14 @@ PlanShard plan_shard_from_json(base::JsonReader& r, const PlanProblem& problem) 
   std::vector<detail::Size> sizes;
   std::vector<detail::Point> points;
   detail::enumerate_points(problem, false, sizes, points);
+  if (r.required("search", shard.search) && shard.search != detail::search_digest(sizes, points)) {
+    r.error("search", "this shard sliced another search than this scenario and these options give (" +
+                          std::to_string(points.size()) +
+                          " points here): written by another trainsim build or with other plan options; "
+                          "rerun the shards with this build");
+    r.finish();
+    return shard;  // its point indices name other configurations
+  }
   for (auto& c : r.object_array("candidates", true))
     shard.candidates.push_back(detail::read_candidate_wire(c, problem, sizes, points));
   r.finish();

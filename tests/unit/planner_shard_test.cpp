@@ -124,5 +124,31 @@ TEST(PlanShards, ReadingRejectsAPointOutsideTheSearch) {
   }
 }
 
+TEST(PlanShards, ReadingRejectsAShardOfAnotherSearch) {
+  // A shard names its candidates by point index: read against a search numbered otherwise (another build's
+  // enumeration, other plan options), the same indices would be other configurations. Its fingerprint says so.
+  Fixture f;
+  const auto s = plan_shard(f.problem, f.opt, 0, 1);
+  EXPECT_EQ(s.search.size(), 64u) << "a SHA-256 in hex";
+  EXPECT_EQ(round_trip(s, f.problem).search, s.search);
+  PlanOptions fewer = f.opt;
+  fewer.gpus = {16};
+  const auto other = scenario::plan_problem(f.s, fewer);
+  const std::string text = to_json(s).dump(-1);
+  base::Diagnostics diag("shard.jsonl");
+  const auto doc = base::JsonDocument::parse_text(text, diag.file());
+  auto r = doc.root(diag);
+  const auto back = plan_shard_from_json(r, other);
+  EXPECT_TRUE(back.candidates.empty()) << "no point index is read against the other numbering";
+  try {
+    diag.throw_if_any();
+    FAIL() << "accepted a shard of another search";
+  } catch (const base::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("/search"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("another trainsim build or with other plan options"), std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace sim::planner

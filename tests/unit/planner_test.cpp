@@ -83,8 +83,12 @@ TEST(PlanSpace, SchedulesFollowVirtualStagesAndShardingFollowsThePipeline) {
   Loaded l(tiny_scenario(R"({"global_batch": 64})"));
   const auto p = scenario::plan_problem(l.s, {}, false);
   for (const auto& c : enumerate(p, 8)) {
-    if (c.vpp > 1) {
+    if (c.vpp > 2) {
       EXPECT_EQ(c.schedule, parallel::Schedule::Interleaved);
+    }
+    if (c.vpp == 2) {
+      EXPECT_TRUE(c.schedule == parallel::Schedule::Interleaved || c.schedule == parallel::Schedule::DualPipeV)
+          << "two chunks per rank: round robin or DualPipe's V";
     }
     if (c.vpp == 1) {
       EXPECT_NE(c.schedule, parallel::Schedule::Interleaved);
