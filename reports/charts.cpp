@@ -118,7 +118,7 @@ std::string chart_pipeline_timeline(const ReportInput& in) {
   constexpr double kTop = 24, kRow = 40, kCompute = 22, kComm = 8;
   const double rows_h = std::max<double>(1, static_cast<double>(gpus.size())) * kRow;
   Svg svg("pipeline-timeline", kWidth, static_cast<int>(kTop + rows_h + 80),
-          "Pipeline timeline of one step: forward and backward passes and communication per pipeline stage");
+          "Pipeline timeline of one step: forward and backward passes and communication per pipeline rank");
   if (spans.empty()) {
     note(svg, kTop + 24, "no timeline recorded for this step");
     return svg.str();
@@ -133,7 +133,8 @@ std::string chart_pipeline_timeline(const ReportInput& in) {
     row_of[gpus[i]] = i;
     const double y = kTop + static_cast<double>(i) * kRow;
     svg.rect(kLeft, y, kRight - kLeft, kCompute + kComm + 2, i % 2 == 0 ? "#fafafa" : "#f3f3f3");
-    svg.text(kLeft - 10, y + 15, "stage " + std::to_string(i), A::End, 12, "#222", true);
+    // A row is a pipeline rank: with virtual stages (interleaved, DualPipe's V) it runs several of them.
+    svg.text(kLeft - 10, y + 15, "PP rank " + std::to_string(i), A::End, 12, "#222", true);
     svg.text(kLeft - 10, y + 28, "GPU " + std::to_string(gpus[i]), A::End, 10, kMuted);
   }
   // Compute spans one by one (each a forward or backward pass, with a tooltip) unless there are very many;

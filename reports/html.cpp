@@ -213,7 +213,8 @@ std::string render_html(const ReportInput& in) {
                     "pipeline bubble (" + seconds(b.pp_bubble.seconds()) + ") is the schedule's fill and drain.");
   out += figure(detail::chart_pipeline_timeline(in),
                 "Gantt chart of one step at " + in.step.fidelity +
-                    " fidelity: one row per pipeline stage (tensor-parallel rank 0 of data-parallel replica 0; its "
+                    " fidelity: one row per pipeline rank, which runs several virtual stages when the schedule "
+                    "interleaves them or folds them in a V (tensor-parallel rank 0 of data-parallel replica 0; its "
                     "peers run in lockstep). Upper bar: forward and backward passes of each micro-batch; lower "
                     "strip: communication on the GPU's communication streams. Hover for details.");
   out += figure(detail::chart_memory(in),

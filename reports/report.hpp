@@ -48,7 +48,8 @@ struct ReportInput {
   int gpus = 0;
 
   /// The step at replica fidelity with its timeline recorded (StepOptions::record_timeline): one row per pipeline
-  /// stage's GPU. Memory is the worst pipeline stage's, with the GPU's capacity.
+  /// rank's GPU (several virtual stages each when the schedule has them). Memory is the worst pipeline stage's, with
+  /// the GPU's capacity.
   sim::results::StepResult step;
   sim::results::RunSummary run;
   sim::cost::CostSummary cost;
