@@ -58,8 +58,8 @@ TEST(OutOfSample, DeepSeekV3OnH800WithDualPipeWithinTwentyPercentOfItsReport) {
       "trainsim %.2f s (%+.1f%%)\n",
       published_step, r.step_time.seconds(), 100 * err);
   // Measured 2026-12-04: 19.91 s published, 20.32 s predicted with the dispatch in BF16 (+2.1%; 1F1B over the same
-  // 16 stages: 29.4 s), 19.56 s with the report's FP8 dispatch (-1.7%). With routing not node-limited
-  // (router_groups left out) 22.56 s, +13.3%. 3.0 s of the predicted step are all-to-alls the pairs do not hide.
+  // 16 stages: 29.4 s), 19.52 s with the report's FP8 dispatch (-2.0%). With routing not node-limited
+  // (router_groups left out) 22.56 s, +13.3%. 3.1 s of the predicted step are all-to-alls the pairs do not hide.
   EXPECT_LT(std::fabs(err), 0.20);
   // Without DualPipe (1F1B over the same 16 stages) the all-to-alls are exposed: far slower than the report.
   const auto one_f_one_b =
