@@ -453,12 +453,7 @@ PlanShard plan_shard(const PlanProblem& problem, const PlanOptions& options, int
   shard.index = index;
   shard.count = count;
   shard.run_level = static_cast<bool>(problem.run);
-  {
-    std::vector<detail::Size> sizes;
-    std::vector<detail::Point> points;
-    detail::enumerate_points(problem, false, sizes, points);
-    shard.search = detail::search_digest(sizes, points);
-  }
+  shard.search = detail::search_digest(search.sizes, search.points);
   shard.summary = search.summary;
 
   // Phase 2: this shard's slice of the short list, every count-th entry of the longest-first order (balanced).

@@ -31,8 +31,8 @@ struct Point {
 void enumerate_points(const PlanProblem& problem, bool with_topology, std::vector<Size>& sizes,
                       std::vector<Point>& points);
 
-/// A fingerprint of the search's sizes and points in enumeration order (SHA-256 of one line per point): a shard names
-/// its candidates by point index, so shards merge only into the search that numbered them.
+/// A fingerprint of the search's sizes and points in enumeration order (64 bits, in hex): a shard names its
+/// candidates by point index, so shards merge only into the search that numbered them.
 std::string search_digest(const std::vector<Size>& sizes, const std::vector<Point>& points);
 
 /// What a candidate is, from its point: the configuration, layout, GPUs, flags and relative steps (no simulation).

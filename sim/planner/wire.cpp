@@ -2,10 +2,10 @@
 // non-finite values as text), so that a merged or farmed search gives the single-process result byte for byte.
 #include "sim/planner/search.hpp"
 
-#include "sim/base/sha256.hpp"
-
 #include <array>
 #include <cmath>
+#include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <string>
 #include <variant>
@@ -126,17 +126,32 @@ RunEstimate read_run_wire(base::JsonReader& r) {
 }
 
 std::string search_digest(const std::vector<Size>& sizes, const std::vector<Point>& points) {
-  std::string text = "trainsim.plan-search/1\n";
+  // A fingerprint against a mismatched merge, not against forgery, computed on every plan (a single-process plan is
+  // one shard): FNV-1a's xor-multiply step per 64-bit field (Fowler, Noll and Vo; offset basis and prime of the
+  // 64-bit variant), then SplitMix64's finaliser (Steele, Lea and Flood, OOPSLA 2014) to spread the last fields.
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  auto mix = [&h](long long v) {
+    h ^= static_cast<std::uint64_t>(v);
+    h *= 0x100000001b3ULL;
+  };
+  mix(static_cast<long long>(points.size()));
   for (const Point& p : points) {
     const ParallelConfig& c = p.config;
-    text += std::to_string(sizes[static_cast<std::size_t>(p.size)].gpus) + " " + std::to_string(c.tp) + " " +
-            std::to_string(c.pp) + " " + std::to_string(c.vpp) + " " + std::to_string(c.cp) + " " +
-            std::to_string(c.ep) + " " + (c.dp ? std::to_string(*c.dp) : "-") + " " + parallel::to_string(c.schedule) +
-            " " + (c.sequence_parallel ? "sp" : "-") + " " + std::to_string(c.zero_stage) + " " +
-            (c.distributed_optimizer ? "do" : "-") + " " + parallel::to_string(c.recompute) + " " +
-            std::to_string(c.micro_batch) + " " + std::to_string(c.global_batch) + "\n";
+    for (long long v :
+         {static_cast<long long>(sizes[static_cast<std::size_t>(p.size)].gpus), static_cast<long long>(c.tp),
+          static_cast<long long>(c.pp), static_cast<long long>(c.vpp), static_cast<long long>(c.cp),
+          static_cast<long long>(c.ep), static_cast<long long>(c.dp ? *c.dp : -1), static_cast<long long>(c.schedule),
+          static_cast<long long>(c.sequence_parallel), static_cast<long long>(c.zero_stage),
+          static_cast<long long>(c.distributed_optimizer), static_cast<long long>(c.recompute),
+          static_cast<long long>(c.micro_batch), static_cast<long long>(c.global_batch)})
+      mix(v);
   }
-  return base::sha256_hex(text);
+  h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
+  h ^= h >> 31;
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return hex;
 }
 
 results::Json candidate_wire(const Candidate& c) {

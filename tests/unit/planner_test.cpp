@@ -87,8 +87,7 @@ TEST(PlanSpace, SchedulesFollowVirtualStagesAndShardingFollowsThePipeline) {
       EXPECT_EQ(c.schedule, parallel::Schedule::Interleaved);
     }
     if (c.vpp == 2) {
-      EXPECT_TRUE(c.schedule == parallel::Schedule::Interleaved || c.schedule == parallel::Schedule::DualPipeV)
-          << "two chunks per rank: round robin or DualPipe's V";
+      EXPECT_EQ(c.schedule, parallel::Schedule::Interleaved) << "a dense model: DualPipe's V is tried for MoE only";
     }
     if (c.vpp == 1) {
       EXPECT_NE(c.schedule, parallel::Schedule::Interleaved);
@@ -105,6 +104,27 @@ TEST(PlanSpace, SchedulesFollowVirtualStagesAndShardingFollowsThePipeline) {
     }
     EXPECT_FALSE(c.dp.has_value()) << "dp is derived";
   }
+}
+
+TEST(PlanSpace, DualPipeVIsTriedBesideInterleavingForMoeWithExpertParallelism) {
+  // Two chunks per rank are run round robin or in DualPipe's V, the latter where its paired passes hide the
+  // all-to-alls: an MoE model with ep > 1.
+  const auto s =
+      scenario::load_scenario(std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/ci/mixtral-8x7b-32-h100-ep.json");
+  PlanOptions opt;
+  opt.free = {"pp", "vpp", "ep", "schedule"};
+  const auto p = scenario::plan_problem(s, opt, false);
+  int v = 0, interleaved_two = 0;
+  for (const auto& c : enumerate(p, 32)) {
+    if (c.schedule == parallel::Schedule::DualPipeV) {
+      ++v;
+      EXPECT_EQ(c.vpp, 2);
+      EXPECT_GT(c.ep, 1);
+    }
+    if (c.schedule == parallel::Schedule::Interleaved && c.vpp == 2) ++interleaved_two;
+  }
+  EXPECT_GT(v, 0);
+  EXPECT_GT(interleaved_two, v) << "the round robin is tried at every ep, the V only at ep > 1";
 }
 
 TEST(PlanSearch, TinyModelBestIsTheExhaustiveOptimumAndPureDataParallel) {
