@@ -1,17 +1,22 @@
 // sim/workload/layer_costs.cpp: per-kernel FLOPs and bytes of a transformer layer on one GPU.
 #include "sim/workload/layer_costs.hpp"
 
+#include "sim/workload/layer_parts.hpp"
+
 #include <algorithm>
 #include <string_view>
 
 namespace sim::workload {
+
+using detail::add;
+using detail::attention_core_forward;
+using detail::compute;
+using detail::Dims;
+using detail::gemm;
+
 namespace {
 
 constexpr double kAct = 2.0;  // bytes per activation element (bf16/fp16; fp8 GEMMs keep 16-bit activations)
-
-Kernel gemm(const char* name, double m, double n, double k, double batch = 1) {
-  return Kernel{KernelKind::Gemm, name, m, n, k, batch, 2.0 * m * n * k * batch, 0};
-}
 
 Kernel memory(const char* name, double bytes) {
   return Kernel{KernelKind::Memory, name, 0, 0, 0, 1, 0, bytes};
@@ -50,13 +55,6 @@ void linear(std::vector<Kernel>& out, const LayerShape& s, const char* name, dou
   out.push_back(g);
 }
 
-Segment compute(std::string label, std::vector<Kernel> ks) {
-  Segment s;
-  s.label = std::move(label);
-  s.kernels = std::move(ks);
-  return s;
-}
-
 Segment comm(CommKind kind, double bytes, std::string label) {
   Segment s;
   s.is_comm = true;
@@ -65,23 +63,6 @@ Segment comm(CommKind kind, double bytes, std::string label) {
   s.label = std::move(label);
   return s;
 }
-
-/// Adds the FLOPs of a segment's kernels to a pass.
-void add(PassWork& p, Segment s, double model_scale = 1.0) {
-  for (const auto& k : s.kernels) {
-    p.executed_flops += k.flops;
-    if (k.kind != KernelKind::Memory) p.model_flops += k.flops * model_scale;
-  }
-  p.segments.push_back(std::move(s));
-}
-
-/// Shapes shared by the passes of one layer.
-struct Dims {
-  double b, s_local, s_kv, tokens, tokens_sp, h, d, q_heads, kv_heads, f, t;
-  double etp;         // tensor parallelism of the routed experts
-  bool folded;        // MoE parallel folding: expert_tp < tp, the MoE block runs on expert_tp-gathered shards
-  double moe_tokens;  // tokens entering this rank's MoE block: all the TP group's, or (folded) expert_tp shards
-};
 
 /// Keys one query meets, averaged over the layers: the whole sequence, or for sliding-window layers (Mistral 7B,
 /// Jiang et al. 2023, Sec. 2; Gemma 3's local layers) the window, which a fused kernel skips beyond. Written as 2w
@@ -167,23 +148,6 @@ void tp_leave(PassWork& p, const LayerShape& s, const Dims& d, const std::string
   sp_layout_copy(p, s, d, label + "_copy", kAct);
   p.segments.push_back(
       comm(s.sequence_parallel ? CommKind::TpReduceScatter : CommKind::TpAllReduce, d.tokens * d.h * kAct, label));
-}
-
-/// Attention core forward: scores, softmax, context. Fused (flash) or unfused (two batched GEMMs + softmax).
-std::vector<Kernel> attention_core_forward(const LayerShape& s, const Dims& d) {
-  const double bh = d.b * d.q_heads;
-  const double full = 2.0 * 2.0 * bh * d.s_local * d.s_kv * d.d;  // QK^T and PV, non-causal
-  if (s.flash_attention) {
-    return {Kernel{KernelKind::Attention, "flash_attn_fwd", d.s_local, d.s_kv, d.d, bh, full * (s.causal ? 0.5 : 1.0),
-                   0, true}};
-  }
-  const double scores = bh * d.s_local * d.s_kv;
-  std::vector<Kernel> out{gemm("scores", d.s_local, d.s_kv, d.d, bh), memory("scale_mask_softmax", scores * kAct * 2)};
-  if (s.dropout) out.push_back(memory("attn_dropout", scores * (kAct * 2 + 1)));
-  out.push_back(gemm("context", d.s_local, d.d, d.s_kv, bh));
-  for (auto& k : out)
-    k.attention_core = true;
-  return out;
 }
 
 std::vector<Kernel> attention_core_backward(const LayerShape& s, const Dims& d) {
@@ -431,80 +395,6 @@ void backward_passes(const ModelSpec& m, const LayerShape& s, const Dims& d, con
   w.model_flops = fwd.model_flops;
 }
 
-/// TorchTitan's per-operator policy on a block written as PyTorch's Llama is (torchtitan/models/llama3/model.py:
-/// separate wq, wk, wv, wo and w1, w3, w2 projections, in that order): the outputs of the 1st, 3rd, ... matmul of the
-/// block, of the attention kernel and of the reduce-scatters are saved; the 2nd, 4th, ... matmul (wk, wo, and w3 of a
-/// gated MLP or w2 of a plain one) and every other operator (norms, RoPE, activation, residual adds, FP8 casts, the
-/// sequence-parallel all-gathers) run again before the backward. Source: torchtitan parallelize_llama.py, _save_list
-/// and _custom_policy ("save output of all compute ops, except every second mm"), PR #701 (aten.max saved). The
-/// forward's kernels are in fused form here (one QKV and one up projection), so the recomputed matmuls are taken as
-/// their column slices: the K part of QKV, the w3 half of a gated up projection.
-PassWork op_recompute(const ModelSpec& m, const Dims& d, const PassWork& fwd) {
-  PassWork p;
-  for (const auto& seg : fwd.segments) {
-    if (seg.is_comm) {
-      if (seg.comm == CommKind::TpAllGather || seg.comm == CommKind::EtpAllGather) p.segments.push_back(seg);
-      continue;
-    }
-    std::vector<Kernel> ks;
-    for (const auto& k : seg.kernels) {
-      if (k.kind == KernelKind::Attention || k.attention_core) continue;  // the attention kernel's output is saved
-      if (k.kind == KernelKind::Memory) {
-        ks.push_back(k);
-        continue;
-      }
-      const std::string name = k.name;
-      Kernel g = k;
-      if (name == "qkv") {
-        g = gemm("qkv", k.m, d.kv_heads * d.d, k.k, k.batch);  // wk
-      } else if (name == "mlp_up" && m.gated()) {
-        g = gemm("mlp_up", k.m, k.n / 2, k.k, k.batch);  // w3 of w1, w3
-      } else if (!(name == "attn_out" || (name == "mlp_down" && !m.gated()))) {
-        continue;  // wq, wv, w1 (and w2 of a gated MLP): outputs saved
-      }
-      g.fp8 = k.fp8;
-      ks.push_back(g);
-    }
-    if (!ks.empty()) add(p, compute(seg.label + "_recompute", std::move(ks)));
-  }
-  p.model_flops = 0;
-  return p;
-}
-
-/// Selective recomputation: the forward's kernels (and, for the whole MoE block, its collectives) that `modules` run
-/// again, in forward order. Fused attention already recomputes its scores inside its backward, so core_attn adds
-/// nothing with a fused kernel.
-PassWork selective_recompute(const ModelSpec& m, const LayerShape& s, const Dims& d, const PassWork& fwd,
-                             const RecomputeSet& modules) {
-  PassWork p;
-  const bool moe = m.moe.has_value();
-  auto wanted = [&](std::string_view segment, const Kernel& k) {
-    const std::string_view name = k.name;
-    if (modules.layernorm && (segment == "attn_norm" || segment == "mlp_norm")) return true;
-    if (modules.mla_up_proj && (name == "q_up" || name == "kv_up" || name == "rope") && m.mla) return true;
-    if (moe && modules.moe && (segment == "router" || segment == "mlp" || segment == "moe_unpermute")) return true;
-    if (!moe && modules.mlp && segment == "mlp") return true;
-    if (modules.moe_act && segment == "mlp" && name == "activation") return true;
-    if (moe && modules.shared_experts && (name == "shared_up" || name == "shared_down")) return true;
-    return false;
-  };
-  for (const auto& seg : fwd.segments) {
-    if (seg.is_comm) {
-      const bool moe_comm = seg.comm == CommKind::EpAllToAll || seg.comm == CommKind::EtpAllGather ||
-                            seg.comm == CommKind::EtpReduceScatter;
-      if (moe && modules.moe && moe_comm) p.segments.push_back(seg);
-      continue;
-    }
-    std::vector<Kernel> ks;
-    for (const auto& k : seg.kernels)
-      if (wanted(seg.label, k)) ks.push_back(k);
-    if (!ks.empty()) add(p, compute(seg.label + "_recompute", std::move(ks)));
-  }
-  if (modules.core_attn && !s.flash_attention) add(p, compute("attn_core_recompute", attention_core_forward(s, d)));
-  p.model_flops = 0;
-  return p;
-}
-
 /// Forward model FLOPs of every transformer layer (and multi-token prediction layer) given one layer's: an MoE
 /// model's dense layers (first_k_dense, layer_freq) run the dense MLP; DeepSeek-V3's MTP modules add a layer each
 /// (and their 2h x h projection).
@@ -517,6 +407,45 @@ double layer_stack_flops(const ModelSpec& m, const LayerShape& s, double per_lay
 }
 
 }  // namespace
+
+namespace detail {
+
+Kernel gemm(const char* name, double m, double n, double k, double batch) {
+  return Kernel{KernelKind::Gemm, name, m, n, k, batch, 2.0 * m * n * k * batch, 0};
+}
+
+Segment compute(std::string label, std::vector<Kernel> ks) {
+  Segment s;
+  s.label = std::move(label);
+  s.kernels = std::move(ks);
+  return s;
+}
+
+void add(PassWork& p, Segment s, double model_scale) {
+  for (const auto& k : s.kernels) {
+    p.executed_flops += k.flops;
+    if (k.kind != KernelKind::Memory) p.model_flops += k.flops * model_scale;
+  }
+  p.segments.push_back(std::move(s));
+}
+
+std::vector<Kernel> attention_core_forward(const LayerShape& s, const Dims& d) {
+  const double bh = d.b * d.q_heads;
+  const double full = 2.0 * 2.0 * bh * d.s_local * d.s_kv * d.d;  // QK^T and PV, non-causal
+  if (s.flash_attention) {
+    return {Kernel{KernelKind::Attention, "flash_attn_fwd", d.s_local, d.s_kv, d.d, bh, full * (s.causal ? 0.5 : 1.0),
+                   0, true}};
+  }
+  const double scores = bh * d.s_local * d.s_kv;
+  std::vector<Kernel> out{gemm("scores", d.s_local, d.s_kv, d.d, bh), memory("scale_mask_softmax", scores * kAct * 2)};
+  if (s.dropout) out.push_back(memory("attn_dropout", scores * (kAct * 2 + 1)));
+  out.push_back(gemm("context", d.s_local, d.d, d.s_kv, bh));
+  for (auto& k : out)
+    k.attention_core = true;
+  return out;
+}
+
+}  // namespace detail
 
 const char* to_string(CommKind k) {
   switch (k) {
@@ -556,9 +485,9 @@ LayerWork layer_work(const ModelSpec& m, const LayerShape& s, RecomputeMode reco
     w.recompute = w.forward;
     w.recompute.model_flops = 0;
   } else if (recompute == RecomputeMode::Selective) {
-    w.recompute = selective_recompute(m, s, d, w.forward, modules);
+    w.recompute = detail::selective_recompute(m, s, d, w.forward, modules);
   } else if (recompute == RecomputeMode::Op) {
-    w.recompute = op_recompute(m, d, w.forward);
+    w.recompute = detail::op_recompute(m, d, w.forward);
   }
   if (s.cp > 1) {
     // Ring attention (Liu et al. 2023; Megatron-Core context parallelism): each rank passes its key/value chunk
