@@ -1,16 +1,15 @@
 // parallel.moe_dispatch_dtype "fp8": DeepSeek-V3's low-precision MoE communication (arXiv:2412.19437 Sec. 3.3.4):
 // the tokens cast to FP8 before the dispatch, the output gradients before the combine's backward; the combine and
 // the dispatch's backward stay 16-bit. DeepEP's FP8 dispatch carries one fp32 scale per 128 channels.
-#include "sim/app/step.hpp"
 #include "sim/base/errors.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/workload/layer_costs.hpp"
+#include "tests/support/step.hpp"
 
 #include <gtest/gtest.h>
 
 #include <map>
 #include <string>
-#include <variant>
 #include <vector>
 
 namespace sim {
@@ -18,11 +17,9 @@ namespace {
 
 const std::string kMixtral = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/ci/mixtral-8x7b-32-h100-ep.json";
 
-results::StepResult step_with(const std::vector<scenario::Override>& overrides) {
-  const auto s = scenario::load_scenario(kMixtral, overrides);
-  auto evaluated = app::evaluate_step(s, execution::StepOptions{});
-  EXPECT_TRUE(std::holds_alternative<app::StepOutcome>(evaluated));
-  return std::get<app::StepOutcome>(std::move(evaluated)).result;
+base::Time step_time(const std::vector<scenario::Override>& overrides) {
+  const auto s = support::load_step("scenarios/ci/mixtral-8x7b-32-h100-ep.json", overrides);
+  return support::run_step(s, execution::Fidelity::Replica).step_time;
 }
 
 std::string error_of(const std::vector<scenario::Override>& o) {
@@ -124,14 +121,14 @@ TEST(MoeDispatchFp8, ThePermutationAndSortMoveFp8ForwardAndSixteenBitGradientsBa
 }
 
 TEST(MoeDispatchFp8, AStepWithExpertParallelismIsFaster) {
-  const auto bf16 = step_with({{"training.dtype", "\"fp8\""}});
-  const auto fp8 = step_with({{"training.dtype", "\"fp8\""}, {"parallel.moe_dispatch_dtype", "\"fp8\""}});
-  EXPECT_LT(fp8.step_time, bf16.step_time);
+  const auto bf16 = step_time({{"training.dtype", "\"fp8\""}});
+  const auto fp8 = step_time({{"training.dtype", "\"fp8\""}, {"parallel.moe_dispatch_dtype", "\"fp8\""}});
+  EXPECT_LT(fp8, bf16);
   // Without expert parallelism there is no dispatch: nothing moves.
   const std::vector<scenario::Override> no_ep = {{"training.dtype", "\"fp8\""}, {"parallel.ep", "1"}};
   auto with_fp8 = no_ep;
   with_fp8.emplace_back("parallel.moe_dispatch_dtype", "\"fp8\"");
-  EXPECT_EQ(step_with(with_fp8).step_time, step_with(no_ep).step_time);
+  EXPECT_EQ(step_time(with_fp8), step_time(no_ep));
 }
 
 TEST(MoeDispatchFp8, WithoutFp8TrainingOrWithAnotherValueItIsOneClearError) {
