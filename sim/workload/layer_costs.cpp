@@ -35,19 +35,27 @@ double fp8_cast_bytes(Fp8Scaling f, bool fused_with_norm) {
   return base + (f == Fp8Scaling::Current || f == Fp8Scaling::Rowwise ? 2.0 : 0.0);
 }
 
+/// Where a linear's FP8 input comes from: cast here from 16 bits, cast inside the norm before it, or received already
+/// in FP8 (from an FP8 MoE dispatch), of which only the transposed copy the weight gradient needs is made (read 1,
+/// write 1).
+enum class Fp8Input { Cast, FusedWithNorm, Received };
+
 /// A linear layer's GEMM, and in FP8 training the cast of its input (m x k) to FP8 before it. The output layer and
 /// the router stay 16-bit (Megatron-Core builds them outside Transformer Engine; torchao converts only the
 /// transformer blocks' linears), and are made with gemm() directly.
 void linear(std::vector<Kernel>& out, const LayerShape& s, const char* name, double m, double n, double k,
-            double batch = 1, bool fused_with_norm = false) {
-  // Row-wise scaling casts the gathered 16-bit tensor (Fp8Scaling::Rowwise), not the norm's shard.
-  fused_with_norm = fused_with_norm && s.fp8 != Fp8Scaling::Rowwise;
+            double batch = 1, Fp8Input input = Fp8Input::Cast) {
   Kernel g = gemm(name, m, n, k, batch);
   if (s.fp8 != Fp8Scaling::None) {
-    // With sequence parallelism the norm runs on this rank's 1/t of the tokens, and its fused cast with it (the
-    // all-gather then carries the cast tensor).
-    const double shard = fused_with_norm && s.sequence_parallel && s.tp > 1 ? 1.0 / s.tp : 1.0;
-    Kernel c = memory("fp8_cast", m * k * batch * shard * fp8_cast_bytes(s.fp8, fused_with_norm));
+    Kernel c = memory("fp8_transpose", m * k * batch * 2.0);
+    if (input != Fp8Input::Received) {
+      // Row-wise scaling casts the gathered 16-bit tensor (Fp8Scaling::Rowwise), not the norm's shard.
+      const bool fused_with_norm = input == Fp8Input::FusedWithNorm && s.fp8 != Fp8Scaling::Rowwise;
+      // With sequence parallelism the norm runs on this rank's 1/t of the tokens, and its fused cast with it (the
+      // all-gather then carries the cast tensor).
+      const double shard = fused_with_norm && s.sequence_parallel && s.tp > 1 ? 1.0 / s.tp : 1.0;
+      c = memory("fp8_cast", m * k * batch * shard * fp8_cast_bytes(s.fp8, fused_with_norm));
+    }
     c.fp8_cast = true;
     out.push_back(c);
     g.fp8 = true;
@@ -232,7 +240,7 @@ PassWork forward_pass(const ModelSpec& m, const LayerShape& s, const Dims& d) {
     for (const auto& k : mla_projections(*m.mla, d))
       linear(attn, s, k.name, k.m, k.n, k.k, k.batch);
   } else {
-    linear(attn, s, "qkv", d.tokens, (d.q_heads + 2 * d.kv_heads) * d.d, d.h, 1, /*fused_with_norm=*/true);
+    linear(attn, s, "qkv", d.tokens, (d.q_heads + 2 * d.kv_heads) * d.d, d.h, 1, Fp8Input::FusedWithNorm);
   }
   if (m.position_embedding == PositionEmbedding::Rope)
     attn.push_back(
@@ -299,20 +307,12 @@ PassWork forward_pass(const ModelSpec& m, const LayerShape& s, const Dims& d) {
   std::vector<Kernel> mlp;
   if (sort_chunks) mlp.push_back(moved("moe_sort_chunks", 2 * received * d.h));
   const auto gemms = mlp_gemms(m, s, d);
-  if (fp8_dispatch) {
-    // The experts receive FP8: only the transposed copy their weight gradient needs is made here (read 1, write 1).
-    const auto& up = gemms[0];
-    Kernel t = memory("fp8_transpose", up.m * up.k * up.count * 2.0);
-    t.fp8_cast = true;
-    mlp.push_back(t);
-    Kernel g = gemm(up.name, up.m, up.n, up.k, up.count);
-    g.fp8 = true;
-    mlp.push_back(g);
-  } else {
-    // A dense MLP's first projection takes the norm's output (its cast fused there); routed experts take permuted
-    // tokens.
-    linear(mlp, s, gemms[0].name, gemms[0].m, gemms[0].n, gemms[0].k, gemms[0].count, /*fused_with_norm=*/!m.moe);
-  }
+  // A dense MLP's first projection takes the norm's output (its cast fused there); routed experts take permuted
+  // tokens, received in FP8 under FP8 dispatch.
+  linear(mlp, s, gemms[0].name, gemms[0].m, gemms[0].n, gemms[0].k, gemms[0].count,
+         fp8_dispatch ? Fp8Input::Received
+         : m.moe      ? Fp8Input::Cast
+                      : Fp8Input::FusedWithNorm);
   mlp.push_back(memory("activation", activation_bytes(m, s, d)));
   for (std::size_t i = 1; i < gemms.size(); ++i)
     linear(mlp, s, gemms[i].name, gemms[i].m, gemms[i].n, gemms[i].k, gemms[i].count);
