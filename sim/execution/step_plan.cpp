@@ -168,6 +168,7 @@ class Planner {
     return flops;
   }
   static constexpr const char* kGatherLabel = "zero-3 param all-gather";
+  static constexpr const char* kReduceLabel = "zero-3 grad reduce-scatter";
   static constexpr const char* kInterferenceLabel = "compute beside a collective";
 };
 
@@ -243,6 +244,7 @@ StepPlan Planner::build() {
   const bool zero3 = in_.parallel.zero_stage >= 3 && dp_group.size() > 1;
   const std::uint16_t gather_label = label(kGatherLabel);
   const std::uint16_t interference_label = label(kInterferenceLabel);
+  const std::uint16_t reduce_label = label(kReduceLabel);
   auto gather_time = [&](double params) {
     return zero3 ? collective(collectives::Op::AllGather, dp_group, params * kParamBytes) : Time::zero();
   };
@@ -359,6 +361,17 @@ StepPlan Planner::build() {
       append(w, segs, &w == &grad_op ? sealed : 0);
     };
     std::optional<Time> previous_b, previous_bi;
+    // Split backwards (zero-bubble B and W) with ZeRO-3: B gathers the weights, W makes the gradients, so a unit's
+    // reduce-scatter runs beside the next unit's W (the previous unit's, in the pass's order, is `pending_reduce`);
+    // what it does not cover is exposed. The pass's last unit leaves its reduce-scatter to a bucket, as without the
+    // split.
+    Time pending_reduce;
+    auto exposed_reduce = [&](OpWork& w, Time beside) {
+      const Time exposed = std::max(Time::zero(), pending_reduce - beside);
+      if (exposed > Time::zero()) w.segments.push_back({exposed, SegKind::Dp, reduce_label});
+      const Time slowed = overlap_interference(pending_reduce - exposed, hw_.gpu.sm_count);
+      if (slowed > Time::zero()) w.segments.push_back({slowed, SegKind::Compute, interference_label});
+    };
     auto layer_backward = [&](const std::vector<TimedSegment>& rec, const std::vector<TimedSegment>& b,
                               const std::vector<TimedSegment>& w, double params, Time mlp_dw = Time::zero()) {
       if (plan.ep_comm_overlap) ep.backward(rec, b, w, mlp_dw);
@@ -371,6 +384,10 @@ StepPlan Planner::build() {
       append_to(st.backward_input, rec);
       append_to(st.backward_input, b);
       append_to(st.backward_weight, w);
+      if (zero3) {
+        exposed_reduce(st.backward_weight, duration(w));
+        pending_reduce = dp_time(params * grad_bytes(in_.dtype, in_.fp32_main_grads));
+      }
       previous_b = duration(rec) + duration(b) + duration(w);
       previous_bi = duration(rec) + duration(b);
       st.params_local += params;
@@ -581,6 +598,7 @@ const LayerTimings& Planner::layer_timings(const workload::LayerShape& shape, bo
   // The label build() names next (whatever the plan), named here so that a plan from the cache finds it.
   label(kGatherLabel);
   label(kInterferenceLabel);
+  label(kReduceLabel);
   t.labels = labels_;
   t.collectives = collective_cache_;
   return cache_->layers.emplace(std::move(*key), std::move(t)).first->second;

@@ -177,7 +177,8 @@ ParamsPerGpu params_per_gpu(const workload::ModelSpec& model, const Layout& layo
 ///    warm-up forwards (all m * v of them when m == p), chunk of the k-th forward (k mod pv) / p, backwards in reverse
 ///    chunk order; the peak is after warm-up plus one forward. Uniform chunks give the first stage
 ///    L(1 + (p - 1)/(pv)) layer-micro-batches, Korthikanti Sec. 4.2.3's interleaving factor.
-///  - ZB-H1 (Qi et al. ICLR 2024): the same peak activation memory as 1F1B by construction.
+///  - ZB-H1 (Qi et al. ICLR 2024, Sec. 2.1): W passes delayed so that every stage holds as many micro-batches as the
+///    first: min(p, m) on every rank, the first stage's 1F1B peak (a micro-batch waiting for its W counted whole).
 std::vector<int> micro_batches_held(const Layout& layout, Schedule schedule, int pipeline_rank);
 
 /// Memory of one GPU of pipeline rank `pipeline_rank` (0 = first stage). Weights, gradients and optimizer states in

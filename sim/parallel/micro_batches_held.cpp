@@ -60,8 +60,12 @@ std::vector<int> micro_batches_held(const Layout& layout, Schedule schedule, int
       warmup = total;
       break;
     case Schedule::OneFOneB:
-    case Schedule::ZeroBubbleH1:
       warmup = std::min(p - r - 1, m);
+      break;
+    case Schedule::ZeroBubbleH1:
+      // A micro-batch whose W pass is deferred still holds what W needs: each linear's input and output gradient,
+      // 32sbh of a layer's 34sbh (Qi et al., Table 1). Counted as a whole micro-batch, every rank holds the first's p.
+      warmup = std::min(p - 1, m);
       break;
     case Schedule::Interleaved:
       warmup = m == p ? total : std::min((p - r - 1) * 2 + (v - 1) * p, total);

@@ -65,7 +65,7 @@ std::vector<PipeOp> interleaved(int pp, int v, int m, int rank) {
 }
 
 std::vector<PipeOp> zero_bubble_h1(int pp, int m, int rank) {
-  const int lag = pp - rank - 1;
+  const int lag = rank;  // schedule.hpp: the last rank delays the most W passes, the first none
   std::vector<PipeOp> ops;
   int next_w = 0;
   for (const PipeOp& op : one_f_one_b(pp, m, rank, OpKind::BackwardInput)) {

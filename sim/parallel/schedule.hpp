@@ -33,8 +33,10 @@ struct PipeOp {
 ///    warm-up forwards; chunk and micro-batch of the k-th forward follow Megatron-LM's
 ///    forward_backward_pipelining_with_interleaving (groups of pp micro-batches per chunk).
 ///  - ZB-H1 (Qi et al. ICLR 2024, "Zero Bubble Pipeline Parallelism"): the 1F1B order with each backward split into
-///    B (input gradients) and W (weight gradients); W of micro-batch j runs after B of micro-batch
-///    j + (pp - rank - 1), so deferred weight-gradient work fills the cool-down bubble; the rest run at the end.
+///    B (input gradients) and W (weight gradients); W of micro-batch j runs after B of micro-batch j + rank, the
+///    rest at the end. Rank r delays its W passes by r micro-batches, its 1F1B warm-up deficit, so that every rank
+///    holds p micro-batches in flight (Qi et al. Sec. 2.1) and the B passes run back up the pipeline at T_B per hop;
+///    the deferred W passes fill the cool-down: bubble (p - 1)(T_F + T_B - T_W), a third of 1F1B's at equal passes.
 ///  - DualPipeV (DeepSeek-V3 report, arXiv:2412.19437, Sec. 3.2.1; its V form in deepseek-ai/DualPipe): two chunks
 ///    per rank, chunk 0 on virtual stage rank and chunk 1 on 2pp - 1 - rank; its forward/backward pairs come marked
 ///    `paired` (pair_forward_backward does not apply), the backwards at both ends split into B_in and a later W.

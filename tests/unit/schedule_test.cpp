@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
+#include <vector>
 
 namespace sim::parallel {
 namespace {
@@ -75,6 +77,64 @@ TEST(ZeroBubbleH1, WeightGradientsFollowTheirInputGradients) {
       }
     }
   }
+}
+
+/// Plays every rank's program with the pass times given (no transfer time): a forward waits for the previous
+/// stage's forward of its micro-batch, a backward (or B) for the next stage's backward (or B); ops run in program
+/// order. Returns the makespan.
+int play(Schedule schedule, int pp, int m, int f, int b, int w) {
+  std::vector<std::vector<PipeOp>> prog;
+  for (int r = 0; r < pp; ++r)
+    prog.push_back(pipeline_ops(schedule, pp, 1, m, r));
+  std::map<std::pair<int, int>, int> fwd_end, bwd_end;  // (rank, micro-batch) -> end time
+  std::vector<std::size_t> next(static_cast<std::size_t>(pp), 0);
+  std::vector<int> clock(static_cast<std::size_t>(pp), 0);
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (int r = 0; r < pp; ++r) {
+      const auto ri = static_cast<std::size_t>(r);
+      while (next[ri] < prog[ri].size()) {
+        const PipeOp& op = prog[ri][next[ri]];
+        int ready = 0, length = w;
+        if (op.kind == OpKind::Forward) {
+          length = f;
+          if (r > 0) {
+            auto it = fwd_end.find({r - 1, op.micro_batch});
+            if (it == fwd_end.end()) break;
+            ready = it->second;
+          }
+        } else if (op.kind != OpKind::BackwardWeight) {
+          length = op.kind == OpKind::Backward ? b + w : b;
+          if (r + 1 < pp) {
+            auto it = bwd_end.find({r + 1, op.micro_batch});
+            if (it == bwd_end.end()) break;
+            ready = it->second;
+          }
+        }
+        clock[ri] = std::max(clock[ri], ready) + length;
+        if (op.kind == OpKind::Forward) fwd_end[{r, op.micro_batch}] = clock[ri];
+        if (op.kind == OpKind::Backward || op.kind == OpKind::BackwardInput) bwd_end[{r, op.micro_batch}] = clock[ri];
+        ++next[ri];
+        moved = true;
+      }
+    }
+  }
+  for (int r = 0; r < pp; ++r)
+    EXPECT_EQ(next[static_cast<std::size_t>(r)], prog[static_cast<std::size_t>(r)].size()) << "deadlock on rank " << r;
+  return *std::max_element(clock.begin(), clock.end());
+}
+
+// The oracle: Qi et al. (ICLR 2024, Sec. 2.1 and Figure 3): with T_F = T_B = T_W, ZB-H1's bubble is a third of
+// 1F1B's, (p - 1)(T_F + T_B - T_W) against (p - 1)(T_F + T_B + T_W). A W order that defers the first stage's W
+// passes (rather than the last's) played exactly as 1F1B: the replica gave ZB-H1 no gain while the closed form did.
+TEST(ZeroBubbleH1, BubbleIsAThirdOfOneFOneBsWithEqualPasses) {
+  for (const auto& [pp, m] : {std::pair{4, 4}, {4, 16}, {8, 8}, {8, 32}}) {
+    EXPECT_EQ(play(Schedule::OneFOneB, pp, m, 1, 1, 1), 3 * m + 3 * (pp - 1)) << "1F1B, p " << pp << " m " << m;
+    EXPECT_EQ(play(Schedule::ZeroBubbleH1, pp, m, 1, 1, 1), 3 * m + (pp - 1)) << "ZB-H1, p " << pp << " m " << m;
+  }
+  // Unequal passes (F 2, B 2, W 1): (p - 1)(F + B - W) = 3(p - 1) against 5(p - 1).
+  EXPECT_EQ(play(Schedule::OneFOneB, 8, 16, 2, 2, 1), 16 * 5 + 7 * 5);
+  EXPECT_EQ(play(Schedule::ZeroBubbleH1, 8, 16, 2, 2, 1), 16 * 5 + 7 * 3);
 }
 
 }  // namespace
