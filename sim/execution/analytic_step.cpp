@@ -186,8 +186,14 @@ results::StepResult analytic_step(const StepPlan& plan) {
     if (x > worst) worst_rank = r;
     worst = std::max(worst, x);
     steady = std::max(steady, Time{m * x.ns} - saved_on(r));
-    zb_bubble = std::max(
-        zb_bubble, f[static_cast<std::size_t>(r)] + bi[static_cast<std::size_t>(r)] - w[static_cast<std::size_t>(r)]);
+  }
+  // ZB-H1's fill and drain: each rank but the slowest adds its F + B - W (Qi et al. 2024: (p - 1)(F + B - W) for equal
+  // stages), as 1F1B's adds each rank's F + B. Played out on unit passes with a heavier first or last stage (the
+  // embedding, the loss), the closed form is within 4% of the played programs; the slowest rank's (p - 1) x was up to
+  // 50% over.
+  for (int r = 0; r < p; ++r) {
+    const auto i = static_cast<std::size_t>(r);
+    if (r != worst_rank) zb_bubble += std::max(Time::zero(), f[i] + bi[i] - w[i]);
   }
   const std::int64_t hops = 2 * static_cast<std::int64_t>(p - 1);
   Time pipe;
@@ -198,12 +204,22 @@ results::StepResult analytic_step(const StepPlan& plan) {
   if (dualpipe) {
     pipe = *std::max_element(dual.ends.begin(), dual.ends.end());
   } else if (zb) {
-    pipe = Time{m * worst.ns + (p - 1) * std::max<std::int64_t>(0, zb_bubble.ns) + hops * plan.p2p.ns};
+    pipe = Time{m * worst.ns + zb_bubble.ns + hops * plan.p2p.ns};
   } else if (v > 1) {
     pipe = Time{steady.ns + (p - 1) * worst.ns / v + hops * plan.p2p.ns};
   } else {
     pipe = Time{sum.ns + (m - 1) * worst.ns + hops * plan.p2p.ns} - saved_on(worst_rank);
   }
+  // ZeRO >= 2's stream (below): the slowest backward of each rank and the ranks after it, and the slowest rank's
+  // forward and backward.
+  std::vector<Time> b_after(static_cast<std::size_t>(p));
+  Time period;
+  for (int r = p - 1; r >= 0; --r) {
+    const auto i = static_cast<std::size_t>(r);
+    b_after[i] = r + 1 < p ? std::max(b[i], b_after[i + 1]) : b[i];
+    period = std::max(period, f[i] + b[i]);
+  }
+  std::vector<Time> pass_start(static_cast<std::size_t>(v));  // per rank, below
   // Each rank's last gradient pass ends one backward (and one transfer) after the next rank's.
   Time best_end;
   // The breakdown describes the busiest rank (its passes, data-parallel wait and optimizer), as the replays do: the
@@ -215,23 +231,46 @@ results::StepResult analytic_step(const StepPlan& plan) {
     if (dualpipe) last = dual.ends[static_cast<std::size_t>(r)];
     if (r > 0 && !dualpipe)
       last -= (zb ? bi[static_cast<std::size_t>(r - 1)] : b[static_cast<std::size_t>(r - 1)]) + plan.p2p;
-    // Buckets of each chunk, the chunks' last gradient passes taken back to back, ending at `last`.
-    Time gradient_op_total;
+    // Buckets of each chunk, ready during the chunk's last gradient pass. Interleaved 1F1B runs the backwards in
+    // groups of p micro-batches per chunk, the last chunk first (Megatron-LM's get_model_chunk_id): after chunk c's
+    // last backward come p backwards of each chunk before it, so it ends p x (their passes) before `last` (at least:
+    // a cool-down backward may also wait for the next rank). One chunk: its pass ends at `last`.
+    const int group = std::min(p, m);
+    Time after;  // the gradient passes that follow chunk c's last one
     for (int c = 0; c < v; ++c) {
       const StageTotals& st = stage_totals(c, r);
-      gradient_op_total += zb ? st.backward_weight : st.backward.all;
+      const Time pass = zb ? st.backward_weight : st.backward.all;
+      pass_start[static_cast<std::size_t>(c)] = last - after - pass;
+      after += Time{group * pass.ns};
     }
-    Time start = last - gradient_op_total, dp_free = Time::zero();
+    Time dp_free;
+    Time queue_end;  // ZeRO >= 2: where every micro-batch's buckets, queued on the stream, end
     if (plan.dp_every_micro_batch && m > 1) {
-      // ZeRO >= 2 reduces every micro-batch's buckets: in the steady state each micro-batch's forward and backward
-      // on this rank (F + B) produce D of data-parallel work, so the stream falls behind by D - (F + B) per earlier
-      // micro-batch when it cannot keep up, and the last micro-batch's buckets queue behind that backlog.
-      Time d;
-      for (int c = 0; c < v; ++c)
-        for (const auto& bucket : plan.stage(c, r).buckets)
+      // ZeRO >= 2 reduces every micro-batch's buckets: each gradient pass of this rank brings D / v of data-parallel
+      // work (D over its v chunks), from R (its first bucket's readiness) into the pass. Counted from the end, the
+      // last W + 1 passes (W the warm-up's forwards) are the cool-down's, one per Bc (the slowest backward of this
+      // rank and those after it, which feed it), and each earlier one comes a steady-state period FB later (the
+      // slowest rank's forward and backward): pass j starts at last - (j + 1) Bc - max(0, j - W) FB, all per pass
+      // (the rank's totals over v). The stream ends at the latest of (pass j's work ready) + (its work and all
+      // after it): Lindley's recursion, whose maximum over j lies at an end of either phase.
+      Time d, ready;
+      for (int c = 0; c < v; ++c) {
+        const auto& buckets = plan.stage(c, r).buckets;
+        for (const auto& bucket : buckets)
           d += bucket.duration;
-      const Time per_mb = f[static_cast<std::size_t>(r)] + b[static_cast<std::size_t>(r)];
-      dp_free = start + Time{(m - 1) * std::max<std::int64_t>(0, (d - per_mb).ns)};
+        if (!buckets.empty()) ready += buckets.front().ready_at;
+      }
+      const auto i = static_cast<std::size_t>(r);
+      const double passes = static_cast<double>(m) * v;
+      // Megatron-LM's warm-up (schedule.hpp); with interleaving and m == p, every forward comes first.
+      const double warmup = v == 1   ? std::min(p - r - 1, m - 1)
+                            : m == p ? passes - 1
+                                     : std::min<double>((p - r - 1) * 2 + (v - 1) * p, passes - 1);
+      const double alone = static_cast<double>((d - b_after[i]).ns) / v;  // per cool-down pass: work less time
+      const double paired = static_cast<double>((d - period).ns) / v;     // per steady-state pass
+      const double cool = (warmup + 1) * alone;
+      const double tail = std::max({alone, cool, cool + (passes - 1 - warmup) * paired});
+      queue_end = last + Time{ready.ns / v} + Time{static_cast<std::int64_t>(tail)};
     }
     if (dualpipe) {
       // The two chunks' last gradient passes where the played-out programs put them; buckets in order of readiness.
@@ -248,19 +287,16 @@ results::StepResult analytic_step(const StepPlan& plan) {
         dp_free = std::max(dp_free, at) + d;
     }
     for (int c = v - 1; c >= 0 && !dualpipe; --c) {
-      // Each bucket is ready at the end of its segment (ready_at from the pass start); the pass ends at start + its
-      // total.
+      // Each bucket is ready at the end of its segment (ready_at from the pass start), the last chunk's first.
       for (const auto& bucket : plan.stage(c, r).buckets)
-        dp_free = std::max(dp_free, start + bucket.ready_at) + bucket.duration;
-      const StageTotals& stt = stage_totals(c, r);
-      start = start + (zb ? stt.backward_weight : stt.backward.all);
+        dp_free = std::max(dp_free, pass_start[static_cast<std::size_t>(c)] + bucket.ready_at) + bucket.duration;
     }
     Time opt, gather;
     for (int c = 0; c < v; ++c) {
       opt += plan.stage(c, r).optimizer;
       gather += plan.stage(c, r).param_gather;
     }
-    const Time dp_end = std::max(last, dp_free);
+    const Time dp_end = std::max({last, dp_free, queue_end});
     best_end = std::max(best_end, dp_end + opt + gather);
     const auto i = static_cast<std::size_t>(r);
     const Time dp_wait = dp_end - last + gather;

@@ -220,7 +220,27 @@ StepPlan Planner::build() {
   // Gradients are reduced, and the optimizer states (ZeRO / distributed optimizer) and FSDP parameters sharded, over
   // the data-parallel group with context parallelism: CP ranks hold the same weights (Megatron-Core's
   // get_data_parallel_group(with_context_parallel=True); TorchTitan's dp_shard_cp mesh). Memory divides alike.
-  const auto dp_group = placement_.group(parallel::Dim::DpCp, 0);
+  // Each pipeline rank reduces over its own group (that of its first GPU): where NVLink domains do not align with the
+  // pipeline ranks (72-GPU NVL72 domains under 128 GPUs) one rank's group stays in a domain and another's crosses the
+  // network, as the full replay's flows show.
+  // A rank whose group sits in the topology as rank 0's does (each member in the same NVLink domain, leaf and local
+  // rank relative to the first member, no link down) takes rank 0's group itself: its stages are then shared and its
+  // collectives found in the memo, as before groups were per rank.
+  const std::vector<int> dp_group0 = placement_.group(parallel::Dim::DpCp, 0);
+  auto dp_group_of = [&](int pipeline_rank) {
+    if (pipeline_rank == 0) return dp_group0;
+    auto g = placement_.group(parallel::Dim::DpCp, placement_.gpu(0, 0, 0, pipeline_rank));
+    if (topo_.links_down() > 0 || g.size() != dp_group0.size()) return g;
+    const auto placed = [this](const std::vector<int>& group, std::size_t i) {
+      return std::array<int, 3>{topo_.nvlink_domain_of(group[i]) - topo_.nvlink_domain_of(group[0]),
+                                topo_.leaf_of(group[i]) - topo_.leaf_of(group[0]), topo_.local_rank(group[i])};
+    };
+    for (std::size_t i = 0; i < g.size(); ++i)
+      if (placed(g, i) != placed(dp_group0, i)) return g;
+    return dp_group0;
+  };
+  std::vector<int> dp_group = dp_group0;
+  std::vector<std::vector<int>> dp_groups(static_cast<std::size_t>(L.pp));
   const bool zero = in_.parallel.zero_stage >= 1 || in_.parallel.distributed_optimizer;
   plan.dp_reduce_scatter = zero;
   auto dp_time = [&](double grad_bytes) {
@@ -285,6 +305,7 @@ StepPlan Planner::build() {
   struct Built {
     bool first = false;
     bool last = false;
+    std::vector<int> dp_group;
     int layers = 0;
     int index = 0;
     long long recomputed = 0;
@@ -295,9 +316,12 @@ StepPlan Planner::build() {
     const int layers = L.layers_per_stage[static_cast<std::size_t>(v)];
     const bool first = v == 0, last = v == stages - 1;
     plan.first_layers[static_cast<std::size_t>(v)] = first_layer;
+    auto& rank_group = dp_groups[static_cast<std::size_t>(L.rank_of(v))];
+    if (rank_group.empty()) rank_group = dp_group_of(L.rank_of(v));
+    dp_group = rank_group;
     if (!mixed) {
       const auto same = std::find_if(built.begin(), built.end(), [&](const Built& b) {
-        return b.first == first && b.last == last && b.layers == layers;
+        return b.first == first && b.last == last && b.layers == layers && b.dp_group == dp_group;
       });
       if (same != built.end()) {
         plan.stages[static_cast<std::size_t>(v)] = plan.stages[static_cast<std::size_t>(same->index)];
@@ -467,7 +491,7 @@ StepPlan Planner::build() {
     }
     st.param_gather_bytes =
         gather_after ? Bytes{static_cast<std::int64_t>(std::llround(st.params_local * kParamBytes))} : Bytes{};
-    built.push_back({first, last, layers, v, recomputed_layers - recomputed_before});
+    built.push_back({first, last, dp_group, layers, v, recomputed_layers - recomputed_before});
   }
   if (L.v_shape) {  // built in model order; kept as StepPlan::stage() reads them, chunk * pp + rank
     const auto model_order = plan.stages;
