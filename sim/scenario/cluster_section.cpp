@@ -2,6 +2,7 @@
 // its failed fabric elements. Seam: scenario.cpp reads the file and its other sections; this reads the cluster.
 #include "sim/scenario/cluster_section.hpp"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -60,6 +61,7 @@ void parse_cluster(JsonReader& c, ClusterConfig& cluster, const hardware::Hardwa
   c.required("gpus", cluster.gpus, Range::at_least(1));
   cluster.gpus_per_node = hw.node.gpus;
   c.optional("gpus_per_node", cluster.gpus_per_node, Range::at_least(1));
+  c.optional("nvlink_domain", cluster.nvlink_domain, Range::at_least(1));
   cluster.network.nic_bandwidth = hw.network.nic_bandwidth;
   if (auto n = c.optional_object("network")) {
     if (n->optional("nic_bandwidth", cluster.network.nic_bandwidth))
@@ -91,6 +93,17 @@ void parse_cluster(JsonReader& c, ClusterConfig& cluster, const hardware::Hardwa
       cluster.gpus > cluster.gpus_per_node)
     c.error("gpus", std::to_string(cluster.gpus) + " is not a whole number of nodes of " +
                         std::to_string(cluster.gpus_per_node) + " GPUs");
+  if (cluster.nvlink_domain > 0 && cluster.gpus_per_node > 0) {
+    const int d = cluster.nvlink_domain, node = cluster.gpus_per_node;
+    if (d % node != 0)
+      c.error("nvlink_domain", std::to_string(d) + " is not a whole number of nodes of " + std::to_string(node) +
+                                   " GPUs (gpus_per_node)");
+    else if (have_hardware && d > std::max(hw.nvlink.domain, node))
+      c.error("nvlink_domain", std::to_string(d) + " GPUs exceed the hardware profile's NVLink domain of " +
+                                   std::to_string(std::max(hw.nvlink.domain, node)) +
+                                   "; accepted: a multiple of gpus_per_node up to it (the GPUs of a domain the job "
+                                   "fills before the next)");
+  }
   if (have_hardware && cluster.network.nic_bandwidth.bytes_per_s <= 0)
     c.error("network", "no NIC bandwidth: the hardware profile has none; set cluster.network.nic_bandwidth");
 }

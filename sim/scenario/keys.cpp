@@ -35,6 +35,8 @@ const std::vector<KeyDoc>& extension_keys() {
        "MoE dispatch (and the combine's backward) in 16 bits or FP8"},
       {"cluster.network.failed", "[]", "\"spine S\", \"leaf L uplink U\"", "failed fabric elements"},
       {"cluster.network.nvls", "true", "true, false", "NCCL's NVLink SHARP algorithms (NCCL_NVLS_ENABLE)"},
+      {"cluster.nvlink_domain", "the profile's", "a multiple of gpus_per_node up to the profile's domain",
+       "GPUs of an NVLink domain the job fills before the next"},
       {"parallel.tp_comm_overlap", "false", "true, false (needs sequence_parallel)",
        "tensor-parallel collectives overlapped with their GEMMs"},
       {"parallel.tp_comm_overlap_method", "\"userbuffers\"", "\"userbuffers\", \"async_tp\"",

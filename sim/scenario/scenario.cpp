@@ -206,6 +206,7 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
   if (hw) s.hardware = *hw;
 
   if (auto c = in.required_object("cluster")) detail::parse_cluster(*c, s.cluster, s.hardware, hw.has_value());
+  if (s.cluster.nvlink_domain > 0) s.hardware.nvlink.domain = s.cluster.nvlink_domain;  // checked by parse_cluster
 
   if (auto p = in.required_object("parallel")) {
     s.parallel = parallel::ParallelConfig::parse(*p);

@@ -31,6 +31,10 @@ struct NetworkConfig {
 struct ClusterConfig {
   int gpus = 0;
   int gpus_per_node = 0;  // default: the hardware profile's node size
+  /// GPUs of one NVLink domain that the job's placement fills before the next ("nvlink_domain"; 0: the profile's
+  /// domain): e.g. 64 where a job takes 16 of an NVL72 rack's 18 trays. A multiple of gpus_per_node, at most the
+  /// profile's domain; the scenario's hardware profile carries it (HardwareProfile::nvlink.domain).
+  int nvlink_domain = 0;
   NetworkConfig network;
   int nodes() const { return gpus / gpus_per_node; }
 };

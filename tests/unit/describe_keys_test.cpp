@@ -86,6 +86,7 @@ const std::map<std::string, Use>& uses() {
       {"parallel.moe_dispatch_dtype", {kMoe, {{"training.dtype", "\"fp8\""}}, "\"fp8\""}},
       {"cluster.network.failed", {kDense, {}, "[\"spine 0\"]"}},
       {"cluster.network.nvls", {kDense, {}, "false"}},
+      {"cluster.nvlink_domain", {kDense, {{"hardware", "\"gb200-nvl72\""}, {"cluster.gpus_per_node", "4"}}, "64"}},
       {"parallel.tp_comm_overlap", {kDense, {}, "true"}},
       {"parallel.tp_comm_overlap_method", {kDense, {{"parallel.tp_comm_overlap", "true"}}, "\"async_tp\""}},
       {"parallel.overlap_param_gather", {kDense, {}, "true"}},

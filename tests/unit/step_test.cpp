@@ -139,6 +139,30 @@ TEST(DataParallelGroups, EachPipelineRankReducesOverItsOwnGroup) {
   EXPECT_NEAR(run_step(s, Fidelity::Full).step_time.seconds() / r, 1.0, 0.02);
 }
 
+/// cluster.nvlink_domain: a job given 64 GPUs of each NVL72 rack keeps every data-parallel group of the case above
+/// inside a domain; the key is a multiple of gpus_per_node and at most the profile's domain.
+TEST(DataParallelGroups, AJobsOwnNvlinkDomainSizeKeepsTheGroupsInside) {
+  const std::vector<scenario::Override> gb200 = {{"hardware", "\"gb200-nvl72\""},
+                                                 {"cluster.gpus", "128"},
+                                                 {"cluster.gpus_per_node", "4"},
+                                                 {"parallel.tp", "4"},
+                                                 {"parallel.pp", "4"},
+                                                 {"parallel.dp", "8"},
+                                                 {"parallel.global_batch", "256"}};
+  auto with = [&gb200](const char* domain) {
+    auto o = gb200;
+    o.push_back({"cluster.nvlink_domain", domain});
+    return o;
+  };
+  const auto racks72 = load_step("scenarios/default.json", gb200);
+  const auto racks64 = load_step("scenarios/default.json", with("64"));
+  EXPECT_EQ(racks64.plan.stage(0, 2).param_gather, racks64.plan.stage(0, 1).param_gather);
+  EXPECT_LT(racks64.plan.stage(0, 2).param_gather.seconds(), 0.2 * racks72.plan.stage(0, 2).param_gather.seconds());
+  EXPECT_LT(run_step(racks64, Fidelity::Replica).step_time, run_step(racks72, Fidelity::Replica).step_time);
+  for (const char* bad : {"66", "144", "0"})
+    EXPECT_THROW((void)load_step("scenarios/default.json", with(bad)), base::ConfigError) << bad;
+}
+
 TEST(MoeParallelFolding, ExpertParallelAllToAllStaysInTheNodeAndTheFidelitiesAgree) {
   // Mixtral 8x7B on 256 H100s, TP2 EP8: without folding an EP group takes every other GPU of two nodes and its
   // all-to-all crosses the network; with expert_tp 1 it is the 8 GPUs of one node (NVLink), the experts are whole on
