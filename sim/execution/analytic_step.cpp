@@ -250,8 +250,8 @@ results::StepResult analytic_step(const StepPlan& plan) {
       // work (D over its v chunks), from R (its first bucket's readiness) into the pass. Counted from the end, the
       // last W + 1 passes (W the warm-up's forwards) are the cool-down's, one per Bc (the slowest backward of this
       // rank and those after it, which feed it), and each earlier one comes a steady-state period FB later (the
-      // slowest rank's forward and backward): pass j starts at last - (j + 1) Bc - max(0, j - W) FB, all per pass
-      // (the rank's totals over v). The stream ends at the latest of (pass j's work ready) + (its work and all
+      // slowest rank's forward and backward): pass j starts at last - (min(j, W) + 1) Bc - max(0, j - W) FB, all
+      // per pass (the rank's totals over v). The stream ends at the latest of (pass j's work ready) + (its work and all
       // after it): Lindley's recursion, whose maximum over j lies at an end of either phase.
       Time d, ready;
       for (int c = 0; c < v; ++c) {
