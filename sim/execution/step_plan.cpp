@@ -1,6 +1,8 @@
 // sim/execution/step_plan.cpp: timing every kernel and collective of an iteration once, per virtual stage.
 #include "sim/execution/step_plan.hpp"
 
+#include "sim/execution/step_planner.hpp"
+
 #include "sim/execution/data_parallel_bytes.hpp"
 #include "sim/execution/step_plan_cache.hpp"
 #include "sim/execution/step_plan_cache_impl.hpp"
@@ -31,146 +33,7 @@ namespace sim::execution {
 using base::Bytes;
 using base::Time;
 
-namespace {
-
-using detail::CollectiveKey;
-using detail::CollectiveMemo;
-using detail::LayerKey;
-using detail::LayerTimings;
-
-class Planner {
- public:
-  Planner(const StepInputs& in, StepPlanCache::Impl* cache)
-      : in_(in),
-        model_(*in.model),
-        hw_(*in.hardware),
-        topo_(*in.topology),
-        placement_(in.layout, in.parallel.order),
-        cache_(cache) {}
-
-  StepPlan build();
-
- private:
-  std::uint16_t label(std::string_view s) {
-    if (label_ids_.size() != labels_.size()) {  // labels restored from the cache: an id is the label's position
-      const auto found = std::find(labels_.begin(), labels_.end(), s);
-      if (found != labels_.end()) return static_cast<std::uint16_t>(found - labels_.begin());
-      labels_.emplace_back(s);
-      return static_cast<std::uint16_t>(labels_.size() - 1);
-    }
-    if (auto it = label_ids_.find(s); it != label_ids_.end()) return it->second;
-    const auto id = static_cast<std::uint16_t>(labels_.size());
-    label_ids_.emplace(std::string(s), id);
-    labels_.emplace_back(s);
-    return id;
-  }
-
-  Time kernel_time(const workload::Kernel& k) const { return execution::kernel_time(in_, k); }
-
-  Time comm_time(workload::CommKind kind, double bytes) {
-    const auto key = std::make_pair(static_cast<int>(kind), bytes);
-    if (auto it = comm_cache_.find(key); it != comm_cache_.end()) return it->second;
-    const auto [op, dim] = layer_collective(kind);
-    const auto group = placement_.group(dim, 0);
-    const double n = layer_collective_payload(in_, kind, group, bytes);
-    Time t = group.size() < 2 ? Time::zero() : collective(op, group, n);
-    comm_cache_.emplace(key, t);
-    return t;
-  }
-
-  /// A collective's uncontended time on a concrete group, memoised: an iteration repeats the same few shapes
-  /// (every layer's TP collectives, equal-sized gradient buckets), and the planner builds thousands of plans.
-  Time collective(collectives::Op op, const std::vector<int>& group, double bytes) {
-    const Bytes n{static_cast<std::int64_t>(std::llround(bytes))};
-    const auto key = CollectiveKey{static_cast<int>(op), group.front(), group.size() > 1 ? group[1] : -1,
-                                   static_cast<int>(group.size()), n.n};
-    if (auto it = collective_cache_.find(key); it != collective_cache_.end()) return it->second;
-    Time t;
-    if (cache_ == nullptr) {
-      t = cost_model_.time(op, collectives::Algorithm::Auto, group, n);
-    } else {
-      auto& by_members = cache_->collectives[std::make_tuple(&topo_, static_cast<int>(op), n.n)];
-      if (auto it = by_members.find(group); it != by_members.end()) {
-        t = it->second;
-      } else {
-        t = cost_model_.time(op, collectives::Algorithm::Auto, group, n);
-        by_members.emplace(group, t);
-      }
-    }
-    collective_cache_.emplace(key, t);
-    return t;
-  }
-
-  /// Timed segments of one pass, adjacent compute merged (fewer events, same time).
-  std::vector<TimedSegment> timed(const workload::PassWork& p, bool backward = false) {
-    std::vector<TimedSegment> out;
-    for (std::size_t i = 0; i < p.segments.size(); ++i) {
-      const auto& s = p.segments[i];
-      if (s.is_comm) {
-        const SegKind kind = s.comm == workload::CommKind::CpExchange   ? SegKind::Cp
-                             : s.comm == workload::CommKind::EpAllToAll ? SegKind::Ep
-                                                                        : SegKind::Tp;
-        Time t = comm_time(s.comm, s.comm_bytes);
-        const auto kt = [this](const workload::Kernel& k) { return kernel_time(k); };
-        if (in_.parallel.tp_comm_overlap)
-          if (const auto exposed = tp_overlap_exposed(p, i, backward, t, in_.layout.tp, hw_.gpu.sm_count, kt,
-                                                      in_.parallel.tp_comm_overlap_method))
-            t = *exposed;
-        if (kind == SegKind::Cp && in_.parallel.cp_comm_type == parallel::CpCommType::P2p)
-          t = cp_ring_exposed(p, i, t, in_.layout.cp, kt);  // cp_overlap.hpp: Transformer Engine's ring
-        if (t > Time::zero()) out.push_back({t, kind, label(s.label)});
-        continue;
-      }
-      Time t;
-      for (const auto& k : s.kernels)
-        t += kernel_time(k);
-      if (!out.empty() && out.back().kind == SegKind::Compute) {
-        out.back().duration += t;
-        continue;
-      }
-      out.push_back({t, SegKind::Compute, label(s.label)});
-    }
-    return out;
-  }
-
-  /// Appends segments, merging adjacent compute, but never into a segment before `sealed` (the index past the one
-  /// a gradient bucket closed on: its end is when the bucket is ready, so it must not grow).
-  static void append(OpWork& w, const std::vector<TimedSegment>& segs, std::size_t sealed = 0) {
-    for (const auto& s : segs) {
-      if (w.segments.size() > sealed && s.kind == SegKind::Compute && w.segments.back().kind == SegKind::Compute) {
-        w.segments.back().duration += s.duration;
-        continue;
-      }
-      w.segments.push_back(s);
-    }
-  }
-
-  const StepInputs& in_;
-  const workload::ModelSpec& model_;
-  const hardware::HardwareProfile& hw_;
-  const topology::Topology& topo_;
-  collectives::CollectiveCostModel cost_model_{topo_};  // reused scratch space: no allocation per collective
-  parallel::Placement placement_;
-  std::vector<std::string> labels_;
-  std::map<std::string, std::uint16_t, std::less<>> label_ids_;
-  std::map<std::pair<int, double>, Time> comm_cache_;
-  CollectiveMemo collective_cache_;
-  StepPlanCache::Impl* cache_ = nullptr;  // null: nothing kept across plans
-  /// The layer-level timings of this plan, from cache_ or computed (and then kept there).
-  const LayerTimings& layer_timings(const workload::LayerShape& shape, bool mixed);
-  LayerTimings own_timings_;  // without a cache
-  double model_flops(double sequences) {
-    if (cache_ == nullptr) return workload::model_flops_per_iteration(model_, in_.seq_len, sequences);
-    const auto key = std::make_tuple(&model_, in_.seq_len, sequences);
-    if (auto it = cache_->model_flops.find(key); it != cache_->model_flops.end()) return it->second;
-    const double flops = workload::model_flops_per_iteration(model_, in_.seq_len, sequences);
-    cache_->model_flops.emplace(key, flops);
-    return flops;
-  }
-  static constexpr const char* kGatherLabel = "zero-3 param all-gather";
-  static constexpr const char* kReduceLabel = "zero-3 grad reduce-scatter";
-  static constexpr const char* kInterferenceLabel = "compute beside a collective";
-};
+namespace detail {
 
 StepPlan Planner::build() {
   const auto& L = in_.layout;
@@ -539,103 +402,14 @@ StepPlan Planner::build() {
   return plan;
 }
 
-const LayerTimings& Planner::layer_timings(const workload::LayerShape& shape, bool mixed) {
-  std::optional<LayerKey> key;
-  if (cache_ != nullptr) {
-    key.emplace();
-    key->model = &model_;
-    key->hardware = &hw_;
-    key->topology = &topo_;
-    key->dtype = static_cast<int>(in_.dtype);
-    key->fp8 = static_cast<int>(shape.fp8);
-    key->recompute = static_cast<int>(in_.parallel.recompute);
-    key->recompute_modules =
-        in_.parallel.recompute == parallel::Recompute::Selective ? in_.parallel.recompute_modules : 0;
-    key->attention_kernel = static_cast<int>(in_.attention_kernel);
-    key->eager_kernels = shape.eager_kernels;
-    key->repeated_kv = shape.repeated_kv;
-    key->sp_batch_first = shape.sp_batch_first;
-    key->moe_imbalance = shape.moe_imbalance;
-    key->flash_attention = shape.flash_attention;
-    key->dropout = shape.dropout;
-    key->sequence_parallel = shape.sequence_parallel;
-    key->micro_batch = shape.micro_batch;
-    key->seq_len = shape.seq_len;
-    key->tp = shape.tp;
-    key->cp = shape.cp;
-    key->ep = shape.ep;
-    key->expert_tp = shape.expert_tp;
-    key->moe_dispatcher = static_cast<int>(in_.parallel.moe_dispatcher);
-    key->moe_dispatch_fp8 = shape.moe_dispatch_fp8;
-    key->tp_comm_overlap = in_.parallel.tp_comm_overlap;
-    key->tp_comm_overlap_method = static_cast<int>(in_.parallel.tp_comm_overlap_method);
-    key->tp_group = placement_.group(parallel::Dim::Tp, 0);
-    key->cp_group = placement_.group(parallel::Dim::Cp, 0);
-    key->ep_group = placement_.group(parallel::Dim::Ep, 0);
-    if (auto it = cache_->layers.find(*key); it != cache_->layers.end()) {
-      // The state a fresh build has after timing the layers: its labels and its memo of collectives.
-      labels_ = it->second.labels;  // label() finds later labels by position (label_ids_ stays empty)
-      collective_cache_ = it->second.collectives;
-      return it->second;
-    }
-  }
-  LayerTimings t;
-  const auto modules = recompute_set(in_.parallel.recompute_modules);
-  const auto lw = workload::layer_work(model_, shape, recompute_mode(in_.parallel.recompute), modules);
-  // An MoE model's dense layers (first_k_dense, layer_freq) run the model's dense MLP instead of the experts.
-  const workload::ModelSpec dense_model = model_.dense_variant();
-  const auto dw =
-      mixed ? workload::layer_work(dense_model, shape, recompute_mode(in_.parallel.recompute), modules) : lw;
-  const auto emb = workload::embedding_work(model_, shape);
-  const auto out = workload::output_work(model_, shape);
-  t.l_fwd = timed(lw.forward);
-  t.l_rec = timed(lw.recompute);
-  t.l_b = timed(lw.backward_input, true);
-  t.l_w = timed(lw.backward_weight);
-  t.l_w_mlp = mlp_weight_grad_time(lw.backward_weight, [this](const workload::Kernel& k) { return kernel_time(k); });
-  t.d_fwd = mixed ? timed(dw.forward) : t.l_fwd;
-  t.d_rec = mixed ? timed(dw.recompute) : t.l_rec;
-  t.d_b = mixed ? timed(dw.backward_input, true) : t.l_b;
-  t.d_w = mixed ? timed(dw.backward_weight) : t.l_w;
-  t.e_fwd = timed(emb.forward);
-  t.e_b = timed(emb.backward_input, true);
-  t.e_w = timed(emb.backward_weight);
-  t.o_fwd = timed(out.forward);
-  t.o_b = timed(out.backward_input, true);
-  t.o_w = timed(out.backward_weight);
-  if (model_.mtp_layers > 0) {
-    const auto proj = workload::mtp_projection_work(model_, shape);
-    t.p_fwd = timed(proj.forward);
-    t.p_b = timed(proj.backward_input, true);
-    t.p_w = timed(proj.backward_weight);
-  }
-  t.layer_forward_model_flops = lw.forward.model_flops;
-  t.layer_recompute_flops = lw.recompute.executed_flops;
-  for (const auto& seg : lw.recompute.segments)
-    for (const auto& k : seg.kernels)
-      if (k.kind == workload::KernelKind::Gemm && !k.attention_core) t.layer_recompute_gemm_flops += k.flops;
-  t.params = workload::count_params(model_);
-  if (cache_ == nullptr) {
-    own_timings_ = std::move(t);
-    return own_timings_;
-  }
-  // The label build() names next (whatever the plan), named here so that a plan from the cache finds it.
-  label(kGatherLabel);
-  label(kInterferenceLabel);
-  label(kReduceLabel);
-  t.labels = labels_;
-  t.collectives = collective_cache_;
-  return cache_->layers.emplace(std::move(*key), std::move(t)).first->second;
-}
-
-}  // namespace
+}  // namespace detail
 
 StepPlan build_step_plan(const StepInputs& in) {
-  return Planner(in, nullptr).build();
+  return detail::Planner(in, nullptr).build();
 }
 
 StepPlan build_step_plan(const StepInputs& in, StepPlanCache& cache) {
-  return Planner(in, cache.impl_.get()).build();
+  return detail::Planner(in, cache.impl_.get()).build();
 }
 
 }  // namespace sim::execution

@@ -1,0 +1,101 @@
+// sim/execution/step_plan_layers.cpp: the layer-level timings a step plan's stages are made of (every kernel and
+// collective of a layer's passes, the embedding's and the output layer's), computed once and kept in the plan cache.
+#include "sim/execution/step_planner.hpp"
+
+#include "sim/execution/ep_overlap.hpp"
+#include "sim/execution/recompute.hpp"
+
+#include <optional>
+
+namespace sim::execution::detail {
+
+const LayerTimings& Planner::layer_timings(const workload::LayerShape& shape, bool mixed) {
+  std::optional<LayerKey> key;
+  if (cache_ != nullptr) {
+    key.emplace();
+    key->model = &model_;
+    key->hardware = &hw_;
+    key->topology = &topo_;
+    key->dtype = static_cast<int>(in_.dtype);
+    key->fp8 = static_cast<int>(shape.fp8);
+    key->recompute = static_cast<int>(in_.parallel.recompute);
+    key->recompute_modules =
+        in_.parallel.recompute == parallel::Recompute::Selective ? in_.parallel.recompute_modules : 0;
+    key->attention_kernel = static_cast<int>(in_.attention_kernel);
+    key->eager_kernels = shape.eager_kernels;
+    key->repeated_kv = shape.repeated_kv;
+    key->sp_batch_first = shape.sp_batch_first;
+    key->moe_imbalance = shape.moe_imbalance;
+    key->flash_attention = shape.flash_attention;
+    key->dropout = shape.dropout;
+    key->sequence_parallel = shape.sequence_parallel;
+    key->micro_batch = shape.micro_batch;
+    key->seq_len = shape.seq_len;
+    key->tp = shape.tp;
+    key->cp = shape.cp;
+    key->ep = shape.ep;
+    key->expert_tp = shape.expert_tp;
+    key->moe_dispatcher = static_cast<int>(in_.parallel.moe_dispatcher);
+    key->moe_dispatch_fp8 = shape.moe_dispatch_fp8;
+    key->tp_comm_overlap = in_.parallel.tp_comm_overlap;
+    key->tp_comm_overlap_method = static_cast<int>(in_.parallel.tp_comm_overlap_method);
+    key->tp_group = placement_.group(parallel::Dim::Tp, 0);
+    key->cp_group = placement_.group(parallel::Dim::Cp, 0);
+    key->ep_group = placement_.group(parallel::Dim::Ep, 0);
+    if (auto it = cache_->layers.find(*key); it != cache_->layers.end()) {
+      // The state a fresh build has after timing the layers: its labels and its memo of collectives.
+      labels_ = it->second.labels;  // label() finds later labels by position (label_ids_ stays empty)
+      collective_cache_ = it->second.collectives;
+      return it->second;
+    }
+  }
+  LayerTimings t;
+  const auto modules = recompute_set(in_.parallel.recompute_modules);
+  const auto lw = workload::layer_work(model_, shape, recompute_mode(in_.parallel.recompute), modules);
+  // An MoE model's dense layers (first_k_dense, layer_freq) run the model's dense MLP instead of the experts.
+  const workload::ModelSpec dense_model = model_.dense_variant();
+  const auto dw =
+      mixed ? workload::layer_work(dense_model, shape, recompute_mode(in_.parallel.recompute), modules) : lw;
+  const auto emb = workload::embedding_work(model_, shape);
+  const auto out = workload::output_work(model_, shape);
+  t.l_fwd = timed(lw.forward);
+  t.l_rec = timed(lw.recompute);
+  t.l_b = timed(lw.backward_input, true);
+  t.l_w = timed(lw.backward_weight);
+  t.l_w_mlp = mlp_weight_grad_time(lw.backward_weight, [this](const workload::Kernel& k) { return kernel_time(k); });
+  t.d_fwd = mixed ? timed(dw.forward) : t.l_fwd;
+  t.d_rec = mixed ? timed(dw.recompute) : t.l_rec;
+  t.d_b = mixed ? timed(dw.backward_input, true) : t.l_b;
+  t.d_w = mixed ? timed(dw.backward_weight) : t.l_w;
+  t.e_fwd = timed(emb.forward);
+  t.e_b = timed(emb.backward_input, true);
+  t.e_w = timed(emb.backward_weight);
+  t.o_fwd = timed(out.forward);
+  t.o_b = timed(out.backward_input, true);
+  t.o_w = timed(out.backward_weight);
+  if (model_.mtp_layers > 0) {
+    const auto proj = workload::mtp_projection_work(model_, shape);
+    t.p_fwd = timed(proj.forward);
+    t.p_b = timed(proj.backward_input, true);
+    t.p_w = timed(proj.backward_weight);
+  }
+  t.layer_forward_model_flops = lw.forward.model_flops;
+  t.layer_recompute_flops = lw.recompute.executed_flops;
+  for (const auto& seg : lw.recompute.segments)
+    for (const auto& k : seg.kernels)
+      if (k.kind == workload::KernelKind::Gemm && !k.attention_core) t.layer_recompute_gemm_flops += k.flops;
+  t.params = workload::count_params(model_);
+  if (cache_ == nullptr) {
+    own_timings_ = std::move(t);
+    return own_timings_;
+  }
+  // The label build() names next (whatever the plan), named here so that a plan from the cache finds it.
+  label(kGatherLabel);
+  label(kInterferenceLabel);
+  label(kReduceLabel);
+  t.labels = labels_;
+  t.collectives = collective_cache_;
+  return cache_->layers.emplace(std::move(*key), std::move(t)).first->second;
+}
+
+}  // namespace sim::execution::detail

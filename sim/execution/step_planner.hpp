@@ -1,0 +1,162 @@
+// sim/execution/step_planner.hpp: the builder of a step plan (step_plan.cpp: the stages; step_plan_layers.cpp: the
+// layer-level timings a plan's stages are made of, cached across plans). Internal to sim/execution.
+#pragma once
+#include "sim/execution/step_plan.hpp"
+#include "sim/execution/step_plan_cache.hpp"
+#include "sim/execution/step_plan_cache_impl.hpp"
+#include "sim/execution/layer_timing.hpp"
+#include "sim/execution/tp_overlap.hpp"
+#include "sim/execution/cp_overlap.hpp"
+#include "sim/collectives/collective.hpp"
+#include "sim/workload/layer_costs.hpp"
+#include "sim/workload/params.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+namespace sim::execution::detail {
+
+using base::Bytes;
+using base::Time;
+
+class Planner {
+ public:
+  Planner(const StepInputs& in, StepPlanCache::Impl* cache)
+      : in_(in),
+        model_(*in.model),
+        hw_(*in.hardware),
+        topo_(*in.topology),
+        placement_(in.layout, in.parallel.order),
+        cache_(cache) {}
+
+  StepPlan build();
+
+ private:
+  std::uint16_t label(std::string_view s) {
+    if (label_ids_.size() != labels_.size()) {  // labels restored from the cache: an id is the label's position
+      const auto found = std::find(labels_.begin(), labels_.end(), s);
+      if (found != labels_.end()) return static_cast<std::uint16_t>(found - labels_.begin());
+      labels_.emplace_back(s);
+      return static_cast<std::uint16_t>(labels_.size() - 1);
+    }
+    if (auto it = label_ids_.find(s); it != label_ids_.end()) return it->second;
+    const auto id = static_cast<std::uint16_t>(labels_.size());
+    label_ids_.emplace(std::string(s), id);
+    labels_.emplace_back(s);
+    return id;
+  }
+
+  Time kernel_time(const workload::Kernel& k) const { return execution::kernel_time(in_, k); }
+
+  Time comm_time(workload::CommKind kind, double bytes) {
+    const auto key = std::make_pair(static_cast<int>(kind), bytes);
+    if (auto it = comm_cache_.find(key); it != comm_cache_.end()) return it->second;
+    const auto [op, dim] = layer_collective(kind);
+    const auto group = placement_.group(dim, 0);
+    const double n = layer_collective_payload(in_, kind, group, bytes);
+    Time t = group.size() < 2 ? Time::zero() : collective(op, group, n);
+    comm_cache_.emplace(key, t);
+    return t;
+  }
+
+  /// A collective's uncontended time on a concrete group, memoised: an iteration repeats the same few shapes
+  /// (every layer's TP collectives, equal-sized gradient buckets), and the planner builds thousands of plans.
+  Time collective(collectives::Op op, const std::vector<int>& group, double bytes) {
+    const Bytes n{static_cast<std::int64_t>(std::llround(bytes))};
+    const auto key = CollectiveKey{static_cast<int>(op), group.front(), group.size() > 1 ? group[1] : -1,
+                                   static_cast<int>(group.size()), n.n};
+    if (auto it = collective_cache_.find(key); it != collective_cache_.end()) return it->second;
+    Time t;
+    if (cache_ == nullptr) {
+      t = cost_model_.time(op, collectives::Algorithm::Auto, group, n);
+    } else {
+      auto& by_members = cache_->collectives[std::make_tuple(&topo_, static_cast<int>(op), n.n)];
+      if (auto it = by_members.find(group); it != by_members.end()) {
+        t = it->second;
+      } else {
+        t = cost_model_.time(op, collectives::Algorithm::Auto, group, n);
+        by_members.emplace(group, t);
+      }
+    }
+    collective_cache_.emplace(key, t);
+    return t;
+  }
+
+  /// Timed segments of one pass, adjacent compute merged (fewer events, same time).
+  std::vector<TimedSegment> timed(const workload::PassWork& p, bool backward = false) {
+    std::vector<TimedSegment> out;
+    for (std::size_t i = 0; i < p.segments.size(); ++i) {
+      const auto& s = p.segments[i];
+      if (s.is_comm) {
+        const SegKind kind = s.comm == workload::CommKind::CpExchange   ? SegKind::Cp
+                             : s.comm == workload::CommKind::EpAllToAll ? SegKind::Ep
+                                                                        : SegKind::Tp;
+        Time t = comm_time(s.comm, s.comm_bytes);
+        const auto kt = [this](const workload::Kernel& k) { return kernel_time(k); };
+        if (in_.parallel.tp_comm_overlap)
+          if (const auto exposed = tp_overlap_exposed(p, i, backward, t, in_.layout.tp, hw_.gpu.sm_count, kt,
+                                                      in_.parallel.tp_comm_overlap_method))
+            t = *exposed;
+        if (kind == SegKind::Cp && in_.parallel.cp_comm_type == parallel::CpCommType::P2p)
+          t = cp_ring_exposed(p, i, t, in_.layout.cp, kt);  // cp_overlap.hpp: Transformer Engine's ring
+        if (t > Time::zero()) out.push_back({t, kind, label(s.label)});
+        continue;
+      }
+      Time t;
+      for (const auto& k : s.kernels)
+        t += kernel_time(k);
+      if (!out.empty() && out.back().kind == SegKind::Compute) {
+        out.back().duration += t;
+        continue;
+      }
+      out.push_back({t, SegKind::Compute, label(s.label)});
+    }
+    return out;
+  }
+
+  /// Appends segments, merging adjacent compute, but never into a segment before `sealed` (the index past the one
+  /// a gradient bucket closed on: its end is when the bucket is ready, so it must not grow).
+  static void append(OpWork& w, const std::vector<TimedSegment>& segs, std::size_t sealed = 0) {
+    for (const auto& s : segs) {
+      if (w.segments.size() > sealed && s.kind == SegKind::Compute && w.segments.back().kind == SegKind::Compute) {
+        w.segments.back().duration += s.duration;
+        continue;
+      }
+      w.segments.push_back(s);
+    }
+  }
+
+  const StepInputs& in_;
+  const workload::ModelSpec& model_;
+  const hardware::HardwareProfile& hw_;
+  const topology::Topology& topo_;
+  collectives::CollectiveCostModel cost_model_{topo_};  // reused scratch space: no allocation per collective
+  parallel::Placement placement_;
+  std::vector<std::string> labels_;
+  std::map<std::string, std::uint16_t, std::less<>> label_ids_;
+  std::map<std::pair<int, double>, Time> comm_cache_;
+  CollectiveMemo collective_cache_;
+  StepPlanCache::Impl* cache_ = nullptr;  // null: nothing kept across plans
+  /// The layer-level timings of this plan, from cache_ or computed (and then kept there).
+  const LayerTimings& layer_timings(const workload::LayerShape& shape, bool mixed);
+  LayerTimings own_timings_;  // without a cache
+  double model_flops(double sequences) {
+    if (cache_ == nullptr) return workload::model_flops_per_iteration(model_, in_.seq_len, sequences);
+    const auto key = std::make_tuple(&model_, in_.seq_len, sequences);
+    if (auto it = cache_->model_flops.find(key); it != cache_->model_flops.end()) return it->second;
+    const double flops = workload::model_flops_per_iteration(model_, in_.seq_len, sequences);
+    cache_->model_flops.emplace(key, flops);
+    return flops;
+  }
+  static constexpr const char* kGatherLabel = "zero-3 param all-gather";
+  static constexpr const char* kReduceLabel = "zero-3 grad reduce-scatter";
+  static constexpr const char* kInterferenceLabel = "compute beside a collective";
+};
+
+}  // namespace sim::execution::detail
