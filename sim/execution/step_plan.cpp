@@ -90,25 +90,33 @@ StepPlan Planner::build() {
   // rank relative to the first member, no link down) takes rank 0's group itself: its stages are then shared and its
   // collectives found in the memo, as before groups were per rank.
   const std::vector<int> dp_group0 = placement_.group(parallel::Dim::DpCp, 0);
-  auto dp_group_of = [&](int pipeline_rank) {
-    if (pipeline_rank == 0) return dp_group0;
+  // Each pipeline rank's group, found once: rank 0's itself, or one of `own_groups` (sized up front, so the pointers
+  // hold).
+  std::vector<std::vector<int>> own_groups;
+  own_groups.reserve(static_cast<std::size_t>(L.pp));
+  std::vector<const std::vector<int>*> rank_groups(static_cast<std::size_t>(L.pp), nullptr);
+  auto dp_group_of = [&](int pipeline_rank) -> const std::vector<int>* {
+    auto& slot = rank_groups[static_cast<std::size_t>(pipeline_rank)];
+    if (slot != nullptr) return slot;
+    slot = &dp_group0;
+    if (pipeline_rank == 0) return slot;
     auto g = placement_.group(parallel::Dim::DpCp, placement_.gpu(0, 0, 0, pipeline_rank));
-    if (topo_.links_down() > 0 || g.size() != dp_group0.size()) return g;
+    bool same = topo_.links_down() == 0 && g.size() == dp_group0.size();
     const auto placed = [this](const std::vector<int>& group, std::size_t i) {
       return std::array<int, 3>{topo_.nvlink_domain_of(group[i]) - topo_.nvlink_domain_of(group[0]),
                                 topo_.leaf_of(group[i]) - topo_.leaf_of(group[0]), topo_.local_rank(group[i])};
     };
-    for (std::size_t i = 0; i < g.size(); ++i)
-      if (placed(g, i) != placed(dp_group0, i)) return g;
-    return dp_group0;
+    for (std::size_t i = 0; same && i < g.size(); ++i)
+      same = placed(g, i) == placed(dp_group0, i);
+    if (!same) slot = &own_groups.emplace_back(std::move(g));
+    return slot;
   };
-  std::vector<int> dp_group = dp_group0;
-  std::vector<std::vector<int>> dp_groups(static_cast<std::size_t>(L.pp));
+  const std::vector<int>* dp_group = &dp_group0;
   const bool zero = in_.parallel.zero_stage >= 1 || in_.parallel.distributed_optimizer;
   plan.dp_reduce_scatter = zero;
   auto dp_time = [&](double grad_bytes) {
-    if (dp_group.size() < 2) return Time::zero();
-    return collective(zero ? collectives::Op::ReduceScatter : collectives::Op::AllReduce, dp_group, grad_bytes);
+    if (dp_group->size() < 2) return Time::zero();
+    return collective(zero ? collectives::Op::ReduceScatter : collectives::Op::AllReduce, *dp_group, grad_bytes);
   };
   const double bucket_limit = bucket_params(L.dp);
   const bool zb = in_.parallel.schedule == parallel::Schedule::ZeroBubbleH1;
@@ -124,12 +132,12 @@ StepPlan Planner::build() {
   // data-parallel group before its forward and again before its backward, in every micro-batch, and the next unit's
   // gather is prefetched while the current one computes. Exposed on the compute stream: the first unit's gather of
   // each pass, then what of each next gather the previous unit's work does not cover.
-  const bool zero3 = in_.parallel.zero_stage >= 3 && dp_group.size() > 1;
+  const bool zero3 = in_.parallel.zero_stage >= 3 && dp_group->size() > 1;
   const std::uint16_t gather_label = label(kGatherLabel);
   const std::uint16_t interference_label = label(kInterferenceLabel);
   const std::uint16_t reduce_label = label(kReduceLabel);
   auto gather_time = [&](double params) {
-    return zero3 ? collective(collectives::Op::AllGather, dp_group, params * kParamBytes) : Time::zero();
+    return zero3 ? collective(collectives::Op::AllGather, *dp_group, params * kParamBytes) : Time::zero();
   };
   auto duration = [](const std::vector<TimedSegment>& segs) {
     Time t;
@@ -168,7 +176,7 @@ StepPlan Planner::build() {
   struct Built {
     bool first = false;
     bool last = false;
-    std::vector<int> dp_group;
+    const std::vector<int>* dp_group = nullptr;
     int layers = 0;
     int index = 0;
     long long recomputed = 0;
@@ -179,12 +187,11 @@ StepPlan Planner::build() {
     const int layers = L.layers_per_stage[static_cast<std::size_t>(v)];
     const bool first = v == 0, last = v == stages - 1;
     plan.first_layers[static_cast<std::size_t>(v)] = first_layer;
-    auto& rank_group = dp_groups[static_cast<std::size_t>(L.rank_of(v))];
-    if (rank_group.empty()) rank_group = dp_group_of(L.rank_of(v));
-    dp_group = rank_group;
+    dp_group = dp_group_of(L.rank_of(v));
     if (!mixed) {
       const auto same = std::find_if(built.begin(), built.end(), [&](const Built& b) {
-        return b.first == first && b.last == last && b.layers == layers && b.dp_group == dp_group;
+        return b.first == first && b.last == last && b.layers == layers &&
+               (b.dp_group == dp_group || *b.dp_group == *dp_group);
       });
       if (same != built.end()) {
         plan.stages[static_cast<std::size_t>(v)] = plan.stages[static_cast<std::size_t>(same->index)];
@@ -337,8 +344,9 @@ StepPlan Planner::build() {
     // Optimizer on this GPU's shard; ZeRO 1-2 all-gather the updated 16-bit weights after it (ZeRO-3: next forward).
     const double shard = zero ? st.params_local / (static_cast<double>(L.dp) * L.cp) : st.params_local;
     st.optimizer = hardware::memory_time(hw_.gpu, hw_.efficiency, shard * kOptimizerBytesPerParam);
-    const bool gather_after = zero && !zero3 && dp_group.size() > 1;
-    if (gather_after) st.param_gather = collective(collectives::Op::AllGather, dp_group, st.params_local * kParamBytes);
+    const bool gather_after = zero && !zero3 && dp_group->size() > 1;
+    if (gather_after)
+      st.param_gather = collective(collectives::Op::AllGather, *dp_group, st.params_local * kParamBytes);
     if (gather_after && in_.parallel.overlap_param_gather && !st.buckets.empty()) {
       // --overlap-param-gather (Megatron-Core DistributedDataParallel: the all-gathers are issued bucket by bucket, a
       // forward pre-hook waiting for its bucket and issuing the next): only the first bucket (the stage's first layers,
