@@ -149,6 +149,19 @@ int step_command(const StepArgs& a, const Options& o, std::ostream& out, std::os
   } else {
     print_step(r, s, in, out);
   }
+  // A layer collective group split over NVLink domains (ranks fill a domain's GPUs before the next: 72-GPU NVL72 racks
+  // under power-of-two groups) runs over the network: say which, and how a job keeps it inside one.
+  if (!o.quiet)
+    for (const auto& g : execution::groups_across_nvlink_domains(in)) {
+      const char* what = g.dim == parallel::Dim::Tp   ? "tensor-parallel"
+                         : g.dim == parallel::Dim::Cp ? "context-parallel"
+                                                      : "expert-parallel";
+      err << "note: pipeline rank " << g.pipeline_rank << "'s " << what << " group (GPUs " << g.first_gpu << "-"
+          << g.last_gpu << ") spans " << g.domains << " NVLink domains of " << in.topology->config().nvlink_domain
+          << " GPUs, so its collectives cross the network: ranks fill each domain before the next. Set "
+             "cluster.nvlink_domain to the GPUs the job takes of each domain (a multiple of the group; 64 on NVL72, "
+             "16 of each rack's 18 trays) or choose a layout whose groups fit.\n";
+    }
   // A model with experts and no training.moe_imbalance is timed with balanced routing, which benchmark recipes force
   // and real training does not: say so, with the measured cost of dropless routing (docs/validation.md,
   // ModelZooDropless.OneImbalanceExplainsEverySequenceLength).

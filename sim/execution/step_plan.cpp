@@ -48,16 +48,6 @@ StepPlan Planner::build() {
   const workload::LayerShape shape = layer_shape(in_);
   const bool mixed = model_.moe && model_.moe_layers() < model_.layers;
   const LayerTimings& lt = layer_timings(shape, mixed);
-  const auto& l_fwd = lt.l_fwd;
-  const auto& l_rec = lt.l_rec;
-  const auto& l_b = lt.l_b;
-  const auto& l_w = lt.l_w;
-  const auto& d_fwd = lt.d_fwd;
-  const auto& d_rec = lt.d_rec;
-  const auto& d_b = lt.d_b;
-  const auto& d_w = lt.d_w;
-  const auto &e_fwd = lt.e_fwd, &e_b = lt.e_b, &e_w = lt.e_w;
-  const auto &o_fwd = lt.o_fwd, &o_b = lt.o_b, &o_w = lt.o_w;
 
   // Parameters per GPU per layer: matrices over tp, routed experts over ep and expert_tp, shared experts over tp.
   const auto& pc = lt.params;
@@ -101,17 +91,27 @@ StepPlan Planner::build() {
     slot = &dp_group0;
     if (pipeline_rank == 0) return slot;
     auto g = placement_.group(parallel::Dim::DpCp, placement_.gpu(0, 0, 0, pipeline_rank));
-    bool same = topo_.links_down() == 0 && g.size() == dp_group0.size();
-    const auto placed = [this](const std::vector<int>& group, std::size_t i) {
-      return std::array<int, 3>{topo_.nvlink_domain_of(group[i]) - topo_.nvlink_domain_of(group[0]),
-                                topo_.leaf_of(group[i]) - topo_.leaf_of(group[0]), topo_.local_rank(group[i])};
-    };
-    for (std::size_t i = 0; same && i < g.size(); ++i)
-      same = placed(g, i) == placed(dp_group0, i);
-    if (!same) slot = &own_groups.emplace_back(std::move(g));
+    if (!placed_alike(g, dp_group0)) slot = &own_groups.emplace_back(std::move(g));
     return slot;
   };
   const std::vector<int>* dp_group = &dp_group0;
+  // Likewise the layers' tensor-, context- and expert-parallel collectives: a rank whose groups sit in the topology as
+  // rank 0's do takes rank 0's layer timings; another (an expert-parallel group across an NVL72 domain's boundary)
+  // has its own, timed on its groups.
+  std::vector<const LayerTimings*> rank_timings(static_cast<std::size_t>(L.pp), nullptr);
+  auto timings_of = [&](int pipeline_rank) -> const LayerTimings* {
+    auto& slot = rank_timings[static_cast<std::size_t>(pipeline_rank)];
+    if (slot != nullptr) return slot;
+    slot = &lt;
+    if (pipeline_rank == 0) return slot;
+    const int base = placement_.gpu(0, 0, 0, pipeline_rank);
+    for (const auto dim : {parallel::Dim::Tp, parallel::Dim::Cp, parallel::Dim::Ep, parallel::Dim::Etp})
+      if (!placed_alike(placement_.group(dim, base), placement_.group(dim, 0))) {
+        slot = &layer_timings(shape, mixed, base);
+        break;
+      }
+    return slot;
+  };
   const bool zero = in_.parallel.zero_stage >= 1 || in_.parallel.distributed_optimizer;
   plan.dp_reduce_scatter = zero;
   auto dp_time = [&](double grad_bytes) {
@@ -177,6 +177,7 @@ StepPlan Planner::build() {
     bool first = false;
     bool last = false;
     const std::vector<int>* dp_group = nullptr;
+    const LayerTimings* timings = nullptr;
     int layers = 0;
     int index = 0;
     long long recomputed = 0;
@@ -188,9 +189,10 @@ StepPlan Planner::build() {
     const bool first = v == 0, last = v == stages - 1;
     plan.first_layers[static_cast<std::size_t>(v)] = first_layer;
     dp_group = dp_group_of(L.rank_of(v));
+    const LayerTimings& rt = *timings_of(L.rank_of(v));
     if (!mixed) {
       const auto same = std::find_if(built.begin(), built.end(), [&](const Built& b) {
-        return b.first == first && b.last == last && b.layers == layers &&
+        return b.first == first && b.last == last && b.layers == layers && b.timings == &rt &&
                (b.dp_group == dp_group || *b.dp_group == *dp_group);
       });
       if (same != built.end()) {
@@ -200,6 +202,10 @@ StepPlan Planner::build() {
         continue;
       }
     }
+    const auto &l_fwd = rt.l_fwd, &l_rec = rt.l_rec, &l_b = rt.l_b, &l_w = rt.l_w;
+    const auto &d_fwd = rt.d_fwd, &d_rec = rt.d_rec, &d_b = rt.d_b, &d_w = rt.d_w;
+    const auto &e_fwd = rt.e_fwd, &e_b = rt.e_b, &e_w = rt.e_w;
+    const auto &o_fwd = rt.o_fwd, &o_b = rt.o_b, &o_w = rt.o_w;
     auto owned = std::make_shared<StageWork>();
     StageWork& st = *owned;
     EpOverlapBuilder ep;  // parallel.ep_comm_overlap: the stage's units, for its paired passes
@@ -233,7 +239,7 @@ StepPlan Planner::build() {
     // Multi-token prediction (DeepSeek-V3 Sec. 2.2; Megatron-Core puts the modules with the loss, on the last stage):
     // each module's projection, its transformer layer and the shared output head and loss, after the main loss.
     for (int k = 0; last && k < model_.mtp_layers; ++k) {
-      forward_unit(lt.p_fwd, mtp_params);
+      forward_unit(rt.p_fwd, mtp_params);
       forward_unit(l_fwd, layer_params);
       forward_unit(o_fwd, 0);
     }
@@ -297,8 +303,8 @@ StepPlan Planner::build() {
     static const std::vector<TimedSegment> kNone;
     for (int k = 0; last && k < model_.mtp_layers; ++k) {
       layer_backward({}, o_b, o_w, 0);
-      layer_backward(recomputed(st.layers) ? l_rec : kNone, l_b, l_w, layer_params, lt.l_w_mlp);
-      layer_backward({}, lt.p_b, lt.p_w, mtp_params);
+      layer_backward(recomputed(st.layers) ? l_rec : kNone, l_b, l_w, layer_params, rt.l_w_mlp);
+      layer_backward({}, rt.p_b, rt.p_w, mtp_params);
     }
     if (last) layer_backward({}, o_b, o_w, output_params);
     for (int l = st.layers - 1; l >= 0; --l) {
@@ -306,7 +312,7 @@ StepPlan Planner::build() {
       const bool rec = recomputed(l);
       recomputed_layers += rec ? 1 : 0;
       layer_backward(rec ? (moe ? l_rec : d_rec) : kNone, moe ? l_b : d_b, moe ? l_w : d_w,
-                     moe ? layer_params : dense_layer_params, moe ? lt.l_w_mlp : Time::zero());
+                     moe ? layer_params : dense_layer_params, moe ? rt.l_w_mlp : Time::zero());
     }
     if (first) layer_backward({}, e_b, e_w, embed_params);
     close_bucket(true);
@@ -362,7 +368,7 @@ StepPlan Planner::build() {
     }
     st.param_gather_bytes =
         gather_after ? Bytes{static_cast<std::int64_t>(std::llround(st.params_local * kParamBytes))} : Bytes{};
-    built.push_back({first, last, dp_group, layers, v, recomputed_layers - recomputed_before});
+    built.push_back({first, last, dp_group, &rt, layers, v, recomputed_layers - recomputed_before});
   }
   if (L.v_shape) {  // built in model order; kept as StepPlan::stage() reads them, chunk * pp + rank
     const auto model_order = plan.stages;
@@ -414,6 +420,28 @@ StepPlan Planner::build() {
 
 StepPlan build_step_plan(const StepInputs& in) {
   return detail::Planner(in, nullptr).build();
+}
+
+std::vector<GroupAcrossDomains> groups_across_nvlink_domains(const StepInputs& in) {
+  std::vector<GroupAcrossDomains> out;
+  const auto& topo = *in.topology;
+  const parallel::Placement placement(in.layout, in.parallel.order);
+  const int domain = topo.config().nvlink_domain;
+  for (const auto dim : {parallel::Dim::Tp, parallel::Dim::Cp, parallel::Dim::Ep}) {
+    for (int r = 0; r < in.layout.pp; ++r) {
+      const auto g = placement.group(dim, placement.gpu(0, 0, 0, r));
+      if (g.size() < 2 || static_cast<int>(g.size()) > domain) continue;
+      std::vector<int> domains;
+      for (const int gpu : g)
+        domains.push_back(topo.nvlink_domain_of(gpu));
+      std::sort(domains.begin(), domains.end());
+      const auto n = static_cast<int>(std::unique(domains.begin(), domains.end()) - domains.begin());
+      if (n < 2) continue;
+      out.push_back({dim, r, *std::min_element(g.begin(), g.end()), *std::max_element(g.begin(), g.end()), n});
+      break;
+    }
+  }
+  return out;
 }
 
 StepPlan build_step_plan(const StepInputs& in, StepPlanCache& cache) {

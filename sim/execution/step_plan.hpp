@@ -131,4 +131,14 @@ struct StepPlan {
 /// concrete groups of the placement by collectives::collective_time.
 StepPlan build_step_plan(const StepInputs& in);
 
+/// A tensor-, context- or expert-parallel group split over NVLink domains though it would fit in one: its layer
+/// collectives cross the network. The first such group of each dimension (by pipeline rank).
+struct GroupAcrossDomains {
+  parallel::Dim dim = parallel::Dim::Tp;
+  int pipeline_rank = 0;
+  int first_gpu = 0, last_gpu = 0;  // the group's lowest and highest GPU
+  int domains = 0;                  // NVLink domains it spans
+};
+std::vector<GroupAcrossDomains> groups_across_nvlink_domains(const StepInputs& in);
+
 }  // namespace sim::execution

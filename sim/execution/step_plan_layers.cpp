@@ -9,7 +9,17 @@
 
 namespace sim::execution::detail {
 
-const LayerTimings& Planner::layer_timings(const workload::LayerShape& shape, bool mixed) {
+namespace {
+
+void renumber(std::vector<TimedSegment>& segs, const std::vector<std::uint16_t>& ids) {
+  for (auto& s : segs)
+    s.label = ids[s.label];
+}
+
+}  // namespace
+
+const LayerTimings& Planner::layer_timings(const workload::LayerShape& shape, bool mixed, int base_gpu) {
+  base_gpu_ = base_gpu;
   std::optional<LayerKey> key;
   if (cache_ != nullptr) {
     key.emplace();
@@ -39,10 +49,22 @@ const LayerTimings& Planner::layer_timings(const workload::LayerShape& shape, bo
     key->moe_dispatch_fp8 = shape.moe_dispatch_fp8;
     key->tp_comm_overlap = in_.parallel.tp_comm_overlap;
     key->tp_comm_overlap_method = static_cast<int>(in_.parallel.tp_comm_overlap_method);
-    key->tp_group = placement_.group(parallel::Dim::Tp, 0);
-    key->cp_group = placement_.group(parallel::Dim::Cp, 0);
-    key->ep_group = placement_.group(parallel::Dim::Ep, 0);
-    if (auto it = cache_->layers.find(*key); it != cache_->layers.end()) {
+    key->tp_group = placement_.group(parallel::Dim::Tp, base_gpu);
+    key->cp_group = placement_.group(parallel::Dim::Cp, base_gpu);
+    key->ep_group = placement_.group(parallel::Dim::Ep, base_gpu);
+    if (auto it = cache_->layers.find(*key); it != cache_->layers.end() && base_gpu != 0) {
+      // Another pipeline rank's timings, after rank 0's: a copy whose label ids are this plan's.
+      LayerTimings& t = own_timings_.emplace_back(it->second);
+      std::vector<std::uint16_t> ids;
+      ids.reserve(t.labels.size());
+      for (const auto& l : t.labels)
+        ids.push_back(label(l));
+      for (auto* segs : {&t.l_fwd, &t.l_rec, &t.l_b, &t.l_w, &t.d_fwd, &t.d_rec, &t.d_b, &t.d_w, &t.e_fwd, &t.e_b,
+                         &t.e_w, &t.o_fwd, &t.o_b, &t.o_w, &t.p_fwd, &t.p_b, &t.p_w})
+        renumber(*segs, ids);
+      base_gpu_ = 0;
+      return t;
+    } else if (it != cache_->layers.end()) {
       // The state a fresh build has after timing the layers: its labels and its memo of collectives.
       labels_ = it->second.labels;  // label() finds later labels by position (label_ids_ stays empty)
       collective_cache_ = it->second.collectives;
@@ -85,10 +107,8 @@ const LayerTimings& Planner::layer_timings(const workload::LayerShape& shape, bo
     for (const auto& k : seg.kernels)
       if (k.kind == workload::KernelKind::Gemm && !k.attention_core) t.layer_recompute_gemm_flops += k.flops;
   t.params = workload::count_params(model_);
-  if (cache_ == nullptr) {
-    own_timings_ = std::move(t);
-    return own_timings_;
-  }
+  base_gpu_ = 0;
+  if (cache_ == nullptr) return own_timings_.emplace_back(std::move(t));
   // The label build() names next (whatever the plan), named here so that a plan from the cache finds it.
   label(kGatherLabel);
   label(kInterferenceLabel);

@@ -12,7 +12,9 @@
 #include "sim/workload/params.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <string>
 #include <string_view>
@@ -54,11 +56,12 @@ class Planner {
 
   Time kernel_time(const workload::Kernel& k) const { return execution::kernel_time(in_, k); }
 
+  /// A layer collective's time on the groups of base_gpu_ (the first GPU of the pipeline rank being timed).
   Time comm_time(workload::CommKind kind, double bytes) {
-    const auto key = std::make_pair(static_cast<int>(kind), bytes);
+    const auto key = std::make_tuple(static_cast<int>(kind), bytes, base_gpu_);
     if (auto it = comm_cache_.find(key); it != comm_cache_.end()) return it->second;
     const auto [op, dim] = layer_collective(kind);
-    const auto group = placement_.group(dim, 0);
+    const auto group = placement_.group(dim, base_gpu_);
     const double n = layer_collective_payload(in_, kind, group, bytes);
     Time t = group.size() < 2 ? Time::zero() : collective(op, group, n);
     comm_cache_.emplace(key, t);
@@ -140,12 +143,28 @@ class Planner {
   parallel::Placement placement_;
   std::vector<std::string> labels_;
   std::map<std::string, std::uint16_t, std::less<>> label_ids_;
-  std::map<std::pair<int, double>, Time> comm_cache_;
+  std::map<std::tuple<int, double, int>, Time> comm_cache_;
+  /// The GPU whose tensor-, context- and expert-parallel groups the layer collectives run on: 0, or the first GPU of a
+  /// pipeline rank whose groups sit in the topology otherwise (build(), timings_of).
+  int base_gpu_ = 0;
   CollectiveMemo collective_cache_;
   StepPlanCache::Impl* cache_ = nullptr;  // null: nothing kept across plans
-  /// The layer-level timings of this plan, from cache_ or computed (and then kept there).
-  const LayerTimings& layer_timings(const workload::LayerShape& shape, bool mixed);
-  LayerTimings own_timings_;  // without a cache
+  /// The layer-level timings of this plan on the groups of `base_gpu` (0, or a pipeline rank's first GPU), from cache_
+  /// or computed (and then kept there).
+  const LayerTimings& layer_timings(const workload::LayerShape& shape, bool mixed, int base_gpu = 0);
+  /// Whether `g` sits in the topology as `g0` does: each member in the same NVLink domain, leaf and local rank
+  /// relative to the first member, and no link down. Collectives on such groups take the same time.
+  bool placed_alike(const std::vector<int>& g, const std::vector<int>& g0) const {
+    if (topo_.links_down() != 0 || g.size() != g0.size()) return false;
+    const auto placed = [this](const std::vector<int>& group, std::size_t i) {
+      return std::array<int, 3>{topo_.nvlink_domain_of(group[i]) - topo_.nvlink_domain_of(group[0]),
+                                topo_.leaf_of(group[i]) - topo_.leaf_of(group[0]), topo_.local_rank(group[i])};
+    };
+    for (std::size_t i = 0; i < g.size(); ++i)
+      if (placed(g, i) != placed(g0, i)) return false;
+    return true;
+  }
+  std::deque<LayerTimings> own_timings_;  // without a cache, and pipeline ranks' copies with their labels renumbered
   double model_flops(double sequences) {
     if (cache_ == nullptr) return workload::model_flops_per_iteration(model_, in_.seq_len, sequences);
     const auto key = std::make_tuple(&model_, in_.seq_len, sequences);

@@ -56,7 +56,9 @@ void expect_same_plan(const StepPlan& a, const StepPlan& b, const std::string& w
 }
 
 /// Every `stride`-th point of a full search of the scenario, built through one cache and without it.
-void check_search(const std::string& scenario, const std::vector<scenario::Override>& overrides, int stride) {
+/// `crossing`, where given, counts the points with a layer collective group across NVLink domains.
+void check_search(const std::string& scenario, const std::vector<scenario::Override>& overrides, int stride,
+                  int* crossing = nullptr) {
   const auto s = scenario::load_scenario(std::string(TRAINSIM_SOURCE_DIR) + "/" + scenario, overrides);
   planner::PlanOptions opt;
   opt.free = {"all"};
@@ -83,6 +85,7 @@ void check_search(const std::string& scenario, const std::vector<scenario::Overr
     in.topology = topo;
     in.fp32_main_grads = problem.memory.fp32_main_grads;
     expect_same_plan(build_step_plan(in, cache), build_step_plan(in), scenario + " point " + std::to_string(i));
+    if (crossing != nullptr && !groups_across_nvlink_domains(in).empty()) ++*crossing;
     if (testing::Test::HasFatalFailure()) return;
     ++built;
   }
@@ -109,6 +112,20 @@ TEST(StepPlanCache, PlansEqualWithDenseAndMoeLayersMixedFp8AndBlockRecomputation
                 {"parallel.global_batch", "256"},
                 {"training.dtype", "fp8"}},
                401);
+}
+
+/// 128 GB200s fill 72-GPU NVLink domains as 72 + 56: many points give some pipeline rank tensor-, expert- or
+/// data-parallel groups across the boundary, with layer timings of their own (taken from the cache, their labels
+/// renumbered into the plan's).
+TEST(StepPlanCache, PlansEqualWhenPipelineRanksHaveTheirOwnLayerTimings) {
+  int crossing = 0;
+  check_search("scenarios/ci/mixtral-8x7b-32-h100-ep.json",
+               {{"hardware", "gb200-nvl72"},
+                {"cluster.gpus", "128"},
+                {"cluster.gpus_per_node", "4"},
+                {"parallel.global_batch", "256"}},
+               97, &crossing);
+  EXPECT_GT(crossing, 10);
 }
 
 }  // namespace

@@ -163,6 +163,49 @@ TEST(DataParallelGroups, AJobsOwnNvlinkDomainSizeKeepsTheGroupsInside) {
     EXPECT_THROW((void)load_step("scenarios/default.json", with(bad)), base::ConfigError) << bad;
 }
 
+/// The layers' collectives run on each pipeline rank's own tensor-, context- and expert-parallel groups, as the
+/// gradients on its own data-parallel group. Mixtral 8x7B on 128 GB200s, TP 2 EP 8 without folding, PP 4: an EP group
+/// is every other GPU of 16, so rank 2's first group (GPUs 64-78) crosses the boundary of the first 72-GPU domain and
+/// its all-to-all runs over the network; rank 1's stay inside. Every rank once took rank 0's groups (NVLink for all).
+TEST(LayerGroups, EachPipelineRankRunsItsLayerCollectivesOnItsOwnGroups) {
+  const std::vector<scenario::Override> gb200 = {{"hardware", "\"gb200-nvl72\""},
+                                                 {"cluster.gpus", "128"},
+                                                 {"cluster.gpus_per_node", "4"},
+                                                 {"parallel.tp", "2"},
+                                                 {"parallel.pp", "4"},
+                                                 {"parallel.ep", "8"},
+                                                 {"parallel.dp", "16"},
+                                                 {"parallel.vpp", "1"},
+                                                 {"parallel.global_batch", "256"}};
+  const auto s = load_step("scenarios/examples/mixtral-8x7b-256-h100.json", gb200);
+  auto ep = [](const StageWork& st) {
+    Time t;
+    for (const auto& seg : st.forward.segments)
+      if (seg.kind == SegKind::Ep) t += seg.duration;
+    return t.seconds();
+  };
+  const double inside = ep(s.plan.stage(0, 1)), across = ep(s.plan.stage(0, 2));
+  ASSERT_GT(inside, 0);
+  EXPECT_GT(across, 3 * inside);
+  EXPECT_DOUBLE_EQ(ep(s.plan.stage(0, 3)), inside) << "rank 3 (GPUs 96-127) is in one domain";
+  const auto crossing = groups_across_nvlink_domains(s.inputs);
+  ASSERT_EQ(crossing.size(), 1u);
+  EXPECT_EQ(crossing[0].dim, parallel::Dim::Ep);
+  EXPECT_EQ(crossing[0].pipeline_rank, 2);
+  EXPECT_EQ(crossing[0].first_gpu, 64);
+  EXPECT_EQ(crossing[0].last_gpu, 78);
+  const double r = run_step(s, Fidelity::Replica).step_time.seconds();
+  EXPECT_NEAR(run_step(s, Fidelity::Analytic).step_time.seconds() / r, 1.0, 0.03);
+  EXPECT_NEAR(run_step(s, Fidelity::Full).step_time.seconds() / r, 1.0, 0.03);
+  // 64 GPUs of each domain: every group inside one, rank 2 as rank 1, and a faster step.
+  auto racks64 = gb200;
+  racks64.push_back({"cluster.nvlink_domain", "64"});
+  const auto a = load_step("scenarios/examples/mixtral-8x7b-256-h100.json", racks64);
+  EXPECT_DOUBLE_EQ(ep(a.plan.stage(0, 2)), ep(a.plan.stage(0, 1)));
+  EXPECT_TRUE(groups_across_nvlink_domains(a.inputs).empty());
+  EXPECT_LT(run_step(a, Fidelity::Replica).step_time.seconds(), r);
+}
+
 TEST(MoeParallelFolding, ExpertParallelAllToAllStaysInTheNodeAndTheFidelitiesAgree) {
   // Mixtral 8x7B on 256 H100s, TP2 EP8: without folding an EP group takes every other GPU of two nodes and its
   // all-to-all crosses the network; with expert_tp 1 it is the 8 GPUs of one node (NVLink), the experts are whole on

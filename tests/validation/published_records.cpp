@@ -633,6 +633,15 @@ Record convert(const json& r) {
   // The DGX Cloud recipes export NCCL_NVLS_ENABLE=0 ("Disable NVLink SHARP to save memory": NVIDIA
   // dgxc-benchmarking llama3.1/llama31_utils.py at 741c886025a7665a1d690c05ff12ac29c1be7252).
   if (fam_name == "dgxc-benchmarking") cluster["network"]["nvls"] = false;
+  // NVIDIA's runs on GB200 / GB300 NVL72 keep every expert-parallel group inside an NVLink domain ("on the GB200 NVL72
+  // system, all EP communication is within the NVLink domain", NVIDIA/Megatron-LM docs/discussions/
+  // deepseek-v3-gb200-optimization at 1d9edcf8, Sec. 2.2.1, of EP32 on 256 GPUs), which with power-of-two groups
+  // means 64 of each 72-GPU domain; filling 72 first would split some ranks' groups over two domains.
+  if ((out.hardware == "gb200-nvl72" || out.hardware == "gb300-nvl72") && gpus > 64) {
+    cluster["nvlink_domain"] = 64;
+    out.assumptions.push_back(
+        "64 GPUs per NVL72 domain (NVIDIA's GB200 write-up: all EP communication within the NVLink domain)");
+  }
   sc["cluster"] = cluster;
   sc["parallel"] = par;
   json training;
