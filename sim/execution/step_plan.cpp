@@ -35,6 +35,53 @@ using base::Time;
 
 namespace detail {
 
+namespace {
+
+constexpr std::array<parallel::Dim, 4> kLayerDims{parallel::Dim::Tp, parallel::Dim::Cp, parallel::Dim::Ep,
+                                                  parallel::Dim::Etp};
+
+/// NVLink domains holding at least one member of `group`.
+int domains_spanned(const topology::Topology& topo, const std::vector<int>& group) {
+  std::vector<int> domains;
+  domains.reserve(group.size());
+  for (const int g : group)
+    domains.push_back(topo.nvlink_domain_of(g));
+  std::sort(domains.begin(), domains.end());
+  return static_cast<int>(std::unique(domains.begin(), domains.end()) - domains.begin());
+}
+
+}  // namespace
+
+/// For each pipeline rank, the GPU whose layer collective groups (tensor, context, expert) span the most NVLink
+/// domains: the rank's slowest groups, which its data-parallel peers wait for. The rank's first GPU unless a group
+/// elsewhere in it crosses a domain's boundary. Only GPUs beside a boundary are looked at, and only for dimensions
+/// whose groups meet the domains unevenly (Placement::aligned_with): on 8-GPU domains under power-of-two layouts none.
+std::vector<int> layer_group_gpus(const parallel::Placement& placement, const topology::Topology& topo, int pp) {
+  std::vector<int> out(static_cast<std::size_t>(pp));
+  for (int r = 0; r < pp; ++r)
+    out[static_cast<std::size_t>(r)] = placement.gpu(0, 0, 0, r);
+  const int domain = topo.config().nvlink_domain;
+  std::vector<parallel::Dim> dims;
+  for (const auto d : kLayerDims)
+    if (placement.size(d) > 1 && placement.size(d) <= domain && !placement.aligned_with(d, domain)) dims.push_back(d);
+  if (dims.empty()) return out;
+  auto score = [&](int gpu) {
+    int s = 0;
+    for (const auto d : dims)
+      s += domains_spanned(topo, placement.group(d, gpu)) - 1;
+    return s;
+  };
+  std::vector<int> best(static_cast<std::size_t>(pp));
+  for (int r = 0; r < pp; ++r)
+    best[static_cast<std::size_t>(r)] = score(out[static_cast<std::size_t>(r)]);
+  for (int b = domain; b < placement.gpus(); b += domain)
+    for (const int gpu : {b - 1, b}) {
+      const auto r = static_cast<std::size_t>(placement.coord(gpu).pp);
+      if (const int s = score(gpu); s > best[r]) best[r] = s, out[r] = gpu;
+    }
+  return out;
+}
+
 StepPlan Planner::build() {
   const auto& L = in_.layout;
   StepPlan plan;
@@ -98,15 +145,23 @@ StepPlan Planner::build() {
   // Likewise the layers' tensor-, context- and expert-parallel collectives: a rank whose groups sit in the topology as
   // rank 0's do takes rank 0's layer timings; another (an expert-parallel group across an NVL72 domain's boundary)
   // has its own, timed on its groups.
+  // Each rank is timed on its slowest groups (layer_group_gpus), rank 0 too.
+  const std::vector<int> layer_gpus = layer_group_gpus(placement_, topo_, L.pp);
+  // The groups compared: those of more than one GPU (Etp's only where it is not the TP group), rank 0's found once.
+  std::vector<std::pair<parallel::Dim, std::vector<int>>> groups0;
+  for (const auto dim : kLayerDims)
+    if (placement_.size(dim) > 1 &&
+        !(dim == parallel::Dim::Etp && placement_.size(dim) == placement_.size(parallel::Dim::Tp)))
+      groups0.emplace_back(dim, placement_.group(dim, 0));
   std::vector<const LayerTimings*> rank_timings(static_cast<std::size_t>(L.pp), nullptr);
   auto timings_of = [&](int pipeline_rank) -> const LayerTimings* {
     auto& slot = rank_timings[static_cast<std::size_t>(pipeline_rank)];
     if (slot != nullptr) return slot;
     slot = &lt;
-    if (pipeline_rank == 0) return slot;
-    const int base = placement_.gpu(0, 0, 0, pipeline_rank);
-    for (const auto dim : {parallel::Dim::Tp, parallel::Dim::Cp, parallel::Dim::Ep, parallel::Dim::Etp})
-      if (!placed_alike(placement_.group(dim, base), placement_.group(dim, 0))) {
+    const int base = layer_gpus[static_cast<std::size_t>(pipeline_rank)];
+    if (base == 0) return slot;
+    for (const auto& [dim, g0] : groups0)
+      if (!placed_alike(placement_.group(dim, base), g0)) {
         slot = &layer_timings(shape, mixed, base);
         break;
       }
@@ -426,16 +481,13 @@ std::vector<GroupAcrossDomains> groups_across_nvlink_domains(const StepInputs& i
   std::vector<GroupAcrossDomains> out;
   const auto& topo = *in.topology;
   const parallel::Placement placement(in.layout, in.parallel.order);
+  const auto gpus = detail::layer_group_gpus(placement, topo, in.layout.pp);
   const int domain = topo.config().nvlink_domain;
   for (const auto dim : {parallel::Dim::Tp, parallel::Dim::Cp, parallel::Dim::Ep}) {
     for (int r = 0; r < in.layout.pp; ++r) {
-      const auto g = placement.group(dim, placement.gpu(0, 0, 0, r));
+      const auto g = placement.group(dim, gpus[static_cast<std::size_t>(r)]);
       if (g.size() < 2 || static_cast<int>(g.size()) > domain) continue;
-      std::vector<int> domains;
-      for (const int gpu : g)
-        domains.push_back(topo.nvlink_domain_of(gpu));
-      std::sort(domains.begin(), domains.end());
-      const auto n = static_cast<int>(std::unique(domains.begin(), domains.end()) - domains.begin());
+      const int n = detail::domains_spanned(topo, g);
       if (n < 2) continue;
       out.push_back({dim, r, *std::min_element(g.begin(), g.end()), *std::max_element(g.begin(), g.end()), n});
       break;

@@ -119,6 +119,27 @@ int Placement::size(Dim d) const {
   return 1;
 }
 
+bool Placement::aligned_with(Dim d, int block) const {
+  auto nests = [block](int n) { return n % block == 0 || block % n == 0; };
+  auto axis = [&](Axis a) { return nests(strides_[a]) && nests(strides_[a] * sizes_[a]); };
+  switch (d) {
+    case Dim::Tp:
+    case Dim::Etp:
+      return axis(kTp);
+    case Dim::Cp:
+      return axis(kCp);
+    case Dim::Dp:
+      return axis(kDp);
+    case Dim::Pp:
+      return axis(kPp);
+    case Dim::DpCp:
+      return axis(kCp) && axis(kDp);
+    case Dim::Ep:
+      return axis(kTp) && axis(kCp) && axis(kDp);
+  }
+  return false;
+}
+
 std::vector<int> Placement::group(Dim d, int gpu) const {
   const Coord c = coord(gpu);
   std::vector<int> members;

@@ -60,6 +60,10 @@ class Placement {
   int group_count(Dim d) const { return total_ / size(d); }
   /// Group size of dimension `d`.
   int size(Dim d) const;
+  /// Whether every group of dimension `d` meets the aligned blocks of `block` consecutive GPUs (NVLink domains) alike:
+  /// each axis of `d` has a stride and a window that divide `block` or are multiples of it, so the block boundaries
+  /// fall between whole digits and no group is split otherwise than another.
+  bool aligned_with(Dim d, int block) const;
 
  private:
   enum Axis { kTp = 0, kCp = 1, kDp = 2, kPp = 3 };

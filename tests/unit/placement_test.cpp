@@ -68,6 +68,39 @@ TEST(Placement, PipelineNeighboursAreTpCpDpApart) {
   }
 }
 
+/// aligned_with(d, block): whether blocks of `block` consecutive GPUs (NVLink domains) split every group of d alike.
+/// Checked against the groups themselves: where it says so, every group spans as many blocks as GPU 0's.
+TEST(Placement, AlignedWithMeansEveryGroupSpansTheBlocksAlike) {
+  auto spans = [](const std::vector<int>& g, int block) {
+    std::set<int> b;
+    for (const int gpu : g)
+      b.insert(gpu / block);
+    return b.size();
+  };
+  for (const Layout& l :
+       {layout(8, 1, 16, 2), layout(4, 4, 8, 2), layout(2, 1, 32, 2, 8), layout(2, 2, 16, 2, 8, 1), layout(4, 1, 8, 4)})
+    for (const int block : {8, 64, 72})
+      for (const Dim d : {Dim::Tp, Dim::Cp, Dim::Ep, Dim::Etp, Dim::DpCp}) {
+        const Placement p(l, "tp-cp-dp-pp");
+        bool alike = true;
+        const auto first = spans(p.group(d, 0), block);
+        for (int gpu = 0; gpu < p.gpus(); ++gpu)
+          alike = alike && spans(p.group(d, gpu), block) == first;
+        if (p.aligned_with(d, block)) {
+          EXPECT_TRUE(alike) << to_string(d) << " block " << block;
+        }
+        // On 8-GPU domains these power-of-two layouts are always aligned: the planner scans nothing.
+        if (block == 8) {
+          EXPECT_TRUE(p.aligned_with(d, block)) << to_string(d);
+        }
+      }
+  // TP 2, EP 8 without folding: an EP group spans 16 GPUs, and 72-GPU domains split some (GPUs 64-78) and not others.
+  const Placement p(layout(2, 1, 32, 2, 8), "tp-cp-dp-pp");
+  EXPECT_FALSE(p.aligned_with(Dim::Ep, 72));
+  EXPECT_TRUE(p.aligned_with(Dim::Ep, 64));
+  EXPECT_TRUE(p.aligned_with(Dim::Tp, 72));
+}
+
 TEST(Placement, CoordinatesRoundTrip) {
   const Placement p(layout(2, 3, 4, 5), "dp-tp-pp-cp");
   for (int g = 0; g < p.gpus(); ++g)

@@ -206,6 +206,42 @@ TEST(LayerGroups, EachPipelineRankRunsItsLayerCollectivesOnItsOwnGroups) {
   EXPECT_LT(run_step(a, Fidelity::Replica).step_time.seconds(), r);
 }
 
+/// A rank is timed on its slowest groups, wherever in the rank they lie: with PP 1 on 128 GB200s the EP group of GPU 0
+/// (GPUs 0-14, every other one) is inside the first domain, but those of GPUs 65-79 cross its boundary at 72, and the
+/// replicas holding them set the step.
+TEST(LayerGroups, ARanksSlowestGroupsSetItsTimingsWhereverTheyLie) {
+  std::vector<scenario::Override> o = {{"hardware", "\"gb200-nvl72\""},
+                                       {"cluster.gpus", "128"},
+                                       {"cluster.gpus_per_node", "4"},
+                                       {"parallel.tp", "2"},
+                                       {"parallel.pp", "1"},
+                                       {"parallel.ep", "8"},
+                                       {"parallel.dp", "64"},
+                                       {"parallel.vpp", "1"},
+                                       {"parallel.global_batch", "256"}};
+  const auto s = load_step("scenarios/examples/mixtral-8x7b-256-h100.json", o);
+  o.push_back({"cluster.nvlink_domain", "64"});
+  const auto inside = load_step("scenarios/examples/mixtral-8x7b-256-h100.json", o);
+  auto ep = [](const StageWork& st) {
+    Time t;
+    for (const auto& seg : st.forward.segments)
+      if (seg.kind == SegKind::Ep) t += seg.duration;
+    return t.seconds();
+  };
+  EXPECT_GT(ep(s.plan.stage(0, 0)), 3 * ep(inside.plan.stage(0, 0)));
+  const auto crossing = groups_across_nvlink_domains(s.inputs);
+  ASSERT_EQ(crossing.size(), 1u);
+  EXPECT_EQ(crossing[0].dim, parallel::Dim::Ep);
+  EXPECT_EQ(crossing[0].pipeline_rank, 0);
+  EXPECT_EQ(crossing[0].first_gpu, 65);
+  EXPECT_EQ(crossing[0].last_gpu, 79);
+  EXPECT_EQ(crossing[0].domains, 2);
+  EXPECT_TRUE(groups_across_nvlink_domains(inside.inputs).empty());
+  const double r = run_step(s, Fidelity::Replica).step_time.seconds();
+  EXPECT_NEAR(run_step(s, Fidelity::Analytic).step_time.seconds() / r, 1.0, 0.03);
+  EXPECT_GT(r, run_step(inside, Fidelity::Replica).step_time.seconds());
+}
+
 TEST(MoeParallelFolding, ExpertParallelAllToAllStaysInTheNodeAndTheFidelitiesAgree) {
   // Mixtral 8x7B on 256 H100s, TP2 EP8: without folding an EP group takes every other GPU of two nodes and its
   // all-to-all crosses the network; with expert_tp 1 it is the 8 GPUs of one node (NVLink), the experts are whole on

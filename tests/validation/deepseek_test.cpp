@@ -39,7 +39,7 @@ TEST(OutOfSample, DeepSeekV3OnGb200WithinTwentyPercentOfNvidiasWriteUp) {
       "DeepSeek-V3, 256 GB200, MXFP8: Megatron-LM counts %.1f GFLOP per token; 970.01 TFLOPS/GPU is a "
       "%.3f s step; trainsim %.3f s (%+.1f%%)\n",
       megatron_flops_per_token(4096) / 1e9, published_step, r.step_time.seconds(), 100 * err);
-  // Measured 2026-12-04: 8.46 s published, 7.10 s predicted (-16%). The write-up names what trainsim does not model:
+  // Measured 2026-12-04: 8.44 s published, 7.10 s predicted (-15.9%). The write-up names what trainsim does not model:
   // host overhead left in the routed experts (a device-host sync per MoE layer it expects to be worth at least 10%
   // once removed) and HybridEP's copy beside the permute. The scenario places 64 GPUs in each NVL72 domain, as the
   // write-up's "all EP communication is within the NVLink domain" requires: filled 72 at a time, three pipeline ranks'
