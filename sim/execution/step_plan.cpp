@@ -50,8 +50,6 @@ int domains_spanned(const topology::Topology& topo, const std::vector<int>& grou
   return static_cast<int>(std::unique(domains.begin(), domains.end()) - domains.begin());
 }
 
-}  // namespace
-
 /// For each pipeline rank, the GPU whose layer collective groups (tensor, context, expert) span the most NVLink
 /// domains: the rank's slowest groups, which its data-parallel peers wait for. The rank's first GPU unless a group
 /// elsewhere in it crosses a domain's boundary. Only GPUs beside a boundary are looked at, and only for dimensions
@@ -81,6 +79,8 @@ std::vector<int> layer_group_gpus(const parallel::Placement& placement, const to
     }
   return out;
 }
+
+}  // namespace
 
 StepPlan Planner::build() {
   const auto& L = in_.layout;
@@ -142,10 +142,9 @@ StepPlan Planner::build() {
     return slot;
   };
   const std::vector<int>* dp_group = &dp_group0;
-  // Likewise the layers' tensor-, context- and expert-parallel collectives: a rank whose groups sit in the topology as
-  // rank 0's do takes rank 0's layer timings; another (an expert-parallel group across an NVL72 domain's boundary)
-  // has its own, timed on its groups.
-  // Each rank is timed on its slowest groups (layer_group_gpus), rank 0 too.
+  // Likewise the layers' tensor-, context- and expert-parallel collectives, on each rank's slowest groups
+  // (layer_group_gpus, rank 0's too): a rank whose groups sit in the topology as GPU 0's do takes the layer timings
+  // above; another (an expert-parallel group across an NVL72 domain's boundary) has its own, timed on its groups.
   const std::vector<int> layer_gpus = layer_group_gpus(placement_, topo_, L.pp);
   // The groups compared: those of more than one GPU (Etp's only where it is not the TP group), rank 0's found once.
   std::vector<std::pair<parallel::Dim, std::vector<int>>> groups0;
