@@ -10,6 +10,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 
@@ -146,6 +147,18 @@ int emit_plan(const planner::PlanResult& r, const scenario::Scenario& s, const P
   } else {
     print_plan(r, s, a, out);
   }
+  // NVLink domains that are no power of two (NVL72's 72 GPUs), filled one after another, split some power-of-two
+  // groups at their boundaries, which the plans above then pay for or avoid: say how a job keeps them whole.
+  const int domain = s.hardware.nvlink.domain, node = std::max(1, s.cluster.gpus_per_node);
+  int whole = 1;
+  while (2 * whole <= domain)
+    whole *= 2;
+  if (!o.quiet && whole < domain && whole % node == 0 && whole > node && s.cluster.gpus > domain)
+    err << "note: NVLink domains of " << domain << " GPUs are filled one after another, so a tensor-, expert- or "
+        << "data-parallel group of a power of two above " << (domain & -domain)
+        << " GPUs can cross a domain's boundary and run over "
+        << "the network; set cluster.nvlink_domain " << whole << " (" << whole / node << " of each domain's "
+        << domain / node << " nodes) to plan for a job placed so that every such group stays inside one\n";
   if (r.candidates.empty()) {
     err << "infeasible: no configuration of " << base::printable(s.name) << " is feasible; pruned:";
     for (const auto& [rule, count] : r.infeasible)

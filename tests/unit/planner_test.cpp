@@ -441,5 +441,28 @@ TEST(PlanCommand, TableJsonAndExitCodes) {
   EXPECT_EQ(support::trainsim({"plan", path, "--gpus", "12"}).code, cli::kExitBadInput);
 }
 
+TEST(PlanCommand, SaysHowAJobKeepsPowerOfTwoGroupsInsideNvl72Domains) {
+  // 128 GB200s: 72-GPU domains split some power-of-two groups; the note names 64 (16 of each domain's 18 nodes).
+  // On H100's 8-GPU domains, with 64 per domain already, or --quiet: no note.
+  support::TempDir dir;
+  auto scenario = [&dir](const char* name, const char* cluster) {
+    return dir.write(
+        name, std::string(R"({"schema": "trainsim.scenario/1", "name": "gb200", "model": "llama3-8b",
+      "hardware": "gb200-nvl72", "cluster": )") +
+                  cluster + R"(, "parallel": {"global_batch": 128}, "training": {"seq_len": 4096, "tokens": "1T"}})");
+  };
+  const auto racks72 = scenario("72.json", R"({"gpus": 128, "gpus_per_node": 4})");
+  const auto racks64 = scenario("64.json", R"({"gpus": 128, "gpus_per_node": 4, "nvlink_domain": 64})");
+  auto t = support::trainsim({"plan", racks72, "--top", "1", "--trials", "5", "--progress", "never"});
+  ASSERT_EQ(t.code, cli::kExitOk) << t.err;
+  EXPECT_NE(t.err.find("note: NVLink domains of 72 GPUs"), std::string::npos) << t.err;
+  EXPECT_NE(t.err.find("cluster.nvlink_domain 64 (16 of each domain's 18 nodes)"), std::string::npos) << t.err;
+  auto aligned = support::trainsim({"plan", racks64, "--top", "1", "--trials", "5", "--progress", "never"});
+  ASSERT_EQ(aligned.code, cli::kExitOk) << aligned.err;
+  EXPECT_EQ(aligned.err.find("NVLink domains"), std::string::npos) << aligned.err;
+  auto quiet = support::trainsim({"plan", racks72, "--top", "1", "--trials", "5", "-q"});
+  EXPECT_EQ(quiet.err.find("NVLink domains"), std::string::npos) << quiet.err;
+}
+
 }  // namespace
 }  // namespace sim::planner

@@ -163,6 +163,39 @@ TEST(StepTrace, DefaultScenarioShowsOneFOneBOnFirstAndLastStage) {
   }
 }
 
+TEST(StepCommand, NamesALayerGroupThatCrossesAnNvlinkDomain) {
+  // Mixtral on 128 GB200s, TP 2 EP 8 PP 4: 72-GPU domains filled one after another split pipeline rank 2's first EP
+  // group (GPUs 64-78); 64 GPUs per domain keep every group inside one. Said on stderr; --quiet says nothing.
+  const std::string moe = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/examples/mixtral-8x7b-256-h100.json";
+  const std::vector<std::string> gb200 = {"--set", "hardware=\"gb200-nvl72\"",
+                                          "--set", "cluster.gpus=128",
+                                          "--set", "cluster.gpus_per_node=4",
+                                          "--set", "parallel.tp=2",
+                                          "--set", "parallel.pp=4",
+                                          "--set", "parallel.ep=8",
+                                          "--set", "parallel.dp=16",
+                                          "--set", "parallel.vpp=1",
+                                          "--set", "parallel.global_batch=256",
+                                          "--set", "training.moe_imbalance=1"};
+  auto step = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = {"step", moe, "--fidelity", "analytic"};
+    args.insert(args.end(), gb200.begin(), gb200.end());
+    args.insert(args.end(), extra.begin(), extra.end());
+    return trainsim(args);
+  };
+  const auto across = step({});
+  ASSERT_EQ(across.code, kExitOk) << across.err;
+  EXPECT_NE(across.err.find("note: pipeline rank 2's expert-parallel group (GPUs 64-78) spans 2 NVLink domains of 72"),
+            std::string::npos)
+      << across.err;
+  EXPECT_NE(across.err.find("cluster.nvlink_domain"), std::string::npos);
+  const auto inside = step({"--set", "cluster.nvlink_domain=64"});
+  ASSERT_EQ(inside.code, kExitOk) << inside.err;
+  EXPECT_EQ(inside.err.find("NVLink domains"), std::string::npos) << inside.err;
+  const auto quiet = step({"--quiet"});
+  EXPECT_EQ(quiet.err.find("NVLink domains"), std::string::npos) << quiet.err;
+}
+
 TEST(StepCommand, SaysWhenAModelWithExpertsIsTimedWithBalancedRouting) {
   // The CI Mixtral scenario states no training.moe_imbalance: balanced routing, said on stderr (stdout's table and JSON
   // keep their contract); stated, or a dense model, or --quiet: no note.
