@@ -163,6 +163,14 @@ TEST(DataParallelGroups, AJobsOwnNvlinkDomainSizeKeepsTheGroupsInside) {
     EXPECT_THROW((void)load_step("scenarios/default.json", with(bad)), base::ConfigError) << bad;
 }
 
+/// A stage's forward time in expert-parallel collectives (its all-to-alls, as exposed).
+double forward_ep_seconds(const StageWork& st) {
+  Time t;
+  for (const auto& seg : st.forward.segments)
+    if (seg.kind == SegKind::Ep) t += seg.duration;
+  return t.seconds();
+}
+
 /// The layers' collectives run on each pipeline rank's own tensor-, context- and expert-parallel groups, as the
 /// gradients on its own data-parallel group. Mixtral 8x7B on 128 GB200s, TP 2 EP 8 without folding, PP 4: an EP group
 /// is every other GPU of 16, so rank 2's first group (GPUs 64-78) crosses the boundary of the first 72-GPU domain and
@@ -178,16 +186,10 @@ TEST(LayerGroups, EachPipelineRankRunsItsLayerCollectivesOnItsOwnGroups) {
                                                  {"parallel.vpp", "1"},
                                                  {"parallel.global_batch", "256"}};
   const auto s = load_step("scenarios/examples/mixtral-8x7b-256-h100.json", gb200);
-  auto ep = [](const StageWork& st) {
-    Time t;
-    for (const auto& seg : st.forward.segments)
-      if (seg.kind == SegKind::Ep) t += seg.duration;
-    return t.seconds();
-  };
-  const double inside = ep(s.plan.stage(0, 1)), across = ep(s.plan.stage(0, 2));
+  const double inside = forward_ep_seconds(s.plan.stage(0, 1)), across = forward_ep_seconds(s.plan.stage(0, 2));
   ASSERT_GT(inside, 0);
   EXPECT_GT(across, 3 * inside);
-  EXPECT_DOUBLE_EQ(ep(s.plan.stage(0, 3)), inside) << "rank 3 (GPUs 96-127) is in one domain";
+  EXPECT_DOUBLE_EQ(forward_ep_seconds(s.plan.stage(0, 3)), inside) << "rank 3 (GPUs 96-127) is in one domain";
   const auto crossing = groups_across_nvlink_domains(s.inputs);
   ASSERT_EQ(crossing.size(), 1u);
   EXPECT_EQ(crossing[0].dim, parallel::Dim::Ep);
@@ -201,7 +203,7 @@ TEST(LayerGroups, EachPipelineRankRunsItsLayerCollectivesOnItsOwnGroups) {
   auto racks64 = gb200;
   racks64.push_back({"cluster.nvlink_domain", "64"});
   const auto a = load_step("scenarios/examples/mixtral-8x7b-256-h100.json", racks64);
-  EXPECT_DOUBLE_EQ(ep(a.plan.stage(0, 2)), ep(a.plan.stage(0, 1)));
+  EXPECT_DOUBLE_EQ(forward_ep_seconds(a.plan.stage(0, 2)), forward_ep_seconds(a.plan.stage(0, 1)));
   EXPECT_TRUE(groups_across_nvlink_domains(a.inputs).empty());
   EXPECT_LT(run_step(a, Fidelity::Replica).step_time.seconds(), r);
 }
@@ -222,13 +224,7 @@ TEST(LayerGroups, ARanksSlowestGroupsSetItsTimingsWhereverTheyLie) {
   const auto s = load_step("scenarios/examples/mixtral-8x7b-256-h100.json", o);
   o.push_back({"cluster.nvlink_domain", "64"});
   const auto inside = load_step("scenarios/examples/mixtral-8x7b-256-h100.json", o);
-  auto ep = [](const StageWork& st) {
-    Time t;
-    for (const auto& seg : st.forward.segments)
-      if (seg.kind == SegKind::Ep) t += seg.duration;
-    return t.seconds();
-  };
-  EXPECT_GT(ep(s.plan.stage(0, 0)), 3 * ep(inside.plan.stage(0, 0)));
+  EXPECT_GT(forward_ep_seconds(s.plan.stage(0, 0)), 3 * forward_ep_seconds(inside.plan.stage(0, 0)));
   const auto crossing = groups_across_nvlink_domains(s.inputs);
   ASSERT_EQ(crossing.size(), 1u);
   EXPECT_EQ(crossing[0].dim, parallel::Dim::Ep);
