@@ -9,10 +9,11 @@ namespace sim::execution {
 /// What build_step_plan derives before it lays out the stages, kept across plans: the timed segments of a layer's,
 /// the embedding's and the output layer's passes (with the labels they name, in the order a fresh build names them)
 /// and collective times on concrete groups. An entry is keyed by every input it is computed from (model, hardware,
-/// topology, dtype and kernel options, the layer shape, recomputation and the members of GPU 0's tp, cp and ep
-/// groups; a collective by its op, exact members and bytes), so a plan built through the cache equals, value for
-/// value, one built without it. Not thread-safe: one cache per thread. Entries point at the model, hardware and
-/// topology of the inputs, which must outlive the cache.
+/// topology, dtype and kernel options, the layer shape, recomputation and where the timed GPU's tp, cp and ep groups
+/// sit in the topology: each member's NVLink domain and leaf relative to the first member's and its local rank, the
+/// members themselves when a link is down; a collective by its op, exact members and bytes), so a plan built through
+/// the cache equals, value for value, one built without it, and groups placed alike share an entry. Not thread-safe:
+/// one cache per thread. Entries point at the model, hardware and topology of the inputs, which must outlive the cache.
 class StepPlanCache {
  public:
   StepPlanCache();

@@ -46,7 +46,7 @@ struct LayerKey {
   bool moe_dispatch_fp8 = false;
   bool tp_comm_overlap = false;
   int tp_comm_overlap_method = 0;
-  std::vector<int> tp_group;  // GPU 0's groups: the members its layer collectives run on
+  std::vector<int> tp_group;  // where the timed GPU's groups sit (Planner::placement_key), not their members
   std::vector<int> cp_group;
   std::vector<int> ep_group;
 

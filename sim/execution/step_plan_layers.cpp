@@ -49,9 +49,9 @@ const LayerTimings& Planner::layer_timings(const workload::LayerShape& shape, bo
     key->moe_dispatch_fp8 = shape.moe_dispatch_fp8;
     key->tp_comm_overlap = in_.parallel.tp_comm_overlap;
     key->tp_comm_overlap_method = static_cast<int>(in_.parallel.tp_comm_overlap_method);
-    key->tp_group = placement_.group(parallel::Dim::Tp, base_gpu);
-    key->cp_group = placement_.group(parallel::Dim::Cp, base_gpu);
-    key->ep_group = placement_.group(parallel::Dim::Ep, base_gpu);
+    key->tp_group = placement_key(placement_.group(parallel::Dim::Tp, base_gpu));
+    key->cp_group = placement_key(placement_.group(parallel::Dim::Cp, base_gpu));
+    key->ep_group = placement_key(placement_.group(parallel::Dim::Ep, base_gpu));
     if (auto it = cache_->layers.find(*key); it != cache_->layers.end() && base_gpu != 0) {
       // Another pipeline rank's timings, after rank 0's: a copy whose label ids are this plan's.
       LayerTimings& t = own_timings_.emplace_back(it->second);

@@ -154,6 +154,24 @@ class Planner {
   const LayerTimings& layer_timings(const workload::LayerShape& shape, bool mixed, int base_gpu = 0);
   /// Whether `g` sits in the topology as `g0` does: each member in the same NVLink domain, leaf and local rank
   /// relative to the first member, and no link down. Collectives on such groups take the same time.
+  /// Where a group sits in the topology, as its collectives see it: each member's NVLink domain and leaf relative to
+  /// the first member's and its local rank (placed_alike's terms); with a link down, the members themselves. Layer
+  /// timings are cached under it, so pipeline ranks and plans whose groups sit alike share one entry.
+  std::vector<int> placement_key(const std::vector<int>& g) const {
+    std::vector<int> k;
+    if (topo_.links_down() != 0) {
+      k.push_back(-1);
+      k.insert(k.end(), g.begin(), g.end());
+      return k;
+    }
+    k.reserve(3 * g.size());
+    for (const int gpu : g) {
+      k.push_back(topo_.nvlink_domain_of(gpu) - topo_.nvlink_domain_of(g.front()));
+      k.push_back(topo_.leaf_of(gpu) - topo_.leaf_of(g.front()));
+      k.push_back(topo_.local_rank(gpu));
+    }
+    return k;
+  }
   bool placed_alike(const std::vector<int>& g, const std::vector<int>& g0) const {
     if (topo_.links_down() != 0 || g.size() != g0.size()) return false;
     const auto placed = [this](const std::vector<int>& group, std::size_t i) {
