@@ -152,10 +152,8 @@ class Planner {
   /// The layer-level timings of this plan on the groups of `base_gpu` (0, or a pipeline rank's first GPU), from cache_
   /// or computed (and then kept there).
   const LayerTimings& layer_timings(const workload::LayerShape& shape, bool mixed, int base_gpu = 0);
-  /// Whether `g` sits in the topology as `g0` does: each member in the same NVLink domain, leaf and local rank
-  /// relative to the first member, and no link down. Collectives on such groups take the same time.
   /// Where a group sits in the topology, as its collectives see it: each member's NVLink domain and leaf relative to
-  /// the first member's and its local rank (placed_alike's terms); with a link down, the members themselves. Layer
+  /// the first member's and its local rank; with a link down, the members themselves. Layer
   /// timings are cached under it, so pipeline ranks and plans whose groups sit alike share one entry.
   std::vector<int> placement_key(const std::vector<int>& g) const {
     std::vector<int> k;
@@ -165,19 +163,21 @@ class Planner {
       return k;
     }
     k.reserve(3 * g.size());
-    for (const int gpu : g) {
-      k.push_back(topo_.nvlink_domain_of(gpu) - topo_.nvlink_domain_of(g.front()));
-      k.push_back(topo_.leaf_of(gpu) - topo_.leaf_of(g.front()));
-      k.push_back(topo_.local_rank(gpu));
+    for (std::size_t i = 0; i < g.size(); ++i) {
+      const auto p = placed(g, i);
+      k.insert(k.end(), p.begin(), p.end());
     }
     return k;
   }
+  /// Member i of `group`: its NVLink domain and leaf relative to the first member's, and its local rank.
+  std::array<int, 3> placed(const std::vector<int>& group, std::size_t i) const {
+    return {topo_.nvlink_domain_of(group[i]) - topo_.nvlink_domain_of(group[0]),
+            topo_.leaf_of(group[i]) - topo_.leaf_of(group[0]), topo_.local_rank(group[i])};
+  }
+  /// Whether `g` sits in the topology as `g0` does: each member in the same NVLink domain, leaf and local rank
+  /// relative to the first member, and no link down. Collectives on such groups take the same time.
   bool placed_alike(const std::vector<int>& g, const std::vector<int>& g0) const {
     if (topo_.links_down() != 0 || g.size() != g0.size()) return false;
-    const auto placed = [this](const std::vector<int>& group, std::size_t i) {
-      return std::array<int, 3>{topo_.nvlink_domain_of(group[i]) - topo_.nvlink_domain_of(group[0]),
-                                topo_.leaf_of(group[i]) - topo_.leaf_of(group[0]), topo_.local_rank(group[i])};
-    };
     for (std::size_t i = 0; i < g.size(); ++i)
       if (placed(g, i) != placed(g0, i)) return false;
     return true;
