@@ -485,10 +485,15 @@ std::vector<GroupAcrossDomains> groups_across_nvlink_domains(const StepInputs& i
   for (const auto dim : {parallel::Dim::Tp, parallel::Dim::Cp, parallel::Dim::Ep}) {
     for (int r = 0; r < in.layout.pp; ++r) {
       const auto g = placement.group(dim, gpus[static_cast<std::size_t>(r)]);
-      if (g.size() < 2 || static_cast<int>(g.size()) > domain) continue;
+      if (g.size() < 2) continue;
+      const int first = *std::min_element(g.begin(), g.end());
+      const int last = *std::max_element(g.begin(), g.end());
+      // A group whose members lie further apart than a domain holds (EP 8 beside TP 2 on 8-GPU nodes: GPUs 0-14)
+      // crosses the network by its layout, wherever it is placed: not a boundary's doing, no note.
+      if (last - first + 1 > domain) continue;
       const int n = detail::domains_spanned(topo, g);
       if (n < 2) continue;
-      out.push_back({dim, r, *std::min_element(g.begin(), g.end()), *std::max_element(g.begin(), g.end()), n});
+      out.push_back({dim, r, first, last, n});
       break;
     }
   }

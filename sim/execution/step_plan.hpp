@@ -131,8 +131,9 @@ struct StepPlan {
 /// concrete groups of the placement by collectives::collective_time.
 StepPlan build_step_plan(const StepInputs& in);
 
-/// A tensor-, context- or expert-parallel group split over NVLink domains though it would fit in one: its layer
-/// collectives cross the network. The first such group of each dimension (by pipeline rank).
+/// A tensor-, context- or expert-parallel group split over NVLink domains though its GPUs (lowest to highest) would
+/// fit in one: a domain boundary falls inside it, and its layer collectives cross the network. Groups spread wider
+/// than a domain by their layout are not listed. The first such group of each dimension (by pipeline rank).
 struct GroupAcrossDomains {
   parallel::Dim dim = parallel::Dim::Tp;
   int pipeline_rank = 0;

@@ -196,6 +196,17 @@ TEST(StepCommand, NamesALayerGroupThatCrossesAnNvlinkDomain) {
   EXPECT_EQ(quiet.err.find("NVLink domains"), std::string::npos) << quiet.err;
 }
 
+TEST(StepCommand, SaysNothingOfGroupsSpreadWiderThanANodeByTheirLayout) {
+  // The Mixtral example on 8-GPU H100 nodes: TP 2 beside EP 8 puts each expert group on every second GPU of two nodes
+  // (GPUs 0-14). Its all-to-alls cross the network wherever the job is placed; no cluster.nvlink_domain keeps them
+  // inside a node, so the boundary note (and its advice) does not apply.
+  const std::string moe = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/examples/mixtral-8x7b-256-h100.json";
+  const auto r = trainsim({"step", moe, "--fidelity", "analytic", "--set", "training.moe_imbalance=1"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_EQ(r.err.find("NVLink domains"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("cluster.nvlink_domain"), std::string::npos) << r.err;
+}
+
 TEST(StepCommand, SaysWhenAModelWithExpertsIsTimedWithBalancedRouting) {
   // The CI Mixtral scenario states no training.moe_imbalance: balanced routing, said on stderr (stdout's table and JSON
   // keep their contract); stated, or a dense model, or --quiet: no note.
