@@ -35,12 +35,15 @@ int scale_command(const ScaleArgs& a, const Options& o, std::ostream& out, std::
   if (a.gpus.empty()) throw base::ConfigError("--gpus", "", "give the cluster sizes to compare, e.g. --gpus 64,512");
   std::vector<Row> rows;
   for (int g : a.gpus) {
-    // The planner's best strategy at this size by time to the target (every parallel field free but the batch).
+    // The planner's best strategy at this size by time to the target: every parallel field free but the global
+    // batch, so that each size trains the scenario's tokens on its batch ("all" would free the batch too, and the
+    // planner would trade it for McCandlish's token efficiency, which `plan --free global_batch` answers).
     planner::PlanOptions po;
     po.objective = planner::Objective::Time;
     po.top_k = 1;
     po.gpus = {g};
-    po.free = {"all"};
+    for (const auto& f : planner::FixedFields::names())
+      if (f != "global_batch") po.free.push_back(f);
     po.threads = thread_count(a.threads);
     po.run_candidates = 1;  // the run level below replaces the planner's short estimate
     po.run_trials = 1;
@@ -82,6 +85,7 @@ int scale_command(const ScaleArgs& a, const Options& o, std::ostream& out, std::
       j["parallel"]["cp"] = r.step.inputs.layout.cp;
       j["parallel"]["vpp"] = r.step.inputs.layout.vpp;
       j["parallel"]["micro_batch"] = r.step.inputs.layout.micro_batch;
+      j["parallel"]["global_batch"] = r.parallel.global_batch;
       j["run"] = r.run.json;
       arr.push_back(std::move(j));
     }
@@ -93,7 +97,9 @@ int scale_command(const ScaleArgs& a, const Options& o, std::ostream& out, std::
     return kExitOk;
   }
   out << "scale           " << base::printable(base.name) << ": " << base::printable(base.model.name)
-      << ", the planner's best strategy per size, " << rows.front().run.run.trials << " trials each\n\n";
+      << ", global batch " << base.parallel.global_batch
+      << " (the scenario's) on the planner's best strategy per size, " << rows.front().run.run.trials
+      << " trials each\n\n";
   Table t({"GPUs", "tp", "pp", "cp", "dp", "step s", "MFU", "days p50", "days p90", "interrupts/day", "goodput",
            "cost p50", "USD/failure"});
   for (const auto& r : rows) {

@@ -292,6 +292,12 @@ TEST(ScalingStudy, SameModelAtSeveralSizesWithThePlannersBestStrategy) {
   run64->required_object("step")->required("step_time_s", step64);
   run16->required_object("time_to_train_days")->required("p50", days16);
   run64->required_object("time_to_train_days")->required("p50", days64);
+  // Every size keeps the scenario's global batch (512): the planner searches the layout, not the batch.
+  for (auto& size : sizes) {
+    int gb = 0;
+    size.required_object("parallel")->required("global_batch", gb);
+    EXPECT_EQ(gb, 512);
+  }
   // Four times the GPUs on the same global batch: a shorter step and a shorter run (not 4x: bubbles, communication).
   EXPECT_LT(step64, step16);
   EXPECT_LT(days64, days16);
