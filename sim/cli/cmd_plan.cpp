@@ -82,17 +82,31 @@ std::string sharding(const parallel::ParallelConfig& c) {
 }
 
 void candidate_table(const planner::PlanResult& r, const std::vector<int>& rows, std::ostream& out) {
-  Table t({"#", "gpus", "tp", "pp", "vpp", "cp", "ep", "dp", "mb", "sp", "schedule", "recompute", "optimizer", "step s",
-           "MFU", "GiB/GPU", "days", "p90 days", "cost"});
+  Table t({"#",  "gpus",     "tp",        "pp",        "vpp",    "cp",  "ep",      "dp",   "mb",       "gbs",
+           "sp", "schedule", "recompute", "optimizer", "step s", "MFU", "GiB/GPU", "days", "p90 days", "cost"});
   for (int i : rows) {
     const auto& c = r.candidates[static_cast<std::size_t>(i)];
     const auto& L = c.layout;
-    t.add({std::to_string(i + 1), std::to_string(c.gpus), std::to_string(L.tp), std::to_string(L.pp),
-           std::to_string(L.vpp), std::to_string(L.cp), std::to_string(L.ep), std::to_string(L.dp),
-           std::to_string(L.micro_batch), c.parallel.sequence_parallel && L.tp > 1 ? "yes" : "no",
-           parallel::to_string(c.parallel.schedule), parallel::to_string(c.parallel.recompute), sharding(c.parallel),
-           fmt(c.step.step_time.seconds(), 3), pct(c.step.mfu), fmt(c.step.memory.total, 1), days(c.run, false),
-           days(c.run, true), money(c.run)});
+    t.add({std::to_string(i + 1),
+           std::to_string(c.gpus),
+           std::to_string(L.tp),
+           std::to_string(L.pp),
+           std::to_string(L.vpp),
+           std::to_string(L.cp),
+           std::to_string(L.ep),
+           std::to_string(L.dp),
+           std::to_string(L.micro_batch),
+           std::to_string(c.parallel.global_batch),
+           c.parallel.sequence_parallel && L.tp > 1 ? "yes" : "no",
+           parallel::to_string(c.parallel.schedule),
+           parallel::to_string(c.parallel.recompute),
+           sharding(c.parallel),
+           fmt(c.step.step_time.seconds(), 3),
+           pct(c.step.mfu),
+           fmt(c.step.memory.total, 1),
+           days(c.run, false),
+           days(c.run, true),
+           money(c.run)});
   }
   t.print(out);
 }
@@ -115,12 +129,20 @@ void print_plan(const planner::PlanResult& r, const scenario::Scenario& s, const
   }
   out << "\nbest " << std::min<std::size_t>(r.candidates.size(), static_cast<std::size_t>(a.top)) << " by "
       << planner::to_string(r.objective)
-      << " (step at replica fidelity; MFU in model FLOPs; memory of the worst pipeline stage; days and cost: mean "
-         "over the run-level trials, failures included)\n";
+      << " (step at replica fidelity; MFU in model FLOPs; memory of the worst pipeline stage; gbs: global batch in "
+         "sequences; days and cost: mean over the run-level trials, failures included)\n";
   std::vector<int> top;
   for (int i = 0; i < static_cast<int>(r.candidates.size()) && i < a.top; ++i)
     top.push_back(i);
   candidate_table(r, top, out);
+  // A searched batch (--free global_batch or all) trains to the scenario's target loss, not its token count: say so
+  // where a listed candidate's batch differs from the scenario's.
+  if (std::any_of(top.begin(), top.end(), [&](int i) {
+        return r.candidates[static_cast<std::size_t>(i)].parallel.global_batch != s.parallel.global_batch;
+      }))
+    out << "gbs other than the scenario's " << s.parallel.global_batch
+        << ": days and cost are for the tokens that batch needs to reach the loss the scenario's batch reaches on its "
+           "tokens (McCandlish et al. 2018: E(B) = E_min(1 + B/B_noise))\n";
   out << "\nMegatron-LM flags\n";
   for (int i : top) {
     const auto& c = r.candidates[static_cast<std::size_t>(i)];

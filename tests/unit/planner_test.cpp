@@ -441,6 +441,22 @@ TEST(PlanCommand, TableJsonAndExitCodes) {
   EXPECT_EQ(support::trainsim({"plan", path, "--gpus", "12"}).code, cli::kExitBadInput);
 }
 
+TEST(PlanCommand, ShowsEachCandidatesGlobalBatchAndWhatASearchedBatchTrainsTo) {
+  // The table names the global batch; a searched batch other than the scenario's (here 8 -> smaller) is said to train
+  // to the scenario's target loss (E(B) tokens), not to its token count. With the batch kept: no such line.
+  support::TempDir dir;
+  const auto path = dir.write("tiny.json", tiny_scenario(R"({"global_batch": 8})"));
+  auto kept = support::trainsim({"plan", path, "--top", "3", "--trials", "10", "--progress", "never"});
+  ASSERT_EQ(kept.code, cli::kExitOk) << kept.err;
+  EXPECT_NE(kept.out.find("  gbs  "), std::string::npos) << kept.out;
+  EXPECT_EQ(kept.out.find("gbs other than the scenario's"), std::string::npos) << kept.out;
+  auto searched = support::trainsim(
+      {"plan", path, "--free", "global_batch", "--top", "3", "--trials", "10", "--progress", "never"});
+  ASSERT_EQ(searched.code, cli::kExitOk) << searched.err;
+  EXPECT_NE(searched.out.find("gbs other than the scenario's 8: days and cost are for the tokens"), std::string::npos)
+      << searched.out;
+}
+
 TEST(PlanCommand, SaysHowAJobKeepsPowerOfTwoGroupsInsideNvl72Domains) {
   // 128 GB200s: 72-GPU domains split some power-of-two groups; the note names 64 (16 of each domain's 18 nodes).
   // On H100's 8-GPU domains, with 64 per domain already, or --quiet: no note.
