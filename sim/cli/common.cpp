@@ -115,9 +115,16 @@ void print_run(const results::RunSummary& r, const cost::CostSummary& c, const s
       << "time / wall time)\n";
   out << "interruptions   " << fmt(r.interruptions_mean, 1) << " per run; job MTBF " << fmt(r.job_mtbf_h, 2) << " h\n";
   out << "lost GPU-hours  " << fmt(r.lost_gpu_hours_mean, 0) << " per run\n";
-  out << "checkpoint      every " << fmt(r.checkpoint.interval_s / 60.0, 1) << " min (" << r.checkpoint.policy
-      << "), overhead " << pct(r.checkpoint.overhead_fraction) << "\n";
   const auto& ck = r.checkpoint;
+  out << "checkpoint      every " << fmt(ck.interval_s / 60.0, 1) << " min (" << ck.policy;
+  if (ck.policy == "fixed") out << ", " << fmt(ck.interval_steps, 0) << (ck.interval_steps == 1 ? " step" : " steps");
+  out << "), overhead " << pct(ck.overhead_fraction) << "\n";
+  // A given interval beside Daly's optimum for the same job, and what the difference costs (closed form).
+  if (ck.policy == "fixed" && std::isfinite(ck.optimum_interval_s) && std::isfinite(ck.wall_vs_optimum))
+    out << "  optimum       " << fmt(ck.optimum_interval_s / 60.0, 1)
+        << " min (Daly 2006, for this job's MTBF and blocking time); the interval above makes the expected wall time "
+        << (ck.wall_vs_optimum >= 0 ? pct(ck.wall_vs_optimum) + " longer" : pct(-ck.wall_vs_optimum) + " shorter")
+        << " (reliability.checkpoint.interval \"auto\" uses the optimum)\n";
   out << "  write         " << fmt(ck.write_s, 1) << " s"
       << (ck.write_basis.empty() ? std::string(" (given)") : " = " + ck.write_basis)
       << (ck.async ? "; blocks " + fmt(ck.snapshot_s, 2) + " s (GPU-to-host snapshot, asynchronous)" : std::string())

@@ -208,7 +208,7 @@ class MegatronImport {
             {where(w.line), g.flag + (g.value.empty() ? "" : " " + g.value) + ": not modelled by trainsim"});
         continue;
       }
-      if (unknown) {
+      if (unknown && !spec->presence_only) {
         out_.unresolved.push_back({where(g),
                                    "\"" + g.value + "\" refers to a variable, command or arithmetic the file does " +
                                        "not define; give the value itself",

@@ -59,6 +59,8 @@ const std::vector<FlagSpec>& flag_specs() {
       {"v-head-dim", Kind::Int, nullptr},
       {"qk-layernorm", Kind::Bool, nullptr},
       {"mtp-num-layers", Kind::Int, nullptr},
+      {"save", Kind::Text, nullptr, {}, 1, 1'000'000'000, true},  // the checkpoint directory: saving or not
+      {"save-interval", Kind::Int, nullptr},
       {"attention-dropout", Kind::Text, nullptr},
       {"hidden-dropout", Kind::Text, nullptr},
       {"attention-backend", Kind::Choice, nullptr, {"auto", "flash", "fused", "unfused", "local"}},
@@ -110,6 +112,7 @@ std::string settles(const FlagSpec& s) {
                                                       {"num-query-groups", "model.kv_heads"},
                                                       {"cp-comm-type", "parallel.cp_comm_type"},
                                                       {"train-iters", "training.tokens"},
+                                                      {"save-interval", "reliability.checkpoint.interval"},
                                                       {"train-samples", "training.tokens"},
                                                       {"nnodes", "cluster.gpus"},
                                                       {"recompute-granularity", "parallel.recompute"},

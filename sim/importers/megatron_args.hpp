@@ -21,6 +21,7 @@ struct FlagSpec {
   std::vector<const char*> choices = {};  // accepted values of a Choice flag
   int nargs = 1;                          // values an Int flag takes (--rampup-batch-size START INCR SAMPLES)
   std::int64_t max = 1'000'000'000;       // the largest value accepted
+  bool presence_only = false;             // only whether it is given matters: a value from a variable is fine
 };
 
 /// Every flag trainsim reads. Anything else is listed as ignored.

@@ -183,6 +183,23 @@ void apply_architecture_features(const Context& c) {
 
 void apply_training_features(const Context& c) {
   Draft& d = c.out.draft;
+  // Checkpoints: Megatron-LM saves every --save-interval iterations into --save (arguments.py; without --save it saves
+  // nothing): the run level times that policy instead of Daly's optimum, and its summary prints the optimum beside it.
+  if (const Given* g = c.given("save-interval")) {
+    const auto n = python_int(g->value);
+    if (!n || *n < 1 || *n > 1'000'000'000) {
+      c.error(g->line, g->flag + ": \"" + g->value + "\" is not a number of iterations (1 to 1e9)");
+    } else if (!c.given("save")) {
+      c.out.notes.push_back({where(c, *g),
+                             "ignored: without --save Megatron-LM writes no checkpoint; trainsim "
+                             "keeps Daly's optimum (reliability.checkpoint.interval \"auto\")"});
+    } else {
+      d.put("reliability.checkpoint.interval", std::to_string(*n) + (*n == 1 ? " step" : " steps"), where(c, *g));
+      c.out.notes.push_back({where(c, *g), "checkpoints every " + std::to_string(*n) +
+                                               " iterations, as the script saves; `trainsim run` prints Daly's "
+                                               "optimum beside it (\"auto\" uses the optimum)"});
+    }
+  }
   // Main gradients: fp32 by default; --grad-reduce-in-bf16 keeps and reduces them in bf16.
   if (const Given* g = c.given("grad-reduce-in-bf16")) d.put("training.main_grads", std::string("bf16"), where(c, *g));
   // Dropout: Megatron-LM's default is 0.1 for both (arguments.py).

@@ -170,6 +170,7 @@ class TitanImport {
     // on Hopper in BF16 (torchtitan/models/llama3/model.py; the validation rows' assumption, docs/validation.md).
     d.put("training.attention_kernel", std::string("flash2"), origin_ + " (TorchTitan's SDPA: FlashAttention-2)");
     checkpointing(root.get("activation_checkpoint"));
+    saving(root.get("checkpoint"));
     model(root.get("model"));
     if (op_sac_) {
       // Per-operator selective checkpointing (TorchTitan's "op" policy) is trainsim's recompute "op" on dense
@@ -233,6 +234,49 @@ class TitanImport {
       return std::nullopt;
     }
     return v->string;
+  }
+
+  /// [checkpoint]: when enabled (`enable`, `enable_checkpoint` before 2025), TorchTitan saves every `interval` steps
+  /// (interval_type "steps", its default; "seconds" in 2024's configs), synchronously unless async_mode is "async" or
+  /// "async_with_pinned_mem" (default "disabled"; torchtitan/components/checkpoint.py). The run level times that
+  /// policy and prints Daly's optimum beside it. Not enabled, TorchTitan saves nothing, which the run level does not
+  /// model: Daly's optimum and trainsim's asynchronous default stay.
+  void saving(const TomlValue* ck) {
+    if (!ck) return;
+    const char* key = ck->get("enable") ? "enable" : ck->get("enable_checkpoint") ? "enable_checkpoint" : nullptr;
+    if (!key) return;
+    used("checkpoint", key);
+    const TomlValue* on = ck->get(key);
+    if (on->type != Type::Bool) {
+      error(on->line, "[checkpoint] " + std::string(key) + ": expected true or false, found " + on->type_name());
+      return;
+    }
+    if (!on->boolean) return;
+    const std::string mode = text("checkpoint", ck, "async_mode").value_or("disabled");
+    if (mode != "disabled" && mode != "async" && mode != "async_with_pinned_mem") {
+      error(ck->get("async_mode")->line, "[checkpoint] async_mode: \"" + mode +
+                                             "\" is not accepted; accepted: disabled, async, async_with_pinned_mem");
+      return;
+    }
+    out_.draft.put(
+        "reliability.checkpoint.async", mode != "disabled",
+        origin_ + " [checkpoint] async_mode" + (ck->get("async_mode") ? "" : " (TorchTitan default: disabled)"),
+        !ck->get("async_mode"));
+    if (!ck->get("interval")) return;
+    const auto n = integer("checkpoint", *ck, "interval");
+    const auto unit = text("checkpoint", ck, "interval_type").value_or("steps");
+    if (!n) return;
+    if (unit != "steps" && unit != "seconds") {
+      error(ck->get("interval_type")->line,
+            "[checkpoint] interval_type: \"" + unit + "\" is not accepted; accepted: steps, seconds");
+      return;
+    }
+    const std::string value = std::to_string(*n) + (unit == "seconds" ? " s" : *n == 1 ? " step" : " steps");
+    const std::string where = origin_ + " [checkpoint] interval";
+    out_.draft.put("reliability.checkpoint.interval", value, where);
+    out_.notes.push_back({where, "checkpoints every " + value +
+                                     ", as the file saves; `trainsim run` prints Daly's "
+                                     "optimum beside it (\"auto\" uses the optimum)"});
   }
 
   void schedule(const TomlValue* par, std::int64_t pp) {

@@ -124,8 +124,10 @@ std::vector<base::Diagnostic> check_inputs(const RunInputs& in) {
   if (in.window && !(*in.window > base::Time::zero())) bad("/work/window", "must be positive");
   if (!in.step_time) bad("/step_time", "no step-time callback");
   const CheckpointSpec& ck = in.checkpoint;
-  if (ck.policy == CheckpointPolicy::Fixed && ck.interval <= base::Time::zero())
-    bad("/checkpoint/interval", "a fixed policy needs an interval > 0");
+  if (ck.policy == CheckpointPolicy::Fixed && ck.interval <= base::Time::zero() && !(ck.interval_steps >= 1))
+    bad("/checkpoint/interval", "a fixed policy needs an interval > 0 (a time or at least one step)");
+  if (!(ck.interval_steps >= 0 && ck.interval_steps <= 1e9))
+    bad("/checkpoint/interval_steps", "steps between checkpoints must be 0 (not given) to 1e9");
   if (ck.write < base::Time::zero()) bad("/checkpoint/write", "must be >= 0");
   if (ck.async && (ck.snapshot < base::Time::zero() || ck.snapshot > ck.write))
     bad("/checkpoint/snapshot", "must lie between 0 and the durable write time");

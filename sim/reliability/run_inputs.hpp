@@ -93,7 +93,8 @@ const char* to_string(OnSparesExhausted s);
 struct CheckpointSpec {
   CheckpointPolicy policy = CheckpointPolicy::Daly;  // a scenario's "auto"
   base::Time interval{0};                            // Fixed only: compute time between checkpoints
-  base::Time write{51'060'000'000};                  // durable write
+  double interval_steps = 0;  // Fixed only, when > 0: optimizer steps between checkpoints (instead of `interval`)
+  base::Time write{51'060'000'000};  // durable write
   bool async = true;
   base::Time snapshot{590'000'000};  // blocking part when async
   base::Time load{129'490'000'000};  // read back at every restart

@@ -172,6 +172,9 @@ Json to_json(const RunSummary& r, const Json& step) {
     lost_by[c.name] = c.lost_gpu_hours_mean;
   Json& ck = j["checkpoint"];
   ck["interval_s"] = r.checkpoint.interval_s;
+  ck["interval_steps"] = r.checkpoint.interval_steps;
+  ck["optimum_interval_s"] = r.checkpoint.optimum_interval_s;
+  ck["wall_vs_optimum"] = r.checkpoint.wall_vs_optimum;
   ck["overhead_fraction"] = r.checkpoint.overhead_fraction;
   ck["policy"] = r.checkpoint.policy;
   ck["write_s"] = r.checkpoint.write_s;

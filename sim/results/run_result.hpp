@@ -95,8 +95,14 @@ struct TimeAccounting {
 };
 
 struct CheckpointSummary {
-  std::string policy;       // fixed | young | daly
-  double interval_s = 0;    // compute time between checkpoints, as used (whole steps)
+  std::string policy;         // fixed | young | daly
+  double interval_s = 0;      // compute time between checkpoints, as used (whole steps)
+  double interval_steps = 0;  // the same in optimizer steps
+  /// Daly's optimum for this job (its MTBF and blocking time; an asynchronous one at least one write), and how much
+  /// longer the interval used makes the expected wall time than that optimum, by Daly's closed form (0 under "auto";
+  /// NaN / null without failures, where no interval is optimal).
+  double optimum_interval_s = 0;
+  double wall_vs_optimum = 0;
   double write_s = 0;       // durable write
   double snapshot_s = 0;    // blocking part when asynchronous
   double load_s = 0;        // read at restart

@@ -96,6 +96,7 @@ reliability::RunInputs run_inputs(const Scenario& s, const execution::StepPlan& 
   const CheckpointConfig& ck = s.reliability.checkpoint;
   in.checkpoint.policy = ck.auto_interval ? reliability::CheckpointPolicy::Daly : reliability::CheckpointPolicy::Fixed;
   in.checkpoint.interval = ck.interval;
+  in.checkpoint.interval_steps = static_cast<double>(ck.interval_steps);
   in.checkpoint.write = ck.write.value_or(io.write.time);
   in.checkpoint.load = ck.load.value_or(io.load.time);
   in.checkpoint.async = ck.async;

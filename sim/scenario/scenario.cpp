@@ -33,6 +33,27 @@ bool looks_like_path(std::string_view s) {
   return s.find('/') != std::string_view::npos || s.ends_with(".json");
 }
 
+/// Checkpoint intervals in optimizer steps: at most a billion (a run's steps fit in far fewer).
+constexpr long long kMaxIntervalSteps = 1'000'000'000;
+
+/// "1000 steps" / "1 step" (spaces optional before the unit): the count, or nullopt when `text` is not a step count
+/// (a time, "auto", anything else). A count that overflows reads as one above the limit.
+std::optional<long long> parse_steps(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size() && text[i] == ' ')
+    ++i;
+  const std::size_t digits = i;
+  long long n = 0;
+  for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i)
+    n = n > kMaxIntervalSteps ? n : n * 10 + (text[i] - '0');
+  if (i == digits) return std::nullopt;
+  while (i < text.size() && text[i] == ' ')
+    ++i;
+  const std::string_view unit = text.substr(i);
+  if (unit != "steps" && unit != "step") return std::nullopt;
+  return n;
+}
+
 std::string join_names(const std::vector<std::string>& names) {
   std::string out;
   for (const auto& n : names)
@@ -377,10 +398,18 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
       if (ck->kind("interval") == JsonReader::Kind::String) {
         std::string text;
         ck->required("interval", text);
-        if (text != "auto") {
+        if (const auto steps = parse_steps(text); steps.has_value()) {
+          if (*steps < 1 || *steps > kMaxIntervalSteps) {
+            ck->error("interval", "\"" + text + "\": the steps between checkpoints must be 1 to " +
+                                      std::to_string(kMaxIntervalSteps));
+          } else {
+            rel.checkpoint.auto_interval = false;
+            rel.checkpoint.interval_steps = *steps;
+          }
+        } else if (text != "auto") {
           auto t = base::parse_time(text);
           if (!t) {
-            ck->error("interval", t.error + "; or write \"auto\" for Daly's optimum");
+            ck->error("interval", t.error + "; or a step count such as \"1000 steps\", or \"auto\" for Daly's optimum");
           } else if (t.value->ns <= 0) {
             ck->error("interval", "\"" + text + "\" must be greater than zero");
           } else {
@@ -389,7 +418,7 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
           }
         }
       } else if (ck->has("interval")) {
-        ck->error("interval", "expected \"auto\" or a time such as \"2 h\"");
+        ck->error("interval", "expected \"auto\", a time such as \"2 h\" or a step count such as \"1000 steps\"");
         ck->accept("interval");
       }
       for (const char* key : {"write", "load"}) {

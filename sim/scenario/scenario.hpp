@@ -107,7 +107,10 @@ struct DataConfig {
 
 struct CheckpointConfig {
   bool auto_interval = true;  // "auto": Daly's higher-order optimum
-  base::Time interval;        // when not auto
+  base::Time interval;        // when not auto: compute time between checkpoints ("2 h")
+  /// When not auto and given in optimizer steps ("1000 steps", what a launch script's --save-interval says): the
+  /// steps between checkpoints, whatever the step time; 0 when given as a time.
+  long long interval_steps = 0;
   /// Durable write and load of one checkpoint; absent ("auto", the default): from the checkpoint's bytes and the
   /// storage bandwidths below (reliability::checkpoint_io). With async, the write runs behind a blocking snapshot.
   std::optional<base::Time> write;

@@ -272,6 +272,68 @@ TEST(ImportMegatron, ContextParallelCommunicationType) {
   }
 }
 
+TEST(ImportMegatron, SaveIntervalBecomesTheCheckpointIntervalInSteps) {
+  // --save-interval N with --save (its directory may come from a variable the file does not set): checkpoints every N
+  // steps. Without --save Megatron-LM saves nothing: the interval stays Daly's, with a note. Not an iteration count:
+  // refused, naming the flag.
+  const std::string flags =
+      "torchrun --nproc_per_node=8 --nnodes 4 train.py --num-layers 32 --hidden-size 4096 --num-attention-heads 32 ";
+  const auto saved = importers::import_megatron_text(flags + "--save $CKPT_DIR --save-interval 500\n", "launch.sh");
+  const auto* f = saved.draft.find("reliability.checkpoint.interval");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(std::get<std::string>(f->value), "500 steps");
+  EXPECT_TRUE(contains(f->origin, "--save-interval"));
+  EXPECT_TRUE(saved.unresolved.empty()) << "the directory's value is not needed";
+  const auto unsaved = importers::import_megatron_text(flags + "--save-interval 500\n", "launch.sh");
+  EXPECT_EQ(unsaved.draft.find("reliability.checkpoint.interval"), nullptr);
+  bool noted = false;
+  for (const auto& n : unsaved.notes)
+    noted = noted || contains(n.what, "without --save Megatron-LM writes no checkpoint");
+  EXPECT_TRUE(noted);
+  try {
+    importers::import_megatron_text(flags + "--save /ckpt --save-interval 0\n", "launch.sh");
+    ADD_FAILURE() << "--save-interval 0 was accepted";
+  } catch (const base::ConfigError& e) {
+    EXPECT_TRUE(contains(e.what(), "--save-interval")) << e.what();
+  }
+}
+
+TEST(ImportTorchTitan, CheckpointSectionGivesTheIntervalAndWhetherSavesAreAsynchronous) {
+  // [checkpoint] enable (enable_checkpoint before 2025) with an interval in steps: checkpoints every that many steps,
+  // synchronously unless async_mode says otherwise (TorchTitan's default "disabled"); interval_type "seconds" (2024)
+  // gives a time. Not enabled: nothing (Daly's optimum, trainsim's asynchronous default). A mode TorchTitan does not
+  // have is refused.
+  auto draft = [](const std::string& checkpoint) {
+    return importers::import_torchtitan_text(
+               "[parallelism]\ndata_parallel_shard_degree = 8\n[checkpoint]\n" + checkpoint, "t.toml")
+        .draft;
+  };
+  auto text_at = [](const importers::Draft& d, const char* path) {
+    const auto* f = d.find(path);
+    return f ? std::get<std::string>(f->value) : std::string("absent");
+  };
+  const auto sync = draft("enable = true\ninterval = 250\n");
+  EXPECT_EQ(text_at(sync, "reliability.checkpoint.interval"), "250 steps");
+  ASSERT_NE(sync.find("reliability.checkpoint.async"), nullptr);
+  EXPECT_FALSE(std::get<bool>(sync.find("reliability.checkpoint.async")->value));
+  const auto async = draft("enable_checkpoint = true\ninterval = 1\nasync_mode = \"async_with_pinned_mem\"\n");
+  EXPECT_EQ(text_at(async, "reliability.checkpoint.interval"), "1 step");
+  EXPECT_TRUE(std::get<bool>(async.find("reliability.checkpoint.async")->value));
+  EXPECT_EQ(text_at(draft("enable_checkpoint = true\ninterval_type = \"seconds\"\ninterval = 600\n"),
+                    "reliability.checkpoint.interval"),
+            "600 s");
+  const auto off = draft("enable = false\ninterval = 250\n");
+  EXPECT_EQ(off.find("reliability.checkpoint.interval"), nullptr);
+  EXPECT_EQ(off.find("reliability.checkpoint.async"), nullptr);
+  try {
+    draft("enable = true\nasync_mode = \"sometimes\"\n");
+    ADD_FAILURE() << "an unknown async_mode was accepted";
+  } catch (const base::ConfigError& e) {
+    EXPECT_TRUE(contains(e.what(), "async_mode")) << e.what();
+    EXPECT_TRUE(contains(e.what(), "t.toml")) << e.what();
+  }
+}
+
 TEST(ImportMegatron, NcclNvlsEnableZeroTurnsNvlinkSharpOff) {
   // NVIDIA's DGX Cloud recipes export NCCL_NVLS_ENABLE=0 ("Disable NVLink SHARP to save memory").
   const std::string flags =
