@@ -13,6 +13,7 @@ std::string usd(double v);                      // "$11.49M", "$61.9k", "$555"; 
 std::string days(double d);                     // "187.0 d"; "never" for +inf, "n/a" for NaN
 std::string percent(double f, int digits = 1);  // 0.4213 -> "42.1%"; "n/a" for NaN
 std::string seconds(double s);                  // "8.912 s", "145 ms"
+std::string minutes(double s);                  // an interval in seconds: "6.6 min", "58.4 h"
 
 /// One labelled part of the step time, in display order, with its colour.
 struct Part {

@@ -42,6 +42,11 @@ std::string percent(double f, int digits) {
   return fixed(100.0 * f, digits) + "%";
 }
 
+std::string minutes(double s) {
+  if (std::isnan(s)) return "n/a";
+  return s < 5940 ? fixed(s / 60.0, 1) + " min" : fixed(s / 3600.0, 1) + " h";
+}
+
 std::string seconds(double s) {
   if (std::isnan(s)) return "n/a";
   if (std::fabs(s) < 1.0) return fixed(s * 1e3, 1) + " ms";
@@ -126,12 +131,20 @@ Recommendation recommend(const ReportInput& in) {
                                ")."};
   const auto& a = r.accounting;
   const double wall = a.wall_s > 0 ? a.wall_s : NAN;
+  // Where the interval was given, Daly's optimum for the same job says how far to move it.
+  const auto& ck = r.checkpoint;
+  const std::string optimum =
+      ck.policy == "fixed" && std::isfinite(ck.optimum_interval_s) && std::isfinite(ck.wall_vs_optimum)
+          ? " Daly's optimum for this job is every " + detail::minutes(ck.optimum_interval_s) + " (the given " +
+                detail::minutes(ck.interval_s) + " makes the expected wall time " + percent(ck.wall_vs_optimum) +
+                " longer; reliability.checkpoint.interval \"auto\" uses it)."
+          : std::string();
   if (a.checkpoint_s / wall > 0.05)
     return {"checkpoint-cost", "Checkpoint less often or asynchronously: blocking checkpoint writes take " +
-                                   percent(a.checkpoint_s / wall) + " of the wall time."};
+                                   percent(a.checkpoint_s / wall) + " of the wall time." + optimum};
   if (a.lost_work_s / wall > 0.05)
     return {"lost-work", "Checkpoint more often: work redone after failures takes " + percent(a.lost_work_s / wall) +
-                             " of the wall time."};
+                             " of the wall time." + optimum};
   if (r.goodput.p50 < 0.90) {
     const auto causes = detail::causes_by_cost(r);
     const std::string top = causes.empty() ? std::string("failures") : causes.front().name;

@@ -324,6 +324,24 @@ TEST(ReportRecommendation, RulesFireInTheDocumentedOrder) {
   EXPECT_EQ(recommend(in).rule, "never-finishes");
 }
 
+TEST(ReportRecommendation, AGivenCheckpointIntervalIsPointedAtDalysOptimum) {
+  // Lost work above 5% of the wall time under a given interval: the action names the optimum and what the given one
+  // costs; under Daly's own interval it does not.
+  auto in = sample_input();
+  in.run.accounting.lost_work_s = 0.2 * in.run.accounting.wall_s;
+  in.run.checkpoint.policy = "daly";
+  EXPECT_EQ(recommend(in).rule, "lost-work");
+  EXPECT_EQ(recommend(in).action.find("Daly's optimum"), std::string::npos);
+  in.run.checkpoint.policy = "fixed";
+  in.run.checkpoint.interval_s = 3 * 3600;
+  in.run.checkpoint.optimum_interval_s = 396;
+  in.run.checkpoint.wall_vs_optimum = 0.052;
+  EXPECT_NE(recommend(in).action.find("Daly's optimum for this job is every 6.6 min (the given 3.0 h makes the "
+                                      "expected wall time 5.2% longer"),
+            std::string::npos)
+      << recommend(in).action;
+}
+
 TEST(ReportHash, Fnv1a64MatchesPublishedTestVectors) {
   // draft-eastlake-fnv, test vectors for FNV-1a 64.
   EXPECT_EQ(hex64(fnv1a64("")), "cbf29ce484222325");
