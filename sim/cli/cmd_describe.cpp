@@ -91,11 +91,14 @@ int describe_model_files(const std::vector<std::string>& files, const Options& o
   Json arr = Json::array();
   for (const auto& f : files) {
     const bool is_file = f.find('/') != std::string::npos || f.ends_with(".json");
-    const auto kind = is_file ? scenario::validate_file(f) : scenario::FileKind::Model;
+    // A Hugging Face config.json is read as `trainsim import hf-config` reads it.
+    const bool hf = is_file && is_hf_config(f);
+    const auto kind = hf ? scenario::FileKind::Model : is_file ? scenario::validate_file(f) : scenario::FileKind::Model;
     if (kind == scenario::FileKind::Hardware)
       throw base::ConfigError(f, "/schema", "is a hardware profile; describe models takes a model or scenario file");
-    const workload::ModelSpec m =
-        kind == scenario::FileKind::Scenario ? scenario::load_scenario(f).model : scenario::load_model(f);
+    const workload::ModelSpec m = hf                                     ? load_hf_config_model(f)
+                                  : kind == scenario::FileKind::Scenario ? scenario::load_scenario(f).model
+                                                                         : scenario::load_model(f);
     const auto p = workload::count_params(m);
     std::vector<LayerGroup> groups;
     for (int l = 0; l < m.layers; ++l) {

@@ -80,7 +80,10 @@ void print_findings(const Import& im, const Options& o, std::ostream& err) {
 /// directory), so that an import never writes a scenario that trainsim would reject. The temporary file is written by
 /// the one output writer (a planted link or special file at its name is refused, a failed write is an error) and
 /// removed however the check ends.
-void check_loads(const std::string& text, bool model_only) {
+/// Writes `text` to a temporary file (TMPDIR, through the one output writer), runs `load` on its path, removes it,
+/// and returns what `load` returned; problems in the temporary file are reported as `label`'s.
+template <class Load>
+auto load_through_temporary(const std::string& text, const std::string& label, Load load) {
   namespace fs = std::filesystem;
   std::random_device rd;
   std::error_code no_tmp;
@@ -99,19 +102,27 @@ void check_loads(const std::string& text, bool model_only) {
   } remove_tmp{tmp};
   base::write_file_atomic(tmp.string(), text);
   try {
-    if (model_only) {
-      scenario::validate_file(tmp.string());
-    } else {
-      scenario::load_scenario(tmp.string());
-    }
+    return load(tmp.string());
   } catch (const base::ConfigError& e) {
     std::vector<base::Diagnostic> items;
     for (auto d : e.items()) {
-      if (d.file == tmp.string()) d.file = "the imported " + std::string(model_only ? "model" : "scenario");
+      if (d.file == tmp.string()) d.file = label;
       items.push_back(std::move(d));
     }
     throw base::ConfigError(std::move(items));
   }
+}
+
+void check_loads(const std::string& text, bool model_only) {
+  load_through_temporary(text, "the imported " + std::string(model_only ? "model" : "scenario"),
+                         [model_only](const std::string& path) {
+                           if (model_only) {
+                             scenario::validate_file(path);
+                           } else {
+                             scenario::load_scenario(path);
+                           }
+                           return 0;
+                         });
 }
 
 int import_command(const ImportArgs& a, const Options& o, std::ostream& out, std::ostream& err) {
@@ -213,6 +224,27 @@ int import_command(const ImportArgs& a, const Options& o, std::ostream& out, std
 }
 
 }  // namespace
+
+bool is_hf_config(const std::string& path) {
+  const auto doc = base::JsonDocument::parse_file(path);
+  base::Diagnostics diag(path);
+  const auto root = doc.root(diag);
+  return !root.has("schema") && root.has("model_type");
+}
+
+workload::ModelSpec load_hf_config_model(const std::string& path) {
+  auto im = importers::import_hf_config(path);
+  if (!im.unresolved.empty()) {
+    std::vector<base::Diagnostic> items;
+    for (const auto& f : im.unresolved)
+      items.push_back({path, "",
+                       "unresolved: " + f.what + " (trainsim import hf-config " + path +
+                           " --set FIELD=VALUE writes a model file with it)"});
+    throw base::ConfigError(std::move(items));
+  }
+  return load_through_temporary(importers::model_json(im.draft).dump() + "\n", path + " (as imported)",
+                                [](const std::string& tmp) { return scenario::load_model(tmp); });
+}
 
 void add_import_command(CLI::App& app, const Options& o, CommandList& commands) {
   auto* cmd = app.add_subcommand("import",

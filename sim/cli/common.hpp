@@ -99,6 +99,14 @@ void write_shard(const std::string& command, const std::string& scenario, const 
 /// naming the file when it cannot be read or is not the one they ran. cmd_merge.cpp.
 scenario::Scenario load_shards_scenario(const std::vector<ShardFile>& shards, const MergeArgs& a, const Options& o,
                                         const std::string& command, const results::Json& params);
+/// A Hugging Face config.json read as `trainsim import hf-config` reads it and loaded as a trainsim model (for
+/// `describe models`). Throws ConfigError naming the file when a field stays unresolved or the model does not load.
+/// cmd_import.cpp.
+workload::ModelSpec load_hf_config_model(const std::string& path);
+/// Whether `path` holds a Hugging Face config.json rather than a trainsim file: a JSON object with no "schema" and a
+/// "model_type" (every transformers config has one). cmd_import.cpp.
+bool is_hf_config(const std::string& path);
+
 /// The main job (no subcommand): run the scenario (or the built-in default) and write the report folder.
 int main_job(const std::string& path, const Options& o, std::ostream& out, std::ostream& err);
 

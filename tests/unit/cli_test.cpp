@@ -6,6 +6,7 @@
 #include "tests/support/temp_dir.hpp"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <sstream>
@@ -232,6 +233,43 @@ TEST(Cli, DescribeModelsListsParameterCounts) {
   EXPECT_NE(o.out.find("12.9B"), std::string::npos) << "Mixtral active params: " << o.out;
   auto j = trainsim({"describe", "models", "--format", "json"});
   EXPECT_EQ(j.out.front(), '[');
+}
+
+TEST(Cli, DescribeModelsFilesGivesParametersAndLayerShapesOfAnyModelSource) {
+  // Issue 16: a user checks a model before simulating it. A built-in name, a scenario's model and a Hugging Face
+  // config.json (read as `trainsim import hf-config` reads it; tests/data/import/corpus, copied unchanged from the
+  // models' repositories): parameter counts against the model cards (Qwen3-30B-A3B "30.5B total, 3.3B activated";
+  // DeepSeek-V3 "671B total parameters with 37B activated", the MTP module counted apart) and the layer shapes.
+  const std::string corpus = std::string(TRAINSIM_SOURCE_DIR) + "/tests/data/import/corpus/";
+  auto o = trainsim({"describe", "models", "llama3-8b", corpus + "hf-qwen3-30b-a3b-config.json",
+                     corpus + "hf-deepseek-v3-config.json"});
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  EXPECT_NE(o.out.find("qwen3_moe"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("128 experts top-8 x 768 swiglu"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("MLA 128 heads, q_lora 1536, kv_lora 512"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("0-2     dense"), std::string::npos) << "DeepSeek-V3's first three layers: " << o.out;
+  auto j = trainsim(
+      {"describe", "models", corpus + "hf-qwen3-30b-a3b-config.json", corpus + "hf-deepseek-v3-config.json",
+       std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/examples/mixtral-8x7b-256-h100.json", "--format", "json"});
+  ASSERT_EQ(j.code, kExitOk) << j.err;
+  const auto models = nlohmann::json::parse(j.out);
+  ASSERT_EQ(models.size(), 3U);
+  EXPECT_NEAR(models[0].at("params").get<double>(), 30.5e9, 0.01 * 30.5e9);
+  EXPECT_NEAR(models[0].at("active_params").get<double>(), 3.3e9, 0.03 * 3.3e9);
+  EXPECT_NEAR(models[1].at("params").get<double>(), 671e9, 0.005 * 671e9);
+  EXPECT_NEAR(models[1].at("active_params").get<double>(), 37e9, 0.03 * 37e9);
+  EXPECT_EQ(models[2].at("name").get<std::string>(), "mixtral-8x7b");
+  // A hardware profile, and a config.json the importer cannot complete: bad input naming the file.
+  auto hw =
+      trainsim({"describe", "models", std::string(TRAINSIM_SOURCE_DIR) + "/hardware_profiles/h100-sxm5-80gb.json"});
+  EXPECT_EQ(hw.code, kExitBadInput);
+  EXPECT_NE(hw.err.find("is a hardware profile"), std::string::npos) << hw.err;
+  support::TempDir dir;
+  const auto partial = dir.write("config.json", R"({"model_type": "llama", "num_hidden_layers": 4})");
+  auto bad = trainsim({"describe", "models", partial});
+  EXPECT_EQ(bad.code, kExitBadInput);
+  EXPECT_NE(bad.err.find("config.json"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("unresolved"), std::string::npos) << bad.err;
 }
 
 TEST(Cli, DescribeKeysListsEveryKeyWithItsDefault) {
