@@ -102,6 +102,9 @@ int collective_command(const CollectiveArgs& a, const Options& o, std::ostream& 
   const auto algorithm = collectives::algorithm_from_string(a.algorithm);  // CLI11 checked the name
   auto overrides = overrides_of(o);
   if (!a.hardware.empty()) overrides.push_back({"hardware", a.hardware});
+  // Without --scenario the cluster is the named profile's own (its nodes and NICs on a rail-optimised fat tree), not
+  // the default scenario's eight-GPU nodes and 400 Gb/s NICs around another GPU; --set still applies on top.
+  if (a.scenario.empty() && !a.hardware.empty()) overrides.insert(overrides.begin(), {"cluster", R"({"gpus": 1024})"});
   const auto s =
       a.scenario.empty() ? scenario::load_default_scenario(overrides) : scenario::load_scenario(a.scenario, overrides);
   if (!s.cluster.network.failed.empty())
@@ -122,6 +125,15 @@ int collective_command(const CollectiveArgs& a, const Options& o, std::ostream& 
   const auto rows = collectives::sweep(*op, *algorithm, cluster.group, sizes, costs, *cluster.topology);
   const int p = a.gpus;
   const int per_node = (p + cluster.nodes - 1) / cluster.nodes;
+  // All-to-all, send/receive and broadcast are timed as direct transfers (every pair, or root to each), with no
+  // algorithm or protocol chosen: name that, not the cost model's default ring / LL.
+  const bool direct = *op == Op::AllToAll || *op == Op::SendRecv || *op == Op::Broadcast;
+  auto algorithm_name = [&](const collectives::SweepRow& r) {
+    return direct ? std::string("direct") : std::string(collectives::to_string(r.algorithm));
+  };
+  auto protocol_name = [&](const collectives::SweepRow& r) {
+    return direct ? std::string("-") : std::string(collectives::to_string(r.protocol));
+  };
 
   if (a.json || o.format == "json") {
     results::Json j = results::Json::object();
@@ -139,8 +151,8 @@ int collective_command(const CollectiveArgs& a, const Options& o, std::ostream& 
       results::Json row = results::Json::object();
       row["size_bytes"] = r.size.n;
       row["count"] = element_count(*op, r.size, p);
-      row["algorithm"] = collectives::to_string(r.algorithm);
-      row["protocol"] = collectives::to_string(r.protocol);
+      row["algorithm"] = algorithm_name(r);
+      row["protocol"] = protocol_name(r);
       row["time_us"] = static_cast<double>(r.time.ns) / 1e3;
       row["algbw_gbps"] = r.algbw.gbytes_per_s();
       row["busbw_gbps"] = r.busbw.gbytes_per_s();
@@ -174,7 +186,7 @@ int collective_command(const CollectiveArgs& a, const Options& o, std::ostream& 
                   static_cast<long long>(r.size.n), static_cast<long long>(element_count(*op, r.size, p)), "float",
                   reduces ? "sum" : "none", *op == Op::Broadcast ? 0 : -1,
                   time_column(static_cast<double>(r.time.ns) / 1e3).c_str(), r.algbw.gbytes_per_s(),
-                  r.busbw.gbytes_per_s(), collectives::to_string(r.algorithm), collectives::to_string(r.protocol),
+                  r.busbw.gbytes_per_s(), algorithm_name(r).c_str(), protocol_name(r).c_str(),
                   r.launch_bound ? " (launch-bound)" : "");
     out << line;
     sum_busbw += r.busbw.gbytes_per_s();

@@ -107,6 +107,34 @@ TEST(CollectiveCommand, NvlsReducesInTheSwitchesWhereTheProfileSaysTheyCan) {
   EXPECT_EQ(json_rows(a100.out)[0].algorithm, "ring") << "A100's NVSwitches do not reduce";
 }
 
+TEST(CollectiveCommand, AHardwareProfileAloneBringsItsOwnNodesAndNics) {
+  // --hardware without --scenario: the profile's nodes and NICs, not the default scenario's eight H100s per node with
+  // 400 Gb/s NICs. A100 (200 Gb/s HDR per GPU) over two nodes: the same as through an A100 scenario stating them.
+  // GB200 (four GPUs per compute tray, one 72-GPU NVLink domain): 64 ranks are 16 trays in one domain, whether
+  // --per-node says 4 or not (it had put 4 ranks on 8-GPU nodes, across two domains, 8.8x slower).
+  const auto alone =
+      trainsim({"collective", "all_reduce", "--gpus", "16", "--size", "1G", "--hardware", "a100-sxm4-80gb", "--json"});
+  const auto with_scenario =
+      trainsim({"collective", "all_reduce", "--gpus", "16", "--size", "1G", "--scenario",
+                std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/examples/gpt3-175b-1024-a100.json", "--json"});
+  ASSERT_EQ(alone.code, 0) << alone.err;
+  ASSERT_EQ(with_scenario.code, 0) << with_scenario.err;
+  EXPECT_DOUBLE_EQ(json_rows(alone.out)[0].time_us, json_rows(with_scenario.out)[0].time_us);
+  EXPECT_LT(json_rows(alone.out)[0].busbw, 200.0) << "two nodes of 8 x 25 GB/s";
+  const auto trays = trainsim(
+      {"collective", "alltoall", "--gpus", "64", "--size", "64M", "--hardware", "gb200-nvl72", "--per-node", "4"});
+  const auto plain = trainsim({"collective", "alltoall", "--gpus", "64", "--size", "64M", "--hardware", "gb200-nvl72"});
+  ASSERT_EQ(trays.code, 0) << trays.err;
+  EXPECT_NE(trays.out.find("(16 nodes x 4)"), std::string::npos) << trays.out;
+  EXPECT_EQ(trays.out, plain.out);
+  // All-to-all is timed as direct transfers: no ring, no protocol.
+  const auto j =
+      trainsim({"collective", "alltoall", "--gpus", "64", "--size", "64M", "--hardware", "gb200-nvl72", "--json"});
+  ASSERT_EQ(j.code, 0) << j.err;
+  EXPECT_EQ(json_rows(j.out)[0].algorithm, "direct");
+  EXPECT_EQ(json_rows(j.out)[0].protocol, "-");
+}
+
 TEST(CollectiveCommand, EveryOpAnswersOverNodesAndRails) {
   for (const char* op : {"all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast", "sendrecv"}) {
     const auto j = trainsim({"collective", op, "--gpus", "32", "--per-node", "4", "--sizes", "8:64M", "--json"});
