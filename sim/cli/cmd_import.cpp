@@ -76,12 +76,10 @@ void print_findings(const Import& im, const Options& o, std::ostream& err) {
           << base::printable(im.draft.find(f.path)->origin) << ")\n";
 }
 
-/// Loads the text through the scenario loader (a temporary file: relative references resolve from the working
-/// directory), so that an import never writes a scenario that trainsim would reject. The temporary file is written by
-/// the one output writer (a planted link or special file at its name is refused, a failed write is an error) and
-/// removed however the check ends.
-/// Writes `text` to a temporary file (TMPDIR, through the one output writer), runs `load` on its path, removes it,
-/// and returns what `load` returned; problems in the temporary file are reported as `label`'s.
+/// Writes `text` to a temporary file in TMPDIR, runs `load` on its path (relative references resolve from the working
+/// directory) and returns what `load` returned; problems in the temporary file are reported as `label`'s. The file is
+/// written by the one output writer (a planted link or special file at its name is refused, a failed write is an
+/// error) and removed however the load ends.
 template <class Load>
 auto load_through_temporary(const std::string& text, const std::string& label, Load load) {
   namespace fs = std::filesystem;
@@ -113,6 +111,8 @@ auto load_through_temporary(const std::string& text, const std::string& label, L
   }
 }
 
+/// Loads the text through the scenario loader, so that an import never writes a scenario (or model) that trainsim
+/// would reject.
 void check_loads(const std::string& text, bool model_only) {
   load_through_temporary(text, "the imported " + std::string(model_only ? "model" : "scenario"),
                          [model_only](const std::string& path) {
