@@ -166,9 +166,14 @@ std::string provenance(const ReportInput& in) {
                            std::to_string(in.step.events) + " events)");
   row("MFU / HFU", percent(in.step.mfu) + " / " + percent(in.step.hfu) +
                        " (model FLOPs, Narayanan et al. SC21 convention / hardware FLOPs with recomputation)");
-  row("checkpoints", in.run.checkpoint.policy + ", every " + fixed(in.run.checkpoint.interval_s / 60.0, 1) +
-                         " min, write " + seconds(in.run.checkpoint.write_s) +
-                         (in.run.checkpoint.async ? " (asynchronous)" : " (blocking)"));
+  const auto& ck = in.run.checkpoint;
+  row("checkpoints",
+      ck.policy + ", every " + detail::minutes(ck.interval_s) + ", write " + seconds(ck.write_s) +
+          (ck.async ? " (asynchronous)" : " (blocking)") +
+          (ck.policy == "fixed" && std::isfinite(ck.optimum_interval_s) && std::isfinite(ck.wall_vs_optimum)
+               ? "; Daly's optimum " + detail::minutes(ck.optimum_interval_s) +
+                     " (the given interval's expected wall time is " + percent(ck.wall_vs_optimum) + " longer)"
+               : std::string()));
   if (!in.cost.pricing.empty()) row("pricing", in.cost.pricing);
   if (!in.cost.price_source.empty()) row("price source", in.cost.price_source);
   out += "</tbody></table>\n";

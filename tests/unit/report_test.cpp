@@ -342,6 +342,20 @@ TEST(ReportRecommendation, AGivenCheckpointIntervalIsPointedAtDalysOptimum) {
       << recommend(in).action;
 }
 
+TEST(ReportHtml, TheCheckpointsRowNamesDalysOptimumBesideAGivenInterval) {
+  auto in = sample_input();
+  in.run.checkpoint.policy = "fixed";
+  in.run.checkpoint.interval_s = 3 * 3600;
+  in.run.checkpoint.optimum_interval_s = 396;
+  in.run.checkpoint.wall_vs_optimum = 0.052;
+  const std::string html = render_html(in);
+  EXPECT_NE(html.find("fixed, every 3.0 h, write"), std::string::npos);
+  EXPECT_NE(html.find("Daly&#39;s optimum 6.6 min (the given interval&#39;s expected wall time is 5.2% longer)"),
+            std::string::npos);
+  in.run.checkpoint.policy = "daly";
+  EXPECT_EQ(render_html(in).find("Daly&#39;s optimum 6.6 min"), std::string::npos);
+}
+
 TEST(ReportHash, Fnv1a64MatchesPublishedTestVectors) {
   // draft-eastlake-fnv, test vectors for FNV-1a 64.
   EXPECT_EQ(hex64(fnv1a64("")), "cbf29ce484222325");
