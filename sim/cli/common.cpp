@@ -139,8 +139,13 @@ void print_run(const results::RunSummary& r, const cost::CostSummary& c, const s
   if (r.work == "steps") {
     out << "cost            p50 " << money(c.p50_usd) << ", p90 " << money(c.p90_usd) << " (rented at "
         << base::format_money({c.burn_usd_per_hour}) << "/h for the cluster)\n";
-    if (c.p_deadline_miss) out << "deadline risk   " << pct(*c.p_deadline_miss) << " chance of missing it\n";
-    if (c.p_budget_overrun) out << "budget risk     " << pct(*c.p_budget_overrun) << " chance of exceeding it\n";
+    if (c.p_deadline_miss)
+      out << "deadline risk   " << pct(*c.p_deadline_miss) << " chance of missing it"
+          << (s.cost.deadline ? " (" + fmt(s.cost.deadline->seconds() / 86400.0, 1) + " d, cost.deadline)" : "")
+          << "\n";
+    if (c.p_budget_overrun)
+      out << "budget risk     " << pct(*c.p_budget_overrun) << " chance of exceeding it"
+          << (s.cost.budget ? " (" + base::format_money(*s.cost.budget) + ", cost.budget)" : "") << "\n";
   }
   if (r.never_finished > 0)
     out << "NEVER FINISHED  " << r.never_finished << " of " << r.trials << " trials: " << r.never_finished_reason

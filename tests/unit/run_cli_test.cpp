@@ -84,6 +84,14 @@ TEST(RunCommand, AGivenIntervalIsComparedWithDalysOptimumAndTheClosedFormMatches
   EXPECT_EQ(trainsim({"run", kDefault, "--trials", "20"}).out.find("  optimum  "), std::string::npos);
 }
 
+TEST(RunCommand, TheRiskLinesNameTheDeadlineAndBudgetTheyAreAbout) {
+  // The default scenario sets cost.deadline "200 d" and cost.budget "12M USD": a probability says of what.
+  const auto o = trainsim({"run", kDefault, "--trials", "20"});
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  EXPECT_NE(o.out.find("chance of missing it (200.0 d, cost.deadline)"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("chance of exceeding it (12.00M USD, cost.budget)"), std::string::npos) << o.out;
+}
+
 TEST(RunCommand, AnIntervalInStepsCheckpointsEveryThatManySteps) {
   // "1000 steps" (a launch script's --save-interval): the interval is 1,000 healthy steps, whatever their length.
   auto o = trainsim(
