@@ -418,10 +418,17 @@ TEST(PlanProperty, NeverReturnsAnInfeasibleConfigurationOnRandomScenarios) {
   EXPECT_GE(with_candidates, 5) << "the property must be exercised on scenarios that have answers";
 }
 
+/// `trainsim plan` on the scenario at `path`, top 3 at 10 trials each, no progress bar, and `extra` arguments.
+support::CliOutcome plan_top3(const std::string& path, std::vector<std::string> extra = {}) {
+  std::vector<std::string> args = {"plan", path, "--top", "3", "--trials", "10", "--progress", "never"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return support::trainsim(args);
+}
+
 TEST(PlanCommand, TableJsonAndExitCodes) {
   support::TempDir dir;
   const auto path = dir.write("tiny.json", tiny_scenario(R"({"global_batch": 8})"));
-  auto t = support::trainsim({"plan", path, "--top", "3", "--trials", "10", "--progress", "never"});
+  auto t = plan_top3(path);
   ASSERT_EQ(t.code, cli::kExitOk) << t.err;
   EXPECT_NE(t.out.find("--tensor-model-parallel-size 1 --pipeline-model-parallel-size 1"), std::string::npos) << t.out;
   EXPECT_NE(t.out.find("Pareto front"), std::string::npos);
@@ -446,12 +453,11 @@ TEST(PlanCommand, ShowsEachCandidatesGlobalBatchAndWhatASearchedBatchTrainsTo) {
   // to the scenario's target loss (E(B) tokens), not to its token count. With the batch kept: no such line.
   support::TempDir dir;
   const auto path = dir.write("tiny.json", tiny_scenario(R"({"global_batch": 8})"));
-  auto kept = support::trainsim({"plan", path, "--top", "3", "--trials", "10", "--progress", "never"});
+  auto kept = plan_top3(path);
   ASSERT_EQ(kept.code, cli::kExitOk) << kept.err;
   EXPECT_NE(kept.out.find("  gbs  "), std::string::npos) << kept.out;
   EXPECT_EQ(kept.out.find("gbs other than the scenario's"), std::string::npos) << kept.out;
-  auto searched = support::trainsim(
-      {"plan", path, "--free", "global_batch", "--top", "3", "--trials", "10", "--progress", "never"});
+  auto searched = plan_top3(path, {"--free", "global_batch"});
   ASSERT_EQ(searched.code, cli::kExitOk) << searched.err;
   EXPECT_NE(searched.out.find("gbs other than the scenario's 8: days and cost are for the tokens"), std::string::npos)
       << searched.out;
