@@ -103,8 +103,13 @@ int collective_command(const CollectiveArgs& a, const Options& o, std::ostream& 
   auto overrides = overrides_of(o);
   if (!a.hardware.empty()) overrides.push_back({"hardware", a.hardware});
   // Without --scenario the cluster is the named profile's own (its nodes and NICs on a rail-optimised fat tree), not
-  // the default scenario's eight-GPU nodes and 400 Gb/s NICs around another GPU; --set still applies on top.
-  if (a.scenario.empty() && !a.hardware.empty()) overrides.insert(overrides.begin(), {"cluster", R"({"gpus": 1024})"});
+  // the default scenario's eight-GPU nodes and 400 Gb/s NICs around another GPU; --set still applies on top. One node
+  // of it, with a layout that fits one node (the sweep sizes the cluster for --gpus; the layout is not used).
+  if (a.scenario.empty() && !a.hardware.empty()) {
+    const std::string node = std::to_string(scenario::load_hardware(a.hardware).node.gpus);
+    overrides.insert(overrides.begin(),
+                     {{"cluster", "{\"gpus\": " + node + "}"}, {"parallel", "{\"global_batch\": " + node + "}"}});
+  }
   const auto s =
       a.scenario.empty() ? scenario::load_default_scenario(overrides) : scenario::load_scenario(a.scenario, overrides);
   if (!s.cluster.network.failed.empty())
