@@ -215,8 +215,10 @@ class MegatronImport {
                                    settles(*spec)});
         continue;
       }
-      for (const auto& d : defaults)
-        out_.notes.push_back({where(g), g.value + " from " + d + "; the script run elsewhere may give another value"});
+      if (!spec->presence_only)  // a value nothing reads: no note on where it came from
+        for (const auto& d : defaults)
+          out_.notes.push_back(
+              {where(g), g.value + " from " + d + "; the script run elsewhere may give another value"});
       if (auto it = flags_.find(norm); it != flags_.end() && it->second.value != g.value) {
         if (it->second.command != command) {
           error(g.line, g.flag + " " + g.value + " disagrees with " + it->second.flag + " " + it->second.value +

@@ -360,10 +360,8 @@ class Shell {
       }
       v.array = true;
       for (const auto& e : t.elements)
-        for (auto& w : ex_.expand(e, true)) {
-          v.defaults.insert(v.defaults.end(), w.defaults.begin(), w.defaults.end());
-          v.values.push_back({std::move(w.text), w.line});
-        }
+        for (auto& w : ex_.expand(e, true))
+          v.values.push_back({std::move(w.text), w.line, std::move(w.defaults)});
     } else {
       const std::size_t len = assignment_name(t.text);
       name = t.text.substr(0, len);

@@ -83,13 +83,16 @@ void Expander::add(Building& b, Expansion e, std::string_view raw, int line, boo
       if (e.values.empty()) b.empty_at = true;
       for (std::size_t k = 0; k < e.values.size(); ++k) {
         if (k > 0) end_field(b);
+        b.cur.defaults.insert(b.cur.defaults.end(), e.values[k].defaults.begin(), e.values[k].defaults.end());
         literal(b, e.values[k].text, e.values[k].line);
       }
       return;
     }
     std::string joined;
-    for (std::size_t k = 0; k < e.values.size(); ++k)
+    for (std::size_t k = 0; k < e.values.size(); ++k) {
       joined += (k > 0 ? " " : "") + e.values[k].text;
+      b.cur.defaults.insert(b.cur.defaults.end(), e.values[k].defaults.begin(), e.values[k].defaults.end());
+    }
     literal(b, joined, e.values.empty() ? line : e.values.front().line);
     if (e.values.empty() && quoted) b.started = true;
     return;
@@ -97,6 +100,13 @@ void Expander::add(Building& b, Expansion e, std::string_view raw, int line, boo
   for (std::size_t k = 0; k < e.values.size(); ++k) {
     if (k > 0) end_field(b);
     const std::string& v = e.values[k].text;
+    // The element's defaults go to the first word it gives (or the word being built when it gives none).
+    bool attached = false;
+    auto attach = [&] {
+      if (attached) return;
+      b.cur.defaults.insert(b.cur.defaults.end(), e.values[k].defaults.begin(), e.values[k].defaults.end());
+      attached = true;
+    };
     for (std::size_t i = 0; i < v.size();) {
       if (is_space(v[i])) {
         end_field(b);
@@ -109,8 +119,10 @@ void Expander::add(Building& b, Expansion e, std::string_view raw, int line, boo
         if (v[i] == kUnknown) i = std::min(v.find(kUnknown, i + 1), v.size() - 1);  // unknown text is not split
         ++i;
       }
+      attach();
       literal(b, std::string_view(v).substr(start, i - start), e.values[k].line);
     }
+    attach();
   }
 }
 

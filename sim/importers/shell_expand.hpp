@@ -16,6 +16,9 @@ namespace sim::importers::shell {
 struct Elem {
   std::string text;
   int line = 0;
+  /// Defaults this array element's value took (`--node_rank ${NODE_RANK:-0}` in an array): they stay with the word
+  /// the element becomes, not with the array's first word.
+  std::vector<std::string> defaults = {};
 };
 
 // Unknown text ($(cmd), an unset $NAME) inside a value is kept between two of these, so that word splitting later

@@ -334,6 +334,25 @@ TEST(ImportTorchTitan, CheckpointSectionGivesTheIntervalAndWhetherSavesAreAsynch
   }
 }
 
+TEST(ImportMegatron, ADefaultInsideAnArrayIsNotedOnItsOwnFlag) {
+  // NVIDIA's example scripts pass DISTRIBUTED_ARGS=( --nproc_per_node 8 --nnodes $NNODES ... ) to torchrun. The default
+  // NNODES took (${NNODES:-2}) belongs to --nnodes, not to the array's first flag, quoted "${ARR[@]}" or not.
+  for (const std::string use : {"${DISTRIBUTED_ARGS[@]}", "\"${DISTRIBUTED_ARGS[@]}\""}) {
+    const auto im = importers::import_megatron_text(
+        "GPUS_PER_NODE=8\nNNODES=${NNODES:-2}\nNODE_RANK=${NODE_RANK:-0}\n"
+        "DISTRIBUTED_ARGS=(--nproc_per_node $GPUS_PER_NODE --nnodes $NNODES --node_rank $NODE_RANK)\n"
+        "torchrun " +
+            use + " pretrain_gpt.py --num-layers 32 --hidden-size 4096 --num-attention-heads 32\n",
+        "launch.sh");
+    std::vector<std::string> defaults;
+    for (const auto& n : im.notes)
+      if (contains(n.what, " from ${")) defaults.push_back(n.where + ": " + n.what);
+    ASSERT_EQ(defaults.size(), 1U) << use << ": " << (defaults.empty() ? "" : defaults.front());
+    EXPECT_TRUE(contains(defaults.front(), "--nnodes")) << defaults.front();
+    EXPECT_TRUE(contains(defaults.front(), "${NNODES:-2}")) << defaults.front();
+  }
+}
+
 TEST(ImportMegatron, NcclNvlsEnableZeroTurnsNvlinkSharpOff) {
   // NVIDIA's DGX Cloud recipes export NCCL_NVLS_ENABLE=0 ("Disable NVLink SHARP to save memory").
   const std::string flags =
