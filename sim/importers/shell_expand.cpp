@@ -47,8 +47,8 @@ void Expander::check_size(const Var& v, int line, const std::string& name) {
   for (const auto& e : v.values)
     n += e.text.size() + 1;
   if (n > kShellMaxWord)
-    error(line, name + " grows past " + std::to_string(kShellMaxWord >> 20) +
-                    " MiB (a variable that doubles itself, " + name + "=$" + name + "$" + name +
+    error(line, name + " grows past " + std::to_string(kShellMaxWord >> 20) + " MiB (a variable that doubles itself, " +
+                    name + "=$" + name + "$" + name +
                     ", repeated?); trainsim reads launch scripts whose variables stay under that");
   charge(n, line);
 }
@@ -151,8 +151,8 @@ std::vector<ShellWord> Expander::expand(const Token& t, bool split) {
           i += 2;
         } else if (r[i] == '$' || r[i] == '`') {
           const auto end = dollar_end(r, i, t.line);
-          add(b, dollar(std::string_view(r).substr(i, end - i), t.line), std::string_view(r).substr(i, end - i),
-              t.line, true, split);
+          add(b, dollar(std::string_view(r).substr(i, end - i), t.line), std::string_view(r).substr(i, end - i), t.line,
+              true, split);
           i = end;
         } else {
           literal(b, std::string_view(r).substr(i, 1), t.line);
@@ -204,8 +204,7 @@ Expander::Expansion Expander::parameter(std::string_view inner, std::string_view
   std::size_t i = 0;
   while (i < inner.size() && name_char(inner[i], i == 0))
     ++i;
-  if (i == 0 && !inner.empty() && std::string_view("@*#?$!-0123456789").find(inner[0]) != std::string_view::npos)
-    i = 1;
+  if (i == 0 && !inner.empty() && std::string_view("@*#?$!-0123456789").find(inner[0]) != std::string_view::npos) i = 1;
   const std::string name(inner.substr(0, i));
   std::string index;
   if (i < inner.size() && inner[i] == '[') {
@@ -238,7 +237,8 @@ Expander::Expansion Expander::parameter(std::string_view inner, std::string_view
       if (!v.values.empty()) value.values.push_back(v.values.front());
     } else {
       std::string why;
-      const auto k = shell::arithmetic(index, [&](std::string_view n) { return lookup_int(n); }, why);
+      const auto k = shell::arithmetic(
+          index, [&](std::string_view n) { return lookup_int(n); }, why);
       if (!k || *k < 0) return {{}, false};
       if (static_cast<std::size_t>(*k) < v.values.size()) value.values.push_back(v.values[*k]);
     }
@@ -246,8 +246,8 @@ Expander::Expansion Expander::parameter(std::string_view inner, std::string_view
   const bool null = value.values.empty() || (value.values.size() == 1 && value.values.front().text.empty());
   if (length) {
     if (!set) return {{}, false};
-    const std::size_t n = value.at || index == "*" ? value.values.size()
-                                                   : (value.values.empty() ? 0 : value.values.front().text.size());
+    const std::size_t n =
+        value.at || index == "*" ? value.values.size() : (value.values.empty() ? 0 : value.values.front().text.size());
     return {{{std::to_string(n), line}}};
   }
   const bool colon = op.starts_with(':');
@@ -271,10 +271,9 @@ Expander::Expansion Expander::parameter(std::string_view inner, std::string_view
   }
   d.values.push_back({joined, line});
   if (kind != '+' && !set)
-    d.defaults.push_back(std::string(text) + " = \"" + joined + "\" (" +
-                         (name[0] >= '0' && name[0] <= '9' ? "no argument " + name + " given"
-                                                           : name + " is not set in the file") +
-                         ")");
+    d.defaults.push_back(
+        std::string(text) + " = \"" + joined + "\" (" +
+        (name[0] >= '0' && name[0] <= '9' ? "no argument " + name + " given" : name + " is not set in the file") + ")");
   if (kind == '=' && d.known) vars_[name] = Var{{{joined, line}}, true, false, line};
   return d;
 }
