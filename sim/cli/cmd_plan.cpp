@@ -76,11 +76,6 @@ std::string money(const std::optional<planner::RunEstimate>& r) {
   return std::isfinite(r->cost_mean_usd) ? base::format_money({r->cost_mean_usd}) : std::string("unbounded");
 }
 
-std::string sharding(const parallel::ParallelConfig& c) {
-  const int s = std::max(c.zero_stage, c.distributed_optimizer ? 1 : 0);
-  return s == 0 ? "none" : s == 1 ? "distopt" : "zero-" + std::to_string(s);
-}
-
 void candidate_table(const planner::PlanResult& r, const std::vector<int>& rows, std::ostream& out) {
   Table t({"#",  "gpus",     "tp",        "pp",        "vpp",    "cp",  "ep",      "dp",   "mb",       "gbs",
            "sp", "schedule", "recompute", "optimizer", "step s", "MFU", "GiB/GPU", "days", "p90 days", "cost"});
@@ -147,11 +142,7 @@ void print_plan(const planner::PlanResult& r, const scenario::Scenario& s, const
   for (int i : top) {
     const auto& c = r.candidates[static_cast<std::size_t>(i)];
     const std::string rank = std::to_string(i + 1);
-    out << std::string(rank.size() < 3 ? 3 - rank.size() : 0, ' ') << rank << "  " << c.megatron_flags;
-    if (c.parallel.schedule == parallel::Schedule::GPipe || c.parallel.schedule == parallel::Schedule::ZeroBubbleH1 ||
-        c.parallel.schedule == parallel::Schedule::DualPipeV)
-      out << "  (schedule " << parallel::to_string(c.parallel.schedule) << ": not a Megatron-LM flag)";
-    out << "\n";
+    out << std::string(rank.size() < 3 ? 3 - rank.size() : 0, ' ') << rank << "  " << megatron_flags_line(c.megatron_flags, c.parallel.schedule) << "\n";
   }
   if (!r.pareto.empty()) {
     out << "\nPareto front, "

@@ -26,6 +26,7 @@ struct ScaleArgs {
 struct Row {
   int gpus = 0;
   parallel::ParallelConfig parallel;
+  std::string megatron_flags;  // the planner's, for the configuration as planned
   StepOutcome step;
   RunOutcome run;
 };
@@ -71,6 +72,7 @@ int scale_command(const ScaleArgs& a, const Options& o, std::ostream& out, std::
     const int trials = std::min(a.trials, sized.reliability.trials);
     r.run = evaluate_run(sized, r.step, trials, sized.reliability.seed, thread_count(a.threads), bar);
     r.parallel = sized.parallel;
+    r.megatron_flags = planned.candidates.front().megatron_flags;
     rows.push_back(std::move(r));
   }
 
@@ -86,6 +88,14 @@ int scale_command(const ScaleArgs& a, const Options& o, std::ostream& out, std::
       j["parallel"]["vpp"] = r.step.inputs.layout.vpp;
       j["parallel"]["micro_batch"] = r.step.inputs.layout.micro_batch;
       j["parallel"]["global_batch"] = r.parallel.global_batch;
+      // What else the planner chose, as `plan --json` names it (added after the keys above, which stay as they were).
+      j["parallel"]["ep"] = r.step.inputs.layout.ep;
+      j["parallel"]["sequence_parallel"] = r.parallel.sequence_parallel && r.step.inputs.layout.tp > 1;
+      j["parallel"]["zero_stage"] = r.parallel.zero_stage;
+      j["parallel"]["distributed_optimizer"] = r.parallel.distributed_optimizer;
+      j["parallel"]["recompute"] = parallel::to_string(r.parallel.recompute);
+      j["parallel"]["schedule"] = parallel::to_string(r.parallel.schedule);
+      j["megatron_flags"] = r.megatron_flags;
       j["run"] = r.run.json;
       arr.push_back(std::move(j));
     }
@@ -100,14 +110,17 @@ int scale_command(const ScaleArgs& a, const Options& o, std::ostream& out, std::
       << ", global batch " << base.parallel.global_batch
       << " (the scenario's) on the planner's best strategy per size, " << rows.front().run.run.trials
       << " trials each\n\n";
-  Table t({"GPUs", "tp", "pp", "cp", "dp", "step s", "MFU", "days p50", "days p90", "interrupts/day", "goodput",
-           "cost p50", "USD/failure"});
+  // Every field the planner chose, as `plan` shows them, so that a size's row can be reproduced (the flags below).
+  Table t({"GPUs", "tp", "pp", "vpp", "cp", "ep", "dp", "mb", "schedule", "recompute", "optimizer", "step s", "MFU",
+           "days p50", "days p90", "interrupts/day", "goodput", "cost p50", "USD/failure"});
   for (const auto& r : rows) {
     const auto& L = r.step.inputs.layout;
     const auto& run = r.run.run;
     const double days = run.time_to_train_days.mean;
-    t.add({std::to_string(r.gpus), std::to_string(L.tp), std::to_string(L.pp), std::to_string(L.cp),
-           std::to_string(L.dp), fmt(r.step.result.step_time.seconds(), 3), pct(r.step.result.mfu),
+    t.add({std::to_string(r.gpus), std::to_string(L.tp), std::to_string(L.pp), std::to_string(L.vpp),
+           std::to_string(L.cp), std::to_string(L.ep), std::to_string(L.dp), std::to_string(L.micro_batch),
+           parallel::to_string(r.parallel.schedule), parallel::to_string(r.parallel.recompute), sharding(r.parallel),
+           fmt(r.step.result.step_time.seconds(), 3), pct(r.step.result.mfu),
            std::isfinite(run.time_to_train_days.p50) ? fmt(run.time_to_train_days.p50, 1) : "never",
            std::isfinite(run.time_to_train_days.p90) ? fmt(run.time_to_train_days.p90, 1) : "never",
            std::isfinite(days) && days > 0 ? fmt(run.interruptions_mean / days, 2) : "-", pct(run.goodput.p50),
@@ -117,6 +130,12 @@ int scale_command(const ScaleArgs& a, const Options& o, std::ostream& out, std::
   t.print(out);
   out << "days: time to the scenario's tokens with failures; goodput: productive / wall time; USD/failure: mean cost "
          "of one interruption (detection, restart, lost work, repair waits) at the cluster's burn rate\n";
+  out << "\nMegatron-LM flags\n";
+  for (const auto& r : rows) {
+    const std::string g = std::to_string(r.gpus);
+    out << std::string(g.size() < 6 ? 6 - g.size() : 0, ' ') << g << "  "
+        << megatron_flags_line(r.megatron_flags, r.parallel.schedule) << "\n";
+  }
   return kExitOk;
 }
 

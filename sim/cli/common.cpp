@@ -208,6 +208,18 @@ int thread_count(int requested, int local_processes) {
   return std::max(1, cores / std::max(1, local_processes));
 }
 
+std::string sharding(const parallel::ParallelConfig& c) {
+  const int s = std::max(c.zero_stage, c.distributed_optimizer ? 1 : 0);
+  return s == 0 ? "none" : s == 1 ? "distopt" : "zero-" + std::to_string(s);
+}
+
+std::string megatron_flags_line(const std::string& flags, parallel::Schedule schedule) {
+  if (schedule == parallel::Schedule::GPipe || schedule == parallel::Schedule::ZeroBubbleH1 ||
+      schedule == parallel::Schedule::DualPipeV)
+    return flags + "  (schedule " + parallel::to_string(schedule) + ": not a Megatron-LM flag)";
+  return flags;
+}
+
 void print_scenario(const scenario::Scenario& s, std::ostream& out) {
   const auto p = workload::count_params(s.model);
   const auto& pc = s.parallel;

@@ -117,6 +117,12 @@ scenario::Scenario load_scenario_or_default(const std::string& path, const Optio
 using base::fmt;
 using base::pct;
 
+/// The optimizer-state sharding column of `plan` and `scale`: none, distopt (Megatron's distributed optimizer, ZeRO-1)
+/// or zero-2 / zero-3.
+std::string sharding(const parallel::ParallelConfig& c);
+/// A planned configuration's Megatron-LM flags, with a note where its schedule has no Megatron-LM flag.
+std::string megatron_flags_line(const std::string& flags, parallel::Schedule schedule);
+
 void print_step(const results::StepResult& r, const scenario::Scenario& s, const execution::StepInputs& in,
                 std::ostream& out);
 /// Prints the broken rules and returns the infeasible exit code.

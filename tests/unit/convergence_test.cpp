@@ -306,5 +306,35 @@ TEST(ScalingStudy, SameModelAtSeveralSizesWithThePlannersBestStrategy) {
   EXPECT_EQ(support::trainsim({"scale", "--gpus", "12"}).code, cli::kExitBadInput);
 }
 
+// A size's row names every field the planner chose, so that it can be run: on a model with experts the expert-parallel
+// size decides the step (scale printed tp, pp, cp and dp only, and its JSON had no ep, schedule or recompute).
+TEST(ScalingStudy, EachSizeNamesEveryFieldThePlannerChoseExpertParallelismIncluded) {
+  const std::string mixtral = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/examples/mixtral-8x7b-256-h100.json";
+  const auto o = support::trainsim({"scale", mixtral, "--gpus", "64", "--trials", "5", "--threads", "1", "--json"});
+  ASSERT_EQ(o.code, cli::kExitOk) << o.err;
+  auto doc = base::JsonDocument::parse_text(o.out, "stdout");
+  base::Diagnostics diag("stdout");
+  auto sizes = doc.root(diag).object_array("sizes", true);
+  ASSERT_EQ(sizes.size(), 1U);
+  auto p = sizes[0].required_object("parallel");
+  int ep = 0, zero = -1;
+  std::string schedule, recompute, flags;
+  p->required("ep", ep);
+  p->required("zero_stage", zero);
+  p->required("schedule", schedule);
+  p->required("recompute", recompute);
+  sizes[0].required("megatron_flags", flags);
+  EXPECT_GT(ep, 1) << "Mixtral's 8 experts are spread over an expert-parallel group";
+  EXPECT_FALSE(schedule.empty());
+  EXPECT_FALSE(recompute.empty());
+  EXPECT_NE(flags.find("--expert-model-parallel-size " + std::to_string(ep)), std::string::npos) << flags;
+  // The table shows the same fields and the flags of each size.
+  const auto t = support::trainsim({"scale", mixtral, "--gpus", "64", "--trials", "5", "--threads", "1"});
+  ASSERT_EQ(t.code, cli::kExitOk) << t.err;
+  EXPECT_NE(t.out.find(" ep "), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("schedule"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("Megatron-LM flags\n    64  " + flags), std::string::npos) << t.out;
+}
+
 }  // namespace
 }  // namespace sim
