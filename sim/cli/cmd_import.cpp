@@ -17,6 +17,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <random>
 
 namespace sim::cli {
@@ -37,7 +38,51 @@ struct ImportArgs {
   std::string name;
   std::string output;
   bool partial = false;
+  std::optional<std::string> args;  // the launch script's arguments, as typed after its name
+  std::vector<std::string> env;     // NAME=VALUE the launch script is run with
 };
+
+/// `--args "dsw A37B 1 'a b'"`: words split at blanks, '...' and "..." keeping theirs (no expansion, as typed).
+std::vector<std::string> split_args(const std::string& text) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool in_word = false;
+  char quote = 0;
+  for (char c : text) {
+    if (quote) {
+      if (c == quote) {
+        quote = 0;
+      } else {
+        cur += c;
+      }
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+      in_word = true;
+    } else if (c == ' ' || c == '\t' || c == '\n') {
+      if (in_word) out.push_back(std::move(cur));
+      cur.clear();
+      in_word = false;
+    } else {
+      cur += c;
+      in_word = true;
+    }
+  }
+  if (quote) throw base::ConfigError("--args", "", std::string("unterminated ") + quote + " quote in \"" + text + "\"");
+  if (in_word) out.push_back(std::move(cur));
+  return out;
+}
+
+importers::ShellInvocation invocation_of(const ImportArgs& a) {
+  importers::ShellInvocation inv;
+  if (a.args) inv.args = split_args(*a.args);
+  for (const auto& e : a.env) {
+    const auto eq = e.find('=');
+    if (eq == std::string::npos)
+      throw base::ConfigError("--env", "", "\"" + e + "\": expected NAME=VALUE (NAME= for an empty value)");
+    inv.env.emplace_back(e.substr(0, eq), e.substr(eq + 1));
+  }
+  return inv;
+}
 
 /// The fields of a resolved model, to check a named model against the architecture flags of a launch line.
 void put_model(Draft& d, const workload::ModelSpec& m, const std::string& origin) {
@@ -134,6 +179,10 @@ int import_command(const ImportArgs& a, const Options& o, std::ostream& out, std
                             "belong to the scenario importers (megatron, deepspeed, torchtitan)");
   if (!a.model.empty() && !a.model_config.empty())
     throw base::ConfigError("import", "", "give --model or --model-config, not both");
+  if (a.kind != "megatron" && (a.args || !a.env.empty()))
+    throw base::ConfigError("import", "",
+                            "--args and --env say how a launch script is run; they belong to import megatron");
+  const auto invocation = invocation_of(a);
 
   // What the options give: the importers read it (cluster size for batch defaults, layers for vpp), and it overrides
   // the files' values afterwards (with a note naming what it replaced).
@@ -153,7 +202,7 @@ int import_command(const ImportArgs& a, const Options& o, std::ostream& out, std
     Draft known = all.draft;
     for (const auto& opt : options.fields())
       known.override_value(opt.path, opt.value, opt.origin);
-    if (a.kind == "megatron") all.merge(importers::import_megatron(f, known));
+    if (a.kind == "megatron") all.merge(importers::import_megatron(f, known, invocation));
     if (a.kind == "deepspeed") all.merge(importers::import_deepspeed(f, known));
     if (a.kind == "torchtitan") all.merge(importers::import_torchtitan(f, known));
     if (a.kind == "hf-config") all.merge(importers::import_hf_config(f));
@@ -264,6 +313,11 @@ void add_import_command(CLI::App& app, const Options& o, CommandList& commands) 
   cmd->add_option("--name", a->name, "Scenario name (hf-config: model name); default: the first file's name");
   cmd->add_option("-o,--output", a->output, "Write to FILE (atomically) instead of stdout")->type_name("FILE");
   cmd->add_flag("--partial", a->partial, "Write the draft even when fields are unresolved (for editing by hand)");
+  cmd->add_option("--args", a->args,
+                  "megatron: the launch script's arguments, as typed after its name ($1, $2, ...; quotes group)")
+      ->type_name("\"WORD...\"");
+  cmd->add_option("--env", a->env, "megatron: a variable the launch script is run with (repeatable)")
+      ->type_name("NAME=VALUE");
   commands.push_back({cmd, [a, &o](std::ostream& out, std::ostream& err) { return import_command(*a, o, out, err); }});
 }
 

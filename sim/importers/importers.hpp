@@ -3,6 +3,7 @@
 // checks the result with the scenario loader.
 #pragma once
 #include "sim/importers/draft.hpp"
+#include "sim/importers/shell.hpp"
 
 #include <string>
 #include <string_view>
@@ -13,8 +14,10 @@ namespace sim::importers {
 /// quotes, NAME=value assignments and $NAME / ${NAME} expansions, a torchrun prefix). `known` holds what other inputs
 /// already gave (a model config, --gpus): defaults that need it (global batch = micro batch x dp, virtual stages
 /// from layers per virtual stage) read it. Malformed input throws base::ConfigError naming the file and line.
-Import import_megatron(const std::string& path, const Draft& known = {});
-Import import_megatron_text(std::string_view text, const std::string& origin, const Draft& known = {});
+/// `invocation`: the script's arguments and environment, as it is run (`bash run.sh dsw A37B` with MP_VP=2).
+Import import_megatron(const std::string& path, const Draft& known = {}, const ShellInvocation& invocation = {});
+Import import_megatron_text(std::string_view text, const std::string& origin, const Draft& known = {},
+                            const ShellInvocation& invocation = {});
 
 /// A DeepSpeed JSON config: ZeRO stage, micro batch, gradient accumulation, train batch size, activation
 /// checkpointing, bf16/fp16. "auto" values (the Hugging Face Trainer integration) are reported as unresolved.

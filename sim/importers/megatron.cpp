@@ -34,7 +34,8 @@ bool not_a_job(const std::string& command) {
 
 class MegatronImport {
  public:
-  MegatronImport(const std::string& origin, const Draft& known) : origin_(origin), known_(known) {}
+  MegatronImport(const std::string& origin, const Draft& known, const ShellInvocation& invocation)
+      : origin_(origin), known_(known), invocation_(invocation) {}
 
   Import run(std::string_view text) {
     const FlagFilter matters = [](std::string_view flag) {
@@ -42,7 +43,7 @@ class MegatronImport {
       std::replace(n.begin(), n.end(), '_', '-');
       return find_spec(n) != nullptr || n == "nodes" || n == "ntasks-per-node" || n == "gpus-per-node" || n == "gres";
     };
-    const ShellScript script = read_shell(text, origin_, matters);
+    const ShellScript script = read_shell(text, origin_, matters, invocation_);
     for (const auto& n : script.notes)
       out_.notes.push_back({origin_, n});
     for (std::size_t c = 0; c < script.commands.size(); ++c) {
@@ -217,8 +218,10 @@ class MegatronImport {
       }
       if (!spec->presence_only)  // a value nothing reads: no note on where it came from
         for (const auto& d : defaults)
-          out_.notes.push_back(
-              {where(g), g.value + " from " + d + "; the script run elsewhere may give another value"});
+          out_.notes.push_back({where(g), g.value + " from " + d +
+                                              (given_by_invocation(d) ? ""
+                                                                      : "; the script run elsewhere may give another "
+                                                                        "value")});
       if (auto it = flags_.find(norm); it != flags_.end() && it->second.value != g.value) {
         if (it->second.command != command) {
           error(g.line, g.flag + " " + g.value + " disagrees with " + it->second.flag + " " + it->second.value +
@@ -508,8 +511,14 @@ class MegatronImport {
   /// The architecture flags. Defaults are recorded only when the file describes a model at all.
   void apply_model() { megatron::apply_model_flags(context()); }
 
+  /// A value the script took from the arguments or environment it was given, not from one of its own defaults.
+  bool given_by_invocation(const std::string& d) const {
+    return d.ends_with("(" + invocation_.args_origin + ")") || d.ends_with("(" + invocation_.env_origin + ")");
+  }
+
   const std::string& origin_;
   const Draft& known_;
+  const ShellInvocation& invocation_;
   Import out_;
   std::map<std::string, Given> flags_;
   std::optional<Given> slurm_nodes_;
@@ -520,12 +529,13 @@ class MegatronImport {
 
 }  // namespace
 
-Import import_megatron_text(std::string_view text, const std::string& origin, const Draft& known) {
-  return MegatronImport(origin, known).run(text);
+Import import_megatron_text(std::string_view text, const std::string& origin, const Draft& known,
+                            const ShellInvocation& invocation) {
+  return MegatronImport(origin, known, invocation).run(text);
 }
 
-Import import_megatron(const std::string& path, const Draft& known) {
-  return import_megatron_text(read_input_file(path), path, known);
+Import import_megatron(const std::string& path, const Draft& known, const ShellInvocation& invocation) {
+  return import_megatron_text(read_input_file(path), path, known, invocation);
 }
 
 }  // namespace sim::importers

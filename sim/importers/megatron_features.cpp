@@ -89,9 +89,18 @@ std::optional<double> fraction(const std::string& text) {
 
 void apply_architecture_features(const Context& c) {
   Draft& d = c.out.draft;
-  // Head dimension (--kv-channels; Megatron-LM's default is hidden / heads).
-  if (const Given* g = c.given("kv-channels"))
-    if (auto kv = python_int(g->value)) d.put("model.head_dim", *kv, where(c, *g));
+  // Head dimension (--kv-channels; Megatron-LM's default is hidden / heads). Multi-latent attention sizes its heads
+  // by its own flags and does not read it (megatron/core/transformer/multi_latent_attention.py: qk_head_dim,
+  // qk_pos_emb_head_dim, v_head_dim), while DeepSeek launch scripts pass --kv-channels 128 beside them.
+  if (const Given* g = c.given("kv-channels")) {
+    if (c.given("multi-latent-attention")) {
+      c.out.notes.push_back({where(c, *g),
+                             "not read with --multi-latent-attention, whose head sizes are --qk-head-dim, "
+                             "--qk-pos-emb-head-dim and --v-head-dim, as Megatron-Core has it"});
+    } else if (auto kv = python_int(g->value)) {
+      d.put("model.head_dim", *kv, where(c, *g));
+    }
+  }
   // Multi-latent attention (DeepSeek-V2/V3): Megatron-Core's MLATransformerConfig defaults q_lora_rank None (a full
   // query projection), kv_lora_rank 32, qk_head_dim 128, qk_pos_emb_head_dim 64, v_head_dim 128.
   if (const Given* g = c.given("multi-latent-attention")) {

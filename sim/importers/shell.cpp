@@ -1,7 +1,7 @@
 // sim/importers/shell.cpp: the walk over a launch script's statements (shell.hpp says what is covered;
 // shell_parse.cpp makes the statements, shell_expand.cpp expands their words). Semantics follow the bash manual's
-// "Conditional Constructs" and "Simple Commands"; the script is read as run with no arguments in an environment that
-// sets nothing.
+// "Conditional Constructs" and "Simple Commands"; the script is read as run with the invocation's arguments and
+// environment (none by default).
 #include "sim/importers/shell.hpp"
 
 #include "sim/importers/shell_arith.hpp"
@@ -38,7 +38,16 @@ const std::set<std::string, std::less<>> kLaunchers = {"torchrun",   "python",  
 
 class Shell {
  public:
-  Shell(const std::string& origin, const FlagFilter& matters) : origin_(origin), matters_(matters), ex_(origin) {}
+  Shell(const std::string& origin, const FlagFilter& matters, const ShellInvocation& inv)
+      : origin_(origin), matters_(matters), ex_(origin), inv_(inv) {
+    for (const auto& [name, value] : inv.env) {
+      if (name.empty() || !name_char(name.front(), true) ||
+          !std::all_of(name.begin(), name.end(), [](char c) { return name_char(c, false); }))
+        throw ConfigError(inv.env_origin, "", "\"" + name + "\" is not a variable name; expected NAME=VALUE");
+      ex_.vars()[name] = Var{{{value, 0}}, true, false, 0, {name + " = \"" + value + "\" (" + inv.env_origin + ")"}};
+    }
+    if (inv.args) set_positional(*inv.args);
+  }
 
   void run(std::string_view text, int first_line, int depth) {
     auto tokens = shell::tokenize(text, origin_, first_line, depth);
@@ -122,8 +131,10 @@ class Shell {
         if (matters)
           error(cond.empty() ? n.line : cond.front().line,
                 "this if cannot be decided from the file (" + why +
-                    ") and its branches set variables or flags; trainsim reads exactly one branch: set what it "
-                    "tests in the file, or keep only the branch that runs");
+                    ") and its branches set variables or flags; trainsim reads exactly one branch: give what it "
+                    "tests as the script is run (" +
+                    inv_.env_origin + " NAME=VALUE, " + inv_.args_origin +
+                    " \"...\" for $1, $2, ...), set it in the file, or keep only the branch that runs");
         out_.notes.push_back("line " + std::to_string(n.line) + ": an if not decided by the file (" + why +
                              ") skipped: its branches set nothing trainsim reads");
         return;
@@ -275,6 +286,20 @@ class Shell {
         ex_.vars().erase(n.words[j].text);
       return;
     }
+    if (head.kind == Token::Kind::Word && head.text == "shift" && positional_) {
+      std::size_t drop = 1;
+      if (k + 1 < n.words.size()) {
+        const auto w = finalize(ex_.expand(n.words[k + 1], false));
+        const auto v = w.empty() || w.front().unknown ? std::nullopt : parse_count_arg(w.front().text);
+        if (!v) error(n.line, "shift " + n.words[k + 1].text + ": expected a number of arguments to drop");
+        drop = *v;
+      }
+      if (drop <= args_.size()) {  // bash leaves them when asked to drop more than there are
+        auto rest = std::vector<std::string>(args_.begin() + static_cast<std::ptrdiff_t>(drop), args_.end());
+        set_positional(rest);
+      }
+      return;
+    }
     if (head.kind == Token::Kind::Word && head.text == "exit") {
       stopped_ = true;
       out_.exit_line = n.line;
@@ -396,9 +421,38 @@ class Shell {
     ex_.vars()[name] = std::move(v);
   }
 
+  /// $1 ... ${N}, $# and $@ / $* from the given arguments; one past the last is unset, and a bare reference to it
+  /// expands to nothing (not to an unknown value), as bash has it.
+  void set_positional(const std::vector<std::string>& args) {
+    for (std::size_t i = 0; i < args_.size(); ++i)
+      ex_.vars().erase(std::to_string(i + 1));
+    args_ = args;
+    positional_ = true;
+    ex_.set_positional_given();
+    std::vector<Elem> all;
+    std::vector<std::string> origins;
+    for (std::size_t i = 0; i < args_.size(); ++i) {
+      const std::string origin = "$" + std::to_string(i + 1) + " = \"" + args_[i] + "\" (" + inv_.args_origin + ")";
+      ex_.vars()[std::to_string(i + 1)] = Var{{{args_[i], 0}}, true, false, 0, {origin}};
+      all.push_back({args_[i], 0, {origin}});
+      origins.push_back(origin);
+    }
+    ex_.vars()["#"] = Var{{{std::to_string(args_.size()), 0}}, true, false, 0, {}};
+    ex_.vars()["@"] = Var{all, true, true, 0, origins};
+  }
+
+  static std::optional<std::size_t> parse_count_arg(const std::string& t) {
+    if (t.empty() || t.size() > 6 || !std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      return std::nullopt;
+    return static_cast<std::size_t>(std::stoul(t));
+  }
+
   const std::string& origin_;
   const FlagFilter& matters_;
   Expander ex_;
+  const ShellInvocation& inv_;
+  std::vector<std::string> args_;
+  bool positional_ = false;  // arguments were given: $1 ... are known (empty past the last)
   ShellScript out_;
   int depth_ = 0;
   int last_line_ = 1;  // the file's last line
@@ -407,14 +461,15 @@ class Shell {
 
 }  // namespace
 
-ShellScript read_shell(std::string_view text, const std::string& origin, const FlagFilter& matters) {
+ShellScript read_shell(std::string_view text, const std::string& origin, const FlagFilter& matters,
+                       const ShellInvocation& invocation) {
   if (text.size() > kShellMaxText)
     throw ConfigError(origin, "",
                       "is " + std::to_string(text.size() >> 20) + " MiB; trainsim reads launch scripts up to " +
                           std::to_string(kShellMaxText >> 20) + " MiB");
   if (text.find(kUnknown) != std::string_view::npos)
     throw ConfigError(origin, "", "holds a control character (0x01); expected a shell script (text)");
-  Shell sh(origin, matters);
+  Shell sh(origin, matters, invocation);
   sh.run(text, 1, 0);
   return sh.finish();
 }

@@ -5,9 +5,11 @@
 // unset), $NAME, ${NAME}, ${NAME:-default} and the other default forms, ${ARR[@]} / ${ARR[i]} / ${#ARR[@]},
 // $((arithmetic)), '...' and "..." quotes, word splitting of unquoted expansions (flags held in strings), backslash
 // continuations, comments, #SBATCH directives, heredocs given to sbatch / bash / sh / srun / cat, `if` / `elif` /
-// `else` with [ ], [[ ]] and test conditions, && and ||. The script is read as run with no arguments in an environment
-// that sets nothing: ${1:-x} and ${SLURM_NNODES:-1} take their defaults (recorded on the word), while a bare $1 or
-// $SLURM_NNODES, $(command) and `command` are unknown (the word says so). A condition that cannot be decided from the
+// `else` with [ ], [[ ]] and test conditions, && and ||. The script is read as run with the invocation's arguments and
+// environment (ShellInvocation; by default none, in an environment that sets nothing): ${1:-x} and
+// ${SLURM_NNODES:-1} take their defaults when not given (recorded on the word), while a bare $1 or $SLURM_NNODES that
+// is not given, $(command) and `command` are unknown (the word says so). Given arguments are $1 ... ${N}, $#, $@ and
+// $* (an argument past the last given is empty, as bash has it; `shift` drops them). A condition that cannot be decided from the
 // file, and loops, case statements and functions, are skipped when they assign nothing and hold no --flag; otherwise
 // they are refused naming the line. Memory and time are bounded: the text, every expansion and their sum are capped
 // (A=$A$A repeated is refused, not followed), and nesting is limited.
@@ -17,6 +19,7 @@
 #include <cstddef>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -55,13 +58,24 @@ inline constexpr std::size_t kShellMaxText = 4u << 20;
 inline constexpr std::size_t kShellMaxWord = 1u << 20;
 inline constexpr std::size_t kShellMaxTotal = 8u << 20;
 
+/// How the script is run: its positional arguments and the environment variables it is given (`bash run.sh dsw A37B`
+/// with MP_VP=2 set). A value taken from them is recorded on the word, like a default, naming where it came from.
+struct ShellInvocation {
+  std::optional<std::vector<std::string>> args = {};  // given (even none): $1 ... are known; absent: unknown
+  std::vector<std::pair<std::string, std::string>> env = {};
+  /// How messages name them: the options of `trainsim import` that give them.
+  std::string args_origin = "--args";
+  std::string env_origin = "--env";
+};
+
 /// Which --flags matter to the reader's caller (the flag without "--", as written): a branch or loop that holds only
 /// flags that do not matter (--wandb-project) is skipped with a note rather than refused. Empty: every flag matters.
 using FlagFilter = std::function<bool(std::string_view)>;
 
 /// Reads `text` (from `origin`, used in messages). Throws base::ConfigError naming the line for malformed input
 /// (an unterminated quote), an undecidable branch that matters, and inputs past the limits.
-ShellScript read_shell(std::string_view text, const std::string& origin, const FlagFilter& matters = {});
+ShellScript read_shell(std::string_view text, const std::string& origin, const FlagFilter& matters = {},
+                       const ShellInvocation& invocation = {});
 
 // ---- internal: the statements of a script (shell_parse.cpp), walked by shell.cpp --------------------------------
 

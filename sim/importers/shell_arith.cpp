@@ -15,7 +15,7 @@ class Arith {
       : s_(s), lookup_(lookup), why_(why) {}
 
   std::optional<std::int64_t> run() {
-    auto v = logical_or();
+    auto v = conditional();
     space();
     if (ok_ && i_ != s_.size()) fail("unexpected \"" + std::string(s_.substr(i_)) + "\"");
     if (!ok_ || unknown_) return std::nullopt;
@@ -27,6 +27,10 @@ class Arith {
   void fail(const std::string& why) {
     if (ok_) why_ = why;
     ok_ = false;
+  }
+  /// An error of evaluation (not of syntax): none in the branch a ?: does not take, which bash does not evaluate.
+  void eval_fail(const std::string& why) {
+    if (dead_ == 0) fail(why);
   }
   void space() {
     while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\n'))
@@ -43,6 +47,32 @@ class Arith {
     return true;
   }
 
+  /// c ? a : b, below || in precedence and grouping to the right; only the branch taken counts (its value, and
+  /// whether it holds an unknown variable or an evaluation error).
+  V conditional() {
+    const V c = logical_or();
+    if (!ok_ || !eat("?")) return c;
+    if (++depth_ > 64) {  // c ? d ? e ? ... nests like parentheses
+      fail("nested deeper than 64");
+      return 0;
+    }
+    const bool unknown_before = unknown_;
+    const bool take_first = c != 0;
+    V a = 0, b = 0;
+    dead_ += take_first ? 0 : 1;
+    a = conditional();
+    dead_ -= take_first ? 0 : 1;
+    const bool unknown_a = unknown_;
+    unknown_ = unknown_before;
+    if (ok_ && !eat(":")) fail("a ? without its :");
+    dead_ += take_first ? 1 : 0;
+    b = conditional();
+    dead_ -= take_first ? 1 : 0;
+    const bool unknown_b = unknown_;
+    unknown_ = unknown_before || (take_first ? unknown_a : unknown_b);
+    --depth_;
+    return take_first ? a : b;
+  }
   V logical_or() {
     V a = logical_and();
     while (ok_ && eat("||")) {
@@ -85,9 +115,9 @@ class Arith {
     while (ok_) {
       V r = 0;
       if (eat("+")) {
-        if (__builtin_add_overflow(a, product(), &r)) fail("overflows 64-bit integers");
+        if (__builtin_add_overflow(a, product(), &r)) eval_fail("overflows 64-bit integers");
       } else if (eat("-")) {
-        if (__builtin_sub_overflow(a, product(), &r)) fail("overflows 64-bit integers");
+        if (__builtin_sub_overflow(a, product(), &r)) eval_fail("overflows 64-bit integers");
       } else {
         break;
       }
@@ -100,17 +130,17 @@ class Arith {
     while (ok_) {
       if (eat("*")) {
         V r = 0;
-        if (__builtin_mul_overflow(a, power(), &r)) fail("overflows 64-bit integers");
+        if (__builtin_mul_overflow(a, power(), &r)) eval_fail("overflows 64-bit integers");
         a = r;
       } else if (eat("/") || eat("%")) {
         const bool div = s_[i_ - 1] == '/';
         const V b = power();
         if (b == 0) {
-          if (!unknown_) fail("division by zero");
+          if (!unknown_) eval_fail("division by zero");
           return 0;
         }
         if (a == INT64_MIN && b == -1) {
-          fail("overflows 64-bit integers");
+          eval_fail("overflows 64-bit integers");
           return 0;
         }
         a = div ? a / b : a % b;
@@ -125,7 +155,7 @@ class Arith {
     if (!ok_ || !eat("**")) return a;
     const V b = power();
     if (b < 0) {
-      fail("a negative exponent");
+      eval_fail("a negative exponent");
       return 0;
     }
     // Bounded work whatever the exponent (a fuzzer's 0**10**10 looped 10^10 times): 0, 1 and -1 have closed forms,
@@ -135,7 +165,7 @@ class Arith {
     if (a == -1) return b % 2 == 0 ? 1 : -1;
     V r = 1;
     for (V k = 0; k < b && ok_; ++k)
-      if (__builtin_mul_overflow(r, a, &r)) fail("overflows 64-bit integers");
+      if (__builtin_mul_overflow(r, a, &r)) eval_fail("overflows 64-bit integers");
     return r;
   }
   V unary() {
@@ -146,7 +176,7 @@ class Arith {
     V v = 0;
     if (eat("-")) {
       const V x = unary();
-      if (x == INT64_MIN) fail("overflows 64-bit integers");
+      if (x == INT64_MIN) eval_fail("overflows 64-bit integers");
       v = ok_ ? -x : 0;
     } else if (eat("+")) {
       v = unary();
@@ -165,7 +195,7 @@ class Arith {
       return 0;
     }
     if (eat("(")) {
-      const V v = logical_or();
+      const V v = conditional();
       if (!eat(")")) fail("a ( without its )");
       return v;
     }
@@ -210,6 +240,7 @@ class Arith {
   std::string& why_;
   std::size_t i_ = 0;
   int depth_ = 0;
+  int dead_ = 0;  // inside a ?: branch not taken
   bool ok_ = true;
   bool unknown_ = false;
 };

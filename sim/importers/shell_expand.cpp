@@ -180,7 +180,10 @@ std::vector<ShellWord> Expander::expand(const Token& t, bool split) {
 Expander::Expansion Expander::dollar(std::string_view text, int line) {
   Expansion e;
   if (text == "$") return {{{"$", line}}};
-  if (text == "$#" || text == "${#}") return {{{"0", line}}};  // run with no arguments
+  if (text == "$#" || text == "${#}") {  // the number of arguments: none unless they were given
+    const auto it = vars_.find("#");
+    return {{{it == vars_.end() ? "0" : it->second.values.front().text, line}}};
+  }
   if (text.starts_with("$((") && text.ends_with("))")) {
     std::string why;
     const auto v = shell::arithmetic(
@@ -205,13 +208,22 @@ Expander::Expansion Expander::parameter(std::string_view inner, std::string_view
   while (i < inner.size() && name_char(inner[i], i == 0))
     ++i;
   if (i == 0 && !inner.empty() && std::string_view("@*#?$!-0123456789").find(inner[0]) != std::string_view::npos) i = 1;
-  const std::string name(inner.substr(0, i));
+  if (i == 1 && inner[0] >= '1' && inner[0] <= '9' && text.starts_with("${"))  // ${10}: the tenth argument
+    while (i < inner.size() && inner[i] >= '0' && inner[i] <= '9')
+      ++i;
+  std::string name(inner.substr(0, i));
+  const bool positional = !name.empty() && name[0] >= '0' && name[0] <= '9' && name != "0";
   std::string index;
   if (i < inner.size() && inner[i] == '[') {
     const auto close = inner.find(']', i);
     if (close == std::string_view::npos) return {{}, false};
     index = std::string(inner.substr(i + 1, close - i - 1));
     i = close + 1;
+  }
+  if (name == "@" || name == "*") {  // $@ and $*: every argument, as ${ARGS[@]} / ${ARGS[*]} would give them
+    if (!index.empty()) return {{}, false};
+    index = name;
+    name = "@";
   }
   std::string_view op, word;
   for (std::string_view o : {":-", ":=", ":+", ":?", "-", "=", "+", "?"})
@@ -258,6 +270,7 @@ Expander::Expansion Expander::parameter(std::string_view inner, std::string_view
   if (kind == '+') {
     if (!use_word) return {};
   } else if (!use_word) {
+    if (!set && positional && positional_given_) return {};  // an argument past the last given: empty
     if (!set) return {{}, false};  // bare $NAME of a variable the file does not set
     return value;
   }

@@ -53,6 +53,8 @@ class Expander {
   /// stay between kUnknown markers (finalize removes them).
   std::vector<ShellWord> expand(const Token& t, bool split);
   std::map<std::string, Var>& vars() { return vars_; }
+  /// The script's arguments were given (vars "1" ..., "#" and "@"): one not given expands to nothing, not unknown.
+  void set_positional_given() { positional_given_ = true; }
   /// Counts `n` bytes against the limit on all expansion together.
   void charge(std::size_t n, int line);
   /// A variable's size against the limit on one value.
@@ -84,6 +86,7 @@ class Expander {
 
   const std::string& origin_;
   std::map<std::string, Var> vars_;
+  bool positional_given_ = false;
   std::size_t total_ = 0;
   int nesting_ = 0;
 };

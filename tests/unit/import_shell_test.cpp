@@ -181,6 +181,61 @@ TEST(Shell, ABashCStringExpandedToMoreLinesStaysInsideTheFile) {
       EXPECT_LE(w.line, 6) << w.text;
 }
 
+// `bash run.sh dsw A37B 8` with MP_VP=2 set: the arguments and environment a script is run with are given to the
+// reader, which expands $1 ... ${10}, $#, "$@" and shift as bash does, and says where each value came from.
+TEST(Shell, TheArgumentsAndEnvironmentAScriptIsRunWithAreItsOwn) {
+  auto words = [](const std::string& script, const ShellInvocation& inv) {
+    const auto s = read_shell(script, "t.sh", {}, inv);
+    std::vector<std::string> out;
+    if (s.commands.empty()) return out;
+    for (const auto& w : s.commands.back().words)
+      out.push_back(w.text + (w.unknown ? "?" : ""));
+    return out;
+  };
+  ShellInvocation inv;
+  inv.args = std::vector<std::string>{"dsw", "A37B", "3", "4", "5", "6", "7", "8", "9", "ten", "eleven"};
+  inv.env = {{"MP_VP", "2"}, {"EMPTY", ""}};
+  EXPECT_EQ(words("run $1 ${2} ${10} $10 ${11} $# $MP_VP x${EMPTY}y\n", inv),
+            (W{"run", "dsw", "A37B", "ten", "dsw0", "eleven", "11", "2", "xy"}))
+      << "${10} is the tenth argument, $10 is $1 then 0";
+  EXPECT_EQ(words("run ${12} ${12:-d} $NOT_GIVEN\n", inv), (W{"run", "d", "$NOT_GIVEN?"}))
+      << "an argument past the last is empty (bash), an environment variable not given stays unknown";
+  EXPECT_EQ(words("run \"$@\"\n", ShellInvocation{std::vector<std::string>{"a b", "c"}}), (W{"run", "a b", "c"}));
+  EXPECT_EQ(words("shift 2\nrun $1 $#\n", inv), (W{"run", "3", "9"}));
+  // A condition on an argument is decided by it; without arguments it stays undecided and the error says how to give
+  // them.
+  const std::string branchy = "if [ $1 = dsw ]; then\n  TP=8\nelse\n  TP=1\nfi\nrun --tp $TP\n";
+  EXPECT_EQ(words(branchy, inv), (W{"run", "--tp", "8"}));
+  EXPECT_TRUE(contains(shell_error(branchy), "--env NAME=VALUE, --args \"...\" for $1, $2, ...")) << shell_error(branchy);
+  // Where a value came from is recorded on the word, like a default the script took.
+  const auto s = read_shell("TP=${10}\nrun --tp $TP --pp $MP_VP\n", "t.sh", {}, inv);
+  ASSERT_EQ(s.commands.size(), 1u);
+  ASSERT_EQ(s.commands[0].words[2].defaults.size(), 1u);
+  EXPECT_EQ(s.commands[0].words[2].defaults[0], "$10 = \"ten\" (--args)");
+  ASSERT_EQ(s.commands[0].words[4].defaults.size(), 1u);
+  EXPECT_EQ(s.commands[0].words[4].defaults[0], "MP_VP = \"2\" (--env)");
+  ShellInvocation bad;
+  bad.env = {{"1X", "v"}};
+  EXPECT_THROW(read_shell("run\n", "t.sh", {}, bad), base::ConfigError);
+}
+
+// bash's c ? a : b in $((...)) (Pai-Megatron-Patch: TP_COMM_OVERLAP=$(( ($TP > 1) ? 1 : 0 ))), grouping to the right,
+// and only the branch taken evaluated.
+TEST(Shell, ArithmeticConditionalTakesOneBranch) {
+  EXPECT_EQ(last_command("TP=2\nrun $(( ($TP > 1) ? 1 : 0 )) $(( TP > 4 ? 1 : 0 )) $(( 0 ? 1 : 2 ? 3 : 4 ))\n"),
+            (W{"run", "1", "0", "3"}));
+  EXPECT_EQ(last_command("run $(( 1 ? 5 : 1/0 )) $(( 1 ? 5 : UNSET_VAR )) $(( 0 ? UNSET_VAR : 6 ))\n"),
+            (W{"run", "5", "5", "6"}))
+      << "the branch not taken neither divides by zero nor makes the value unknown";
+  EXPECT_EQ(last_command("run $(( UNSET_VAR ? 1 : 2 ))\n"), (W{"run", "$(( UNSET_VAR ? 1 : 2 ))?"}));
+  EXPECT_TRUE(contains(shell_error("X=$(( 1 ? 2 ))\n"), "a ? without its :"));
+  EXPECT_TRUE(contains(shell_error("X=$(( 0 ? 2 : 1/0 ))\n"), "division by zero"));
+  std::string deep = "X=$(( ";
+  for (int i = 0; i < 200; ++i)
+    deep += "1 ? ";
+  EXPECT_TRUE(contains(shell_error(deep + "1 ))\n"), "nested deeper than 64"));
+}
+
 TEST(ImportInputs, DevicesAndHugeFilesAreRefusedBeforeTheyAreRead) {
   EXPECT_TRUE(contains(megatron_error_of_file("/dev/zero"), "(trainsim reads regular files only)"));
   support::TempDir dir;
@@ -241,7 +296,7 @@ TEST(MegatronScript, ModelAndTrainingFeaturesAreReadIntoTheirFields) {
           "--moe-shared-expert-intermediate-size 1536",
       "f.sh");
   const auto& d = im.draft;
-  EXPECT_EQ(d.integer("model.head_dim"), 256);
+  EXPECT_FALSE(d.has("model.head_dim")) << "MLA does not read --kv-channels (KvChannelsBesideMultiLatentAttention...)";
   ASSERT_NE(d.find("model.moe.layer_pattern"), nullptr);
   EXPECT_EQ(to_string(d.find("model.moe.layer_pattern")->value), "[0,1,1,1]");
   EXPECT_EQ(std::get<std::string>(d.find("model.activation")->value), "geglu");
@@ -280,6 +335,63 @@ TEST(MegatronScript, SlurmDirectivesCountTheCluster) {
   EXPECT_EQ(im.draft.integer("cluster.gpus"), 384) << "48 nodes x --nproc_per_node 8";
   EXPECT_EQ(im.draft.integer("parallel.tp"), 4);
   EXPECT_TRUE(unsettled(im).empty()) << "the unknown --nnodes is settled by the node count";
+}
+
+// A launch script that takes its settings as arguments (Pai-Megatron-Patch's run_mcore_*.sh: TP=${10}, PP=${11}, and
+// `if [ -z ${MP_VP} ]` on the environment) is imported as it is run: --args and --env.
+TEST(MegatronScript, ArgumentsAndEnvironmentAreGivenAsTheScriptIsRun) {
+  support::TempDir dir;
+  const auto f = dir.write("run.sh",
+                           "MODEL_SIZE=$1\nTP=$2\nPP=${3}\n"
+                           "if [ -z ${MP_VP} ]; then\n  vp_option=\"\"\nelse\n"
+                           "  vp_option=\"--num-layers-per-virtual-pipeline-stage ${MP_VP}\"\nfi\n"
+                           "if [ $MODEL_SIZE = 8B ]; then\n  LAYERS=32\nelse\n  LAYERS=80\nfi\n"
+                           "torchrun --nproc_per_node 8 --nnodes 4 pretrain_gpt.py --num-layers $LAYERS "
+                           "--hidden-size 4096 --num-attention-heads 32 --ffn-hidden-size 14336 --swiglu "
+                           "--vocab-size 128256 --seq-length 8192 --micro-batch-size 1 --global-batch-size 512 "
+                           "--tensor-model-parallel-size $TP --pipeline-model-parallel-size $PP ${vp_option} "
+                           "--train-samples 1000 --bf16\n");
+  const auto o = support::trainsim({"import", "megatron", f, "--args", "8B 2 '4'", "--env", "MP_VP=4", "--hardware",
+                                    "h100-sxm5-80gb"});
+  ASSERT_EQ(o.code, cli::kExitOk) << o.err;
+  EXPECT_TRUE(contains(o.out, "\"tp\": 2")) << o.out;
+  EXPECT_TRUE(contains(o.out, "\"pp\": 4")) << o.out;
+  EXPECT_TRUE(contains(o.out, "\"vpp\": 2")) << "32 layers / pp 4 / 4 per virtual stage\n" << o.out;
+  EXPECT_TRUE(contains(o.out, "\"layers\": 32")) << o.out;
+  EXPECT_TRUE(contains(o.err, "--tensor-model-parallel-size: 2 from $2 = \"2\" (--args)\n")) << o.err;
+  EXPECT_FALSE(contains(o.err, "(--args); the script run elsewhere")) << "a given value is not a guess\n" << o.err;
+  // Without them the branches cannot be decided, and the error says how to give what they test.
+  const auto bare = support::trainsim({"import", "megatron", f, "--hardware", "h100-sxm5-80gb"});
+  EXPECT_EQ(bare.code, cli::kExitBadInput);
+  EXPECT_TRUE(contains(bare.err, "line 4: this if cannot be decided from the file")) << bare.err;
+  EXPECT_TRUE(contains(bare.err, "--env NAME=VALUE")) << bare.err;
+  // Bad forms are bad input, and the options belong to launch scripts only.
+  EXPECT_TRUE(contains(support::trainsim({"import", "megatron", f, "--env", "MP_VP"}).err, "expected NAME=VALUE"));
+  EXPECT_TRUE(contains(support::trainsim({"import", "megatron", f, "--args", "8B 'a"}).err, "unterminated ' quote"));
+  const auto ds = support::trainsim({"import", "deepspeed", f, "--args", "8B"});
+  EXPECT_EQ(ds.code, cli::kExitBadInput);
+  EXPECT_TRUE(contains(ds.err, "belong to import megatron")) << ds.err;
+}
+
+// DeepSeek launch scripts pass --kv-channels 128 beside --multi-latent-attention; Megatron-Core's MLA sizes its heads
+// by --qk-head-dim, --qk-pos-emb-head-dim and --v-head-dim and does not read it. Importing it as head_dim made a
+// scenario the loader refuses ("an MLA model's head sizes are mla.qk_nope_head_dim + ...").
+TEST(MegatronScript, KvChannelsBesideMultiLatentAttentionIsNotAHeadSize) {
+  const auto im = import_megatron_text(
+      "torchrun pretrain_gpt.py --num-layers 4 --hidden-size 7168 --num-attention-heads 128 --multi-latent-attention "
+      "--q-lora-rank 1536 --kv-lora-rank 512 --qk-head-dim 128 --qk-pos-emb-head-dim 64 --v-head-dim 128 "
+      "--kv-channels 128\n",
+      "ds.sh");
+  EXPECT_FALSE(im.draft.has("model.head_dim"));
+  EXPECT_EQ(im.draft.integer("model.mla.v_head_dim"), 128);
+  bool noted = false;
+  for (const auto& n : im.notes)
+    noted = noted || contains(n.to_string(), "--kv-channels: not read with --multi-latent-attention");
+  EXPECT_TRUE(noted);
+  const auto plain = import_megatron_text(
+      "torchrun pretrain_gpt.py --num-layers 4 --hidden-size 4096 --num-attention-heads 32 --kv-channels 256\n",
+      "t.sh");
+  EXPECT_EQ(plain.draft.integer("model.head_dim"), 256);
 }
 
 TEST(MegatronScript, CommandLineOptionsOverrideTheFileAndSaySo) {
