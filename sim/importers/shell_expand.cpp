@@ -254,6 +254,8 @@ Expander::Expansion Expander::parameter(std::string_view inner, std::string_view
       if (!k || *k < 0) return {{}, false};
       if (static_cast<std::size_t>(*k) < v.values.size()) value.values.push_back(v.values[*k]);
     }
+    for (auto& e : value.values)  // an argument or environment value given to the script: written where it is used
+      if (e.line == 0) e.line = line;
   }
   const bool null = value.values.empty() || (value.values.size() == 1 && value.values.front().text.empty());
   if (length) {

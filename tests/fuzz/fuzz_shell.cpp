@@ -13,7 +13,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using namespace sim;
   const std::string_view text = fuzz::as_text(data, size);
   try {
-    const auto script = importers::read_shell(text, "fuzz.sh");
+    // Read as run with two arguments and one environment variable too (trainsim import --args / --env), by the
+    // input's first byte: their values have no line of their own and take the line that uses them.
+    importers::ShellInvocation inv;
+    if (size > 0 && data[0] % 2 == 1) {
+      inv.args = std::vector<std::string>{"8", "a b"};
+      inv.env = {{"NNODES", "4"}};
+    }
+    const auto script = importers::read_shell(text, "fuzz.sh", {}, inv);
     const auto lines = 1 + std::count(text.begin(), text.end(), '\n');
     std::size_t total = 0;
     for (const auto& c : script.commands) {

@@ -214,6 +214,9 @@ TEST(Shell, TheArgumentsAndEnvironmentAScriptIsRunWithAreItsOwn) {
   EXPECT_EQ(s.commands[0].words[2].defaults[0], "$10 = \"ten\" (--args)");
   ASSERT_EQ(s.commands[0].words[4].defaults.size(), 1u);
   EXPECT_EQ(s.commands[0].words[4].defaults[0], "MP_VP = \"2\" (--env)");
+  const auto direct = read_shell("\nrun --tp $1 \"$@\" $MP_VP\n", "t.sh", {}, inv);
+  for (const auto& w : direct.commands.at(0).words)
+    EXPECT_EQ(w.line, 2) << w.text << ": a given value is written where the script uses it";
   ShellInvocation bad;
   bad.env = {{"1X", "v"}};
   EXPECT_THROW(read_shell("run\n", "t.sh", {}, bad), base::ConfigError);
