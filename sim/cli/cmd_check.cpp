@@ -148,9 +148,12 @@ int check_command(const CheckArgs& a, const Options& o, std::ostream& out, std::
   t.print(out);
   for (const auto& r : reps)
     for (const auto& row : r.rows)
-      if (row.status == Status::Failed || row.status == Status::Error)
+      if (row.status == Status::Failed || row.status == Status::Error) {
         err << (row.status == Status::Failed ? "FAIL: " : "error: ") << base::printable(r.name) << ": "
             << base::printable(row.message) << "\n";
+      } else if (!row.message.empty() && !o.quiet) {
+        err << "note: " << base::printable(r.name) << ": " << base::printable(row.message) << "\n";
+      }
   out << "\n"
       << reps.size() << " scenario(s): " << counts[0] << " ok, " << counts[1] << " improved, " << counts[2]
       << " updated, " << counts[3] << " failed, " << counts[4] << " error(s)\n";

@@ -88,6 +88,19 @@ TEST_F(Check, AScenarioThatDoesNotFitFailsWithAJUnitFailureWhateverItExpects) {
   EXPECT_EQ(o.code, kExitOk) << o.out << o.err;
 }
 
+// A scenario with no "expect" section given without --baseline printed an empty table and "0 ok": a CI job whose
+// expectations were forgotten passed without a word. It checks feasibility and fit, and its row and a note say so.
+TEST_F(Check, AScenarioWithNothingToCheckSaysWhatWasChecked) {
+  const std::string text = scenario("{}");
+  const auto bare = dir_.write("bare.json", text.substr(0, text.find(",\n  \"expect\"")) + "\n}\n");
+  auto o = trainsim({"check", bare, "--junit", junit()});
+  EXPECT_EQ(o.code, kExitOk) << o.out << o.err;
+  EXPECT_TRUE(contains(o.out, "1 scenario(s): 1 ok")) << o.out;
+  EXPECT_TRUE(contains(o.err, "note: check-test: only feasibility and fit were checked: the scenario has no \"expect\""))
+      << o.err;
+  EXPECT_TRUE(contains(read(junit()), "tests=\"1\" failures=\"0\"")) << read(junit());
+}
+
 TEST_F(Check, MetExpectationsExitZeroIncludingRunLevelOnesInTheirUnits) {
   const auto s = dir_.write("s.json", scenario(R"({ "mfu": { "min": 0.3, "max": 0.99 }, "step_time": { "max": "30 s" },
     "memory_gib.total": { "max": "80 GiB" }, "fits": true, "time_to_train_days.p90": { "max": "60 d" },
