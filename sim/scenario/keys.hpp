@@ -1,5 +1,6 @@
-// sim/scenario/keys.hpp: the scenario keys beyond DESIGN.md's schema (issues 16 and 17), with the default the loader
-// applies and the values it takes, for `trainsim describe keys`. The README's key tables list the same keys;
+// sim/scenario/keys.hpp: the scenario keys beyond DESIGN.md's schema (the step and memory keys of issues 16 and 17, the
+// run-level, data-pipeline and cost keys of issues 11, 19 and the cost model), with the default the loader applies and
+// the values it takes, for `trainsim describe keys`. The README's key tables list the same keys;
 // tests/unit/describe_keys_test.cpp checks that both list the same set, that every key loads, and that setting a key to
 // its listed default changes no result.
 #pragma once

@@ -2,6 +2,7 @@
 // both, every key accepted with a value other than its default, and every listed default the one the loader applies
 // (setting a key to it explicitly changes neither the step time nor the memory). Issue 16: "README and describe list
 // the new keys with their defaults".
+#include "sim/app/run.hpp"
 #include "sim/app/step.hpp"
 #include "sim/scenario/keys.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -37,7 +38,8 @@ std::set<std::string> readme_keys() {
     if (names.empty()) continue;
     const auto dot = names.front().rfind('.');
     const std::string section = dot == std::string::npos ? "" : names.front().substr(0, dot + 1);
-    static const std::vector<std::string> sections = {"training.", "parallel.", "memory.", "cluster."};
+    static const std::vector<std::string> sections = {"training.", "parallel.", "memory.",      "cluster.",
+                                                      "data.",     "reliability.", "cost."};
     bool known = false;
     for (const auto& s : sections)
       known = known || section.rfind(s, 0) == 0;
@@ -52,10 +54,17 @@ struct Use {
   std::string base;                         // scenario file, relative to the source tree
   std::vector<scenario::Override> context;  // what the key needs beside it
   std::string sample;                       // a value other than the default, as JSON
+  std::vector<scenario::Override> sample_context = {};  // what only the sample needs (owned pricing's node price)
 };
 
 const std::string kDense = "scenarios/default.json";
 const std::string kMoe = "scenarios/ci/mixtral-8x7b-32-h100-ep.json";
+
+/// Stragglers have no default rate (README): the straggler keys are exercised beside one fail-slow component.
+const scenario::Override kStragglers{
+    "reliability.failures",
+    R"({"components": [{"name": "slow_gpu", "scope": "gpu", "mtbf": "500 d", "effect": "straggler", "repair": "4 h"}],
+        "replace": false})"};
 
 /// How each key is exercised. A key added to the table without an entry here fails the test.
 const std::map<std::string, Use>& uses() {
@@ -108,6 +117,41 @@ const std::map<std::string, Use>& uses() {
       {"training.duration", {kMoe, {}, "\"30 d\""}},
       {"training.fp8_recipe", {kDense, {{"training.dtype", "\"fp8\""}}, "\"tensorwise\""}},
       {"training.attention_kernel", {kDense, {}, "\"flash2\""}},
+      {"training.critical_batch", {kDense, {}, "\"4M\""}},
+      {"training.loss_spikes", {kDense, {}, "{\"per_million_steps\": 10}"}},
+      {"data.storage_bandwidth", {kDense, {}, "\"1 TB/s\""}},
+      {"data.bytes_per_token", {kDense, {}, "\"8 B\""}},
+      {"data.loader_tokens_per_s", {kDense, {}, "\"1K\""}},
+      {"data.cache_hit_rate", {kDense, {}, "0.5"}},
+      {"reliability.spares", {kDense, {}, "4"}},
+      {"reliability.node_swap", {kDense, {}, "\"10 min\""}},
+      {"reliability.on_spares_exhausted", {kDense, {}, "\"wait\""}},
+      {"reliability.detection.crash", {kDense, {}, "\"5 min\""}},
+      {"reliability.detection.straggler", {kDense, {kStragglers}, "\"20 min\""}},
+      {"reliability.detection.sdc", {kDense, {}, "\"2 h\""}},
+      {"reliability.straggler_slowdown", {kDense, {kStragglers}, "1.5"}},
+      {"reliability.checkpoint.interval", {kDense, {}, "\"1000 steps\""}},
+      {"reliability.checkpoint.write", {kDense, {}, "\"30 s\""}},
+      {"reliability.checkpoint.load", {kDense, {}, "\"60 s\""}},
+      {"reliability.checkpoint.write_bandwidth", {kDense, {}, "\"50 GB/s\""}},
+      {"reliability.checkpoint.read_bandwidth", {kDense, {}, "\"20 GB/s\""}},
+      {"reliability.checkpoint.node_bandwidth", {kDense, {}, "\"1 GB/s\""}},
+      {"reliability.checkpoint.snapshot_bandwidth", {kDense, {}, "\"10 GB/s\""}},
+      {"cost.pricing", {kDense, {}, "\"owned\"", {{"cost.owned", "{\"node_price\": \"300K USD\"}"}}}},
+      {"cost.price_kind", {kDense, {}, "\"spot\""}},
+      {"cost.price_date", {kDense, {}, "\"2026-09\""}},
+      {"cost.owned.node_price", {kDense, {{"cost.pricing", "\"owned\""}}, "\"300K USD\""}},
+      {"cost.owned.amortisation",
+       {kDense, {{"cost.pricing", "\"owned\""}, {"cost.owned.node_price", "\"300K USD\""}}, "\"3 y\""}},
+      {"cost.owned.utilisation",
+       {kDense, {{"cost.pricing", "\"owned\""}, {"cost.owned.node_price", "\"300K USD\""}}, "0.8"}},
+      {"cost.energy.pue", {kDense, {}, "1.5"}},
+      {"cost.energy.price", {kDense, {{"cost.energy.billed", "true"}}, "\"0.1 USD/kWh\""}},
+      {"cost.energy.idle_fraction", {kDense, {}, "0.5"}},
+      {"cost.energy.node_power", {kDense, {}, "\"8 kW\""}},
+      {"cost.energy.billed", {kDense, {}, "true"}},
+      {"cost.storage.price", {kDense, {}, "\"0.05 USD/GB-month\""}},
+      {"cost.storage.checkpoints_kept", {kDense, {}, "3"}},
   };
   return u;
 }
@@ -119,7 +163,7 @@ std::string without_table_keys(const std::string& base, const support::TempDir& 
     const std::string path(k.path);
     nlohmann::json* node = &j;
     std::size_t a = 0;
-    for (std::size_t b; (b = path.find('.', a)) != std::string::npos && node->is_object(); a = b + 1)
+    for (std::size_t b; node && (b = path.find('.', a)) != std::string::npos && node->is_object(); a = b + 1)
       node = node->contains(path.substr(a, b - a)) ? &(*node)[path.substr(a, b - a)] : nullptr;
     if (node && node->is_object()) node->erase(path.substr(a));
   }
@@ -135,6 +179,25 @@ results::StepResult step_of(const std::string& path, const std::vector<scenario:
   auto evaluated = app::evaluate_step(s, analytic);
   if (!std::holds_alternative<app::StepOutcome>(evaluated)) throw std::runtime_error("infeasible");
   return std::get<app::StepOutcome>(std::move(evaluated)).result;
+}
+
+/// The run-level keys (data pipeline, reliability, cost) change nothing in the step: their defaults are checked on
+/// the whole run's JSON (20 trials, one thread), which holds every run-level and cost figure.
+bool run_level(const std::string& path) {
+  return path.starts_with("data.") || path.starts_with("reliability.") || path.starts_with("cost.") ||
+         path == "training.loss_spikes" || path == "training.critical_batch";
+}
+
+std::string run_of(const std::string& path, std::vector<scenario::Override> o) {
+  o.insert(o.begin(), {"training.tokens", "\"15T\""});  // the base has no tokens (a key of the table)
+  o.emplace_back("reliability.trials", "20");
+  const auto s = scenario::load_scenario(path, o);
+  execution::StepOptions analytic;
+  analytic.fidelity = execution::Fidelity::Analytic;
+  auto evaluated = app::evaluate_step(s, analytic);
+  if (!std::holds_alternative<app::StepOutcome>(evaluated)) throw std::runtime_error("infeasible");
+  const auto& step = std::get<app::StepOutcome>(evaluated);
+  return app::evaluate_run(s, step, s.reliability.trials, s.reliability.seed, 1, {}).json.dump();
 }
 
 TEST(DescribeKeys, TheReadmeAndTheTableListTheSameKeys) {
@@ -160,6 +223,7 @@ TEST(DescribeKeys, EveryKeyLoadsAndEveryListedDefaultIsTheLoadersOwn) {
     auto with = [&](const std::string& value) {
       auto o = use.context;
       o.emplace_back(path, value);
+      if (value == use.sample) o.insert(o.end(), use.sample_context.begin(), use.sample_context.end());
       return o;
     };
     try {
@@ -172,6 +236,14 @@ TEST(DescribeKeys, EveryKeyLoadsAndEveryListedDefaultIsTheLoadersOwn) {
     const auto fallback = nlohmann::json::parse(std::string(k.fallback), nullptr, /*allow_exceptions=*/false);
     if (fallback.is_discarded()) continue;
     try {
+      if (run_level(path)) {
+        const std::string plain = run_of(base, use.context);
+        EXPECT_TRUE(plain == run_of(base, with(std::string(k.fallback))))
+            << path << ": the listed default " << k.fallback << " changes the run";
+        EXPECT_FALSE(plain == run_of(base, with(use.sample)))
+            << path << " = " << use.sample << " changes nothing in the run: is the key read?";
+        continue;
+      }
       const auto plain = step_of(base, use.context);
       const auto explicit_default = step_of(base, with(std::string(k.fallback)));
       EXPECT_EQ(plain.step_time, explicit_default.step_time) << path << ": the listed default " << k.fallback;
