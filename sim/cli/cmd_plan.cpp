@@ -122,8 +122,12 @@ void print_plan(const planner::PlanResult& r, const scenario::Scenario& s, const
       out << (i ? ", " : "") << r.infeasible[i].first << " " << r.infeasible[i].second;
     out << "\n";
   }
+  // What each objective ranks by, as a column of the table below.
+  const char* ranked_by = r.objective == planner::Objective::Risk   ? ": p90 days"
+                          : r.objective == planner::Objective::Cost ? ": mean cost"
+                                                                    : "";
   out << "\nbest " << std::min<std::size_t>(r.candidates.size(), static_cast<std::size_t>(a.top)) << " by "
-      << planner::to_string(r.objective)
+      << planner::to_string(r.objective) << (r.run_evaluated > 0 ? ranked_by : "")
       << " (step at replica fidelity; MFU in model FLOPs; memory of the worst pipeline stage; gbs: global batch in "
          "sequences; days and cost: mean over the run-level trials, failures included)\n";
   std::vector<int> top;

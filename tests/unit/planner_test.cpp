@@ -446,6 +446,12 @@ TEST(PlanCommand, TableJsonAndExitCodes) {
   EXPECT_NE(none.err.find("out of memory"), std::string::npos) << none.err;
   EXPECT_EQ(support::trainsim({"plan", path, "--free", "tpp"}).code, cli::kExitBadInput);
   EXPECT_EQ(support::trainsim({"plan", path, "--gpus", "12"}).code, cli::kExitBadInput);
+  // The heading names the column a risk or cost ranking follows ("best 3 by risk" said nothing of what risk is).
+  auto risk = plan_top3(path, {"--objective", "risk"});
+  ASSERT_EQ(risk.code, cli::kExitOk) << risk.err;
+  EXPECT_NE(risk.out.find("best 3 by risk: p90 days ("), std::string::npos) << risk.out;
+  auto cost = plan_top3(path, {"--objective", "cost"});
+  EXPECT_NE(cost.out.find("best 3 by cost: mean cost ("), std::string::npos) << cost.out;
 }
 
 TEST(PlanCommand, ShowsEachCandidatesGlobalBatchAndWhatASearchedBatchTrainsTo) {
