@@ -44,6 +44,7 @@ const std::vector<FlagSpec>& flag_specs() {
       {"moe-enable-deepep", Kind::Bool, nullptr},
       {"moe-expert-capacity-factor", Kind::Text, nullptr},
       {"moe-pad-expert-input-to-capacity", Kind::Bool, nullptr},
+      {"moe-router-force-load-balancing", Kind::Bool, nullptr},
       {"tp-comm-overlap", Kind::Bool, nullptr},
       {"overlap-moe-expert-parallel-comm", Kind::Bool, nullptr},
       {"overlap-param-gather", Kind::Bool, nullptr},

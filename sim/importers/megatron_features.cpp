@@ -243,6 +243,14 @@ void apply_training_features(const Context& c) {
     else if (d.has("training.moe_capacity_factor"))
       d.put("training.moe_pad_to_capacity", true, where(c, *g));
   }
+  // Forced load balancing (benchmark recipes: the router sends every expert the same tokens) is what
+  // training.moe_imbalance 1 describes; stated, `trainsim step` no longer says that routing was taken as balanced.
+  if (const Given* g = c.given("moe-router-force-load-balancing")) {
+    if (d.has("model.moe.experts"))
+      d.put("training.moe_imbalance", 1.0, where(c, *g) + " (balanced routing)");
+    else
+      c.out.notes.push_back({where(c, *g), "ignored: the model has no experts"});
+  }
   // Attention backend: unfused and local store the attention scores (Korthikanti's 5as/h term); the others do not.
   if (const Given* g = c.given("attention-backend"))
     d.put("training.fused_attention", g->value != "unfused" && g->value != "local", where(c, *g));

@@ -45,5 +45,19 @@ TEST(ImportMegatron, TokenDroppingFlags) {
   }
 }
 
+// --moe-router-force-load-balancing (the ModelZoo's benchmark recipes) is balanced routing, training.moe_imbalance 1:
+// it was listed as "not modelled", and the imported scenario's step then said routing was taken as balanced.
+TEST(ImportMegatron, ForcedLoadBalancingIsBalancedRouting) {
+  const auto forced = import_flags("--moe-router-force-load-balancing");
+  ASSERT_NE(forced.draft.find("training.moe_imbalance"), nullptr);
+  EXPECT_DOUBLE_EQ(std::get<double>(forced.draft.find("training.moe_imbalance")->value), 1.0);
+  for (const auto& f : forced.ignored)
+    EXPECT_EQ(f.what.find("force-load-balancing"), std::string::npos) << f.to_string();
+  EXPECT_EQ(import_flags("").draft.find("training.moe_imbalance"), nullptr) << "not stated: left to the default";
+  EXPECT_EQ(import_flags("--moe-router-force-load-balancing", /*moe=*/false).draft.find("training.moe_imbalance"),
+            nullptr)
+      << "a dense model: noted, not written";
+}
+
 }  // namespace
 }  // namespace sim
