@@ -260,17 +260,50 @@ class Shell {
     return false;
   }
 
+  /// The variable an assignment token sets.
+  static std::string assigned_name(const Token& t) {
+    if (t.kind == Token::Kind::ArrayAssign) return t.text.ends_with('+') ? t.text.substr(0, t.text.size() - 1) : t.text;
+    return t.text.substr(0, assignment_name(t.text));
+  }
+
+  /// Runs `f` with a command's prefix assignments (`NNODES=4 bash -c "..."`) in effect, then puts the variables back:
+  /// bash gives them to that command's environment only, not to the script (nor to the command's own words).
+  template <class F>
+  void with_prefix(const std::vector<Token>& prefix, F&& f) {
+    std::vector<std::pair<std::string, std::optional<Var>>> saved;
+    for (const auto& t : prefix) {
+      const std::string name = assigned_name(t);
+      const auto it = ex_.vars().find(name);
+      saved.emplace_back(name, it == ex_.vars().end() ? std::nullopt : std::optional<Var>(it->second));
+    }
+    for (const auto& t : prefix)
+      assign(t);
+    f();
+    for (auto it = saved.rbegin(); it != saved.rend(); ++it) {
+      if (it->second) {
+        ex_.vars()[it->first] = std::move(*it->second);
+      } else {
+        ex_.vars().erase(it->first);
+      }
+    }
+  }
+
   void simple(const Node& n) {
     std::size_t k = 0;
-    for (; k < n.words.size(); ++k) {  // leading assignments
+    std::vector<Token> prefix;  // leading assignments
+    for (; k < n.words.size(); ++k) {
       const Token& t = n.words[k];
       if (t.kind == Token::Kind::ArrayAssign || (t.kind == Token::Kind::Word && assignment_name(t.text) > 0)) {
-        assign(t);
+        prefix.push_back(t);
       } else {
         break;
       }
     }
-    if (k == n.words.size()) return;
+    if (k == n.words.size()) {  // assignments alone: they set the script's variables
+      for (const auto& t : prefix)
+        assign(t);
+      return;
+    }
     const Token& head = n.words[k];
     if (head.kind == Token::Kind::Word && (head.text == "export" || head.text == "declare" || head.text == "typeset" ||
                                            head.text == "local" || head.text == "readonly")) {
@@ -331,7 +364,7 @@ class Shell {
         const ShellWord script = cmd.words[c + 1];
         cmd.words.resize(j);
         if (!cmd.words.empty()) out_.commands.push_back(std::move(cmd));
-        run(script.text, script.line, depth_ + 1);
+        with_prefix(prefix, [&] { run(script.text, script.line, depth_ + 1); });
         return;
       }
     }
@@ -343,7 +376,7 @@ class Shell {
     if (!cmd.words.empty()) out_.commands.push_back(std::move(cmd));
     for (const auto& h : n.heredocs) {
       if (name == "sbatch" || name == "bash" || name == "sh" || name == "srun") {
-        run(h.text, h.line, depth_ + 1);
+        with_prefix(prefix, [&] { run(h.text, h.line, depth_ + 1); });
       } else {
         out_.notes.push_back("line " + std::to_string(h.line) + ": the heredoc given to " +
                              (name.empty() ? std::string("the command") : name) + " is not read as a script");

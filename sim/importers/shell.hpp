@@ -2,7 +2,7 @@
 //
 // The reader (shell_parse.cpp: tokens and statements; shell.cpp: expansion and the walk over the statements) covers
 // what launch scripts use: NAME=value and NAME=(array) assignments (also after export/declare/local, += appends,
-// unset), $NAME, ${NAME}, ${NAME:-default} and the other default forms, ${ARR[@]} / ${ARR[i]} / ${#ARR[@]},
+// unset; before a command, NAME=value is that command's environment only, as bash has it), $NAME, ${NAME}, ${NAME:-default} and the other default forms, ${ARR[@]} / ${ARR[i]} / ${#ARR[@]},
 // $((arithmetic)), '...' and "..." quotes, word splitting of unquoted expansions (flags held in strings), backslash
 // continuations, comments, #SBATCH directives, heredocs given to sbatch / bash / sh / srun / cat, `if` / `elif` /
 // `else` with [ ], [[ ]] and test conditions, && and ||. The script is read as run with the invocation's arguments and

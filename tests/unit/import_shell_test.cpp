@@ -222,6 +222,17 @@ TEST(Shell, TheArgumentsAndEnvironmentAScriptIsRunWithAreItsOwn) {
   EXPECT_THROW(read_shell("run\n", "t.sh", {}, bad), base::ConfigError);
 }
 
+// `TP=2 bash other.sh` gives TP to that command's environment only (bash's "Simple Command Expansion"): the script's
+// own TP, and the command's own words, do not see it. The reader had kept it as the script's variable, so a later
+// --tensor-model-parallel-size $TP read 2 where bash passes 4. A `bash -c` string run by the command sees it.
+TEST(Shell, APrefixAssignmentIsTheCommandsEnvironmentOnly) {
+  EXPECT_EQ(last_command("TP=4\nTP=2 bash other.sh\nrun --tp $TP\n"), (W{"run", "--tp", "4"}));
+  EXPECT_EQ(last_command("X=1 run $X\n"), (W{"run", "$X?"})) << "not in the command's own words either";
+  EXPECT_EQ(last_command("N=1\nN=4 bash -c \"run --n \\$N\"\n"), (W{"run", "--n", "4"}));
+  EXPECT_EQ(last_command("N=4 bash -c \"true\"\nrun $N\n"), (W{"run", "$N?"})) << "and gone after it";
+  EXPECT_EQ(last_command("A=1 B=2\nrun $A $B\n"), (W{"run", "1", "2"})) << "assignments alone are the script's";
+}
+
 // bash's c ? a : b in $((...)) (Pai-Megatron-Patch: TP_COMM_OVERLAP=$(( ($TP > 1) ? 1 : 0 ))), grouping to the right,
 // and only the branch taken evaluated.
 TEST(Shell, ArithmeticConditionalTakesOneBranch) {
