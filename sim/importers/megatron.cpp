@@ -66,8 +66,15 @@ class MegatronImport {
       throw ConfigError(origin_, "line " + std::to_string(script.exit_line),
                         "the script exits here as written (the condition above holds with the file's own values), "
                         "before any Megatron-LM command; set what it tests in the file, or import the command itself");
-    const bool world_size = world_size_from_env(script.variables);
-    nvls_from_env(script.variables);
+    // The job's environment: the script's variables, and what the launching command is given before its name
+    // (NCCL_NVLS_ENABLE=0 torchrun ...).
+    auto env = script.variables;
+    for (const auto& cmd : script.commands)
+      if (!cmd.words.empty() && !not_a_job(cmd.words.front().text))
+        for (const auto& [name, value] : cmd.env)
+          env[name] = value;
+    const bool world_size = world_size_from_env(env);
+    nvls_from_env(env);
     if (flags_.empty() && out_.ignored.empty() && !world_size && errors_.empty() && !slurm_nodes_)
       throw ConfigError(origin_, "",
                         "no Megatron-LM flags found; expected a launch command line or argument list such as "

@@ -342,6 +342,13 @@ class Shell {
       return;
     }
     ShellCommand cmd{n.line, {}};
+    with_prefix(prefix, [&] {
+      for (const auto& t : prefix) {
+        const Var& v = ex_.vars()[assigned_name(t)];
+        if (v.known && !v.array && !v.values.empty() && v.values.front().text.find(kUnknown) == std::string::npos)
+          cmd.env.emplace_back(assigned_name(t), v.values.front().text);
+      }
+    });
     for (std::size_t j = k; j < n.words.size(); ++j) {
       const Token& t = n.words[j];
       if (t.kind == Token::Kind::Sbatch) {

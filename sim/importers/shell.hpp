@@ -39,6 +39,9 @@ struct ShellWord {
 struct ShellCommand {
   int line = 0;
   std::vector<ShellWord> words;
+  /// Its prefix assignments with known values (NCCL_NVLS_ENABLE=0 torchrun ...): the command's environment, not the
+  /// script's variables.
+  std::vector<std::pair<std::string, std::string>> env = {};
 };
 
 struct ShellScript {

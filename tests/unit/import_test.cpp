@@ -367,6 +367,10 @@ TEST(ImportMegatron, NcclNvlsEnableZeroTurnsNvlinkSharpOff) {
             nullptr)
       << "NCCL's default: on";
   EXPECT_EQ(importers::import_megatron_text(flags, "launch.sh").draft.find("cluster.network.nvls"), nullptr);
+  // Given to the launching command alone, it is the job's environment too.
+  const auto prefixed = importers::import_megatron_text("NCCL_NVLS_ENABLE=0 " + flags, "launch.sh");
+  ASSERT_NE(prefixed.draft.find("cluster.network.nvls"), nullptr);
+  EXPECT_FALSE(std::get<bool>(prefixed.draft.find("cluster.network.nvls")->value));
 }
 
 TEST(ImportMegatron, ShellSyntaxVariablesAndBothFlagForms) {
