@@ -146,7 +146,8 @@ void print_plan(const planner::PlanResult& r, const scenario::Scenario& s, const
   for (int i : top) {
     const auto& c = r.candidates[static_cast<std::size_t>(i)];
     const std::string rank = std::to_string(i + 1);
-    out << std::string(rank.size() < 3 ? 3 - rank.size() : 0, ' ') << rank << "  " << megatron_flags_line(c.megatron_flags, c.parallel.schedule) << "\n";
+    out << std::string(rank.size() < 3 ? 3 - rank.size() : 0, ' ') << rank << "  "
+        << megatron_flags_line(c.megatron_flags, c.parallel.schedule) << "\n";
   }
   if (!r.pareto.empty()) {
     out << "\nPareto front, "

@@ -273,7 +273,7 @@ Expander::Expansion Expander::parameter(std::string_view inner, std::string_view
     if (!use_word) return {};
   } else if (!use_word) {
     if (!set && positional && positional_given_) return {};  // an argument past the last given: empty
-    if (!set) return {{}, false};  // bare $NAME of a variable the file does not set
+    if (!set) return {{}, false};                            // bare $NAME of a variable the file does not set
     return value;
   }
   if (kind == '?') return {{}, false};

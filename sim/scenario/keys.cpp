@@ -72,7 +72,8 @@ const std::vector<KeyDoc>& extension_keys() {
       // Convergence and the data pipeline (README "Convergence, loss spikes and the data pipeline").
       {"training.critical_batch", "estimated from the compute (DeepSeek LLM)", "a token count (\"4M\")",
        "the critical batch of McCandlish et al.'s token efficiency"},
-      {"training.loss_spikes", "not given (off)", "\"none\", {per_million_steps, rollback_steps, skip_batches, detection}",
+      {"training.loss_spikes", "not given (off)",
+       "\"none\", {per_million_steps, rollback_steps, skip_batches, detection}",
        "loss spikes as a job-wide process (an object opts in with PaLM 540B's rate)"},
       {"data.storage_bandwidth", "\"2 TB/s\"", "a bandwidth", "the shared storage's read rate (data and checkpoints)"},
       {"data.bytes_per_token", "2 or 4 B by the vocabulary", "a size", "bytes read per trained token"},

@@ -96,7 +96,8 @@ TEST_F(Check, AScenarioWithNothingToCheckSaysWhatWasChecked) {
   auto o = trainsim({"check", bare, "--junit", junit()});
   EXPECT_EQ(o.code, kExitOk) << o.out << o.err;
   EXPECT_TRUE(contains(o.out, "1 scenario(s): 1 ok")) << o.out;
-  EXPECT_TRUE(contains(o.err, "note: check-test: only feasibility and fit were checked: the scenario has no \"expect\""))
+  EXPECT_TRUE(
+      contains(o.err, "note: check-test: only feasibility and fit were checked: the scenario has no \"expect\""))
       << o.err;
   EXPECT_TRUE(contains(read(junit()), "tests=\"1\" failures=\"0\"")) << read(junit());
 }

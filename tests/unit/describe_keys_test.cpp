@@ -38,7 +38,7 @@ std::set<std::string> readme_keys() {
     if (names.empty()) continue;
     const auto dot = names.front().rfind('.');
     const std::string section = dot == std::string::npos ? "" : names.front().substr(0, dot + 1);
-    static const std::vector<std::string> sections = {"training.", "parallel.", "memory.",      "cluster.",
+    static const std::vector<std::string> sections = {"training.", "parallel.",    "memory.", "cluster.",
                                                       "data.",     "reliability.", "cost."};
     bool known = false;
     for (const auto& s : sections)
@@ -51,9 +51,9 @@ std::set<std::string> readme_keys() {
 }
 
 struct Use {
-  std::string base;                         // scenario file, relative to the source tree
-  std::vector<scenario::Override> context;  // what the key needs beside it
-  std::string sample;                       // a value other than the default, as JSON
+  std::string base;                                     // scenario file, relative to the source tree
+  std::vector<scenario::Override> context;              // what the key needs beside it
+  std::string sample;                                   // a value other than the default, as JSON
   std::vector<scenario::Override> sample_context = {};  // what only the sample needs (owned pricing's node price)
 };
 

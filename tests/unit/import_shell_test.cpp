@@ -206,7 +206,8 @@ TEST(Shell, TheArgumentsAndEnvironmentAScriptIsRunWithAreItsOwn) {
   // them.
   const std::string branchy = "if [ $1 = dsw ]; then\n  TP=8\nelse\n  TP=1\nfi\nrun --tp $TP\n";
   EXPECT_EQ(words(branchy, inv), (W{"run", "--tp", "8"}));
-  EXPECT_TRUE(contains(shell_error(branchy), "--env NAME=VALUE, --args \"...\" for $1, $2, ...")) << shell_error(branchy);
+  EXPECT_TRUE(contains(shell_error(branchy), "--env NAME=VALUE, --args \"...\" for $1, $2, ..."))
+      << shell_error(branchy);
   // Where a value came from is recorded on the word, like a default the script took.
   const auto s = read_shell("TP=${10}\nrun --tp $TP --pp $MP_VP\n", "t.sh", {}, inv);
   ASSERT_EQ(s.commands.size(), 1u);
@@ -365,8 +366,8 @@ TEST(MegatronScript, ArgumentsAndEnvironmentAreGivenAsTheScriptIsRun) {
                            "--vocab-size 128256 --seq-length 8192 --micro-batch-size 1 --global-batch-size 512 "
                            "--tensor-model-parallel-size $TP --pipeline-model-parallel-size $PP ${vp_option} "
                            "--train-samples 1000 --bf16\n");
-  const auto o = support::trainsim({"import", "megatron", f, "--args", "8B 2 '4'", "--env", "MP_VP=4", "--hardware",
-                                    "h100-sxm5-80gb"});
+  const auto o = support::trainsim(
+      {"import", "megatron", f, "--args", "8B 2 '4'", "--env", "MP_VP=4", "--hardware", "h100-sxm5-80gb"});
   ASSERT_EQ(o.code, cli::kExitOk) << o.err;
   EXPECT_TRUE(contains(o.out, "\"tp\": 2")) << o.out;
   EXPECT_TRUE(contains(o.out, "\"pp\": 4")) << o.out;
