@@ -157,7 +157,10 @@ int describe_model_files(const std::vector<std::string>& files, const Options& o
       continue;
     }
     out << m.name << " (" << f << "): " << base::format_count({p.total(m.layers)}) << " params";
-    if (m.moe) out << ", " << base::format_count({p.active(m.layers)}) << " active";
+    // Model cards count "active" differently (Qwen and DeepSeek with the embedding, OpenAI's gpt-oss without it):
+    // say what this count holds.
+    if (m.moe)
+      out << ", " << base::format_count({p.active(m.layers)}) << " active per token (embedding and output included)";
     if (m.published_params) out << " (published " << base::format_count({m.published_params->n}) << ")";
     out << "; " << m.layers << " layers, hidden " << m.hidden << ", vocab " << m.vocab << " (embedding "
         << base::format_count({p.embedding + p.position}) << ", output "

@@ -246,6 +246,7 @@ TEST(Cli, DescribeModelsFilesGivesParametersAndLayerShapesOfAnyModelSource) {
   ASSERT_EQ(o.code, kExitOk) << o.err;
   EXPECT_NE(o.out.find("qwen3_moe"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("128 experts top-8 x 768 swiglu"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find(" active per token (embedding and output included)"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("MLA 128 heads, q_lora 1536, kv_lora 512"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("0-2     dense"), std::string::npos) << "DeepSeek-V3's first three layers: " << o.out;
   auto j = trainsim(
