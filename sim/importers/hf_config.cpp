@@ -81,6 +81,8 @@ class HfImport {
     if (const auto h = d.integer("model.hidden"); h && !d.has("model.ffn_hidden") && model_type == "gpt2") {
       d.put("model.ffn_hidden", 4 * *h, origin_ + " (GPT2Config default: n_inner = 4 x n_embd)");
     }
+    if (!d.has("model.vocab") && model_type == "gemma3_text")  // the multimodal configs leave it to the class
+      d.put("model.vocab", std::int64_t{262208}, at("model_type") + " (Gemma3TextConfig default vocab_size 262208)");
     architecture_checks(model_type);
     if (d.has("model.moe.experts")) {
       if (!d.has("model.moe.top_k"))
@@ -140,8 +142,15 @@ class HfImport {
   /// two-matrix GPT MLP, except in Gemma-style gated configs, which are left to the user.
   void activation(const std::string& model_type) {
     const char* key = in_.has("hidden_act")            ? "hidden_act"
+                      : in_.has("hidden_activation")   ? "hidden_activation"  // Gemma 2 and 3
                       : in_.has("activation_function") ? "activation_function"
                                                        : nullptr;
+    if (!key && model_type.starts_with("gemma")) {
+      // Gemma2Config and Gemma3TextConfig default hidden_activation to "gelu_pytorch_tanh" (a gated GeLU MLP).
+      out_.draft.put("model.activation", std::string("geglu"),
+                     at("model_type") + " (transformers' default hidden_activation gelu_pytorch_tanh: gated GeLU)");
+      return;
+    }
     if (!key) {
       out_.unresolved.push_back({origin_, "no hidden_act: give --set activation=swiglu or gelu", "model.activation"});
       return;
@@ -262,6 +271,17 @@ class HfImport {
       }
       if (global_every && !window) in_.error("layer_types", "sliding-window layers without a sliding_window size");
     }
+    // Gemma 2 and 3 without layer_types: their classes interleave full-attention layers, every second (Gemma2Config)
+    // or every sliding_window_pattern-th, 6 by default (Gemma3TextConfig).
+    if (window && *window > 0 && !in_.has("layer_types") && (model_type == "gemma2" || model_type == "gemma3_text")) {
+      const auto pattern = int_key("sliding_window_pattern");
+      global_every = pattern.value_or(model_type == "gemma2" ? 2 : 6);
+      if (!pattern)
+        out_.notes.push_back({at("model_type"), "every " + std::to_string(*global_every) +
+                                                    "th layer attends globally, the others within sliding_window (" +
+                                                    (model_type == "gemma2" ? "Gemma2Config" : "Gemma3TextConfig") +
+                                                    "'s layer pattern)"});
+    }
     if (window && *window > 0 && (!in_.has("layer_types") || global_every)) {
       d.put("model.sliding_window", *window, at("sliding_window"));
       if (global_every && *global_every > 0) d.put("model.global_every", *global_every, at("layer_types"));
@@ -276,10 +296,77 @@ class HfImport {
                 "models full and sliding-window attention");
     }
     // QK-norm: Qwen3's attention normalises each query and key head (no config key: the architecture has it).
-    if (model_type == "qwen3" || model_type == "qwen3_moe")
-      d.put("model.qk_norm", true, at("model_type") + " (Qwen3 attention: RMSNorm on each query and key head)");
+    if (model_type == "qwen3" || model_type == "qwen3_moe" || model_type == "gemma3_text")
+      d.put("model.qk_norm", true,
+            at("model_type") + " (Qwen3 and Gemma 3 attention: RMSNorm on each query and key head)");
     if (auto n = int_key("num_nextn_predict_layers"); n && *n > 0)
       d.put("model.mtp_layers", *n, at("num_nextn_predict_layers"));
+    if (model_type == "llama4_text") llama4();
+  }
+
+  /// Llama 4 (transformers' Llama4TextConfig and modeling_llama4.py): a MoE layer holds a shared expert of
+  /// intermediate_size beside its routed experts of that width; dense layers are intermediate_size_mlp wide; the MoE
+  /// layers are moe_layers, by default every interleave_moe_layer_step-th; queries and keys are L2-normalised
+  /// (use_qk_norm); RoPE layers attend within chunks of attention_chunk_size and the NoPE layers (no_rope_layers 0,
+  /// by default every no_rope_layer_interval-th, 4) attend globally.
+  void llama4() {
+    Draft& d = out_.draft;
+    const std::string model = at("model_type");
+    if (d.has("model.moe.experts")) {
+      if (const auto f = d.integer("model.ffn_hidden"); f && !d.has("model.moe.ffn_hidden"))
+        d.put("model.moe.ffn_hidden", *f, at("intermediate_size") + " (Llama 4's routed experts)");
+      d.put("model.moe.shared_experts", std::int64_t{1},
+            model + " (Llama 4's MoE layer: one shared expert of intermediate_size)");
+      std::vector<int> listed;
+      if (in_.kind("moe_layers") == Kind::Array) {
+        used_.push_back("moe_layers");
+        in_.optional("moe_layers", listed);
+      }
+      const auto step = int_key("interleave_moe_layer_step");
+      if (!listed.empty() || (step && *step > 1)) {
+        const auto layers = d.integer("model.layers").value_or(0);
+        std::vector<std::int64_t> pattern;
+        for (std::int64_t i = 0; i < layers; ++i)
+          pattern.push_back(listed.empty() ? ((i + 1) % *step == 0 ? 1 : 0)
+                                           : std::find(listed.begin(), listed.end(), i) != listed.end());
+        d.put("model.moe.layer_pattern", pattern, at(listed.empty() ? "interleave_moe_layer_step" : "moe_layers"));
+      }
+    }
+    if (const auto mlp = int_key("intermediate_size_mlp"); mlp && *mlp > 0)
+      d.override_value("model.ffn_hidden", *mlp, at("intermediate_size_mlp") + " (Llama 4's dense layers)");
+    if (const auto qk = bool_key("use_qk_norm"); qk && *qk)
+      d.put("model.qk_norm", true, at("use_qk_norm") + " (L2 norm on each query and key head)");
+    const auto chunk = int_key("attention_chunk_size");
+    if (!chunk || *chunk <= 0) return;
+    std::int64_t every = int_key("no_rope_layer_interval").value_or(4);
+    if (in_.kind("no_rope_layers") == Kind::Array) {
+      used_.push_back("no_rope_layers");
+      std::vector<int> rope;
+      in_.optional("no_rope_layers", rope);
+      if (!rope.empty()) {
+        std::int64_t first_global = -1;
+        for (std::size_t i = 0; i < rope.size() && first_global < 0; ++i)
+          if (rope[i] == 0) first_global = static_cast<std::int64_t>(i);
+        bool periodic = first_global >= 0;
+        for (std::size_t i = 0; periodic && i < rope.size(); ++i)
+          periodic = (rope[i] == 0) == ((static_cast<std::int64_t>(i) + 1) % (first_global + 1) == 0);
+        if (!periodic) {
+          in_.error("no_rope_layers",
+                    "global (NoPE) attention layers that do not repeat every k layers (at layers k-1, 2k-1, ...) "
+                    "are not modelled");
+          return;
+        }
+        every = first_global + 1;
+      }
+    }
+    d.put("model.sliding_window", *chunk, at("attention_chunk_size"));
+    d.put("model.global_every", every, at("no_rope_layers") + " (NoPE layers attend globally)");
+    out_.notes.push_back({at("attention_chunk_size"),
+                          "chunked attention (each token attends within its chunk) taken as a sliding window of the "
+                          "chunk size: the same for sequences up to " +
+                              std::to_string(*chunk) +
+                              " tokens; beyond, those layers' attention is counted at up to twice chunked "
+                              "attention's FLOPs"});
   }
 
   /// Qwen2-MoE's shared expert of shared_expert_intermediate_size: in parameters and FLOPs, that many routed-width
@@ -310,6 +397,27 @@ Import import_hf_config(const std::string& path) {
   const auto doc = base::JsonDocument::parse_file(path);
   base::Diagnostics diag(doc.origin());
   JsonReader root = doc.root(diag);
+  // A multimodal config (Llama 4, Gemma 3, Mistral Small 3.1, Qwen2.5-VL) holds its language model in text_config:
+  // that is the model trained here; the vision encoder is not modelled.
+  if (!root.has("num_hidden_layers") && !root.has("hidden_size") && root.kind("text_config") == Kind::Object) {
+    auto text = root.optional_object("text_config");
+    HfImport hf(path, *text);
+    Import out = hf.run();
+    std::string name, type;
+    if (root.kind("_name_or_path") == Kind::String) root.optional("_name_or_path", name);
+    if (name.empty() && root.kind("model_type") == Kind::String) root.optional("model_type", type);
+    if (!name.empty() || !type.empty())
+      out.draft.override_value("model.name", name.empty() ? type : name,
+                               path + " /" + (name.empty() ? "model_type" : "_name_or_path"));
+    std::string others;
+    for (const auto& k : root.keys())
+      if (k != "text_config" && k != "_name_or_path" && k != "model_type") others += (others.empty() ? "" : ", ") + k;
+    out.notes.push_back({path + " /text_config",
+                         "the language model of a multimodal config; the rest (" + others +
+                             ") is not modelled: the vision encoder's compute and memory are not in the estimate"});
+    diag.throw_if_any();
+    return out;
+  }
   HfImport hf(path, root);
   Import out = hf.run();
   diag.throw_if_any();
