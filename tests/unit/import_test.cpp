@@ -856,6 +856,14 @@ TEST(ImportHfConfig, Gemma3TextModelTakesItsClassDefaults) {
   auto j = trainsim({"describe", "models", gemma, "--format", "json"});
   ASSERT_EQ(j.code, kExitOk) << j.err;
   EXPECT_NEAR(nlohmann::json::parse(j.out)[0].at("params").get<double>(), 27e9, 0.02 * 27e9) << "Gemma 3 27B";
+  // Gemma 2 (google/gemma-2-9b's config.json sizes): every second layer global (Gemma2 is_sliding = layer_idx even).
+  const auto gemma2 = dir.write("gemma2.json", R"({"model_type": "gemma2", "hidden_size": 3584,
+    "intermediate_size": 14336, "num_hidden_layers": 42, "num_attention_heads": 16, "num_key_value_heads": 8,
+    "head_dim": 256, "vocab_size": 256000, "hidden_activation": "gelu_pytorch_tanh", "sliding_window": 4096})");
+  auto g2 = trainsim({"import", "hf-config", gemma2});
+  ASSERT_EQ(g2.code, kExitOk) << g2.err;
+  EXPECT_TRUE(contains(g2.out, "\"global_every\": 2")) << g2.out;
+  EXPECT_TRUE(contains(g2.out, "\"activation\": \"geglu\"")) << g2.out;
 }
 
 TEST(ImportHfConfig, MalformedInputsExitTwo) {
