@@ -172,13 +172,17 @@ std::string without_table_keys(const std::string& base, const support::TempDir& 
   return file.string();
 }
 
-results::StepResult step_of(const std::string& path, const std::vector<scenario::Override>& o) {
-  const auto s = scenario::load_scenario(path, o);
+/// The scenario's step at analytic fidelity (fast: every key is evaluated twice or three times).
+app::StepOutcome analytic_step(const scenario::Scenario& s) {
   execution::StepOptions analytic;
   analytic.fidelity = execution::Fidelity::Analytic;
   auto evaluated = app::evaluate_step(s, analytic);
   if (!std::holds_alternative<app::StepOutcome>(evaluated)) throw std::runtime_error("infeasible");
-  return std::get<app::StepOutcome>(std::move(evaluated)).result;
+  return std::get<app::StepOutcome>(std::move(evaluated));
+}
+
+results::StepResult step_of(const std::string& path, const std::vector<scenario::Override>& o) {
+  return analytic_step(scenario::load_scenario(path, o)).result;
 }
 
 /// The run-level keys (data pipeline, reliability, cost) change nothing in the step: their defaults are checked on
@@ -192,12 +196,7 @@ std::string run_of(const std::string& path, std::vector<scenario::Override> o) {
   o.insert(o.begin(), {"training.tokens", "\"15T\""});  // the base has no tokens (a key of the table)
   o.emplace_back("reliability.trials", "20");
   const auto s = scenario::load_scenario(path, o);
-  execution::StepOptions analytic;
-  analytic.fidelity = execution::Fidelity::Analytic;
-  auto evaluated = app::evaluate_step(s, analytic);
-  if (!std::holds_alternative<app::StepOutcome>(evaluated)) throw std::runtime_error("infeasible");
-  const auto& step = std::get<app::StepOutcome>(evaluated);
-  return app::evaluate_run(s, step, s.reliability.trials, s.reliability.seed, 1, {}).json.dump();
+  return app::evaluate_run(s, analytic_step(s), s.reliability.trials, s.reliability.seed, 1, {}).json.dump();
 }
 
 TEST(DescribeKeys, TheReadmeAndTheTableListTheSameKeys) {
