@@ -7,6 +7,7 @@
 // [activation_checkpoint] mode "selective". Older configs keep the parallel degrees in [training]; both are read.
 #include "sim/importers/importers.hpp"
 #include "sim/importers/toml.hpp"
+#include "sim/importers/torchtitan_reader.hpp"
 
 #include <algorithm>
 #include <map>
@@ -16,9 +17,9 @@ namespace {
 
 using Type = TomlValue::Type;
 
-class TitanImport {
+class TitanImport : public titan::Reader {
  public:
-  TitanImport(const std::string& origin, const Draft& known) : origin_(origin), known_(known) {}
+  TitanImport(const std::string& origin, const Draft& known) : Reader(origin), known_(known) {}
 
   Import run(const TomlValue& root) {
     for (const auto& [name, section] : root.table) {
@@ -202,40 +203,6 @@ class TitanImport {
     return origin_ + (section && section->get(key) ? " [parallelism] " + std::string(key) : " (TorchTitan default)");
   }
 
-  void used(const std::string& section, const std::string& key) { std::erase(ignored_, section + "." + key); }
-
-  void error(int line, const std::string& message) {
-    errors_.push_back({origin_, line > 0 ? "line " + std::to_string(line) : "", message});
-  }
-
-  std::optional<std::int64_t> integer(const std::string& section, const TomlValue& t, const char* key,
-                                      bool allow_minus_one = false) {
-    used(section, key);
-    const TomlValue* v = t.get(key);
-    if (!v) return std::nullopt;
-    if (v->type != Type::Integer) {
-      error(v->line, "[" + section + "] " + key + ": expected an integer, found " + v->type_name());
-      return std::nullopt;
-    }
-    if (v->integer < 1 && !(allow_minus_one && v->integer == -1)) {
-      error(v->line, "[" + section + "] " + key + ": " + std::to_string(v->integer) + " is not accepted; expected " +
-                         (allow_minus_one ? "a positive integer or -1" : "a positive integer"));
-      return std::nullopt;
-    }
-    return v->integer;
-  }
-
-  std::optional<std::string> text(const std::string& section, const TomlValue* t, const char* key) {
-    if (!t || !t->get(key)) return std::nullopt;
-    used(section, key);
-    const TomlValue* v = t->get(key);
-    if (v->type != Type::String) {
-      error(v->line, "[" + section + "] " + key + ": expected a string, found " + v->type_name());
-      return std::nullopt;
-    }
-    return v->string;
-  }
-
   /// [checkpoint]: when enabled (`enable`, `enable_checkpoint` before 2025), TorchTitan saves every `interval` steps
   /// (interval_type "steps", its default; "seconds" in 2024's configs), synchronously unless async_mode is "async" or
   /// "async_with_pinned_mem" (default "disabled"; torchtitan/components/checkpoint.py). The run level times that
@@ -305,143 +272,6 @@ class TitanImport {
                                  "\"" + *s + "\" is not modelled; trainsim has 1F1B, GPipe, Interleaved1F1B, " +
                                      "DualPipeV (and zb-h1); give --set parallel.schedule=NAME",
                                  "parallel.schedule"});
-    }
-  }
-
-  /// The [quantize.<group>.<kind>] table of TorchTitan's 2025 configs ([quantize.linear.float8], later
-  /// [quantize.dense.float8] and [quantize.moe.float8], and their .mx twins); the keys of every such table other than
-  /// recipe_name are listed as not modelled, one by one.
-  const TomlValue* quantize_table(const TomlValue& root, const char* group, const char* kind) {
-    const TomlValue* q = root.get("quantize");
-    if (!q || q->type != Type::Table) return nullptr;
-    for (const auto& [g, sub] : q->table) {
-      if (sub.type != Type::Table || std::find(ignored_.begin(), ignored_.end(), "quantize." + g) == ignored_.end())
-        continue;
-      used("quantize", g);
-      for (const auto& [k, t] : sub.table)
-        if (t.type == Type::Table)
-          for (const auto& [key, v] : t.table)
-            ignored_.push_back("quantize." + g + "." + k + "." + key);
-    }
-    const TomlValue* grp = q->get(group);
-    const TomlValue* t = grp && grp->type == Type::Table ? grp->get(kind) : nullptr;
-    return t && t->type == Type::Table ? t : nullptr;
-  }
-
-  /// The FP8 recipe: torchao's Float8Linear scales per tensor unless recipe_name says "rowwise" (TorchTitan's
-  /// [float8] of 2024 and [quantize.linear.float8] since 2025: "tensorwise", "rowwise", "rowwise_with_gw_hp"); MX
-  /// converters run MXFP8 (blocks of 32 with a shared exponent).
-  void fp8_recipe(const TomlValue* table, const std::string& section, bool mx) {
-    Draft& d = out_.draft;
-    const TomlValue* r = table ? table->get("recipe_name") : nullptr;
-    if (r) std::erase(ignored_, section + ".recipe_name");
-    if (mx) {
-      if (r && (r->type != Type::String || !r->string.starts_with("mxfp8"))) {
-        error(r->line, "[" + section + "] recipe_name: " +
-                           (r->type == Type::String ? "\"" + r->string + "\"" : "a " + std::string(r->type_name())) +
-                           " is not modelled; trainsim has MXFP8 (\"mxfp8\", \"mxfp8_cublas\", ...)");
-        return;
-      }
-      d.put("training.fp8_recipe", std::string("mxfp8"),
-            r ? origin_ + " [" + section + "] recipe_name" : origin_ + " MX converter (MXFP8)");
-      return;
-    }
-    if (!r) {
-      d.put("training.fp8_recipe", std::string("tensorwise"),
-            origin_ + " (torchao's default Float8Linear recipe: tensorwise)", true);
-      return;
-    }
-    if (r->type == Type::String &&
-        (r->string == "tensorwise" || r->string == "rowwise" || r->string == "rowwise_with_gw_hp")) {
-      d.put("training.fp8_recipe", std::string(r->string == "tensorwise" ? "tensorwise" : "rowwise"),
-            origin_ + " [" + section + "] recipe_name");
-      return;
-    }
-    error(r->line, "[" + section + "] recipe_name: " +
-                       (r->type == Type::String ? "\"" + r->string + "\"" : "a " + std::string(r->type_name())) +
-                       " is not accepted; accepted: tensorwise, rowwise, rowwise_with_gw_hp");
-  }
-
-  void precision(const TomlValue& root, const TomlValue* tr) {
-    Draft& d = out_.draft;
-    const TomlValue* f8 = root.get("float8");
-    const TomlValue* m = root.get("model");
-    bool fp8 = false, mx = false;
-    if (f8 && f8->get("enable_float8_linear") && f8->get("enable_float8_linear")->type == Type::Bool) {
-      used("float8", "enable_float8_linear");
-      fp8 = f8->get("enable_float8_linear")->boolean;
-    }
-    // Converters: "float8" (2024), "quantize.linear.float8" (2025), "quantize.dense.float8" (later 2025), and the
-    // MX ones of the same names; "quantize.moe.float8" / ".mx" convert the experts' grouped GEMMs alone.
-    bool moe_only = false;
-    int moe_line = 0;
-    auto converter = [&](const std::string& c, int line) {
-      fp8 = fp8 || c == "float8" || c == "quantize.linear.float8" || c == "quantize.dense.float8";
-      mx = mx || c == "mx" || c == "quantize.linear.mx" || c == "quantize.dense.mx";
-      if (c == "quantize.moe.float8" || c == "quantize.moe.mx") {
-        moe_only = true;
-        moe_line = line;
-      }
-    };
-    if (m && m->get("converters") && m->get("converters")->type == Type::Array) {
-      used("model", "converters");
-      for (const auto& c : m->get("converters")->array)
-        if (c.type == Type::String) converter(c.string, c.line);
-    } else if (m && m->get("converters") && m->get("converters")->type == Type::String) {
-      // Before 2025 TorchTitan took converters as one comma-separated string ("float8").
-      used("model", "converters");
-      const std::string& list = m->get("converters")->string;
-      for (std::size_t a = 0, b = 0; a <= list.size(); a = b + 1) {
-        b = std::min(list.find(',', a), list.size());
-        std::string item = list.substr(a, b - a);
-        std::erase(item, ' ');
-        converter(item, m->get("converters")->line);
-      }
-    }
-    const TomlValue* lf8 = quantize_table(root, "linear", "float8");
-    const TomlValue* df8 = quantize_table(root, "dense", "float8");
-    const TomlValue* lmx = quantize_table(root, "linear", "mx");
-    const TomlValue* dmx = quantize_table(root, "dense", "mx");
-    if (moe_only && !fp8 && !mx) {
-      // FP8 expert GEMMs beside 16-bit dense layers: trainsim has one GEMM precision per run.
-      error(moe_line,
-            "[model] converters: quantize.moe.* alone runs the experts' GEMMs in FP8 and the rest in BF16, "
-            "which trainsim does not model (one precision for all GEMMs); remove it to import the run as "
-            "BF16, or add quantize.dense.float8 to import it as FP8 throughout");
-      return;
-    }
-    if (fp8 || mx) {
-      d.put("training.dtype", std::string("fp8"), origin_ + (mx ? " MX linear layers" : " float8 linear layers"));
-      if (mx) {
-        fp8_recipe(dmx   ? dmx
-                   : lmx ? lmx
-                         : root.get("mx"),
-                   dmx   ? "quantize.dense.mx"
-                   : lmx ? "quantize.linear.mx"
-                         : "mx",
-                   true);
-      } else {
-        fp8_recipe(df8   ? df8
-                   : lf8 ? lf8
-                         : f8,
-                   df8   ? "quantize.dense.float8"
-                   : lf8 ? "quantize.linear.float8"
-                         : "float8",
-                   false);
-      }
-      return;
-    }
-    if (auto p = text("training", tr, "mixed_precision_param")) {
-      if (*p == "bfloat16" || *p == "float32") {
-        d.put("training.dtype", std::string(*p == "bfloat16" ? "bf16" : "fp32"),
-              origin_ + " [training] mixed_precision_param");
-      } else {
-        error(tr->get("mixed_precision_param")->line,
-              "[training] mixed_precision_param: \"" + *p + "\" is not accepted; accepted: bfloat16, float32");
-      }
-    } else {
-      d.put("training.dtype", std::string("bf16"), origin_ + " (TorchTitan default: mixed_precision_param bfloat16)",
-            true);
     }
   }
 
@@ -606,14 +436,10 @@ class TitanImport {
     }
   }
 
-  const std::string& origin_;
   const Draft& known_;
-  Import out_;
   std::optional<std::string> op_sac_;  // where per-operator selective checkpointing was set (or defaulted)
   bool op_sac_default_ = false;        // ... by TorchTitan's default (a weak value)
   bool dense_model_ = false;           // the file names a built-in dense model
-  std::vector<std::string> ignored_;
-  std::vector<base::Diagnostic> errors_;
 };
 
 }  // namespace

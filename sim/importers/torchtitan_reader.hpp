@@ -1,0 +1,42 @@
+// sim/importers/torchtitan_reader.hpp: what the parts of the TorchTitan importer share (internal to sim/importers):
+// the file's origin, the import being built, the keys not read yet and the errors, with typed reads that mark a key
+// read; and the reading of the precision (mixed precision, FP8 and MX converters), torchtitan_reader.cpp.
+#pragma once
+#include "sim/importers/importers.hpp"
+#include "sim/importers/toml.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sim::importers::titan {
+
+class Reader {
+ public:
+  explicit Reader(const std::string& origin) : origin_(origin) {}
+
+ protected:
+  /// The key is read: it leaves the list of keys reported as not modelled.
+  void used(const std::string& section, const std::string& key);
+  void error(int line, const std::string& message);
+  /// [section] key as a positive integer (or -1 where allowed); absent: nullopt.
+  std::optional<std::int64_t> integer(const std::string& section, const TomlValue& t, const char* key,
+                                      bool allow_minus_one = false);
+  /// [section] key as a string; absent: nullopt.
+  std::optional<std::string> text(const std::string& section, const TomlValue* t, const char* key);
+  /// training.dtype and training.fp8_recipe: [training] mixed_precision_param, and the FP8 or MX converters of every
+  /// TorchTitan release with their recipe.
+  void precision(const TomlValue& root, const TomlValue* tr);
+
+  const std::string& origin_;
+  Import out_;
+  std::vector<std::string> ignored_;  // "section.key" not read (yet)
+  std::vector<base::Diagnostic> errors_;
+
+ private:
+  const TomlValue* quantize_table(const TomlValue& root, const char* group, const char* kind);
+  void fp8_recipe(const TomlValue* table, const std::string& section, bool mx);
+};
+
+}  // namespace sim::importers::titan
