@@ -122,6 +122,16 @@ bool hierarchical_applies(const Layout& l) {
   return l.domains.size() >= 2 && l.even && l.domains.front().size() >= 2;
 }
 
+// The rails NCCL's rings spread their domain crossings over (collective.hpp): the fewest ranks any domain holds, when
+// the group spans two or more domains of two or more ranks each; 0 otherwise (one ring, one NIC per domain).
+std::int64_t rails(const Layout& l) {
+  if (l.domains.size() < 2) return 0;
+  std::size_t fewest = l.domains.front().size();
+  for (const auto d : l.domains)
+    fewest = std::min(fewest, d.size());
+  return fewest >= 2 ? static_cast<std::int64_t>(fewest) : 0;
+}
+
 // NVLS on one domain of two or more ranks, NVLS-tree on k >= 2 ranks in each of m >= 2 domains; all-reduce only, and
 // only where the switches reduce.
 bool nvls_applies(Op op, const Layout& l, const topology::Topology& topo) {
@@ -249,11 +259,11 @@ std::vector<PhaseSpec> plan(Op op, Algorithm algorithm, std::span<const GpuId> g
   // Ring.
   const base::Bytes ring_bytes = op == Op::AllReduce ? share(n, 2 * (p - 1), p) : share(n, p - 1, p);
   const std::int64_t ring_steps = op == Op::AllReduce ? 2 * (p - 1) : p - 1;
-  if (hierarchical_applies(l)) {  // NCCL's rings over the rails (header): concurrent NVLink and rail phases
-    const auto k = static_cast<std::int64_t>(l.domains.front().size());
+  if (const std::int64_t k = rails(l); k > 0) {  // NCCL's rings over the rails (header): NVLink and rails at once
     const auto m = static_cast<std::int64_t>(l.domains.size());
     const std::int64_t inter_steps = op == Op::AllReduce ? 2 * (m - 1) : m - 1;
-    PhaseSpec intra{{}, share(ring_bytes, k - 1, k), ring_steps - inter_steps};
+    // Uneven, a domain's ranks beyond its k exits forward every ring over NVLink: all of the ring bytes.
+    PhaseSpec intra{{}, l.even ? share(ring_bytes, k - 1, k) : ring_bytes, ring_steps - inter_steps};
     for (const auto& d : l.domains)
       add_ring(intra.edges, d);
     out.push_back(std::move(intra));

@@ -77,6 +77,14 @@ Algorithm resolve(Op op, Algorithm algorithm, std::span<const topology::GpuId> g
 ///   Source: the latency and channel model of ncclTopoTuneModel, NVIDIA/nccl src/graph/tuning.cc (commit
 ///   b6475625fbcaa2c3c0e50eed2fa1255d7514d4a2); a single ring through one NIC per domain would move all R bytes
 ///   through one NIC, k times slower than NCCL measures (docs/validation.md, "Collectives");
+/// - Ring over m >= 2 domains holding different numbers of ranks, each 2 or more (a data-parallel group spread 9/9/9/5
+///   over NVL72 domains): the same rings over k = the fewest ranks any domain holds. NCCL aligns every rank's ring
+///   graph to the smallest channel count and bandwidths of all ranks (initTransportsRank, NVIDIA/nccl src/init.cc), the
+///   smallest domain's, and each channel leaves every domain through its own NIC, so the crossings spread over k rails
+///   as above; a rank beyond a domain's first k forwards every channel over NVLink, so the domain rings carry all R
+///   bytes: T = (2(p-1) - 2(m-1)) a_nvl + 2(m-1) a_net + max(R/B_nvl, R/(k B_net)). (One ring through one NIC per
+///   domain, the lowering before, took such a group up to k times as long as its rails: docs/validation.md's Qwen3-32B
+///   on 256 GB200s);
 /// - Tree: one phase, every tree edge carries ceil(n/2) both ways (reduce up, broadcast down, pipelined), latency
 ///   2 ceil(log2 p) a;
 /// - Nvls in one domain of k: one phase shaped as a ring in the domain, each rank moving n (k+1)/k each way at the NVLS
@@ -129,6 +137,18 @@ class CollectiveCostModel {
   explicit CollectiveCostModel(const topology::Topology& topo) : topo_(topo) {}
 
   base::Time time(Op op, Algorithm algorithm, std::span<const topology::GpuId> group, base::Bytes n);
+  /// The collective's time while the same collective runs at the same moment on each sibling group, the group shifted
+  /// by an offset (the data-parallel groups of the other tensor-parallel ranks, which reduce their shards of the same
+  /// bucket together): the algorithm and protocol are the group's alone (NCCL's tuner knows no other traffic), and
+  /// the bottleneck rate counts the siblings' transfers on the switch links (leaf uplinks, spines, cores) they share
+  /// with the group's; their NVLink and NIC links are their own. The time is that of the last of them to finish (the
+  /// siblings' transfers on the most loaded switch link): what the full replay's flows give when the siblings are
+  /// placed as the group is (each member in the same domain, leaf and rail relative to the first; the caller passes
+  /// only such offsets), and what a replica standing for every tensor-parallel rank waits for. With none, time()
+  /// above. Offsets must be nonzero and keep every member in the cluster. All-to-all, send/recv and broadcast ignore
+  /// them.
+  base::Time time(Op op, Algorithm algorithm, std::span<const topology::GpuId> group, base::Bytes n,
+                  std::span<const topology::GpuId> sibling_offsets);
   Algorithm resolve(Op op, Algorithm algorithm, std::span<const topology::GpuId> group, base::Bytes n);
   /// The algorithm, NCCL protocol and time of the request (the protocol is LL for the direct operations and NVLS).
   struct Choice {
@@ -147,7 +167,7 @@ class CollectiveCostModel {
   Choice choose(Op op, Algorithm algorithm, std::span<const topology::GpuId> group, base::Bytes n, bool need_time);
   /// The algorithm's time with its fastest protocol (each protocol's fixed cost included); a tree that cannot beat
   /// `beat` is not routed and costs Time::max().
-  Choice fastest(Op op, Algorithm a, base::Bytes n, base::Time beat);
+  Choice fastest(Op op, Algorithm a, base::Bytes n, base::Time beat, std::optional<Protocol> only = std::nullopt);
   std::span<const topology::GpuId> sorted(std::span<const topology::GpuId> group);  // asserts distinct GPUs
   void load_nodes(std::span<const topology::GpuId> gpus);  // nodes_ = gpus, with their NVLink domains and leaves
   void load_layout();                                      // domain_start_, even_, ring_ from sorted nodes_
@@ -187,6 +207,7 @@ class CollectiveCostModel {
   void add_exchange(int a, int b);
   void add_between_leaves(int src, int dst);
   void route(int src, int dst);
+  int route_gpus(topology::GpuId src, topology::GpuId dst);  // onto switch_; the number of switch links
   // The phase unscaled; when no protocol of candidates_ can bring it below `beat` before routing its transfers between
   // leaves, that lower bound with *cut set.
   RawPhase end_phase_raw(base::Bytes bytes, std::int64_t steps, base::Time beat, bool* cut);
@@ -205,8 +226,11 @@ class CollectiveCostModel {
   std::span<std::int32_t> domain_start_;             // first node of each domain (sorted nodes), then the node count
   std::span<std::int32_t> exchanges_;                // per node, 2 counters: exchanges over NVLink, over its NIC
   std::vector<std::pair<int, int>> between_leaves_;  // the phase's transfers between leaves (node indices)
+  std::vector<std::pair<int, int>> network_pairs_;   // with siblings: the phase's transfers between domains
+  std::span<const topology::GpuId> siblings_;        // time()'s sibling offsets, while it costs with them
   std::vector<std::uint64_t> switch_;  // switch links crossed by the phase's transfers (kind << 32 | id), repeated
   int domains_ = 0;
+  int fewest_ = 0;                // the fewest ranks a domain holds (the rails the rings can use)
   bool even_ = true;              // the same number of ranks in every domain
   bool exchanges_phase_ = false;  // the phase is of exchanges (else each node sends and receives at most once)
   bool nominal_ = true;           // no link is down: every link at its kind's nominal bandwidth

@@ -52,15 +52,35 @@ base::Time CollectiveCostModel::time(Op op, Algorithm algorithm, std::span<const
   return choose(op, algorithm, group, n, /*need_time=*/true).time;
 }
 
+// The algorithm and protocol of the group alone (NCCL's tuner sees no other traffic), costed again with the siblings'
+// transfers on the switch links (end_phase_raw()).
+base::Time CollectiveCostModel::time(Op op, Algorithm algorithm, std::span<const GpuId> group, base::Bytes n,
+                                     std::span<const GpuId> sibling_offsets) {
+  const Choice alone = choose(op, algorithm, group, n, /*need_time=*/true);
+  if (sibling_offsets.empty() || alone.time == base::Time::zero() || alone.time == base::Time::max() ||
+      op == Op::AllToAll || op == Op::SendRecv || op == Op::Broadcast)
+    return alone.time;
+  for (GpuId o : sibling_offsets)
+    for (GpuId g : nodes_)
+      SIM_ASSERT(o != 0 && g + o >= 0 && g + o < topo_.gpus(), "a sibling group lies outside the cluster");
+  siblings_ = sibling_offsets;
+  const Choice with = alone.algorithm == Algorithm::Nvls ? nvls_choice(n)
+                                                         : fastest(op, alone.algorithm, n, base::Time::max(),
+                                                                   /*only=*/alone.protocol);
+  siblings_ = {};
+  return with.time;
+}
+
 CollectiveCostModel::Choice CollectiveCostModel::choice(Op op, Algorithm algorithm, std::span<const GpuId> group,
                                                         base::Bytes n) {
   return choose(op, algorithm, group, n, /*need_time=*/true);
 }
 
 // The algorithm's phases, built once, costed with each protocol's terms and fixed cost; the fastest kept (ties: LL,
-// LL128, Simple). A tree that no protocol can bring below `beat` is not routed and returns Time::max() (the caller
-// has a faster candidate already).
-CollectiveCostModel::Choice CollectiveCostModel::fastest(Op op, Algorithm a, base::Bytes n, base::Time beat) {
+// LL128, Simple), or `only` that protocol. A tree that no protocol can bring below `beat` is not routed and returns
+// Time::max() (the caller has a faster candidate already).
+CollectiveCostModel::Choice CollectiveCostModel::fastest(Op op, Algorithm a, base::Bytes n, base::Time beat,
+                                                         std::optional<Protocol> only) {
   int most = 0;
   for (int d = 0; d < domains_; ++d)
     most = std::max(most, domain_start_[index(d + 1)] - domain_start_[index(d)]);
@@ -84,6 +104,7 @@ CollectiveCostModel::Choice CollectiveCostModel::fastest(Op op, Algorithm a, bas
   }
   Choice best{a, base::Time::max(), Protocol::LL};
   for (std::size_t i = 0; i < kProtocols.size(); ++i) {
+    if (only && kProtocols[i] != *only) continue;
     const base::Time t = detail::saturating_add(candidates_[i].base, run(prog, candidates_[i]));
     if (t < best.time) best = {a, t, kProtocols[i]};
   }
@@ -175,8 +196,12 @@ void CollectiveCostModel::load_layout() {
     if (i == 0 || domain_[index(i)] != domain_[index(i - 1)]) domain_start_[index(domains_++)] = i;
   domain_start_[index(domains_)] = p;
   even_ = true;
-  for (int d = 0; d < domains_; ++d)
-    even_ = even_ && domain_start_[index(d + 1)] - domain_start_[index(d)] == domain_start_[1];
+  fewest_ = domain_start_[1];
+  for (int d = 0; d < domains_; ++d) {
+    const int size = domain_start_[index(d + 1)] - domain_start_[index(d)];
+    even_ = even_ && size == domain_start_[1];
+    fewest_ = std::min(fewest_, size);
+  }
   if (domains_ == 1 || domains_ == p) {  // one domain, or one rank in each: nothing is reversed
     for (int i = 0; i < p; ++i)
       ring_[index(i)] = i;
@@ -206,6 +231,7 @@ void CollectiveCostModel::begin_phase(bool exchanges) {
   if (exchanges_phase_) std::fill(exchanges_.begin(), exchanges_.end(), 0);
   switch_.clear();
   between_leaves_.clear();
+  network_pairs_.clear();
   nvlink_ = false;
   network_ = false;
   leaf_local_ = false;
@@ -226,6 +252,7 @@ inline void CollectiveCostModel::add_transfer(int src, int dst) {
     return;
   }
   network_ = true;
+  if (!siblings_.empty()) network_pairs_.emplace_back(src, dst);
   if (!nominal_) {
     limit_rate(topo_.nic_out(s), 1);
     limit_rate(topo_.nic_in(d), 1);
@@ -250,6 +277,10 @@ inline void CollectiveCostModel::add_exchange(int a, int b) {
   ++ea[kNic];
   ++eb[kNic];
   network_ = true;
+  if (!siblings_.empty()) {
+    network_pairs_.emplace_back(a, b);
+    network_pairs_.emplace_back(b, a);
+  }
   if (leaf_[index(a)] == leaf_[index(b)]) {
     leaf_local_ = true;
     return;
@@ -265,15 +296,20 @@ void CollectiveCostModel::add_between_leaves(int src, int dst) {
 
 // The switch links of a transfer's path, each keyed by kind then id.
 void CollectiveCostModel::route(int src, int dst) {
+  widest_ = std::max(widest_, route_gpus(nodes_[index(src)], nodes_[index(dst)]));
+}
+
+// The switch links between two GPUs under different leaves, onto switch_; returns how many.
+int CollectiveCostModel::route_gpus(GpuId src, GpuId dst) {
   using topology::LinkKind;
-  const topology::Topology::SwitchRoute r = topo_.switch_route(nodes_[index(src)], nodes_[index(dst)]);
+  const topology::Topology::SwitchRoute r = topo_.switch_route(src, dst);
   constexpr std::array<LinkKind, 2> kInPod = {LinkKind::LeafUp, LinkKind::SpineDown};
   constexpr std::array<LinkKind, 4> kAcrossPods = {LinkKind::LeafUp, LinkKind::SpineUp, LinkKind::CoreDown,
                                                    LinkKind::SpineDown};
   const LinkKind* kinds = r.size == 2 ? kInPod.data() : kAcrossPods.data();
   for (std::size_t i = 0; i < static_cast<std::size_t>(r.size); ++i)
     switch_.push_back(static_cast<std::uint64_t>(kinds[i]) << 32 | static_cast<std::uint32_t>(r.links[i]));
-  widest_ = std::max(widest_, r.size);
+  return r.size;
 }
 
 void CollectiveCostModel::limit_rate(LinkId link, std::int32_t transfers) {
@@ -356,6 +392,15 @@ CollectiveCostModel::RawPhase CollectiveCostModel::end_phase_raw(base::Bytes byt
   }
   for (const auto& [src, dst] : between_leaves_)
     route(src, dst);
+  // The siblings' transfers between leaves share the switch links; their own NVLink and NIC links are not the group's
+  // (disjoint groups), and their paths' latencies are not the group's steps.
+  for (GpuId o : siblings_)
+    for (const auto& [src, dst] : network_pairs_) {
+      const GpuId a = nodes_[index(src)] + o;
+      const GpuId b = nodes_[index(dst)] + o;
+      if (topo_.nvlink_domain_of(a) != topo_.nvlink_domain_of(b) && topo_.leaf_of(a) != topo_.leaf_of(b))
+        route_gpus(a, b);
+    }
   if (widest_ == 4) {
     r.network = std::max(r.network, latency({LinkKind::Nic, LinkKind::LeafUp, LinkKind::SpineUp, LinkKind::CoreDown,
                                              LinkKind::SpineDown, LinkKind::LeafDown}));
@@ -416,11 +461,11 @@ CollectiveCostModel::Program CollectiveCostModel::ring_program(Op op, base::Byte
   const base::Bytes bytes = op == Op::AllReduce ? share(n, 2 * (p - 1), p) : share(n, p - 1, p);
   const std::int64_t steps = op == Op::AllReduce ? 2 * (p - 1) : p - 1;
   Program prog;
-  if (hierarchical_applies()) {  // the rings over the rails: an NVLink phase and a rail phase at the same time
-    const std::int64_t k = domain_start_[1];
+  if (domains_ >= 2 && fewest_ >= 2) {  // the rings over the rails: an NVLink phase and a rail phase at the same time
+    const std::int64_t k = fewest_;
     const std::int64_t m = domains_;
     const std::int64_t inter_steps = op == Op::AllReduce ? 2 * (m - 1) : m - 1;
-    prog.phases[0] = intra_rings(share(bytes, k - 1, k), steps - inter_steps);
+    prog.phases[0] = intra_rings(even_ ? share(bytes, k - 1, k) : bytes, steps - inter_steps);
     prog.phases[1] = inter_rings(share(bytes, 1, k), inter_steps);
     prog.count = 2;
     prog.concurrent = true;
@@ -434,24 +479,26 @@ CollectiveCostModel::Program CollectiveCostModel::ring_program(Op op, base::Byte
   return prog;
 }
 
-// A ring in each domain (even: domain d is nodes [d k, (d + 1) k)).
+// A ring in each domain (domain d is nodes [domain_start_[d], domain_start_[d + 1])).
 CollectiveCostModel::RawPhase CollectiveCostModel::intra_rings(base::Bytes bytes, std::int64_t steps) {
-  const int k = domain_start_[1];
   begin_phase(/*exchanges=*/false);
-  for (int d = 0; d < domains_; ++d)
-    for (int j = 0; j < k; ++j)
-      add_transfer(d * k + j, d * k + (j + 1 == k ? 0 : j + 1));
+  for (int d = 0; d < domains_; ++d) {
+    const int first = domain_start_[index(d)];
+    const int last = domain_start_[index(d + 1)];
+    if (last - first < 2) continue;
+    for (int i = first; i < last; ++i)
+      add_transfer(i, i + 1 == last ? first : i + 1);
+  }
   return end_phase_raw(bytes, steps, base::Time::max(), nullptr);
 }
 
-// A ring across the domains per local index j: one per rail.
+// A ring across the domains per local index j < fewest_ (the smallest domain's size): one per rail.
 CollectiveCostModel::RawPhase CollectiveCostModel::inter_rings(base::Bytes bytes, std::int64_t steps) {
-  const int k = domain_start_[1];
   const int m = domains_;
   begin_phase(/*exchanges=*/false);
-  for (int j = 0; j < k; ++j)
+  for (int j = 0; j < fewest_; ++j)
     for (int d = 0; d < m; ++d)
-      add_transfer(d * k + j, (d + 1 == m ? 0 : d + 1) * k + j);
+      add_transfer(domain_start_[index(d)] + j, domain_start_[index(d + 1 == m ? 0 : d + 1)] + j);
   return end_phase_raw(bytes, steps, base::Time::max(), nullptr);
 }
 

@@ -127,6 +127,7 @@ StepPlan Planner::build() {
   // rank relative to the first member, no link down) takes rank 0's group itself: its stages are then shared and its
   // collectives found in the memo, as before groups were per rank.
   const std::vector<int> dp_group0 = placement_.group(parallel::Dim::DpCp, 0);
+  const auto dp_placed0 = placed_members(dp_group0);
   // Each pipeline rank's group, found once: rank 0's itself, or one of `own_groups` (sized up front, so the pointers
   // hold).
   std::vector<std::vector<int>> own_groups;
@@ -138,7 +139,7 @@ StepPlan Planner::build() {
     slot = &dp_group0;
     if (pipeline_rank == 0) return slot;
     auto g = placement_.group(parallel::Dim::DpCp, placement_.gpu(0, 0, 0, pipeline_rank));
-    if (!placed_alike(g, dp_group0)) slot = &own_groups.emplace_back(std::move(g));
+    if (!placed_alike(g, dp_placed0)) slot = &own_groups.emplace_back(std::move(g));
     return slot;
   };
   const std::vector<int>* dp_group = &dp_group0;
@@ -147,11 +148,11 @@ StepPlan Planner::build() {
   // above; another (an expert-parallel group across an NVL72 domain's boundary) has its own, timed on its groups.
   const std::vector<int> layer_gpus = layer_group_gpus(placement_, topo_, L.pp);
   // The groups compared: those of more than one GPU (Etp's only where it is not the TP group), rank 0's found once.
-  std::vector<std::pair<parallel::Dim, std::vector<int>>> groups0;
+  std::vector<std::pair<parallel::Dim, std::vector<std::array<int, 3>>>> groups0;
   for (const auto dim : kLayerDims)
     if (placement_.size(dim) > 1 &&
         !(dim == parallel::Dim::Etp && placement_.size(dim) == placement_.size(parallel::Dim::Tp)))
-      groups0.emplace_back(dim, placement_.group(dim, 0));
+      groups0.emplace_back(dim, placed_members(placement_.group(dim, 0)));
   std::vector<const LayerTimings*> rank_timings(static_cast<std::size_t>(L.pp), nullptr);
   auto timings_of = [&](int pipeline_rank) -> const LayerTimings* {
     auto& slot = rank_timings[static_cast<std::size_t>(pipeline_rank)];
@@ -168,9 +169,19 @@ StepPlan Planner::build() {
   };
   const bool zero = in_.parallel.zero_stage >= 1 || in_.parallel.distributed_optimizer;
   plan.dp_reduce_scatter = zero;
+  // The other tensor-parallel ranks' data-parallel groups reduce and gather the same buckets at the same moment: where
+  // they share switch links with this rank's (GB200's 4-GPU trays under TP 8: two TP ranks per rail), the collectives
+  // are costed beside them, as the full replay's flows run them (CollectiveCostModel::time with siblings).
+  std::map<const std::vector<int>*, std::vector<int>> siblings_memo;
+  auto dp_siblings = [&]() -> const std::vector<int>& {
+    auto it = siblings_memo.find(dp_group);
+    if (it == siblings_memo.end()) it = siblings_memo.emplace(dp_group, tp_siblings(*dp_group)).first;
+    return it->second;
+  };
   auto dp_time = [&](double grad_bytes) {
     if (dp_group->size() < 2) return Time::zero();
-    return collective(zero ? collectives::Op::ReduceScatter : collectives::Op::AllReduce, *dp_group, grad_bytes);
+    return collective(zero ? collectives::Op::ReduceScatter : collectives::Op::AllReduce, *dp_group, grad_bytes,
+                      dp_siblings());
   };
   const double bucket_limit = bucket_params(L.dp);
   const bool zb = in_.parallel.schedule == parallel::Schedule::ZeroBubbleH1;
@@ -191,7 +202,8 @@ StepPlan Planner::build() {
   const std::uint16_t interference_label = label(kInterferenceLabel);
   const std::uint16_t reduce_label = label(kReduceLabel);
   auto gather_time = [&](double params) {
-    return zero3 ? collective(collectives::Op::AllGather, *dp_group, params * kParamBytes) : Time::zero();
+    return zero3 ? collective(collectives::Op::AllGather, *dp_group, params * kParamBytes, dp_siblings())
+                 : Time::zero();
   };
   auto duration = [](const std::vector<TimedSegment>& segs) {
     Time t;
@@ -406,7 +418,7 @@ StepPlan Planner::build() {
     st.optimizer = hardware::memory_time(hw_.gpu, hw_.efficiency, shard * kOptimizerBytesPerParam);
     const bool gather_after = zero && !zero3 && dp_group->size() > 1;
     if (gather_after)
-      st.param_gather = collective(collectives::Op::AllGather, *dp_group, st.params_local * kParamBytes);
+      st.param_gather = collective(collectives::Op::AllGather, *dp_group, st.params_local * kParamBytes, dp_siblings());
     if (gather_after && in_.parallel.overlap_param_gather && !st.buckets.empty()) {
       // --overlap-param-gather (Megatron-Core DistributedDataParallel: the all-gathers are issued bucket by bucket, a
       // forward pre-hook waiting for its bucket and issuing the next): only the first bucket (the stage's first layers,

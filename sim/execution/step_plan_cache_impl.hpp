@@ -14,9 +14,9 @@
 namespace sim::execution {
 namespace detail {
 
-/// Per-plan memo of collective times: (op, first member, second member, size, bytes) identifies a group of one
-/// plan's placement and a payload.
-using CollectiveKey = std::tuple<int, int, int, int, std::int64_t>;
+/// Per-plan memo of collective times: (op, first member, second member, size, bytes, sibling groups) identifies a
+/// group of one plan's placement, a payload, and how many groups run it at the same moment (Planner::collective).
+using CollectiveKey = std::tuple<int, int, int, int, std::int64_t, int>;
 using CollectiveMemo = std::map<CollectiveKey, base::Time>;
 
 /// Everything the layer-level timings are computed from (see StepPlanCache).

@@ -68,27 +68,77 @@ class Planner {
     return t;
   }
 
-  /// A collective's uncontended time on a concrete group, memoised: an iteration repeats the same few shapes
-  /// (every layer's TP collectives, equal-sized gradient buckets), and the planner builds thousands of plans.
-  Time collective(collectives::Op op, const std::vector<int>& group, double bytes) {
+  /// A collective's time on a concrete group, memoised: an iteration repeats the same few shapes (every layer's TP
+  /// collectives, equal-sized gradient buckets), and the planner builds thousands of plans. Alone on the network, or
+  /// beside `siblings` (offsets to the groups that run it at the same moment: CollectiveCostModel::time).
+  Time collective(collectives::Op op, const std::vector<int>& group, double bytes,
+                  const std::vector<int>& siblings = {}) {
     const Bytes n{static_cast<std::int64_t>(std::llround(bytes))};
-    const auto key = CollectiveKey{static_cast<int>(op), group.front(), group.size() > 1 ? group[1] : -1,
-                                   static_cast<int>(group.size()), n.n};
+    const auto key = CollectiveKey{static_cast<int>(op),           group.front(), group.size() > 1 ? group[1] : -1,
+                                   static_cast<int>(group.size()), n.n,           static_cast<int>(siblings.size())};
     if (auto it = collective_cache_.find(key); it != collective_cache_.end()) return it->second;
+    auto cost = [&] { return cost_model_.time(op, collectives::Algorithm::Auto, group, n, siblings); };
     Time t;
     if (cache_ == nullptr) {
-      t = cost_model_.time(op, collectives::Algorithm::Auto, group, n);
+      t = cost();
     } else {
       auto& by_members = cache_->collectives[std::make_tuple(&topo_, static_cast<int>(op), n.n)];
-      if (auto it = by_members.find(group); it != by_members.end()) {
+      std::vector<int> with_siblings;  // the members, then -1 (no member) and the offsets
+      if (!siblings.empty()) {
+        with_siblings = group;
+        with_siblings.push_back(-1);
+        with_siblings.insert(with_siblings.end(), siblings.begin(), siblings.end());
+      }
+      const std::vector<int>& members = siblings.empty() ? group : with_siblings;
+      if (auto it = by_members.find(members); it != by_members.end()) {
         t = it->second;
       } else {
-        t = cost_model_.time(op, collectives::Algorithm::Auto, group, n);
-        by_members.emplace(group, t);
+        t = cost();
+        by_members.emplace(members, t);
       }
     }
     collective_cache_.emplace(key, t);
     return t;
+  }
+
+  /// The tensor-parallel siblings of a data-parallel group: offsets to the data-parallel groups of the other TP ranks
+  /// (the placement is affine, so each is the group shifted), which reduce and gather their shards of the same
+  /// buckets at the same moment. None where no two of these groups share a leaf (TP inside a rail-optimised node: each
+  /// TP rank on rails of its own), as then they share no switch link either and the group alone is each one's time.
+  /// Else those laid out as the group is, on rails of their own or the group's (each member in the same NVLink domain
+  /// and leaf relative to the first, every local rank moved alike): another layout would run another pattern
+  /// (CollectiveCostModel::time).
+  std::vector<int> tp_siblings(const std::vector<int>& group) const {
+    const int tp = placement_.size(parallel::Dim::Tp);
+    if (tp < 2) return {};
+    const int first = placement_.gpu(0, 0, 0, 0);
+    const int last = *std::max_element(group.begin(), group.end());
+    std::vector<int> all;  // every TP rank's offset that keeps the group in the cluster, 0 first
+    for (int t = 0; t < tp; ++t)
+      if (const int o = placement_.gpu(t, 0, 0, 0) - first; last + o < topo_.gpus()) all.push_back(o);
+    std::vector<int> owner(static_cast<std::size_t>(topo_.leaves()), -1);  // per leaf: the first group seen on it
+    bool shared = false;
+    for (std::size_t s = 0; s < all.size() && !shared; ++s)
+      for (int g : group) {
+        int& o = owner[static_cast<std::size_t>(topo_.leaf_of(g + all[s]))];
+        if (o == -1) o = static_cast<int>(s);
+        shared = shared || o != static_cast<int>(s);
+      }
+    if (!shared) return {};
+    std::vector<int> offsets;
+    for (std::size_t s = 1; s < all.size(); ++s) {
+      std::vector<int> shifted(group);
+      for (int& g : shifted)
+        g += all[s];
+      const int rail_shift = topo_.local_rank(shifted[0]) - topo_.local_rank(group[0]);
+      bool alike = true;
+      for (std::size_t i = 0; alike && i < group.size(); ++i) {
+        const auto a = placed(shifted, i), b = placed(group, i);
+        alike = a[0] == b[0] && a[1] == b[1] && a[2] - b[2] == rail_shift;
+      }
+      if (alike) offsets.push_back(all[s]);
+    }
+    return offsets;
   }
 
   /// Timed segments of one pass, adjacent compute merged (fewer events, same time).
@@ -174,13 +224,25 @@ class Planner {
     return {topo_.nvlink_domain_of(group[i]) - topo_.nvlink_domain_of(group[0]),
             topo_.leaf_of(group[i]) - topo_.leaf_of(group[0]), topo_.local_rank(group[i])};
   }
-  /// Whether `g` sits in the topology as `g0` does: each member in the same NVLink domain, leaf and local rank
-  /// relative to the first member, and no link down. Collectives on such groups take the same time.
-  bool placed_alike(const std::vector<int>& g, const std::vector<int>& g0) const {
-    if (topo_.links_down() != 0 || g.size() != g0.size()) return false;
-    for (std::size_t i = 0; i < g.size(); ++i)
-      if (placed(g, i) != placed(g0, i)) return false;
+  /// Whether `g` sits in the topology as the group whose placed() members are `placed0` does: each member in the same
+  /// NVLink domain, leaf and local rank relative to the first member, and no link down. Collectives on such groups
+  /// take the same time. (`placed0` computed once per group compared against: this runs per pipeline rank and group.)
+  bool placed_alike(const std::vector<int>& g, const std::vector<std::array<int, 3>>& placed0) const {
+    if (topo_.links_down() != 0 || g.size() != placed0.size()) return false;
+    const int domain = topo_.nvlink_domain_of(g[0]), leaf = topo_.leaf_of(g[0]);
+    for (std::size_t i = 0; i < g.size(); ++i) {
+      const std::array<int, 3> p = {topo_.nvlink_domain_of(g[i]) - domain, topo_.leaf_of(g[i]) - leaf,
+                                    topo_.local_rank(g[i])};
+      if (p != placed0[i]) return false;
+    }
     return true;
+  }
+  std::vector<std::array<int, 3>> placed_members(const std::vector<int>& g) const {
+    std::vector<std::array<int, 3>> out;
+    out.reserve(g.size());
+    for (std::size_t i = 0; i < g.size(); ++i)
+      out.push_back(placed(g, i));
+    return out;
   }
   std::deque<LayerTimings> own_timings_;  // without a cache, and pipeline ranks' copies with their labels renumbered
   double model_flops(double sequences) {

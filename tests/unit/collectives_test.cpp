@@ -216,6 +216,66 @@ TEST(Collectives, RingAcrossRailGroupsPaysTheSlowestStep) {
                   "a = the slowest ring step (through a spine)");
 }
 
+// A group spread unevenly over domains (8, 8 and 4 ranks, as a data-parallel group 9/9/9/5 over NVL72 domains):
+// NCCL aligns every rank to the smallest domain's channels, so the rings cross domains over its k = 4 rails, and the
+// ranks beyond a domain's first 4 forward every ring over NVLink (collective.hpp). Before, one ring through one NIC
+// per domain moved all the ring bytes through a single NIC: 4x the network time of the same rails.
+TEST(Collectives, RingOverAnUnevenGroupUsesTheSmallestDomainsRails) {
+  const Topology topo(h100(3 * 8));
+  std::vector<GpuId> group = iota(0, 16);
+  for (GpuId g : iota(16, 4))
+    group.push_back(g);
+  const Bytes n = 1_GiB;
+  const std::int64_t p = 20, m = 3, k = 4;
+  const Bytes ring = share(n, 2 * (p - 1), p);
+  const Time expected = fastest_protocol(false, 3, 8, false, [&](auto a, auto b) {
+    const Time latency = a(kNvl, false) * (2 * (p - 1) - 2 * (m - 1)) + a(kNet, true) * (2 * (m - 1));
+    return latency + std::max(base::transfer_time(ring, b(kNvlBw)), base::transfer_time(share(ring, 1, k), b(kNicBw)));
+  });
+  EXPECT_EQ(collective_time(Op::AllReduce, Algorithm::Ring, group, n, topo), expected);
+  const auto phases = lower(Op::AllReduce, Algorithm::Ring, group, n, topo);
+  ASSERT_EQ(phases.size(), 1U) << "the NVLink rings and the rail rings run at once";
+  EXPECT_EQ(phases[0].transfers.size(), 8U + 8U + 4U + 4U * 3U) << "a ring in each domain, 4 rails x 3 domains";
+  expect_rel_near(simulate_one(phases, topo), expected, 1e-6, "T = latency + max(R/B_nvl, R/(k B_net))");
+  const Time single_nic = base::transfer_time(ring, kNicBw);
+  EXPECT_LT(expected * 3, single_nic) << "the rails carry what one NIC per domain would have carried alone";
+  EXPECT_EQ(resolve(Op::AllReduce, Algorithm::Hierarchical, group, n, topo), Algorithm::Ring)
+      << "the hierarchical algorithm still needs the same ranks in every domain";
+}
+
+// The data-parallel groups of the 8 TP ranks of a GB200 job (trays of 4 GPUs, 72-GPU NVLink domains) reduce-scatter
+// at the same moment; ranks t and t + 4 sit on the same rail, so their rings cross the same leaves' uplinks, where
+// ECMP may put several on one. The cost beside the siblings is the last group's time among the eight replayed as
+// flows, exactly; alone, the group takes less (its own flows only). Even (288 GPUs, 9 per domain) and uneven (256:
+// 9/9/9/5, 5 rails).
+TEST(Collectives, SiblingGroupsShareTheSwitchLinksAsTheirFlowsDo) {
+  for (int gpus : {256, 288}) {
+    TopologyConfig c;
+    c.gpus = gpus;
+    c.gpus_per_node = 4;
+    c.nvlink_domain = 72;
+    c.nvlink_bw = 900_GBps;
+    c.nic_bw = 400_Gbps;
+    const Topology topo(c);
+    ASSERT_EQ(topo.tiers(), 2) << "more than one rail group: rings between domains cross the spines";
+    const Bytes n = 1_GiB;
+    for (Op op : {Op::ReduceScatter, Op::AllGather, Op::AllReduce}) {
+      std::vector<std::vector<Phase>> groups;
+      for (int t = 0; t < 8; ++t)
+        groups.push_back(lower(op, Algorithm::Auto, iota(t, gpus / 8, 8), n, topo));
+      const auto done = simulate(groups, topo);
+      const Time last = *std::max_element(done.begin(), done.end());
+      CollectiveCostModel model(topo);
+      const std::vector<GpuId> siblings = {1, 2, 3, 4, 5, 6, 7};
+      const Time beside = model.time(op, Algorithm::Auto, iota(0, gpus / 8, 8), n, siblings);
+      expect_rel_near(beside, last, 1e-6, to_string(op));
+      EXPECT_GT(beside, collective_time(op, Algorithm::Auto, iota(0, gpus / 8, 8), n, topo)) << gpus << to_string(op);
+      EXPECT_EQ(model.time(op, Algorithm::Auto, iota(0, gpus / 8, 8), n, {}),
+                collective_time(op, Algorithm::Auto, iota(0, gpus / 8, 8), n, topo));
+    }
+  }
+}
+
 TEST(Collectives, HierarchicalAllReduceOver4NodesOf8MatchesClosedForm) {
   const Topology topo(h100(32));
   const auto group = iota(0, 32);
