@@ -40,39 +40,46 @@ OpTotals op_totals(const OpWork& w) {
 struct StageTotals {
   OpTotals forward;
   OpTotals backward;
-  Time backward_input;   // zero-bubble only
-  Time backward_weight;  // zero-bubble only
+  OpTotals backward_input;   // zero-bubble only
+  OpTotals backward_weight;  // zero-bubble only
 };
 
-/// DualPipeV's programs (parallel::pipeline_ops) played out on each op's total: an op starts when its rank is free and
+/// A schedule's programs (parallel::pipeline_ops) played out on each op's total: an op starts when its rank is free and
 /// its input is there (the previous virtual stage's forward, the next one's backward, plus a transfer when they are
 /// on another rank); paired ops take their paired passes. When each rank's ops end. Linear in the ops; no
-/// collectives, as the rest of the closed form.
-struct DualPipeTimes {
+/// collectives, as the rest of the closed form. DualPipeV's step, and where ZB-H1's deferred weight-gradient passes
+/// and GPipe's backwards bring their buckets under ZeRO >= 2. (Played for 1F1B and interleaving too, the queue of the
+/// sweep's worst ZeRO-2 points comes 2 points closer to the replay, at 10-20x the closed form's cost: the planner's
+/// screen keeps Lindley's recursion below for them.)
+struct PlayedTimes {
   std::vector<Time> ends;  // per rank: its last op's end
-  /// Per rank and chunk, the last micro-batch's gradient pass (a full backward, or the W op of a split one): when it
-  /// started and ended. Its buckets are ready at start + their offset in a full backward, at its end after a W op.
-  std::vector<std::array<Time, 2>> grad_start, grad_end;
-  std::vector<std::array<bool, 2>> grad_is_w;
+  /// Per rank and chunk, the last micro-batch's gradient pass (a full backward, or the W op of a
+  /// split one): when it started and ended. Its buckets are ready at start + their offset in a full backward, at its
+  /// end after a W op.
+  std::vector<std::vector<Time>> grad_start, grad_end;
+  std::vector<std::vector<bool>> grad_is_w;
+  /// Per rank, with `every_pass`: every gradient pass in program order, as (chunk, start).
+  std::vector<std::vector<std::pair<int, Time>>> passes;
 };
 
-DualPipeTimes dualpipe_ends(const StepPlan& plan) {
-  const int p = plan.pp(), m = plan.micro_batches(), last = plan.layout.stages() - 1;
+PlayedTimes play_programs(const StepPlan& plan, bool every_pass) {
+  const int p = plan.pp(), v = plan.vpp(), m = plan.micro_batches(), last = plan.layout.stages() - 1;
   std::vector<std::vector<parallel::PipeOp>> progs;
   for (int r = 0; r < p; ++r)
-    progs.push_back(parallel::pipeline_ops(plan.schedule, p, 2, m, r));
+    progs.push_back(parallel::pipeline_ops(plan.schedule, p, v, m, r));
   // When each (micro-batch, virtual stage) forward and input-gradient pass ended; max() while not yet run.
   std::vector<Time> fwd(static_cast<std::size_t>(m * (last + 1)), Time::max()), bwd = fwd;
-  DualPipeTimes out;
-  out.grad_start.resize(static_cast<std::size_t>(p));
-  out.grad_end.resize(static_cast<std::size_t>(p));
-  out.grad_is_w.resize(static_cast<std::size_t>(p));
+  PlayedTimes out;
+  if (every_pass) out.passes.resize(static_cast<std::size_t>(p));
+  out.grad_start.assign(static_cast<std::size_t>(p), std::vector<Time>(static_cast<std::size_t>(v)));
+  out.grad_end = out.grad_start;
+  out.grad_is_w.assign(static_cast<std::size_t>(p), std::vector<bool>(static_cast<std::size_t>(v)));
   std::vector<Time> free(static_cast<std::size_t>(p));
   std::vector<std::size_t> next(static_cast<std::size_t>(p), 0);
   // Each (rank, chunk)'s pass totals, summed once: F, B, B_in, W, then F and B run as a pair's half.
-  std::vector<std::array<Time, 6>> totals(static_cast<std::size_t>(2 * p));
+  std::vector<std::array<Time, 6>> totals(static_cast<std::size_t>(v * p));
   for (int r = 0; r < p; ++r)
-    for (int c = 0; c < 2; ++c) {
+    for (int c = 0; c < v; ++c) {
       const StageWork& st = plan.stage(c, r);
       const bool paired = plan.ep_comm_overlap && !st.forward_paired.segments.empty();
       totals[static_cast<std::size_t>(c * p + r)] = {st.forward.total(),
@@ -105,7 +112,9 @@ DualPipeTimes dualpipe_ends(const StepPlan& plan) {
         Time& t = free[static_cast<std::size_t>(r)];
         const Time start = std::max(t, ready);
         t = start + duration(op, r);
-        if (op.micro_batch == m - 1 && (weight || op.kind == parallel::OpKind::Backward)) {
+        const bool gradients = weight || op.kind == parallel::OpKind::Backward;
+        if (every_pass && gradients) out.passes[static_cast<std::size_t>(r)].emplace_back(op.chunk, start);
+        if (op.micro_batch == m - 1 && gradients) {
           const auto ri = static_cast<std::size_t>(r), ci = static_cast<std::size_t>(op.chunk);
           out.grad_start[ri][ci] = start;
           out.grad_end[ri][ci] = t;
@@ -118,7 +127,7 @@ DualPipeTimes dualpipe_ends(const StepPlan& plan) {
   }
   for (int r = 0; r < p; ++r)
     SIM_ASSERT(next[static_cast<std::size_t>(r)] == progs[static_cast<std::size_t>(r)].size(),
-               "DualPipeV's programs run to their end");
+               "the programs run to their end");
   out.ends = std::move(free);
   return out;
 }
@@ -145,8 +154,8 @@ results::StepResult analytic_step(const StepPlan& plan) {
     totals[s].forward = op_totals(st.forward);
     totals[s].backward = op_totals(st.backward);
     if (zb) {
-      totals[s].backward_input = st.backward_input.total();
-      totals[s].backward_weight = st.backward_weight.total();
+      totals[s].backward_input = op_totals(st.backward_input);
+      totals[s].backward_weight = op_totals(st.backward_weight);
     }
   }
   const auto stage_totals = [&](int c, int r) -> const StageTotals& {
@@ -159,9 +168,15 @@ results::StepResult analytic_step(const StepPlan& plan) {
       const StageTotals& st = stage_totals(c, r);
       f[static_cast<std::size_t>(r)] += st.forward.all;
       b[static_cast<std::size_t>(r)] += st.backward.all;
-      bi[static_cast<std::size_t>(r)] += st.backward_input;
-      w[static_cast<std::size_t>(r)] += st.backward_weight;
+      bi[static_cast<std::size_t>(r)] += st.backward_input.all;
+      w[static_cast<std::size_t>(r)] += st.backward_weight.all;
     }
+  // ZB-H1 runs each micro-batch's backward as its two halves, which can hold more than the whole: under ZeRO-3 the W
+  // half gathers its weights again and reduce-scatters its gradients (step_plan.cpp). Its passes are those halves.
+  const bool split = plan.schedule == parallel::Schedule::ZeroBubbleH1;
+  if (split)
+    for (int r = 0; r < p; ++r)
+      b[static_cast<std::size_t>(r)] = bi[static_cast<std::size_t>(r)] + w[static_cast<std::size_t>(r)];
   // EP communication overlap: each steady-state pair of the rank's program (the replay's pairs) runs its paired
   // passes, whose all-to-alls are shorter by what the partner's compute hides (ep_overlap.hpp).
   std::vector<Time> saved(plan.ep_comm_overlap ? static_cast<std::size_t>(p) : 0);
@@ -197,10 +212,15 @@ results::StepResult analytic_step(const StepPlan& plan) {
   }
   const std::int64_t hops = 2 * static_cast<std::int64_t>(p - 1);
   Time pipe;
-  // DualPipeV: its programs played out op by op on these totals (dualpipe_ends). The DeepSeek-V3 report's bubble,
+  // DualPipeV: its programs played out op by op on these totals (play_programs). The DeepSeek-V3 report's bubble,
   // (p - 1)(F&B + B - 3W) per chunk (Table 2), bounds it from above: the played-out fold idles about one forward per
   // rank less (tests/unit/dualpipe_test.cpp).
-  const DualPipeTimes dual = dualpipe ? dualpipe_ends(plan) : DualPipeTimes{};
+  // ZB-H1 and GPipe under ZeRO >= 2: each micro-batch's gradient pass brings its buckets where the program puts it
+  // (ZB-H1's deferred W passes, GPipe's every backward, back to back at the end), which the 1F1B queue below does not
+  // follow: the closed form was 12-15% fast against the replay (docs/validation.md).
+  const bool gpipe = plan.schedule == parallel::Schedule::GPipe;
+  const bool played_queue = (gpipe || (zb && !dualpipe)) && plan.dp_every_micro_batch && m > 1;
+  const PlayedTimes dual = dualpipe || played_queue ? play_programs(plan, played_queue) : PlayedTimes{};
   if (dualpipe) {
     pipe = *std::max_element(dual.ends.begin(), dual.ends.end());
   } else if (zb) {
@@ -231,6 +251,12 @@ results::StepResult analytic_step(const StepPlan& plan) {
     if (dualpipe) last = dual.ends[static_cast<std::size_t>(r)];
     if (r > 0 && !dualpipe)
       last -= (zb ? bi[static_cast<std::size_t>(r - 1)] : b[static_cast<std::size_t>(r - 1)]) + plan.p2p;
+    // No rank ends before its own passes are done (with interleaving and few micro-batches the offsets above, whole
+    // backwards of the ranks before, can exceed the pipe's end less the rank's work: a PP 2, VPP 4 run of two
+    // micro-batches came out 13% fast, its pipeline bubble negative).
+    if (!dualpipe)
+      last =
+          std::max(last, Time{m * (f[static_cast<std::size_t>(r)] + b[static_cast<std::size_t>(r)]).ns} - saved_on(r));
     // Buckets of each chunk, ready during the chunk's last gradient pass. Interleaved 1F1B runs the backwards in
     // groups of p micro-batches per chunk, the last chunk first (Megatron-LM's get_model_chunk_id): after chunk c's
     // last backward come p backwards of each chunk before it, so it ends p x (their passes) before `last` (at least:
@@ -239,13 +265,26 @@ results::StepResult analytic_step(const StepPlan& plan) {
     Time after;  // the gradient passes that follow chunk c's last one
     for (int c = 0; c < v; ++c) {
       const StageTotals& st = stage_totals(c, r);
-      const Time pass = zb ? st.backward_weight : st.backward.all;
+      const Time pass = zb ? st.backward_weight.all : st.backward.all;
       pass_start[static_cast<std::size_t>(c)] = last - after - pass;
       after += Time{group * pass.ns};
     }
     Time dp_free;
     Time queue_end;  // ZeRO >= 2: where every micro-batch's buckets, queued on the stream, end
-    if (plan.dp_every_micro_batch && m > 1) {
+    if (played_queue) {
+      // The rank's gradient passes as played, each bringing every bucket of its chunk at its offset in the pass; the
+      // stream ends where the queue does (Lindley's recursion), moved onto this closed form's time by the rank's last
+      // pass.
+      const auto& passes = dual.passes[static_cast<std::size_t>(r)];
+      Time free;
+      for (const auto& [c, start] : passes)
+        for (const auto& bucket : plan.stage(c, r).buckets)
+          free = std::max(free, start + bucket.ready_at) + bucket.duration;
+      const auto& [c_last, start_last] = passes.back();
+      const StageTotals& st = stage_totals(c_last, r);
+      const Time last_end = start_last + (zb ? st.backward_weight.all : st.backward.all);
+      queue_end = last + (free > last_end ? free - last_end : Time::zero());
+    } else if (plan.dp_every_micro_batch && m > 1) {
       // ZeRO >= 2 reduces every micro-batch's buckets: each gradient pass of this rank brings D / v of data-parallel
       // work (D over its v chunks), from R (its first bucket's readiness) into the pass. Counted from the end, the
       // last W + 1 passes (W the warm-up's forwards) are the cool-down's, one per Bc (the slowest backward of this
@@ -312,7 +351,11 @@ results::StepResult analytic_step(const StepPlan& plan) {
   const auto rc = static_cast<std::size_t>(critical);
   for (int c = 0; c < v; ++c) {
     const StageTotals& st = stage_totals(c, critical);
-    for (const OpTotals* op : {&st.forward, &st.backward}) {
+    const std::array<const OpTotals*, 3> passes =
+        split ? std::array{&st.forward, &st.backward_input, &st.backward_weight}
+              : std::array<const OpTotals*, 3>{&st.forward, &st.backward, nullptr};
+    for (const OpTotals* op : passes) {
+      if (op == nullptr) continue;
       const auto kind = [op](SegKind k) { return op->by_kind[static_cast<std::size_t>(k)]; };
       acc[kCompute] += Time{m * kind(SegKind::Compute).ns};
       acc[kTp] += Time{m * kind(SegKind::Tp).ns};
