@@ -224,7 +224,8 @@ class CollectiveCostModel {
   std::span<std::int32_t> leaf_;                     // per node: its leaf (filled when the group spans domains)
   std::span<std::int32_t> ring_;                     // ring order as node indices
   std::span<std::int32_t> domain_start_;             // first node of each domain (sorted nodes), then the node count
-  std::span<std::int32_t> exchanges_;                // per node, 2 counters: exchanges over NVLink, over its NIC
+  static constexpr std::size_t kMedia = 2;           // exchange counters per node: over NVLink, over its NIC
+  std::span<std::int32_t> exchanges_;                // per node, kMedia counters
   std::vector<std::pair<int, int>> between_leaves_;  // the phase's transfers between leaves (node indices)
   std::vector<std::pair<int, int>> network_pairs_;   // with siblings: the phase's transfers between domains
   std::span<const topology::GpuId> siblings_;        // time()'s sibling offsets, while it costs with them
