@@ -28,7 +28,8 @@ struct StepOptions {
 };
 
 /// Simulates one iteration at the requested fidelity. Analytic uses closed forms on the same timed work, replica
-/// replays one data-parallel replica (data-parallel and expert-parallel collectives timed on the topology), full
+/// replays one data-parallel replica (data-parallel and expert-parallel collectives timed on the topology, a
+/// data-parallel one beside the other tensor-parallel ranks' where their groups share a leaf), full
 /// replays every GPU (every collective a rendezvous of its group, so one slow GPU stretches all it syncs with; data-
 /// parallel collectives as flows sharing the topology's links).
 /// Memory is filled in by the caller (parallel::memory), not here.
