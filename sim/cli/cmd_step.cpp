@@ -9,6 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <utility>
@@ -161,6 +162,36 @@ int step_command(const StepArgs& a, const Options& o, std::ostream& out, std::os
           << " GPUs, so its collectives cross the network: ranks fill each domain before the next. Set "
              "cluster.nvlink_domain to the GPUs the job takes of each domain (a multiple of the group; 64 on NVL72, "
              "16 of each rack's 18 trays) or choose a layout whose groups fit.\n";
+    }
+  // A data-parallel group spread unevenly over NVLink domains crosses them over the smallest share's rails: say so, and
+  // which domain size (the job taking that many GPUs of each domain, filled one after another) would spread it evenly:
+  // the largest below the current one, a multiple of the node, that puts as many of its ranks in each.
+  if (!o.quiet)
+    if (const auto u = execution::uneven_data_parallel_group(in)) {
+      const auto& c = in.topology->config();
+      std::string spread;
+      for (const int n : u->per_domain)
+        spread += (spread.empty() ? "" : "/") + std::to_string(n);
+      const int fewest = *std::min_element(u->per_domain.begin(), u->per_domain.end());
+      err << "note: pipeline rank " << u->pipeline_rank << "'s data-parallel group (" << u->members.size()
+          << " GPUs) lies " << spread << " over " << u->per_domain.size() << " NVLink domains of " << c.nvlink_domain
+          << " GPUs: NCCL's rings cross the domains over " << fewest << (fewest == 1 ? " NIC" : " rails")
+          << ", the fewest ranks a domain holds, so its gradient and parameter "
+          << "collectives run at that domain's network bandwidth.";
+      auto even_at = [&u](int d) {
+        std::map<int, int> per_domain;
+        for (const int g : u->members)
+          ++per_domain[g / d];
+        return std::all_of(per_domain.begin(), per_domain.end(),
+                           [&](const auto& e) { return e.second == per_domain.begin()->second; });
+      };
+      for (int d = c.nvlink_domain - c.gpus_per_node; d >= c.gpus_per_node; d -= c.gpus_per_node)
+        if (even_at(d)) {
+          err << " cluster.nvlink_domain " << d << " (the job taking " << d << " GPUs of each domain) spreads it "
+              << "evenly.";
+          break;
+        }
+      err << "\n";
     }
   // A model with experts and no training.moe_imbalance is timed with balanced routing, which benchmark recipes force
   // and real training does not: say so, with the measured cost of dropless routing (docs/validation.md,

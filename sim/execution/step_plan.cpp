@@ -512,6 +512,25 @@ std::vector<GroupAcrossDomains> groups_across_nvlink_domains(const StepInputs& i
   return out;
 }
 
+std::optional<UnevenGroup> uneven_data_parallel_group(const StepInputs& in) {
+  const auto& topo = *in.topology;
+  const parallel::Placement placement(in.layout, in.parallel.order);
+  for (int r = 0; r < in.layout.pp; ++r) {
+    const auto g = placement.group(parallel::Dim::DpCp, placement.gpu(0, 0, 0, r));
+    std::map<int, int> per_domain;  // NVLink domain -> the group's ranks in it
+    for (const int gpu : g)
+      ++per_domain[topo.nvlink_domain_of(gpu)];
+    if (per_domain.size() < 2) continue;
+    UnevenGroup u{r, g, {}};
+    for (const auto& [domain, ranks] : per_domain)
+      u.per_domain.push_back(ranks);
+    if (*std::min_element(u.per_domain.begin(), u.per_domain.end()) !=
+        *std::max_element(u.per_domain.begin(), u.per_domain.end()))
+      return u;
+  }
+  return std::nullopt;
+}
+
 StepPlan build_step_plan(const StepInputs& in, StepPlanCache& cache) {
   return detail::Planner(in, cache.impl_.get()).build();
 }

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -141,5 +142,15 @@ struct GroupAcrossDomains {
   int domains = 0;                  // NVLink domains it spans
 };
 std::vector<GroupAcrossDomains> groups_across_nvlink_domains(const StepInputs& in);
+
+/// A data-parallel group whose NVLink domains hold different numbers of its ranks (256 GPUs filling 72-GPU domains
+/// 72/72/72/40 put a group of 32 as 9/9/9/5): NCCL's rings cross the domains over the rails of the smallest share
+/// (sim/collectives/collective.hpp). The first such group, by pipeline rank.
+struct UnevenGroup {
+  int pipeline_rank = 0;
+  std::vector<int> members;     // its GPUs
+  std::vector<int> per_domain;  // its ranks in each domain it spans, by domain
+};
+std::optional<UnevenGroup> uneven_data_parallel_group(const StepInputs& in);
 
 }  // namespace sim::execution

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <map>
 #include <sstream>
 
@@ -194,6 +195,51 @@ TEST(StepCommand, NamesALayerGroupThatCrossesAnNvlinkDomain) {
   EXPECT_EQ(inside.err.find("NVLink domains"), std::string::npos) << inside.err;
   const auto quiet = step({"--quiet"});
   EXPECT_EQ(quiet.err.find("NVLink domains"), std::string::npos) << quiet.err;
+}
+
+TEST(StepCommand, SaysWhereADataParallelGroupLiesUnevenlyOverNvlinkDomains) {
+  // Qwen3-32B on 256 GB200s, TP 8: 256 GPUs fill 72-GPU domains 72/72/72/40, so each data-parallel group of 32 lies
+  // 9/9/9/5 and crosses the domains over 5 rails. With 64 GPUs of each domain, 8/8/8/8: no note, a faster step. On 288
+  // GPUs (9 in each of 4 whole domains) or with --quiet: no note.
+  auto step = [](const char* gpus, std::vector<std::string> extra) {
+    std::vector<std::string> args = {
+        "step",  kDefault,
+        "--set", "model=\"qwen3-32b\"",
+        "--set", "hardware=\"gb200-nvl72\"",
+        "--set", std::string("cluster.gpus=") + gpus,
+        "--set", "cluster.gpus_per_node=4",
+        "--set", "parallel.tp=8",
+        "--set", "parallel.pp=1",
+        "--set", std::string("parallel.dp=") + std::to_string(std::atoi(gpus) / 8),
+        "--set", std::string("parallel.global_batch=") + std::to_string(std::atoi(gpus) / 4),
+        "--json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return trainsim(args);
+  };
+  const auto uneven = step("256", {});
+  ASSERT_EQ(uneven.code, kExitOk) << uneven.err;
+  EXPECT_NE(uneven.err.find("note: pipeline rank 0's data-parallel group (32 GPUs) lies 9/9/9/5 over 4 NVLink domains "
+                            "of 72 GPUs: NCCL's rings cross the domains over 5 rails"),
+            std::string::npos)
+      << uneven.err;
+  EXPECT_NE(uneven.err.find("cluster.nvlink_domain 64 (the job taking 64 GPUs of each domain) spreads it evenly"),
+            std::string::npos)
+      << uneven.err;
+  const auto even = step("256", {"--set", "cluster.nvlink_domain=64"});
+  ASSERT_EQ(even.code, kExitOk) << even.err;
+  EXPECT_EQ(even.err.find("data-parallel group"), std::string::npos) << even.err;
+  auto step_time = [](const Outcome& o) {
+    auto doc = base::JsonDocument::parse_text(o.out, "stdout");
+    base::Diagnostics diag("stdout");
+    double v = 0;
+    doc.root(diag).required("step_time_s", v, base::Range::positive());
+    return v;
+  };
+  EXPECT_LT(step_time(even), step_time(uneven));
+  const auto whole = step("288", {});
+  ASSERT_EQ(whole.code, kExitOk) << whole.err;
+  EXPECT_EQ(whole.err.find("data-parallel group"), std::string::npos) << whole.err;
+  EXPECT_EQ(step("256", {"--quiet"}).err.find("data-parallel group"), std::string::npos);
 }
 
 TEST(StepCommand, SaysNothingOfGroupsSpreadWiderThanANodeByTheirLayout) {
