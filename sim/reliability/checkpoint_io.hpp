@@ -17,6 +17,11 @@ struct CheckpointShape {
   int dp = 1;                     // data-parallel replicas
   bool optimizer_sharded = true;  // ZeRO >= 1 or Megatron's distributed optimizer: optimizer states split over DP
   bool weights_sharded = false;   // ZeRO-3 / FSDP: weights split over DP too
+  /// Of `params`, the routed experts' (MoE), and the GPUs one copy of them spreads over: expert parallelism x expert
+  /// tensor parallelism x pipeline stages. A replica holds its share of the other weights whole, but only
+  /// 1 / expert_shards of the experts: expert parallelism spans data-parallel ranks (Megatron-Core's expert groups).
+  double expert_params = 0;
+  int expert_shards = 1;
 };
 
 /// The storage a checkpoint goes to, and what else uses it.
@@ -58,9 +63,10 @@ struct CheckpointIo {
 };
 
 /// Bytes: params x (weight + optimizer bytes), saved once (Megatron's distributed checkpoint deduplicates replicas).
-/// The busiest GPU holds weights / (gpus / dp) (one replica's shard; / gpus when weights are sharded) plus optimizer
-/// / gpus (sharded) or / (gpus / dp) (replicated, saved by one replica); the busiest node holds replica 0's share
-/// on its GPUs (all of the weights when a replica fits in a node) plus its GPUs' optimizer shards.
+/// The busiest GPU holds weights / (gpus / dp) (one replica's shard; / gpus when weights are sharded), the routed
+/// experts' weights / expert_shards instead, plus optimizer / gpus (sharded) or / (gpus / dp) (replicated, saved by
+/// one replica); the busiest node holds replica 0's share on its GPUs (all of the weights when a replica fits in a
+/// node), the expert shards of its first GPUs, and its GPUs' optimizer shards.
 /// Times (each the slower of two bounds, a transfer at the binding rate):
 ///   write = max(per_node_max / per_node, total / min(write, shared - data_reads))
 ///   load  = max(per_node_max / per_node, total / min(read,  shared - data_reads))

@@ -44,7 +44,8 @@ std::string basis(const reliability::CheckpointIo& io, const reliability::Checkp
 
 reliability::CheckpointShape checkpoint_shape(const Scenario& s, const parallel::Layout& layout) {
   reliability::CheckpointShape sh;
-  sh.params = workload::count_params(s.model).total(s.model.layers);
+  const auto pc = workload::count_params(s.model);
+  sh.params = pc.total(s.model.layers);
   // 16-bit weights (4 bytes in fp32 training) plus fp32 master weights and Adam's two moments, 12 bytes per
   // parameter (Rajbhandari et al., "ZeRO", SC20, Sec. 3.1: K = 12 for mixed-precision Adam); gradients are not saved.
   sh.weight_bytes = s.training.dtype == hardware::Dtype::Fp32 || s.training.dtype == hardware::Dtype::Tf32 ? 4 : 2;
@@ -54,6 +55,13 @@ reliability::CheckpointShape checkpoint_shape(const Scenario& s, const parallel:
   sh.dp = layout.dp * layout.cp;  // context-parallel ranks hold the same weights as data-parallel ones
   sh.optimizer_sharded = s.parallel.zero_stage >= 1 || s.parallel.distributed_optimizer;
   sh.weights_sharded = s.parallel.zero_stage >= 3;
+  if (s.model.moe) {
+    // The routed experts of every MoE layer, sharded over expert parallelism (and expert tensor parallelism, TP's
+    // by default) in each pipeline stage: what each GPU holds of them, as the memory model counts it.
+    sh.expert_params =
+        static_cast<double>(s.model.layers - pc.dense_layers) * (pc.mlp_per_layer - pc.shared_mlp_per_layer);
+    sh.expert_shards = layout.ep * (layout.expert_tp > 0 ? layout.expert_tp : layout.tp) * layout.pp;
+  }
   return sh;
 }
 
