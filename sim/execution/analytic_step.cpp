@@ -53,9 +53,8 @@ struct StageTotals {
 /// screen keeps Lindley's recursion below for them.)
 struct PlayedTimes {
   std::vector<Time> ends;  // per rank: its last op's end
-  /// Per rank and chunk, the last micro-batch's gradient pass (a full backward, or the W op of a
-  /// split one): when it started and ended. Its buckets are ready at start + their offset in a full backward, at its
-  /// end after a W op.
+  /// Per rank and chunk, the last micro-batch's gradient pass (a full backward, or the W op of a split one): when it
+  /// started and ended. Its buckets are ready at start + their offset in a full backward, at its end after a W op.
   std::vector<std::vector<Time>> grad_start, grad_end;
   std::vector<std::vector<bool>> grad_is_w;
   /// Per rank, with `every_pass`: every gradient pass in program order, as (chunk, start).
