@@ -115,6 +115,7 @@ Json scenario_json(const scenario::Scenario& s) {
   if (pc.tp_comm_overlap && pc.tp_comm_overlap_method != parallel::TpOverlapMethod::Userbuffers)
     j["parallel"]["tp_comm_overlap_method"] = parallel::to_string(pc.tp_comm_overlap_method);
   if (pc.overlap_param_gather) j["parallel"]["overlap_param_gather"] = true;
+  if (!pc.overlap_grad_reduce) j["parallel"]["overlap_grad_reduce"] = false;
   if (pc.ep_comm_overlap) j["parallel"]["ep_comm_overlap"] = true;
   if (pc.moe_dispatch_fp8) j["parallel"]["moe_dispatch_dtype"] = "fp8";
   if (pc.backward_prefetch != parallel::BackwardPrefetch::Pre)

@@ -389,6 +389,13 @@ StepPlan Planner::build() {
         ready += grad_op.segments[i].duration;
       bucket.ready_at = ready;
     }
+    // Without overlap (parallel.overlap_grad_reduce false: Megatron-LM's default, finalize_model_grads starting every
+    // bucket's collective after the last backward) each bucket waits for the end of its gradient pass.
+    if (!in_.parallel.overlap_grad_reduce && !zero3)
+      for (auto& bucket : st.buckets) {
+        bucket.ready_after = static_cast<int>(grad_op.segments.size()) - 1;
+        bucket.ready_at = grad_op.total();
+      }
     if (!zero3 && !st.buckets.empty()) {
       // The buckets are reduced beside the rest of their gradient pass, whose compute runs on the SMs the collectives
       // leave (the buckets back to back from the first one's ready time, the pass's rest the most they overlap):

@@ -8,6 +8,7 @@
 #include "sim/importers/importers.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace sim::importers {
 namespace {
@@ -46,6 +47,7 @@ class DeepSpeedImport {
     d.put("parallel.pp", std::int64_t{1}, origin_ + " (DeepSpeed data parallelism)", true);
     if (micro_) d.put("parallel.micro_batch", *micro_, at(in, "train_micro_batch_size_per_gpu"));
     if (tbs_) d.put("parallel.global_batch", *tbs_, at(in, "train_batch_size"));
+    overlap(d);
     if (!dtype_seen_) {
       d.put("training.dtype", std::string("fp32"), origin_ + " (DeepSpeed default: neither bf16 nor fp16 enabled)",
             true);
@@ -121,6 +123,9 @@ class DeepSpeedImport {
         double live = 0;
         if (z->optional(k, live, Range::between(1e6, 1e13)))
           out_.draft.put("memory.zero3_live_params", live, at(*z, k));
+      } else if (k == "overlap_comm" && z->kind(k) == Kind::Bool) {
+        bool on = false;
+        if (z->optional(k, on)) overlap_comm_ = std::pair{on, at(*z, k)};
       } else if (k == "cpu_offload" && z->kind(k) == Kind::Bool) {  // DeepSpeed before 0.3.16: offload_optimizer
         bool on = false;
         z->optional(k, on);
@@ -182,6 +187,31 @@ class DeepSpeedImport {
     if (!ignored.empty()) ignore(ignored);
   }
 
+  /// Gradient reduction during the backward (DeepSpeed's configuration reference, zero_optimization.overlap_comm:
+  /// default false for stages 1-2, true for stage 3): without ZeRO the engine all-reduces the gradients after the
+  /// backward; ZeRO-3 with overlap_comm false is not modelled (trainsim overlaps its reduce-scatters).
+  void overlap(Draft& d) {
+    const auto stage = d.integer("parallel.zero_stage").value_or(0);
+    if (stage == 3) {
+      if (overlap_comm_ && !overlap_comm_->first)
+        out_.ignored.push_back({overlap_comm_->second,
+                                "false: not modelled under ZeRO-3, whose reduce-scatters trainsim overlaps with the "
+                                "backward"});
+      return;
+    }
+    if (stage == 0) {
+      d.put("parallel.overlap_grad_reduce", false,
+            origin_ + " (without ZeRO DeepSpeed's engine all-reduces the gradients after the backward)", true);
+      if (overlap_comm_ && overlap_comm_->first)
+        out_.ignored.push_back({overlap_comm_->second, "true: a ZeRO option; stage 0 reduces after the backward"});
+    } else if (overlap_comm_) {
+      d.put("parallel.overlap_grad_reduce", overlap_comm_->first, overlap_comm_->second);
+    } else {
+      d.put("parallel.overlap_grad_reduce", false, origin_ + " (DeepSpeed's default overlap_comm false, ZeRO 1-2)",
+            true);
+    }
+  }
+
   void precision(JsonReader& in, const std::string& key) {
     auto p = in.required_object(key);
     if (!p) return;
@@ -218,6 +248,7 @@ class DeepSpeedImport {
   Import out_;
   std::optional<std::int64_t> tbs_, micro_, gas_;
   bool dtype_seen_ = false;
+  std::optional<std::pair<bool, std::string>> overlap_comm_;  // zero_optimization.overlap_comm and where
 };
 
 }  // namespace

@@ -48,6 +48,9 @@ const std::vector<FlagSpec>& flag_specs() {
       {"tp-comm-overlap", Kind::Bool, nullptr},
       {"overlap-moe-expert-parallel-comm", Kind::Bool, nullptr},
       {"overlap-param-gather", Kind::Bool, nullptr},
+      {"overlap-grad-reduce", Kind::Bool, nullptr},
+      {"transformer-impl", Kind::Text, nullptr},
+      {"deepspeed", Kind::Bool, nullptr},  // Megatron-DeepSpeed: DeepSpeed's engine reduces the gradients
       {"cp-comm-type", Kind::Text, nullptr, {}, -1},
       {"moe-shared-expert-intermediate-size", Kind::Int, nullptr},
       {"make-vocab-size-divisible-by", Kind::Int, nullptr},

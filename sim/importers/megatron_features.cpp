@@ -143,6 +143,15 @@ void apply_architecture_features(const Context& c) {
   // optimizer's parameter all-gather under the next forward.
   if (const Given* g = c.given("tp-comm-overlap")) d.put("parallel.tp_comm_overlap", true, where(c, *g));
   if (const Given* g = c.given("overlap-param-gather")) d.put("parallel.overlap_param_gather", true, where(c, *g));
+  // Gradient reduction during the backward: only with --overlap-grad-reduce (arguments.py, off by default; without
+  // it finalize_model_grads starts every bucket's collective after the last backward). ZeRO-3 / FSDP reduces each
+  // unit as its backward ends, and under Megatron-DeepSpeed DeepSpeed's engine (its config's overlap_comm) does.
+  if (const Given* g = c.given("overlap-grad-reduce")) {
+    d.put("parallel.overlap_grad_reduce", true, where(c, *g));
+  } else if (c.lookup("parallel.zero_stage").value_or(0) < 3 && !c.given("zero-stage") && !c.given("deepspeed")) {
+    d.put("parallel.overlap_grad_reduce", false,
+          c.origin + " (no --overlap-grad-reduce: Megatron-LM reduces the gradients after the backward)", true);
+  }
   // MoE all-to-alls beside another micro-batch's compute (Megatron-Core's combined 1F1B, execution/ep_overlap.hpp).
   if (const Given* g = c.given("overlap-moe-expert-parallel-comm"))
     d.put("parallel.ep_comm_overlap", true, where(c, *g));
@@ -252,7 +261,15 @@ void apply_training_features(const Context& c) {
       c.out.notes.push_back({where(c, *g), "ignored: the model has no experts"});
   }
   // Attention backend: unfused and local store the attention scores (Korthikanti's 5as/h term); the others do not.
-  if (const Given* g = c.given("attention-backend"))
+  // --transformer-impl local builds Megatron-Core's own layers (gpt_layer_specs.py get_gpt_layer_local_spec), whose
+  // core attention is its DotProductAttention (baddbmm, softmax, bmm: the scores stored) whatever the backend says;
+  // with --use-flash-attn, the legacy models' flag, the attention is taken as fused as that flag says.
+  const Given* impl = c.given("transformer-impl");
+  if (impl && impl->value == "local" && !c.given("use-flash-attn")) {
+    d.put("training.fused_attention", false, where(c, *impl) + " (Megatron-Core's DotProductAttention, unfused)");
+    if (const Given* g = c.given("attention-backend"); g && g->value != "unfused" && g->value != "local")
+      c.out.notes.push_back({where(c, *g), "not read with --transformer-impl local, whose attention is unfused"});
+  } else if (const Given* g = c.given("attention-backend"))
     d.put("training.fused_attention", g->value != "unfused" && g->value != "local", where(c, *g));
   else if (const Given* f = c.given("use-flash-attn"))
     d.put("training.fused_attention", true, where(c, *f));

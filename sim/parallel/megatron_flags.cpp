@@ -84,6 +84,8 @@ MegatronArgs megatron_args(const ParallelConfig& config, const Layout& layout, c
   const int sharding = std::max(config.zero_stage, config.distributed_optimizer ? 1 : 0);
   if (sharding >= 1) add("--use-distributed-optimizer");
   if (sharding >= 1 && config.overlap_param_gather) add("--overlap-param-gather");
+  // Gradient buckets reduced during the backward: trainsim's default, which Megatron-LM leaves off.
+  if (config.overlap_grad_reduce && sharding < 3 && layout.dp * layout.cp > 1) add("--overlap-grad-reduce");
   if (sharding >= 2) {
     add("--use-megatron-fsdp");
     add(std::string("--data-parallel-sharding-strategy ") + (sharding == 2 ? "optim_grads" : "optim_grads_params"));

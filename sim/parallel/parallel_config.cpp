@@ -132,6 +132,10 @@ ParallelConfig ParallelConfig::parse(base::JsonReader& in) {
   if (in.optional_enum("tp_comm_overlap_method", overlap_method, {"userbuffers", "async_tp"}))
     p.tp_comm_overlap_method = overlap_method == "async_tp" ? TpOverlapMethod::AsyncTp : TpOverlapMethod::Userbuffers;
   in.optional("overlap_param_gather", p.overlap_param_gather);
+  if (in.optional("overlap_grad_reduce", p.overlap_grad_reduce) && !p.overlap_grad_reduce && p.zero_stage == 3)
+    in.error("overlap_grad_reduce",
+             "false is modelled for zero_stage 0-2; ZeRO-3 / FSDP reduce-scatters each unit's gradients as its "
+             "backward ends (leave it out)");
   std::string prefetch;
   if (in.optional_enum("backward_prefetch", prefetch, {"pre", "post", "none"})) {
     for (auto b : {BackwardPrefetch::Pre, BackwardPrefetch::Post, BackwardPrefetch::None})

@@ -98,6 +98,12 @@ struct ParallelConfig {
   /// Megatron-LM's --overlap-param-gather (distributed optimizer / ZeRO 1-2): the updated parameters' all-gather runs
   /// bucket by bucket under the next iteration's first forward instead of after the optimizer step.
   bool overlap_param_gather = false;
+  /// Gradient reduction overlapped with the backward (ZeRO 0-2): each bucket's all-reduce or reduce-scatter starts
+  /// once the backward (the last micro-batch's; each micro-batch's with ZeRO-2) has made its gradients (Megatron-LM's
+  /// --overlap-grad-reduce, DeepSpeed's overlap_comm, PyTorch DDP). False: every bucket waits for the end of that
+  /// backward (Megatron-LM without the flag and DeepSpeed ZeRO 0-2 without overlap_comm, their defaults; the importers
+  /// set it so). ZeRO-3 reduces each unit's gradients as its backward ends whatever this says; false is refused there.
+  bool overlap_grad_reduce = true;
   /// ZeRO-3 / FSDP only: "pre" (default; PyTorch FSDP's BACKWARD_PRE default, FSDP2's and DeepSpeed's prefetch),
   /// "post" (BACKWARD_POST, MosaicML Composer's default) or "none".
   BackwardPrefetch backward_prefetch = BackwardPrefetch::Pre;
@@ -128,7 +134,8 @@ struct ParallelConfig {
   /// recompute_num_layers 1, recompute_modules
   /// ["core_attn"] (Megatron-Core's defaults), micro_batch 1, schedule "1f1b" ("interleaved" is implied by vpp > 1),
   /// account_for_embedding/loss_in_pipeline_split false, first/last_stage_layers not given, tp_comm_overlap,
-  /// ep_comm_overlap and overlap_param_gather false (Megatron-LM's defaults), tp_comm_overlap_method "userbuffers",
+  /// ep_comm_overlap and overlap_param_gather false (Megatron-LM's defaults), overlap_grad_reduce true,
+  /// tp_comm_overlap_method "userbuffers",
   /// backward_prefetch "pre" (with zero_stage 3 only), cp_comm_type "p2p". global_batch is required.
   static ParallelConfig parse(base::JsonReader& in);
 };

@@ -42,6 +42,8 @@ const std::vector<KeyDoc>& extension_keys() {
       {"parallel.tp_comm_overlap_method", "\"userbuffers\"", "\"userbuffers\", \"async_tp\"",
        "Transformer Engine's userbuffers or PyTorch's async TP"},
       {"parallel.overlap_param_gather", "false", "true, false", "the updated parameters' all-gather under the forward"},
+      {"parallel.overlap_grad_reduce", "true", "true, false (false needs zero_stage 0-2)",
+       "gradient buckets reduced during the backward; false: after it"},
       {"parallel.ep_comm_overlap", "false", "true, false (needs ep > 1; pp 1 or interleaved; no full recompute)",
        "MoE all-to-alls beside another micro-batch's compute"},
       {"parallel.backward_prefetch", "\"pre\"", "\"pre\", \"post\", \"none\" (ZeRO-3 only)",

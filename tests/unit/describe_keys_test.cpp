@@ -99,6 +99,7 @@ const std::map<std::string, Use>& uses() {
       {"parallel.tp_comm_overlap", {kDense, {}, "true"}},
       {"parallel.tp_comm_overlap_method", {kDense, {{"parallel.tp_comm_overlap", "true"}}, "\"async_tp\""}},
       {"parallel.overlap_param_gather", {kDense, {}, "true"}},
+      {"parallel.overlap_grad_reduce", {kDense, {}, "false"}},
       {"parallel.ep_comm_overlap", {kMoe, {}, "true"}},
       {"parallel.pipeline_layout", {kDense, {}, "\"Et*19|t*20|t*20|t*21L\""}},
       {"parallel.backward_prefetch", {kDense, {{"parallel.zero_stage", "3"}}, "\"post\""}},

@@ -174,7 +174,7 @@ TEST(ImportMegatron, DeepEpDispatchAndExpertTensorParallelism) {
 
 TEST(ImportMegatron, CommunicationOverlapFlags) {
   // --tp-comm-overlap and --overlap-param-gather change the step model (execution/tp_overlap.hpp, the parameter
-  // gather under the next forward); --overlap-grad-reduce is what trainsim always assumes.
+  // gather under the next forward); --overlap-grad-reduce, trainsim's default, is tested below.
   const auto im = importers::import_megatron_text(
       "torchrun --nproc_per_node=8 --nnodes 4 train.py --tensor-model-parallel-size 4 --sequence-parallel "
       "--tp-comm-overlap --use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather "
@@ -198,6 +198,44 @@ TEST(ImportMegatron, CommunicationOverlapFlags) {
       "launch.sh");
   ASSERT_NE(moe.draft.find("parallel.ep_comm_overlap"), nullptr);
   EXPECT_TRUE(std::get<bool>(moe.draft.find("parallel.ep_comm_overlap")->value));
+}
+
+TEST(ImportMegatron, GradientsAreReducedDuringTheBackwardOnlyWithOverlapGradReduce) {
+  // Megatron-LM's --overlap-grad-reduce is off by default: without it finalize_model_grads starts every bucket's
+  // collective after the last backward. FSDP (ZeRO-3) and Megatron-DeepSpeed (DeepSpeed's engine reduces) say nothing.
+  auto overlap = [](const std::string& flags) -> std::optional<bool> {
+    const auto im = importers::import_megatron_text(
+        "torchrun --nproc_per_node=8 --nnodes 4 train.py --tensor-model-parallel-size 4 " + flags +
+            " --num-layers 32 --hidden-size 4096 --num-attention-heads 32\n",
+        "launch.sh");
+    const auto* f = im.draft.find("parallel.overlap_grad_reduce");
+    if (!f) return std::nullopt;
+    return std::get<bool>(f->value);
+  };
+  EXPECT_EQ(overlap("--use-distributed-optimizer --overlap-grad-reduce"), true);
+  EXPECT_EQ(overlap("--use-distributed-optimizer"), false);
+  EXPECT_EQ(overlap(""), false);
+  EXPECT_EQ(overlap("--use-torch-fsdp2"), std::nullopt);
+  EXPECT_EQ(overlap("--deepspeed --zero-stage 1"), std::nullopt);
+}
+
+TEST(ImportMegatron, TheLocalTransformerImplementationStoresTheAttentionScores) {
+  // --transformer-impl local: Megatron-Core's own layers, whose core attention (DotProductAttention) is unfused
+  // whatever --attention-backend says; the legacy models' --use-flash-attn keeps it fused.
+  auto fused = [](const std::string& flags) -> std::optional<bool> {
+    const auto im = importers::import_megatron_text("torchrun --nproc_per_node=8 train.py " + flags +
+                                                        " --num-layers 32 --hidden-size 4096 "
+                                                        "--num-attention-heads 32\n",
+                                                    "launch.sh");
+    const auto* f = im.draft.find("training.fused_attention");
+    if (!f) return std::nullopt;
+    return std::get<bool>(f->value);
+  };
+  EXPECT_EQ(fused("--transformer-impl local"), false);
+  EXPECT_EQ(fused("--transformer-impl local --attention-backend flash"), false);
+  EXPECT_EQ(fused("--transformer-impl local --use-flash-attn"), true);
+  EXPECT_EQ(fused("--transformer-impl transformer_engine"), std::nullopt) << "the scenario's default: fused";
+  EXPECT_EQ(fused("--attention-backend unfused"), false);
 }
 
 TEST(ImportAcceptance, ExplainWritesAnUnevenSplitAsALayoutThatReadsBack) {
@@ -471,7 +509,30 @@ TEST(ImportDeepSpeed, ZeroStageBatchesAndCheckpointing) {
   EXPECT_TRUE(contains(o.out, "\"micro_batch\": 2")) << o.out;
   EXPECT_TRUE(contains(o.out, "\"global_batch\": 256")) << o.out;
   EXPECT_TRUE(contains(o.out, "\"recompute\": \"full\"")) << o.out;
-  EXPECT_TRUE(contains(o.err, "/zero_optimization/overlap_comm")) << "ignored keys are listed by JSON path: " << o.err;
+  EXPECT_TRUE(contains(o.out, "\"overlap_grad_reduce\": true")) << "overlap_comm is read: " << o.out;
+  EXPECT_FALSE(contains(o.err, "/zero_optimization/overlap_comm")) << "read, not listed as ignored: " << o.err;
+  EXPECT_TRUE(contains(o.err, "/zero_optimization/reduce_bucket_size"))
+      << "ignored keys are listed by JSON path: " << o.err;
+}
+
+TEST(ImportDeepSpeed, GradientReductionOverlapsOnlyWithOverlapComm) {
+  // DeepSpeed's configuration reference: zero_optimization.overlap_comm defaults to false for stages 1-2 (true for
+  // stage 3); without ZeRO the engine all-reduces the gradients after the backward.
+  support::TempDir dir;
+  auto overlap = [&](const std::string& zero) -> std::optional<bool> {
+    const auto path =
+        dir.write("ds.json", "{\"train_batch_size\": 64, \"train_micro_batch_size_per_gpu\": 1" +
+                                 (zero.empty() ? std::string() : ", \"zero_optimization\": " + zero) + "}");
+    const auto im = importers::import_deepspeed(path, {});
+    const auto* f = im.draft.find("parallel.overlap_grad_reduce");
+    if (!f) return std::nullopt;
+    return std::get<bool>(f->value);
+  };
+  EXPECT_EQ(overlap(""), false) << "no ZeRO: reduced after the backward";
+  EXPECT_EQ(overlap("{\"stage\": 1}"), false) << "overlap_comm's default";
+  EXPECT_EQ(overlap("{\"stage\": 2, \"overlap_comm\": true}"), true);
+  EXPECT_EQ(overlap("{\"stage\": 2, \"overlap_comm\": false}"), false);
+  EXPECT_EQ(overlap("{\"stage\": 3}"), std::nullopt) << "ZeRO-3 overlaps its reduce-scatters";
 }
 
 TEST(ImportDeepSpeed, Stage3LiveParametersBoundTheGatheredWeights) {

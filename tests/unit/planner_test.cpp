@@ -308,7 +308,10 @@ TEST(PlanFlags, MegatronCommandLine) {
   EXPECT_EQ(line(c, l),
             "--tensor-model-parallel-size 8 --pipeline-model-parallel-size 4 --context-parallel-size 2 "
             "--num-layers-per-virtual-pipeline-stage 4 --sequence-parallel --use-distributed-optimizer "
-            "--recompute-granularity selective --micro-batch-size 2 --global-batch-size 1024");
+            "--overlap-grad-reduce --recompute-granularity selective --micro-batch-size 2 --global-batch-size 1024");
+  c.overlap_grad_reduce = false;  // Megatron-LM's default: no flag
+  EXPECT_EQ(line(c, l).find("--overlap-grad-reduce"), std::string::npos) << line(c, l);
+  c.overlap_grad_reduce = true;
   c.tp_comm_overlap = true;
   c.overlap_param_gather = true;
   EXPECT_NE(line(c, l).find("--sequence-parallel --tp-comm-overlap --use-distributed-optimizer --overlap-param-gather"),
@@ -325,8 +328,9 @@ TEST(PlanFlags, MegatronCommandLine) {
   l.layers_per_stage.assign(4, 20);
   l.micro_batches = 64;
   EXPECT_EQ(line(c, l),
-            "--tensor-model-parallel-size 8 --pipeline-model-parallel-size 4 --recompute-granularity full "
-            "--recompute-method uniform --recompute-num-layers 1 --micro-batch-size 2 --global-batch-size 2048");
+            "--tensor-model-parallel-size 8 --pipeline-model-parallel-size 4 --overlap-grad-reduce "
+            "--recompute-granularity full --recompute-method uniform --recompute-num-layers 1 --micro-batch-size 2 "
+            "--global-batch-size 2048");
   // MoE parallel folding and DeepEP dispatch.
   c.recompute = parallel::Recompute::None;
   c.moe_dispatcher = parallel::MoeDispatcher::DeepEp;
@@ -334,8 +338,8 @@ TEST(PlanFlags, MegatronCommandLine) {
   l.expert_tp = 1;
   EXPECT_EQ(line(c, l),
             "--tensor-model-parallel-size 8 --pipeline-model-parallel-size 4 --expert-model-parallel-size 8 "
-            "--expert-tensor-parallel-size 1 --moe-token-dispatcher-type flex --moe-enable-deepep --micro-batch-size 2 "
-            "--global-batch-size 2048");
+            "--expert-tensor-parallel-size 1 --moe-token-dispatcher-type flex --moe-enable-deepep "
+            "--overlap-grad-reduce --micro-batch-size 2 --global-batch-size 2048");
   // ZeRO-3: Megatron-FSDP's optim_grads_params, which the importer reads back as stage 3.
   c.moe_dispatcher = parallel::MoeDispatcher::AllToAll;
   l.ep = 1;

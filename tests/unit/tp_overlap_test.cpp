@@ -103,6 +103,34 @@ TEST(TpOverlapStep, OverlapShrinksTheExposedTensorParallelTimeNotTheCompute) {
   EXPECT_NEAR(a / o.step_time.seconds(), 1.0, 0.02);
 }
 
+TEST(DataParallelOverlap, GradientsReducedAfterTheBackwardLeaveTheirCollectivesExposed) {
+  // parallel.overlap_grad_reduce false (Megatron-LM without --overlap-grad-reduce): every bucket waits for the end of
+  // the last backward, so the data-parallel reduction is exposed whole; with the overlap only what the backward's
+  // tail cannot cover is. The three fidelities agree on both.
+  const auto s = load_step("scenarios/examples/llama3-8b-64-h100.json");
+  const auto after =
+      load_step("scenarios/examples/llama3-8b-64-h100.json", {{"parallel.overlap_grad_reduce", "false"}});
+  const auto o = run_step(s, Fidelity::Replica);
+  const auto a = run_step(after, Fidelity::Replica);
+  EXPECT_GT(a.breakdown.dp_exposed.seconds(), o.breakdown.dp_exposed.seconds() + 0.01)
+      << "overlapped " << o.breakdown.dp_exposed.seconds() << " s, after the backward "
+      << a.breakdown.dp_exposed.seconds() << " s";
+  EXPECT_GT(a.step_time, o.step_time);
+  for (const auto* sc : {&s, &after}) {
+    const double replica = run_step(*sc, Fidelity::Replica).step_time.seconds();
+    EXPECT_NEAR(run_step(*sc, Fidelity::Analytic).step_time.seconds() / replica, 1.0, 0.02);
+    EXPECT_NEAR(run_step(*sc, Fidelity::Full).step_time.seconds() / replica, 1.0, 0.03);
+  }
+  // ZeRO-3 reduces each unit's gradients as its backward ends: false is refused with the key named.
+  try {
+    load_step("scenarios/examples/llama3-8b-64-h100.json",
+              {{"parallel.zero_stage", "3"}, {"parallel.overlap_grad_reduce", "false"}});
+    ADD_FAILURE() << "ZeRO-3 with overlap_grad_reduce false loaded";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("overlap_grad_reduce"), std::string::npos) << e.what();
+  }
+}
+
 TEST(TpOverlapStep, OverlappedParameterGatherHidesUnderTheFirstForward) {
   // Llama 3 8B on 64 H100s (ZeRO-1: the updated parameters are all-gathered after the optimizer).
   const auto plain = run_step(load_step("scenarios/examples/llama3-8b-64-h100.json"), Fidelity::Replica);
