@@ -172,6 +172,11 @@ class TitanImport : public titan::Reader {
     d.put("training.attention_kernel", std::string("flash2"), origin_ + " (TorchTitan's SDPA: FlashAttention-2)");
     checkpointing(root.get("activation_checkpoint"));
     saving(root.get("checkpoint"));
+    optimizer(root.get("optimizer"));
+    // FSDP2's MixedPrecisionPolicy keeps the sharded parameters in fp32, the optimizer's master; bf16 weights exist
+    // only gathered (torchtitan's parallelize: fully_shard with param_dtype from mixed_precision_param).
+    out_.draft.put("training.master_weights", std::string("params"),
+                   origin_ + " (TorchTitan's FSDP2: fp32 sharded parameters, bf16 only gathered)", true);
     model(root.get("model"));
     if (op_sac_) {
       // Per-operator selective checkpointing (TorchTitan's "op" policy) is trainsim's recompute "op" on dense
@@ -360,6 +365,22 @@ class TitanImport : public titan::Reader {
       }
       return;
     }
+  }
+
+  /// [optimizer] early_step_in_backward (default false; torchtitan/components/optimizer.py builds an
+  /// OptimizersInBackwardContainer, whose post-accumulate-grad hooks step each parameter and drop its gradient):
+  /// training.optimizer_in_backward, which the scenario checks against FSDP, pp, ep and the micro-batches.
+  void optimizer(const TomlValue* opt) {
+    const TomlValue* v = opt ? opt->get("early_step_in_backward") : nullptr;
+    if (!v) return;
+    used("optimizer", "early_step_in_backward");
+    if (v->type != Type::Bool) {
+      error(v->line,
+            std::string("[optimizer] early_step_in_backward: expected true or false, found ") + v->type_name());
+      return;
+    }
+    if (v->boolean)
+      out_.draft.put("training.optimizer_in_backward", true, origin_ + " [optimizer] early_step_in_backward");
   }
 
   /// TorchTitan's loss is PyTorch's cross_entropy on the logits cast to fp32 (training.cross_entropy "upcast": 12 B

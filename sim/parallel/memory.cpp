@@ -275,7 +275,11 @@ MemoryBreakdown memory_on_rank(const ModelSpec& model, const Layout& layout, con
   MemoryBreakdown out;
   out.pipeline_rank = pipeline_rank;
   const bool zero3 = config.zero_stage >= 3;
-  double weights = sharded(kBf16, zero3);
+  const bool sharded_optimizer = config.zero_stage >= 1 || config.distributed_optimizer;
+  // fp32 parameters as the master (MemoryOptions::master_in_params): 4-byte weights and an 8-byte optimizer where
+  // nothing else holds 16-bit weights (ZeRO-3's shards, or no sharding at all).
+  const bool fp32_params = options.master_in_params && (zero3 || !sharded_optimizer);
+  double weights = sharded(fp32_params ? kFp32 : kBf16, zero3);
   // FP8 copies of the transformer layers' GEMM weights and their transposes (memory.hpp), of the layers this GPU
   // holds unsharded (with ZeRO-3 only the gathered units, counted with the buffers).
   if (options.fp8_weight_copies && !zero3) {
@@ -289,7 +293,13 @@ MemoryBreakdown memory_on_rank(const ModelSpec& model, const Layout& layout, con
   }
   out.params = whole_bytes(weights);
   out.grads = whole_bytes(sharded(options.fp32_main_grads ? kFp32 : kBf16, config.zero_stage >= 2));
-  out.optimizer = whole_bytes(sharded(3 * kFp32, config.zero_stage >= 1 || config.distributed_optimizer));
+  // Optimizer in the backward (MemoryOptions::optimizer_in_backward): each layer's sharded gradients are stepped and
+  // freed as its reduce-scatter lands, so at most one layer's are held (the largest layer's share of the stage's).
+  if (options.optimizer_in_backward && zero3 && layout.micro_batches == 1 && layout.pp == 1 && layout.ep == 1) {
+    const int layers = std::max(1, layout.layers_per_stage.front());
+    out.grads = whole_bytes(static_cast<double>(out.grads.n) / layers);
+  }
+  out.optimizer = whole_bytes(sharded((fp32_params ? 2 : 3) * kFp32, sharded_optimizer));
 
   // Activations: the layers of every micro-batch in flight at the rank's peak, plus the layers being recomputed.
   const ActivationShape& shape = inv.shape;

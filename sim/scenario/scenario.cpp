@@ -297,6 +297,33 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
     std::string grads;
     if (t->optional_enum("main_grads", grads, {"fp32", "bf16"})) mo.fp32_main_grads = grads == "fp32";
     t->optional("fp8_weight_copies", mo.fp8_weight_copies);
+    std::string master;
+    if (t->optional_enum("master_weights", master, {"separate", "params"})) mo.master_in_params = master == "params";
+    if (t->optional("optimizer_in_backward", mo.optimizer_in_backward) && mo.optimizer_in_backward) {
+      // TorchTitan's build_optimizers refuses pipeline and expert parallelism with it; with FSDP each gradient is
+      // final once its reduce-scatter lands, and stepping in every micro-batch's backward would not accumulate.
+      const auto& pc = s.parallel;
+      const long long gpus = s.cluster.gpus;
+      const long long model_ranks = static_cast<long long>(pc.tp) * pc.pp * pc.cp;
+      const long long dp = pc.dp ? *pc.dp : (gpus > 0 && gpus % model_ranks == 0 ? gpus / model_ranks : 0);
+      const long long per_step = static_cast<long long>(pc.micro_batch) * dp;
+      if (pc.zero_stage != 3)
+        t->error("optimizer_in_backward",
+                 "is modelled with FSDP (parallel.zero_stage 3), which reduces each "
+                 "parameter's gradient before its step; zero_stage is " +
+                     std::to_string(pc.zero_stage));
+      else if (pc.pp > 1 || pc.ep > 1)
+        t->error("optimizer_in_backward",
+                 "cannot run with pipeline or expert parallelism (TorchTitan refuses both); "
+                 "pp is " +
+                     std::to_string(pc.pp) + ", ep " + std::to_string(pc.ep));
+      else if (per_step > 0 && pc.global_batch > per_step)
+        t->error("optimizer_in_backward",
+                 "steps in every backward, so it needs one micro-batch per step: "
+                 "global_batch " +
+                     std::to_string(pc.global_batch) + " is " + std::to_string(pc.global_batch / per_step) +
+                     " micro-batches of micro_batch x dp = " + std::to_string(per_step));
+    }
     std::string loss;
     if (t->optional_enum("cross_entropy", loss, {"fused", "upcast"})) mo.upcast_cross_entropy = loss == "upcast";
     std::string saved;

@@ -499,6 +499,29 @@ TEST(ImportMegatron, MalformedInputsExitTwoNamingFileLineAndWhatIsAccepted) {
              {"h.sh: line 1: --num-layers-per-virtual-pipeline-stage 2: 30 layers do not split"});
 }
 
+TEST(ImportTorchTitan, Fsdp2KeepsFp32ParametersAndCanStepInTheBackward) {
+  // FSDP2's fp32 sharded parameters are the master (training.master_weights "params"); [optimizer]
+  // early_step_in_backward is read as training.optimizer_in_backward, and a value that is not a boolean is refused.
+  support::TempDir dir;
+  const std::string head =
+      "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[training]\nlocal_batch_size = 1\nseq_len = 8192\n"
+      "[parallelism]\ndata_parallel_shard_degree = 8\n";
+  const auto on =
+      importers::import_torchtitan(dir.write("on.toml", head + "[optimizer]\nearly_step_in_backward = true\n"), {});
+  ASSERT_NE(on.draft.find("training.optimizer_in_backward"), nullptr);
+  EXPECT_TRUE(std::get<bool>(on.draft.find("training.optimizer_in_backward")->value));
+  ASSERT_NE(on.draft.find("training.master_weights"), nullptr);
+  EXPECT_EQ(std::get<std::string>(on.draft.find("training.master_weights")->value), "params");
+  const auto off = importers::import_torchtitan(dir.write("off.toml", head), {});
+  EXPECT_EQ(off.draft.find("training.optimizer_in_backward"), nullptr) << "TorchTitan's default: false";
+  try {
+    importers::import_torchtitan(dir.write("bad.toml", head + "[optimizer]\nearly_step_in_backward = 1\n"), {});
+    ADD_FAILURE() << "an integer was accepted";
+  } catch (const base::ConfigError& e) {
+    EXPECT_TRUE(contains(e.what(), "early_step_in_backward")) << e.what();
+  }
+}
+
 // ---- DeepSpeed ----------------------------------------------------------------------------------------------------
 
 TEST(ImportDeepSpeed, ZeroStageBatchesAndCheckpointing) {

@@ -262,6 +262,61 @@ TEST(Memory, DeepSpeedZero3HoldsAtMostItsLiveParametersGathered) {
   EXPECT_NE(load_error({{"memory.zero3_live_params", "10"}}).find("/memory/zero3_live_params"), std::string::npos);
 }
 
+TEST(Memory, FsdpKeepsItsFp32ParametersAsTheMaster) {
+  // training.master_weights "params" (PyTorch FSDP's MixedPrecisionPolicy, TorchTitan): 4 + 4 + 8 bytes per parameter
+  // of the shard instead of a bf16 copy beside an fp32 master (2 + 4 + 12); without sharding, 16 against 18 whole;
+  // under ZeRO 1-2 (gathered bf16 weights whole beside the fp32 shard) nothing moves.
+  const auto llama = scenario::load_model("llama3-8b");
+  MemoryOptions o;
+  MemoryOptions fsdp;
+  fsdp.master_in_params = true;
+  for (int zero : {0, 1, 2, 3}) {
+    ParallelConfig c;
+    c.zero_stage = zero;
+    c.global_batch = 8;
+    const Layout l = resolve(llama, {8, 8, 8}, c, 4096);
+    const auto a = memory_per_gpu(llama, l, c, 4096, 0, o);
+    const auto b = memory_per_gpu(llama, l, c, 4096, 0, fsdp);
+    const double states_a = static_cast<double>(a.params.n + a.grads.n + a.optimizer.n);
+    const double states_b = static_cast<double>(b.params.n + b.grads.n + b.optimizer.n);
+    if (zero == 1 || zero == 2) {
+      EXPECT_EQ(states_b, states_a) << "ZeRO " << zero;
+    } else {
+      const double per_param = zero == 3 ? 8.0 : 1.0;  // ZeRO-3 shards over the 8 data-parallel ranks
+      EXPECT_NEAR(states_b / states_a, 16.0 / 18.0, 1e-6) << "ZeRO " << zero;
+      EXPECT_EQ(b.params.n, a.params.n * 2) << "fp32 weights, sharded as the bf16 ones were (x" << per_param << ")";
+    }
+  }
+  EXPECT_NE(load_error({{"training.master_weights", "\"fp32\""}}).find("/training/master_weights"), std::string::npos);
+}
+
+TEST(Memory, OptimizerInTheBackwardHoldsOneLayersGradients) {
+  // TorchTitan's early_step_in_backward: each parameter is stepped as its sharded gradient lands and the gradient is
+  // dropped, so a GPU holds one layer's share; refused where TorchTitan refuses it or where it would not accumulate.
+  const std::vector<Override> fsdp{
+      {"parallel.pp", "1"}, {"parallel.dp", "128"}, {"parallel.zero_stage", "3"}, {"parallel.global_batch", "128"}};
+  auto with = fsdp;
+  with.push_back({"training.optimizer_in_backward", "true"});
+  const auto s = scenario::load_default_scenario(fsdp);
+  const auto t = scenario::load_default_scenario(with);
+  const auto& cfg = s.parallel;
+  const Layout l = resolve(s.model, {1024, 8, 8}, cfg, s.training.seq_len);
+  const auto held = memory_per_gpu(s.model, l, cfg, s.training.seq_len, 0, s.memory);
+  const auto stepped = memory_per_gpu(t.model, l, t.parallel, t.training.seq_len, 0, t.memory);
+  EXPECT_NEAR(static_cast<double>(stepped.grads.n), static_cast<double>(held.grads.n) / s.model.layers, 1.0);
+  EXPECT_EQ(stepped.params, held.params);
+  EXPECT_EQ(stepped.optimizer, held.optimizer);
+  auto refused = [&](std::vector<Override> o, const char* what) {
+    o.push_back({"training.optimizer_in_backward", "true"});
+    const auto e = load_error(o);
+    EXPECT_NE(e.find("/training/optimizer_in_backward"), std::string::npos) << e;
+    EXPECT_NE(e.find(what), std::string::npos) << e;
+  };
+  refused({}, "zero_stage");
+  refused({{"parallel.zero_stage", "3"}}, "pipeline or expert parallelism");
+  refused({{"parallel.pp", "1"}, {"parallel.dp", "128"}, {"parallel.zero_stage", "3"}}, "one micro-batch per step");
+}
+
 TEST(Memory, TorchPipeliningHoldsAReceiveBufferPerMicroBatch) {
   // Llama 3 70B, TP 8 with SP, PP 4, 1F1B, 16 micro-batches of one 8k sequence: a stage boundary tensor is
   // 2sbh/t = 16 MiB. PyTorch's pipelining runtime (memory.pipeline_buffers "per_micro_batch") holds, on the first

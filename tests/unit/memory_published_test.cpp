@@ -126,7 +126,7 @@ constexpr OutOfMemory kOutOfMemory[] = {
 
 TEST(PublishedMemory, ADeepSeek16bRunThatRanFits) {
   // torchtitan pull request 1993 ran DeepSeek-V3 16B on 8 B200 at local batch 6; its local batch 8 ran out of memory
-  // (ReportedOutOfMemoryStaysRefused: 183.1 of 179.1 GiB once the loss holds 12 B per logit, training.cross_entropy
+  // (ReportedOutOfMemoryStaysRefused: 181.4 of 179.1 GiB once the loss holds 12 B per logit, training.cross_entropy
   // "upcast"; at 4 B it was 158.1 and fitted).
   const auto m = predicted("torchtitan_deepseek16b_8b200_lbs6.json");
   std::printf("torchtitan_deepseek16b_8b200_lbs6.json predicted %.1f of %.1f GiB\n", m.total, m.capacity);

@@ -207,7 +207,14 @@ TEST(CheckpointIo, TheBusiestGpuSavesWhatItHoldsOfTheWeightsAndOptimizer) {
       {"scenarios/examples/llama3-405b-16384-h100.json", {}},
       {"scenarios/examples/mixtral-8x7b-256-h100.json", {}},
       {"scenarios/validation/deepseek_v3_256_gb200_mxfp8.json", {}},
-      {"scenarios/default.json", qwen3_gb200}};
+      {"scenarios/default.json", qwen3_gb200},
+      // PyTorch FSDP (training.master_weights "params"): the fp32 shards and Adam's moments, 4 + 8 bytes.
+      {"scenarios/default.json",
+       {{"training.master_weights", "\"params\""},
+        {"parallel.pp", "1"},
+        {"parallel.dp", "128"},
+        {"parallel.zero_stage", "3"},
+        {"parallel.global_batch", "128"}}}};
   for (const auto& [file, overrides] : cases) {
     const scenario::Scenario s = scenario::load_scenario(std::string(TRAINSIM_SOURCE_DIR) + "/" + file, overrides);
     const auto in = std::get<execution::StepInputs>(scenario::step_setup(s));

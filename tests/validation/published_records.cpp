@@ -712,6 +712,9 @@ Record convert(const json& r) {
     // TorchTitan's Llama repeats the key/value heads before SDPA (repeat_kv, torchtitan/models/llama/model.py at
     // 0199cbc1): its context parallelism moves one key/value head per query head.
     if (family == "torchtitan") training["attention_kv"] = "repeated";
+    // TorchTitan's FSDP2 keeps the sharded parameters in fp32, the optimizer's master (MixedPrecisionPolicy casts to
+    // bf16 only for the all-gather), as its importer writes.
+    if (family == "torchtitan") training["master_weights"] = "params";
   }
   if (dtype_of(r) == "fp8") {
     // Transformer Engine's delayed scaling is the Megatron-Core / NeMo default; torchao.float8 (TorchTitan) scales
