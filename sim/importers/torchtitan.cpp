@@ -175,8 +175,7 @@ class TitanImport : public titan::Reader {
     optimizer(root.get("optimizer"));
     // FSDP2's MixedPrecisionPolicy keeps the sharded parameters in fp32, the optimizer's master; bf16 weights exist
     // only gathered (torchtitan's parallelize: fully_shard with param_dtype from mixed_precision_param).
-    out_.draft.put("training.master_weights", std::string("params"),
-                   origin_ + " (TorchTitan's FSDP2: fp32 sharded parameters, bf16 only gathered)", true);
+    master_weights(tr);
     model(root.get("model"));
     if (op_sac_) {
       // Per-operator selective checkpointing (TorchTitan's "op" policy) is trainsim's recompute "op" on dense
@@ -364,6 +363,45 @@ class TitanImport : public titan::Reader {
         out_.draft.put("parallel.tp_comm_overlap_method", std::string("async_tp"), where + " (PyTorch's async TP)");
       }
       return;
+    }
+  }
+
+  /// [training] dtype ("float32" by default): the parameters' dtype (torchtitan/config/job_config.py). fp32
+  /// parameters are the master, FSDP2's MixedPrecisionPolicy casting them to mixed_precision_param for the all-gather
+  /// (training.master_weights "params"); "bfloat16" is pure bf16 training, "all parameters, gradients, and optimizer
+  /// states in bfloat16, without an extra copy of fp32 weights" ("none"), where the mixed-precision keys are not read.
+  /// [training] mixed_precision_reduce ("float32" by default, or "bfloat16"): the dtype FSDP2 reduce-scatters the
+  /// gradients in (MixedPrecisionPolicy.reduce_dtype), training.main_grads; the reduced shard is cast back to the fp32
+  /// parameter's dtype, which master_weights "params" counts.
+  void master_weights(const TomlValue* tr) {
+    auto dtype = text("training", tr, "dtype");
+    if (dtype && *dtype != "float32" && *dtype != "bfloat16") {
+      error(tr->get("dtype")->line,
+            "[training] dtype: \"" + *dtype + "\" is not accepted; accepted: float32, bfloat16");
+      return;
+    }
+    if (dtype && *dtype == "bfloat16") {
+      out_.draft.put("training.master_weights", std::string("none"),
+                     origin_ + " [training] dtype bfloat16 (parameters, gradients and optimizer states in bf16)");
+      if (tr->get("mixed_precision_reduce")) {
+        used("training", "mixed_precision_reduce");
+        out_.notes.push_back({origin_ + " [training] mixed_precision_reduce",
+                              "not read with dtype bfloat16: pure bf16 training reduces its bf16 gradients"});
+      }
+      return;
+    }
+    out_.draft.put("training.master_weights", std::string("params"),
+                   origin_ + (dtype ? " [training] dtype float32" : " (TorchTitan default: dtype float32)") +
+                       " (FSDP2: fp32 sharded parameters, bf16 only gathered)",
+                   !dtype);
+    auto r = text("training", tr, "mixed_precision_reduce");
+    if (!r) return;
+    if (*r == "float32" || *r == "bfloat16") {
+      out_.draft.put("training.main_grads", std::string(*r == "bfloat16" ? "bf16" : "fp32"),
+                     origin_ + " [training] mixed_precision_reduce");
+    } else {
+      error(tr->get("mixed_precision_reduce")->line,
+            "[training] mixed_precision_reduce: \"" + *r + "\" is not accepted; accepted: float32, bfloat16");
     }
   }
 

@@ -276,9 +276,12 @@ MemoryBreakdown memory_on_rank(const ModelSpec& model, const Layout& layout, con
   out.pipeline_rank = pipeline_rank;
   const bool zero3 = config.zero_stage >= 3;
   const bool sharded_optimizer = config.zero_stage >= 1 || config.distributed_optimizer;
-  // fp32 parameters as the master (MemoryOptions::master_in_params): 4-byte weights and an 8-byte optimizer where
-  // nothing else holds 16-bit weights (ZeRO-3's shards, or no sharding at all).
-  const bool fp32_params = options.master_in_params && (zero3 || !sharded_optimizer);
+  // Where the master weights live (MemoryOptions::master_weights): fp32 parameters as the master give 4-byte weights
+  // and an 8-byte optimizer where nothing else holds 16-bit weights (ZeRO-3's shards, or no sharding at all); no fp32
+  // copy at all (pure 16-bit training) 2-byte weights and gradients and a 4-byte optimizer.
+  using MW = MemoryOptions::MasterWeights;
+  const bool fp32_params = options.master_weights == MW::Params && (zero3 || !sharded_optimizer);
+  const bool pure_16bit = options.master_weights == MW::None;
   double weights = sharded(fp32_params ? kFp32 : kBf16, zero3);
   // FP8 copies of the transformer layers' GEMM weights and their transposes (memory.hpp), of the layers this GPU
   // holds unsharded (with ZeRO-3 only the gathered units, counted with the buffers).
@@ -292,14 +295,17 @@ MemoryBreakdown memory_on_rank(const ModelSpec& model, const Layout& layout, con
     weights += kFp8Copies * std::max(0.0, layer_weights);
   }
   out.params = whole_bytes(weights);
-  out.grads = whole_bytes(sharded(options.fp32_main_grads ? kFp32 : kBf16, config.zero_stage >= 2));
+  // The gradients take the parameters' dtype where those are the master (fp32, or 16 bits in pure 16-bit training):
+  // main_grads "bf16" is then the reduction's dtype only.
+  const double grad_bytes = pure_16bit ? kBf16 : options.fp32_main_grads || fp32_params ? kFp32 : kBf16;
+  out.grads = whole_bytes(sharded(grad_bytes, config.zero_stage >= 2));
   // Optimizer in the backward (MemoryOptions::optimizer_in_backward): each layer's sharded gradients are stepped and
   // freed as its reduce-scatter lands, so at most one layer's are held (the largest layer's share of the stage's).
   if (options.optimizer_in_backward && zero3 && layout.micro_batches == 1 && layout.pp == 1 && layout.ep == 1) {
     const int layers = std::max(1, layout.layers_per_stage.front());
     out.grads = whole_bytes(static_cast<double>(out.grads.n) / layers);
   }
-  out.optimizer = whole_bytes(sharded((fp32_params ? 2 : 3) * kFp32, sharded_optimizer));
+  out.optimizer = whole_bytes(sharded(pure_16bit ? 2 * kBf16 : (fp32_params ? 2 : 3) * kFp32, sharded_optimizer));
 
   // Activations: the layers of every micro-batch in flight at the rank's peak, plus the layers being recomputed.
   const ActivationShape& shape = inv.shape;

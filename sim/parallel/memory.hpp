@@ -43,16 +43,23 @@ struct MemoryOptions {
   /// fp32 main gradients (Megatron-LM's default for bf16: "bfloat16 requires gradient accumulation and all-reduce to
   /// be done in fp32"), or bf16 with --grad-reduce-in-bf16: training.main_grads "fp32" | "bf16".
   bool fp32_main_grads = true;
-  /// Where the fp32 master weights live (training.master_weights):
-  /// - separate (default): 16-bit weights beside an fp32 master copy the optimizer keeps (Megatron-LM's distributed
+  /// Where the master weights live (training.master_weights):
+  /// - Separate (default): 16-bit weights beside an fp32 master copy the optimizer keeps (Megatron-LM's distributed
   ///   optimizer, DeepSpeed's ZeRO; 2 + 4 + 12 = 18 bytes per parameter, as above);
-  /// - params: the parameters themselves are fp32 and the master; 16-bit weights exist only where they are gathered
+  /// - Params: the parameters themselves are fp32 and the master; 16-bit weights exist only where they are gathered
   ///   or cast for a GEMM (PyTorch FSDP's MixedPrecisionPolicy, whose sharded parameters keep their fp32 dtype and are
   ///   cast to param_dtype before the all-gather, torch/distributed/fsdp/_fully_shard/_fsdp_param.py; torch.autocast
-  ///   without FSDP; TorchTitan): 4 + 4 + 8 = 16 bytes, the 4 of the weights sharded with ZeRO-3 as the 2 were.
-  ///   Under ZeRO 1-2 (how trainsim writes FSDP that keeps its gathered weights across micro-batches, TorchTitan with
-  ///   pipeline parallelism) the gathered 16-bit weights are whole beside the fp32 shard: 2 + 4 + 12/d, as separate.
-  bool master_in_params = false;
+  ///   without FSDP; TorchTitan): 4 + 4 + 8 = 16 bytes, the 4 of the weights sharded with ZeRO-3 as the 2 were. The
+  ///   gradients take the fp32 parameters' dtype: fp32_main_grads false then only halves the bytes reduced (FSDP's
+  ///   reduce_dtype, the reduced shard cast back: _fsdp_collectives.py foreach_reduce);
+  /// - None: no fp32 copy at all, parameters, gradients and Adam's moments in the 16-bit dtype (TorchTitan's
+  ///   [training] dtype "bfloat16": "all parameters, gradients, and optimizer states in bfloat16, without an extra
+  ///   copy of fp32 weights", torchtitan/config/job_config.py): 2 + 2 + 4 = 8 bytes, reduced in 16 bits.
+  /// Under ZeRO 1-2 (how trainsim writes FSDP that keeps its gathered weights across micro-batches, TorchTitan with
+  /// pipeline parallelism) the gathered 16-bit weights are whole beside the shard: Params counts as Separate there,
+  /// None as 2 + 2 + 4/d.
+  enum class MasterWeights { Separate, Params, None };
+  MasterWeights master_weights = MasterWeights::Separate;
   /// The optimizer steps each parameter inside the backward, as soon as its (sharded) gradient is reduced, and drops
   /// the gradient (TorchTitan's [optimizer] early_step_in_backward: OptimizersInBackwardContainer's
   /// post-accumulate-grad hooks, torchtitan/components/optimizer.py). Modelled with FSDP (ZeRO-3), one micro-batch

@@ -55,11 +55,13 @@ reliability::CheckpointShape checkpoint_shape(const Scenario& s, const parallel:
   sh.dp = layout.dp * layout.cp;  // context-parallel ranks hold the same weights as data-parallel ones
   sh.optimizer_sharded = s.parallel.zero_stage >= 1 || s.parallel.distributed_optimizer;
   sh.weights_sharded = s.parallel.zero_stage >= 3;
-  if (s.memory.master_in_params) {
-    // The fp32 parameters are the master (training.master_weights "params", PyTorch FSDP): a checkpoint holds them
-    // and Adam's two moments, 4 + 8 bytes, the parameters sharded wherever the optimizer is (FSDP's fp32 shards).
-    sh.weight_bytes = 4;
-    sh.optimizer_bytes = 8;
+  if (s.memory.master_weights != parallel::MemoryOptions::MasterWeights::Separate) {
+    // The parameters are the master (training.master_weights, PyTorch FSDP): a checkpoint holds them and Adam's two
+    // moments, 4 + 8 bytes in fp32 ("params") or 2 + 4 in pure 16-bit training ("none"), the parameters sharded
+    // wherever the optimizer is (FSDP's shards).
+    const bool fp32 = s.memory.master_weights == parallel::MemoryOptions::MasterWeights::Params;
+    sh.weight_bytes = fp32 ? 4 : 2;
+    sh.optimizer_bytes = fp32 ? 8 : 4;
     sh.weights_sharded = sh.optimizer_sharded;
   }
   if (s.model.moe) {

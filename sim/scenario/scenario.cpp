@@ -298,7 +298,16 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
     if (t->optional_enum("main_grads", grads, {"fp32", "bf16"})) mo.fp32_main_grads = grads == "fp32";
     t->optional("fp8_weight_copies", mo.fp8_weight_copies);
     std::string master;
-    if (t->optional_enum("master_weights", master, {"separate", "params"})) mo.master_in_params = master == "params";
+    if (t->optional_enum("master_weights", master, {"separate", "params", "none"}))
+      mo.master_weights = master == "params" ? parallel::MemoryOptions::MasterWeights::Params
+                          : master == "none" ? parallel::MemoryOptions::MasterWeights::None
+                                             : parallel::MemoryOptions::MasterWeights::Separate;
+    if (mo.master_weights == parallel::MemoryOptions::MasterWeights::None) {
+      // Pure 16-bit training keeps and reduces 16-bit gradients.
+      if (t->has("main_grads") && mo.fp32_main_grads)
+        t->error("main_grads", "\"fp32\" contradicts master_weights \"none\" (no fp32 state at all); leave it out");
+      mo.fp32_main_grads = false;
+    }
     if (t->optional("optimizer_in_backward", mo.optimizer_in_backward) && mo.optimizer_in_backward) {
       // TorchTitan's build_optimizers refuses pipeline and expert parallelism with it; with FSDP each gradient is
       // final once its reduce-scatter lands, and stepping in every micro-batch's backward would not accumulate.

@@ -512,6 +512,21 @@ TEST(ImportTorchTitan, Fsdp2KeepsFp32ParametersAndCanStepInTheBackward) {
   EXPECT_TRUE(std::get<bool>(on.draft.find("training.optimizer_in_backward")->value));
   ASSERT_NE(on.draft.find("training.master_weights"), nullptr);
   EXPECT_EQ(std::get<std::string>(on.draft.find("training.master_weights")->value), "params");
+  const auto bf16 = importers::import_torchtitan(
+      dir.write("bf16.toml",
+                "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[training]\nlocal_batch_size = 1\nseq_len = 8192\n"
+                "mixed_precision_reduce = \"bfloat16\"\n[parallelism]\ndata_parallel_shard_degree = 8\n"),
+      {});
+  ASSERT_NE(bf16.draft.find("training.main_grads"), nullptr) << "FSDP2's reduce_dtype";
+  EXPECT_EQ(std::get<std::string>(bf16.draft.find("training.main_grads")->value), "bf16");
+  // [training] dtype "bfloat16": pure bf16 training, no fp32 state (master_weights "none").
+  const auto pure = importers::import_torchtitan(
+      dir.write("pure.toml",
+                "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[training]\nlocal_batch_size = 1\nseq_len = 8192\n"
+                "dtype = \"bfloat16\"\n[parallelism]\ndata_parallel_shard_degree = 8\n"),
+      {});
+  ASSERT_NE(pure.draft.find("training.master_weights"), nullptr);
+  EXPECT_EQ(std::get<std::string>(pure.draft.find("training.master_weights")->value), "none");
   const auto off = importers::import_torchtitan(dir.write("off.toml", head), {});
   EXPECT_EQ(off.draft.find("training.optimizer_in_backward"), nullptr) << "TorchTitan's default: false";
   try {

@@ -269,7 +269,7 @@ TEST(Memory, FsdpKeepsItsFp32ParametersAsTheMaster) {
   const auto llama = scenario::load_model("llama3-8b");
   MemoryOptions o;
   MemoryOptions fsdp;
-  fsdp.master_in_params = true;
+  fsdp.master_weights = MemoryOptions::MasterWeights::Params;
   for (int zero : {0, 1, 2, 3}) {
     ParallelConfig c;
     c.zero_stage = zero;
@@ -287,6 +287,27 @@ TEST(Memory, FsdpKeepsItsFp32ParametersAsTheMaster) {
       EXPECT_EQ(b.params.n, a.params.n * 2) << "fp32 weights, sharded as the bf16 ones were (x" << per_param << ")";
     }
   }
+  // FSDP's reduce_dtype bf16 (main_grads "bf16") halves what is reduced, not the fp32 gradient shard it is cast to.
+  ParallelConfig z3;
+  z3.zero_stage = 3;
+  z3.global_batch = 8;
+  const Layout l3 = resolve(llama, {8, 8, 8}, z3, 4096);
+  MemoryOptions reduce_bf16 = fsdp;
+  reduce_bf16.fp32_main_grads = false;
+  EXPECT_EQ(memory_per_gpu(llama, l3, z3, 4096, 0, reduce_bf16).grads,
+            memory_per_gpu(llama, l3, z3, 4096, 0, fsdp).grads);
+  // Pure bf16 training (master_weights "none", TorchTitan's [training] dtype "bfloat16"): 2 + 2 + 4 bytes.
+  MemoryOptions pure;
+  pure.master_weights = MemoryOptions::MasterWeights::None;
+  const auto a3 = memory_per_gpu(llama, l3, z3, 4096, 0, o);
+  const auto p3 = memory_per_gpu(llama, l3, z3, 4096, 0, pure);
+  EXPECT_NEAR(static_cast<double>(p3.params.n + p3.grads.n + p3.optimizer.n) /
+                  static_cast<double>(a3.params.n + a3.grads.n + a3.optimizer.n),
+              8.0 / 18.0, 1e-6);
+  EXPECT_NE(load_error({{"training.master_weights", "\"none\""}, {"training.main_grads", "\"fp32\""}})
+                .find("/training/main_grads"),
+            std::string::npos)
+      << "no fp32 gradients in pure bf16 training";
   EXPECT_NE(load_error({{"training.master_weights", "\"fp32\""}}).find("/training/master_weights"), std::string::npos);
 }
 
