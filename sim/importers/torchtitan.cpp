@@ -175,6 +175,7 @@ class TitanImport : public titan::Reader {
     optimizer(root.get("optimizer"));
     // FSDP2's MixedPrecisionPolicy keeps the sharded parameters in fp32, the optimizer's master; bf16 weights exist
     // only gathered (torchtitan's parallelize: fully_shard with param_dtype from mixed_precision_param).
+    offload(tr);
     master_weights(tr);
     model(root.get("model"));
     if (op_sac_) {
@@ -363,6 +364,22 @@ class TitanImport : public titan::Reader {
         out_.draft.put("parallel.tp_comm_overlap_method", std::string("async_tp"), where + " (PyTorch's async TP)");
       }
       return;
+    }
+  }
+
+  /// [training] enable_cpu_offload (FSDP2's CPUOffloadPolicy: parameters, gradients and optimizer states on the host,
+  /// the optimizer step on the CPU, every gather and reduce over PCIe): refused as DeepSpeed's offload is, since the
+  /// GPU-resident estimate would misread both memory and time.
+  void offload(const TomlValue* tr) {
+    if (const TomlValue* off = tr ? tr->get("enable_cpu_offload") : nullptr) {
+      used("training", "enable_cpu_offload");
+      if (off->type != Type::Bool)
+        error(off->line,
+              std::string("[training] enable_cpu_offload: expected true or false, found ") + off->type_name());
+      else if (off->boolean)
+        error(off->line,
+              "[training] enable_cpu_offload: FSDP's CPU offload (states on the host, the optimizer step on the CPU, "
+              "every gather and reduce over PCIe) is not modelled; set it to false to estimate the GPU-resident run");
     }
   }
 

@@ -527,6 +527,18 @@ TEST(ImportTorchTitan, Fsdp2KeepsFp32ParametersAndCanStepInTheBackward) {
       {});
   ASSERT_NE(pure.draft.find("training.master_weights"), nullptr);
   EXPECT_EQ(std::get<std::string>(pure.draft.find("training.master_weights")->value), "none");
+  // FSDP's CPU offload is refused, as DeepSpeed's is; false is read and leaves the run GPU-resident.
+  try {
+    importers::import_torchtitan(
+        dir.write("offload.toml", "[training]\nenable_cpu_offload = true\nlocal_batch_size = 1\nseq_len = 8192\n"), {});
+    ADD_FAILURE() << "CPU offload was accepted";
+  } catch (const base::ConfigError& e) {
+    EXPECT_TRUE(contains(e.what(), "enable_cpu_offload")) << e.what();
+    EXPECT_TRUE(contains(e.what(), "set it to false")) << e.what();
+  }
+  EXPECT_NO_THROW(importers::import_torchtitan(
+      dir.write("resident.toml", "[training]\nenable_cpu_offload = false\nlocal_batch_size = 1\nseq_len = 8192\n"),
+      {}));
   const auto off = importers::import_torchtitan(dir.write("off.toml", head), {});
   EXPECT_EQ(off.draft.find("training.optimizer_in_backward"), nullptr) << "TorchTitan's default: false";
   try {
