@@ -301,7 +301,8 @@ MemoryBreakdown memory_on_rank(const ModelSpec& model, const Layout& layout, con
   out.grads = whole_bytes(sharded(grad_bytes, config.zero_stage >= 2));
   // Optimizer in the backward (MemoryOptions::optimizer_in_backward): each layer's sharded gradients are stepped and
   // freed as its reduce-scatter lands, so at most one layer's are held (the largest layer's share of the stage's).
-  if (options.optimizer_in_backward && zero3 && layout.micro_batches == 1 && layout.pp == 1 && layout.ep == 1) {
+  const bool own_grads = zero3 || (layout.dp * layout.cp == 1 && config.zero_stage == 0);  // final once made
+  if (options.optimizer_in_backward && own_grads && layout.micro_batches == 1 && layout.pp == 1 && layout.ep == 1) {
     const int layers = std::max(1, layout.layers_per_stage.front());
     out.grads = whole_bytes(static_cast<double>(out.grads.n) / layers);
   }

@@ -62,9 +62,9 @@ struct MemoryOptions {
   MasterWeights master_weights = MasterWeights::Separate;
   /// The optimizer steps each parameter inside the backward, as soon as its (sharded) gradient is reduced, and drops
   /// the gradient (TorchTitan's [optimizer] early_step_in_backward: OptimizersInBackwardContainer's
-  /// post-accumulate-grad hooks, torchtitan/components/optimizer.py). Modelled with FSDP (ZeRO-3), one micro-batch
-  /// per step, no pipeline or expert parallelism (TorchTitan refuses those two): the sharded gradients are never all
-  /// held; one layer's are, while its step runs. training.optimizer_in_backward.
+  /// post-accumulate-grad hooks, torchtitan/components/optimizer.py). Modelled with FSDP (ZeRO-3) or one data-parallel
+  /// rank, one micro-batch per step, no pipeline or expert parallelism (TorchTitan refuses those two): the sharded
+  /// gradients are never all held; one layer's are, while its step runs. training.optimizer_in_backward.
   bool optimizer_in_backward = false;
   /// Persistent FP8 copies of each GEMM weight and its transpose (Hopper's FP8 GEMMs take only the TN layout):
   /// 2 bytes per transformer-layer weight beside the bf16 weights, for recipes that keep them across the iteration.

@@ -316,11 +316,13 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
       const long long model_ranks = static_cast<long long>(pc.tp) * pc.pp * pc.cp;
       const long long dp = pc.dp ? *pc.dp : (gpus > 0 && gpus % model_ranks == 0 ? gpus / model_ranks : 0);
       const long long per_step = static_cast<long long>(pc.micro_batch) * dp;
-      if (pc.zero_stage != 3)
-        t->error("optimizer_in_backward",
-                 "is modelled with FSDP (parallel.zero_stage 3), which reduces each "
-                 "parameter's gradient before its step; zero_stage is " +
-                     std::to_string(pc.zero_stage));
+      // Without data parallelism there is nothing to reduce: each gradient is final when its backward makes it.
+      if (pc.zero_stage != 3 && !(dp == 1 && pc.zero_stage == 0))
+        t->error(
+            "optimizer_in_backward",
+            "is modelled with FSDP (parallel.zero_stage 3, or one GPU's worth of data parallelism), which reduces each "
+            "parameter's gradient before its step; zero_stage is " +
+                std::to_string(pc.zero_stage));
       else if (pc.pp > 1 || pc.ep > 1)
         t->error("optimizer_in_backward",
                  "cannot run with pipeline or expert parallelism (TorchTitan refuses both); "

@@ -334,6 +334,14 @@ TEST(Memory, OptimizerInTheBackwardHoldsOneLayersGradients) {
     EXPECT_NE(e.find(what), std::string::npos) << e;
   };
   refused({}, "zero_stage");
+  // One data-parallel rank: nothing to reduce, each gradient final as its backward makes it.
+  EXPECT_EQ(load_error({{"cluster.gpus", "8"},
+                        {"parallel.pp", "1"},
+                        {"parallel.dp", "1"},
+                        {"parallel.zero_stage", "0"},
+                        {"parallel.global_batch", "1"},
+                        {"training.optimizer_in_backward", "true"}}),
+            "");
   refused({{"parallel.zero_stage", "3"}}, "pipeline or expert parallelism");
   refused({{"parallel.pp", "1"}, {"parallel.dp", "128"}, {"parallel.zero_stage", "3"}}, "one micro-batch per step");
 }
