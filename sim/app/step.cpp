@@ -116,6 +116,7 @@ Json scenario_json(const scenario::Scenario& s) {
     j["parallel"]["tp_comm_overlap_method"] = parallel::to_string(pc.tp_comm_overlap_method);
   if (pc.overlap_param_gather) j["parallel"]["overlap_param_gather"] = true;
   if (!pc.overlap_grad_reduce) j["parallel"]["overlap_grad_reduce"] = false;
+  if (pc.dp_shard > 0) j["parallel"]["dp_shard"] = pc.dp_shard;
   if (pc.ep_comm_overlap) j["parallel"]["ep_comm_overlap"] = true;
   if (pc.moe_dispatch_fp8) j["parallel"]["moe_dispatch_dtype"] = "fp8";
   if (pc.backward_prefetch != parallel::BackwardPrefetch::Pre)

@@ -421,7 +421,8 @@ StepPlan Planner::build() {
                 interference_label);
 
     // Optimizer on this GPU's shard; ZeRO 1-2 all-gather the updated 16-bit weights after it (ZeRO-3: next forward).
-    const double shard = zero ? st.params_local / (static_cast<double>(L.dp) * L.cp) : st.params_local;
+    const int shard_dp = in_.parallel.dp_shard > 0 ? in_.parallel.dp_shard : L.dp;  // hybrid sharding's groups
+    const double shard = zero ? st.params_local / (static_cast<double>(shard_dp) * L.cp) : st.params_local;
     st.optimizer = hardware::memory_time(hw_.gpu, hw_.efficiency, shard * kOptimizerBytesPerParam);
     const bool gather_after = zero && !zero3 && dp_group->size() > 1;
     if (gather_after)

@@ -118,10 +118,16 @@ class TitanImport : public titan::Reader {
       d.put("parallel.zero_stage", stage,
             origin_ + " [parallelism] FSDP over " + std::to_string(shard_eff) + " ranks, reshard_after_forward " +
                 reshard);
-      if (replicate > 1)
-        out_.notes.push_back({origin_ + " [parallelism]",
-                              "HSDP: trainsim shards over all " + std::to_string(shard_eff * replicate) +
-                                  " data-parallel ranks, not within groups of " + std::to_string(shard_eff)});
+      // HSDP: FSDP within groups of data_parallel_shard_degree ranks, replicated across the replicate degree.
+      if (replicate > 1 && ep == 1)
+        d.put("parallel.dp_shard", shard_eff,
+              origin_ + " [parallelism] data_parallel_shard_degree (HSDP: replicated over " +
+                  std::to_string(replicate) + " groups)");
+      else if (replicate > 1)
+        out_.notes.push_back({origin_ + " [parallelism]", "HSDP with expert parallelism: trainsim shards over all " +
+                                                              std::to_string(shard_eff * replicate) +
+                                                              " data-parallel ranks, not within groups of " +
+                                                              std::to_string(shard_eff)});
     } else if (dp) {
       d.put("parallel.zero_stage", std::int64_t{0}, origin_ + " [parallelism] DDP (data_parallel_shard_degree 1)");
     }

@@ -27,6 +27,7 @@ constexpr std::array kRules{
     LayoutRule{"seq-sp-tp",
                "sequence parallelism splits each context-parallel rank's tokens over tp: they must divide"},
     LayoutRule{"global-batch-divisibility", "global_batch must be a whole number of micro_batch*dp"},
+    LayoutRule{"dp-shard", "dp_shard (hybrid sharding) must divide dp into whole sharding groups"},
     LayoutRule{"layer-passes",
                "micro-batches per replica times the model's layers (the layer passes one step replays) must not "
                "exceed 262144"},
@@ -381,6 +382,9 @@ std::variant<Layout, std::vector<Infeasible>> resolve_layout(const workload::Mod
   check_tensor_parallel(model, cluster, config, rules);
   check_sequence(model, config, seq_len, rules);
   const int micro_batches = check_batch(model, config, dp, rules);
+  if (config.dp_shard > 0 && dp > 0 && dp % config.dp_shard != 0)
+    rules.fail("dp-shard", "dp_shard = " + str(config.dp_shard) + " does not divide dp = " + str(dp) +
+                               " into whole sharding groups");
   auto split = check_stages(model, config, rules);
   check_experts(model, config, dp, rules);
   if (config.recompute == Recompute::Op && (model.moe || model.mla))

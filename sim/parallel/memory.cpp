@@ -265,7 +265,9 @@ MemoryBreakdown memory_on_rank(const ModelSpec& model, const Layout& layout, con
 
   // Weights, gradients, optimizer states (see memory.hpp for the sources of 2 + 4 + 12).
   const ParamsPerGpu params = params_on_rank(model, layout, pipeline_rank, inv);
-  const double dense_shards = static_cast<double>(layout.dp) * layout.cp;
+  // ZeRO shards over every data-parallel rank, or over dp_shard of them (hybrid sharding), and the context-parallel
+  // ones.
+  const double dense_shards = static_cast<double>(config.dp_shard > 0 ? config.dp_shard : layout.dp) * layout.cp;
   // The expert-data-parallel group: tp*dp*cp ranks over ep * expert_tp copies (dp*cp/ep when expert_tp = tp).
   const double etp = layout.expert_tp > 0 ? layout.expert_tp : layout.tp;
   const double expert_shards = dense_shards * layout.tp / (static_cast<double>(layout.ep) * etp);

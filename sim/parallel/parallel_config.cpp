@@ -132,6 +132,15 @@ ParallelConfig ParallelConfig::parse(base::JsonReader& in) {
   if (in.optional_enum("tp_comm_overlap_method", overlap_method, {"userbuffers", "async_tp"}))
     p.tp_comm_overlap_method = overlap_method == "async_tp" ? TpOverlapMethod::AsyncTp : TpOverlapMethod::Userbuffers;
   in.optional("overlap_param_gather", p.overlap_param_gather);
+  if (in.optional("dp_shard", p.dp_shard, Range::at_least(1))) {
+    if (p.zero_stage == 0 && !p.distributed_optimizer)
+      in.error("dp_shard",
+               "shards ZeRO states over groups of data-parallel ranks: it needs zero_stage >= 1 or "
+               "distributed_optimizer");
+    else if (p.ep > 1)
+      in.error("dp_shard", "is not modelled with expert parallelism (ep = " + std::to_string(p.ep) +
+                               "), whose experts shard over their own groups");
+  }
   if (in.optional("overlap_grad_reduce", p.overlap_grad_reduce) && !p.overlap_grad_reduce && p.zero_stage == 3)
     in.error("overlap_grad_reduce",
              "false is modelled for zero_stage 0-2; ZeRO-3 / FSDP reduce-scatters each unit's gradients as its "

@@ -104,6 +104,13 @@ struct ParallelConfig {
   /// backward (Megatron-LM without the flag and DeepSpeed ZeRO 0-2 without overlap_comm, their defaults; the importers
   /// set it so). ZeRO-3 reduces each unit's gradients as its backward ends whatever this says; false is refused there.
   bool overlap_grad_reduce = true;
+  /// Hybrid sharding (HSDP; TorchTitan's data_parallel_shard_degree beside data_parallel_replicate_degree, PyTorch
+  /// FSDP's HYBRID_SHARD): the data-parallel ranks a ZeRO state is sharded over, the states replicated across the
+  /// dp / dp_shard groups (and over context parallelism as before). 0: all dp ranks. Memory, optimizer time and the
+  /// checkpoint share count it; the collectives are still timed over the whole data-parallel group (HSDP's
+  /// reduce-scatter within a group and all-reduce across groups move about 1 + 2 / dp_shard times its bytes, over
+  /// faster links where a group sits in an NVLink domain). Needs zero_stage >= 1 or the distributed optimizer, ep 1.
+  int dp_shard = 0;
   /// ZeRO-3 / FSDP only: "pre" (default; PyTorch FSDP's BACKWARD_PRE default, FSDP2's and DeepSpeed's prefetch),
   /// "post" (BACKWARD_POST, MosaicML Composer's default) or "none".
   BackwardPrefetch backward_prefetch = BackwardPrefetch::Pre;

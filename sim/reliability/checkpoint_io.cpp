@@ -34,18 +34,21 @@ CheckpointIo checkpoint_io(const CheckpointShape& sh, const CheckpointStorage& s
   const double weights = sh.params * sh.weight_bytes - experts;  // all but the routed experts
   const double optimizer = sh.params * sh.optimizer_bytes;
   const int shards = std::clamp(sh.expert_shards, 1, gpus);  // GPUs one copy of the experts spreads over
+  const double sharded_over = std::max(1, gpus / std::max(1, sh.shard_copies));  // GPUs one copy of the shards spans
   io.total = bytes(weights + experts + optimizer);
-  const double gpu = weights / (sh.weights_sharded ? gpus : replica) + experts / (sh.weights_sharded ? gpus : shards) +
-                     optimizer / (sh.optimizer_sharded ? gpus : replica);
+  const double gpu = weights / (sh.weights_sharded ? sharded_over : replica) +
+                     experts / (sh.weights_sharded ? sharded_over : shards) +
+                     optimizer / (sh.optimizer_sharded ? sharded_over : replica);
   io.per_gpu_max = bytes(gpu);
   // The busiest node holds replica 0's first GPUs: node_gpus of them, of which in_replica belong to replica 0 and
   // in_shards hold a distinct shard of the experts' first copy.
   const double node_gpus = std::min(std::max(1, sh.gpus_per_node), gpus);
   const double in_replica = std::min(node_gpus, static_cast<double>(replica));
   const double in_shards = std::min(node_gpus, static_cast<double>(shards));
-  io.per_node_max = bytes(weights * (sh.weights_sharded ? node_gpus / gpus : in_replica / replica) +
-                          experts * (sh.weights_sharded ? node_gpus / gpus : in_shards / shards) +
-                          optimizer * (sh.optimizer_sharded ? node_gpus / gpus : in_replica / replica));
+  const double in_copy = std::min(node_gpus, sharded_over);
+  io.per_node_max = bytes(weights * (sh.weights_sharded ? in_copy / sharded_over : in_replica / replica) +
+                          experts * (sh.weights_sharded ? in_copy / sharded_over : in_shards / shards) +
+                          optimizer * (sh.optimizer_sharded ? in_copy / sharded_over : in_replica / replica));
   io.write = slower(io.per_node_max, io.total, st.per_node, st.write, st);
   io.load = slower(io.per_node_max, io.total, st.per_node, st.read, st);
   io.snapshot = base::transfer_time(io.per_gpu_max, st.snapshot);

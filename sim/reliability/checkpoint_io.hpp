@@ -22,6 +22,9 @@ struct CheckpointShape {
   /// 1 / expert_shards of the experts: expert parallelism spans data-parallel ranks (Megatron-Core's expert groups).
   double expert_params = 0;
   int expert_shards = 1;
+  /// Copies of the sharded states (hybrid sharding: dp / dp_shard groups, each sharding one whole copy); one copy is
+  /// written, so the totals do not change, but each GPU holds and snapshots shard_copies times more.
+  int shard_copies = 1;
 };
 
 /// The storage a checkpoint goes to, and what else uses it.

@@ -53,6 +53,8 @@ reliability::CheckpointShape checkpoint_shape(const Scenario& s, const parallel:
   sh.gpus = s.cluster.gpus;
   sh.gpus_per_node = s.cluster.gpus_per_node;
   sh.dp = layout.dp * layout.cp;  // context-parallel ranks hold the same weights as data-parallel ones
+  // Hybrid sharding (dp_shard): the sharded states exist once per group of dp_shard data-parallel ranks.
+  if (s.parallel.dp_shard > 0) sh.shard_copies = std::max(1, layout.dp / s.parallel.dp_shard);
   sh.optimizer_sharded = s.parallel.zero_stage >= 1 || s.parallel.distributed_optimizer;
   sh.weights_sharded = s.parallel.zero_stage >= 3;
   if (s.memory.master_weights != parallel::MemoryOptions::MasterWeights::Separate) {

@@ -100,6 +100,7 @@ const std::map<std::string, Use>& uses() {
       {"parallel.tp_comm_overlap_method", {kDense, {{"parallel.tp_comm_overlap", "true"}}, "\"async_tp\""}},
       {"parallel.overlap_param_gather", {kDense, {}, "true"}},
       {"parallel.overlap_grad_reduce", {kDense, {}, "false"}},
+      {"parallel.dp_shard", {kDense, {}, "8"}},
       {"training.master_weights", {kDense, {}, "\"params\""}},
       {"training.optimizer_in_backward",
        {kDense,

@@ -527,6 +527,15 @@ TEST(ImportTorchTitan, Fsdp2KeepsFp32ParametersAndCanStepInTheBackward) {
       {});
   ASSERT_NE(pure.draft.find("training.master_weights"), nullptr);
   EXPECT_EQ(std::get<std::string>(pure.draft.find("training.master_weights")->value), "none");
+  // HSDP: FSDP within groups of data_parallel_shard_degree ranks (parallel.dp_shard).
+  const auto hsdp = importers::import_torchtitan(
+      dir.write("hsdp.toml",
+                "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[training]\nlocal_batch_size = 1\n"
+                "seq_len = 8192\n[parallelism]\ndata_parallel_shard_degree = 8\n"
+                "data_parallel_replicate_degree = 4\n"),
+      {});
+  EXPECT_EQ(hsdp.draft.integer("parallel.dp_shard"), 8);
+  EXPECT_EQ(hsdp.draft.integer("cluster.gpus"), 32);
   // FSDP's CPU offload is refused, as DeepSpeed's is; false is read and leaves the run GPU-resident.
   try {
     importers::import_torchtitan(

@@ -311,6 +311,32 @@ TEST(Memory, FsdpKeepsItsFp32ParametersAsTheMaster) {
   EXPECT_NE(load_error({{"training.master_weights", "\"fp32\""}}).find("/training/master_weights"), std::string::npos);
 }
 
+TEST(Memory, HybridShardingHoldsWhatItsGroupShardsOver) {
+  // parallel.dp_shard (HSDP): ZeRO states sharded over groups of dp_shard data-parallel ranks, as if dp were dp_shard.
+  const auto llama = scenario::load_model("llama3-70b");
+  for (int zero : {1, 3}) {
+    ParallelConfig hsdp = llama_tp8_pp4();
+    hsdp.zero_stage = zero;
+    hsdp.dp_shard = 8;
+    hsdp.global_batch = 128;  // 4 micro-batches per replica either way
+    ParallelConfig group = hsdp;
+    group.dp_shard = 0;
+    group.global_batch = 32;
+    const Layout l32 = resolve(llama, {1024, 8, 8}, hsdp, 8192);
+    const Layout l8 = resolve(llama, {256, 8, 8}, group, 8192);
+    ASSERT_EQ(l32.dp, 32);
+    ASSERT_EQ(l8.dp, 8);
+    const auto a = memory_per_gpu(llama, l32, hsdp, 8192, 1, {});
+    const auto b = memory_per_gpu(llama, l8, group, 8192, 1, {});
+    EXPECT_EQ(a.params, b.params) << "ZeRO " << zero;
+    EXPECT_EQ(a.grads, b.grads) << "ZeRO " << zero;
+    EXPECT_EQ(a.optimizer, b.optimizer) << "ZeRO " << zero;
+  }
+  EXPECT_NE(load_error({{"parallel.zero_stage", "0"}, {"parallel.dp_shard", "8"}}).find("/parallel/dp_shard"),
+            std::string::npos)
+      << "nothing is sharded without ZeRO";
+}
+
 TEST(Memory, OptimizerInTheBackwardHoldsOneLayersGradients) {
   // TorchTitan's early_step_in_backward: each parameter is stepped as its sharded gradient lands and the gradient is
   // dropped, so a GPU holds one layer's share; refused where TorchTitan refuses it or where it would not accumulate.

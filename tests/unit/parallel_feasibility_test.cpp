@@ -242,6 +242,16 @@ TEST(LayoutRule, GlobalBatchDivisibility) {
                        "= 32"}}));
 }
 
+TEST(LayoutRule, DpShard) {
+  auto c = tp8_pp4();
+  c.zero_stage = 1;
+  c.dp_shard = 12;
+  EXPECT_EQ(problems(model("llama3-70b"), kHgx1024, c, 8192),
+            (Problems{{"dp-shard", "dp_shard = 12 does not divide dp = 32 into whole sharding groups"}}));
+  c.dp_shard = 8;
+  EXPECT_EQ(problems(model("llama3-70b"), kHgx1024, c, 8192), Problems{});
+}
+
 TEST(LayoutRule, MicroBatchesPp) {
   auto c = tp8_pp4();
   c.global_batch = 64;
@@ -540,6 +550,7 @@ TEST(LayoutRule, EveryRuleHasATestAbove) {
                                      "seq-cp",
                                      "seq-sp-tp",
                                      "global-batch-divisibility",
+                                     "dp-shard",
                                      "micro-batches-pp",
                                      "layer-passes",
                                      "interleaved-micro-batches",

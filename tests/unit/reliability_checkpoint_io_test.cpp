@@ -208,6 +208,8 @@ TEST(CheckpointIo, TheBusiestGpuSavesWhatItHoldsOfTheWeightsAndOptimizer) {
       {"scenarios/examples/mixtral-8x7b-256-h100.json", {}},
       {"scenarios/validation/deepseek_v3_256_gb200_mxfp8.json", {}},
       {"scenarios/default.json", qwen3_gb200},
+      // Hybrid sharding: the optimizer sharded over groups of 8 of the 32 data-parallel ranks.
+      {"scenarios/default.json", {{"parallel.dp_shard", "8"}}},
       // PyTorch FSDP (training.master_weights "params"): the fp32 shards and Adam's moments, 4 + 8 bytes.
       {"scenarios/default.json",
        {{"training.master_weights", "\"params\""},
