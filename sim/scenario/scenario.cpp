@@ -3,6 +3,7 @@
 
 #include "sim/scenario/cluster_section.hpp"
 #include "sim/scenario/cost_section.hpp"
+#include "sim/scenario/training_section.hpp"
 
 #include "sim/base/json_reader.hpp"
 #include "sim/base/quantity.hpp"
@@ -243,129 +244,7 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
       p->error("moe_dispatch_dtype", "applies to models with experts (model.moe); " + s.model.name + " has none");
   }
 
-  if (auto t = in.required_object("training")) {
-    t->required("seq_len", s.training.seq_len, Range::at_least(1));
-    base::Count tokens;
-    base::Time duration;
-    const bool has_tokens = t->optional("tokens", tokens);
-    const bool has_duration = t->optional("duration", duration);
-    if (has_tokens) s.training.tokens = tokens;
-    if (has_duration) s.training.duration = duration;
-    if (t->has("tokens") && t->has("duration"))
-      t->error("give either \"tokens\" (train until done) or \"duration\" (a fixed window), not both");
-    std::string dtype;
-    if (t->optional_enum("dtype", dtype, {"fp32", "tf32", "bf16", "fp16", "fp8", "fp4"})) {
-      s.training.dtype = *hardware::dtype_from_string(dtype);
-      if (hw && !s.hardware.gpu.peak_for(s.training.dtype))
-        t->error("dtype",
-                 "\"" + dtype + "\" is not supported by " + s.hardware.name + " (no peak rate in its profile)");
-    }
-    if (s.parallel.moe_dispatch_fp8 && s.training.dtype != hardware::Dtype::Fp8 &&
-        s.training.dtype != hardware::Dtype::Fp4)
-      t->error("dtype", std::string("is \"") + hardware::to_string(s.training.dtype) +
-                            "\", but parallel.moe_dispatch_dtype is \"fp8\", which sends the FP8 inputs of FP8 expert "
-                            "GEMMs; set dtype \"fp8\" or drop moe_dispatch_dtype");
-    std::string kernel;
-    if (t->optional_enum("attention_kernel", kernel, {"fused", "flash2", "triton"}))
-      s.training.attention_kernel = kernel == "flash2"   ? hardware::AttentionKernel::Flash2
-                                    : kernel == "triton" ? hardware::AttentionKernel::Triton
-                                                         : hardware::AttentionKernel::Fused;
-    std::string kernels;
-    if (t->optional_enum("kernels", kernels, {"fused", "eager"})) s.training.eager_kernels = kernels == "eager";
-    std::string kv;
-    if (t->optional_enum("attention_kv", kv, {"grouped", "repeated"})) s.training.repeated_kv = kv == "repeated";
-    s.memory.repeated_kv = s.training.repeated_kv;
-    std::string sp_layout;
-    if (t->optional_enum("sp_layout", sp_layout, {"seq_first", "batch_first"}))
-      s.training.sp_batch_first = sp_layout == "batch_first";
-    std::string recipe;
-    if (t->optional_enum("fp8_recipe", recipe, {"delayed", "tensorwise", "rowwise", "blockwise", "mxfp8"})) {
-      s.training.fp8_recipe = recipe;
-      s.training.fp8_scaling = recipe == "delayed"   ? workload::Fp8Scaling::Delayed
-                               : recipe == "rowwise" ? workload::Fp8Scaling::Rowwise
-                                                     : workload::Fp8Scaling::Current;
-      if (s.training.dtype != hardware::Dtype::Fp8 && s.training.dtype != hardware::Dtype::Fp4)
-        t->error("fp8_recipe", "\"" + recipe + "\" is an FP8 recipe, but training.dtype is \"" +
-                                   hardware::to_string(s.training.dtype) + "\"; set dtype \"fp8\" or drop fp8_recipe");
-    }
-    base::Count critical;
-    if (t->optional("critical_batch", critical)) s.training.critical_batch = critical;
-    parallel::MemoryOptions& mo = s.memory;
-    t->optional("fused_attention", mo.fused_attention);
-    t->optional("attention_dropout", mo.attention_dropout, Range::between(0.0, 0.99));
-    t->optional("hidden_dropout", mo.hidden_dropout, Range::between(0.0, 0.99));
-    std::string grads;
-    if (t->optional_enum("main_grads", grads, {"fp32", "bf16"})) mo.fp32_main_grads = grads == "fp32";
-    t->optional("fp8_weight_copies", mo.fp8_weight_copies);
-    std::string master;
-    if (t->optional_enum("master_weights", master, {"separate", "params", "none"}))
-      mo.master_weights = master == "params" ? parallel::MemoryOptions::MasterWeights::Params
-                          : master == "none" ? parallel::MemoryOptions::MasterWeights::None
-                                             : parallel::MemoryOptions::MasterWeights::Separate;
-    if (mo.master_weights == parallel::MemoryOptions::MasterWeights::None) {
-      // Pure 16-bit training keeps and reduces 16-bit gradients.
-      if (t->has("main_grads") && mo.fp32_main_grads)
-        t->error("main_grads", "\"fp32\" contradicts master_weights \"none\" (no fp32 state at all); leave it out");
-      mo.fp32_main_grads = false;
-    }
-    if (t->optional("optimizer_in_backward", mo.optimizer_in_backward) && mo.optimizer_in_backward) {
-      // TorchTitan's build_optimizers refuses pipeline and expert parallelism with it; with FSDP each gradient is
-      // final once its reduce-scatter lands, and stepping in every micro-batch's backward would not accumulate.
-      const auto& pc = s.parallel;
-      const long long gpus = s.cluster.gpus;
-      const long long model_ranks = static_cast<long long>(pc.tp) * pc.pp * pc.cp;
-      const long long dp = pc.dp ? *pc.dp : (gpus > 0 && gpus % model_ranks == 0 ? gpus / model_ranks : 0);
-      const long long per_step = static_cast<long long>(pc.micro_batch) * dp;
-      // Without data parallelism there is nothing to reduce: each gradient is final when its backward makes it.
-      if (pc.zero_stage != 3 && !(dp == 1 && pc.zero_stage == 0))
-        t->error(
-            "optimizer_in_backward",
-            "is modelled with FSDP (parallel.zero_stage 3, or one GPU's worth of data parallelism), which reduces each "
-            "parameter's gradient before its step; zero_stage is " +
-                std::to_string(pc.zero_stage));
-      else if (pc.pp > 1 || pc.ep > 1)
-        t->error("optimizer_in_backward",
-                 "cannot run with pipeline or expert parallelism (TorchTitan refuses both); "
-                 "pp is " +
-                     std::to_string(pc.pp) + ", ep " + std::to_string(pc.ep));
-      else if (per_step > 0 && pc.global_batch > per_step)
-        t->error("optimizer_in_backward",
-                 "steps in every backward, so it needs one micro-batch per step: "
-                 "global_batch " +
-                     std::to_string(pc.global_batch) + " is " + std::to_string(pc.global_batch / per_step) +
-                     " micro-batches of micro_batch x dp = " + std::to_string(per_step));
-    }
-    std::string loss;
-    if (t->optional_enum("cross_entropy", loss, {"fused", "upcast"})) mo.upcast_cross_entropy = loss == "upcast";
-    std::string saved;
-    if (t->optional_enum("sp_saved_inputs", saved, {"sharded", "gathered"}))
-      mo.sp_gathered_inputs = saved == "gathered";
-    s.training.moe_imbalance_given = t->optional("moe_imbalance", mo.moe_imbalance, Range::between(1.0, 64.0));
-    if (s.training.moe_imbalance_given && model && !s.model.moe)
-      t->error("moe_imbalance", "applies to models with experts (model.moe); " + s.model.name + " has none");
-    if (t->optional("moe_capacity_factor", mo.moe_capacity_factor, Range::between(0.01, 64.0)) && model && !s.model.moe)
-      t->error("moe_capacity_factor", "applies to models with experts (model.moe); " + s.model.name + " has none");
-    if (t->optional("moe_pad_to_capacity", mo.moe_pad_to_capacity) && mo.moe_pad_to_capacity &&
-        mo.moe_capacity_factor <= 0)
-      t->error("moe_pad_to_capacity",
-               "pads each expert's input to its capacity, which needs "
-               "training.moe_capacity_factor (Megatron-LM: --moe-expert-capacity-factor)");
-    mo.fp8_activations = s.training.dtype == hardware::Dtype::Fp8;
-    t->optional("fp8_activations", mo.fp8_activations);
-    const auto spikes = t->kind("loss_spikes");
-    if (spikes == JsonReader::Kind::String) {
-      std::string none;
-      if (t->optional_enum("loss_spikes", none, {"none"})) s.training.loss_spikes.reset();
-    } else if (auto ls = t->optional_object("loss_spikes")) {
-      LossSpikeConfig& c = s.training.loss_spikes.emplace();
-      ls->optional("per_million_steps", c.per_million_steps, Range::at_least(0));
-      ls->optional("rollback_steps", c.rollback_steps, Range::at_least(0));
-      ls->optional("skip_batches", c.skip_batches, Range::at_least(0));
-      ls->optional("detection", c.detection, base::Sign::NonNegative);
-      ls->finish();
-    }
-    t->finish();
-  }
+  if (auto t = in.required_object("training")) detail::parse_training(*t, s, model.has_value(), hw.has_value());
 
   if (auto mem = in.optional_object("memory")) {
     mem->optional("reserve", s.memory.runtime_reserve, base::Sign::NonNegative);

@@ -1,0 +1,135 @@
+// trainsim import: what the launch files say about gradients and training state, which the step and memory models
+// read: gradient reduction overlap (Megatron-LM's --overlap-grad-reduce, DeepSpeed's overlap_comm), Megatron-Core's
+// local layers, and TorchTitan's FSDP2 (fp32 or pure bf16 parameters, the reduce dtype, HSDP, the optimizer in the
+// backward, CPU offload refused). The inputs are written here from the frameworks' documented keys.
+#include "sim/base/errors.hpp"
+#include "sim/importers/importers.hpp"
+#include "tests/support/temp_dir.hpp"
+
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+
+namespace sim::cli {
+namespace {
+
+TEST(ImportMegatron, GradientsAreReducedDuringTheBackwardOnlyWithOverlapGradReduce) {
+  // Megatron-LM's --overlap-grad-reduce is off by default: without it finalize_model_grads starts every bucket's
+  // collective after the last backward. FSDP (ZeRO-3) and Megatron-DeepSpeed (DeepSpeed's engine reduces) say nothing.
+  auto overlap = [](const std::string& flags) -> std::optional<bool> {
+    const auto im = importers::import_megatron_text(
+        "torchrun --nproc_per_node=8 --nnodes 4 train.py --tensor-model-parallel-size 4 " + flags +
+            " --num-layers 32 --hidden-size 4096 --num-attention-heads 32\n",
+        "launch.sh");
+    const auto* f = im.draft.find("parallel.overlap_grad_reduce");
+    if (!f) return std::nullopt;
+    return std::get<bool>(f->value);
+  };
+  EXPECT_EQ(overlap("--use-distributed-optimizer --overlap-grad-reduce"), true);
+  EXPECT_EQ(overlap("--use-distributed-optimizer"), false);
+  EXPECT_EQ(overlap(""), false);
+  EXPECT_EQ(overlap("--use-torch-fsdp2"), std::nullopt);
+  EXPECT_EQ(overlap("--deepspeed --zero-stage 1"), std::nullopt);
+}
+
+TEST(ImportMegatron, TheLocalTransformerImplementationStoresTheAttentionScores) {
+  // --transformer-impl local: Megatron-Core's own layers, whose core attention (DotProductAttention) is unfused
+  // whatever --attention-backend says; the legacy models' --use-flash-attn keeps it fused.
+  auto fused = [](const std::string& flags) -> std::optional<bool> {
+    const auto im = importers::import_megatron_text("torchrun --nproc_per_node=8 train.py " + flags +
+                                                        " --num-layers 32 --hidden-size 4096 "
+                                                        "--num-attention-heads 32\n",
+                                                    "launch.sh");
+    const auto* f = im.draft.find("training.fused_attention");
+    if (!f) return std::nullopt;
+    return std::get<bool>(f->value);
+  };
+  EXPECT_EQ(fused("--transformer-impl local"), false);
+  EXPECT_EQ(fused("--transformer-impl local --attention-backend flash"), false);
+  EXPECT_EQ(fused("--transformer-impl local --use-flash-attn"), true);
+  EXPECT_EQ(fused("--transformer-impl transformer_engine"), std::nullopt) << "the scenario's default: fused";
+  EXPECT_EQ(fused("--attention-backend unfused"), false);
+}
+
+TEST(ImportTorchTitan, Fsdp2KeepsFp32ParametersAndCanStepInTheBackward) {
+  // FSDP2's fp32 sharded parameters are the master (training.master_weights "params"); [optimizer]
+  // early_step_in_backward is read as training.optimizer_in_backward, and a value that is not a boolean is refused.
+  support::TempDir dir;
+  const std::string head =
+      "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[training]\nlocal_batch_size = 1\nseq_len = 8192\n"
+      "[parallelism]\ndata_parallel_shard_degree = 8\n";
+  const auto on =
+      importers::import_torchtitan(dir.write("on.toml", head + "[optimizer]\nearly_step_in_backward = true\n"), {});
+  ASSERT_NE(on.draft.find("training.optimizer_in_backward"), nullptr);
+  EXPECT_TRUE(std::get<bool>(on.draft.find("training.optimizer_in_backward")->value));
+  ASSERT_NE(on.draft.find("training.master_weights"), nullptr);
+  EXPECT_EQ(std::get<std::string>(on.draft.find("training.master_weights")->value), "params");
+  const auto bf16 = importers::import_torchtitan(
+      dir.write("bf16.toml",
+                "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[training]\nlocal_batch_size = 1\nseq_len = 8192\n"
+                "mixed_precision_reduce = \"bfloat16\"\n[parallelism]\ndata_parallel_shard_degree = 8\n"),
+      {});
+  ASSERT_NE(bf16.draft.find("training.main_grads"), nullptr) << "FSDP2's reduce_dtype";
+  EXPECT_EQ(std::get<std::string>(bf16.draft.find("training.main_grads")->value), "bf16");
+  // [training] dtype "bfloat16": pure bf16 training, no fp32 state (master_weights "none").
+  const auto pure = importers::import_torchtitan(
+      dir.write("pure.toml",
+                "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[training]\nlocal_batch_size = 1\nseq_len = 8192\n"
+                "dtype = \"bfloat16\"\n[parallelism]\ndata_parallel_shard_degree = 8\n"),
+      {});
+  ASSERT_NE(pure.draft.find("training.master_weights"), nullptr);
+  EXPECT_EQ(std::get<std::string>(pure.draft.find("training.master_weights")->value), "none");
+  // HSDP: FSDP within groups of data_parallel_shard_degree ranks (parallel.dp_shard).
+  const auto hsdp = importers::import_torchtitan(
+      dir.write("hsdp.toml",
+                "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[training]\nlocal_batch_size = 1\n"
+                "seq_len = 8192\n[parallelism]\ndata_parallel_shard_degree = 8\n"
+                "data_parallel_replicate_degree = 4\n"),
+      {});
+  EXPECT_EQ(hsdp.draft.integer("parallel.dp_shard"), 8);
+  EXPECT_EQ(hsdp.draft.integer("cluster.gpus"), 32);
+  // FSDP's CPU offload is refused, as DeepSpeed's is; false is read and leaves the run GPU-resident.
+  try {
+    importers::import_torchtitan(
+        dir.write("offload.toml", "[training]\nenable_cpu_offload = true\nlocal_batch_size = 1\nseq_len = 8192\n"), {});
+    ADD_FAILURE() << "CPU offload was accepted";
+  } catch (const base::ConfigError& e) {
+    EXPECT_TRUE(std::string(e.what()).find("enable_cpu_offload") != std::string::npos) << e.what();
+    EXPECT_TRUE(std::string(e.what()).find("set it to false") != std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(importers::import_torchtitan(
+      dir.write("resident.toml", "[training]\nenable_cpu_offload = false\nlocal_batch_size = 1\nseq_len = 8192\n"),
+      {}));
+  const auto off = importers::import_torchtitan(dir.write("off.toml", head), {});
+  EXPECT_EQ(off.draft.find("training.optimizer_in_backward"), nullptr) << "TorchTitan's default: false";
+  try {
+    importers::import_torchtitan(dir.write("bad.toml", head + "[optimizer]\nearly_step_in_backward = 1\n"), {});
+    ADD_FAILURE() << "an integer was accepted";
+  } catch (const base::ConfigError& e) {
+    EXPECT_TRUE(std::string(e.what()).find("early_step_in_backward") != std::string::npos) << e.what();
+  }
+}
+
+TEST(ImportDeepSpeed, GradientReductionOverlapsOnlyWithOverlapComm) {
+  // DeepSpeed's configuration reference: zero_optimization.overlap_comm defaults to false for stages 1-2 (true for
+  // stage 3); without ZeRO the engine all-reduces the gradients after the backward.
+  support::TempDir dir;
+  auto overlap = [&](const std::string& zero) -> std::optional<bool> {
+    const auto path =
+        dir.write("ds.json", "{\"train_batch_size\": 64, \"train_micro_batch_size_per_gpu\": 1" +
+                                 (zero.empty() ? std::string() : ", \"zero_optimization\": " + zero) + "}");
+    const auto im = importers::import_deepspeed(path, {});
+    const auto* f = im.draft.find("parallel.overlap_grad_reduce");
+    if (!f) return std::nullopt;
+    return std::get<bool>(f->value);
+  };
+  EXPECT_EQ(overlap(""), false) << "no ZeRO: reduced after the backward";
+  EXPECT_EQ(overlap("{\"stage\": 1}"), false) << "overlap_comm's default";
+  EXPECT_EQ(overlap("{\"stage\": 2, \"overlap_comm\": true}"), true);
+  EXPECT_EQ(overlap("{\"stage\": 2, \"overlap_comm\": false}"), false);
+  EXPECT_EQ(overlap("{\"stage\": 3}"), std::nullopt) << "ZeRO-3 overlaps its reduce-scatters";
+}
+
+}  // namespace
+}  // namespace sim::cli
