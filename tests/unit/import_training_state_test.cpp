@@ -14,6 +14,13 @@
 namespace sim::cli {
 namespace {
 
+/// A boolean field of an import's draft, or nullopt when the import leaves it out.
+std::optional<bool> boolean(const importers::Import& im, const char* path) {
+  const auto* f = im.draft.find(path);
+  if (!f) return std::nullopt;
+  return std::get<bool>(f->value);
+}
+
 TEST(ImportMegatron, GradientsAreReducedDuringTheBackwardOnlyWithOverlapGradReduce) {
   // Megatron-LM's --overlap-grad-reduce is off by default: without it finalize_model_grads starts every bucket's
   // collective after the last backward. FSDP (ZeRO-3) and Megatron-DeepSpeed (DeepSpeed's engine reduces) say nothing.
@@ -22,9 +29,7 @@ TEST(ImportMegatron, GradientsAreReducedDuringTheBackwardOnlyWithOverlapGradRedu
         "torchrun --nproc_per_node=8 --nnodes 4 train.py --tensor-model-parallel-size 4 " + flags +
             " --num-layers 32 --hidden-size 4096 --num-attention-heads 32\n",
         "launch.sh");
-    const auto* f = im.draft.find("parallel.overlap_grad_reduce");
-    if (!f) return std::nullopt;
-    return std::get<bool>(f->value);
+    return boolean(im, "parallel.overlap_grad_reduce");
   };
   EXPECT_EQ(overlap("--use-distributed-optimizer --overlap-grad-reduce"), true);
   EXPECT_EQ(overlap("--use-distributed-optimizer"), false);
@@ -41,9 +46,7 @@ TEST(ImportMegatron, TheLocalTransformerImplementationStoresTheAttentionScores) 
                                                         " --num-layers 32 --hidden-size 4096 "
                                                         "--num-attention-heads 32\n",
                                                     "launch.sh");
-    const auto* f = im.draft.find("training.fused_attention");
-    if (!f) return std::nullopt;
-    return std::get<bool>(f->value);
+    return boolean(im, "training.fused_attention");
   };
   EXPECT_EQ(fused("--transformer-impl local"), false);
   EXPECT_EQ(fused("--transformer-impl local --attention-backend flash"), false);
@@ -120,9 +123,7 @@ TEST(ImportDeepSpeed, GradientReductionOverlapsOnlyWithOverlapComm) {
         dir.write("ds.json", "{\"train_batch_size\": 64, \"train_micro_batch_size_per_gpu\": 1" +
                                  (zero.empty() ? std::string() : ", \"zero_optimization\": " + zero) + "}");
     const auto im = importers::import_deepspeed(path, {});
-    const auto* f = im.draft.find("parallel.overlap_grad_reduce");
-    if (!f) return std::nullopt;
-    return std::get<bool>(f->value);
+    return boolean(im, "parallel.overlap_grad_reduce");
   };
   EXPECT_EQ(overlap(""), false) << "no ZeRO: reduced after the backward";
   EXPECT_EQ(overlap("{\"stage\": 1}"), false) << "overlap_comm's default";
