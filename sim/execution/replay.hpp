@@ -42,6 +42,10 @@ class Network final : public engine::Component {
   Network(engine::Simulator& sim, const topology::Topology& topo)
       : Component(sim, "network"), topo_(topo), cost_(topo), flows_(topo) {}
   void run(collectives::Op op, const std::vector<topology::GpuId>& group, base::Bytes bytes, Group& owner);
+  /// Hybrid sharding's gradient reduction: a reduce-scatter in every copy's group at once, then each shard's
+  /// all-reduce across the copies, all groups' transfers of a phase sharing the network.
+  void run_hybrid(const std::vector<std::vector<topology::GpuId>>& shards,
+                  const std::vector<std::vector<topology::GpuId>>& replicas, base::Bytes bytes, Group& owner);
   void handle(std::uint64_t arg) override;
   std::vector<std::string> pending_work() const override {
     if (flows_.active() == 0) return {};
@@ -56,6 +60,7 @@ class Network final : public engine::Component {
     int outstanding = 0;
     Group* owner = nullptr;
   };
+  std::size_t new_job(Group& owner);
   void start_phase(std::size_t job);
   void start_flows(std::size_t job);
   void reschedule();
@@ -81,6 +86,13 @@ class Group final : public engine::Component {
     ids_.push_back(gpu_id);
   }
   std::size_t size() const { return members_.size(); }
+  /// Hybrid sharding: the members' ids by copy's group and by shard (each across the copies); a reduce-scatter then
+  /// runs as both (Network::run_hybrid).
+  void set_hybrid(std::vector<std::vector<topology::GpuId>> shards,
+                  std::vector<std::vector<topology::GpuId>> replicas) {
+    shards_ = std::move(shards);
+    replicas_ = std::move(replicas);
+  }
   void arrive(Time duration) {
     if (arrived_ == 0) duration_ = duration;
     duration_ = std::max(duration_, duration);
@@ -94,6 +106,10 @@ class Group final : public engine::Component {
       return;
     }
     if (++arrived_ < members_.size()) return;
+    if (!shards_.empty() && w.op == collectives::Op::ReduceScatter) {
+      network_->run_hybrid(shards_, replicas_, w.bytes, *this);
+      return;
+    }
     network_->run(w.op, ids_, w.bytes, *this);
   }
   void handle(std::uint64_t) override { complete(); }
@@ -109,6 +125,7 @@ class Group final : public engine::Component {
   Network* network_;
   std::vector<Gpu*> members_;
   std::vector<topology::GpuId> ids_;
+  std::vector<std::vector<topology::GpuId>> shards_, replicas_;
   std::size_t arrived_ = 0;
   Time duration_;
 };

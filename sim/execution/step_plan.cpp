@@ -178,8 +178,53 @@ StepPlan Planner::build() {
     if (it == siblings_memo.end()) it = siblings_memo.emplace(dp_group, tp_siblings(*dp_group)).first;
     return it->second;
   };
+  // Hybrid sharding (parallel.dp_shard: PyTorch FSDP's HYBRID_SHARD, TorchTitan's HSDP, Megatron-LM's
+  // --num-distributed-optimizer-instances): the states are sharded within groups of dp_shard x cp ranks, each holding a
+  // whole copy. The weights are gathered within the group, and the gradients reduce-scattered within it, then each
+  // shard all-reduced across the dp / dp_shard copies (FSDP2's foreach_reduce: reduce_scatter on the shard group, then
+  // all_reduce on the replicate group, torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py; Megatron-Core's
+  // DistributedDataParallel: reduce-scatter on the intra-instance group, all-reduce on the inter-instance one). A
+  // copy's group is consecutive data-parallel ranks (TorchTitan's mesh puts dp_replicate outside dp_shard; Megatron's
+  // instances are consecutive ranks of the data-parallel group).
+  const int hybrid = in_.parallel.dp_shard > 0 && in_.parallel.dp_shard < L.dp ? in_.parallel.dp_shard : 0;
+  plan.dp_shard = hybrid;
+  struct HybridGroups {
+    std::vector<int> shard, replicate;  // of the group's first member
+  };
+  std::map<const std::vector<int>*, HybridGroups> hybrid_memo;
+  auto hybrid_groups = [&]() -> const HybridGroups& {
+    auto it = hybrid_memo.find(dp_group);
+    if (it != hybrid_memo.end()) return it->second;
+    const parallel::Coord first = placement_.coord(dp_group->front());
+    HybridGroups h;
+    for (const int m : *dp_group) {
+      const parallel::Coord c = placement_.coord(m);
+      if (c.dp / hybrid == first.dp / hybrid) h.shard.push_back(m);
+      if (c.dp % hybrid == first.dp % hybrid && c.cp == first.cp) h.replicate.push_back(m);
+    }
+    return hybrid_memo.emplace(dp_group, std::move(h)).first->second;
+  };
+  // What ZeRO shards over and gathers from: the data-parallel group, or a copy's group under hybrid sharding.
+  auto shard_group = [&]() -> const std::vector<int>& { return hybrid ? hybrid_groups().shard : *dp_group; };
+  std::map<const std::vector<int>*, std::vector<int>> sub_siblings_memo;
+  auto siblings_of = [&](const std::vector<int>& g) -> const std::vector<int>& {
+    if (&g == dp_group) return dp_siblings();
+    auto it = sub_siblings_memo.find(&g);
+    if (it == sub_siblings_memo.end()) it = sub_siblings_memo.emplace(&g, tp_siblings(g)).first;
+    return it->second;
+  };
   auto dp_time = [&](double grad_bytes) {
     if (dp_group->size() < 2) return Time::zero();
+    if (hybrid) {
+      const HybridGroups& h = hybrid_groups();
+      Time t;
+      if (h.shard.size() > 1)
+        t += collective(collectives::Op::ReduceScatter, h.shard, grad_bytes, siblings_of(h.shard));
+      if (h.replicate.size() > 1)
+        t += collective(collectives::Op::AllReduce, h.replicate, grad_bytes / static_cast<double>(h.shard.size()),
+                        siblings_of(h.replicate));
+      return t;
+    }
     return collective(zero ? collectives::Op::ReduceScatter : collectives::Op::AllReduce, *dp_group, grad_bytes,
                       dp_siblings());
   };
@@ -202,8 +247,8 @@ StepPlan Planner::build() {
   const std::uint16_t interference_label = label(kInterferenceLabel);
   const std::uint16_t reduce_label = label(kReduceLabel);
   auto gather_time = [&](double params) {
-    return zero3 ? collective(collectives::Op::AllGather, *dp_group, params * kParamBytes, dp_siblings())
-                 : Time::zero();
+    if (!zero3 || shard_group().size() < 2) return Time::zero();
+    return collective(collectives::Op::AllGather, shard_group(), params * kParamBytes, siblings_of(shard_group()));
   };
   auto duration = [](const std::vector<TimedSegment>& segs) {
     Time t;
@@ -424,9 +469,10 @@ StepPlan Planner::build() {
     const int shard_dp = in_.parallel.dp_shard > 0 ? in_.parallel.dp_shard : L.dp;  // hybrid sharding's groups
     const double shard = zero ? st.params_local / (static_cast<double>(shard_dp) * L.cp) : st.params_local;
     st.optimizer = hardware::memory_time(hw_.gpu, hw_.efficiency, shard * kOptimizerBytesPerParam);
-    const bool gather_after = zero && !zero3 && dp_group->size() > 1;
+    const bool gather_after = zero && !zero3 && shard_group().size() > 1;
     if (gather_after)
-      st.param_gather = collective(collectives::Op::AllGather, *dp_group, st.params_local * kParamBytes, dp_siblings());
+      st.param_gather = collective(collectives::Op::AllGather, shard_group(), st.params_local * kParamBytes,
+                                   siblings_of(shard_group()));
     if (gather_after && in_.parallel.overlap_param_gather && !st.buckets.empty()) {
       // --overlap-param-gather (Megatron-Core DistributedDataParallel: the all-gathers are issued bucket by bucket, a
       // forward pre-hook waiting for its bucket and issuing the next): only the first bucket (the stage's first layers,

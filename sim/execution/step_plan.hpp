@@ -109,6 +109,10 @@ struct StepPlan {
   /// ZeRO >= 2: a GPU keeps only its shard of the gradients, so every micro-batch's gradients are reduce-scattered
   /// as its backward produces them (DeepSpeed stage 2, FSDP outside no_sync), not once after the last micro-batch.
   bool dp_every_micro_batch = false;
+  /// Hybrid sharding (parallel.dp_shard below dp): the data-parallel ranks of one copy's group. Its gradients are
+  /// reduce-scattered within each copy's group (dp_shard x cp ranks), then each shard all-reduced across the copies.
+  /// 0: one group.
+  int dp_shard = 0;
   /// Megatron-Core's --overlap-moe-expert-parallel-comm (or DualPipeV with expert parallelism): steady-state
   /// forward/backward pairs run their paired passes.
   bool ep_comm_overlap = false;

@@ -49,7 +49,7 @@ void Group::complete() {
 
 // ---- Network ----------------------------------------------------------------------------------------------------
 
-void Network::run(collectives::Op op, const std::vector<topology::GpuId>& group, base::Bytes bytes, Group& owner) {
+std::size_t Network::new_job(Group& owner) {
   std::size_t job = 0;
   if (free_jobs_.empty()) {
     job = jobs_.size();
@@ -58,7 +58,38 @@ void Network::run(collectives::Op op, const std::vector<topology::GpuId>& group,
     job = free_jobs_.back();
     free_jobs_.pop_back();
   }
-  jobs_[job] = Job{collectives::lower(cost_, op, collectives::Algorithm::Auto, group, bytes, topo_), 0, 0, &owner};
+  jobs_[job] = Job{{}, 0, 0, &owner};
+  return job;
+}
+
+void Network::run(collectives::Op op, const std::vector<topology::GpuId>& group, base::Bytes bytes, Group& owner) {
+  const std::size_t job = new_job(owner);
+  jobs_[job].phases = collectives::lower(cost_, op, collectives::Algorithm::Auto, group, bytes, topo_);
+  start_phase(job);
+}
+
+void Network::run_hybrid(const std::vector<std::vector<topology::GpuId>>& shards,
+                         const std::vector<std::vector<topology::GpuId>>& replicas, base::Bytes bytes, Group& owner) {
+  const std::size_t job = new_job(owner);
+  auto& phases = jobs_[job].phases;
+  // Groups of one step run side by side: phase i of each in one phase (the slowest latency), so every transfer in
+  // flight shares the links with the others', as they would.
+  auto side_by_side = [&](collectives::Op op, const std::vector<std::vector<topology::GpuId>>& groups, base::Bytes n) {
+    const std::size_t at = phases.size();
+    for (const auto& g : groups) {
+      if (g.size() < 2) continue;
+      const auto lowered = collectives::lower(cost_, op, collectives::Algorithm::Auto, g, n, topo_);
+      if (phases.size() < at + lowered.size()) phases.resize(at + lowered.size());
+      for (std::size_t i = 0; i < lowered.size(); ++i) {
+        auto& into = phases[at + i];
+        into.latency = std::max(into.latency, lowered[i].latency);
+        into.transfers.insert(into.transfers.end(), lowered[i].transfers.begin(), lowered[i].transfers.end());
+      }
+    }
+  };
+  side_by_side(collectives::Op::ReduceScatter, shards, bytes);
+  const std::int64_t shard = shards.empty() ? 1 : static_cast<std::int64_t>(shards.front().size());
+  side_by_side(collectives::Op::AllReduce, replicas, base::Bytes{bytes.n / shard});
   start_phase(job);
 }
 
@@ -184,12 +215,21 @@ Replay::Replay(const StepPlan& plan, const StepOptions& options) : plan_(plan), 
     for (int pp = 0; pp < L.pp; ++pp)
       for (int tp = 0; tp < L.tp && L.dp * L.cp > 1; ++tp) {
         Group* g = make_group("dp-group", Group::Channel::Dp);
+        // Hybrid sharding (StepPlan::dp_shard): each copy's group of dp_shard x cp ranks, and each shard's group
+        // across the copies (same cp rank and position in its copy).
+        const int h = plan.dp_shard;
+        std::vector<std::vector<topology::GpuId>> shards(h > 0 ? static_cast<std::size_t>(L.dp / h) : 0),
+            replicas(h > 0 ? static_cast<std::size_t>(h * L.cp) : 0);
         for (int member : placement.group(parallel::Dim::DpCp, placement.gpu(tp, 0, 0, pp))) {
           const parallel::Coord c = placement.coord(member);
           const auto k = local(c.tp, c.cp, c.dp, c.pp);
           g->add_member(gpus_[k].get(), member);
           dp_of[k] = g;
+          if (h == 0) continue;
+          shards[static_cast<std::size_t>(c.dp / h)].push_back(member);
+          replicas[static_cast<std::size_t>((c.dp % h) * L.cp + c.cp)].push_back(member);
         }
+        if (h > 0) g->set_hybrid(std::move(shards), std::move(replicas));
       }
   }
   // Expert-parallel groups as Megatron-Core's expert rank generator builds them (Placement's Dim::Ep: consecutive

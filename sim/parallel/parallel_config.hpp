@@ -107,9 +107,9 @@ struct ParallelConfig {
   /// Hybrid sharding (HSDP; TorchTitan's data_parallel_shard_degree beside data_parallel_replicate_degree, PyTorch
   /// FSDP's HYBRID_SHARD): the data-parallel ranks a ZeRO state is sharded over, the states replicated across the
   /// dp / dp_shard groups (and over context parallelism as before). 0: all dp ranks. Memory, optimizer time and the
-  /// checkpoint share count it; the collectives are still timed over the whole data-parallel group (HSDP's
-  /// reduce-scatter within a group and all-reduce across groups move about 1 + 2 / dp_shard times its bytes, over
-  /// faster links where a group sits in an NVLink domain). Needs zero_stage >= 1 or the distributed optimizer, ep 1.
+  /// checkpoint share count it; the weights are gathered within a copy's group, the gradients reduce-scattered within
+  /// it and then all-reduced across the copies (execution/step_plan.cpp). Needs zero_stage >= 1 or the distributed
+  /// optimizer, ep 1.
   int dp_shard = 0;
   /// ZeRO-3 / FSDP only: "pre" (default; PyTorch FSDP's BACKWARD_PRE default, FSDP2's and DeepSpeed's prefetch),
   /// "post" (BACKWARD_POST, MosaicML Composer's default) or "none".
