@@ -513,6 +513,44 @@ class MegatronImport {
     } else if (strategy) {
       out_.notes.push_back({where(*strategy), "read only with --use-megatron-fsdp, as Megatron-LM does"});
     }
+    apply_optimizer_instances();
+  }
+
+  /// --num-distributed-optimizer-instances N: the data-parallel group (with context parallelism) split into N groups
+  /// of consecutive ranks, each sharding a whole copy of the distributed optimizer's (or Megatron-FSDP's) states; the
+  /// gradients reduce-scattered within a group, then all-reduced across the groups (megatron/core/distributed/
+  /// param_and_grad_buffer.py, start_grad_sync's partial_distopt path): trainsim's hybrid sharding, dp_shard = dp / N.
+  void apply_optimizer_instances() {
+    const Given* g = given("num-distributed-optimizer-instances");
+    if (g == nullptr) return;
+    const auto instances = python_int(g->value);
+    if (!instances || *instances <= 1) return;  // 1: Megatron-LM's default, one group
+    Draft& d = out_.draft;
+    if (!given("use-distributed-optimizer") && !given("use-megatron-fsdp")) {
+      out_.notes.push_back({where(*g), "read only with --use-distributed-optimizer or --use-megatron-fsdp"});
+      return;
+    }
+    if (const Given* outer = given("outer-dp-sharding-strategy"); outer && outer->value != "no_shard")
+      out_.notes.push_back({where(*outer), "\"" + outer->value +
+                                               "\" also shards across the instances; trainsim keeps a whole copy of "
+                                               "the states per instance (more memory than the run holds)"});
+    const auto gpus = lookup("cluster.gpus");
+    const std::int64_t model =
+        lookup("parallel.tp").value_or(1) * lookup("parallel.pp").value_or(1) * lookup("parallel.cp").value_or(1);
+    if (!gpus) {
+      out_.unresolved.push_back(
+          {where(*g), "needs the GPU count to size each instance's group; give --gpus N", "parallel.dp_shard"});
+      return;
+    }
+    const std::int64_t dp = *gpus / model;
+    if (*gpus % model != 0 || dp % *instances != 0) {
+      error(g->line, g->flag + " " + g->value + " does not divide the " + std::to_string(dp) +
+                         " data-parallel ranks (" + std::to_string(*gpus) + " GPUs / tp x pp x cp " +
+                         std::to_string(model) + ") into whole groups");
+      return;
+    }
+    d.put("parallel.dp_shard", dp / *instances,
+          where(*g) + " (" + std::to_string(dp) + " data-parallel ranks in " + g->value + " instances)");
   }
 
   /// The architecture flags. Defaults are recorded only when the file describes a model at all.

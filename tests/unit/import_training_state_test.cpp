@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -36,6 +38,46 @@ TEST(ImportMegatron, GradientsAreReducedDuringTheBackwardOnlyWithOverlapGradRedu
   EXPECT_EQ(overlap(""), false);
   EXPECT_EQ(overlap("--use-torch-fsdp2"), std::nullopt);
   EXPECT_EQ(overlap("--deepspeed --zero-stage 1"), std::nullopt);
+}
+
+TEST(ImportMegatron, DistributedOptimizerInstancesAreHybridSharding) {
+  // --num-distributed-optimizer-instances N: N groups of consecutive data-parallel ranks, each sharding a whole copy
+  // of the optimizer states (Megatron-Core's partial distributed optimizer): dp_shard = dp / N. 32 GPUs under TP 2:
+  // dp 16.
+  auto import = [](const std::string& flags) {
+    return importers::import_megatron_text(
+        "torchrun --nproc_per_node=8 --nnodes 4 train.py "
+        "--tensor-model-parallel-size 2 " +
+            flags + " --num-layers 32 --hidden-size 4096 --num-attention-heads 32\n",
+        "launch.sh");
+  };
+  auto shard = [](const importers::Import& im) -> std::optional<std::int64_t> {
+    return im.draft.integer("parallel.dp_shard");
+  };
+  EXPECT_EQ(shard(import("--use-distributed-optimizer --num-distributed-optimizer-instances 2")), 8);
+  EXPECT_EQ(shard(import("--use-distributed-optimizer --num-distributed-optimizer-instances 4")), 4);
+  EXPECT_EQ(shard(import("--use-distributed-optimizer --num-distributed-optimizer-instances 1")), std::nullopt);
+  EXPECT_EQ(shard(import("--use-distributed-optimizer")), std::nullopt);
+  // Without the distributed optimizer (or Megatron-FSDP) Megatron-LM ignores it: a note, no key.
+  const auto plain = import("--num-distributed-optimizer-instances 2");
+  EXPECT_EQ(shard(plain), std::nullopt);
+  EXPECT_FALSE(plain.notes.empty());
+  // 3 instances do not divide 16 ranks: an error naming the flag and the counts.
+  try {
+    (void)import("--use-distributed-optimizer --num-distributed-optimizer-instances 3");
+    FAIL() << "3 instances of 16 ranks were accepted";
+  } catch (const base::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("--num-distributed-optimizer-instances 3 does not divide the 16"),
+              std::string::npos)
+        << e.what();
+  }
+  // Without a GPU count the groups cannot be sized: unresolved, not guessed.
+  const auto no_gpus = importers::import_megatron_text(
+      "python train.py --use-distributed-optimizer --num-distributed-optimizer-instances 2 --num-layers 32\n",
+      "launch.sh");
+  EXPECT_EQ(shard(no_gpus), std::nullopt);
+  EXPECT_TRUE(std::any_of(no_gpus.unresolved.begin(), no_gpus.unresolved.end(),
+                          [](const auto& u) { return u.path == "parallel.dp_shard"; }));
 }
 
 TEST(ImportMegatron, TheLocalTransformerImplementationStoresTheAttentionScores) {
