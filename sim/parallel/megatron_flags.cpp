@@ -90,6 +90,10 @@ MegatronArgs megatron_args(const ParallelConfig& config, const Layout& layout, c
     add("--use-megatron-fsdp");
     add(std::string("--data-parallel-sharding-strategy ") + (sharding == 2 ? "optim_grads" : "optim_grads_params"));
   }
+  // Hybrid sharding: Megatron-Core's distributed optimizer instances, dp / dp_shard groups of consecutive ranks (the
+  // importer's reading, inverted).
+  if (sharding >= 1 && config.dp_shard > 0 && config.dp_shard < layout.dp)
+    flag("--num-distributed-optimizer-instances", layout.dp / config.dp_shard);
   if (config.recompute == Recompute::Selective) {
     add("--recompute-granularity selective");
     if (config.recompute_modules != kRecomputeCoreAttn) {

@@ -312,6 +312,12 @@ TEST(PlanFlags, MegatronCommandLine) {
   c.overlap_grad_reduce = false;  // Megatron-LM's default: no flag
   EXPECT_EQ(line(c, l).find("--overlap-grad-reduce"), std::string::npos) << line(c, l);
   c.overlap_grad_reduce = true;
+  c.dp_shard = 4;  // hybrid sharding: 16 / 4 distributed optimizer instances
+  EXPECT_NE(line(c, l).find("--overlap-grad-reduce --num-distributed-optimizer-instances 4"), std::string::npos)
+      << line(c, l);
+  c.dp_shard = 16;  // one copy: no flag
+  EXPECT_EQ(line(c, l).find("--num-distributed-optimizer-instances"), std::string::npos) << line(c, l);
+  c.dp_shard = 0;
   c.tp_comm_overlap = true;
   c.overlap_param_gather = true;
   EXPECT_NE(line(c, l).find("--sequence-parallel --tp-comm-overlap --use-distributed-optimizer --overlap-param-gather"),
