@@ -31,7 +31,8 @@ constexpr std::array kRules{
     LayoutRule{"layer-passes",
                "micro-batches per replica times the model's layers (the layer passes one step replays) must not "
                "exceed 262144"},
-    LayoutRule{"micro-batches-pp", "1F1B, interleaved 1F1B and ZB-H1 need at least one micro-batch per pipeline stage"},
+    LayoutRule{"micro-batches-pp",
+               "interleaved 1F1B, ZB-H1 and DualPipeV need at least one micro-batch per pipeline stage"},
     LayoutRule{"interleaved-micro-batches",
                "the interleaved schedule needs micro-batches divisible by pp (Megatron-LM's groups of pp)"},
     LayoutRule{"vpp-needs-pp", "virtual pipeline stages (vpp > 1) need a pipeline (pp > 1)"},
@@ -171,10 +172,11 @@ int check_batch(const workload::ModelSpec& model, const ParallelConfig& c, int d
                                                 : std::string("the model has too many layers")));
   }
   // 1F1B keeps one micro-batch per stage in flight; with fewer micro-batches than stages the steady state never
-  // starts and most stages idle. Megatron-LM runs non-interleaved 1F1B anyway, but its interleaved schedule requires
-  // groups of pp micro-batches (below), and ZB-H1 (Qi et al. 2024, Sec. 3) assumes m >= p: we treat m < p as
-  // infeasible for all three, and allow it only for GPipe, whose bubble is merely large.
-  const bool needs_one_per_stage = c.schedule != Schedule::GPipe;
+  // starts and most stages idle, as in GPipe. Megatron-LM runs non-interleaved 1F1B so (forward_backward_pipelining_
+  // without_interleaving: num_warmup_microbatches = min(pp - rank - 1, num_microbatches)), and so does trainsim's
+  // schedule, its bubble merely large. Its interleaved schedule requires groups of pp micro-batches (below), and ZB-H1
+  // (Qi et al. 2024, Sec. 3) and DualPipeV assume m >= p: infeasible for those.
+  const bool needs_one_per_stage = c.schedule != Schedule::GPipe && c.schedule != Schedule::OneFOneB;
   if (c.pp > 1 && needs_one_per_stage && m < c.pp)
     rules.fail("micro-batches-pp", str(m) + " micro-batches per replica are fewer than pp = " + str(c.pp) +
                                        " stages (" + to_string(c.schedule) +

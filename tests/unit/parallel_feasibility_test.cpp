@@ -253,11 +253,15 @@ TEST(LayoutRule, DpShard) {
 }
 
 TEST(LayoutRule, MicroBatchesPp) {
+  // Fewer micro-batches than stages: Megatron-LM's non-interleaved 1F1B runs them (its warm-up is min(pp - rank - 1,
+  // m) forwards), as GPipe does; ZB-H1 assumes m >= p.
   auto c = tp8_pp4();
   c.global_batch = 64;
+  EXPECT_EQ(problems(model("llama3-70b"), kHgx1024, c, 8192), Problems{});
+  c.schedule = Schedule::ZeroBubbleH1;
   EXPECT_EQ(problems(model("llama3-70b"), kHgx1024, c, 8192),
             (Problems{{"micro-batches-pp",
-                       "2 micro-batches per replica are fewer than pp = 4 stages (1f1b needs at "
+                       "2 micro-batches per replica are fewer than pp = 4 stages (zb-h1 needs at "
                        "least one micro-batch per stage)"}}));
 }
 

@@ -80,7 +80,7 @@ INSTANTIATE_TEST_SUITE_P(
                                {"parallel.pp=16", "parallel.global_batch=1024", "parallel.tp=8", "parallel.vpp=3",
                                 "parallel.schedule=\"interleaved\""}},
                       RuleCase{"global-batch-divisibility", {"parallel.global_batch=1000"}},
-                      RuleCase{"micro-batches-pp", {"parallel.micro_batch=16"}},
+                      RuleCase{"micro-batches-pp", {"parallel.micro_batch=16", "parallel.schedule=\"zb-h1\""}},
                       RuleCase{"layer-passes", {"parallel.global_batch=1000000000"}},
                       RuleCase{"layers-per-stage-sum", {"parallel.layers_per_stage=[20,20,20,19]"}},
                       RuleCase{"empty-stage", {"parallel.layers_per_stage=[40,40,0,0]"}},
