@@ -138,7 +138,8 @@ int step_command(const StepArgs& a, const Options& o, std::ostream& out, std::os
   const auto& r = step.result;
   if (a.explain) {  // the effective configuration as Megatron-LM arguments, instead of the result
     out << "# " << base::printable(s.name) << " (" << base::printable(s.source) << ") as Megatron-LM arguments\n"
-        << parallel::megatron_flags(in.parallel, in.layout, *in.model, in.seq_len, in.dtype, s.training.fp8_recipe);
+        << parallel::megatron_flags(in.parallel, in.layout, *in.model, in.seq_len, in.dtype, s.training.fp8_recipe,
+                                    &s.memory);
     return kExitOk;
   }
   if (!a.trace.empty()) {

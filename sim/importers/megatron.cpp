@@ -91,6 +91,26 @@ class MegatronImport {
     errors_.push_back({origin_, "line " + std::to_string(line), message});
   }
 
+  /// Megatron-LM's entry points for models that are not decoder-only transformers: an error naming the script.
+  void refuse_entry_point(const ShellWord& w) {
+    static const std::map<std::string, std::string, std::less<>> kOther = {
+        {"pretrain_bert.py", "BERT, an encoder with bidirectional attention"},
+        {"pretrain_t5.py", "T5, an encoder-decoder"},
+        {"pretrain_mamba.py", "a Mamba (state-space) or hybrid model"},
+        {"pretrain_retro.py", "RETRO, a retrieval-augmented model with an encoder"},
+        {"pretrain_ict.py", "ICT, a BERT-based retriever"},
+        {"pretrain_vlm.py", "a vision-language model"},
+        {"pretrain_vision_classify.py", "a vision transformer"},
+        {"pretrain_vision_dino.py", "a vision transformer"},
+        {"pretrain_vision_inpaint.py", "a vision transformer"}};
+    if (w.text.starts_with("-")) return;
+    const auto slash = w.text.find_last_of('/');
+    const std::string base = slash == std::string::npos ? w.text : w.text.substr(slash + 1);
+    if (auto it = kOther.find(base); it != kOther.end())
+      error(w.line, base + " trains " + it->second +
+                        "; trainsim models decoder-only (GPT-style) transformers, dense or MoE: not imported");
+  }
+
   /// Slurm's node count and tasks or GPUs per node (#SBATCH directives, srun and sbatch options); returns the index of
   /// the first word after the options (the program srun runs).
   std::size_t slurm(const ShellCommand& cmd) {
@@ -168,6 +188,13 @@ class MegatronImport {
   void read_flags(const std::vector<ShellWord>& words, std::size_t start, std::size_t command) {
     for (std::size_t i = start; i < words.size(); ++i) {
       const ShellWord& w = words[i];
+      refuse_entry_point(w);
+      // torchrun (or python -m torch.distributed.run) launches the command; a word it cannot read before the script
+      // may hold its --nnodes.
+      if (i == start && (w.text == "torchrun" || w.text.ends_with("/torchrun"))) torchrun_line_ = w.line;
+      if (i > start && w.text == "torch.distributed.run" && words[i - 1].text == "-m") torchrun_line_ = w.line;
+      if (w.unknown && w.text.starts_with("$") && torchrun_line_ && !script_seen_) launcher_unread_ = true;
+      if (w.text.ends_with(".py")) script_seen_ = true;
       if (w.unknown && w.text.starts_with("$")) {
         out_.ignored.push_back({where(w.line), w.text + ": the file does not set it, so the flags it may hold are "
                                                         "not read; write them out in the file"});
@@ -326,6 +353,12 @@ class MegatronImport {
       }
     }
 
+    // torchrun without --nnodes runs one node (its default "1:1"), unless a word it could not read may hold it.
+    if (!nnodes_ && !slurm_nodes_ && torchrun_line_ && !launcher_unread_ && !d.has("cluster.gpus"))
+      if (const auto per = d.integer("cluster.gpus_per_node"))
+        d.put("cluster.gpus", *per, where(*torchrun_line_) + " torchrun without --nnodes (one node, its default)",
+              true);
+
     if (!nnodes_ && slurm_nodes_) {  // srun / #SBATCH: one task per GPU (Megatron-LM's Slurm launches)
       const auto nodes = *parse_integer(slurm_nodes_->value);
       if (const auto per = d.integer("cluster.gpus_per_node")) {
@@ -343,7 +376,7 @@ class MegatronImport {
     }
 
     if (given("sequence-parallel")) d.put("parallel.sequence_parallel", true, where(*given("sequence-parallel")));
-    apply_sharding();
+    megatron::apply_sharding_flags(context());
     if (given("use-distributed-optimizer"))
       d.put("parallel.distributed_optimizer", true, where(*given("use-distributed-optimizer")));
 
@@ -485,74 +518,6 @@ class MegatronImport {
             [this](int line, const std::string& m) { error(line, m); }};
   }
 
-  /// Data-parallel sharding: Megatron-FSDP's strategies (arguments.py --data-parallel-sharding-strategy, default
-  /// no_shard) shard what ZeRO stages 0-3 shard (Rajbhandari et al. 2020): optim = 1, optim_grads = 2,
-  /// optim_grads_params = 3; PyTorch FSDP2 (fully_shard) shards all three.
-  void apply_sharding() {
-    Draft& d = out_.draft;
-    if (const Given* z = given("zero-stage")) {  // Megatron-DeepSpeed's --zero-stage (its DeepSpeed config's stage)
-      const auto stage = python_int(z->value);
-      if (stage && *stage >= 0 && *stage <= 3) {
-        d.put("parallel.zero_stage", *stage, where(*z));
-      } else {
-        error(z->line, z->flag + ": \"" + z->value + "\" is not accepted; accepted: 0, 1, 2, 3");
-      }
-    }
-    const Given* strategy = given("data-parallel-sharding-strategy");
-    if (const Given* f = given("use-megatron-fsdp")) {
-      const std::string s = strategy ? strategy->value : "no_shard";
-      const std::int64_t stage = s == "optim" ? 1 : s == "optim_grads" ? 2 : s == "optim_grads_params" ? 3 : 0;
-      d.put("parallel.zero_stage", stage,
-            (strategy ? where(*strategy) : where(*f) + " (default no_shard)") + " (Megatron-FSDP " + s +
-                ": ZeRO stage " + std::to_string(stage) + ")");
-    } else if (const Given* t = given("use-torch-fsdp2")) {
-      d.put("parallel.zero_stage", std::int64_t{3},
-            where(*t) +
-                " (FSDP2 shards parameters, gradients and optimizer "
-                "states: ZeRO stage 3)");
-    } else if (strategy) {
-      out_.notes.push_back({where(*strategy), "read only with --use-megatron-fsdp, as Megatron-LM does"});
-    }
-    apply_optimizer_instances();
-  }
-
-  /// --num-distributed-optimizer-instances N: the data-parallel group (with context parallelism) split into N groups
-  /// of consecutive ranks, each sharding a whole copy of the distributed optimizer's (or Megatron-FSDP's) states; the
-  /// gradients reduce-scattered within a group, then all-reduced across the groups (megatron/core/distributed/
-  /// param_and_grad_buffer.py, start_grad_sync's partial_distopt path): trainsim's hybrid sharding, dp_shard = dp / N.
-  void apply_optimizer_instances() {
-    const Given* g = given("num-distributed-optimizer-instances");
-    if (g == nullptr) return;
-    const auto instances = python_int(g->value);
-    if (!instances || *instances <= 1) return;  // 1: Megatron-LM's default, one group
-    Draft& d = out_.draft;
-    if (!given("use-distributed-optimizer") && !given("use-megatron-fsdp")) {
-      out_.notes.push_back({where(*g), "read only with --use-distributed-optimizer or --use-megatron-fsdp"});
-      return;
-    }
-    if (const Given* outer = given("outer-dp-sharding-strategy"); outer && outer->value != "no_shard")
-      out_.notes.push_back({where(*outer), "\"" + outer->value +
-                                               "\" also shards across the instances; trainsim keeps a whole copy of "
-                                               "the states per instance (more memory than the run holds)"});
-    const auto gpus = lookup("cluster.gpus");
-    const std::int64_t model =
-        lookup("parallel.tp").value_or(1) * lookup("parallel.pp").value_or(1) * lookup("parallel.cp").value_or(1);
-    if (!gpus) {
-      out_.unresolved.push_back(
-          {where(*g), "needs the GPU count to size each instance's group; give --gpus N", "parallel.dp_shard"});
-      return;
-    }
-    const std::int64_t dp = *gpus / model;
-    if (*gpus % model != 0 || dp % *instances != 0) {
-      error(g->line, g->flag + " " + g->value + " does not divide the " + std::to_string(dp) +
-                         " data-parallel ranks (" + std::to_string(*gpus) + " GPUs / tp x pp x cp " +
-                         std::to_string(model) + ") into whole groups");
-      return;
-    }
-    d.put("parallel.dp_shard", dp / *instances,
-          where(*g) + " (" + std::to_string(dp) + " data-parallel ranks in " + g->value + " instances)");
-  }
-
   /// The architecture flags. Defaults are recorded only when the file describes a model at all.
   void apply_model() { megatron::apply_model_flags(context()); }
 
@@ -570,6 +535,9 @@ class MegatronImport {
   std::optional<Given> slurm_per_node_;
   std::vector<base::Diagnostic> errors_;
   std::optional<std::int64_t> nnodes_;
+  std::optional<int> torchrun_line_;  // where torchrun launches the job
+  bool launcher_unread_ = false;      // a word before the script the file does not define (it may hold --nnodes)
+  bool script_seen_ = false;
 };
 
 }  // namespace

@@ -90,8 +90,17 @@ const std::vector<FlagSpec>& flag_specs() {
       {"fp8-recipe", Kind::Choice, nullptr, {"tensorwise", "delayed", "mxfp8", "blockwise"}},
       {"swiglu", Kind::Bool, nullptr},
       {"squared-relu", Kind::Bool, nullptr},
-      {"normalization", Kind::Choice, nullptr, {"LayerNorm", "RMSNorm"}},
+      // Megatron-DeepSpeed spells the norms in lower case (its arguments.py: choices layernorm, rmsnorm).
+      {"normalization", Kind::Choice, nullptr, {"LayerNorm", "RMSNorm", "layernorm", "rmsnorm"}},
       {"position-embedding-type", Kind::Choice, nullptr, {"learned_absolute", "rope", "none"}},
+      {"use-rotary-position-embeddings", Kind::Bool, nullptr},  // legacy spelling of rope (Megatron-DeepSpeed too)
+      {"num-key-value-heads", Kind::Int, nullptr},              // Megatron-DeepSpeed's grouped-query heads
+      {"encoder-num-layers", Kind::Int, nullptr},               // Megatron-LM: num_layers when --num-layers is absent
+      {"encoder-seq-length", Kind::Int, nullptr},               // Megatron-LM: seq_length when --seq-length is absent
+      {"tokenizer-type", Kind::Text, nullptr},
+      {"hybrid-attention-ratio", Kind::Text, nullptr},  // Mamba hybrids: refused
+      {"hybrid-mlp-ratio", Kind::Text, nullptr},
+      {"hybrid-override-pattern", Kind::Text, nullptr},
       {"untie-embeddings-and-output-weights", Kind::Bool, nullptr},
       {"disable-bias-linear", Kind::Bool, nullptr},
       {"num-experts", Kind::Int, "model.moe.experts"},
@@ -116,6 +125,10 @@ std::string settles(const FlagSpec& s) {
   if (s.path) return s.path;
   const std::map<std::string, std::string> derived = {{"num-layers-per-virtual-pipeline-stage", "parallel.vpp"},
                                                       {"num-query-groups", "model.kv_heads"},
+                                                      {"num-key-value-heads", "model.kv_heads"},
+                                                      {"encoder-num-layers", "model.layers"},
+                                                      {"encoder-seq-length", "training.seq_len"},
+                                                      {"tokenizer-type", "model.vocab"},
                                                       {"cp-comm-type", "parallel.cp_comm_type"},
                                                       {"train-iters", "training.tokens"},
                                                       {"save-interval", "reliability.checkpoint.interval"},

@@ -61,6 +61,9 @@ void apply_model_flags(const Context& c);
 /// multi-latent attention, --moe-layer-freq (dense and MoE layers), --moe-shared-expert-intermediate-size,
 /// --quick-geglu, --qk-layernorm, --mtp-num-layers.
 void apply_architecture_features(const Context& c);
+/// Data-parallel sharding (megatron_sharding.cpp): Megatron-DeepSpeed's --zero-stage, Megatron-FSDP's
+/// --data-parallel-sharding-strategy, --use-torch-fsdp2, --num-distributed-optimizer-instances (hybrid sharding).
+void apply_sharding_flags(const Context& c);
 /// Training features: --grad-reduce-in-bf16 (bf16 main gradients), dropout (Megatron-LM's default 0.1), the attention
 /// backend, --recompute-method / --recompute-num-layers / --recompute-modules, uneven first and last pipeline stages.
 void apply_training_features(const Context& c);

@@ -89,6 +89,13 @@ std::optional<double> fraction(const std::string& text) {
 
 void apply_architecture_features(const Context& c) {
   Draft& d = c.out.draft;
+  // Mamba hybrids (pretrain_mamba.py's --hybrid-attention-ratio, --hybrid-mlp-ratio, --hybrid-override-pattern turn
+  // layers into Mamba state-space blocks): not the transformer layers trainsim models.
+  for (const char* flag : {"hybrid-attention-ratio", "hybrid-mlp-ratio", "hybrid-override-pattern"})
+    if (const Given* g = c.given(flag))
+      c.error(g->line, g->flag + " " + g->value +
+                           ": Mamba hybrid layers are not modelled (trainsim models transformer layers, dense or "
+                           "MoE); not imported");
   // Head dimension (--kv-channels; Megatron-LM's default is hidden / heads). Multi-latent attention sizes its heads
   // by its own flags and does not read it (megatron/core/transformer/multi_latent_attention.py: qk_head_dim,
   // qk_pos_emb_head_dim, v_head_dim), while DeepSeek launch scripts pass --kv-channels 128 beside them.

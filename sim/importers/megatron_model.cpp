@@ -16,7 +16,13 @@ std::string where(const Context& c, const Given& g) {
 
 void apply_model_flags(const Context& c) {
   Draft& d = c.out.draft;
-  const bool describes_model = c.given("num-layers") || c.given("hidden-size") || c.given("num-attention-heads");
+  // --encoder-num-layers and --encoder-seq-length are num_layers and seq_length when those are absent (validate_args).
+  if (const Given* g = c.given("encoder-num-layers"); g && !c.given("num-layers"))
+    if (auto n = python_int(g->value)) d.put("model.layers", *n, where(c, *g) + " (Megatron-LM's num_layers)");
+  if (const Given* g = c.given("encoder-seq-length"); g && !c.given("seq-length"))
+    if (auto n = python_int(g->value)) d.put("training.seq_len", *n, where(c, *g) + " (Megatron-LM's seq_length)");
+  const bool describes_model = c.given("num-layers") || c.given("encoder-num-layers") || c.given("hidden-size") ||
+                               c.given("num-attention-heads");
   const std::string dflt = c.origin + " (Megatron-LM default)";
   if (const Given* g = c.given("swiglu")) {
     d.put("model.activation", std::string("swiglu"), where(c, *g));
@@ -26,11 +32,16 @@ void apply_model_flags(const Context& c) {
     d.put("model.activation", std::string("gelu"), c.origin + " (Megatron-LM default without --swiglu)", true);
   }
   if (const Given* g = c.given("normalization")) {
-    d.put("model.norm", std::string(g->value == "RMSNorm" ? "rmsnorm" : "layernorm"), where(c, *g));
+    d.put("model.norm", std::string(g->value == "RMSNorm" || g->value == "rmsnorm" ? "rmsnorm" : "layernorm"),
+          where(c, *g));
   } else if (describes_model) {
     d.put("model.norm", std::string("layernorm"), dflt, true);
   }
-  if (const Given* g = c.given("position-embedding-type")) {
+  // The legacy --use-rotary-position-embeddings sets position_embedding_type "rope" whatever else is given
+  // (megatron/training/arguments.py, "Legacy RoPE arguments"; Megatron-DeepSpeed's own spelling of rotary positions).
+  if (const Given* rotary = c.given("use-rotary-position-embeddings")) {
+    d.put("model.position_embedding", std::string("rope"), where(c, *rotary));
+  } else if (const Given* g = c.given("position-embedding-type")) {
     if (g->value == "none") {
       c.out.unresolved.push_back(
           {where(c, *g), "\"none\": trainsim models learned or rotary positions only", "model.position_embedding"});
@@ -71,6 +82,9 @@ void apply_model_flags(const Context& c) {
   } else if (groups) {
     c.out.notes.push_back({where(c, *groups), "ignored without --group-query-attention, as Megatron-LM does"});
   }
+  // Megatron-DeepSpeed's --num-key-value-heads: the grouped-query attention's key/value heads.
+  if (const Given* kv = c.given("num-key-value-heads"); kv && !gqa)
+    if (auto n = python_int(kv->value)) d.put("model.kv_heads", *n, where(c, *kv));
   if (const auto heads = d.integer("model.heads"); heads && !d.has("model.kv_heads"))
     d.put("model.kv_heads", *heads, dflt + ", multi-head attention", true);
   // MoE: top-k defaults to 2, the expert width to the MLP width.
@@ -83,8 +97,24 @@ void apply_model_flags(const Context& c) {
   }
   apply_architecture_features(c);
   // Vocabulary: Megatron-LM pads --vocab-size to a multiple of --make-vocab-size-divisible-by (128) x tp
-  // (_vocab_size_with_padding in megatron/training/tokenizer); --padded-vocab-size is taken as given.
-  if (const Given* g = c.given("vocab-size"); g && !c.given("padded-vocab-size")) {
+  // (_vocab_size_with_padding in megatron/training/tokenizer); --padded-vocab-size is taken as given. --vocab-size
+  // sizes only the NullTokenizer and TikTokenizer; every other --tokenizer-type brings its own vocabulary
+  // (build_tokenizer: the Hugging Face tokenizer's len(), the SentencePiece or BPE model's), which the script does not
+  // state.
+  const Given* tokenizer = c.given("tokenizer-type");
+  const bool vocab_from_tokenizer =
+      tokenizer && tokenizer->value != "NullTokenizer" && tokenizer->value != "TikTokenizer";
+  if (vocab_from_tokenizer && !c.given("padded-vocab-size") && !c.lookup("model.vocab")) {
+    c.out.unresolved.push_back({where(c, *tokenizer),
+                                tokenizer->value +
+                                    " sizes the vocabulary from its tokenizer files, which the script does not "
+                                    "state (Megatron-LM reads --vocab-size only for NullTokenizer and TikTokenizer); "
+                                    "give --model-config config.json or --set model.vocab=N",
+                                "model.vocab"});
+    if (const Given* g = c.given("vocab-size"))
+      c.out.notes.push_back({where(c, *g), "not the vocabulary: " + tokenizer->value + " brings its own"});
+  }
+  if (const Given* g = c.given("vocab-size"); g && !c.given("padded-vocab-size") && !vocab_from_tokenizer) {
     const auto v = python_int(g->value);
     const Given* div = c.given("make-vocab-size-divisible-by");
     const std::int64_t multiple =

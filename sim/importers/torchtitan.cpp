@@ -186,15 +186,15 @@ class TitanImport : public titan::Reader {
     model(root.get("model"));
     if (op_sac_) {
       // Per-operator selective checkpointing (TorchTitan's "op" policy) is trainsim's recompute "op" on dense
-      // blocks; on MoE or MLA blocks (and on a model the file does not name) it is not modelled: "selective" is
-      // written with a note.
+      // blocks; on MoE or MLA blocks (and on a model neither the file nor the options give) it is not modelled:
+      // "selective" is written with a note.
       if (dense_model_) {
         out_.draft.put("parallel.recompute", std::string("op"), *op_sac_, op_sac_default_);
       } else {
         out_.draft.put("parallel.recompute", std::string("selective"), *op_sac_, op_sac_default_);
         out_.notes.push_back({*op_sac_,
-                              "per-operator selective checkpointing of MoE or MLA blocks (or of a model the "
-                              "file does not name) is not modelled; taken as selective (core attention)"});
+                              "per-operator selective checkpointing of MoE or MLA blocks (or of a model not "
+                              "given) is not modelled; taken as selective (core attention)"});
       }
     }
 
@@ -509,6 +509,12 @@ class TitanImport : public titan::Reader {
     if (auto it = builtin.find(key); it != builtin.end()) {
       out_.draft.put("model", it->second, origin_ + " [model] name and flavor");
       dense_model_ = it->second != "deepseek-v3";
+    } else if (known_.has("model.layers")) {
+      // The model given beside the file (--model, --model-config): dense unless it has experts or latent attention.
+      dense_model_ = !known_.has("model.moe.experts") && !known_.has("model.mla.q_lora_rank") &&
+                     !known_.has("model.mla.kv_lora_rank");
+      out_.notes.push_back({origin_ + " [model]", "name \"" + *name + "\" flavor \"" + flavor.value_or("") +
+                                                      "\": the model given with --model or --model-config"});
     } else {
       out_.unresolved.push_back({origin_ + " [model]",
                                  "name \"" + *name + "\" flavor \"" + flavor.value_or("") +
@@ -521,7 +527,7 @@ class TitanImport : public titan::Reader {
   const Draft& known_;
   std::optional<std::string> op_sac_;  // where per-operator selective checkpointing was set (or defaulted)
   bool op_sac_default_ = false;        // ... by TorchTitan's default (a weak value)
-  bool dense_model_ = false;           // the file names a built-in dense model
+  bool dense_model_ = false;           // the file names a built-in dense model, or a dense one is given beside it
 };
 
 }  // namespace

@@ -10,7 +10,8 @@
 namespace sim::parallel {
 
 MegatronArgs megatron_args(const ParallelConfig& config, const Layout& layout, const workload::ModelSpec& model,
-                           int seq_len, hardware::Dtype dtype, std::string_view fp8_recipe) {
+                           int seq_len, hardware::Dtype dtype, std::string_view fp8_recipe,
+                           const MemoryOptions* training) {
   MegatronArgs args;
   std::vector<std::string>& comments = args.notes;
   std::vector<std::string>* section = &args.parallel;  // where flag() and add() write: parallel, then model
@@ -182,6 +183,21 @@ MegatronArgs megatron_args(const ParallelConfig& config, const Layout& layout, c
     }
   }
   if (model.mtp_layers > 0) flag("--mtp-num-layers", model.mtp_layers);
+  if (training != nullptr) {
+    // Megatron-LM's dropout defaults are 0.1 (arguments.py --attention-dropout, --hidden-dropout); the attention is
+    // fused unless --attention-backend unfused; gradients are reduced in fp32 unless --grad-reduce-in-bf16 (the
+    // importer's readings, inverted).
+    auto probability = [](double p) {
+      std::string t = std::to_string(p);
+      while (t.size() > 3 && t.back() == '0')
+        t.pop_back();
+      return t;
+    };
+    add("--attention-dropout " + probability(training->attention_dropout));
+    add("--hidden-dropout " + probability(training->hidden_dropout));
+    if (!training->fused_attention) add("--attention-backend unfused");
+    if (!training->fp32_main_grads) add("--grad-reduce-in-bf16");
+  }
   switch (dtype) {
     case hardware::Dtype::Bf16:
       add("--bf16");
@@ -207,8 +223,9 @@ MegatronArgs megatron_args(const ParallelConfig& config, const Layout& layout, c
 }
 
 std::string megatron_flags(const ParallelConfig& config, const Layout& layout, const workload::ModelSpec& model,
-                           int seq_len, hardware::Dtype dtype, std::string_view fp8_recipe) {
-  const MegatronArgs args = megatron_args(config, layout, model, seq_len, dtype, fp8_recipe);
+                           int seq_len, hardware::Dtype dtype, std::string_view fp8_recipe,
+                           const MemoryOptions* training) {
+  const MegatronArgs args = megatron_args(config, layout, model, seq_len, dtype, fp8_recipe, training);
   std::vector<std::string> flags = args.parallel;
   flags.insert(flags.end(), args.model.begin(), args.model.end());
   std::string out;

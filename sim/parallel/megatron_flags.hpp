@@ -2,6 +2,7 @@
 #pragma once
 #include "sim/hardware/profile.hpp"
 #include "sim/parallel/feasibility.hpp"
+#include "sim/parallel/memory.hpp"
 #include "sim/parallel/parallel_config.hpp"
 #include "sim/workload/model_spec.hpp"
 
@@ -24,14 +25,18 @@ struct MegatronArgs {
   std::vector<std::string> parallel;
   std::vector<std::string> model;
 };
-/// `fp8_recipe`: the scenario's training.fp8_recipe ("delayed", Megatron-LM's default, writes no flag).
+/// `fp8_recipe`: the scenario's training.fp8_recipe ("delayed", Megatron-LM's default, writes no flag). `training`:
+/// the scenario's attention, dropout and gradient precision (training.fused_attention, attention_dropout,
+/// hidden_dropout, main_grads), written where Megatron-LM's defaults differ from them; none: not written.
 MegatronArgs megatron_args(const ParallelConfig& config, const Layout& layout, const workload::ModelSpec& model,
-                           int seq_len, hardware::Dtype dtype, std::string_view fp8_recipe = "delayed");
+                           int seq_len, hardware::Dtype dtype, std::string_view fp8_recipe = "delayed",
+                           const MemoryOptions* training = nullptr);
 
 /// megatron_args() as text that pastes into a launch script: the notes as "# " comment lines, then one flag per line
 /// joined by " \" continuations.
 std::string megatron_flags(const ParallelConfig& config, const Layout& layout, const workload::ModelSpec& model,
-                           int seq_len, hardware::Dtype dtype, std::string_view fp8_recipe = "delayed");
+                           int seq_len, hardware::Dtype dtype, std::string_view fp8_recipe = "delayed",
+                           const MemoryOptions* training = nullptr);
 
 /// The parallel part on one line, flags separated by spaces (a plan's candidate).
 std::string megatron_parallel_line(const MegatronArgs& args);

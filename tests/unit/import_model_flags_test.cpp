@@ -1,0 +1,180 @@
+// trainsim import: the model a launch file describes, as its framework reads it (found by a user trial on public
+// files: Megatron-LM's examples/deepseek2_lite, bert, t5 and mamba scripts, Megatron-DeepSpeed's
+// examples_deepspeed/pretrain_llama2_distributed.sh, TorchTitan's experiments/qwen3 configs). Megatron-LM's legacy and
+// Megatron-DeepSpeed's spellings (rotary positions, key/value heads, lower-case norms, encoder-named sizes), the
+// vocabulary a tokenizer brings, entry points of models trainsim does not model, torchrun's one-node default, and a
+// TorchTitan model given beside the file. Inputs are written here from the frameworks' documented flags.
+#include "sim/base/errors.hpp"
+#include "sim/cli/app.hpp"
+#include "sim/importers/importers.hpp"
+#include "tests/support/cli.hpp"
+#include "tests/support/temp_dir.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sim::importers {
+namespace {
+
+const std::string kModel = " --num-layers 32 --hidden-size 4096 --num-attention-heads 32 --seq-length 4096";
+
+Import megatron(const std::string& flags, const std::string& launch = "torchrun --nproc_per_node 8 pretrain_gpt.py") {
+  return import_megatron_text(launch + " " + flags + kModel + "\n", "launch.sh");
+}
+
+std::string text(const Import& im, const char* path) {
+  const auto* f = im.draft.find(path);
+  return f ? std::get<std::string>(f->value) : "(absent)";
+}
+
+std::string error_of(const std::string& script) {
+  try {
+    (void)import_megatron_text(script, "launch.sh");
+  } catch (const base::ConfigError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+bool unresolved(const Import& im, const char* path) {
+  return std::any_of(im.unresolved.begin(), im.unresolved.end(), [&](const auto& u) { return u.path == path; });
+}
+
+TEST(ImportMegatronModel, LegacyAndMegatronDeepSpeedSpellingsOfTheArchitecture) {
+  // --use-rotary-position-embeddings sets position_embedding_type "rope" (arguments.py, legacy RoPE arguments): it was
+  // listed as not modelled, and a learned position table of max_seq_len x hidden was counted.
+  EXPECT_EQ(text(megatron("--use-rotary-position-embeddings"), "model.position_embedding"), "rope");
+  EXPECT_EQ(text(megatron("--use-rotary-position-embeddings --position-embedding-type learned_absolute"),
+                 "model.position_embedding"),
+            "rope");
+  EXPECT_EQ(text(megatron(""), "model.position_embedding"), "learned") << "Megatron-LM's default";
+  // Megatron-DeepSpeed's --num-key-value-heads is the grouped-query attention's key/value heads.
+  EXPECT_EQ(megatron("--num-key-value-heads 8").draft.integer("model.kv_heads"), 8);
+  EXPECT_EQ(megatron("").draft.integer("model.kv_heads"), 32);
+  EXPECT_EQ(
+      megatron("--group-query-attention --num-query-groups 4 --num-key-value-heads 8").draft.integer("model.kv_heads"),
+      4)
+      << "Megatron-LM's own flags first";
+  // Megatron-DeepSpeed spells the norms in lower case; they were refused.
+  EXPECT_EQ(text(megatron("--normalization rmsnorm"), "model.norm"), "rmsnorm");
+  EXPECT_EQ(text(megatron("--normalization layernorm"), "model.norm"), "layernorm");
+  EXPECT_EQ(text(megatron("--normalization RMSNorm"), "model.norm"), "rmsnorm");
+  // --encoder-num-layers and --encoder-seq-length are num_layers and seq_length when those are absent.
+  const auto enc = import_megatron_text(
+      "torchrun --nproc_per_node 8 pretrain_gpt.py --encoder-num-layers 12 --encoder-seq-length 512 "
+      "--hidden-size 768 --num-attention-heads 12\n",
+      "launch.sh");
+  EXPECT_EQ(enc.draft.integer("model.layers"), 12);
+  EXPECT_EQ(enc.draft.integer("training.seq_len"), 512);
+}
+
+TEST(ImportMegatronModel, ATokenizerWithItsOwnVocabularyIsNotSizedByVocabSize) {
+  // build_tokenizer reads --vocab-size only for NullTokenizer and TikTokenizer; a Hugging Face or SentencePiece
+  // tokenizer brings its vocabulary (DeepSeek-V2-Lite's script passes --vocab-size 128256 beside a tokenizer of about
+  // 100k tokens).
+  const auto hf = megatron(
+      "--tokenizer-type HuggingFaceTokenizer --tokenizer-model deepseek-ai/DeepSeek-V2-Lite "
+      "--vocab-size 128256");
+  EXPECT_EQ(hf.draft.integer("model.vocab"), std::nullopt);
+  EXPECT_TRUE(unresolved(hf, "model.vocab"));
+  EXPECT_FALSE(hf.notes.empty());
+  EXPECT_EQ(megatron("--tokenizer-type NullTokenizer --vocab-size 128256").draft.integer("model.vocab"), 128256);
+  EXPECT_EQ(megatron("--tokenizer-type TikTokenizer --vocab-size 131072").draft.integer("model.vocab"), 131072);
+  EXPECT_EQ(megatron("--vocab-size 50257").draft.integer("model.vocab"), 50304) << "padded to 128, as before";
+  // The vocabulary from a config.json given beside the script settles it.
+  Draft known;
+  known.put("model.vocab", std::int64_t{102400}, "config.json");
+  const auto given = import_megatron_text(
+      "torchrun --nproc_per_node 8 pretrain_gpt.py --tokenizer-type "
+      "HuggingFaceTokenizer" +
+          kModel + "\n",
+      "launch.sh", known);
+  EXPECT_FALSE(unresolved(given, "model.vocab"));
+}
+
+TEST(ImportMegatronModel, EntryPointsOfOtherModelFamiliesAreRefusedByName) {
+  EXPECT_NE(
+      error_of("torchrun --nproc_per_node 8 pretrain_bert.py" + kModel + "\n").find("pretrain_bert.py trains BERT"),
+      std::string::npos);
+  EXPECT_NE(
+      error_of("python -m torch.distributed.run --nproc_per_node 8 /workspace/megatron/pretrain_t5.py" + kModel + "\n")
+          .find("pretrain_t5.py trains T5, an encoder-decoder"),
+      std::string::npos);
+  EXPECT_NE(error_of("torchrun --nproc_per_node 8 pretrain_mamba.py" + kModel + "\n").find("Mamba"), std::string::npos);
+  // Mamba hybrid layers, whatever the entry point.
+  EXPECT_NE(error_of("torchrun --nproc_per_node 8 pretrain_gpt.py --hybrid-attention-ratio 0.08" + kModel + "\n")
+                .find("--hybrid-attention-ratio 0.08: Mamba hybrid layers are not modelled"),
+            std::string::npos);
+  EXPECT_EQ(error_of("torchrun --nproc_per_node 8 pretrain_gpt.py" + kModel + "\n"), "(no error)");
+}
+
+TEST(ImportMegatronModel, TorchrunWithoutNnodesRunsOneNode) {
+  EXPECT_EQ(megatron("").draft.integer("cluster.gpus"), 8) << "torchrun's --nnodes defaults to 1";
+  EXPECT_EQ(megatron("", "torchrun --nproc_per_node 8 --nnodes 4 pretrain_gpt.py").draft.integer("cluster.gpus"), 32);
+  EXPECT_EQ(
+      megatron("", "python -m torch.distributed.run --nproc_per_node 4 pretrain_gpt.py").draft.integer("cluster.gpus"),
+      4);
+  // A word the file does not define before the script may hold --nnodes: not guessed.
+  EXPECT_EQ(megatron("", "torchrun --nproc_per_node 8 $DISTRIBUTED_ARGS pretrain_gpt.py").draft.integer("cluster.gpus"),
+            std::nullopt);
+}
+
+TEST(ImportTorchTitanModel, AModelGivenBesideTheFileSettlesAFlavorTrainsimDoesNotKnow) {
+  // TorchTitan's experiments/qwen3 configs name flavors trainsim has no built-in for; --model-config gives the model
+  // (it asked for the option it had been given), and per-operator checkpointing of that dense model is recompute "op".
+  support::TempDir dir;
+  const std::string toml = dir.write("qwen3.toml",
+                                     "[model]\nname = \"qwen3\"\nflavor = \"1.7B\"\n[training]\nlocal_batch_size = 4\n"
+                                     "seq_len = 4096\n[parallelism]\ndata_parallel_shard_degree = 8\n"
+                                     "[activation_checkpoint]\nmode = \"selective\"\nselective_ac_option = \"op\"\n");
+  const std::string config = std::string(TRAINSIM_SOURCE_DIR) + "/tests/data/import/corpus/hf-qwen3-4b-config.json";
+  const std::string out = (dir.path() / "s.json").string();
+  const auto r = support::trainsim({"import", "torchtitan", toml, "--model-config", config, "--gpus", "8", "--hardware",
+                                    "h100-sxm5-80gb", "--tokens", "1T", "-o", out});
+  ASSERT_EQ(r.code, cli::kExitOk) << r.err;
+  EXPECT_NE(r.err.find("the model given with --model or --model-config"), std::string::npos) << r.err;
+  std::string written;
+  {
+    std::ifstream in(out);
+    written.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  EXPECT_NE(written.find("\"recompute\": \"op\""), std::string::npos) << written;
+  // Without a model: still asked for.
+  const auto none = support::trainsim({"import", "torchtitan", toml, "--gpus", "8"});
+  EXPECT_NE(none.code, cli::kExitOk);
+  EXPECT_NE(none.err.find("give --model NAME|FILE or --model-config config.json"), std::string::npos) << none.err;
+}
+
+TEST(ImportMegatronModel, ExplainWritesTheTrainingStackAndItReadsBack) {
+  // step --explain writes the dropout (Megatron-LM's default is 0.1), unfused attention, bf16 gradient reduction and
+  // distributed optimizer instances where the scenario has them; the Megatron importer reads them back to the same
+  // step, byte for byte.
+  support::TempDir dir;
+  const std::string hand = std::string(TRAINSIM_SOURCE_DIR) + "/tests/data/import/llama3-8b-hand.json";
+  const std::vector<std::string> set = {
+      "--set", "training.main_grads=\"bf16\"",   "--set", "training.fused_attention=false",
+      "--set", "training.attention_dropout=0.1", "--set", "parallel.dp_shard=8"};
+  auto with_set = [&](std::vector<std::string> args) {
+    args.insert(args.end(), set.begin(), set.end());
+    return args;
+  };
+  const auto ex = support::trainsim(with_set({"step", hand, "--explain"}));
+  ASSERT_EQ(ex.code, cli::kExitOk) << ex.err;
+  for (const char* flag : {"--attention-dropout 0.1", "--hidden-dropout 0.0", "--attention-backend unfused",
+                           "--grad-reduce-in-bf16", "--num-distributed-optimizer-instances 4"})
+    EXPECT_NE(ex.out.find(flag), std::string::npos) << flag << " in\n" << ex.out;
+  const std::string back = (dir.path() / "back.json").string();
+  const auto im = support::trainsim({"import", "megatron", dir.write("flags.sh", ex.out), "--gpus", "64", "--hardware",
+                                     "h100-sxm5-80gb", "--tokens", "1T", "--name", "llama3-8b-launch", "-o", back});
+  ASSERT_EQ(im.code, cli::kExitOk) << im.err;
+  EXPECT_EQ(support::trainsim({"step", back, "--json"}).out, support::trainsim(with_set({"step", hand, "--json"})).out);
+}
+
+}  // namespace
+}  // namespace sim::importers
