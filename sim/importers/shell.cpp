@@ -105,7 +105,8 @@ class Shell {
           const auto holds = condition(n.arms[0].first, why);
           if (holds && *holds == n.what.starts_with("until")) return;
         }
-        if (relevant(n.children) || relevant(n.arms.empty() ? std::vector<Node>{} : n.arms[0].second))
+        if (relevant(n.children) || relevant(n.arms.empty() ? std::vector<Node>{} : n.arms[0].second) ||
+            assigns_anywhere(n.children))
           error(n.line, "a " + n.what +
                             " that sets variables or holds --flags or a launch command; trainsim reads scripts "
                             "without running loops, case statements or functions: write the command it runs out in "
@@ -231,6 +232,17 @@ class Shell {
       text += " " + e.text;
     const auto [any, matters] = flags_in(text);
     return matters || !any;
+  }
+
+  /// An opaque body keeps its words in one list (a case statement's patterns and commands alike), so an assignment
+  /// is not first among them: any word that assigns a variable a later command may read makes it matter.
+  bool assigns_anywhere(const std::vector<Node>& nodes) const {
+    for (const auto& n : nodes)
+      for (const auto& t : n.words) {
+        std::string_view raw = t.text;
+        if (t.kind == Token::Kind::Word && assignment_name(raw) > 0 && assignment_matters(t)) return true;
+      }
+    return false;
   }
 
   bool relevant(const Node& n) const {

@@ -114,6 +114,11 @@ TEST(Shell, IfBranchesAreDecidedOrRefusedNamingTheLine) {
   EXPECT_TRUE(contains(s.notes[0], "line 1: an if not decided")) << s.notes[0];
   EXPECT_TRUE(contains(shell_error("for i in 1 2; do\n  ARGS=\"--tp $i\"\ndone\n"), "line 1: a for loop")) << "loops";
   EXPECT_TRUE(contains(shell_error("f() {\n  torchrun x.py --tp 2\n}\n"), "function f"));
+  // A case statement whose arms set variables (Megatron-LM's examples/mamba/train.sh picks the sizes so): refused
+  // naming it, where the variables used to read as undefined later on.
+  EXPECT_TRUE(contains(shell_error("case \"${SCALE}\" in\n  \"800M\")\n    TP=1\n    ;;\n  \"8B\")\n    TP=4\n    ;;\n"
+                                   "esac\ntorchrun x.py --tensor-model-parallel-size $TP\n"),
+                       "line 1: a case statement that sets variables"));
 }
 
 TEST(Shell, HeredocsGivenToSbatchAreScriptsAndOthersAreNotRead) {
