@@ -314,7 +314,8 @@ void add_import_command(CLI::App& app, const Options& o, CommandList& commands) 
   cmd->add_option("-o,--output", a->output, "Write to FILE (atomically) instead of stdout")->type_name("FILE");
   cmd->add_flag("--partial", a->partial, "Write the draft even when fields are unresolved (for editing by hand)");
   cmd->add_option("--args", a->args,
-                  "megatron: the launch script's arguments, as typed after its name ($1, $2, ...; quotes group)")
+                  "megatron: the launch script's arguments, as typed after its name ($1, $2, ...; quotes group; "
+                  "\"\" for none)")
       ->type_name("\"WORD...\"");
   cmd->add_option("--env", a->env, "megatron: a variable the launch script is run with (repeatable)")
       ->type_name("NAME=VALUE");

@@ -37,13 +37,15 @@ class DeepSpeedImport {
         checkpointing(in);
       } else if (k == "bf16" || k == "bfloat16" || k == "fp16") {
         precision(in, k);
+      } else if (k == "tensor_parallel" && in.kind(k) == Kind::Object) {
+        tensor_parallel(in);
       } else {
         ignored.push_back(in.path(k));
       }
     }
     if (!ignored.empty()) ignore(ignored);
 
-    d.put("parallel.tp", std::int64_t{1}, origin_ + " (DeepSpeed data parallelism)", true);
+    if (!d.has("parallel.tp")) d.put("parallel.tp", std::int64_t{1}, origin_ + " (DeepSpeed data parallelism)", true);
     d.put("parallel.pp", std::int64_t{1}, origin_ + " (DeepSpeed data parallelism)", true);
     if (micro_) d.put("parallel.micro_batch", *micro_, at(in, "train_micro_batch_size_per_gpu"));
     if (tbs_) d.put("parallel.global_batch", *tbs_, at(in, "train_batch_size"));
@@ -55,7 +57,7 @@ class DeepSpeedImport {
 
     // train_batch_size = micro x accumulation x data-parallel size, when the cluster size is known.
     const auto gpus = known_.integer("cluster.gpus");
-    const auto tp = known_.integer("parallel.tp").value_or(1);
+    const auto tp = d.integer("parallel.tp").value_or(known_.integer("parallel.tp").value_or(1));
     const auto pp = known_.integer("parallel.pp").value_or(1);
     const auto cp = known_.integer("parallel.cp").value_or(1);
     const std::int64_t dp = gpus && *gpus % (tp * pp * cp) == 0 ? *gpus / (tp * pp * cp) : 0;  // 0: unknown
@@ -72,6 +74,36 @@ class DeepSpeedImport {
                                  "no train_batch_size: it is micro x accumulation x data-parallel size; "
                                  "give --gpus N to derive it",
                                  "parallel.global_batch"});
+    }
+    // What DeepSpeed derives when the file leaves some out (runtime/config.py, _set_batch_related_parameters): the
+    // accumulation steps default to 1 beside one batch size, and the missing batch size follows from the other two.
+    if (tbs_ && !micro_) {
+      const std::int64_t steps = gas_.value_or(1);
+      if (dp > 0 && *tbs_ % (steps * dp) == 0) {
+        d.put("parallel.micro_batch", *tbs_ / (steps * dp),
+              origin_ + " train_batch_size / (" + (gas_ ? "gradient_accumulation_steps" : "1 accumulation step") +
+                  " x data-parallel size), as DeepSpeed derives it");
+      } else if (dp > 0) {
+        in.error("train_batch_size", std::to_string(*tbs_) + " does not divide into " + std::to_string(steps) +
+                                         " accumulation step(s) x " + std::to_string(dp) +
+                                         " data-parallel ranks (DeepSpeed rejects it too)");
+      } else {
+        out_.unresolved.push_back({origin_,
+                                   "no train_micro_batch_size_per_gpu: DeepSpeed takes train_batch_size / "
+                                   "(accumulation x data-parallel size); give --gpus N to derive it",
+                                   "parallel.micro_batch"});
+      }
+    } else if (!tbs_ && micro_ && !gas_) {
+      if (dp > 0)
+        d.put("parallel.global_batch", *micro_ * dp,
+              origin_ +
+                  " train_micro_batch_size_per_gpu x data-parallel size (1 accumulation step, DeepSpeed's "
+                  "default)");
+      else
+        out_.unresolved.push_back({origin_,
+                                   "no train_batch_size: it is micro x data-parallel size (1 accumulation step); "
+                                   "give --gpus N to derive it",
+                                   "parallel.global_batch"});
     }
     return std::move(out_);
   }
@@ -110,6 +142,24 @@ class DeepSpeedImport {
     for (const auto& p : paths)
       list += (list.empty() ? "" : ", ") + p;
     out_.ignored.push_back({origin_, list + ": not modelled by trainsim"});
+  }
+
+  /// DeepSpeed's AutoTP training (runtime/tensor_parallel/config.py, TPTrainingConfig): autotp_size ranks split each
+  /// layer's linears, tensor parallelism; 0 (the default) and 1 leave it off. Its other keys change no estimate.
+  void tensor_parallel(JsonReader& in) {
+    auto t = in.required_object("tensor_parallel");
+    if (!t) return;
+    std::vector<std::string> ignored;
+    for (const auto& k : t->keys()) {
+      if (k == "autotp_size") {
+        std::int64_t size = 0;
+        if (t->required(k, size, Range::between(0, 1'000'000)) && size > 1)
+          out_.draft.put("parallel.tp", size, at(*t, k) + " (DeepSpeed AutoTP)");
+      } else {
+        ignored.push_back(t->path(k));
+      }
+    }
+    if (!ignored.empty()) ignore(ignored);
   }
 
   void zero(JsonReader& in) {

@@ -273,8 +273,10 @@ class MegatronImport {
   /// WORLD_SIZE (or NNODES x GPUS_PER_NODE) assigned in the script, as torchrun's environment.
   bool world_size_from_env(const std::map<std::string, std::string>& vars) {
     if (auto it = vars.find("WORLD_SIZE"); it != vars.end()) {
+      // torchrun sets its workers' WORLD_SIZE from its own flags, and platforms give the launching shell their own
+      // meaning (PAI-DLC's WORLD_SIZE counts nodes): a launcher's --nnodes x --nproc-per-node wins over it.
       if (auto n = parse_integer(it->second); n && *n > 0) {
-        out_.draft.put("cluster.gpus", *n, origin_ + " WORLD_SIZE");
+        out_.draft.put("cluster.gpus", *n, origin_ + " WORLD_SIZE", true);
         return true;
       }
       out_.unresolved.push_back({origin_ + " WORLD_SIZE",
@@ -289,6 +291,13 @@ class MegatronImport {
   void nvls_from_env(const std::map<std::string, std::string>& vars) {
     if (auto it = vars.find("NCCL_NVLS_ENABLE"); it != vars.end() && it->second == "0")
       out_.draft.put("cluster.network.nvls", false, origin_ + " NCCL_NVLS_ENABLE");
+    // NVTE_FUSED_ATTN=0: Transformer Engine's cuDNN attention off, its flash-attn backend instead (FlashAttention-2, or
+    // 3 where that package is installed): which one the file does not say.
+    if (auto it = vars.find("NVTE_FUSED_ATTN"); it != vars.end() && it->second == "0")
+      out_.notes.push_back({origin_ + " NVTE_FUSED_ATTN=0",
+                            "Transformer Engine runs flash-attn, not its cuDNN attention; trainsim's "
+                            "training.attention_kernel stays \"fused\" (FlashAttention-3 / cuDNN class): set "
+                            "\"flash2\" if the job has FlashAttention-2"});
   }
 
   std::optional<std::int64_t> positive(const std::string& flag) {

@@ -77,6 +77,19 @@ const std::vector<FlagSpec>& flag_specs() {
       {"account-for-loss-in-pipeline-split", Kind::Bool, nullptr},
       {"recompute-modules", Kind::Text, nullptr, {}, -1},
       {"moe-shared-expert-overlap", Kind::Bool, nullptr},
+      // Megatron-DeepSpeed's MoE (megatron/arguments.py there: --topk default 1, --expert-interval default 2, token
+      // dropping at --moe-train-capacity-factor 1.0 unless --disable-moe-token-dropping) and its Ulysses sequence
+      // parallelism.
+      {"topk", Kind::Int, nullptr},
+      {"expert-interval", Kind::Int, nullptr},
+      {"moe-expert-parallel-size", Kind::Int, "parallel.ep"},
+      {"moe-train-capacity-factor", Kind::Text, nullptr},
+      {"disable-moe-token-dropping", Kind::Bool, nullptr},
+      {"ds-sequence-parallel-size", Kind::Int, nullptr},
+      // Offloading to the CPU (Megatron-Core's optimizer and activation offload): refused, as the other importers do.
+      {"optimizer-cpu-offload", Kind::Bool, nullptr},
+      {"cpu-offloading", Kind::Bool, nullptr},
+      {"optimizer", Kind::Text, nullptr},
       {"recompute-granularity", Kind::Choice, nullptr, {"full", "selective"}},
       {"recompute-activations", Kind::Bool, nullptr},
       {"recompute-method", Kind::Choice, nullptr, {"uniform", "block"}},
@@ -126,6 +139,9 @@ std::string settles(const FlagSpec& s) {
   const std::map<std::string, std::string> derived = {{"num-layers-per-virtual-pipeline-stage", "parallel.vpp"},
                                                       {"num-query-groups", "model.kv_heads"},
                                                       {"num-key-value-heads", "model.kv_heads"},
+                                                      {"topk", "model.moe.top_k"},
+                                                      {"expert-interval", "model.moe.layer_pattern"},
+                                                      {"moe-train-capacity-factor", "training.moe_capacity_factor"},
                                                       {"encoder-num-layers", "model.layers"},
                                                       {"encoder-seq-length", "training.seq_len"},
                                                       {"tokenizer-type", "model.vocab"},

@@ -61,6 +61,10 @@ void apply_model_flags(const Context& c);
 /// multi-latent attention, --moe-layer-freq (dense and MoE layers), --moe-shared-expert-intermediate-size,
 /// --quick-geglu, --qk-layernorm, --mtp-num-layers.
 void apply_architecture_features(const Context& c);
+/// Megatron-DeepSpeed's MoE flags where the file is a Megatron-DeepSpeed launch (--deepspeed, or one of its own MoE
+/// flags): --topk (default 1), --expert-interval (default 2: every second layer), --moe-expert-parallel-size, token
+/// dropping at --moe-train-capacity-factor (default 1.0) unless --disable-moe-token-dropping (megatron_features.cpp).
+void apply_megatron_deepspeed_moe(const Context& c);
 /// Data-parallel sharding (megatron_sharding.cpp): Megatron-DeepSpeed's --zero-stage, Megatron-FSDP's
 /// --data-parallel-sharding-strategy, --use-torch-fsdp2, --num-distributed-optimizer-instances (hybrid sharding).
 void apply_sharding_flags(const Context& c);

@@ -206,8 +206,71 @@ void apply_architecture_features(const Context& c) {
     if (auto n = python_int(g->value)) d.put("model.mtp_layers", *n, where(c, *g));
 }
 
+void apply_megatron_deepspeed_moe(const Context& c) {
+  Draft& d = c.out.draft;
+  const bool mds = c.given("deepspeed") || c.given("topk") || c.given("expert-interval") ||
+                   c.given("moe-train-capacity-factor") || c.given("disable-moe-token-dropping") ||
+                   c.given("moe-expert-parallel-size");
+  const auto experts = d.integer("model.moe.experts");
+  if (!mds || !experts || *experts < 2) {
+    for (const char* flag : {"topk", "expert-interval", "moe-train-capacity-factor", "disable-moe-token-dropping"})
+      if (const Given* g = c.given(flag)) c.out.notes.push_back({where(c, *g), "ignored: the model has no experts"});
+    return;
+  }
+  const std::string dflt = c.origin + " (Megatron-DeepSpeed default";
+  // Megatron-DeepSpeed's top-k gate (deepspeed.moe.layer.MoE's k).
+  if (const Given* g = c.given("topk")) {
+    if (auto k = python_int(g->value)) d.put("model.moe.top_k", *k, where(c, *g));
+  } else if (!d.has("model.moe.top_k")) {
+    d.put("model.moe.top_k", std::int64_t{1}, dflt + " --topk 1)", true);
+  }
+  // Experts on every expert_interval-th layer, counting from 1 (megatron/model/transformer.py,
+  // get_num_experts_per_layer: layer_num % expert_interval == 0).
+  const Given* interval_flag = c.given("expert-interval");
+  const std::int64_t interval = interval_flag ? python_int(interval_flag->value).value_or(2) : 2;
+  if (const auto layers = d.integer("model.layers"); layers && interval > 1) {
+    std::vector<std::int64_t> pattern(static_cast<std::size_t>(*layers), 0);
+    for (std::int64_t i = 0; i < *layers; ++i)
+      pattern[static_cast<std::size_t>(i)] = (i + 1) % interval == 0 ? 1 : 0;
+    d.put("model.moe.layer_pattern", pattern,
+          interval_flag ? where(c, *interval_flag) + " (every " + std::to_string(interval) + "th layer from the second)"
+                        : dflt + " --expert-interval 2: every second layer)",
+          !interval_flag);
+  }
+  // Token dropping: DeepSpeed's top-k gate drops what exceeds capacity_factor x tokens / experts (min_capacity 4).
+  if (const Given* g = c.given("disable-moe-token-dropping")) {
+    c.out.notes.push_back({where(c, *g), "dropless routing"});
+  } else if (const Given* f = c.given("moe-train-capacity-factor")) {
+    const auto v = number(f->value);
+    if (!v || *v < 0.01 || *v > 64)
+      c.error(f->line, f->flag + ": \"" + f->value + "\" is not a capacity factor trainsim takes (0.01 to 64)");
+    else
+      d.put("training.moe_capacity_factor", *v, where(c, *f));
+  } else {
+    d.put("training.moe_capacity_factor", 1.0, dflt + " --moe-train-capacity-factor 1.0: tokens dropped)", true);
+  }
+}
+
 void apply_training_features(const Context& c) {
   Draft& d = c.out.draft;
+  // Offloading to the CPU changes the step (host transfers) and memory, and is not modelled: refused, as the
+  // DeepSpeed and TorchTitan importers refuse theirs. Pai-Megatron-Patch's --optimizer hybridadam offloads too.
+  for (const char* flag : {"optimizer-cpu-offload", "cpu-offloading"})
+    if (const Given* g = c.given(flag))
+      c.error(g->line, g->flag +
+                           ": offloading to the CPU is not modelled (its host transfers and the memory they "
+                           "free); not imported");
+  if (const Given* g = c.given("optimizer"); g && g->value == "hybridadam")
+    c.error(g->line, g->flag + " hybridadam: an optimizer offloaded to the CPU is not modelled; not imported");
+  // Megatron-DeepSpeed's Ulysses sequence parallelism splits the data-parallel ranks; trainsim has no such layout.
+  if (const Given* g = c.given("ds-sequence-parallel-size"); g && python_int(g->value).value_or(1) > 1)
+    c.error(g->line, g->flag + " " + g->value +
+                         ": DeepSpeed-Ulysses sequence parallelism (all-to-all over heads) is not modelled; "
+                         "not imported");
+  if (const Given* g = c.given("moe-shared-expert-overlap"))
+    c.out.ignored.push_back({where(c, *g),
+                             "not modelled: the shared experts run on the compute stream, not beside "
+                             "the dispatcher's communication"});
   // Checkpoints: Megatron-LM saves every --save-interval iterations into --save (arguments.py; without --save it saves
   // nothing): the run level times that policy instead of Daly's optimum, and its summary prints the optimum beside it.
   if (const Given* g = c.given("save-interval")) {

@@ -87,6 +87,7 @@ void apply_model_flags(const Context& c) {
     if (auto n = python_int(kv->value)) d.put("model.kv_heads", *n, where(c, *kv));
   if (const auto heads = d.integer("model.heads"); heads && !d.has("model.kv_heads"))
     d.put("model.kv_heads", *heads, dflt + ", multi-head attention", true);
+  apply_megatron_deepspeed_moe(c);
   // MoE: top-k defaults to 2, the expert width to the MLP width.
   if (d.has("model.moe.experts")) {
     if (!d.has("model.moe.top_k")) d.put("model.moe.top_k", std::int64_t{2}, dflt + " --moe-router-topk 2", true);

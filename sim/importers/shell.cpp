@@ -100,6 +100,7 @@ class Shell {
         exec(n.children);
         return;
       case Node::Kind::Opaque:
+        if (n.what == "for loop" && runs_over_nothing(n)) return;
         if (!n.arms.empty()) {  // while / until: a loop whose condition is decided false never runs
           std::string why;
           const auto holds = condition(n.arms[0].first, why);
@@ -232,6 +233,20 @@ class Shell {
       text += " " + e.text;
     const auto [any, matters] = flags_in(text);
     return matters || !any;
+  }
+
+  /// A for loop whose list expands to no word, all of it known (for A in "$@" with no arguments), never runs.
+  bool runs_over_nothing(const Node& n) {
+    for (const auto& t : n.words) {
+      if (t.text == "$@" || t.text == "\"$@\"" || t.text == "$*" || t.text == "\"$*\"") {
+        // No arguments (--args ""): "$@" is no word at all.
+        const auto it = ex_.vars().find("@");
+        if (it == ex_.vars().end() || !it->second.known || !it->second.values.empty()) return false;
+        continue;
+      }
+      if (!finalize(ex_.expand(t, false)).empty() || t.text.find('$') != std::string::npos) return false;
+    }
+    return true;
   }
 
   /// An opaque body keeps its words in one list (a case statement's patterns and commands alike), so an assignment

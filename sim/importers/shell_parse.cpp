@@ -322,8 +322,14 @@ class Parser {
     if (word("for") || word("select")) {
       Node n{Node::Kind::Opaque, at};
       n.what = t_[pos_].text + " loop";
-      while (pos_ < t_.size() && !word("do"))
+      // The words after "in" (kept as the loop's list; none without "in": the positional arguments).
+      bool in_list = false;
+      while (pos_ < t_.size() && !word("do")) {
+        if (in_list && t_[pos_].kind == Token::Kind::Word) n.words.push_back(t_[pos_]);
+        if (word("in")) in_list = true;
         ++pos_;
+      }
+      if (!in_list) n.words.push_back({Token::Kind::Word, "\"$@\"", at});
       expect("do", at, n.what);
       n.children = list({"done"});
       expect("done", at, n.what);

@@ -125,6 +125,69 @@ TEST(ImportMegatronModel, TorchrunWithoutNnodesRunsOneNode) {
             std::nullopt);
 }
 
+TEST(ImportMegatronModel, MegatronDeepSpeedMoeAsItsArgumentsHaveIt) {
+  // Megatron-DeepSpeed (megatron/arguments.py there): --topk defaults to 1, --expert-interval to 2 with the experts on
+  // every second layer counting from 1 (transformer.py, get_num_experts_per_layer), --moe-expert-parallel-size is the
+  // expert parallelism, and tokens beyond --moe-train-capacity-factor (1.0) are dropped unless
+  // --disable-moe-token-dropping. Its examples_deepspeed/MoE scripts were read as Megatron-LM's top-2 dropless MoE on
+  // every layer without expert parallelism: 440 GiB per GPU.
+  const std::string mds = "deepspeed pretrain_gpt.py --deepspeed --num-experts 128 --num-layers 4";
+  auto im = [&](const std::string& flags) {
+    return import_megatron_text(mds + " " + flags + " --hidden-size 1024 --num-attention-heads 16\n", "launch.sh");
+  };
+  const auto defaults = im("");
+  EXPECT_EQ(defaults.draft.integer("model.moe.top_k"), 1);
+  const auto* pattern = defaults.draft.find("model.moe.layer_pattern");
+  ASSERT_NE(pattern, nullptr);
+  EXPECT_EQ(to_string(pattern->value), "[0,1,0,1]");
+  const auto* cf = defaults.draft.find("training.moe_capacity_factor");
+  ASSERT_NE(cf, nullptr);
+  EXPECT_EQ(to_string(cf->value), "1.0");
+  const auto given = im("--topk 2 --expert-interval 1 --moe-expert-parallel-size 8 --moe-train-capacity-factor 1.25");
+  EXPECT_EQ(given.draft.integer("model.moe.top_k"), 2);
+  EXPECT_EQ(given.draft.find("model.moe.layer_pattern"), nullptr) << "every layer";
+  EXPECT_EQ(given.draft.integer("parallel.ep"), 8);
+  EXPECT_EQ(to_string(given.draft.find("training.moe_capacity_factor")->value), "1.25");
+  EXPECT_EQ(im("--disable-moe-token-dropping").draft.find("training.moe_capacity_factor"), nullptr) << "dropless";
+  // Megatron-LM's own MoE (no Megatron-DeepSpeed flag): top-2 and every layer, as before.
+  const auto mlm = import_megatron_text(
+      "torchrun --nproc_per_node 8 pretrain_gpt.py --num-experts 8 --num-layers 4 --hidden-size 1024 "
+      "--num-attention-heads 16\n",
+      "launch.sh");
+  EXPECT_EQ(mlm.draft.integer("model.moe.top_k"), 2);
+  EXPECT_EQ(mlm.draft.find("model.moe.layer_pattern"), nullptr);
+}
+
+TEST(ImportMegatronModel, OffloadAndUlyssesAreRefusedAndOverlapsNotModelledAreListed) {
+  for (const char* flag :
+       {"--optimizer-cpu-offload", "--cpu-offloading", "--optimizer hybridadam", "--ds-sequence-parallel-size 4"})
+    EXPECT_NE(error_of("torchrun --nproc_per_node 8 pretrain_gpt.py " + std::string(flag) + kModel + "\n"),
+              "(no error)")
+        << flag;
+  EXPECT_EQ(error_of("torchrun --nproc_per_node 8 pretrain_gpt.py --optimizer adam" + kModel + "\n"), "(no error)");
+  const auto shared = megatron("--moe-shared-expert-overlap");
+  EXPECT_TRUE(std::any_of(shared.ignored.begin(), shared.ignored.end(), [](const auto& f) {
+    return f.to_string().find("--moe-shared-expert-overlap: not modelled") != std::string::npos;
+  }));
+  // Transformer Engine's flash-attn backend (NVTE_FUSED_ATTN=0): a note, as the kernel class is not stated.
+  const auto nvte = import_megatron_text(
+      "export NVTE_FUSED_ATTN=0\ntorchrun --nproc_per_node 8 pretrain_gpt.py" + kModel + "\n", "launch.sh");
+  EXPECT_TRUE(std::any_of(nvte.notes.begin(), nvte.notes.end(), [](const auto& f) {
+    return f.to_string().find("Transformer Engine runs flash-attn") != std::string::npos;
+  }));
+}
+
+TEST(ImportMegatronModel, TheLaunchersSizeWinsOverAWorldSizeInTheShell) {
+  // PAI-DLC's WORLD_SIZE counts nodes (Pai-Megatron-Patch's scripts set NNODES=${WORLD_SIZE}); torchrun sets its
+  // workers' WORLD_SIZE from its own flags. The import refused the consistent launch line as a disagreement.
+  const auto im = import_megatron_text(
+      "WORLD_SIZE=2\ntorchrun --nproc_per_node 8 --nnodes ${WORLD_SIZE} pretrain_gpt.py" + kModel + "\n", "launch.sh");
+  EXPECT_EQ(im.draft.integer("cluster.gpus"), 16);
+  EXPECT_TRUE(im.draft.conflicts().empty());
+  const auto alone = import_megatron_text("WORLD_SIZE=16\npython pretrain_gpt.py" + kModel + "\n", "launch.sh");
+  EXPECT_EQ(alone.draft.integer("cluster.gpus"), 16) << "WORLD_SIZE alone still sizes the job";
+}
+
 TEST(ImportTorchTitanModel, AModelGivenBesideTheFileSettlesAFlavorTrainsimDoesNotKnow) {
   // TorchTitan's experiments/qwen3 configs name flavors trainsim has no built-in for; --model-config gives the model
   // (it asked for the option it had been given), and per-operator checkpointing of that dense model is recompute "op".

@@ -119,6 +119,22 @@ TEST(Shell, IfBranchesAreDecidedOrRefusedNamingTheLine) {
   EXPECT_TRUE(contains(shell_error("case \"${SCALE}\" in\n  \"800M\")\n    TP=1\n    ;;\n  \"8B\")\n    TP=4\n    ;;\n"
                                    "esac\ntorchrun x.py --tensor-model-parallel-size $TP\n"),
                        "line 1: a case statement that sets variables"));
+  // for A in "$@": refused when the arguments are not known, skipped when the script is run with none (--args "").
+  const std::string loop = "for A in \"$@\"; do\n  export \"$A\"\ndone\ntorchrun x.py --tensor-model-parallel-size 2\n";
+  EXPECT_TRUE(contains(shell_error(loop), "line 1: a for loop"));
+  ShellInvocation none;
+  none.args = std::vector<std::string>{};
+  const auto s2 = read_shell(loop, "t.sh", {}, none);
+  ASSERT_EQ(s2.commands.size(), 1u);
+  EXPECT_EQ(s2.commands[0].words[0].text, "torchrun");
+  ShellInvocation some;
+  some.args = std::vector<std::string>{"TP=4"};
+  EXPECT_THROW((void)read_shell(loop, "t.sh", {}, some), base::ConfigError) << "the loop runs: refused";
+  // The command line says "no arguments" as --args "" (other options refuse an empty value).
+  support::TempDir dir;
+  const auto cli = support::trainsim({"import", "megatron", dir.write("loop.sh", loop), "--args", "", "--partial"});
+  EXPECT_EQ(cli.err.find("an empty value"), std::string::npos) << cli.err;
+  EXPECT_EQ(cli.err.find("a for loop"), std::string::npos) << cli.err;
 }
 
 TEST(Shell, HeredocsGivenToSbatchAreScriptsAndOthersAreNotRead) {

@@ -174,5 +174,32 @@ TEST(ImportDeepSpeed, GradientReductionOverlapsOnlyWithOverlapComm) {
   EXPECT_EQ(overlap("{\"stage\": 3}"), std::nullopt) << "ZeRO-3 overlaps its reduce-scatters";
 }
 
+TEST(ImportDeepSpeed, BatchSizesDerivedAsDeepSpeedDoesAndAutoTp) {
+  // runtime/config.py, _set_batch_related_parameters: beside one batch size the accumulation steps default to 1 and
+  // the other batch size follows (DeepSpeedExamples' cifar config gives train_batch_size 16 alone: 2 per GPU on 8).
+  // tensor_parallel.autotp_size (LLaMA-Factory's ds_z2_autotp_config.json) is tensor parallelism, the data-parallel
+  // size what is left.
+  support::TempDir dir;
+  importers::Draft gpus8;
+  gpus8.put("cluster.gpus", std::int64_t{8}, "--gpus");
+  auto run = [&](const std::string& body) { return importers::import_deepspeed(dir.write("ds.json", body), gpus8); };
+  const auto tbs = run("{\"train_batch_size\": 16}");
+  EXPECT_EQ(tbs.draft.integer("parallel.micro_batch"), 2);
+  EXPECT_EQ(tbs.draft.integer("parallel.global_batch"), 16);
+  EXPECT_EQ(run("{\"train_batch_size\": 64, \"gradient_accumulation_steps\": 4}").draft.integer("parallel.micro_batch"),
+            2);
+  EXPECT_EQ(run("{\"train_micro_batch_size_per_gpu\": 3}").draft.integer("parallel.global_batch"), 24);
+  const auto tp = run("{\"train_batch_size\": 16, \"tensor_parallel\": {\"autotp_size\": 2}}");
+  EXPECT_EQ(tp.draft.integer("parallel.tp"), 2);
+  EXPECT_EQ(tp.draft.integer("parallel.micro_batch"), 4) << "16 over 4 data-parallel ranks";
+  EXPECT_EQ(run("{\"train_batch_size\": 16}").draft.integer("parallel.tp"), 1);
+  // Without the GPU count the micro-batch is asked for, not defaulted; a batch that does not divide is refused.
+  const auto unknown = importers::import_deepspeed(dir.write("u.json", "{\"train_batch_size\": 16}"), {});
+  EXPECT_EQ(unknown.draft.integer("parallel.micro_batch"), std::nullopt);
+  EXPECT_TRUE(std::any_of(unknown.unresolved.begin(), unknown.unresolved.end(),
+                          [](const auto& u) { return u.path == "parallel.micro_batch"; }));
+  EXPECT_THROW((void)run("{\"train_batch_size\": 12, \"gradient_accumulation_steps\": 4}"), base::ConfigError);
+}
+
 }  // namespace
 }  // namespace sim::cli
