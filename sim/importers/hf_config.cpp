@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
+#include <set>
 
 namespace sim::importers {
 namespace {
@@ -53,6 +55,11 @@ class HfImport {
     activation(model_type);
     if (bool_key("tie_word_embeddings")) {
       d.put("model.tied_embeddings", *bool_key("tie_word_embeddings"), at("tie_word_embeddings"));
+    } else if (const auto untied = untied_by_default(model_type)) {
+      // The model's own config class sets the default, not PretrainedConfig (transformers' configuration_<model>.py:
+      // DeepseekV2Config, Llama4TextConfig, LlamaConfig, ... declare tie_word_embeddings False).
+      d.put("model.tied_embeddings", !*untied, at("model_type") + " (its config class's tie_word_embeddings default)",
+            true);
     } else {
       d.put("model.tied_embeddings", true, origin_ + " (transformers' PretrainedConfig default)", true);
       out_.notes.push_back({origin_, "no tie_word_embeddings: tied, as transformers' PretrainedConfig default"});
@@ -73,13 +80,31 @@ class HfImport {
       d.put("model.position_embedding", std::string("rope"), at(in_.has("rope_theta") ? "rope_theta" : "rope_scaling"));
       used_.insert(used_.end(), {"rope_theta", "rope_scaling"});
     }
+    // Rotary positions on part of each head (GPT-NeoX's rotary_pct, Phi's partial_rotary_factor, GPT-J's and
+    // Phi-1.5's rotary_dim): no learned position table (their modeling code has none).
+    for (const char* k : {"rotary_pct", "partial_rotary_factor", "rotary_dim", "rotary_emb_base"})
+      if (in_.has(k)) {
+        if (!d.has("model.position_embedding")) d.put("model.position_embedding", std::string("rope"), at(k));
+        used_.push_back(k);
+      }
+    // GPTBigCode (SantaCoder, StarCoder): multi_query (GPTBigCodeConfig default true) is one key/value head.
+    if (model_type == "gpt_bigcode" && !d.has("model.kv_heads")) {
+      const auto mq = bool_key("multi_query");
+      if (mq.value_or(true))
+        d.put("model.kv_heads", std::int64_t{1},
+              mq ? at("multi_query") : at("model_type") + " (GPTBigCodeConfig default multi_query true)");
+    }
 
     // Defaults of the transformers classes for absent keys.
     if (const auto heads = d.integer("model.heads"); heads && !d.has("model.kv_heads")) {
       d.put("model.kv_heads", *heads, origin_ + " (no num_key_value_heads: multi-head attention)");
     }
-    if (const auto h = d.integer("model.hidden"); h && !d.has("model.ffn_hidden") && model_type == "gpt2") {
-      d.put("model.ffn_hidden", 4 * *h, origin_ + " (GPT2Config default: n_inner = 4 x n_embd)");
+    // n_inner null (or absent): 4 x hidden in GPT-2 and the models built like it (modeling_gpt2.py, modeling_gptj.py,
+    // modeling_gpt_bigcode.py, Phi-1.5's remote code: inner_dim = n_inner if not None else 4 * n_embd).
+    const bool four_h = model_type == "gpt2" || model_type == "gptj" || model_type == "gpt_bigcode" ||
+                        model_type == "phi-msft" || model_type == "codegen";
+    if (const auto h = d.integer("model.hidden"); h && !d.has("model.ffn_hidden") && four_h) {
+      d.put("model.ffn_hidden", 4 * *h, at("model_type") + " (n_inner null: 4 x n_embd, as its modeling code has it)");
     }
     if (!d.has("model.vocab") && model_type == "gemma3_text")  // the multimodal configs leave it to the class
       d.put("model.vocab", std::int64_t{262208}, at("model_type") + " (Gemma3TextConfig default vocab_size 262208)");
@@ -176,6 +201,18 @@ class HfImport {
   }
 
   /// A key that is present and not null (transformers treats null as absent).
+  /// Config classes whose tie_word_embeddings default is False (transformers' configuration_<model>.py); nullopt for
+  /// those that keep PretrainedConfig's True or are not known here.
+  static std::optional<bool> untied_by_default(const std::string& model_type) {
+    static const std::set<std::string, std::less<>> kUntied = {
+        "llama", "llama4_text", "llama4",      "mistral",     "mixtral", "qwen2",    "qwen2_moe",
+        "qwen3", "qwen3_moe",   "deepseek_v2", "deepseek_v3", "phi3",    "gpt_neox", "gptj"};
+    static const std::set<std::string, std::less<>> kTied = {"gemma", "gemma2", "gemma3_text", "gpt2", "gpt_bigcode"};
+    if (kUntied.contains(model_type)) return true;
+    if (kTied.contains(model_type)) return false;
+    return std::nullopt;
+  }
+
   bool present(const char* key) const { return in_.kind(key) != Kind::Missing && in_.kind(key) != Kind::Null; }
 
   std::optional<std::int64_t> int_key(const char* key) {
@@ -196,8 +233,15 @@ class HfImport {
     if (present("kv_lora_rank")) {
       for (const char* k : kMla) {
         used_.push_back(k);
-        if (std::string_view(k) == "q_lora_rank" && !present(k)) {
+        // q_lora_rank null is a full query projection; absent, DeepseekV2Config's and DeepseekV3Config's default
+        // (1536) applies.
+        if (std::string_view(k) == "q_lora_rank" && in_.kind(k) == Kind::Null) {
           d.put("model.mla.q_lora_rank", std::int64_t{0}, origin_ + " (q_lora_rank null: a full query projection)");
+          continue;
+        }
+        if (std::string_view(k) == "q_lora_rank" && !present(k)) {
+          d.put("model.mla.q_lora_rank", std::int64_t{1536},
+                at("model_type") + " (no q_lora_rank: its config class's default 1536)", true);
           continue;
         }
         count((std::string("model.mla.") + k).c_str(), {k},
@@ -277,8 +321,8 @@ class HfImport {
       const auto pattern = int_key("sliding_window_pattern");
       global_every = pattern.value_or(model_type == "gemma2" ? 2 : 6);
       if (!pattern)
-        out_.notes.push_back({at("model_type"), "every " + std::to_string(*global_every) +
-                                                    "th layer attends globally, the others within sliding_window (" +
+        out_.notes.push_back({at("model_type"), "one layer in every " + std::to_string(*global_every) +
+                                                    " attends globally, the others within sliding_window (" +
                                                     (model_type == "gemma2" ? "Gemma2Config" : "Gemma3TextConfig") +
                                                     "'s layer pattern)"});
     }

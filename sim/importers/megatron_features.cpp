@@ -233,7 +233,8 @@ void apply_megatron_deepspeed_moe(const Context& c) {
     for (std::int64_t i = 0; i < *layers; ++i)
       pattern[static_cast<std::size_t>(i)] = (i + 1) % interval == 0 ? 1 : 0;
     d.put("model.moe.layer_pattern", pattern,
-          interval_flag ? where(c, *interval_flag) + " (every " + std::to_string(interval) + "th layer from the second)"
+          interval_flag ? where(c, *interval_flag) + " (one layer in every " + std::to_string(interval) +
+                              ", the last of each group)"
                         : dflt + " --expert-interval 2: every second layer)",
           !interval_flag);
   }

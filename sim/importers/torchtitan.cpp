@@ -484,8 +484,8 @@ class TitanImport : public titan::Reader {
       if (opt && *opt != "op") {
         // Every Nth layer fully checkpointed: between none and full, not modelled exactly.
         out_.draft.put("parallel.recompute", std::string("full"), where + " (selective_ac_option " + *opt + ")");
-        out_.notes.push_back({where, "selective_ac_option \"" + *opt + "\" checkpoints every " + *opt +
-                                         "th layer; trainsim recomputes every layer (full), an upper bound"});
+        out_.notes.push_back({where, "selective_ac_option \"" + *opt + "\" checkpoints one layer in every " + *opt +
+                                         "; trainsim recomputes every layer (full), an upper bound"});
       } else {
         op_sac_ = where + " (selective_ac_option op)";  // decided once the model is known (run())
       }

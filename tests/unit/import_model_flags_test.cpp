@@ -239,5 +239,41 @@ TEST(ImportMegatronModel, ExplainWritesTheTrainingStackAndItReadsBack) {
   EXPECT_EQ(support::trainsim({"step", back, "--json"}).out, support::trainsim(with_set({"step", hand, "--json"})).out);
 }
 
+TEST(ImportHfConfig, WhatTheModelsOwnConfigClassDefaults) {
+  // A third user trial (22 public configs): transformers fills an absent key from the model's config class, not from
+  // PretrainedConfig. SantaCoder (gpt_bigcode) was counted with multi-head attention, 1.31B against 1.1B published;
+  // DeepSeek-V2-Lite and Llama 4 Maverick configs without tie_word_embeddings as tied; GPT-J's and Phi-1.5's
+  // "n_inner": null refused; GPT-NeoX's rotary positions counted as a learned table.
+  support::TempDir dir;
+  auto hf = [&](const std::string& body) {
+    return import_hf_config(dir.write("config.json",
+                                      "{\"hidden_size\": 1024, \"num_attention_heads\": 16, "
+                                      "\"num_hidden_layers\": 4, \"vocab_size\": 32000, " +
+                                          body + "}"));
+  };
+  auto tied = [](const Import& im) { return std::get<bool>(im.draft.find("model.tied_embeddings")->value); };
+  EXPECT_EQ(hf("\"model_type\": \"gpt_bigcode\", \"n_inner\": null").draft.integer("model.kv_heads"), 1);
+  EXPECT_EQ(hf("\"model_type\": \"gpt_bigcode\", \"multi_query\": false").draft.integer("model.kv_heads"), 16);
+  EXPECT_EQ(hf("\"model_type\": \"gpt_bigcode\", \"n_inner\": null").draft.integer("model.ffn_hidden"), 4096);
+  EXPECT_EQ(hf("\"model_type\": \"gptj\", \"n_inner\": null, \"rotary_dim\": 64").draft.integer("model.ffn_hidden"),
+            4096);
+  EXPECT_FALSE(tied(hf("\"model_type\": \"deepseek_v2\", \"intermediate_size\": 2048")));
+  EXPECT_FALSE(tied(hf("\"model_type\": \"llama4_text\", \"intermediate_size\": 2048")));
+  EXPECT_FALSE(tied(hf("\"model_type\": \"llama\", \"intermediate_size\": 2048")));
+  EXPECT_TRUE(tied(hf("\"model_type\": \"gemma2\", \"intermediate_size\": 2048")));
+  const auto unknown = hf("\"model_type\": \"somethingnew\", \"intermediate_size\": 2048");
+  EXPECT_TRUE(tied(unknown));
+  EXPECT_FALSE(unknown.notes.empty()) << "PretrainedConfig's default, said";
+  EXPECT_TRUE(tied(hf("\"model_type\": \"llama\", \"intermediate_size\": 2048, \"tie_word_embeddings\": true")));
+  const auto neox = hf("\"model_type\": \"gpt_neox\", \"intermediate_size\": 4096, \"rotary_pct\": 0.25");
+  EXPECT_EQ(text(neox, "model.position_embedding"), "rope");
+  // DeepSeek MLA: q_lora_rank null is a full query projection; absent, the config class's 1536.
+  const std::string mla =
+      "\"model_type\": \"deepseek_v2\", \"intermediate_size\": 2048, \"kv_lora_rank\": 512, "
+      "\"qk_nope_head_dim\": 128, \"qk_rope_head_dim\": 64, \"v_head_dim\": 128";
+  EXPECT_EQ(hf(mla + ", \"q_lora_rank\": null").draft.integer("model.mla.q_lora_rank"), 0);
+  EXPECT_EQ(hf(mla).draft.integer("model.mla.q_lora_rank"), 1536);
+}
+
 }  // namespace
 }  // namespace sim::importers
