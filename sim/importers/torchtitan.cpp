@@ -184,6 +184,7 @@ class TitanImport : public titan::Reader {
     offload(tr);
     master_weights(tr);
     model(root.get("model"));
+    pipeline_split(d.integer("parallel.pp").value_or(1));
     if (op_sac_) {
       // Per-operator selective checkpointing (TorchTitan's "op" policy) is trainsim's recompute "op" on dense
       // blocks; on MoE or MLA blocks (and on a model neither the file nor the options give) it is not modelled:
@@ -255,6 +256,33 @@ class TitanImport : public titan::Reader {
     out_.notes.push_back({where, "checkpoints every " + value +
                                      ", as the file saves; `trainsim run` prints Daly's "
                                      "optimum beside it (\"auto\" uses the optimum)"});
+  }
+
+  /// TorchTitan's split of the layers over pipeline stages (torchtitan/distributed/pipeline_parallel.py,
+  /// generate_llm_fqn_per_model_part, input_weight = output_weight = 1): the embedding and the output count as a
+  /// layer each, the L + 2 spread evenly with the remainder on the first stages, the first and last stage's transformer
+  /// layers one fewer. trainsim's own default is an even split of the layers, which differs (and refuses a count the
+  /// stages do not divide). One stage per rank here; an interleaved split is asked for with its vpp.
+  void pipeline_split(std::int64_t pp) {
+    const auto* sched = out_.draft.find("parallel.schedule");
+    const std::string s = sched ? std::get<std::string>(sched->value) : "1f1b";
+    if (pp < 2 || !model_layers_ || s == "interleaved" || s == "dualpipev") return;
+    const std::int64_t layers = *model_layers_, effective = layers + 2;
+    const std::int64_t base = effective / pp, extra = effective % pp;
+    if (base < 2) return;  // TorchTitan refuses it (a weight above the layers per stage): the layout rules will
+    std::vector<std::int64_t> split;
+    std::int64_t left = layers;
+    for (std::int64_t i = 0; i < pp; ++i) {
+      std::int64_t n = base + (i < extra ? 1 : 0) - (i == 0 || i == pp - 1 ? 1 : 0);
+      n = std::min(n, left);
+      split.push_back(n);
+      left -= n;
+    }
+    if (left != 0) return;
+    out_.draft.put("parallel.layers_per_stage", split,
+                   origin_ +
+                       " [parallelism] pipeline_parallel_degree (TorchTitan's split: embedding and output "
+                       "counted as a layer each)");
   }
 
   void schedule(const TomlValue* par, std::int64_t pp) {
@@ -500,16 +528,20 @@ class TitanImport : public titan::Reader {
     auto name = text("model", m, "name");
     auto flavor = text("model", m, "flavor");
     if (!name) return;
-    const std::map<std::string, std::string> builtin = {{"llama3/8B", "llama3-8b"},
-                                                        {"llama3/70B", "llama3-70b"},
-                                                        {"llama3/405B", "llama3-405b"},
-                                                        {"deepseek_v3/671B", "deepseek-v3"},
-                                                        {"qwen3/32B", "qwen3-32b"}};
+    // name/flavor -> trainsim built-in and its layer count (models/*.json).
+    const std::map<std::string, std::pair<std::string, std::int64_t>> builtin = {
+        {"llama3/8B", {"llama3-8b", 32}},
+        {"llama3/70B", {"llama3-70b", 80}},
+        {"llama3/405B", {"llama3-405b", 126}},
+        {"deepseek_v3/671B", {"deepseek-v3", 61}},
+        {"qwen3/32B", {"qwen3-32b", 64}}};
     const std::string key = *name + "/" + flavor.value_or("");
     if (auto it = builtin.find(key); it != builtin.end()) {
-      out_.draft.put("model", it->second, origin_ + " [model] name and flavor");
-      dense_model_ = it->second != "deepseek-v3";
+      out_.draft.put("model", it->second.first, origin_ + " [model] name and flavor");
+      dense_model_ = it->second.first != "deepseek-v3";
+      model_layers_ = it->second.second;
     } else if (known_.has("model.layers")) {
+      model_layers_ = known_.integer("model.layers");
       // The model given beside the file (--model, --model-config): dense unless it has experts or latent attention.
       dense_model_ = !known_.has("model.moe.experts") && !known_.has("model.mla.q_lora_rank") &&
                      !known_.has("model.mla.kv_lora_rank");
@@ -528,6 +560,7 @@ class TitanImport : public titan::Reader {
   std::optional<std::string> op_sac_;  // where per-operator selective checkpointing was set (or defaulted)
   bool op_sac_default_ = false;        // ... by TorchTitan's default (a weak value)
   bool dense_model_ = false;           // the file names a built-in dense model, or a dense one is given beside it
+  std::optional<std::int64_t> model_layers_;  // the model's layers, where the file or the options give the model
 };
 
 }  // namespace

@@ -239,6 +239,28 @@ TEST(ImportMegatronModel, ExplainWritesTheTrainingStackAndItReadsBack) {
   EXPECT_EQ(support::trainsim({"step", back, "--json"}).out, support::trainsim(with_set({"step", hand, "--json"})).out);
 }
 
+TEST(ImportTorchTitanModel, PipelineStagesSplitTheLayersAsTorchTitanDoes) {
+  // generate_llm_fqn_per_model_part: the embedding and the output count as a layer each, L + 2 spread evenly with the
+  // remainder on the first stages. Llama 3 8B over 8 stages: 34 = 8 x 4 + 2, so 4, 5, 4, 4, 4, 4, 4, 3 transformer
+  // layers; DeepSeek-V2-Lite's 27 over 2: 14, 13 (trainsim's even split refused 27 layers on 2 stages).
+  support::TempDir dir;
+  auto split = [&](const std::string& model, std::int64_t pp, const Draft& known) {
+    const auto im =
+        import_torchtitan(dir.write("pp.toml", "[model]\nname = \"" + model +
+                                                   "\"\n[training]\nlocal_batch_size = 8\nseq_len = 4096\n"
+                                                   "[parallelism]\npipeline_parallel_degree = " +
+                                                   std::to_string(pp) + "\npipeline_parallel_schedule = \"1F1B\"\n"),
+                          known);
+    const auto* f = im.draft.find("parallel.layers_per_stage");
+    return f ? to_string(f->value) : std::string("(none)");
+  };
+  EXPECT_EQ(split("llama3\"\nflavor = \"8B", 8, {}), "[4,5,4,4,4,4,4,3]");
+  Draft lite;
+  lite.put("model.layers", std::int64_t{27}, "--model-config");
+  EXPECT_EQ(split("deepseek_v2\"\nflavor = \"deepseek-ai/DeepSeek-V2-Lite", 2, lite), "[14,13]");
+  EXPECT_EQ(split("llama3\"\nflavor = \"8B", 1, {}), "(none)");
+}
+
 TEST(ImportHfConfig, WhatTheModelsOwnConfigClassDefaults) {
   // A third user trial (22 public configs): transformers fills an absent key from the model's config class, not from
   // PretrainedConfig. SantaCoder (gpt_bigcode) was counted with multi-head attention, 1.31B against 1.1B published;
