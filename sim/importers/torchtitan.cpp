@@ -184,7 +184,7 @@ class TitanImport : public titan::Reader {
     offload(tr);
     master_weights(tr);
     model(root.get("model"));
-    pipeline_split(d.integer("parallel.pp").value_or(1));
+    pipeline_split(d.integer("parallel.pp").value_or(1), root.get("parallelism"));
     if (op_sac_) {
       // Per-operator selective checkpointing (TorchTitan's "op" policy) is trainsim's recompute "op" on dense
       // blocks; on MoE or MLA blocks (and on a model neither the file nor the options give) it is not modelled:
@@ -262,18 +262,47 @@ class TitanImport : public titan::Reader {
   /// generate_llm_fqn_per_model_part, input_weight = output_weight = 1): the embedding and the output count as a
   /// layer each, the L + 2 spread evenly with the remainder on the first stages, the first and last stage's transformer
   /// layers one fewer. trainsim's own default is an even split of the layers, which differs (and refuses a count the
-  /// stages do not divide). One stage per rank here; an interleaved split is asked for with its vpp.
-  void pipeline_split(std::int64_t pp) {
+  /// stages do not divide). Under Interleaved1F1B over the virtual stages, in model order (rank = stage mod pp).
+  void pipeline_split(std::int64_t pp, const TomlValue* par) {
     const auto* sched = out_.draft.find("parallel.schedule");
     const std::string s = sched ? std::get<std::string>(sched->value) : "1f1b";
-    if (pp < 2 || !model_layers_ || s == "interleaved" || s == "dualpipev") return;
+    std::int64_t stages = pp;
+    if (interleaved_) {
+      // Stages per rank: 2 by default for a looped schedule, else ceil((L + 2) / pipeline_parallel_layers_per_stage)
+      // virtual stages (torchtitan/distributed/pipeline_parallel.py, pipeline_llm).
+      const TomlValue* lps = par ? par->get("pipeline_parallel_layers_per_stage") : nullptr;
+      if (lps) used("parallelism", "pipeline_parallel_layers_per_stage");
+      std::optional<std::int64_t> vpp;
+      if (!lps) {
+        vpp = 2;
+        out_.draft.put("parallel.vpp", std::int64_t{2}, *interleaved_ + " (TorchTitan's default: 2 stages per rank)",
+                       true);
+      } else if (lps->type == Type::Integer && lps->integer > 0 && model_layers_) {
+        const std::int64_t virtual_stages = (*model_layers_ + 2 + lps->integer - 1) / lps->integer;
+        if (virtual_stages % pp == 0 && virtual_stages / pp >= 2) {
+          vpp = virtual_stages / pp;
+          out_.draft.put("parallel.vpp", *vpp,
+                         origin_ + " [parallelism] pipeline_parallel_layers_per_stage (ceil((layers + 2) / " +
+                             std::to_string(lps->integer) + ") virtual stages over pp " + std::to_string(pp) + ")");
+        }
+      }
+      if (!vpp) {
+        out_.unresolved.push_back({*interleaved_,
+                                   "Interleaved1F1B: the stages per rank follow from the model's layers and "
+                                   "pipeline_parallel_layers_per_stage; give --set parallel.vpp=V",
+                                   "parallel.vpp"});
+        return;
+      }
+      stages = pp * *vpp;
+    }
+    if (pp < 2 || !model_layers_ || s == "dualpipev") return;
     const std::int64_t layers = *model_layers_, effective = layers + 2;
-    const std::int64_t base = effective / pp, extra = effective % pp;
+    const std::int64_t base = effective / stages, extra = effective % stages;
     if (base < 2) return;  // TorchTitan refuses it (a weight above the layers per stage): the layout rules will
     std::vector<std::int64_t> split;
     std::int64_t left = layers;
-    for (std::int64_t i = 0; i < pp; ++i) {
-      std::int64_t n = base + (i < extra ? 1 : 0) - (i == 0 || i == pp - 1 ? 1 : 0);
+    for (std::int64_t i = 0; i < stages; ++i) {
+      std::int64_t n = base + (i < extra ? 1 : 0) - (i == 0 || i == stages - 1 ? 1 : 0);
       n = std::min(n, left);
       split.push_back(n);
       left -= n;
@@ -302,10 +331,7 @@ class TitanImport : public titan::Reader {
     if (auto it = known.find(*s); it != known.end()) {
       out_.draft.put("parallel.schedule", it->second, origin_ + " [parallelism] pipeline_parallel_schedule");
       if (it->second == "interleaved")
-        out_.unresolved.push_back({origin_ + ":" + std::to_string(line) + " pipeline_parallel_schedule",
-                                   "Interleaved1F1B: the number of stages per rank follows from the model split; "
-                                   "give --set parallel.vpp=V",
-                                   "parallel.vpp"});
+        interleaved_ = origin_ + ":" + std::to_string(line) + " pipeline_parallel_schedule";
     } else {
       out_.unresolved.push_back({origin_ + ":" + std::to_string(line) + " pipeline_parallel_schedule",
                                  "\"" + *s + "\" is not modelled; trainsim has 1F1B, GPipe, Interleaved1F1B, " +
@@ -561,6 +587,7 @@ class TitanImport : public titan::Reader {
   bool op_sac_default_ = false;        // ... by TorchTitan's default (a weak value)
   bool dense_model_ = false;           // the file names a built-in dense model, or a dense one is given beside it
   std::optional<std::int64_t> model_layers_;  // the model's layers, where the file or the options give the model
+  std::optional<std::string> interleaved_;    // where an Interleaved1F1B schedule is chosen
 };
 
 }  // namespace

@@ -259,6 +259,26 @@ TEST(ImportTorchTitanModel, PipelineStagesSplitTheLayersAsTorchTitanDoes) {
   lite.put("model.layers", std::int64_t{27}, "--model-config");
   EXPECT_EQ(split("deepseek_v2\"\nflavor = \"deepseek-ai/DeepSeek-V2-Lite", 2, lite), "[14,13]");
   EXPECT_EQ(split("llama3\"\nflavor = \"8B", 1, {}), "(none)");
+  // Interleaved1F1B: 2 stages per rank by default; with pipeline_parallel_layers_per_stage, ceil((L + 2) / it)
+  // virtual stages (3: 12 over pp 4, vpp 3). Both were asked for as --set parallel.vpp.
+  auto interleaved = [&](const std::string& extra) {
+    return import_torchtitan(dir.write("i.toml",
+                                       "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[training]\n"
+                                       "local_batch_size = 8\nseq_len = 4096\n[parallelism]\n"
+                                       "pipeline_parallel_degree = 4\npipeline_parallel_schedule = "
+                                       "\"Interleaved1F1B\"\n" +
+                                           extra),
+                             {});
+  };
+  const auto two = interleaved("");
+  EXPECT_EQ(two.draft.integer("parallel.vpp"), 2);
+  EXPECT_EQ(to_string(two.draft.find("parallel.layers_per_stage")->value), "[4,5,4,4,4,4,4,3]");
+  const auto three = interleaved("pipeline_parallel_layers_per_stage = 3\n");
+  EXPECT_EQ(three.draft.integer("parallel.vpp"), 3);
+  EXPECT_EQ(to_string(three.draft.find("parallel.layers_per_stage")->value), "[2,3,3,3,3,3,3,3,3,3,2,1]");
+  const auto odd = interleaved("pipeline_parallel_layers_per_stage = 4\n");  // 9 virtual stages over 4 ranks
+  EXPECT_EQ(odd.draft.integer("parallel.vpp"), std::nullopt);
+  EXPECT_TRUE(unresolved(odd, "parallel.vpp"));
 }
 
 TEST(ImportHfConfig, WhatTheModelsOwnConfigClassDefaults) {
