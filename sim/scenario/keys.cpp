@@ -49,7 +49,8 @@ const std::vector<KeyDoc>& extension_keys() {
       {"parallel.overlap_param_gather", "false", "true, false", "the updated parameters' all-gather under the forward"},
       {"parallel.dp_shard", "dp (all data-parallel ranks)",
        "a divisor of dp (needs zero_stage >= 1 or distributed_optimizer; ep 1)",
-       "hybrid sharding: the data-parallel ranks ZeRO states shard and gather over; gradients then all-reduced across the copies"},
+       "hybrid sharding: the data-parallel ranks ZeRO states shard and gather over; gradients then all-reduced across "
+       "the copies"},
       {"parallel.overlap_grad_reduce", "true", "true, false (false needs zero_stage 0-2)",
        "gradient buckets reduced during the backward; false: after it"},
       {"parallel.ep_comm_overlap", "false", "true, false (needs ep > 1; pp 1 or interleaved; no full recompute)",
