@@ -28,11 +28,18 @@ class Reader {
   /// training.dtype and training.fp8_recipe: [training] mixed_precision_param, and the FP8 or MX converters of every
   /// TorchTitan release with their recipe.
   void precision(const TomlValue& root, const TomlValue* tr);
+  /// [parallelism] pipeline_parallel_schedule as parallel.schedule (torchtitan_pipeline.cpp).
+  void schedule(const TomlValue* par, std::int64_t pp);
+  /// TorchTitan's split of the layers over the (virtual) stages as parallel.layers_per_stage, and Interleaved1F1B's
+  /// stages per rank as parallel.vpp, once the model's layers are known (torchtitan_pipeline.cpp).
+  void pipeline_split(std::int64_t pp, const TomlValue* par);
 
   const std::string& origin_;
   Import out_;
   std::vector<std::string> ignored_;  // "section.key" not read (yet)
   std::vector<base::Diagnostic> errors_;
+  std::optional<std::int64_t> model_layers_;  // the model's layers, where the file or the options give the model
+  std::optional<std::string> interleaved_;    // where an Interleaved1F1B schedule is chosen
 
  private:
   const TomlValue* quantize_table(const TomlValue& root, const char* group, const char* kind);
