@@ -186,6 +186,7 @@ class MegatronImport {
   }
 
   void read_flags(const std::vector<ShellWord>& words, std::size_t start, std::size_t command) {
+    script_seen_ = false;  // per command: an earlier command's script says nothing of this launcher's words
     for (std::size_t i = start; i < words.size(); ++i) {
       const ShellWord& w = words[i];
       refuse_entry_point(w);

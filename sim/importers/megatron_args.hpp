@@ -53,6 +53,11 @@ struct Context {
   std::function<void(int, const std::string&)> error;
 };
 
+/// Where a flag was given, for origins and notes: "file:line --flag".
+inline std::string where(const Context& c, const Given& g) {
+  return c.origin + ":" + std::to_string(g.line) + " " + g.flag;
+}
+
 /// The classic GPT layer's architecture flags with Megatron-LM's defaults when the file describes a model
 /// (megatron_model.cpp): activation, norm, positions, biases, tied embeddings, MLP width, query groups, MoE top-k and
 /// width, the padded vocabulary; it calls apply_architecture_features.

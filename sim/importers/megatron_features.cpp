@@ -9,10 +9,6 @@
 namespace sim::importers::megatron {
 namespace {
 
-std::string where(const Context& c, const Given& g) {
-  return c.origin + ":" + std::to_string(g.line) + " " + g.flag;
-}
-
 /// --moe-layer-freq as Megatron-LM reads it: an integer N (every N-th layer, layer 0 first) or a Python list
 /// expression of 0/1 per layer, written as concatenated, repeated lists ("([0]*3+[1]*58)", "[1,0,1,0]").
 std::optional<std::vector<std::int64_t>> layer_pattern(std::string text, std::string& why) {

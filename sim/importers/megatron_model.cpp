@@ -6,14 +6,6 @@
 #include "sim/importers/megatron_args.hpp"
 
 namespace sim::importers::megatron {
-namespace {
-
-std::string where(const Context& c, const Given& g) {
-  return c.origin + ":" + std::to_string(g.line) + " " + g.flag;
-}
-
-}  // namespace
-
 void apply_model_flags(const Context& c) {
   Draft& d = c.out.draft;
   // --encoder-num-layers and --encoder-seq-length are num_layers and seq_length when those are absent (validate_args).

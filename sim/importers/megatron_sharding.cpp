@@ -7,10 +7,6 @@
 namespace sim::importers::megatron {
 namespace {
 
-std::string where(const Context& c, const Given& g) {
-  return c.origin + ":" + std::to_string(g.line) + " " + g.flag;
-}
-
 /// --num-distributed-optimizer-instances N: the data-parallel group (with context parallelism) split into N groups
 /// of consecutive ranks, each sharding a whole copy of the distributed optimizer's (or Megatron-FSDP's) states; the
 /// gradients reduce-scattered within a group, then all-reduced across the groups (megatron/core/distributed/
