@@ -1,391 +1,42 @@
 // tests/validation/published_records.cpp: published run records -> scenarios and reference step times.
 //
-// Seams: (1) source families and their framework defaults (the shared README's list), (2) the record's model, cluster
-// and layout as scenario JSON, (3) the reference step time by the source's own convention.
+// Seams: (1) source families and their framework defaults (the shared README's list; published_records_defaults.cpp),
+// (2) the record's model, cluster and layout as scenario JSON (here, with the defaults of (1)), (3) the reference step
+// time by the source's own convention (published_records_reference.cpp).
 #include "tests/validation/published_records.hpp"
+#include "tests/validation/published_records_convert.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <optional>
 #include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace validation {
 namespace {
 
+using conversion::contains;
+using conversion::dtype_of;
+using conversion::Family;
+using conversion::family_of;
+using conversion::get;
+using conversion::hardware_of;
+using conversion::is_null;
+using conversion::lower;
+using conversion::model_of;
+using conversion::modelzoo_command;
+using conversion::ModelZooCommand;
+using conversion::nemotron_of;
+using conversion::recompute_of;
+using conversion::reference_of;
 using nlohmann::json;
 
-// ---- (1) families and their defaults -------------------------------------------------------------------------------
-
-/// The framework defaults a family's records rely on (shared/validation/README.md: "fill them with that framework's
-/// documented default ... and say so").
-struct Family {
-  const char* prefix;  // start of source.paper
-  const char* name;
-  bool megatron_like;  // Megatron-LM / Megatron-Core / NeMo / Megatron-Bridge: distributed optimizer, SP with TP > 1
-  bool fsdp_like;      // llm-foundry / TorchTitan: FSDP sharding, SP with TP (TorchTitan always pairs them)
-};
-
-constexpr Family kFamilies[] = {
-    {"Narayanan et al., SC21", "megatron-sc21", true, false},
-    {"Narayanan et al., Efficient Large-Scale Language Model Training", "megatron-sc21", true, false},
-    {"Korthikanti et al.", "korthikanti22", true, false},
-    {"NVIDIA Megatron-LM README 'Training Speed", "megatron-readme", true, false},
-    {"NVIDIA Megatron-LM README (Megatron-Core", "megatron-readme", true, false},
-    {"NVIDIA Megatron-LM, megatron/core/transformer/moe", "megatron-moe", true, false},
-    {"NVIDIA Megatron-MoE-ModelZoo", "megatron-moe-modelzoo", true, false},
-    {"NVIDIA NeMo Framework performance summary", "nemo-24.07", true, false},
-    {"NVIDIA dgxc-benchmarking", "dgxc-benchmarking", true, false},
-    {"Llama Team, The Llama 3 Herd", "llama3-paper", false, true},
-    {"MosaicML llm-foundry", "llm-foundry", false, true},
-    {"PyTorch torchtitan", "torchtitan", false, true},
-};
-
-const Family* family_of(const json& r) {
-  const std::string paper = r.at("source").at("paper").get<std::string>();
-  for (const auto& f : kFamilies)
-    if (paper.rfind(f.prefix, 0) == 0) return &f;
-  return nullptr;
-}
-
-bool is_null(const json& j, const char* key) {
-  return !j.contains(key) || j.at(key).is_null();
-}
-
-template <typename T>
-std::optional<T> get(const json& j, const char* key) {
-  if (is_null(j, key)) return std::nullopt;
-  return j.at(key).get<T>();
-}
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
-bool contains(const std::string& text, const char* what) {
-  return lower(text).find(what) != std::string::npos;
-}
-
 // ---- (2) record -> scenario -----------------------------------------------------------------------------------------
-
-struct HardwareChoice {
-  std::string profile;
-  std::string generation;
-};
-
-std::optional<HardwareChoice> hardware_of(const json& r, std::vector<std::string>& assumptions) {
-  const std::string gpu = r.at("hardware").at("gpu").get<std::string>();
-  if (contains(gpu, "a100")) return HardwareChoice{"a100-sxm4-80gb", "ampere"};
-  if (contains(gpu, "h200")) return HardwareChoice{"h200-sxm-141gb", "hopper"};
-  if (contains(gpu, "gb300")) return HardwareChoice{"gb300-nvl72", "blackwell"};
-  if (contains(gpu, "gb200")) return HardwareChoice{"gb200-nvl72", "blackwell"};
-  (void)assumptions;
-  if (contains(gpu, "96gb")) return HardwareChoice{"h100-sxm5-96gb-500w", "hopper"};
-  if (contains(gpu, "h100")) return HardwareChoice{"h100-sxm5-80gb", "hopper"};
-  return std::nullopt;
-}
-
-/// Model family traits the records do not spell out, from the model's name (public architectures): Llama, Mixtral,
-/// Qwen and Mistral are SwiGLU + RMSNorm + RoPE without biases; GPT-3 (Megatron, NeMo) GELU + LayerNorm + learned
-/// positions with biases; MPT GELU + LayerNorm with ALiBi (no position table) and no biases (MosaicML, "Introducing
-/// MPT-7B", 2023: no_bias, ALiBi, FlashAttention).
-/// Public architectures of the records whose model dimensions are null, from the configurations the runs used:
-/// MosaicML llm-foundry scripts/train/yamls/pretrain/mpt-{125m,350m,760m}.yaml (commits 2a59782a, 39393a21:
-/// d_model, n_heads, n_layers, expansion_ratio 4, vocab_size 50368), NVIDIA NeMo-Framework-Launcher
-/// launcher_scripts/conf/training/gpt3/{5b,20b}.yaml (commits 00af8f26, 056a90ed: num_layers, hidden_size,
-/// num_attention_heads, ffn 4 x hidden, GPT2BPETokenizer's 50,257 entries).
-struct KnownArchitecture {
-  const char* name;
-  int layers, hidden, heads, vocab;
-};
-constexpr KnownArchitecture kKnown[] = {
-    {"MPT-125m", 12, 768, 12, 50368}, {"MPT-350m", 24, 1024, 16, 50368}, {"MPT-760m", 24, 1536, 12, 50368},
-    {"GPT3-5B", 24, 4096, 32, 50257}, {"GPT3-20B", 44, 6144, 48, 50257},
-};
-
-/// NeMo's Nemotron models of the NeMo 24.07 performance table: NVIDIA NeMo-Framework-Launcher
-/// launcher_scripts/conf/training/nemotron/nemotron_{8b,22b,340b}.yaml (commits 329df4af, 3dd35614, 6daee02a):
-/// num_layers, hidden_size, ffn_hidden_size, num_attention_heads, num_query_groups (null: multi-head), activation
-/// squared-relu, position_embedding_type rope (rotary_percentage 0.5), normalization layernorm1p, bias false,
-/// share_embeddings_and_output_weights false; the 340B's tokenizer nemotron_2_256k (256,000 entries; the Nemotron-4
-/// papers' vocabulary), taken for all three; the 340B recomputes selectively (activations_checkpoint_granularity)
-/// and keeps and reduces its gradients in bf16 (optim.grad_sync_dtype bf16).
-struct NemotronArchitecture {
-  const char* name;
-  int layers, hidden, ffn, heads, kv_heads;
-  bool selective;   // activations_checkpoint_granularity: selective
-  bool bf16_grads;  // optim.grad_sync_dtype: bf16
-};
-constexpr NemotronArchitecture kNemotron[] = {
-    {"Nemotron-8B", 32, 4096, 16384, 32, 32, false, false},
-    {"Nemotron-22B", 40, 6144, 24576, 48, 48, false, false},
-    {"Nemotron-340B", 96, 18432, 73728, 96, 8, true, true},
-};
-
-const NemotronArchitecture* nemotron_of(const std::string& name) {
-  for (const auto& n : kNemotron)
-    if (name == n.name) return &n;
-  return nullptr;
-}
-
-json model_of(json m, const Family& fam, std::vector<std::string>& assumptions, std::string& refusal) {
-  const std::string name = get<std::string>(m, "name").value_or("model");
-  for (const auto& k : kKnown)
-    if (name == k.name && is_null(m, "layers")) {
-      m["layers"] = k.layers;
-      m["hidden"] = k.hidden;
-      m["heads"] = k.heads;
-      m["vocab"] = k.vocab;
-      assumptions.push_back(std::string("architecture of ") + k.name + " from its public training configuration");
-    }
-  const bool swiglu =
-      contains(name, "llama") || contains(name, "mixtral") || contains(name, "qwen") || contains(name, "mistral");
-  const bool mpt = contains(name, "mpt");
-  if (const auto* n = nemotron_of(name); n && is_null(m, "layers")) {
-    json out;
-    out["name"] = name;
-    out["layers"] = n->layers;
-    out["hidden"] = n->hidden;
-    out["ffn_hidden"] = n->ffn;
-    out["heads"] = n->heads;
-    out["kv_heads"] = n->kv_heads;
-    out["vocab"] = 256000;
-    out["activation"] = "relu2";
-    out["norm"] = "layernorm";
-    out["position_embedding"] = "rope";
-    out["bias"] = false;
-    out["tied_embeddings"] = false;
-    out["max_seq_len"] = std::max(4096, get<int>(m, "seq_len").value_or(4096));
-    assumptions.push_back(std::string("architecture of ") + n->name +
-                          " from NeMo-Framework-Launcher's nemotron yaml (squared ReLU, 256k vocabulary)");
-    return out;
-  }
-  if (contains(name, "nemotron")) {
-    refusal = "a Nemotron model whose architecture the record does not give and the converter does not know";
-    return {};
-  }
-  for (const char* k : {"layers", "hidden", "heads", "vocab"})
-    if (is_null(m, k)) {
-      refusal = std::string("the record does not give the architecture (model.") + k + " is null)";
-      return {};
-    }
-  json out;
-  out["name"] = name;
-  out["layers"] = m.at("layers");
-  out["hidden"] = m.at("hidden");
-  out["heads"] = m.at("heads");
-  out["vocab"] = m.at("vocab");
-  const int hidden = m.at("hidden").get<int>();
-  if (is_null(m, "ffn_hidden")) {
-    out["ffn_hidden"] = 4 * hidden;
-    assumptions.push_back("ffn_hidden = 4 x hidden (Megatron-LM's default --ffn-hidden-size)");
-  } else {
-    out["ffn_hidden"] = m.at("ffn_hidden");
-  }
-  if (is_null(m, "kv_heads")) {
-    out["kv_heads"] = m.at("heads");
-    assumptions.push_back("kv_heads = heads (Megatron-LM's default: no grouped-query attention)");
-  } else {
-    out["kv_heads"] = m.at("kv_heads");
-  }
-  out["activation"] = swiglu ? "swiglu" : "gelu";
-  out["norm"] = swiglu ? "rmsnorm" : "layernorm";
-  // MPT's benchmark runs learn their positions: llm-foundry's benchmark table gives NumParams growing by d_model per
-  // extra position of seq_len (1B: 1,315,950,592 at 2k, 1,445,974,016 at 64k = +2,048 x 63,488), the learned_pos_emb
-  // table of its MPT config, no ALiBi and no rotary embedding.
-  out["position_embedding"] = swiglu ? "rope" : "learned";
-  out["bias"] = !(swiglu || mpt);
-  out["tied_embeddings"] = !swiglu;
-  out["max_seq_len"] = std::max(2048, get<int>(m, "seq_len").value_or(2048));
-  if (!is_null(m, "moe")) {
-    const json& e = m.at("moe");
-    if (get<int>(e, "dense_layers").value_or(0) > 0) {
-      refusal = "mixed dense and MoE layers (model.moe.dense_layers > 0) are not modelled yet";
-      return {};
-    }
-    json moe;
-    moe["experts"] = e.at("num_experts");
-    moe["top_k"] = e.at("top_k");
-    moe["ffn_hidden"] = is_null(e, "expert_ffn_hidden") ? out["ffn_hidden"] : e.at("expert_ffn_hidden");
-    moe["shared_experts"] = get<int>(e, "shared_experts").value_or(0);
-    out["moe"] = moe;
-  }
-  // Qwen3's kv_channels (Megatron --kv-channels) of 128: attention width 8192 while hidden is 4096 (arch_notes).
-  if (!is_null(m, "arch_notes") && contains(m.at("arch_notes").get<std::string>(), "kv_channels 128"))
-    out["head_dim"] = 128;
-  (void)fam;
-  return out;
-}
-
-std::string recompute_of(const json& p, const json& model, const Family& fam, std::vector<std::string>& assumptions) {
-  const auto text = get<std::string>(p, "recompute");
-  // TorchTitan's "selective" is PyTorch's per-operator checkpointing (selective_ac_option "op", the default of its
-  // llama3_8b.toml at the benchmarked commit; torchtitan train_configs/llama3_8b.toml), trainsim's recompute "op".
-  const bool torchtitan = std::string(fam.name) == "torchtitan";
-  if (torchtitan && !text) {
-    assumptions.push_back("per-operator selective checkpointing (TorchTitan's llama3_8b.toml default: op)");
-    return "op";
-  }
-  if (torchtitan && contains(*text, "selective")) return "op";
-  const auto* nemotron = nemotron_of(get<std::string>(model, "name").value_or(""));
-  if (!text && nemotron && nemotron->selective) {
-    assumptions.push_back("selective recomputation (the model's NeMo training config)");
-    return "selective";
-  }
-  if (!text) {
-    assumptions.push_back("no recomputation (the framework default when the recipe does not enable it)");
-    return "none";
-  }
-  if (contains(*text, "full")) return "full";
-  if (contains(*text, "selective")) return "selective";
-  return "none";
-}
-
-std::string dtype_of(const json& r) {
-  const std::string p = lower(r.value("precision", std::string()));
-  if (p.find("fp8") != std::string::npos) return "fp8";
-  if (p.find("fp16") != std::string::npos && p.find("bf16") == std::string::npos) return "fp16";
-  return "bf16";
-}
-
-// ---- (3) reference step time ----------------------------------------------------------------------------------------
-
-/// Megatron-Core / NeMo / Megatron-Bridge model FLOPs per iteration (megatron/training/training.py,
-/// num_floating_point_operations, as the shared README states it):
-///   12 B s l h^2 [(1 + G/a + s/h)(q/h) + (f/h) k (3/2 if SwiGLU) + V/(2 l h)]
-/// `causal`: the core-attention term halved for the causal mask, s/h -> s/(2h), as Megatron-LM's training.py counts
-/// it since ("query_projection_size * seq_length / 2 ... causal mask (only half of the mask is non-zero)",
-/// NVIDIA/Megatron-LM megatron/training/training.py at 001b00c2734d8f0fad096fe48a382fedf755d321).
-double megatron_core_flops(const json& m, double batch, double seq, bool causal = false) {
-  const double l = m.at("layers").get<double>(), h = m.at("hidden").get<double>(), a = m.at("heads").get<double>();
-  const double g = is_null(m, "kv_heads") ? a : m.at("kv_heads").get<double>();
-  const double v = m.at("vocab").get<double>();
-  const std::string name = get<std::string>(m, "name").value_or("");
-  const bool swiglu = contains(name, "llama") || contains(name, "mixtral") || contains(name, "qwen");
-  double f = is_null(m, "ffn_hidden") ? 4 * h : m.at("ffn_hidden").get<double>();
-  double k = 1;
-  double q = h;
-  if (!is_null(m, "moe")) {
-    const json& e = m.at("moe");
-    if (!is_null(e, "expert_ffn_hidden")) f = e.at("expert_ffn_hidden").get<double>();
-    k = e.at("top_k").get<double>() + get<double>(e, "shared_experts").value_or(0);
-  }
-  // Qwen3's kv_channels (128) make the query width 64 x 128 = 8192 while hidden is 4096: q/h = 2 (arch_notes).
-  if (!is_null(m, "arch_notes") && contains(m.at("arch_notes").get<std::string>(), "kv_channels 128")) q = a * 128;
-  const double glu = swiglu ? 1.5 : 1.0;
-  const double attention = causal ? seq / (2 * h) : seq / h;
-  return 12 * batch * seq * l * h * h * ((1 + g / a + attention) * (q / h) + (f / h) * k * glu + v / (2 * l * h));
-}
-
-/// Narayanan et al. SC21 Eq. 3 (full recomputation counted): 96 B s l h^2 (1 + s/(6h) + V/(16 l h)).
-double megatron_eq3_flops(const json& m, double batch, double seq) {
-  const double l = m.at("layers").get<double>(), h = m.at("hidden").get<double>(), v = m.at("vocab").get<double>();
-  return 96 * batch * seq * l * h * h * (1 + seq / (6 * h) + v / (16 * l * h));
-}
-
-bool reference_of(const json& r, Record& out, int gpus, double batch, double seq) {
-  const json& me = r.at("measured");
-  const std::string conv = r.value("flop_convention", std::string());
-  if (auto st = get<double>(me, "step_time_s")) {
-    out.reference = Reference::StepTime;
-    out.reference_step_s = *st;
-    out.reference_how = "published step time";
-    return true;
-  }
-  if (auto tps = get<double>(me, "tokens_per_s")) {
-    out.reference = Reference::TokensPerS;
-    out.reference_step_s = batch * seq / *tps;
-    out.reference_how = "global batch x seq / published tokens/s";
-    return true;
-  }
-  if (auto tpg = get<double>(me, "tokens_per_s_per_gpu")) {
-    out.reference = Reference::TokensPerS;
-    out.reference_step_s = batch * seq / (*tpg * gpus);
-    out.reference_how = "global batch x seq / (published tokens/s/GPU x GPUs)";
-    return true;
-  }
-  std::optional<double> tflops = get<double>(me, "tflops_per_gpu");
-  // The Megatron-LM README states MFU alone for its strong-scaling runs; its weak-scaling rows, which give both,
-  // divide by the H100's dense BF16 peak (177B: 432.8 TFLOP/s at MFU 0.44).
-  const Family* fam = family_of(r);
-  if (!tflops && fam && std::string(fam->name) == "megatron-readme")
-    if (auto mfu = get<double>(me, "mfu")) tflops = *mfu * 989.4;
-  if (!tflops) {
-    out.refusal = "the record publishes no step time, tokens/s or TFLOP/s";
-    return false;
-  }
-  out.reference = Reference::Tflops;
-  const json& m = r.at("model");
-  for (const char* k : {"layers", "hidden", "heads", "vocab"})
-    if (is_null(m, k)) {
-      out.refusal = std::string("TFLOP/s without the model dimension the FLOP count needs (model.") + k + ")";
-      return false;
-    }
-  if (contains(conv, "megatron_eq3_96")) {
-    out.reference_step_s = megatron_eq3_flops(m, batch, seq) / (gpus * *tflops * 1e12);
-    out.reference_how = "SC21 Eq. 3 FLOPs / (GPUs x published TFLOP/s)";
-    return true;
-  }
-  // The Megatron-MoE-ModelZoo's TFLOP/s count causal attention at half: its five H100 rows that publish both a step
-  // time and TFLOP/s give 4,845 +- 0.3% TFLOP per GPU-step, which the causal count matches within 0.5% and the full
-  // count overstates by 12.6-13.4%. NeMo 24.07's rows with both match the full count (1.000).
-  const bool causal = fam && std::string(fam->name) == "megatron-moe-modelzoo";
-  if (contains(conv, "megatron") || contains(conv, "nemo")) {
-    out.reference_step_s = megatron_core_flops(m, batch, seq, causal) / (gpus * *tflops * 1e12);
-    out.reference_how = causal ? "Megatron-Core model FLOPs, causal attention halved (Megatron-LM's training.py) / "
-                                 "(GPUs x published TFLOP/s)"
-                               : "Megatron-Core model FLOPs / (GPUs x published TFLOP/s)";
-    return true;
-  }
-  if (contains(conv, "989")) {  // Llama 3: MFU against the BF16 peak, formula not given
-    out.reference_step_s = megatron_core_flops(m, batch, seq) / (gpus * *tflops * 1e12);
-    out.reference_how = "Megatron-Core model FLOPs / (GPUs x published TFLOP/s); Meta's own count is not published";
-    out.assumptions.push_back("Meta's FLOP count taken as Megatron-Core's (not published)");
-    return true;
-  }
-  out.refusal = "TFLOP/s under an unknown FLOP convention: " + conv;
-  return false;
-}
-
-/// What a Megatron-MoE-ModelZoo command line states where its table does not (yanring/Megatron-MoE-ModelZoo,
-/// best_practice/qwen3/readme.md at 020b8136b3bc6f47e4143849f54e400cf0f71e8a; the micro-batch default of
-/// runtime_configs/benchmarking/runtime.conf at 30631ea5a4aa6a5328be4e81466ac0d7e9fc438f, "Qwen3-235B-A22B" row).
-struct ModelZooCommand {
-  int pp = 0, vpp = 0, ep = 0, micro_batch = 0;  // 0: not stated
-  bool deepep = false;
-  std::vector<std::string> recompute_modules;
-  std::string source;  // the assumption line naming the command
-};
-
-ModelZooCommand modelzoo_command(const json& r, const Family& fam) {
-  ModelZooCommand c;
-  if (std::string(fam.name) != "megatron-moe-modelzoo") return c;
-  const std::string table = r.at("source").value("table", std::string());
-  const std::string id = r.at("id").get<std::string>();
-  if (contains(table, "long context") && contains(table, "h100")) {
-    // "PP=8 VPP=4 TP=${TP} EP=8 CP=${CP} ... --recompute-granularity selective --recompute-modules layernorm moe",
-    // "Dispatcher: DeepEP" in the setup above it; MBS=1 from runtime.conf.
-    c.pp = 8;
-    c.vpp = 4;
-    c.ep = 8;
-    c.micro_batch = 1;
-    c.deepep = true;
-    c.recompute_modules = {"layernorm", "moe"};
-    c.source =
-        "layout of the README's long-context command (PP 8, VPP 4, EP 8, DeepEP, selective recomputation of "
-        "layernorm and moe; micro-batch 1, runtime.conf's default)";
-  } else if (id == "modelzoo_qwen3_235b_gb200_256gpu_mxfp8_seq4096") {
-    // "--recompute-granularity selective --recompute-modules moe_act layernorm ... --fine-grained-activation-offloading
-    // --offload-modules expert_fc1 moe_act".
-    c.recompute_modules = {"moe_act", "layernorm"};
-    c.source = "selective recomputation of moe_act and layernorm (the README's MXFP8 command)";
-  }
-  return c;
-}
 
 Record convert(const json& r) {
   Record out;

@@ -1,0 +1,78 @@
+// tests/unit/import_deepspeed_test.cpp: DeepSpeed JSON configs into a scenario, or a refusal naming the JSON path.
+#include "tests/unit/import_test_support.hpp"
+#include "sim/cli/app.hpp"
+#include "tests/support/cli.hpp"
+#include "tests/support/temp_dir.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace sim::cli::import_tests {
+namespace {
+
+TEST(ImportDeepSpeed, ZeroStageBatchesAndCheckpointing) {
+  auto o = trainsim({"import", "deepspeed", kData + "deepspeed-zero2.json", "--model", "llama3-8b", "--hardware",
+                     "h100-sxm5-80gb", "--gpus", "16", "--tokens", "10B", "--set", "training.seq_len=4096"});
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  EXPECT_TRUE(contains(o.out, "\"zero_stage\": 2")) << o.out;
+  EXPECT_TRUE(contains(o.out, "\"micro_batch\": 2")) << o.out;
+  EXPECT_TRUE(contains(o.out, "\"global_batch\": 256")) << o.out;
+  EXPECT_TRUE(contains(o.out, "\"recompute\": \"full\"")) << o.out;
+  EXPECT_TRUE(contains(o.out, "\"overlap_grad_reduce\": true")) << "overlap_comm is read: " << o.out;
+  EXPECT_FALSE(contains(o.err, "/zero_optimization/overlap_comm")) << "read, not listed as ignored: " << o.err;
+  EXPECT_TRUE(contains(o.err, "/zero_optimization/reduce_bucket_size"))
+      << "ignored keys are listed by JSON path: " << o.err;
+}
+
+TEST(ImportDeepSpeed, Stage3LiveParametersBoundTheGatheredWeights) {
+  support::TempDir dir;
+  auto o = trainsim({"import", "deepspeed",
+                     dir.write("z3.json",
+                               "{\"train_batch_size\": 64, \"train_micro_batch_size_per_gpu\": 1, \"bf16\": "
+                               "{\"enabled\": true}, \"zero_optimization\": {\"stage\": 3, "
+                               "\"stage3_max_live_parameters\": 1e9}}"),
+                     "--model", "llama3-8b", "--hardware", "h100-sxm5-80gb", "--gpus", "16", "--tokens", "10B", "--set",
+                     "training.seq_len=4096"});
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  EXPECT_TRUE(contains(o.out, "\"zero3_live_params\": 1e+09")) << o.out;
+  EXPECT_FALSE(contains(o.err, "/zero_optimization/stage3_max_live_parameters")) << "read, not listed as ignored";
+}
+
+TEST(ImportDeepSpeed, AutoValuesAreUnresolvedUntilGiven) {
+  auto o = trainsim({"import", "deepspeed", kData + "deepspeed-auto.json", "--model", "llama3-8b", "--hardware",
+                     "h100-sxm5-80gb", "--gpus", "16", "--tokens", "10B"});
+  EXPECT_EQ(o.code, kExitBadInput);
+  EXPECT_TRUE(contains(o.err, "deepspeed-auto.json /train_micro_batch_size_per_gpu: \"auto\" is filled in at run time"))
+      << o.err;
+  EXPECT_TRUE(contains(o.err, "/bf16/enabled")) << o.err;
+  auto ok = trainsim({"--set", "parallel.micro_batch=1", "--set", "parallel.global_batch=64", "--set",
+                      "training.seq_len=2048", "--set", "training.dtype=bf16", "import", "deepspeed",
+                      kData + "deepspeed-auto.json", "--model", "llama3-8b", "--hardware", "h100-sxm5-80gb", "--gpus",
+                      "16", "--tokens", "10B"});
+  EXPECT_EQ(ok.code, kExitOk) << ok.err;
+  EXPECT_TRUE(contains(ok.err, "settled: ")) << ok.err;
+  EXPECT_TRUE(contains(ok.out, "\"zero_stage\": 3")) << ok.out;
+}
+
+TEST(ImportDeepSpeed, MalformedInputsExitTwoNamingTheJsonPath) {
+  support::TempDir dir;
+  expect_bad(trainsim({"import", "deepspeed", dir.write("a.json", "{\"zero_optimization\": {\"stage\": 5}}")}),
+             {"a.json: /zero_optimization/stage: ", "5"});
+  expect_bad(trainsim({"import", "deepspeed", dir.write("b.json", "{\"train_micro_batch_size_per_gpu\": \"two\"}")}),
+             {"b.json: /train_micro_batch_size_per_gpu: expected an integer or \"auto\", found \"two\""});
+  expect_bad(trainsim({"import", "deepspeed",
+                       dir.write("c.json", "{\"train_batch_size\": 8,\n \"bf16\": {\"enabled\": tru}}")}),
+             {"c.json", "line 2"});
+  expect_bad(trainsim({"import", "deepspeed", dir.write("d.json", "[1, 2]")}), {"d.json: /: expected an object"});
+  expect_bad(trainsim({"import", "deepspeed",
+                       dir.write("e.json",
+                                 "{\"train_batch_size\": 100, \"train_micro_batch_size_per_gpu\": 2, "
+                                 "\"gradient_accumulation_steps\": 4}"),
+                       "--gpus", "16"}),
+             {"e.json: /train_batch_size: 100 is not train_micro_batch_size_per_gpu x gradient_accumulation_steps x "
+              "data-parallel size = 2 x 4 x 16 = 128"});
+}
+
+}  // namespace
+}  // namespace sim::cli::import_tests

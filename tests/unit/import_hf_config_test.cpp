@@ -1,0 +1,136 @@
+// tests/unit/import_hf_config_test.cpp: Hugging Face config.json into a model, or a refusal naming the JSON path.
+// Multimodal wrappers (Llama 4, Gemma 3) hold their text model, whose class defaults fill what the file leaves out.
+#include "tests/unit/import_test_support.hpp"
+#include "sim/cli/app.hpp"
+#include "tests/support/cli.hpp"
+#include "tests/support/temp_dir.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+namespace sim::cli::import_tests {
+namespace {
+
+TEST(ImportHfConfig, MixtralToAModelThatValidatesAndMatchesTheBuiltIn) {
+  support::TempDir dir;
+  const std::string out = (dir.path() / "m.json").string();
+  auto o = trainsim({"import", "hf-config", kData + "mixtral-config.json", "-o", out});
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  EXPECT_EQ(trainsim({"validate", out}).code, kExitOk);
+  const std::string text = read(out);
+  EXPECT_TRUE(contains(text, "\"experts\": 8")) << text;
+  EXPECT_TRUE(contains(text, "\"top_k\": 2")) << text;
+  // Same parameter count as the built-in model: describe both through a scenario's resolved print.
+  const std::string scen =
+      R"({"schema": "trainsim.scenario/1", "name": "m", "model": "MODEL", "hardware": "h100-sxm5-80gb",
+    "cluster": {"gpus": 64}, "parallel": {"tp": 2, "ep": 8, "global_batch": 64}, "training": {"seq_len": 4096, "tokens": "1T"}})";
+  auto with = [&](const std::string& model) {
+    std::string s = scen;
+    s.replace(s.find("MODEL"), 5, model);
+    return trainsim({"step", dir.write("s-" + std::to_string(model.size()) + ".json", s), "--json"}).out;
+  };
+  EXPECT_EQ(with(out), with("mixtral-8x7b"));
+}
+
+// A multimodal config (Llama 4's Llama4ForConditionalGeneration) holds its language model in text_config, which was
+// refused ("no architecture found"). Llama 4's text model (transformers' Llama4TextConfig, the fields of
+// meta-llama/Llama-4-Scout-17B-16E's config.json): MoE layers with one shared expert of intermediate_size, dense
+// layers of intermediate_size_mlp (Maverick's every second layer), chunked attention with every fourth layer global.
+// Counts against the model cards: Scout 17B active (109B total with the vision encoder, which is not modelled),
+// Maverick 400B total and 17B active.
+TEST(ImportHfConfig, MultimodalWrapperAndLlama4TextModel) {
+  support::TempDir dir;
+  auto config = [](int experts, int step, const std::string& moe_layers) {
+    std::string rope = "[";
+    for (int i = 0; i < 48; ++i)
+      rope += std::string(i ? ", " : "") + ((i + 1) % 4 == 0 ? "0" : "1");
+    rope += "]";
+    return R"({"architectures": ["Llama4ForConditionalGeneration"], "model_type": "llama4",
+      "text_config": {"model_type": "llama4_text", "hidden_size": 5120, "intermediate_size": 8192,
+        "intermediate_size_mlp": 16384, "num_hidden_layers": 48, "num_attention_heads": 40, "num_key_value_heads": 8,
+        "head_dim": 128, "vocab_size": 202048, "num_local_experts": )" +
+           std::to_string(experts) + R"(, "num_experts_per_tok": 1, "interleave_moe_layer_step": )" +
+           std::to_string(step) + moe_layers + R"(, "no_rope_layers": )" + rope +
+           R"(, "attention_chunk_size": 8192, "use_qk_norm": true, "hidden_act": "silu", "rms_norm_eps": 1e-05,
+        "rope_theta": 500000.0, "tie_word_embeddings": false, "max_position_embeddings": 10485760},
+      "vision_config": {"hidden_size": 1408, "num_hidden_layers": 34}})";
+  };
+  std::string all = ", \"moe_layers\": [";
+  for (int i = 0; i < 48; ++i)
+    all += std::string(i ? ", " : "") + std::to_string(i);
+  all += "]";
+  const auto scout = dir.write("scout.json", config(16, 1, all));
+  const auto maverick = dir.write("maverick.json", config(128, 2, ""));
+  auto j = trainsim({"describe", "models", scout, maverick, "--format", "json"});
+  ASSERT_EQ(j.code, kExitOk) << j.err;
+  const auto models = nlohmann::json::parse(j.out);
+  ASSERT_EQ(models.size(), 2U);
+  EXPECT_NEAR(models[0].at("active_params").get<double>(), 17e9, 0.03 * 17e9);
+  EXPECT_GT(models[0].at("params").get<double>(), 105e9);
+  EXPECT_LT(models[0].at("params").get<double>(), 109e9) << "the card's 109B holds the vision encoder";
+  EXPECT_NEAR(models[1].at("params").get<double>(), 400e9, 0.01 * 400e9);
+  EXPECT_NEAR(models[1].at("active_params").get<double>(), 17e9, 0.03 * 17e9);
+  auto o = trainsim({"import", "hf-config", maverick});
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  EXPECT_TRUE(contains(o.out, "\"ffn_hidden\": 16384")) << "dense layers: " << o.out;
+  EXPECT_TRUE(contains(o.out, "\"shared_experts\": 1")) << o.out;
+  EXPECT_TRUE(contains(o.out, "\"sliding_window\": 8192")) << o.out;
+  EXPECT_TRUE(contains(o.out, "\"global_every\": 4")) << o.out;
+  EXPECT_TRUE(contains(o.err, "the language model of a multimodal config")) << o.err;
+  EXPECT_TRUE(contains(o.err, "vision_config")) << "what is not modelled is named: " << o.err;
+}
+
+// Gemma 3's multimodal config.json leaves most of its text model to Gemma3TextConfig's defaults (google/gemma-3-27b-it:
+// text_config gives sizes and sliding_window only): vocab_size 262208, hidden_activation gelu_pytorch_tanh (a gated
+// GeLU MLP), every sliding_window_pattern-th (6) layer global, QK-norm. Imported before as every layer windowed, and
+// refused for want of hidden_act and vocab_size.
+TEST(ImportHfConfig, Gemma3TextModelTakesItsClassDefaults) {
+  support::TempDir dir;
+  const auto gemma = dir.write("gemma3.json", R"({"architectures": ["Gemma3ForConditionalGeneration"],
+    "model_type": "gemma3", "text_config": {"head_dim": 128, "hidden_size": 5376, "intermediate_size": 21504,
+    "model_type": "gemma3_text", "num_attention_heads": 32, "num_hidden_layers": 62, "num_key_value_heads": 16,
+    "query_pre_attn_scalar": 168, "rope_scaling": {"factor": 8.0, "rope_type": "linear"}, "sliding_window": 1024},
+    "vision_config": {"hidden_size": 1152}})");
+  auto o = trainsim({"import", "hf-config", gemma});
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  for (const char* field : {"\"vocab\": 262208", "\"activation\": \"geglu\"", "\"sliding_window\": 1024",
+                            "\"global_every\": 6", "\"qk_norm\": true"})
+    EXPECT_TRUE(contains(o.out, field)) << field << "\n" << o.out;
+  auto j = trainsim({"describe", "models", gemma, "--format", "json"});
+  ASSERT_EQ(j.code, kExitOk) << j.err;
+  EXPECT_NEAR(nlohmann::json::parse(j.out)[0].at("params").get<double>(), 27e9, 0.02 * 27e9) << "Gemma 3 27B";
+  // Gemma 2 (google/gemma-2-9b's config.json sizes): every second layer global (Gemma2 is_sliding = layer_idx even).
+  const auto gemma2 = dir.write("gemma2.json", R"({"model_type": "gemma2", "hidden_size": 3584,
+    "intermediate_size": 14336, "num_hidden_layers": 42, "num_attention_heads": 16, "num_key_value_heads": 8,
+    "head_dim": 256, "vocab_size": 256000, "hidden_activation": "gelu_pytorch_tanh", "sliding_window": 4096})");
+  auto g2 = trainsim({"import", "hf-config", gemma2});
+  ASSERT_EQ(g2.code, kExitOk) << g2.err;
+  EXPECT_TRUE(contains(g2.out, "\"global_every\": 2")) << g2.out;
+  EXPECT_TRUE(contains(g2.out, "\"activation\": \"geglu\"")) << g2.out;
+}
+
+TEST(ImportHfConfig, MalformedInputsExitTwo) {
+  support::TempDir dir;
+  expect_bad(
+      trainsim({"import", "hf-config", dir.write("a.json", R"({"num_hidden_layers": "32", "hidden_size": 4096})")}),
+      {"a.json: /num_hidden_layers: expected an integer, found \"32\" (a string)"});
+  expect_bad(trainsim({"import", "hf-config", dir.write("b.json", R"({"num_hidden_layers": -4})")}),
+             {"b.json: /num_hidden_layers: "});
+  expect_bad(trainsim({"import", "hf-config", dir.write("c.json", "{\"hidden_size\": 4096,\n\"x\": }")}),
+             {"c.json", "line 2"});
+  expect_bad(trainsim({"import", "hf-config", dir.write("d.json", R"({"foo": 1})")}),
+             {"d.json: /: no architecture found"});
+  expect_bad(trainsim({"import", "hf-config",
+                       dir.write("e.json", R"({"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
+                                 "intermediate_size": 256, "vocab_size": 1000, "hidden_act": "relu"})")}),
+             {"e.json /hidden_act: \"relu\" is not modelled; accepted: silu"});
+  expect_bad(trainsim({"import", "hf-config",
+                       dir.write("f.json", R"({"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
+                                 "vocab_size": 1000, "hidden_act": "silu"})")}),
+             {"unresolved: model.ffn_hidden: missing"});
+}
+
+}  // namespace
+}  // namespace sim::cli::import_tests

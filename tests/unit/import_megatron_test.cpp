@@ -1,0 +1,242 @@
+// tests/unit/import_megatron_test.cpp: the Megatron-LM command line into a scenario, or a refusal naming file and line.
+// Flags and Megatron-LM's defaults, shell variables and arrays, environment settings, unresolved variables, conflicts.
+#include "tests/unit/import_test_support.hpp"
+#include "sim/cli/app.hpp"
+#include "sim/importers/importers.hpp"
+#include "sim/base/errors.hpp"
+#include "tests/support/cli.hpp"
+#include "tests/support/temp_dir.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace sim::cli::import_tests {
+namespace {
+
+TEST(ImportMegatron, DeepEpDispatchAndExpertTensorParallelism) {
+  const auto im = importers::import_megatron_text(
+      "torchrun --nproc_per_node=8 --nnodes 32 train.py --tensor-model-parallel-size 2 "
+      "--expert-model-parallel-size 32 --expert-tensor-parallel-size 1 --moe-token-dispatcher-type flex "
+      "--moe-enable-deepep --num-layers 32 --hidden-size 4096 --num-attention-heads 32 --squared-relu\n",
+      "launch.sh");
+  const auto* dispatcher = im.draft.find("parallel.moe_dispatcher");
+  ASSERT_NE(dispatcher, nullptr);
+  EXPECT_EQ(std::get<std::string>(dispatcher->value), "deepep");
+  EXPECT_EQ(im.draft.integer("parallel.expert_tp"), 1);
+  ASSERT_NE(im.draft.find("model.activation"), nullptr);
+  EXPECT_EQ(std::get<std::string>(im.draft.find("model.activation")->value), "relu2") << "--squared-relu (Nemotron)";
+}
+
+TEST(ImportMegatron, CommunicationOverlapFlags) {
+  // --tp-comm-overlap and --overlap-param-gather change the step model (execution/tp_overlap.hpp, the parameter
+  // gather under the next forward); --overlap-grad-reduce, trainsim's default, is tested below.
+  const auto im = importers::import_megatron_text(
+      "torchrun --nproc_per_node=8 --nnodes 4 train.py --tensor-model-parallel-size 4 --sequence-parallel "
+      "--tp-comm-overlap --use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather "
+      "--num-layers 32 --hidden-size 4096 --num-attention-heads 32\n",
+      "launch.sh");
+  ASSERT_NE(im.draft.find("parallel.tp_comm_overlap"), nullptr);
+  EXPECT_TRUE(std::get<bool>(im.draft.find("parallel.tp_comm_overlap")->value));
+  ASSERT_NE(im.draft.find("parallel.overlap_param_gather"), nullptr);
+  EXPECT_TRUE(std::get<bool>(im.draft.find("parallel.overlap_param_gather")->value));
+  const auto plain = importers::import_megatron_text(
+      "torchrun --nproc_per_node=8 --nnodes 4 train.py --tensor-model-parallel-size 4 --sequence-parallel "
+      "--num-layers 32 --hidden-size 4096 --num-attention-heads 32\n",
+      "launch.sh");
+  EXPECT_EQ(plain.draft.find("parallel.tp_comm_overlap"), nullptr) << "Megatron-LM's default: off";
+  EXPECT_EQ(plain.draft.find("parallel.ep_comm_overlap"), nullptr) << "Megatron-LM's default: off";
+  // --overlap-moe-expert-parallel-comm: MoE all-to-alls beside another micro-batch's compute (ep_overlap.hpp).
+  const auto moe = importers::import_megatron_text(
+      "torchrun --nproc_per_node=8 --nnodes 4 train.py --expert-model-parallel-size 8 --num-experts 64 "
+      "--moe-router-topk 6 --overlap-moe-expert-parallel-comm --delay-wgrad-compute "
+      "--num-layers 32 --hidden-size 4096 --num-attention-heads 32\n",
+      "launch.sh");
+  ASSERT_NE(moe.draft.find("parallel.ep_comm_overlap"), nullptr);
+  EXPECT_TRUE(std::get<bool>(moe.draft.find("parallel.ep_comm_overlap")->value));
+}
+
+TEST(ImportMegatron, ContextParallelCommunicationType) {
+  // --cp-comm-type: one type (or the same for every layer); Megatron-LM's help spells all_gather "allgather". The
+  // all-to-all types and a different type per layer are not modelled and refused.
+  auto comm = [](const std::string& flag) {
+    const auto im =
+        importers::import_megatron_text("torchrun --nproc_per_node=8 --nnodes 4 train.py --context-parallel-size 4 " +
+                                            flag + " --num-layers 32 --hidden-size 4096 --num-attention-heads 32\n",
+                                        "launch.sh");
+    const auto* f = im.draft.find("parallel.cp_comm_type");
+    return f ? std::get<std::string>(f->value) : std::string("absent");
+  };
+  EXPECT_EQ(comm(""), "absent") << "Megatron-LM's default, p2p, is trainsim's";
+  EXPECT_EQ(comm("--cp-comm-type p2p"), "p2p");
+  EXPECT_EQ(comm("--cp-comm-type all_gather"), "all_gather");
+  EXPECT_EQ(comm("--cp-comm-type allgather"), "all_gather");
+  EXPECT_EQ(comm("--cp-comm-type p2p p2p p2p"), "p2p");
+  for (const std::string bad : {"--cp-comm-type a2a", "--cp-comm-type a2a+p2p", "--cp-comm-type p2p a2a"}) {
+    try {
+      comm(bad);
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const base::ConfigError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("cp-comm-type"), std::string::npos) << what;
+      EXPECT_NE(what.find("launch.sh"), std::string::npos) << "names the file: " << what;
+    }
+  }
+}
+
+TEST(ImportMegatron, SaveIntervalBecomesTheCheckpointIntervalInSteps) {
+  // --save-interval N with --save (its directory may come from a variable the file does not set): checkpoints every N
+  // steps. Without --save Megatron-LM saves nothing: the interval stays Daly's, with a note. Not an iteration count:
+  // refused, naming the flag.
+  const std::string flags =
+      "torchrun --nproc_per_node=8 --nnodes 4 train.py --num-layers 32 --hidden-size 4096 --num-attention-heads 32 ";
+  const auto saved = importers::import_megatron_text(flags + "--save $CKPT_DIR --save-interval 500\n", "launch.sh");
+  const auto* f = saved.draft.find("reliability.checkpoint.interval");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(std::get<std::string>(f->value), "500 steps");
+  EXPECT_TRUE(contains(f->origin, "--save-interval"));
+  EXPECT_TRUE(saved.unresolved.empty()) << "the directory's value is not needed";
+  const auto unsaved = importers::import_megatron_text(flags + "--save-interval 500\n", "launch.sh");
+  EXPECT_EQ(unsaved.draft.find("reliability.checkpoint.interval"), nullptr);
+  bool noted = false;
+  for (const auto& n : unsaved.notes)
+    noted = noted || contains(n.what, "without --save Megatron-LM writes no checkpoint");
+  EXPECT_TRUE(noted);
+  try {
+    importers::import_megatron_text(flags + "--save /ckpt --save-interval 0\n", "launch.sh");
+    ADD_FAILURE() << "--save-interval 0 was accepted";
+  } catch (const base::ConfigError& e) {
+    EXPECT_TRUE(contains(e.what(), "--save-interval")) << e.what();
+  }
+}
+
+TEST(ImportMegatron, ADefaultInsideAnArrayIsNotedOnItsOwnFlag) {
+  // NVIDIA's example scripts pass DISTRIBUTED_ARGS=( --nproc_per_node 8 --nnodes $NNODES ... ) to torchrun. The default
+  // NNODES took (${NNODES:-2}) belongs to --nnodes, not to the array's first flag, quoted "${ARR[@]}" or not.
+  for (const std::string use : {"${DISTRIBUTED_ARGS[@]}", "\"${DISTRIBUTED_ARGS[@]}\""}) {
+    const auto im = importers::import_megatron_text(
+        "GPUS_PER_NODE=8\nNNODES=${NNODES:-2}\nNODE_RANK=${NODE_RANK:-0}\n"
+        "DISTRIBUTED_ARGS=(--nproc_per_node $GPUS_PER_NODE --nnodes $NNODES --node_rank $NODE_RANK)\n"
+        "torchrun " +
+            use + " pretrain_gpt.py --num-layers 32 --hidden-size 4096 --num-attention-heads 32\n",
+        "launch.sh");
+    std::vector<std::string> defaults;
+    for (const auto& n : im.notes)
+      if (contains(n.what, " from ${")) defaults.push_back(n.where + ": " + n.what);
+    ASSERT_EQ(defaults.size(), 1U) << use << ": " << (defaults.empty() ? "" : defaults.front());
+    EXPECT_TRUE(contains(defaults.front(), "--nnodes")) << defaults.front();
+    EXPECT_TRUE(contains(defaults.front(), "${NNODES:-2}")) << defaults.front();
+  }
+}
+
+TEST(ImportMegatron, NcclNvlsEnableZeroTurnsNvlinkSharpOff) {
+  // NVIDIA's DGX Cloud recipes export NCCL_NVLS_ENABLE=0 ("Disable NVLink SHARP to save memory").
+  const std::string flags =
+      "torchrun --nproc_per_node=8 --nnodes 4 train.py --tensor-model-parallel-size 8 "
+      "--num-layers 32 --hidden-size 4096 --num-attention-heads 32\n";
+  const auto off = importers::import_megatron_text("export NCCL_NVLS_ENABLE=0\n" + flags, "launch.sh");
+  ASSERT_NE(off.draft.find("cluster.network.nvls"), nullptr);
+  EXPECT_FALSE(std::get<bool>(off.draft.find("cluster.network.nvls")->value));
+  EXPECT_TRUE(contains(off.draft.find("cluster.network.nvls")->origin, "NCCL_NVLS_ENABLE"));
+  EXPECT_EQ(importers::import_megatron_text("export NCCL_NVLS_ENABLE=1\n" + flags, "launch.sh")
+                .draft.find("cluster.network.nvls"),
+            nullptr)
+      << "NCCL's default: on";
+  EXPECT_EQ(importers::import_megatron_text(flags, "launch.sh").draft.find("cluster.network.nvls"), nullptr);
+  // Given to the launching command alone, it is the job's environment too.
+  const auto prefixed = importers::import_megatron_text("NCCL_NVLS_ENABLE=0 " + flags, "launch.sh");
+  ASSERT_NE(prefixed.draft.find("cluster.network.nvls"), nullptr);
+  EXPECT_FALSE(std::get<bool>(prefixed.draft.find("cluster.network.nvls")->value));
+}
+
+TEST(ImportMegatron, ShellSyntaxVariablesAndBothFlagForms) {
+  const auto im = importers::import_megatron_text(
+      "export TP=4\nPP=2 # two stages\n"
+      "torchrun --nproc_per_node=8 --nnodes 4 train.py \\\n"
+      "  --tensor-model-parallel-size $TP --pipeline-model-parallel-size=${PP} \\\n"
+      "  --num-layers 32 --hidden-size 4096 --num-attention-heads 32 --seq-length 4096 \\\n"
+      "  --micro-batch-size 2 --use-flash-attn --recompute-activations '--foo' \"a b\"\n",
+      "launch.sh");
+  const auto& d = im.draft;
+  EXPECT_EQ(d.integer("parallel.tp"), 4);
+  EXPECT_EQ(d.integer("parallel.pp"), 2);
+  EXPECT_EQ(d.integer("cluster.gpus"), 32) << "--nnodes x --nproc-per-node";
+  EXPECT_EQ(d.integer("cluster.gpus_per_node"), 8);
+  EXPECT_EQ(d.integer("parallel.global_batch"), 2 * 4) << "Megatron-LM default: micro x dp = 2 x 32/(4x2)";
+  EXPECT_EQ(d.integer("model.ffn_hidden"), 4 * 4096) << "Megatron-LM default without --swiglu";
+  EXPECT_EQ(d.integer("model.kv_heads"), 32);
+  ASSERT_NE(d.find("parallel.recompute"), nullptr);
+  EXPECT_EQ(std::get<std::string>(d.find("parallel.recompute")->value), "selective");
+  EXPECT_TRUE(contains(d.find("parallel.tp")->origin, "launch.sh:4")) << "origins name the line";
+  bool foo = false;
+  for (const auto& f : im.ignored)
+    foo = foo || contains(f.what, "--foo");
+  EXPECT_TRUE(foo) << "a flag trainsim does not read is listed";
+}
+
+TEST(ImportMegatron, SwigluWidthDefaultAndVirtualStagesFromLayersPerStage) {
+  const auto im = importers::import_megatron_text(
+      "--num-layers 48 --hidden-size 4096 --num-attention-heads 32 --swiglu --pipeline-model-parallel-size 4 "
+      "--num-layers-per-virtual-pipeline-stage 3 --group-query-attention",
+      "args.txt");
+  EXPECT_EQ(im.draft.integer("model.ffn_hidden"), 10880) << "int(4 x 4096 x 2/3 / 64) x 64";
+  EXPECT_EQ(im.draft.integer("parallel.vpp"), 4) << "48 / (4 x 3)";
+  EXPECT_EQ(im.draft.integer("model.kv_heads"), 1) << "--group-query-attention alone: one group";
+}
+
+TEST(ImportMegatron, UndefinedVariablesAreUnresolvedNeverGuessed) {
+  const auto im = importers::import_megatron_text("--tensor-model-parallel-size $TP --seq-length 2048", "l.sh");
+  EXPECT_FALSE(im.draft.has("parallel.tp") && im.draft.find("parallel.tp")->weak == false);
+  ASSERT_FALSE(im.unresolved.empty());
+  EXPECT_TRUE(contains(im.unresolved[0].what, "$TP")) << im.unresolved[0].what;
+  EXPECT_EQ(im.unresolved[0].path, "parallel.tp");
+}
+
+TEST(ImportMegatron, MissingClusterSizeExitsTwoWithTheOptionThatGivesIt) {
+  auto o = trainsim(
+      {"import", "megatron", kData + "llama3-8b-launch.sh", "--model", "llama3-8b", "--hardware", "h100-sxm5-80gb"});
+  // The launch line has a torchrun prefix (64 GPUs), but no training length.
+  EXPECT_EQ(o.code, kExitBadInput) << o.err;
+  EXPECT_TRUE(contains(o.err, "training.tokens: missing: give --tokens")) << o.err;
+  EXPECT_TRUE(o.out.empty());
+  auto p = trainsim({"import", "megatron", kData + "llama3-8b-launch.sh", "--model", "llama3-8b", "--partial"});
+  EXPECT_EQ(p.code, kExitOk) << p.err;
+  EXPECT_TRUE(contains(p.out, "\"tp\": 2")) << "--partial writes what is resolved: " << p.out;
+  EXPECT_TRUE(contains(p.err, "unresolved: hardware")) << p.err;
+}
+
+TEST(ImportMegatron, ANamedModelThatDisagreesWithTheFlagsIsAConflict) {
+  auto o = trainsim({"import", "megatron", kData + "llama3-8b-launch.sh", "--model", "llama2-70b", "--hardware",
+                     "h100-sxm5-80gb", "--tokens", "1T"});
+  expect_bad(o, {"model.layers: 32 (", "llama3-8b-launch.sh:16 --num-layers) disagrees with 80 (--model llama2-70b)"});
+}
+
+TEST(ImportMegatron, MalformedInputsExitTwoNamingFileLineAndWhatIsAccepted) {
+  support::TempDir dir;
+  expect_bad(trainsim({"import", "megatron",
+                       dir.write("a.sh", "python pretrain_gpt.py \\\n  --tensor-model-parallel-size two\n")}),
+             {"a.sh: line 2: --tensor-model-parallel-size: \"two\" is not a positive integer; write e.g."});
+  expect_bad(trainsim({"import", "megatron", dir.write("b.sh", "--recompute-granularity partial")}),
+             {"b.sh: line 1: --recompute-granularity: \"partial\" is not accepted; accepted: full, selective"});
+  expect_bad(trainsim({"import", "megatron", dir.write("c.sh", "--num-layers 2\n--seq-length \"4096\n")}),
+             {"c.sh: line 2: unterminated \"", "close it"});
+  expect_bad(trainsim({"import", "megatron", dir.write("d.sh", "--bf16=true --seq-length 0")}),
+             {"d.sh: line 1: --bf16 takes no value", "--seq-length: \"0\" is not a positive integer"});
+  expect_bad(trainsim({"import", "megatron", dir.write("e.sh", "--micro-batch-size")}),
+             {"e.sh: line 1: --micro-batch-size needs a value"});
+  expect_bad(trainsim({"import", "megatron", dir.write("f.sh", "python train.py\n")}),
+             {"f.sh: no Megatron-LM flags found"});
+  expect_bad(trainsim({"import", "megatron", dir.write("g.sh", "  \n")}), {"g.sh: is empty"});
+  expect_bad(trainsim({"import", "megatron", (dir.path() / "missing.sh").string()}),
+             {"missing.sh: cannot open: no such file"});
+  expect_bad(trainsim({"import", "megatron",
+                       dir.write("h.sh",
+                                 "--num-layers 30 --pipeline-model-parallel-size 4 "
+                                 "--num-layers-per-virtual-pipeline-stage 2")}),
+             {"h.sh: line 1: --num-layers-per-virtual-pipeline-stage 2: 30 layers do not split"});
+}
+
+}  // namespace
+}  // namespace sim::cli::import_tests

@@ -1,0 +1,135 @@
+// tests/unit/step_zero_test.cpp: ZeRO stages 2 and 3 in a step, and FSDP's backward prefetch.
+#include "tests/support/step.hpp"
+
+#include <gtest/gtest.h>
+
+#include <exception>
+#include <string>
+
+namespace sim::execution {
+namespace {
+
+using base::Time;
+using support::load_step;
+using support::run_step;
+
+/// ZeRO-2 reduce-scatters every micro-batch's gradients (a GPU keeps only its shard of them); ZeRO-3 also all-gathers
+/// each unit's weights before its forward and its backward in every micro-batch, prefetched one unit ahead, and
+/// needs no all-gather after the optimizer (Rajbhandari et al. 2020, Sec. 5.3 and 7.2.2; FSDP, Zhao et al. 2023).
+TEST(ZeroStages, Zero2ReducesEveryMicroBatchAndZero3GathersWeightsInEveryPass) {
+  auto load = [](int zero, const char* nic) {
+    return load_step("scenarios/examples/llama3-8b-64-h100.json",
+                     {{"parallel.zero_stage", std::to_string(zero)},
+                      {"cluster.network.nic_bandwidth", std::string("\"") + nic + "\""}});
+  };
+  // A slow network (25 Gbit/s per GPU): a micro-batch's gradient reduction takes longer than its forward and
+  // backward, so ZeRO-2's per-micro-batch reductions queue up.
+  const auto z1 = load(1, "25 Gbit/s"), z2 = load(2, "25 Gbit/s"), z3 = load(3, "25 Gbit/s");
+  const int m = z2.plan.micro_batches();
+  ASSERT_GT(m, 1);
+  EXPECT_FALSE(z1.plan.dp_every_micro_batch);
+  EXPECT_TRUE(z2.plan.dp_every_micro_batch);
+  Time d, fb;
+  for (const auto& b : z2.plan.stage(0, 0).buckets)
+    d += b.duration;
+  fb = z2.plan.stage(0, 0).forward.total() + z2.plan.stage(0, 0).backward.total();
+  ASSERT_GT(d, fb) << "the premise: the network cannot keep up";
+  // ZeRO-2's backward also runs beside its reductions, on the SMs they leave (ZeRO-1 reduces beside the last
+  // micro-batch only, which is not counted): the one difference between the two plans' passes.
+  const Time slowed = z2.plan.stage(0, 0).backward.total() - z1.plan.stage(0, 0).backward.total();
+  EXPECT_GT(slowed, Time::zero());
+  EXPECT_EQ(slowed, z2.plan.stage(0, 0).backward.total(SegKind::Compute) -
+                        z1.plan.stage(0, 0).backward.total(SegKind::Compute));
+  for (auto f : {Fidelity::Analytic, Fidelity::Replica}) {
+    const auto r1 = run_step(z1, f), r2 = run_step(z2, f), r3 = run_step(z3, f);
+    const double backlog = (m - 1) * (d - fb).seconds() + m * slowed.seconds();
+    EXPECT_NEAR((r2.step_time - r1.step_time).seconds() / backlog, 1.0, 0.02)
+        << to_string(f) << ": ZeRO-2 adds the backlog of " << m - 1 << " micro-batches' reductions";
+    EXPECT_GT(r3.step_time, r2.step_time) << to_string(f) << ": ZeRO-3's exposed weight gathers";
+    for (const auto* r : {&r1, &r2, &r3})
+      EXPECT_EQ(r->breakdown.sum(), r->step_time) << to_string(f);
+  }
+  EXPECT_NEAR(
+      run_step(z2, Fidelity::Analytic).step_time.seconds() / run_step(z2, Fidelity::Replica).step_time.seconds(), 1.0,
+      0.01);
+  // ZeRO-3: gathers on the compute stream of every pass, none after the optimizer.
+  const auto& st = z3.plan.stage(0, 0);
+  EXPECT_GT(st.forward.total(SegKind::Dp), Time::zero());
+  EXPECT_GT(st.backward.total(SegKind::Dp), Time::zero());
+  // Split backwards (zero-bubble): B gathers the weights, W needs none but makes the gradients, whose reduce-scatter
+  // runs beside the next unit's W; on this slow network part of it is exposed there.
+  EXPECT_GT(st.backward_weight.total(SegKind::Dp), Time::zero());
+  for (const auto& seg : st.backward_weight.segments)
+    if (seg.kind == SegKind::Dp) {
+      EXPECT_EQ(z3.plan.labels[seg.label], "zero-3 grad reduce-scatter");
+    }
+  for (const auto& seg : st.backward_input.segments)
+    if (seg.kind == SegKind::Dp) {
+      EXPECT_EQ(z3.plan.labels[seg.label], "zero-3 param all-gather");
+    }
+  EXPECT_EQ(st.param_gather, Time::zero());
+  EXPECT_GT(z1.plan.stage(0, 0).param_gather, Time::zero());
+
+  // A fast network (the profile's 400 Gbit/s): each reduction hides behind the next micro-batch's compute, which
+  // it slows by the SMs it takes (every micro-batch's backward).
+  const auto f1 = load(1, "400 Gbit/s"), f2 = load(2, "400 Gbit/s");
+  const Time beside = f2.plan.stage(0, 0).backward.total() - f1.plan.stage(0, 0).backward.total();
+  EXPECT_GT(beside, Time::zero());
+  const Time extra = run_step(f2, Fidelity::Replica).step_time - run_step(f1, Fidelity::Replica).step_time;
+  EXPECT_LE(extra, Time{f2.plan.micro_batches() * beside.ns}) << "at most every micro-batch's slowed compute";
+  EXPECT_NEAR(extra.seconds() / (f2.plan.micro_batches() * beside.seconds()), 1.0, 0.05);
+}
+
+/// FSDP's backward prefetch (torch/distributed/fsdp/api.py, BackwardPrefetch): with BACKWARD_POST a unit's backward
+/// gather starts after the previous unit's gradient computation, beside that unit's reduce-scatter, so the backward
+/// waits for every gather; BACKWARD_PRE (the default) hides it under the previous unit's compute.
+TEST(ZeroStages, BackwardPrefetchPostExposesEachUnitsBackwardGather) {
+  auto load = [](const char* prefetch) {
+    return load_step(
+        "scenarios/examples/llama3-8b-64-h100.json",
+        {{"parallel.zero_stage", "3"}, {"parallel.backward_prefetch", std::string("\"") + prefetch + "\""}});
+  };
+  const auto pre = load("pre"), post = load("post"), none = load("none");
+  const auto& b_pre = pre.plan.stage(0, 0).backward;
+  const auto& b_post = post.plan.stage(0, 0).backward;
+  EXPECT_EQ(pre.plan.stage(0, 0).forward.total(), post.plan.stage(0, 0).forward.total()) << "the forward is alike";
+  EXPECT_GT(b_post.total(SegKind::Dp), b_pre.total(SegKind::Dp));
+  // Each of the stage's layers but the first waits for its whole gather, which shares the links with a
+  // reduce-scatter: between one and two gathers' time each.
+  const int layers = post.plan.stage(0, 0).layers;
+  ASSERT_GT(layers, 1);
+  const double added = (b_post.total(SegKind::Dp) - b_pre.total(SegKind::Dp)).seconds();
+  const auto first_gather = b_post.segments.front();
+  ASSERT_EQ(first_gather.kind, SegKind::Dp) << "the pass starts with its first unit's gather";
+  EXPECT_GT(added, 0.5 * (layers - 1) * first_gather.duration.seconds() / 2);
+  EXPECT_EQ(none.plan.stage(0, 0).backward.total(), b_post.total()) << "none: timed as post";
+  for (auto f : {Fidelity::Analytic, Fidelity::Replica}) {
+    const auto r_pre = run_step(pre, f), r_post = run_step(post, f);
+    EXPECT_GT(r_post.step_time, r_pre.step_time) << to_string(f);
+    EXPECT_GT(r_post.breakdown.dp_exposed, r_pre.breakdown.dp_exposed) << to_string(f);
+    EXPECT_EQ(r_post.breakdown.sum(), r_post.step_time) << to_string(f);
+  }
+}
+
+TEST(ZeroStages, BackwardPrefetchIsRefusedWithoutZero3) {
+  // The error of loading the example with these overrides ("" when it loads).
+  auto error = [](const char* zero, const char* prefetch) -> std::string {
+    try {
+      load_step("scenarios/examples/llama3-8b-64-h100.json",
+                {{"parallel.zero_stage", zero}, {"parallel.backward_prefetch", prefetch}});
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+    return "";
+  };
+  const std::string zero2 = error("2", "\"post\"");
+  EXPECT_NE(zero2.find("backward_prefetch"), std::string::npos) << "ZeRO-2 was accepted: " << zero2;
+  EXPECT_NE(zero2.find("zero_stage"), std::string::npos) << zero2;
+  const std::string unknown = error("3", "\"early\"");
+  EXPECT_NE(unknown.find("backward_prefetch"), std::string::npos) << "an unknown value was accepted: " << unknown;
+  EXPECT_NE(unknown.find("post"), std::string::npos) << "lists what is accepted: " << unknown;
+  EXPECT_EQ(error("3", "\"none\""), "");
+}
+
+}  // namespace
+}  // namespace sim::execution
