@@ -20,6 +20,7 @@ workload::LayerShape layer_shape(const StepInputs& in) {
   shape.sequence_parallel = in.parallel.sequence_parallel && L.tp > 1;
   shape.flash_attention = in.flash_attention;
   shape.dropout = in.dropout;
+  shape.attention_dropout = in.attention_dropout;
   shape.eager_kernels = in.eager_kernels;
   shape.repeated_kv = in.repeated_kv;
   shape.sp_batch_first = in.sp_batch_first;

@@ -520,9 +520,9 @@ StepPlan Planner::build() {
     recompute_per_layer = lt.layer_forward_model_flops * L.tp * L.cp;
   } else if (in_.parallel.recompute == parallel::Recompute::Selective) {
     const double s = in_.seq_len;
-    // The attention core in the convention (scores and context, forward), counted whether or not a fused kernel
-    // makes it free; the other modules' recomputed matmuls (an MLP, the MoE block, shared experts, MLA's up
-    // projections) as they run.
+    // The attention core in the convention (scores and context, forward), run again by its fused kernel too
+    // (workload::selective_recompute); the other modules' recomputed matmuls (an MLP, the MoE block, shared experts,
+    // MLA's up projections) as they run.
     if (in_.parallel.recompute_modules & parallel::kRecomputeCoreAttn)
       recompute_per_layer = 4.0 * L.micro_batch * s * s * model_.hidden;
     recompute_per_layer += lt.layer_recompute_gemm_flops * L.tp * L.cp;

@@ -72,7 +72,8 @@ struct StepInputs {
   hardware::Dtype dtype = hardware::Dtype::Bf16;
   std::shared_ptr<const topology::Topology> topology;  // built once per cluster, shared by every plan
   bool flash_attention = true;
-  bool dropout = false;
+  bool dropout = false;            // hidden dropout (training.hidden_dropout > 0)
+  bool attention_dropout = false;  // training.attention_dropout > 0
   /// Data-parallel gradients on the wire in fp32 (Megatron-LM's default for bf16) or in bf16 (--grad-reduce-in-bf16).
   bool fp32_main_grads = true;
   /// The fused attention kernel's class (FA3 / cuDNN as Transformer Engine runs it, FlashAttention-2, Triton).

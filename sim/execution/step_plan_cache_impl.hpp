@@ -35,6 +35,7 @@ struct LayerKey {
   double moe_imbalance = 1;
   bool flash_attention = false;
   bool dropout = false;
+  bool attention_dropout = false;
   bool sequence_parallel = false;
   int micro_batch = 0;
   int seq_len = 0;
@@ -53,8 +54,8 @@ struct LayerKey {
   auto tie() const {
     return std::tie(model, hardware, topology, dtype, fp8, recompute, recompute_modules, attention_kernel,
                     eager_kernels, repeated_kv, sp_batch_first, moe_imbalance, flash_attention, dropout,
-                    sequence_parallel, micro_batch, seq_len, tp, cp, ep, expert_tp, moe_dispatcher, moe_dispatch_fp8,
-                    tp_comm_overlap, tp_comm_overlap_method, tp_group, cp_group, ep_group);
+                    attention_dropout, sequence_parallel, micro_batch, seq_len, tp, cp, ep, expert_tp, moe_dispatcher,
+                    moe_dispatch_fp8, tp_comm_overlap, tp_comm_overlap_method, tp_group, cp_group, ep_group);
   }
   bool operator<(const LayerKey& o) const { return tie() < o.tie(); }
 };

@@ -38,6 +38,7 @@ const LayerTimings& Planner::layer_timings(const workload::LayerShape& shape, bo
     key->moe_imbalance = shape.moe_imbalance;
     key->flash_attention = shape.flash_attention;
     key->dropout = shape.dropout;
+    key->attention_dropout = shape.attention_dropout;
     key->sequence_parallel = shape.sequence_parallel;
     key->micro_batch = shape.micro_batch;
     key->seq_len = shape.seq_len;

@@ -72,6 +72,7 @@ execution::StepInputs step_inputs(const PlanProblem& p, const ParallelConfig& c,
   in.topology = size.topology;
   in.flash_attention = p.flash_attention;
   in.dropout = p.dropout;
+  in.attention_dropout = p.attention_dropout;
   in.fp32_main_grads = p.memory.fp32_main_grads;
   return in;
 }

@@ -92,7 +92,8 @@ struct PlanProblem {
   parallel::ParallelConfig parallel;
   FixedFields fixed;
   bool flash_attention = true;
-  bool dropout = false;
+  bool dropout = false;  // hidden dropout
+  bool attention_dropout = false;
   parallel::MemoryOptions memory;
   RunEvaluator run;  // empty: no run level (no time to train, no cost; only the time objective)
   /// McCandlish's critical batch in tokens (0: unknown). With it, candidates of another global batch are ranked by

@@ -44,7 +44,8 @@ planner::PlanProblem plan_problem(const Scenario& s, const planner::PlanOptions&
                             "\"" + unknown.front() + "\" is not a searchable parallel field; accepted: " + accepted);
   }
   p.flash_attention = s.memory.fused_attention;
-  p.dropout = s.memory.attention_dropout > 0 || s.memory.hidden_dropout > 0;
+  p.dropout = s.memory.hidden_dropout > 0;
+  p.attention_dropout = s.memory.attention_dropout > 0;
   p.memory = s.memory;
   // Token efficiency of other global batches: the scenario's critical batch (given or estimated). In a fixed window
   // there is no target loss to reach: candidates are compared at equal tokens.

@@ -101,7 +101,8 @@ StepSetup step_setup(const Scenario& s) {
     throw base::ConfigError(std::move(items));
   }
   in.flash_attention = s.memory.fused_attention;
-  in.dropout = s.memory.attention_dropout > 0 || s.memory.hidden_dropout > 0;
+  in.dropout = s.memory.hidden_dropout > 0;
+  in.attention_dropout = s.memory.attention_dropout > 0;
   in.fp32_main_grads = s.memory.fp32_main_grads;
   in.data_tokens_per_s = data_tokens_per_s(s);
   return in;

@@ -170,7 +170,7 @@ std::vector<Kernel> attention_core_backward(const LayerShape& s, const Dims& d) 
   const double scores = bh * d.s_local * d.s_kv;
   std::vector<Kernel> out{gemm("context_dgrad_v", d.s_kv, d.d, d.s_local, bh),
                           gemm("context_dgrad_p", d.s_local, d.s_kv, d.d, bh)};
-  if (s.dropout) out.push_back(memory("attn_dropout_bwd", scores * (kAct * 2 + 1)));
+  if (s.attention_dropout) out.push_back(memory("attn_dropout_bwd", scores * (kAct * 2 + 1)));
   out.push_back(memory("softmax_bwd", scores * kAct * 3));
   out.push_back(gemm("scores_dgrad_q", d.s_local, d.d, d.s_kv, bh));
   out.push_back(gemm("scores_dgrad_k", d.s_kv, d.d, d.s_local, bh));
@@ -438,7 +438,7 @@ std::vector<Kernel> attention_core_forward(const LayerShape& s, const Dims& d) {
   }
   const double scores = bh * d.s_local * d.s_kv;
   std::vector<Kernel> out{gemm("scores", d.s_local, d.s_kv, d.d, bh), memory("scale_mask_softmax", scores * kAct * 2)};
-  if (s.dropout) out.push_back(memory("attn_dropout", scores * (kAct * 2 + 1)));
+  if (s.attention_dropout) out.push_back(memory("attn_dropout", scores * (kAct * 2 + 1)));
   out.push_back(gemm("context", d.s_local, d.d, d.s_kv, bh));
   for (auto& k : out)
     k.attention_core = true;

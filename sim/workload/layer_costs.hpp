@@ -32,9 +32,10 @@ struct LayerShape {
   /// only, and the expert-parallel all-to-all spans tensor-parallel ranks.
   int expert_tp = 0;
   bool sequence_parallel = false;
-  bool flash_attention = true;  // fused attention (Dao et al. 2022): no s x s score matrix in memory
-  bool causal = true;           // causal mask: a fused kernel skips the masked half of the score blocks
-  bool dropout = false;         // hidden and attention dropout (GPT-era Megatron 0.1; Llama/Mixtral none)
+  bool flash_attention = true;     // fused attention (Dao et al. 2022): no s x s score matrix in memory
+  bool causal = true;              // causal mask: a fused kernel skips the masked half of the score blocks
+  bool dropout = false;            // hidden dropout: a mask on each residual add (GPT-era Megatron 0.1; Llama none)
+  bool attention_dropout = false;  // dropout on the attention probabilities: kernels of its own when unfused
   /// PyTorch eager mode (no torch.compile, no Transformer Engine): RMSNorm, RoPE and SwiGLU run as separate aten ops
   /// with fp32 intermediates, moving several times the bytes of their fused kernels (layer_costs.cpp, eager_*).
   bool eager_kernels = false;

@@ -48,8 +48,10 @@ PassWork op_recompute(const ModelSpec& m, const Dims& d, const PassWork& fwd) {
 }
 
 /// Selective recomputation: the forward's kernels (and, for the whole MoE block, its collectives) that `modules` run
-/// again, in forward order. Fused attention already recomputes its scores inside its backward, so core_attn adds
-/// nothing with a fused kernel.
+/// again, in forward order. core_attn runs the attention core's forward again whatever its kernel: Megatron-Core wraps
+/// the core attention in tensor_parallel.checkpoint when "core_attn" is recomputed, Transformer Engine's fused kernels
+/// included (megatron/core/transformer/attention.py, checkpoint_core_attention -> _checkpointed_attention_forward), so
+/// a fused kernel's forward runs twice, before its backward (which recomputes the scores inside it, as always).
 PassWork selective_recompute(const ModelSpec& m, const LayerShape& s, const Dims& d, const PassWork& fwd,
                              const RecomputeSet& modules) {
   PassWork p;
@@ -76,7 +78,7 @@ PassWork selective_recompute(const ModelSpec& m, const LayerShape& s, const Dims
       if (wanted(seg.label, k)) ks.push_back(k);
     if (!ks.empty()) add(p, compute(seg.label + "_recompute", std::move(ks)));
   }
-  if (modules.core_attn && !s.flash_attention) add(p, compute("attn_core_recompute", attention_core_forward(s, d)));
+  if (modules.core_attn) add(p, compute("attn_core_recompute", attention_core_forward(s, d)));
   p.model_flops = 0;
   return p;
 }

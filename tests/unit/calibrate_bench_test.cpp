@@ -65,7 +65,7 @@ TEST(BenchShapes, AreTheGemmsTheSimulatorTimesForEveryModelTpAndMicroBatch) {
         s.seq_len = d.seq_len;
         s.tp = tp;
         s.flash_attention = sim::parallel::default_flash_attention(model);
-        s.dropout = sim::parallel::default_dropout(model);
+        s.dropout = s.attention_dropout = sim::parallel::default_dropout(model);
         std::set<Key> simulated;
         const auto layer = sim::workload::layer_work(model, s, sim::workload::RecomputeMode::None);
         const auto output = sim::workload::output_work(model, s);

@@ -137,7 +137,9 @@ TEST(LayerCosts, SelectiveRecomputeRunsTheNamedModulesAgain) {
     }
     return std::pair{names, a2a};
   };
-  EXPECT_TRUE(kernels({}).first.empty()) << "core_attn with a fused attention kernel: nothing to run again";
+  // core_attn with a fused kernel: Megatron-Core checkpoints the core attention whatever its backend, so the fused
+  // kernel's forward runs again (megatron/core/transformer/attention.py, _checkpointed_attention_forward).
+  EXPECT_EQ(kernels({}).first, (std::vector<std::string>{"flash_attn_fwd"}));
   RecomputeSet norms{.core_attn = false, .layernorm = true};
   EXPECT_EQ(kernels(norms).first, (std::vector<std::string>{"attn_norm", "mlp_norm"}));
   RecomputeSet act{.core_attn = false, .moe_act = true};
@@ -382,6 +384,45 @@ TEST(LayerCostsFp8, WithSequenceParallelismTheNormFusedCastsRunOnTheLocalShard) 
       EXPECT_DOUBLE_EQ(seg.comm_bytes, t * h * 2) << seg.label << ": 16-bit training";
     }
   }
+}
+
+}  // namespace
+}  // namespace sim::workload
+
+namespace sim::workload {
+namespace {
+
+TEST(LayerCosts, AttentionAndHiddenDropoutCostTheirOwnKernels) {
+  // Attention dropout masks the s x s probabilities of unfused attention (kernels of its own, forward and backward);
+  // hidden dropout masks each residual add (one byte per element more). Neither one stands for the other.
+  const auto m = scenario::load_model("gpt3-175b");
+  LayerShape s;
+  s.seq_len = 2048;
+  s.tp = 8;
+  s.flash_attention = false;
+  auto named = [&](const LayerShape& shape, const char* name) {
+    const auto w = layer_work(m, shape, RecomputeMode::None);
+    int n = 0;
+    for (const auto* p : {&w.forward, &w.backward_input})
+      for (const auto& seg : p->segments)
+        for (const auto& k : seg.kernels)
+          n += std::string(k.name).starts_with(name) ? 1 : 0;
+    return n;
+  };
+  auto residual_bytes = [&](const LayerShape& shape) {
+    for (const auto& seg : layer_work(m, shape, RecomputeMode::None).forward.segments)
+      for (const auto& k : seg.kernels)
+        if (std::string(k.name) == "attn_residual") return k.bytes;
+    return 0.0;
+  };
+  LayerShape attention = s, hidden = s;
+  attention.attention_dropout = true;
+  hidden.dropout = true;
+  EXPECT_EQ(named(s, "attn_dropout"), 0);
+  EXPECT_EQ(named(attention, "attn_dropout"), 2) << "forward and backward";
+  EXPECT_EQ(named(hidden, "attn_dropout"), 0) << "hidden dropout is not attention dropout";
+  EXPECT_EQ(residual_bytes(attention), residual_bytes(s));
+  EXPECT_GT(residual_bytes(hidden), residual_bytes(s));
 }
 
 }  // namespace

@@ -158,6 +158,7 @@ TEST(PlanSearch, TinyModelBestIsTheExhaustiveOptimumAndPureDataParallel) {
     }());
     in.flash_attention = p.flash_attention;
     in.dropout = p.dropout;
+    in.attention_dropout = p.attention_dropout;
     execution::StepOptions so;
     so.fidelity = execution::Fidelity::Replica;
     best = std::min(best, execution::simulate_step(execution::build_step_plan(in), so).step_time.seconds());
