@@ -202,7 +202,18 @@ void enumerate_batch(const PlanProblem& problem, int gpus, const ParallelConfig&
           dp = static_cast<int>(gpus / std::max(1LL, mp));
         }
 
-        // Virtual stages: Megatron-LM needs layers divisible by pp * vpp; an explicit layers_per_stage fixes pp*vpp.
+        // An uneven split where the layers do not divide over pp and the scenario gives no split of its own:
+        // Megatron-LM's --account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split count the
+        // embedding and the loss as a layer each, as Llama 3 405B split its 126 layers over 16 stages (Llama Team
+        // 2024, "The Llama 3 Herd of Models", Sec. 3.3.2).
+        const bool own_split = !base.layers_per_stage.empty() || base.account_for_embedding || base.account_for_loss ||
+                               base.first_stage_layers > 0 || base.last_stage_layers > 0;
+        const bool account = pp > 1 && !own_split && model.layers % pp != 0 && (model.layers + 2) % pp == 0;
+        const int counted =
+            model.layers + (account ? 2 : 0) + (base.account_for_embedding ? 1 : 0) + (base.account_for_loss ? 1 : 0);
+
+        // Virtual stages: Megatron-LM needs the (counted) layers divisible by pp * vpp; an explicit
+        // layers_per_stage fixes pp*vpp.
         std::vector<int> vpps;
         if (f.vpp) {
           vpps = one(base.vpp);
@@ -211,10 +222,10 @@ void enumerate_batch(const PlanProblem& problem, int gpus, const ParallelConfig&
         } else if (!base.layers_per_stage.empty()) {
           const int entries = static_cast<int>(base.layers_per_stage.size());
           vpps = one(entries % pp == 0 ? std::max(1, entries / pp) : 1);
-        } else if (model.layers % pp != 0) {
+        } else if (counted % pp != 0) {
           vpps = one(1);
         } else {
-          vpps = divisors(model.layers / pp);
+          vpps = divisors(counted / pp);
         }
         if (f.schedule && !f.vpp && base.schedule == Schedule::DualPipeV) {
           vpps = one(2);  // its V: two chunks per rank
@@ -258,19 +269,19 @@ void enumerate_batch(const PlanProblem& problem, int gpus, const ParallelConfig&
                                                             : one(false);
 
           // Optimizer sharding levels 0..3 (ZeRO stage; level 1 is Megatron's distributed optimizer), kept when the
-          // fixed fields allow them. With the stage free, levels 2 and 3 are tried only where the step level times
-          // them right: the step level charges every level >= 1 one gradient reduce-scatter and one parameter
-          // all-gather per iteration. That is ZeRO-2's traffic only without gradient accumulation (DeepSpeed's
-          // ZeRO-2 reduce-scatters after every micro-batch's backward, which is also why it refuses pipelines:
-          // deepspeed/runtime/pipe/engine.py), so level 2 needs pp == 1 and one micro-batch per replica (checked
-          // below); ZeRO-3's per-layer parameter gathers in forward and backward (Rajbhandari et al. 2020, Sec. 7.2:
-          // 1.5x the data-parallel traffic) are not modelled, so level 3 is planned only when the scenario fixes it.
+          // fixed fields allow them. The step level times each: ZeRO-2 reduce-scatters the gradients after every
+          // micro-batch's backward (DeepSpeed's stage 2), ZeRO-3 / FSDP gathers each unit's weights before its
+          // forward and again before its backward and reduce-scatters its gradients (Rajbhandari et al. 2020,
+          // Sec. 7.2). With the stage free, levels 2 and 3 are tried without pipeline parallelism only: DeepSpeed
+          // refuses them with its pipeline engine (deepspeed/runtime/pipe/engine.py), and FSDP under a pipeline
+          // keeps the gathered weights across micro-batches (TorchTitan: no reshard after the forward), which is
+          // level 1's traffic.
           std::vector<std::pair<int, bool>> shardings;
           for (int level = 0; level <= 3; ++level) {
             const int zero = f.zero_stage ? base.zero_stage : level;
             const bool distopt = f.distributed_optimizer ? base.distributed_optimizer : level >= 1;
             if (std::max(zero, distopt ? 1 : 0) != level) continue;
-            if (!f.zero_stage && (level == 3 || (level == 2 && pp > 1))) continue;
+            if (!f.zero_stage && level >= 2 && pp > 1) continue;
             shardings.emplace_back(zero, distopt);
           }
 
@@ -294,8 +305,6 @@ void enumerate_batch(const PlanProblem& problem, int gpus, const ParallelConfig&
                   for (const auto& [zero, distopt] : shardings)
                     for (Recompute recompute : recomputes)
                       for (int mb : mbs) {
-                        if (!f.zero_stage && zero == 2 && static_cast<long long>(mb) * dp != base.global_batch)
-                          continue;
                         ParallelConfig c = base;
                         c.tp = tp;
                         c.pp = pp;
@@ -309,6 +318,7 @@ void enumerate_batch(const PlanProblem& problem, int gpus, const ParallelConfig&
                         c.distributed_optimizer = distopt;
                         c.recompute = recompute;
                         c.micro_batch = mb;
+                        if (account) c.account_for_embedding = c.account_for_loss = true;
                         out.push_back(std::move(c));
                       }
         }

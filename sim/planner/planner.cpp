@@ -346,7 +346,7 @@ RunEstimate run_level(const Search& search, const PlanProblem& problem, const Pl
                       const Candidate& c) {
   const Size& size = search.sizes[static_cast<std::size_t>(search.points[static_cast<std::size_t>(c.index)].size)];
   const auto plan = execution::build_step_plan(step_inputs(problem, c.parallel, c.layout, size));
-  return problem.run(plan, c.step, options.run_trials);
+  return problem.run(c.parallel, plan, c.step, options.run_trials);
 }
 
 /// Positions in `cands` of the run level's finalists: the best run_candidates of each cluster size (at least top_k)

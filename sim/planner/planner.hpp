@@ -69,11 +69,13 @@ struct RunEstimate {
   double goodput_mean = 0;
 };
 
-/// Simulates the whole run of a candidate (its step plan and healthy replica step) with `trials` Monte Carlo trials.
-/// Called concurrently from worker threads: it must be thread-safe and deterministic (fixed seed), and it must not
-/// start threads of its own that depend on the machine (results must not depend on the thread count).
+/// Simulates the whole run of a candidate (its parallel configuration, dp resolved, its step plan and healthy replica
+/// step) with `trials` Monte Carlo trials. Called concurrently from worker threads: it must be thread-safe and
+/// deterministic (fixed seed), and it must not start threads of its own that depend on the machine (results must not
+/// depend on the thread count).
 using RunEvaluator =
-    std::function<RunEstimate(const execution::StepPlan& plan, const results::StepResult& step, int trials)>;
+    std::function<RunEstimate(const parallel::ParallelConfig& parallel, const execution::StepPlan& plan,
+                              const results::StepResult& step, int trials)>;
 
 /// What to plan, in the step level's terms (the composition root fills it from a scenario: scenario/plan_setup).
 struct PlanProblem {

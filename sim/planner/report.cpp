@@ -57,6 +57,9 @@ results::Json candidate_json(const Candidate& c, int rank) {
   p["micro_batch"] = c.layout.micro_batch;
   p["global_batch"] = c.parallel.global_batch;
   p["schedule"] = parallel::to_string(c.parallel.schedule);
+  // The uneven split the search chose where the layers do not divide over the stages (or the scenario's own).
+  p["account_for_embedding_in_pipeline_split"] = c.parallel.account_for_embedding;
+  p["account_for_loss_in_pipeline_split"] = c.parallel.account_for_loss;
   j["megatron_flags"] = c.megatron_flags;
   Json step = results::to_json(c.step);
   step["analytic_step_time_s"] = c.analytic_step_time.seconds();

@@ -143,7 +143,8 @@ std::string search_digest(const std::vector<Size>& sizes, const std::vector<Poin
           static_cast<long long>(c.ep), static_cast<long long>(c.dp ? *c.dp : -1), static_cast<long long>(c.schedule),
           static_cast<long long>(c.sequence_parallel), static_cast<long long>(c.zero_stage),
           static_cast<long long>(c.distributed_optimizer), static_cast<long long>(c.recompute),
-          static_cast<long long>(c.micro_batch), static_cast<long long>(c.global_batch)})
+          static_cast<long long>(c.micro_batch), static_cast<long long>(c.global_batch),
+          static_cast<long long>(c.account_for_embedding), static_cast<long long>(c.account_for_loss)})
       mix(v);
   }
   h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;

@@ -67,8 +67,10 @@ planner::PlanProblem plan_problem(const Scenario& s, const planner::PlanOptions&
   }
   if (!problems.empty()) throw base::ConfigError(std::move(problems));
 
-  // The run level of a candidate: the scenario with the candidate's cluster size, its failures, checkpoints and
-  // price (the common random numbers of one seed make candidates comparable with few trials).
+  // The run level of a candidate: the scenario with the candidate's cluster size and parallel configuration (its
+  // checkpoint shards, its degraded states' steps and batch rule are the candidate's, as `trainsim run` of that
+  // layout has them), its failures, checkpoints and price (the common random numbers of one seed make candidates
+  // comparable with few trials).
   if (!with_run_level) return p;
   auto by_size = std::make_shared<std::map<int, Scenario>>();
   for (int g : p.gpus) {
@@ -76,11 +78,14 @@ planner::PlanProblem plan_problem(const Scenario& s, const planner::PlanOptions&
     copy.cluster.gpus = g;
     by_size->emplace(g, std::move(copy));
   }
-  p.run = [by_size](const execution::StepPlan& plan, const results::StepResult& step, int trials) {
-    const Scenario& sc = by_size->at(plan.gpus);
+  p.run = [by_size](const parallel::ParallelConfig& parallel, const execution::StepPlan& plan,
+                    const results::StepResult& step, int trials) {
+    const Scenario& original = by_size->at(plan.gpus);
+    Scenario sc = original;
+    sc.parallel = parallel;
     auto in = run_inputs(sc, plan, step.step_time, /*simulate_straggler=*/false);
     // Another global batch trains to the scenario's target loss: McCandlish's tokens E(B) for it (issue 11).
-    const double b0 = static_cast<double>(sc.parallel.global_batch) * sc.training.seq_len;
+    const double b0 = static_cast<double>(original.parallel.global_batch) * original.training.seq_len;
     if (sc.training.tokens && plan.tokens != b0) {
       const double tokens =
           workload::equivalent_tokens(sc.training.tokens->n, b0, plan.tokens, convergence(sc).batch.critical_batch);
