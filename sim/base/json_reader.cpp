@@ -274,6 +274,8 @@ bool JsonReader::required(std::string_view key, Count& out, Sign s) {
   Count c;
   if (v.is_number_integer() || v.is_number_unsigned()) {
     c.n = v.get<double>();
+  } else if (v.is_number_float() && std::isfinite(v.get<double>()) && std::floor(v.get<double>()) == v.get<double>()) {
+    c.n = v.get<double>();  // a whole number in exponent form, e.g. 15e12 tokens
   } else if (v.is_string()) {
     auto parsed = parse_count(v.get<std::string>());
     if (!parsed) {

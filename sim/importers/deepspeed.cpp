@@ -8,6 +8,7 @@
 #include "sim/importers/importers.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 namespace sim::importers {
@@ -166,13 +167,15 @@ class DeepSpeedImport {
     auto z = in.required_object("zero_optimization");
     if (!z) return;
     std::vector<std::string> ignored;
+    std::optional<std::int64_t> stage;
+    std::optional<std::pair<double, std::string>> live_params;  // stage 3's only: DeepSpeed reads it with stage 3 alone
     for (const auto& k : z->keys()) {
       if (k == "stage") {
-        if (auto s = integer(*z, k, Range::between(0, 3))) out_.draft.put("parallel.zero_stage", *s, at(*z, k));
+        stage = integer(*z, k, Range::between(0, 3));
+        if (stage) out_.draft.put("parallel.zero_stage", *stage, at(*z, k));
       } else if (k == "stage3_max_live_parameters" && (z->kind(k) == Kind::Number || z->kind(k) == Kind::Integer)) {
         double live = 0;
-        if (z->optional(k, live, Range::between(1e6, 1e13)))
-          out_.draft.put("memory.zero3_live_params", live, at(*z, k));
+        if (z->optional(k, live, Range::between(1e6, 1e13))) live_params = std::pair{live, at(*z, k)};
       } else if (k == "overlap_comm" && z->kind(k) == Kind::Bool) {
         bool on = false;
         if (z->optional(k, on)) overlap_comm_ = std::pair{on, at(*z, k)};
@@ -202,6 +205,10 @@ class DeepSpeedImport {
         ignored.push_back(z->path(k));
       }
     }
+    if (live_params && stage == 3)
+      out_.draft.put("memory.zero3_live_params", live_params->first, live_params->second);
+    else if (live_params)
+      ignored.push_back(z->path("stage3_max_live_parameters"));  // a stage-3 setting in a stage 0-2 config
     if (!ignored.empty()) ignore(ignored);
   }
 

@@ -10,6 +10,7 @@
 #include "sim/results/metric_paths.hpp"
 #include "sim/base/builtin.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -240,16 +241,27 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
                          std::to_string(static_cast<long long>(pc.tp) * pc.pp * *pc.dp * pc.cp) +
                          " but cluster.gpus = " + std::to_string(s.cluster.gpus) +
                          "; they must agree (or omit dp to derive it)");
-    if (pc.moe_dispatch_fp8 && model && !s.model.moe)
-      p->error("moe_dispatch_dtype", "applies to models with experts (model.moe); " + s.model.name + " has none");
+    // Expert-parallel settings on a model without experts would do nothing: say so rather than accept them.
+    if (model && !s.model.moe)
+      for (const char* key : {"moe_dispatch_dtype", "moe_dispatcher", "expert_tp", "ep_comm_overlap"})
+        if (p->has(key))
+          p->error(key, std::string("applies to models with experts (model.moe); ") + s.model.name + " has none");
   }
 
   if (auto t = in.required_object("training")) detail::parse_training(*t, s, model.has_value(), hw.has_value());
 
   if (auto mem = in.optional_object("memory")) {
     mem->optional("reserve", s.memory.runtime_reserve, base::Sign::NonNegative);
-    mem->optional("zero3_units", s.memory.zero3_units, Range::between(1, 64));
-    mem->optional("zero3_live_params", s.memory.zero3_live_params, Range::between(1e6, 1e13));
+    // ZeRO-3 / FSDP settings: with weights not sharded there is nothing to gather, so they would do nothing.
+    for (const char* key : {"zero3_units", "zero3_live_params"}) {
+      const bool given = std::string_view(key) == "zero3_units"
+                             ? mem->optional(key, s.memory.zero3_units, Range::between(1, 64))
+                             : mem->optional(key, s.memory.zero3_live_params, Range::between(1e6, 1e13));
+      if (given && s.parallel.zero_stage < 3)
+        mem->error(key, std::string("applies to parallel.zero_stage 3 (ZeRO-3 / FSDP, which gathers sharded weights "
+                                    "before use); zero_stage is ") +
+                            std::to_string(s.parallel.zero_stage));
+    }
     std::string buffers;
     if (mem->optional_enum("pipeline_buffers", buffers, {"in_flight", "per_micro_batch"}))
       s.memory.pipeline_buffers_per_micro_batch = buffers == "per_micro_batch";
@@ -411,7 +423,25 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
 Scenario load_from_doc(JsonDocument doc, const std::string& base_dir, const std::vector<Override>& overrides) {
   for (const auto& o : overrides)
     doc.set(o.key, o.value);
-  return parse_scenario(doc, base_dir);
+  try {
+    return parse_scenario(doc, base_dir);
+  } catch (const ConfigError& e) {
+    // A value that came from --set is the command line's, not the file's: say so.
+    std::vector<base::Diagnostic> items = e.items();
+    bool moved = false;
+    for (auto& d : items) {
+      for (const auto& o : overrides) {
+        std::string pointer = "/" + o.key;
+        std::replace(pointer.begin(), pointer.end(), '.', '/');
+        if (d.path == pointer) {
+          d.file = "--set " + o.key;
+          moved = true;
+        }
+      }
+    }
+    if (!moved) throw;
+    throw ConfigError(std::move(items));
+  }
 }
 
 }  // namespace

@@ -52,6 +52,14 @@ void parse_training(JsonReader& t, Scenario& s, bool have_model, bool have_hardw
     if (s.training.dtype != hardware::Dtype::Fp8 && s.training.dtype != hardware::Dtype::Fp4)
       t.error("fp8_recipe", "\"" + recipe + "\" is an FP8 recipe, but training.dtype is \"" +
                                 hardware::to_string(s.training.dtype) + "\"; set dtype \"fp8\" or drop fp8_recipe");
+    // MX block scaling (OCP Microscaling, 32-element blocks) is a format of Blackwell's fifth-generation tensor cores,
+    // which also bring FP4 (NVIDIA Blackwell architecture technical brief); a GPU whose profile has no FP4 peak
+    // (Hopper, Ampere) has neither.
+    else if (recipe == "mxfp8" && have_hardware && !s.hardware.gpu.peak_for(hardware::Dtype::Fp4))
+      t.error("fp8_recipe", "\"mxfp8\" scales in 32-element blocks in Blackwell's tensor cores; " +
+                                s.hardware.gpu.model +
+                                " has none (its profile has no FP4 peak): use \"delayed\", \"tensorwise\", "
+                                "\"rowwise\" or \"blockwise\"");
   }
   base::Count critical;
   if (t.optional("critical_batch", critical)) s.training.critical_batch = critical;
@@ -61,7 +69,11 @@ void parse_training(JsonReader& t, Scenario& s, bool have_model, bool have_hardw
   t.optional("hidden_dropout", mo.hidden_dropout, Range::between(0.0, 0.99));
   std::string grads;
   if (t.optional_enum("main_grads", grads, {"fp32", "bf16"})) mo.fp32_main_grads = grads == "fp32";
-  t.optional("fp8_weight_copies", mo.fp8_weight_copies);
+  const bool low_precision = s.training.dtype == hardware::Dtype::Fp8 || s.training.dtype == hardware::Dtype::Fp4;
+  if (t.optional("fp8_weight_copies", mo.fp8_weight_copies) && mo.fp8_weight_copies && !low_precision)
+    t.error("fp8_weight_copies", "true keeps FP8 copies of the weights for FP8 GEMMs, but training.dtype is \"" +
+                                     std::string(hardware::to_string(s.training.dtype)) +
+                                     "\"; set dtype \"fp8\" or drop it");
   std::string master;
   if (t.optional_enum("master_weights", master, {"separate", "params", "none"}))
     mo.master_weights = master == "params" ? parallel::MemoryOptions::MasterWeights::Params
@@ -116,7 +128,10 @@ void parse_training(JsonReader& t, Scenario& s, bool have_model, bool have_hardw
             "pads each expert's input to its capacity, which needs "
             "training.moe_capacity_factor (Megatron-LM: --moe-expert-capacity-factor)");
   mo.fp8_activations = s.training.dtype == hardware::Dtype::Fp8;
-  t.optional("fp8_activations", mo.fp8_activations);
+  if (t.optional("fp8_activations", mo.fp8_activations) && mo.fp8_activations && !low_precision)
+    t.error("fp8_activations", "true saves the FP8 GEMMs' inputs in FP8, but training.dtype is \"" +
+                                   std::string(hardware::to_string(s.training.dtype)) +
+                                   "\" (no FP8 GEMMs); set dtype \"fp8\" or drop it");
   const auto spikes = t.kind("loss_spikes");
   if (spikes == JsonReader::Kind::String) {
     std::string none;

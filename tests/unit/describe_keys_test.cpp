@@ -77,7 +77,7 @@ const std::map<std::string, Use>& uses() {
       {"training.cross_entropy", {kDense, {}, "\"upcast\""}},
       {"training.sp_saved_inputs", {kDense, {}, "\"gathered\""}},
       {"training.sp_layout", {kDense, {}, "\"batch_first\""}},
-      {"training.fp8_activations", {kDense, {}, "true"}},
+      {"training.fp8_activations", {kDense, {{"training.dtype", "\"fp8\""}}, "true"}},
       {"parallel.expert_tp", {kMoe, {}, "1"}},
       {"memory.reserve", {kDense, {}, "\"4 GiB\""}},
       {"memory.zero3_units", {kDense, {{"parallel.zero_stage", "3"}}, "3"}},

@@ -37,6 +37,18 @@ TEST(ImportDeepSpeed, Stage3LiveParametersBoundTheGatheredWeights) {
   ASSERT_EQ(o.code, kExitOk) << o.err;
   EXPECT_TRUE(contains(o.out, "\"zero3_live_params\": 1e+09")) << o.out;
   EXPECT_FALSE(contains(o.err, "/zero_optimization/stage3_max_live_parameters")) << "read, not listed as ignored";
+  // A stage-2 config carrying stage-3 keys (Hugging Face's example configs do): DeepSpeed reads them with stage 3
+  // only, so they are listed as ignored, not written (the scenario would refuse zero3_live_params without ZeRO-3).
+  auto z2 = trainsim({"import", "deepspeed",
+                      dir.write("z2.json",
+                                "{\"train_batch_size\": 64, \"train_micro_batch_size_per_gpu\": 1, \"bf16\": "
+                                "{\"enabled\": true}, \"zero_optimization\": {\"stage3_max_live_parameters\": 1e9, "
+                                "\"stage\": 2}}"),
+                      "--model", "llama3-8b", "--hardware", "h100-sxm5-80gb", "--gpus", "16", "--tokens", "10B",
+                      "--set", "training.seq_len=4096"});
+  ASSERT_EQ(z2.code, kExitOk) << z2.err;
+  EXPECT_FALSE(contains(z2.out, "zero3_live_params")) << z2.out;
+  EXPECT_TRUE(contains(z2.err, "/zero_optimization/stage3_max_live_parameters")) << z2.err;
 }
 
 TEST(ImportDeepSpeed, AutoValuesAreUnresolvedUntilGiven) {

@@ -67,8 +67,10 @@ TEST(TrainingStackKeys, DefaultsAreTodaysStacksAndEveryKeyIsRead) {
                                                   {"training.attention_dropout", "0.1"},
                                                   {"training.hidden_dropout", "0.05"},
                                                   {"training.main_grads", "bf16"},
+                                                  {"training.dtype", "fp8"},
                                                   {"training.fp8_weight_copies", "true"},
                                                   {"memory.reserve", "\"3 GiB\""},
+                                                  {"parallel.zero_stage", "3"},
                                                   {"memory.zero3_units", "3"},
                                                   {"parallel.recompute", "selective"},
                                                   {"parallel.recompute_modules", "[\"layernorm\", \"mlp\"]"}});
@@ -134,7 +136,6 @@ TEST(TrainingStackKeys, BadValuesAreOneClearMessage) {
   EXPECT_NE(kv.find("repeated"), std::string::npos) << "names what is accepted: " << kv;
   EXPECT_EQ(load_error({{"training.attention_kv", "\"repeated\""}}), "");
   EXPECT_EQ(load_error({{"training.kernels", "\"eager\""},
-                        {"parallel.moe_dispatcher", "\"deepep\""},
                         {"reliability.detection.crash", "\"1 min\""},
                         {"reliability.straggler_slowdown", "1.3"}}),
             "");
