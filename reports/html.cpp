@@ -41,6 +41,7 @@ h3{font-size:15px;margin:0 0 4px}
 .card.good .value{color:var(--good)}.card.warn .value{color:var(--warn)}.card.bad .value{color:var(--bad)}
 .action{margin:14px 0 0;background:#eaf1f8;border:1px solid #c9d9ea;border-radius:6px;padding:12px 16px;font-size:16px}
 .action .rule{color:var(--muted);font-size:12px;margin-left:6px}
+.note{margin:8px 0 0;background:#fff8e6;border:1px solid #ecd9a6;border-radius:6px;padding:8px 16px;font-size:14px}
 figure{margin:0 0 18px;background:var(--card);border:1px solid var(--line);border-radius:6px;padding:14px 16px 10px}
 figure svg{display:block;width:100%;height:auto;font-family:inherit}
 figure svg .op{stroke:#fff;stroke-width:.6}
@@ -117,6 +118,8 @@ std::string bottom_line(const ReportInput& in) {
   const auto rec = recommend(in);
   out += "<p class=\"action\" id=\"recommendation\"><strong>Recommended action:</strong> " + html_escape(rec.action) +
          "<span class=\"rule\">(rule: " + html_escape(rec.rule) + ")</span></p>\n";
+  for (const auto& note : in.notes)
+    out += "<p class=\"note\"><strong>Note:</strong> " + html_escape(note) + "</p>\n";
   if (r.never_finished > 0)
     out += "<p class=\"action\"><strong>Warning:</strong> " + std::to_string(r.never_finished) + " of " +
            std::to_string(r.trials) + " trials never finished: " + html_escape(r.never_finished_reason) + "</p>\n";

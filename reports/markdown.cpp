@@ -36,6 +36,8 @@ std::string render_markdown(const ReportInput& in) {
   if (!in.description.empty()) out += markdown_escape(in.description) + "\n\n";
   const auto rec = recommend(in);
   out += "**Recommended action:** " + markdown_escape(rec.action) + " _(rule: " + markdown_escape(rec.rule) + ")_\n\n";
+  for (const auto& note : in.notes)
+    out += "**Note:** " + markdown_escape(note) + "\n\n";
 
   out += "### Bottom line\n\n";
   out += row({"metric", "p50", "p90", "note"});

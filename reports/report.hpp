@@ -56,6 +56,9 @@ struct ReportInput {
   std::vector<SensitivityBar> sensitivity;  // empty: the tornado says it was not computed
   std::optional<double> deadline_days;
   std::optional<double> budget_usd;
+  /// Assumptions that move the answer and that the reader may not share, one sentence each (e.g. MoE routing taken
+  /// as balanced); shown under the recommended action.
+  std::vector<std::string> notes;
   /// Modelling sources cited in the provenance section.
   std::vector<std::string> sources;
 };

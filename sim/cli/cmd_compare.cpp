@@ -39,6 +39,9 @@ struct MetricSpec {
 };
 
 constexpr MetricSpec kMetrics[] = {
+    {"step.step_time_s", "step time", 3, 1.0, "s"},
+    {"step.tokens_per_s", "tokens/s", 0, 1.0, ""},
+    {"step.mfu", "MFU", 1, 100.0, "%"},
     {"time_to_train_days.p50", "time to train p50", 1, 1.0, "d"},
     {"time_to_train_days.p90", "time to train p90", 1, 1.0, "d"},
     {"goodput.mean", "goodput mean", 1, 100.0, "%"},
@@ -105,8 +108,10 @@ Side read_result(const base::JsonDocument& doc) {
       continue;
     }
     const std::string_view object = key.substr(0, dot);
-    const bool optional_field = key == "cost_usd.cvar95";             // absent from files written before issue 5
+    // Absent from older files: cost_usd.cvar95 (before issue 5), the step's fields (a run of a merged shard file).
+    const bool optional_field = key == "cost_usd.cvar95" || object == "step";
     if (root.kind(object) == base::JsonReader::Kind::Null) continue;  // e.g. cost_usd null: no cost model
+    if (optional_field && root.kind(object) == base::JsonReader::Kind::Missing) continue;
     auto sub = root.required_object(object);
     if (!sub) continue;
     const std::string_view member = key.substr(dot + 1);
@@ -132,11 +137,14 @@ Side read_result(const base::JsonDocument& doc) {
   return side;
 }
 
-/// Looks up a value of the run JSON we just produced by its dotted key.
-std::optional<double> metric_of(const RunOutcome& r, std::string_view key) {
+/// Looks up a value of the run JSON we just produced (and its step's) by its dotted key.
+std::optional<double> metric_of(const RunOutcome& r, const results::StepResult& step, std::string_view key) {
   const auto& s = r.run;
   const auto& c = r.cost;
   auto finite = [](double v) { return std::isfinite(v) ? std::optional<double>(v) : std::nullopt; };
+  if (key == "step.step_time_s") return finite(step.step_time.seconds());
+  if (key == "step.tokens_per_s") return finite(step.tokens_per_s);
+  if (key == "step.mfu") return finite(step.mfu);
   if (key == "time_to_train_days.p50") return finite(s.time_to_train_days.p50);
   if (key == "time_to_train_days.p90") return finite(s.time_to_train_days.p90);
   if (key == "goodput.mean") return finite(s.goodput.mean);
@@ -172,7 +180,7 @@ std::variant<Side, int> simulate(const std::string& path, const CompareArgs& a, 
   side.name = s.name;
   side.kind = "scenario";
   for (std::size_t i = 0; i < kMetricCount; ++i)
-    side.values[i] = metric_of(r, kMetrics[i].key);
+    side.values[i] = metric_of(r, step.result, kMetrics[i].key);
   return side;
 }
 

@@ -122,6 +122,7 @@ std::optional<reliability::RunPartial> run_trials(const reliability::RunInputs& 
 /// processes shared it: the report files into `out_dir` (when given), then the JSON or the summary.
 int emit_run(const scenario::Scenario& s, const StepOutcome& step, const RunOutcome& r, const std::string& out_dir,
              bool json, const Options& o, std::ostream& out, std::ostream& err) {
+  if (const auto note = moe_routing_note(s); note && !o.quiet) err << "note: " << *note << "\n";
   const std::string text = r.json.dump() + "\n";
   if (!out_dir.empty()) {
     for (const auto& path : write_report_files(out_dir, report_input(s, step, r), text))
@@ -138,9 +139,12 @@ int emit_run(const scenario::Scenario& s, const StepOutcome& step, const RunOutc
 int run_command(const RunArgs& a, const Options& o, std::ostream& out, std::ostream& err) {
   const distributed::Group& group = *o.group;
   const bool shard = a.shard;
-  const auto s = load_scenario_or_default(a.scenario, o);
-  const int trials = a.trials > 0 ? a.trials : s.reliability.trials;
-  const std::uint64_t seed = a.seed >= 0 ? static_cast<std::uint64_t>(a.seed) : s.reliability.seed;
+  auto s = load_scenario_or_default(a.scenario, o);
+  // --trials and --seed are the run's own: the report's effective configuration and its hash record them.
+  if (a.trials > 0) s.reliability.trials = a.trials;
+  if (a.seed >= 0) s.reliability.seed = static_cast<std::uint64_t>(a.seed);
+  const int trials = s.reliability.trials;
+  const std::uint64_t seed = s.reliability.seed;
   ShardSlice slice{0, trials};
   if (shard) {
     check_shard_options(a.shard_index, a.shard_count, trials, "trials");
@@ -280,7 +284,9 @@ int merge_run_shards(const std::vector<ShardFile>& shards, const MergeArgs& a, c
     throw base::ConfigError(first.path + ":1", "/work/seed", "\"" + head.seed + "\" is not an unsigned integer");
 
   // The scenario again, with the shards' overrides: it must be the one they ran.
-  const auto s = load_shards_scenario(shards, a, o, "run", run_params(head.trials, seed));
+  auto s = load_shards_scenario(shards, a, o, "run", run_params(head.trials, seed));
+  s.reliability.trials = head.trials;  // the run's own, as `run --trials --seed` records them in its report
+  s.reliability.seed = seed;
   std::optional<base::FolderLock> lock;
   if (!a.out.empty()) lock.emplace(a.out);
   auto stepped = run_step(s, !a.out.empty(), err);

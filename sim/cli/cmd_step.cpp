@@ -194,15 +194,7 @@ int step_command(const StepArgs& a, const Options& o, std::ostream& out, std::os
         }
       err << "\n";
     }
-  // A model with experts and no training.moe_imbalance is timed with balanced routing, which benchmark recipes force
-  // and real training does not: say so, with the measured cost of dropless routing (docs/validation.md,
-  // ModelZooDropless.OneImbalanceExplainsEverySequenceLength).
-  // Inputs padded to a capacity do not depend on the routing: no note then.
-  if (s.model.moe && !s.training.moe_imbalance_given && !s.memory.moe_pad_to_capacity && !o.quiet)
-    err << "note: MoE routing is taken as balanced (training.moe_imbalance 1, what --moe-router-force-load-balancing "
-           "enforces); dropless routing is slower: the Megatron-MoE-ModelZoo's Qwen3-235B dropless runs took 9-25% "
-           "longer, an imbalance of about 1.5 (docs/validation.md). Set training.moe_imbalance to your router's "
-           "busiest-rank load over the mean, or training.moe_capacity_factor if tokens are dropped.\n";
+  if (const auto note = moe_routing_note(s); note && !o.quiet) err << "note: " << *note << "\n";
   return r.fits ? kExitOk : kExitInfeasible;
 }
 

@@ -27,6 +27,16 @@ std::vector<scenario::Override> overrides_of(const Options& o) {
   return out;
 }
 
+std::optional<std::string> moe_routing_note(const scenario::Scenario& s) {
+  // Inputs padded to a capacity do not depend on the routing: no note then. The measured cost of dropless routing:
+  // docs/validation.md, ModelZooDropless.OneImbalanceExplainsEverySequenceLength.
+  if (!s.model.moe || s.training.moe_imbalance_given || s.memory.moe_pad_to_capacity) return std::nullopt;
+  return "MoE routing is taken as balanced (training.moe_imbalance 1, what --moe-router-force-load-balancing "
+         "enforces); dropless routing is slower: the Megatron-MoE-ModelZoo's Qwen3-235B dropless runs took 9-25% "
+         "longer, an imbalance of about 1.5 (docs/validation.md). Set training.moe_imbalance to your router's "
+         "busiest-rank load over the mean, or training.moe_capacity_factor if tokens are dropped.";
+}
+
 void print_step(const results::StepResult& r, const scenario::Scenario& s, const execution::StepInputs& in,
                 std::ostream& out) {
   const auto& L = in.layout;
@@ -42,7 +52,17 @@ void print_step(const results::StepResult& r, const scenario::Scenario& s, const
   out << "tokens/s        " << fmt(r.tokens_per_s, 0) << " (" << fmt(r.tokens_per_s / s.cluster.gpus, 1)
       << " per GPU)\n";
   out << "TFLOP/s per GPU " << fmt(r.tflops_per_gpu, 1) << " (model FLOPs)\n";
-  out << "MFU             " << pct(r.mfu) << "  (model FLOPs, Narayanan et al. SC21 convention, no recomputation)\n";
+  // MFU against the peak of the dtype the GEMMs run in; an FP8 run also against the 16-bit peak, the convention of
+  // reports that quote one MFU for both.
+  const auto peak = s.hardware.gpu.peak_for(s.training.dtype);
+  const auto bf16 = s.hardware.gpu.peak_for(hardware::Dtype::Bf16);
+  out << "MFU             " << pct(r.mfu) << "  (model FLOPs against the " << hardware::to_string(s.training.dtype)
+      << " dense peak" << (peak ? " of " + fmt(peak->flops_per_s / 1e12, 0) + " TFLOP/s" : std::string())
+      << ", Narayanan et al. SC21 convention, no recomputation"
+      << (peak && bf16 && s.training.dtype != hardware::Dtype::Bf16
+              ? "; " + pct(r.mfu * peak->flops_per_s / bf16->flops_per_s) + " of the bf16 peak"
+              : std::string())
+      << ")\n";
   out << "HFU             " << pct(r.hfu) << "  (hardware FLOPs, recomputation counted)\n";
   const auto conv = scenario::convergence(s);
   out << "batch           " << base::format_count({conv.batch.batch}) << " tokens per step; critical batch "
@@ -154,12 +174,24 @@ void print_run(const results::RunSummary& r, const cost::CostSummary& c, const s
   std::sort(causes.begin(), causes.end(),
             [](const auto& a, const auto& b) { return a.interruptions_mean > b.interruptions_mean; });
   Table t({"cause", "effect", "interruptions", "lost GPU-h", "USD per failure"});
-  for (std::size_t i = 0; i < causes.size() && i < 8; ++i) {
+  constexpr std::size_t kShown = 8;
+  for (std::size_t i = 0; i < causes.size() && i < kShown; ++i) {
     double per = 0;
     for (const auto& [name, usd] : c.per_failure_usd)
       if (name == causes[i].name) per = usd;
     t.add({causes[i].name, causes[i].effect, fmt(causes[i].interruptions_mean, 1),
            fmt(causes[i].lost_gpu_hours_mean, 0), fmt(per, 0)});
+  }
+  if (causes.size() > kShown) {  // the rest in one row, so that the column sums are the run's (as in report.html)
+    double interruptions = 0, lost = 0, usd = 0;
+    for (std::size_t i = kShown; i < causes.size(); ++i) {
+      interruptions += causes[i].interruptions_mean;
+      lost += causes[i].lost_gpu_hours_mean;
+      for (const auto& [name, per] : c.per_failure_usd)
+        if (name == causes[i].name) usd += per * causes[i].interruptions_mean;
+    }
+    t.add({std::to_string(causes.size() - kShown) + " other causes", "", fmt(interruptions, 1), fmt(lost, 0),
+           interruptions > 0 ? fmt(usd / interruptions, 0) : std::string("-")});
   }
   out << "\n";
   t.print(out);

@@ -23,6 +23,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <mutex>
 #include <ostream>
 #include <string>
@@ -126,6 +127,10 @@ std::string megatron_flags_line(const std::string& flags, parallel::Schedule sch
 void print_step(const results::StepResult& r, const scenario::Scenario& s, const execution::StepInputs& in,
                 std::ostream& out);
 /// Prints the broken rules and returns the infeasible exit code.
+/// A model with experts and no training.moe_imbalance is timed with balanced routing, which benchmark recipes force
+/// and real training does not: the note that says so (step and run print it, the report shows it), or nothing.
+std::optional<std::string> moe_routing_note(const scenario::Scenario& s);
+
 int print_infeasible(const std::vector<parallel::Infeasible>& why, const scenario::Scenario& s, std::ostream& err);
 
 /// A progress bar on stderr with rate and ETA, drawn only on a terminal unless --progress says otherwise. Every

@@ -69,11 +69,15 @@ TEST(CompareCommand, BadCheckpointIntervalLowersGoodputAndRaisesCost) {
   EXPECT_GT(*m["time_to_train_days.p50"].delta, 0.0);
   EXPECT_NEAR(*m["checkpoint.interval_s"].b, 6 * 3600.0, 10.0) << "6 h in whole steps of ~9 s";
   EXPECT_LT(*m["checkpoint.interval_s"].a, 3600.0) << "Daly's optimum for a ~16 h job MTBF and a 0.6 s snapshot";
+  // The step beside the run: the same layout, so the same step (the interval is a run-level setting).
+  ASSERT_TRUE(m["step.step_time_s"].a && m["step.mfu"].b && m["step.tokens_per_s"].delta) << o.out;
+  EXPECT_GT(*m["step.step_time_s"].a, 0.0);
+  EXPECT_DOUBLE_EQ(*m["step.step_time_s"].delta, 0.0);
 
   const auto table = trainsim({"compare", a, b, "--trials", "40"});
   ASSERT_EQ(table.code, kExitOk) << table.err;
-  for (const char* row : {"time to train p50", "goodput mean", "checkpoint interval", "cost mean", "cost CVaR95",
-                          "P(miss deadline)", "B - A"})
+  for (const char* row : {"step time", "MFU", "tokens/s", "time to train p50", "goodput mean", "checkpoint interval",
+                          "cost mean", "cost CVaR95", "P(miss deadline)", "B - A"})
     EXPECT_NE(table.out.find(row), std::string::npos) << row << "\n" << table.out;
 }
 

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <fstream>
 #include <sstream>
 
 namespace sim::cli {
@@ -82,6 +83,29 @@ TEST(RunCommand, AGivenIntervalIsComparedWithDalysOptimumAndTheClosedFormMatches
   auto text = trainsim({"run", kDefault, "--trials", "20", "--set", R"(reliability.checkpoint.interval="3 h")"});
   EXPECT_NE(text.out.find("  optimum       3.5 min (Daly 2006"), std::string::npos) << text.out;
   EXPECT_EQ(trainsim({"run", kDefault, "--trials", "20"}).out.find("  optimum  "), std::string::npos);
+}
+
+TEST(RunCommand, TheReportRecordsTheTrialsAndSeedItRan) {
+  // --trials and --seed are the run's: the report's effective configuration (and so its hash) says so, as its
+  // provenance and result.json do.
+  const support::TempDir dir;
+  const std::string out = (dir.path() / "r").string();
+  ASSERT_EQ(trainsim({"run", kDefault, "--trials", "7", "--seed", "9", "--out", out, "-q"}).code, kExitOk);
+  std::ifstream f(out + "/report.html");
+  std::stringstream html;
+  html << f.rdbuf();
+  const std::string page = html.str();
+  const auto config = page.substr(page.find("id=\"effective-config\""));
+  EXPECT_NE(config.find("&quot;trials&quot;: 7"), std::string::npos) << config.substr(0, 2000);
+  EXPECT_NE(config.find("&quot;seed&quot;: 9"), std::string::npos) << config.substr(0, 2000);
+  EXPECT_NE(page.find("7 trials"), std::string::npos);
+}
+
+TEST(RunCommand, TheCauseTableSumsToTheRun) {
+  // Eight causes are listed by name, the rest in one row, so that the column adds up to the run's interruptions.
+  const auto o = trainsim({"run", kDefault, "--trials", "20", "--set", "training.tokens=\"60T\""});
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  EXPECT_NE(o.out.find(" other causes "), std::string::npos) << o.out;
 }
 
 TEST(RunCommand, TheRiskLinesNameTheDeadlineAndBudgetTheyAreAbout) {
