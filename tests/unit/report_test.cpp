@@ -214,6 +214,20 @@ TEST(ReportHtml, BottomLineComesFirstWithTheRecommendation) {
   EXPECT_NE(html.find("id=\"effective-config\""), std::string::npos);
 }
 
+TEST(ReportHtml, NotesFollowTheRecommendationInBothRenderings) {
+  // An assumption that moves the answer (e.g. MoE routing taken as balanced) is shown under the recommended action,
+  // escaped like every other string.
+  ReportInput in = sample_input();
+  EXPECT_EQ(render_html(in).find("class=\"note\""), std::string::npos) << "no notes, no box";
+  in.notes.push_back("MoE routing is taken as <balanced>");
+  const std::string html = render_html(in);
+  const auto note = html.find("<p class=\"note\"><strong>Note:</strong> MoE routing is taken as &lt;balanced&gt;</p>");
+  ASSERT_NE(note, std::string::npos);
+  EXPECT_GT(note, html.find("id=\"recommendation\""));
+  EXPECT_LT(note, html.find("<svg"));
+  EXPECT_NE(render_markdown(in).find("**Note:** MoE routing is taken as"), std::string::npos);
+}
+
 TEST(ReportEscaping, ScriptInEveryUserStringRendersAsTextInHtml) {
   auto in = sample_input();
   in.scenario_name = kXss;
