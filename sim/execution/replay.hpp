@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sim::execution::replay {
@@ -33,6 +34,8 @@ struct DpWork {
   Time duration;
   collectives::Op op = collectives::Op::AllReduce;
   base::Bytes bytes;
+  base::Bytes expert_bytes;  // the routed experts' gradients, over the expert-data-parallel groups after `bytes`
+  Time expert_duration;      // their closed form (for groups that reach beyond one data-parallel group)
 };
 
 /// Runs collectives as flows on the topology: each phase waits its latency, starts one flow per transfer, and ends
@@ -46,6 +49,11 @@ class Network final : public engine::Component {
   /// all-reduce across the copies, all groups' transfers of a phase sharing the network.
   void run_hybrid(const std::vector<std::vector<topology::GpuId>>& shards,
                   const std::vector<std::vector<topology::GpuId>>& replicas, base::Bytes bytes, Group& owner);
+  /// A bucket with routed experts' gradients: `op` over the whole data-parallel group, then over every
+  /// expert-data-parallel group of its members at once.
+  void run_with_experts(collectives::Op op, const std::vector<topology::GpuId>& group, base::Bytes bytes,
+                        const std::vector<std::vector<topology::GpuId>>& experts, base::Bytes expert_bytes,
+                        Group& owner);
   void handle(std::uint64_t arg) override;
   std::vector<std::string> pending_work() const override {
     if (flows_.active() == 0) return {};
@@ -61,6 +69,9 @@ class Network final : public engine::Component {
     Group* owner = nullptr;
   };
   std::size_t new_job(Group& owner);
+  /// Appends `op` over each of `groups` as the same phases (the slowest latency), their transfers side by side.
+  void side_by_side(std::vector<collectives::Phase>& phases, collectives::Op op,
+                    const std::vector<std::vector<topology::GpuId>>& groups, base::Bytes bytes);
   void start_phase(std::size_t job);
   void start_flows(std::size_t job);
   void reschedule();
@@ -93,6 +104,9 @@ class Group final : public engine::Component {
     shards_ = std::move(shards);
     replicas_ = std::move(replicas);
   }
+  /// The members' ids by expert-data-parallel group, where those differ from the data-parallel group and each lies
+  /// within it (otherwise the experts' reduction takes its closed-form time after the flows).
+  void set_expert_groups(std::vector<std::vector<topology::GpuId>> groups) { experts_ = std::move(groups); }
   void arrive(Time duration) {
     if (arrived_ == 0) duration_ = duration;
     duration_ = std::max(duration_, duration);
@@ -110,6 +124,15 @@ class Group final : public engine::Component {
       network_->run_hybrid(shards_, replicas_, w.bytes, *this);
       return;
     }
+    if (w.expert_bytes.n > 0 && !experts_.empty()) {
+      network_->run_with_experts(w.op, ids_, w.bytes, experts_, w.expert_bytes, *this);
+      return;
+    }
+    tail_ = w.expert_bytes.n > 0 ? w.expert_duration : Time::zero();
+    if (w.bytes.n == 0) {
+      schedule_after(std::exchange(tail_, Time::zero()), 0);
+      return;
+    }
     network_->run(w.op, ids_, w.bytes, *this);
   }
   void handle(std::uint64_t) override { complete(); }
@@ -125,9 +148,10 @@ class Group final : public engine::Component {
   Network* network_;
   std::vector<Gpu*> members_;
   std::vector<topology::GpuId> ids_;
-  std::vector<std::vector<topology::GpuId>> shards_, replicas_;
+  std::vector<std::vector<topology::GpuId>> shards_, replicas_, experts_;
   std::size_t arrived_ = 0;
   Time duration_;
+  Time tail_;  // the experts' closed-form reduction, still to run after the flows
 };
 
 /// One simulated GPU: a compute stream walking its pipeline program, and a data-parallel stream for gradients.

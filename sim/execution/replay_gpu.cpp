@@ -227,7 +227,7 @@ void Gpu::dp_start_next() {
   const DpBucket& b = plan.stage(prog[dp_op_].chunk, rank_).buckets[dp_bucket_++];
   --dp_ready_;
   const DpWork w{b.duration, plan.dp_reduce_scatter ? collectives::Op::ReduceScatter : collectives::Op::AllReduce,
-                 b.bytes};
+                 b.bytes, b.expert_bytes, b.expert_duration};
   dp_busy_ = true;
   dp_started_ = now();
   if (replay_.full() && dp_ != nullptr) {

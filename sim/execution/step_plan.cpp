@@ -104,6 +104,12 @@ StepPlan Planner::build() {
                        (pc.mlp_per_layer - pc.shared_mlp_per_layer) / L.ep / etp + pc.norms_per_layer
                  : (pc.attention_per_layer + pc.mlp_per_layer + pc.router_per_layer) / L.tp + pc.norms_per_layer;
   const double dense_layer_params = (pc.attention_per_layer + pc.dense_mlp_per_layer) / L.tp + pc.norms_per_layer;
+  // The routed experts' share of an MoE layer's parameters on this GPU: reduced, sharded and gathered over the
+  // expert-data-parallel group (Megatron-Core's expert data parallelism, tp x dp x cp / (ep x expert_tp) GPUs holding
+  // the same experts; DistributedDataParallel keeps them in buffers of their own, reduced over that group), which is
+  // the data-parallel group itself unless ep x expert_tp differs from tp.
+  const double layer_expert_params = model_.moe ? (pc.mlp_per_layer - pc.shared_mlp_per_layer) / L.ep / etp : 0.0;
+  const bool expert_groups = model_.moe && L.ep * static_cast<int>(etp) != L.tp;
   // Megatron-LM's --recompute-method block: only the first recompute_num_layers layers of each virtual stage are
   // recomputed; uniform recomputes every layer (in groups).
   const bool block = in_.parallel.recompute == parallel::Recompute::Full &&
@@ -213,6 +219,14 @@ StepPlan Planner::build() {
     if (it == sub_siblings_memo.end()) it = sub_siblings_memo.emplace(&g, tp_siblings(g)).first;
     return it->second;
   };
+  // A data-parallel group's expert-data-parallel group (its first member's).
+  std::map<const std::vector<int>*, std::vector<int>> edp_memo;
+  auto edp_group = [&]() -> const std::vector<int>& {
+    auto it = edp_memo.find(dp_group);
+    if (it == edp_memo.end())
+      it = edp_memo.emplace(dp_group, placement_.group(parallel::Dim::Edp, dp_group->front())).first;
+    return it->second;
+  };
   auto dp_time = [&](double grad_bytes) {
     if (dp_group->size() < 2) return Time::zero();
     if (hybrid) {
@@ -227,6 +241,17 @@ StepPlan Planner::build() {
     }
     return collective(zero ? collectives::Op::ReduceScatter : collectives::Op::AllReduce, *dp_group, grad_bytes,
                       dp_siblings());
+  };
+  // The routed experts' gradients over their own group (`expert` of the `grad_bytes`; none unless expert_groups).
+  auto expert_time = [&](double grad_bytes) {
+    if (!expert_groups || grad_bytes <= 0 || edp_group().size() < 2) return Time::zero();
+    return collective(zero ? collectives::Op::ReduceScatter : collectives::Op::AllReduce, edp_group(), grad_bytes,
+                      siblings_of(edp_group()));
+  };
+  auto reduce_time = [&](double params, double expert) {
+    const double per = grad_bytes(in_.dtype, in_.fp32_main_grads);
+    if (!expert_groups) return dp_time(params * per);
+    return dp_time((params - expert) * per) + expert_time(expert * per);
   };
   const double bucket_limit = bucket_params(L.dp);
   const bool zb = in_.parallel.schedule == parallel::Schedule::ZeroBubbleH1;
@@ -246,9 +271,19 @@ StepPlan Planner::build() {
   const std::uint16_t gather_label = label(kGatherLabel);
   const std::uint16_t interference_label = label(kInterferenceLabel);
   const std::uint16_t reduce_label = label(kReduceLabel);
-  auto gather_time = [&](double params) {
-    if (!zero3 || shard_group().size() < 2) return Time::zero();
+  auto gather_time_dense = [&](double params) {
+    if (shard_group().size() < 2) return Time::zero();
     return collective(collectives::Op::AllGather, shard_group(), params * kParamBytes, siblings_of(shard_group()));
+  };
+  auto gather_time = [&](double params, double expert) {
+    if (!zero3) return Time::zero();
+    if (expert_groups && expert > 0) {
+      const Time experts = edp_group().size() < 2 ? Time::zero()
+                                                  : collective(collectives::Op::AllGather, edp_group(),
+                                                               expert * kParamBytes, siblings_of(edp_group()));
+      return gather_time_dense(params - expert) + experts;
+    }
+    return gather_time_dense(params);
   };
   auto duration = [](const std::vector<TimedSegment>& segs) {
     Time t;
@@ -263,11 +298,11 @@ StepPlan Planner::build() {
   /// Backward prefetch "post" / "none" (FSDP's BACKWARD_POST, torch/distributed/fsdp/api.py): a backward gather waits
   /// for the previous unit's compute, exposed, at half rate while that unit's reduce-scatter shares its links.
   const bool late_backward_gather = in_.parallel.backward_prefetch != parallel::BackwardPrefetch::Pre;
-  auto exposed_gather = [&](OpWork& w, double params, std::optional<Time> previous, bool with_grads = false,
-                            bool backward = false) {
+  auto exposed_gather = [&](OpWork& w, double params, double expert, std::optional<Time> previous,
+                            bool with_grads = false, bool backward = false) {
     if (!zero3) return;
-    const Time grads = with_grads ? dp_time(params * grad_bytes(in_.dtype, in_.fp32_main_grads)) : Time::zero();
-    const Time gather = gather_time(params), g = gather + grads;
+    const Time grads = with_grads ? reduce_time(params, expert) : Time::zero();
+    const Time gather = gather_time(params, expert), g = gather + grads;
     const Time exposed = backward && late_backward_gather && previous ? gather + std::min(gather, grads)
                          : previous                                   ? std::max(Time::zero(), g - *previous)
                                                                       : g;
@@ -335,8 +370,8 @@ StepPlan Planner::build() {
     st.backward_input.segments.reserve(units * most_b);
     st.backward_weight.segments.reserve(units * most_w);
     std::optional<Time> previous;
-    auto forward_unit = [&](const std::vector<TimedSegment>& segs, double params) {
-      exposed_gather(st.forward, params, previous);
+    auto forward_unit = [&](const std::vector<TimedSegment>& segs, double params, double expert = 0) {
+      exposed_gather(st.forward, params, expert, previous);
       append(st.forward, segs);
       if (plan.ep_comm_overlap) ep.forward(segs);
       previous = duration(segs);
@@ -344,29 +379,32 @@ StepPlan Planner::build() {
     if (first) forward_unit(e_fwd, embed_params);
     for (int l = 0; l < st.layers; ++l) {
       const bool moe = !mixed || model_.is_moe_layer(stage_first_layer + l);
-      forward_unit(moe ? l_fwd : d_fwd, moe ? layer_params : dense_layer_params);
+      forward_unit(moe ? l_fwd : d_fwd, moe ? layer_params : dense_layer_params, moe ? layer_expert_params : 0);
     }
     if (last) forward_unit(o_fwd, output_params);
     // Multi-token prediction (DeepSeek-V3 Sec. 2.2; Megatron-Core puts the modules with the loss, on the last stage):
     // each module's projection, its transformer layer and the shared output head and loss, after the main loss.
     for (int k = 0; last && k < model_.mtp_layers; ++k) {
       forward_unit(rt.p_fwd, mtp_params);
-      forward_unit(l_fwd, layer_params);
+      forward_unit(l_fwd, layer_params, layer_expert_params);
       forward_unit(o_fwd, 0);
     }
 
     // Backward in reverse layer order; gradient buckets close at layer boundaries.
-    double pending = 0;
+    double pending = 0, pending_expert = 0;  // parameters of the open bucket, and the routed experts' of them
+    double expert_local = 0;                 // the stage's routed-expert parameters on this GPU
     OpWork& grad_op = zb ? st.backward_weight : st.backward;
     // A bucket is ready when the segment it closed on ends: later compute must not merge into that segment.
     std::size_t sealed = 0;
     auto close_bucket = [&](bool force) {
       if (pending <= 0 || (!force && pending < bucket_limit)) return;
-      const double bytes = pending * grad_bytes(in_.dtype, in_.fp32_main_grads);
-      st.buckets.push_back({Bytes{static_cast<std::int64_t>(bytes)}, static_cast<int>(grad_op.segments.size()) - 1,
-                            dp_time(bytes), Time{}});
+      const double per = grad_bytes(in_.dtype, in_.fp32_main_grads);
+      const double expert = expert_groups ? pending_expert : 0.0;
+      st.buckets.push_back({Bytes{static_cast<std::int64_t>((pending - expert) * per)},
+                            static_cast<int>(grad_op.segments.size()) - 1, reduce_time(pending, expert), Time{},
+                            Bytes{static_cast<std::int64_t>(expert * per)}, expert_time(expert * per)});
       sealed = grad_op.segments.size();
-      pending = 0;
+      pending = pending_expert = 0;
     };
     auto append_to = [&](OpWork& w, const std::vector<TimedSegment>& segs) {
       append(w, segs, &w == &grad_op ? sealed : 0);
@@ -384,11 +422,12 @@ StepPlan Planner::build() {
       if (slowed > Time::zero()) w.segments.push_back({slowed, SegKind::Compute, interference_label});
     };
     auto layer_backward = [&](const std::vector<TimedSegment>& rec, const std::vector<TimedSegment>& b,
-                              const std::vector<TimedSegment>& w, double params, Time mlp_dw = Time::zero()) {
+                              const std::vector<TimedSegment>& w, double params, double expert = 0,
+                              Time mlp_dw = Time::zero()) {
       if (plan.ep_comm_overlap) ep.backward(rec, b, w, mlp_dw);
       // Weights are needed for the recomputed forward and the input gradients (zero-bubble B), not for W.
-      exposed_gather(st.backward, params, previous_b, /*with_grads=*/true, /*backward=*/true);
-      exposed_gather(st.backward_input, params, previous_bi, /*with_grads=*/false, /*backward=*/true);
+      exposed_gather(st.backward, params, expert, previous_b, /*with_grads=*/true, /*backward=*/true);
+      exposed_gather(st.backward_input, params, expert, previous_bi, /*with_grads=*/false, /*backward=*/true);
       append_to(st.backward, rec);
       append_to(st.backward, b);
       append_to(st.backward, w);
@@ -397,24 +436,27 @@ StepPlan Planner::build() {
       append_to(st.backward_weight, w);
       if (zero3) {
         exposed_reduce(st.backward_weight, duration(w));
-        pending_reduce = dp_time(params * grad_bytes(in_.dtype, in_.fp32_main_grads));
+        pending_reduce = reduce_time(params, expert);
       }
       previous_b = duration(rec) + duration(b) + duration(w);
       previous_bi = duration(rec) + duration(b);
       st.params_local += params;
+      expert_local += expert;
       if (zero3) {
         // ZeRO-3 / FSDP: each unit's gradients are reduce-scattered on the links its next gather uses, counted with
         // that gather above; only the pass's last unit (the first layers) leaves its reduce-scatter to a bucket.
         pending = params;
+        pending_expert = expert;
         return;
       }
       pending += params;
+      pending_expert += expert;
       close_bucket(false);
     };
     static const std::vector<TimedSegment> kNone;
     for (int k = 0; last && k < model_.mtp_layers; ++k) {
       layer_backward({}, o_b, o_w, 0);
-      layer_backward(recomputed(st.layers) ? l_rec : kNone, l_b, l_w, layer_params, rt.l_w_mlp);
+      layer_backward(recomputed(st.layers) ? l_rec : kNone, l_b, l_w, layer_params, layer_expert_params, rt.l_w_mlp);
       layer_backward({}, rt.p_b, rt.p_w, mtp_params);
     }
     if (last) layer_backward({}, o_b, o_w, output_params);
@@ -423,7 +465,8 @@ StepPlan Planner::build() {
       const bool rec = recomputed(l);
       recomputed_layers += rec ? 1 : 0;
       layer_backward(rec ? (moe ? l_rec : d_rec) : kNone, moe ? l_b : d_b, moe ? l_w : d_w,
-                     moe ? layer_params : dense_layer_params, moe ? rt.l_w_mlp : Time::zero());
+                     moe ? layer_params : dense_layer_params, moe ? layer_expert_params : 0,
+                     moe ? rt.l_w_mlp : Time::zero());
     }
     if (first) layer_backward({}, e_b, e_w, embed_params);
     close_bucket(true);
@@ -467,12 +510,21 @@ StepPlan Planner::build() {
 
     // Optimizer on this GPU's shard; ZeRO 1-2 all-gather the updated 16-bit weights after it (ZeRO-3: next forward).
     const int shard_dp = in_.parallel.dp_shard > 0 ? in_.parallel.dp_shard : L.dp;  // hybrid sharding's groups
-    const double shard = zero ? st.params_local / (static_cast<double>(shard_dp) * L.cp) : st.params_local;
+    // The routed experts' states are sharded over their expert-data-parallel group (as the memory model has them).
+    const double own_experts = expert_groups ? expert_local : 0.0;
+    const double shard =
+        zero ? (st.params_local - own_experts) / (static_cast<double>(shard_dp) * L.cp) +
+                   own_experts / static_cast<double>(expert_groups ? placement_.size(parallel::Dim::Edp) : 1)
+             : st.params_local;
     st.optimizer = hardware::memory_time(hw_.gpu, hw_.efficiency, shard * kOptimizerBytesPerParam);
-    const bool gather_after = zero && !zero3 && shard_group().size() > 1;
-    if (gather_after)
-      st.param_gather = collective(collectives::Op::AllGather, shard_group(), st.params_local * kParamBytes,
-                                   siblings_of(shard_group()));
+    const bool gather_after =
+        zero && !zero3 && (shard_group().size() > 1 || (own_experts > 0 && edp_group().size() > 1));
+    if (gather_after) {
+      st.param_gather = gather_time_dense(st.params_local - own_experts);
+      if (own_experts > 0 && edp_group().size() > 1)
+        st.param_gather +=
+            collective(collectives::Op::AllGather, edp_group(), own_experts * kParamBytes, siblings_of(edp_group()));
+    }
     if (gather_after && in_.parallel.overlap_param_gather && !st.buckets.empty()) {
       // --overlap-param-gather (Megatron-Core DistributedDataParallel: the all-gathers are issued bucket by bucket, a
       // forward pre-hook waiting for its bucket and issuing the next): only the first bucket (the stage's first layers,

@@ -39,10 +39,14 @@ struct OpWork {
 /// A data-parallel gradient bucket: reduced once the last micro-batch's backward has produced its gradients (with
 /// ZeRO >= 2, after every micro-batch's: StepPlan::dp_every_micro_batch).
 struct DpBucket {
-  base::Bytes bytes;    // gradient bytes (fp32 main grads, Megatron's default for bf16 training)
+  base::Bytes bytes;    // gradient bytes over the data-parallel group (fp32 main grads, Megatron's default for bf16)
   int ready_after = 0;  // index of the backward segment after which the bucket's gradients are final
-  base::Time duration;  // its data-parallel collective (all-reduce, or reduce-scatter with ZeRO >= 1)
+  base::Time duration;  // its data-parallel collective(s) (all-reduce, or reduce-scatter with ZeRO >= 1)
   base::Time ready_at;  // the end of segment ready_after from the start of its pass (the durations before, summed)
+  /// The routed experts' gradient bytes, reduced over the expert-data-parallel group after `bytes` (zero unless that
+  /// group differs from the data-parallel group: ep x expert_tp != tp), and that reduction's closed-form time.
+  base::Bytes expert_bytes;
+  base::Time expert_duration;
 };
 
 struct StageWork {

@@ -37,6 +37,10 @@ namespace replay {
 // ---- Group ------------------------------------------------------------------------------------------------------
 
 void Group::complete() {
+  if (tail_ > Time::zero()) {  // the flows are done; the experts' reduction (closed form) follows
+    schedule_after(std::exchange(tail_, Time::zero()), 0);
+    return;
+  }
   arrived_ = 0;
   for (Gpu* g : members_) {
     if (channel_ == Channel::Compute) {
@@ -68,28 +72,40 @@ void Network::run(collectives::Op op, const std::vector<topology::GpuId>& group,
   start_phase(job);
 }
 
+void Network::side_by_side(std::vector<collectives::Phase>& phases, collectives::Op op,
+                           const std::vector<std::vector<topology::GpuId>>& groups, base::Bytes bytes) {
+  // Groups of one step run side by side: phase i of each in one phase (the slowest latency), so every transfer in
+  // flight shares the links with the others', as they would.
+  const std::size_t at = phases.size();
+  for (const auto& g : groups) {
+    if (g.size() < 2) continue;
+    const auto lowered = collectives::lower(cost_, op, collectives::Algorithm::Auto, g, bytes, topo_);
+    if (phases.size() < at + lowered.size()) phases.resize(at + lowered.size());
+    for (std::size_t i = 0; i < lowered.size(); ++i) {
+      auto& into = phases[at + i];
+      into.latency = std::max(into.latency, lowered[i].latency);
+      into.transfers.insert(into.transfers.end(), lowered[i].transfers.begin(), lowered[i].transfers.end());
+    }
+  }
+}
+
 void Network::run_hybrid(const std::vector<std::vector<topology::GpuId>>& shards,
                          const std::vector<std::vector<topology::GpuId>>& replicas, base::Bytes bytes, Group& owner) {
   const std::size_t job = new_job(owner);
   auto& phases = jobs_[job].phases;
-  // Groups of one step run side by side: phase i of each in one phase (the slowest latency), so every transfer in
-  // flight shares the links with the others', as they would.
-  auto side_by_side = [&](collectives::Op op, const std::vector<std::vector<topology::GpuId>>& groups, base::Bytes n) {
-    const std::size_t at = phases.size();
-    for (const auto& g : groups) {
-      if (g.size() < 2) continue;
-      const auto lowered = collectives::lower(cost_, op, collectives::Algorithm::Auto, g, n, topo_);
-      if (phases.size() < at + lowered.size()) phases.resize(at + lowered.size());
-      for (std::size_t i = 0; i < lowered.size(); ++i) {
-        auto& into = phases[at + i];
-        into.latency = std::max(into.latency, lowered[i].latency);
-        into.transfers.insert(into.transfers.end(), lowered[i].transfers.begin(), lowered[i].transfers.end());
-      }
-    }
-  };
-  side_by_side(collectives::Op::ReduceScatter, shards, bytes);
+  side_by_side(phases, collectives::Op::ReduceScatter, shards, bytes);
   const std::int64_t shard = shards.empty() ? 1 : static_cast<std::int64_t>(shards.front().size());
-  side_by_side(collectives::Op::AllReduce, replicas, base::Bytes{bytes.n / shard});
+  side_by_side(phases, collectives::Op::AllReduce, replicas, base::Bytes{bytes.n / shard});
+  start_phase(job);
+}
+
+void Network::run_with_experts(collectives::Op op, const std::vector<topology::GpuId>& group, base::Bytes bytes,
+                               const std::vector<std::vector<topology::GpuId>>& experts, base::Bytes expert_bytes,
+                               Group& owner) {
+  const std::size_t job = new_job(owner);
+  auto& phases = jobs_[job].phases;
+  if (bytes.n > 0) phases = collectives::lower(cost_, op, collectives::Algorithm::Auto, group, bytes, topo_);
+  side_by_side(phases, op, experts, expert_bytes);
   start_phase(job);
 }
 
@@ -230,6 +246,30 @@ Replay::Replay(const StepPlan& plan, const StepOptions& options) : plan_(plan), 
           replicas[static_cast<std::size_t>((c.dp % h) * L.cp + c.cp)].push_back(member);
         }
         if (h > 0) g->set_hybrid(std::move(shards), std::move(replicas));
+        // The routed experts' gradients: the members' expert-data-parallel groups, where those are not the whole
+        // data-parallel group (ep x expert_tp != tp), as flows when each lies within this group. With MoE parallel
+        // folding a group may reach into another TP rank's data-parallel group (tp not dividing ep x expert_tp),
+        // which this group's rendezvous does not cover: its closed form is taken then (Group::set_expert_groups).
+        const int etp = L.expert_tp > 0 ? L.expert_tp : L.tp;
+        if (L.ep * etp != L.tp) {
+          const auto dp_members = placement.group(parallel::Dim::DpCp, placement.gpu(tp, 0, 0, pp));
+          std::vector<std::vector<topology::GpuId>> experts;
+          std::vector<bool> seen(dp_members.size(), false);
+          bool within = true;
+          for (std::size_t a = 0; a < dp_members.size() && within; ++a) {
+            if (seen[a]) continue;
+            std::vector<topology::GpuId> e;
+            for (int m : placement.group(parallel::Dim::Edp, dp_members[a])) {
+              const auto at = std::find(dp_members.begin(), dp_members.end(), m);
+              within = within && at != dp_members.end();
+              if (!within) break;
+              seen[static_cast<std::size_t>(at - dp_members.begin())] = true;
+              e.push_back(m);
+            }
+            experts.push_back(std::move(e));
+          }
+          if (within) g->set_expert_groups(std::move(experts));
+        }
       }
   }
   // Expert-parallel groups as Megatron-Core's expert rank generator builds them (Placement's Dim::Ep: consecutive

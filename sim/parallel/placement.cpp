@@ -21,6 +21,8 @@ const char* to_string(Dim d) {
       return "etp";
     case Dim::DpCp:
       return "dp-cp";
+    case Dim::Edp:
+      return "edp";
   }
   return "?";
 }
@@ -115,6 +117,8 @@ int Placement::size(Dim d) const {
       return etp_;
     case Dim::DpCp:
       return sizes_[kDp] * sizes_[kCp];
+    case Dim::Edp:
+      return sizes_[kTp] * sizes_[kDp] * sizes_[kCp] / (ep_ * etp_);
   }
   return 1;
 }
@@ -135,6 +139,7 @@ bool Placement::aligned_with(Dim d, int block) const {
     case Dim::DpCp:
       return axis(kCp) && axis(kDp);
     case Dim::Ep:
+    case Dim::Edp:
       return axis(kTp) && axis(kCp) && axis(kDp);
   }
   return false;
@@ -144,13 +149,15 @@ std::vector<int> Placement::group(Dim d, int gpu) const {
   const Coord c = coord(gpu);
   std::vector<int> members;
   members.reserve(static_cast<std::size_t>(size(d)));
-  if (d == Dim::Ep || d == Dim::Etp) {
+  if (d == Dim::Ep || d == Dim::Etp || d == Dim::Edp) {
     // i = etp_index + expert_tp * (ep_index + ep * edp_index) (see the class comment).
     const int i = slot_index(c);
     const int etp_index = i % etp_;
     const int rest = i / etp_;
     for (int e = 0; e < size(d); ++e) {
-      const int member = d == Dim::Ep ? etp_index + etp_ * (e + ep_ * (rest / ep_)) : rest * etp_ + e;
+      const int member = d == Dim::Ep    ? etp_index + etp_ * (e + ep_ * (rest / ep_))
+                         : d == Dim::Etp ? rest * etp_ + e
+                                         : etp_index + etp_ * (rest % ep_ + ep_ * e);
       members.push_back(this->gpu(from_slot(c, member)));
     }
     return members;

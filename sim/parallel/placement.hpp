@@ -11,7 +11,7 @@ namespace sim::parallel {
 /// DpCp: data parallelism with context parallelism, the group Megatron-Core reduces gradients over and shards the
 /// distributed optimizer (and FSDP its parameters) across (parallel_state's data-parallel group
 /// with_context_parallel=True): context-parallel ranks hold the same weights.
-enum class Dim { Tp, Cp, Dp, Pp, Ep, Etp, DpCp };
+enum class Dim { Tp, Cp, Dp, Pp, Ep, Etp, DpCp, Edp };
 const char* to_string(Dim d);
 
 /// A GPU's position in the parallel mesh.
@@ -54,7 +54,9 @@ class Placement {
   /// Every GPU that differs from `gpu` only in dimension `d` (including `gpu`), ordered by the index along `d`.
   /// For Dim::Ep: the ep GPUs of `gpu`'s expert-parallel group, ordered by ep index; for Dim::Etp: the expert_tp GPUs
   /// of its expert-tensor-parallel group (a part of its TP group), ordered by tp index; for Dim::DpCp: the dp x cp GPUs
-  /// of its data-parallel-with-context group, ordered by the combined index.
+  /// of its data-parallel-with-context group, ordered by the combined index; for Dim::Edp: its expert-data-parallel
+  /// group (Megatron-Core's expert data parallelism: the GPUs holding the same experts, tp x dp x cp / (ep x
+  /// expert_tp) of them, same etp and ep index), ordered by edp index.
   std::vector<int> group(Dim d, int gpu) const;
   /// Number of disjoint groups of dimension `d`: gpus() / size(d).
   int group_count(Dim d) const { return total_ / size(d); }

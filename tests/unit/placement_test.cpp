@@ -120,7 +120,7 @@ TEST(Placement, EveryGpuIsInExactlyOneGroupPerDimension) {
                           layout(4, 1, 4, 2, /*ep=*/4, /*expert_tp=*/2)})
     for (const char* order : {"tp-cp-dp-pp", "tp-dp-cp-pp", "pp-dp-cp-tp"}) {
       const Placement p(l, order);
-      for (Dim d : {Dim::Tp, Dim::Cp, Dim::Dp, Dim::Pp, Dim::Ep, Dim::Etp}) {
+      for (Dim d : {Dim::Tp, Dim::Cp, Dim::Dp, Dim::Pp, Dim::Ep, Dim::Etp, Dim::Edp}) {
         std::set<std::vector<int>> groups;
         std::map<int, int> seen;  // GPU -> number of distinct groups containing it
         for (int g = 0; g < p.gpus(); ++g) {
@@ -170,6 +170,22 @@ TEST(Placement, MoeParallelFoldingPutsExpertGroupsAcrossTensorParallelRanks) {
   const Placement half(layout(4, 1, 4, 1, /*ep=*/4, /*expert_tp=*/2), "tp-cp-dp-pp");
   EXPECT_EQ(half.group(Dim::Etp, 6), (std::vector<int>{6, 7}));
   EXPECT_EQ(half.group(Dim::Ep, 1), (std::vector<int>{1, 3, 5, 7}));
+}
+
+TEST(Placement, ExpertDataParallelGroupsHoldTheSameExperts) {
+  // Megatron-Core's expert data parallelism: the GPUs with the same etp and ep index, tp x dp x cp / (ep x expert_tp)
+  // of them. TP2 EP4 over dp 16 (the CI Mixtral layout): an EP group is 4 consecutive data-parallel ranks of one TP
+  // rank (one node), so the GPUs holding the same experts are one per node, 8 GPUs apart.
+  const Placement p(layout(2, 1, 16, 1, /*ep=*/4), "tp-cp-dp-pp");
+  EXPECT_EQ(p.size(Dim::Edp), 4);
+  EXPECT_EQ(p.group(Dim::Edp, 0), (std::vector<int>{0, 8, 16, 24}));
+  EXPECT_EQ(p.group(Dim::Edp, 3), (std::vector<int>{3, 11, 19, 27}));
+  // ep x expert_tp = tp: the whole data-parallel group holds the same experts.
+  const Placement whole(layout(8, 1, 4, 1, /*ep=*/2, /*expert_tp=*/4), "tp-cp-dp-pp");
+  EXPECT_EQ(whole.group(Dim::Edp, 5), whole.group(Dim::DpCp, 5));
+  // Folding with tp not dividing ep x expert_tp (TP8 EP4 expert_tp 1): a group reaches over two TP ranks.
+  const Placement folded(layout(8, 1, 4, 1, /*ep=*/4, /*expert_tp=*/1), "tp-cp-dp-pp");
+  EXPECT_EQ(folded.group(Dim::Edp, 0), (std::vector<int>{0, 4, 8, 12, 16, 20, 24, 28}));
 }
 
 TEST(Placement, GroupsAreOrderedByTheirDimensionIndex) {

