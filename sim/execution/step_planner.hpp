@@ -27,6 +27,15 @@ namespace sim::execution::detail {
 using base::Bytes;
 using base::Time;
 
+/// The dimensions of a layer's collectives (tensor, context, expert, expert-tensor parallelism).
+inline constexpr std::array<parallel::Dim, 4> kLayerDims{parallel::Dim::Tp, parallel::Dim::Cp, parallel::Dim::Ep,
+                                                         parallel::Dim::Etp};
+/// NVLink domains holding at least one member of `group` (step_plan_groups.cpp).
+int domains_spanned(const topology::Topology& topo, const std::vector<int>& group);
+/// For each pipeline rank, the GPU whose layer collective groups (tensor, context, expert) span the most NVLink
+/// domains: the rank's slowest groups, which its data-parallel peers wait for (step_plan_groups.cpp).
+std::vector<int> layer_group_gpus(const parallel::Placement& placement, const topology::Topology& topo, int pp);
+
 class Planner {
  public:
   Planner(const StepInputs& in, StepPlanCache::Impl* cache)
