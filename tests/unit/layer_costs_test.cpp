@@ -386,12 +386,6 @@ TEST(LayerCostsFp8, WithSequenceParallelismTheNormFusedCastsRunOnTheLocalShard) 
   }
 }
 
-}  // namespace
-}  // namespace sim::workload
-
-namespace sim::workload {
-namespace {
-
 TEST(LayerCosts, AttentionAndHiddenDropoutCostTheirOwnKernels) {
   // Attention dropout masks the s x s probabilities of unfused attention (kernels of its own, forward and backward);
   // hidden dropout masks each residual add (one byte per element more). Neither one stands for the other.
