@@ -353,9 +353,10 @@ StepPlan Planner::build() {
       if (pending <= 0 || (!force && pending < bucket_limit)) return;
       const double per = grad_bytes(in_.dtype, in_.fp32_main_grads);
       const double expert = expert_groups ? pending_expert : 0.0;
+      const Time experts = expert_time(expert * per);  // reduce_time's, computed once for the bucket's record too
       st.buckets.push_back({Bytes{static_cast<std::int64_t>((pending - expert) * per)},
-                            static_cast<int>(grad_op.segments.size()) - 1, reduce_time(pending, expert), Time{},
-                            Bytes{static_cast<std::int64_t>(expert * per)}, expert_time(expert * per)});
+                            static_cast<int>(grad_op.segments.size()) - 1, dp_time((pending - expert) * per) + experts,
+                            Time{}, Bytes{static_cast<std::int64_t>(expert * per)}, experts});
       sealed = grad_op.segments.size();
       pending = pending_expert = 0;
     };
