@@ -187,7 +187,13 @@ std::string baseline_text(const Baseline& b) {
   j["trainsim"] = TRAINSIM_VERSION;
   Json& m = j["metrics"];
   m = Json::object();
-  for (const auto& x : b.metrics) {
+  // In path order, however the metrics were gathered: rewriting the same values rewrites the same bytes.
+  std::vector<const BaselineMetric*> sorted;
+  for (const auto& x : b.metrics)
+    sorted.push_back(&x);
+  std::sort(sorted.begin(), sorted.end(), [](const auto* a, const auto* z) { return a->path < z->path; });
+  for (const BaselineMetric* p : sorted) {
+    const BaselineMetric& x = *p;
     Json& e = m[x.path];
     e["value"] = x.value;
     e["unit"] = x.unit;
@@ -256,7 +262,7 @@ class Checker {
       return e.equals && e.metric == "fits" && !*e.equals;
     });
     if (!step.result.fits && !expects_no_fit) {
-      rep.rows.push_back({"fits", "no", "yes", Status::Failed,
+      rep.rows.push_back({"fits", "false", "true", Status::Failed,
                           "does not fit in memory: " + fmt(step.result.memory.total, 1) + " of " +
                               fmt(step.result.memory.capacity, 1) + " GiB per GPU (weights " +
                               fmt(step.result.memory.params, 1) + ", gradients " + fmt(step.result.memory.grads, 1) +
@@ -299,7 +305,7 @@ class Checker {
         if (!step_->resolve(m.path)) needs_run = true;
     if (needs_run) {
       if (!step.result.fits) {
-        rep.rows.push_back({"fits", "no", "yes", Status::Failed,
+        rep.rows.push_back({"fits", "false", "true", Status::Failed,
                             "does not fit in memory (" + fmt(step.result.memory.total, 1) + " of " +
                                 fmt(step.result.memory.capacity, 1) +
                                 " GiB per GPU); run-level metrics not evaluated"});
@@ -444,8 +450,12 @@ class Checker {
                                   "--update-baseline");
     const double tol = m.atol + m.rtol * std::abs(m.value);
     const double worse = m.lower_is_better ? v - m.value : m.value - v;  // > 0: worse
-    char rel[32];
-    std::snprintf(rel, sizeof rel, "%+.2f%%", m.value != 0 ? 100.0 * (v - m.value) / std::abs(m.value) : 0.0);
+    char rel[48];
+    // A baseline of zero has no relative change: the absolute one instead.
+    if (m.value != 0)
+      std::snprintf(rel, sizeof rel, "%+.2f%%", 100.0 * (v - m.value) / std::abs(m.value));
+    else
+      std::snprintf(rel, sizeof rel, "%+.6g from 0", v);
     const std::string expected = show(m.value, unit) + " (" + (m.lower_is_better ? "lower" : "higher") +
                                  " is better, tol " + show(tol, unit) + ")";
     if (worse > tol)

@@ -13,7 +13,9 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 
 namespace sim::cli {
@@ -126,6 +128,23 @@ void github_outputs(const std::vector<ScenarioReport>& reps, std::ostream& out, 
 }
 
 int check_command(const CheckArgs& a, const Options& o, std::ostream& out, std::ostream& err) {
+  if (o.format == "json")
+    throw base::ConfigError("--format", "",
+                            "json: check prints its table (and --junit FILE writes JUnit XML for CI); accepted: table");
+  // One baseline file per scenario file name: two scenarios that share a name would read (or, with
+  // --update-baseline, write) one file, the last of them winning.
+  if (!a.baseline_dir.empty()) {
+    std::map<std::string, std::string> seen;  // baseline file -> the scenario that claims it
+    for (const auto& path : a.scenarios) {
+      const std::string file = std::filesystem::path(path).stem().string() + ".json";
+      const auto [at, fresh] = seen.emplace(file, path);
+      if (!fresh)
+        throw base::ConfigError(path, "",
+                                "shares its baseline file " + a.baseline_dir + "/" + file + " with " + at->second +
+                                    " (baselines are named by the scenario file's name): rename one, or check them "
+                                    "with separate --baseline directories");
+    }
+  }
   const app::CheckOptions options{.baseline_dir = a.baseline_dir,
                                   .update_baseline = a.update_baseline,
                                   .threads = thread_count(a.threads),

@@ -76,6 +76,7 @@ TEST_F(Check, AScenarioThatDoesNotFitFailsWithAJUnitFailureWhateverItExpects) {
   EXPECT_EQ(o.code, kExitCheckFailed) << o.out << o.err;
   const std::string xml = read(junit());
   EXPECT_TRUE(contains(xml, "<failure message=\"does not fit in memory: ")) << xml;
+  EXPECT_TRUE(contains(xml, "name=\"fits true\"")) << "the same testcase name as when it fits: " << xml;
   EXPECT_TRUE(contains(xml, "GiB per GPU (weights ")) << "the reason names the parts: " << xml;
   // Without any expectation too: a configuration that would crash never passes.
   const auto bare = dir_.write("bare.json", too_big.substr(0, too_big.find(", \"expect\"")) + " }");
@@ -168,6 +169,40 @@ TEST_F(Check, BaselineUpdateThenPassThenRegressAndImprove) {
   EXPECT_TRUE(contains(fast.out, "baseline step_time_s")) << fast.out;
   EXPECT_TRUE(contains(fast.out, "improved")) << fast.out;
   EXPECT_EQ(fast.code, kExitCheckFailed) << "memory grew back beyond tolerance: " << fast.out;
+}
+
+TEST_F(Check, BaselinesAreOnePerScenarioFileAndRewrittenInTheSameBytes) {
+  // Two scenario files of one name would share a baseline (the last --update-baseline winning): refused up front.
+  const auto a = dir_.write("a/s.json", scenario(R"({ "fits": true })"));
+  const auto b = dir_.write("b/s.json", scenario(R"({ "fits": true })"));
+  auto clash = trainsim({"check", a, b, "--baseline", baselines(), "--update-baseline"});
+  EXPECT_EQ(clash.code, kExitBadInput) << clash.out;
+  EXPECT_TRUE(contains(clash.err, "shares its baseline file")) << clash.err;
+  EXPECT_FALSE(std::filesystem::exists(baselines() + "/s.json")) << "nothing written";
+  // A rewrite of the same values writes the same bytes (metrics in path order, new or rewritten).
+  ASSERT_EQ(trainsim({"check", a, "--baseline", baselines(), "--update-baseline"}).code, kExitOk);
+  const std::string first = read(baselines() + "/s.json");
+  ASSERT_EQ(trainsim({"check", a, "--baseline", baselines(), "--update-baseline"}).code, kExitOk);
+  EXPECT_EQ(read(baselines() + "/s.json"), first);
+  EXPECT_LT(first.find("memory_gib.total"), first.find("step_time_s"));
+  // A baseline of zero: the change is absolute, not +0.00%.
+  dir_.write("z/s.json", R"({"schema": "trainsim.baseline/1", "scenario": "check-test",
+    "metrics": {"mfu": {"value": 0, "unit": "", "rtol": 0.01, "atol": 0, "direction": "higher_is_better"}}})");
+  auto zero = trainsim({"check", a, "--baseline", (dir_.path() / "z").string()});
+  EXPECT_TRUE(contains(zero.out, " from 0)")) << zero.out;
+  EXPECT_FALSE(contains(zero.out, "+0.00%")) << zero.out;
+}
+
+TEST_F(Check, JsonFormatIsRefusedAndBoundKeysAreNamed) {
+  const auto s = dir_.write("s.json", scenario(R"({ "mfu": { "minimum": 0.5 } })"));
+  auto bound = trainsim({"check", s});
+  EXPECT_EQ(bound.code, kExitBadInput);
+  EXPECT_TRUE(contains(bound.err, "unknown key \"minimum\"")) << bound.err;
+  EXPECT_TRUE(contains(bound.err, "accepted: min, max")) << bound.err;
+  const auto ok = dir_.write("ok.json", scenario(R"({ "fits": true })"));
+  auto json = trainsim({"--format", "json", "check", ok});
+  EXPECT_EQ(json.code, kExitBadInput);
+  EXPECT_TRUE(contains(json.err, "--junit FILE")) << json.err;
 }
 
 TEST_F(Check, TolerancesAndDirectionComeFromTheBaselineFile) {
