@@ -74,7 +74,8 @@ JsonDocument open_named(const std::string& name, std::string_view folder, const 
   const std::string builtin = std::string(folder) + "/" + name + ".json";
   if (auto text = base::builtin_text(builtin))
     return JsonDocument::parse_text(*text, std::string(kBuiltinPrefix) + builtin);
-  const auto names = base::builtin_names(folder);
+  auto names = base::builtin_names(folder);
+  if (folder == "failures") names.insert(names.begin(), {"default", "none"});  // the hardware profile's; no failures
   const std::string hint = base::did_you_mean(name, names);
   throw ConfigError("", "",
                     "\"" + name + "\" is not a built-in " +
@@ -148,6 +149,7 @@ std::optional<Spec> resolve_member(JsonReader& in, std::string_view key, std::st
 /// which unit the value is in ("s", "USD", "GiB"), empty for a plain number or a percentage.
 std::optional<double> read_bound(JsonReader& in, std::string_view key, std::string& unit) {
   const auto kind = in.kind(key);
+  in.accept(key);  // known, read or not: an unknown key beside it is told that min and max are what is accepted
   if (kind == JsonReader::Kind::Missing) return std::nullopt;
   if (kind == JsonReader::Kind::Integer || kind == JsonReader::Kind::Number) {
     double v = 0;
@@ -296,7 +298,10 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
       }
     } else if (fk != JsonReader::Kind::Missing) {
       std::string name;
-      if (r->required("failures", name) && name != "default") {
+      const bool named = r->required("failures", name);
+      if (named && name == "none") {
+        rel.failures = "none";  // no failure components at all: the failure-free run
+      } else if (named && name != "default") {
         try {
           JsonDocument fd = open_named(name, "failures", base_dir);
           Diagnostics fdiag(fd.origin());

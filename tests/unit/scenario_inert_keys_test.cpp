@@ -1,5 +1,5 @@
 // tests/unit/scenario_inert_keys_test.cpp: keys that would do nothing in their scenario are refused, naming why; a
-// value from --set is blamed on --set; whole token counts may be written in exponent form.
+// value from --set is blamed on --set; whole token counts may be written in exponent form; failure models by name.
 #include "sim/scenario/scenario.hpp"
 #include "tests/support/scenario_errors.hpp"
 
@@ -60,6 +60,13 @@ TEST(InertKeys, WholeTokenCountsInExponentFormLoad) {
   EXPECT_EQ(load_default_scenario({{"training.tokens", "15e12"}}).training.tokens->n, 15e12);
   EXPECT_EQ(load_default_scenario({{"training.tokens", "1.5e13"}}).training.tokens->n, 15e12);
   expect_refused({{"training.tokens", "15.5"}}, "/training/tokens", "an integer or a count such as \"15T\"");
+}
+
+TEST(InertKeys, FailureModelsByNameIncludeNone) {
+  // "none": the failure-free run (no components); an unknown name lists what is built in.
+  EXPECT_TRUE(load_default_scenario({{"reliability.failures", "\"none\""}}).reliability.components.empty());
+  EXPECT_FALSE(load_default_scenario().reliability.components.empty());
+  EXPECT_NE(load_error({{"reliability.failures", "\"foo\""}}).find("built-in: default, none;"), std::string::npos);
 }
 
 }  // namespace
