@@ -254,10 +254,17 @@ void Trial::on_arrival(std::size_t c) {
   // Thinning keeps the stream aligned whatever the state: a uniform is drawn for every arrival. A failure of a
   // part the job no longer holds (its node is out, not replaced) does not reach the job.
   const double u = sources_[c].rng.uniform();
-  const bool reaches_job = !cp.thinned || u * plan_.job.nodes < static_cast<double>(plan_.job.nodes - missing_nodes_);
+  const double hit = u * plan_.job.nodes;  // which node, in [0, nodes): those in use first, then idle, then out
+  const bool reaches_job = !cp.thinned || hit < static_cast<double>(plan_.job.nodes - missing_nodes_);
   advance_source(c);
   schedule_source(c, plan_.horizon.seconds());
   if (!reaches_job) return;
+  // A shrunk job runs on the nodes of its remaining replicas: a failure of a healthy node it left idle sends that
+  // node to repair but stops nothing.
+  if (cp.thinned && missing_replicas_ > 0 && phase_ == Phase::Running && hit >= static_cast<double>(nodes_in_use())) {
+    take_out_nodes(c, cp.nodes_affected);
+    return;
+  }
   // A loss spike comes from training itself (its rate is per optimiser step): none while the job is down.
   if (cp.effect == FailureEffect::LossSpike && phase_ != Phase::Running) return;
 
@@ -403,9 +410,27 @@ void Trial::on_straggler_detected(std::uint64_t gen) {
 void Trial::on_repair_done(int nodes) {
   pool_ += nodes;
   record("repaired", "");
+  // A shrunk job takes its replicas back once the pool covers every node it lacks: it drains (a checkpoint of the
+  // current state, nothing lost) and restarts at full size, as an elastic launcher re-forms the job when nodes
+  // return (torchrun's rendezvous with --max-nodes). Until then it runs shrunk.
+  if (phase_ == Phase::Running && missing_replicas_ > 0 && pool_ >= missing_nodes_) {
+    advance_to(now());
+    drain_p_ = run_p_;
+    discard_running();
+    restore_ = durable_p_;
+    down_cause_ = shrink_cause_;
+    record("drain", "scale up");
+    enter(Phase::Draining, now() + plan_.drain_write);
+    return;
+  }
   if (phase_ != Phase::Waiting) return;
   close_phase();
   decide();
+}
+
+int Trial::nodes_in_use() const {
+  const long long gpus = static_cast<long long>(plan_.job.dp - missing_replicas_) * plan_.job.gpus_per_replica;
+  return static_cast<int>((gpus + plan_.job.gpus_per_node - 1) / plan_.job.gpus_per_node);
 }
 
 // The nodes of a failed part leave the job for repair; they come back into the spare pool.

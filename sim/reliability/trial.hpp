@@ -119,6 +119,8 @@ class Trial final : public engine::Component {
   // ---------------------------------------------------------------- recovery
 
   void take_out_nodes(std::size_t c, int nodes);
+  /// Nodes a running job computes on: all but the missing ones, or a shrunk job's remaining replicas'.
+  int nodes_in_use() const;
   void decide();
   void on_phase_end();
 
