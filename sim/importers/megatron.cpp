@@ -245,6 +245,8 @@ class MegatronImport {
         continue;
       }
       if (unknown && !spec->presence_only) {
+        const std::string_view name = spec->name;
+        if (name == "nnodes" || name == "num-nodes") nnodes_unread_ = true;  // no one-node default then
         out_.unresolved.push_back({where(g),
                                    "\"" + g.value + "\" refers to a variable, command or arithmetic the file does " +
                                        "not define; give the value itself",
@@ -332,6 +334,7 @@ class MegatronImport {
     Draft& d = out_.draft;
     // Values checked first: integers positive, choices among the accepted ones.
     if (!given("nnodes") && given("num-nodes")) flags_["nnodes"] = *given("num-nodes");  // deepspeed's launcher
+    const bool nnodes_given = given("nnodes") != nullptr;  // read or not: its value is the cluster's, not a default
     if (const Given* nn = given("nnodes"); nn && nn->value.find(':') != std::string::npos) {
       out_.unresolved.push_back({where(*nn), nn->value + " is an elastic range; give --gpus N", "cluster.gpus"});
       flags_.erase("nnodes");
@@ -363,8 +366,10 @@ class MegatronImport {
       }
     }
 
-    // torchrun without --nnodes runs one node (its default "1:1"), unless a word it could not read may hold it.
-    if (!nnodes_ && !slurm_nodes_ && torchrun_line_ && !launcher_unread_ && !d.has("cluster.gpus"))
+    // torchrun without --nnodes runs one node (its default "1:1"), unless a word it could not read may hold it; a
+    // --nnodes whose value could not be read (an undefined variable, an elastic range) is left unresolved.
+    if (!nnodes_given && !nnodes_unread_ && !nnodes_ && !slurm_nodes_ && torchrun_line_ && !launcher_unread_ &&
+        !d.has("cluster.gpus"))
       if (const auto per = d.integer("cluster.gpus_per_node"))
         d.put("cluster.gpus", *per, where(*torchrun_line_) + " torchrun without --nnodes (one node, its default)",
               true);
@@ -546,7 +551,9 @@ class MegatronImport {
   std::vector<base::Diagnostic> errors_;
   std::optional<std::int64_t> nnodes_;
   std::optional<int> torchrun_line_;  // where torchrun launches the job
-  bool launcher_unread_ = false;      // a word before the script the file does not define (it may hold --nnodes)
+  bool launcher_unread_ = false;
+  bool nnodes_unread_ = false;  // --nnodes given with a value the file does not define      // a word before the script
+                                // the file does not define (it may hold --nnodes)
   bool script_seen_ = false;
 };
 

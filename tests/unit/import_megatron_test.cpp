@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <variant>
 #include <vector>
@@ -192,6 +193,29 @@ TEST(ImportMegatron, UndefinedVariablesAreUnresolvedNeverGuessed) {
   ASSERT_FALSE(im.unresolved.empty());
   EXPECT_TRUE(contains(im.unresolved[0].what, "$TP")) << im.unresolved[0].what;
   EXPECT_EQ(im.unresolved[0].path, "parallel.tp");
+}
+
+TEST(ImportMegatron, ANodeCountTheFileCannotGiveIsUnresolvedNotOneNode) {
+  // torchrun without --nnodes is one node (its default); with a --nnodes the file cannot read (a Slurm variable it does
+  // not define, an elastic range) the count is the cluster's, unknown here: it is asked for, never taken as one node.
+  const std::string line =
+      "torchrun --nproc-per-node 8 --nnodes NODES pretrain_gpt.py --tensor-model-parallel-size 4 "
+      "--num-layers 32 --hidden-size 4096 --num-attention-heads 32 --seq-length 4096 "
+      "--max-position-embeddings 4096 --micro-batch-size 1 --global-batch-size 256 --bf16";
+  for (const char* nodes : {"${SLURM_NNODES}", "1:4"}) {
+    SCOPED_TRACE(nodes);
+    std::string text = line;
+    text.replace(text.find("NODES"), 5, nodes);
+    const auto im = importers::import_megatron_text(text, "n.sh");
+    EXPECT_FALSE(im.draft.has("cluster.gpus")) << "not one node of 8";
+    EXPECT_TRUE(std::any_of(im.unresolved.begin(), im.unresolved.end(), [](const auto& f) {
+      return f.what.find("--nnodes") != std::string::npos || f.path == "cluster.gpus";
+    }));
+  }
+  const auto one = importers::import_megatron_text(
+      line.substr(0, line.find("--nnodes")) + line.substr(line.find("pretrain_gpt.py")), "n.sh");
+  ASSERT_TRUE(one.draft.has("cluster.gpus"));
+  EXPECT_EQ(*one.draft.integer("cluster.gpus"), 8) << "without --nnodes: torchrun's one node";
 }
 
 TEST(ImportMegatron, MissingClusterSizeExitsTwoWithTheOptionThatGivesIt) {
