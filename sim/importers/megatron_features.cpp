@@ -259,6 +259,15 @@ void apply_training_features(const Context& c) {
                            "free); not imported");
   if (const Given* g = c.given("optimizer"); g && g->value == "hybridadam")
     c.error(g->line, g->flag + " hybridadam: an optimizer offloaded to the CPU is not modelled; not imported");
+  // trainsim's memory, checkpoints and optimizer step are Adam's (two fp32 moments beside the master weights).
+  if (const Given* g = c.given("optimizer"); g && g->value == "sgd")
+    c.error(g->line, g->flag +
+                         " sgd: trainsim models Adam's states (two moments per parameter); SGD's one "
+                         "momentum buffer is not modelled; not imported");
+  // Megatron-LM asserts not (args.fp16 and args.bf16) (megatron/training/arguments.py).
+  if (const Given* h = c.given("fp16"); h && c.given("bf16"))
+    c.error(h->line, h->flag + " beside " + c.given("bf16")->flag +
+                         ": Megatron-LM refuses both at once; keep the one the run used");
   // Megatron-DeepSpeed's Ulysses sequence parallelism splits the data-parallel ranks; trainsim has no such layout.
   if (const Given* g = c.given("ds-sequence-parallel-size"); g && python_int(g->value).value_or(1) > 1)
     c.error(g->line, g->flag + " " + g->value +

@@ -218,6 +218,21 @@ TEST(ImportMegatron, ANodeCountTheFileCannotGiveIsUnresolvedNotOneNode) {
   EXPECT_EQ(*one.draft.integer("cluster.gpus"), 8) << "without --nnodes: torchrun's one node";
 }
 
+TEST(ImportMegatron, SgdAndBothSixteenBitFormatsAreRefused) {
+  // trainsim's states are Adam's; Megatron-LM refuses --fp16 beside --bf16. Neither is read silently.
+  auto refusal = [](const std::string& line) -> std::string {
+    try {
+      (void)importers::import_megatron_text(line, "o.sh");
+    } catch (const base::ConfigError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_TRUE(contains(refusal("--num-layers 2 --optimizer sgd"), "--optimizer sgd: trainsim models Adam's states"));
+  EXPECT_TRUE(contains(refusal("--num-layers 2 --bf16 --fp16"), "--fp16 beside --bf16: Megatron-LM refuses both"));
+  EXPECT_EQ(refusal("--num-layers 2 --optimizer adam --bf16"), "");
+}
+
 TEST(ImportMegatron, MissingClusterSizeExitsTwoWithTheOptionThatGivesIt) {
   auto o = trainsim(
       {"import", "megatron", kData + "llama3-8b-launch.sh", "--model", "llama3-8b", "--hardware", "h100-sxm5-80gb"});
