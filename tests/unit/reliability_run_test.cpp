@@ -385,20 +385,27 @@ TEST(RunMonteCarlo, SparesAreSwappedInOtherwiseTheJobWaitsOrShrinks) {
               wait.goodput.mean, shrink.goodput.mean);
 }
 
+/// 64 GPUs in 8 replicas of one node, no spares, node crashes of mean `node_mtbf_h` each with `repair_h` repairs, a
+/// step that takes 1 s on 8 replicas and 2 s on 4 (the batch divides over 8 or 4 replicas only).
+RunInputs eight_replica_job(double solve_h, double node_mtbf_h, double repair_h) {
+  RunInputs in = daly_model(1.0, 1, 10, solve_h);
+  in.job = JobShape::make(64, 8, 8);
+  in.components = {component("node", FailureScope::Node, node_mtbf_h, FailureEffect::Crash, repair_h)};
+  in.step_time = [](const ClusterState& s) {
+    return s.missing_dp_replicas == 0   ? Time::from_seconds(1.0)
+           : s.missing_dp_replicas == 4 ? Time::from_seconds(2.0)
+                                        : Time::max();
+  };
+  in.spares = 0;
+  return in;
+}
+
 TEST(RunMonteCarlo, AShrunkJobTakesItsReplicasBackAndIgnoresTheNodesItLeftIdle) {
   // 64 GPUs in 8 replicas of one node, no spares, node crashes every 12 h with 2 h repairs, a step that halves with
   // half the replicas (one lost node: 8 -> 4 replicas, the batch dividing only over powers of two). Shrunk, the job
   // used to keep its 4 replicas until a restart found nothing under repair, and the 4 idle nodes' failures
   // interrupted it: shrinking cost more than waiting.
-  RunInputs in = daly_model(1.0, 1, 10, 24 * 30);
-  in.job = JobShape::make(64, 8, 8);
-  in.components = {component("node", FailureScope::Node, 8 * 12.0, FailureEffect::Crash, 2)};
-  in.step_time = [](const ClusterState& s) {
-    return s.missing_dp_replicas == 0   ? Time::from_seconds(1.0)
-           : s.missing_dp_replicas == 4 ? Time::from_seconds(2.0)
-                                        : Time::max();  // the batch divides over 8 or 4 replicas only
-  };
-  in.spares = 0;
+  RunInputs in = eight_replica_job(/*solve_h=*/24 * 30, /*node_mtbf_h=*/8 * 12.0, /*repair_h=*/2);
   in.when_spares_exhausted = OnSparesExhausted::Wait;
   const results::RunSummary wait = run_monte_carlo(in, 16, 5, 2);
   in.when_spares_exhausted = OnSparesExhausted::Shrink;
@@ -418,15 +425,7 @@ TEST(RunMonteCarlo, FailuresOfNodesAShrunkJobLeftIdleDoNotInterruptIt) {
   // As above, but repairs outlast the run: after its first failure the job runs on 4 of its 8 nodes for good (the
   // batch divides over 8 or 4 replicas), so later node failures reach it at the rate of 4 nodes, not of every healthy
   // one, until it has too few nodes left to run (then it never finishes).
-  RunInputs in = daly_model(1.0, 1, 10, 24 * 2);
-  in.job = JobShape::make(64, 8, 8);
-  in.components = {component("node", FailureScope::Node, 8 * 48.0, FailureEffect::Crash, 100000)};
-  in.step_time = [](const ClusterState& s) {
-    return s.missing_dp_replicas == 0   ? Time::from_seconds(1.0)
-           : s.missing_dp_replicas == 4 ? Time::from_seconds(2.0)
-                                        : Time::max();  // the batch divides over 8 or 4 replicas only
-  };
-  in.spares = 0;
+  RunInputs in = eight_replica_job(/*solve_h=*/24 * 2, /*node_mtbf_h=*/8 * 48.0, /*repair_h=*/100000);
   in.when_spares_exhausted = OnSparesExhausted::Shrink;
   const results::RunSummary s = run_monte_carlo(in, 400, 7, 2);
   // Measured: 1.04 interruptions per trial; 1.26 when the idle nodes' failures interrupted the shrunk job too.
