@@ -13,9 +13,14 @@ inline double bucket_params(int dp) {
   return std::max(40e6, 1e6 * dp);
 }
 
-/// Adam in mixed precision touches per local parameter: fp32 grad read (4), master weight, m, v read and written
-/// (3 x 8), 16-bit weight written (2), plus the gradient-norm pass (4): 34 bytes (Megatron's fused Adam).
-constexpr double kOptimizerBytesPerParam = 34.0;
+/// Adam in mixed precision touches per local parameter: the main gradient read by the gradient-norm pass and by the
+/// step (fp32: 2 x 4), the master weight and the two moments read and written (fp32: 3 x 8), the 16-bit weight
+/// written (2): 34 bytes with Megatron's defaults. `state_bytes` is what the optimizer keeps per parameter
+/// (parallel::MemoryOptions::optimizer_state_bytes: 12 by default, 6 with bf16 moments and 16-bit master remainders).
+inline double optimizer_bytes_per_param(bool fp32_main_grads, double state_bytes) {
+  const double grad = fp32_main_grads ? 4.0 : 2.0;
+  return 2 * grad + 2 * state_bytes + 2.0;
+}
 /// Gradient bytes on the wire: bf16 training reduces fp32 main gradients (Megatron-LM forces
 /// accumulate_allreduce_grads_in_fp32 for bf16, arguments.py); fp16 training reduces the 16-bit gradients (the flag's
 /// default), as the 2021-22 Megatron-LM runs of Narayanan et al. and Korthikanti et al. did.

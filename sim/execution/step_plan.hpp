@@ -80,6 +80,8 @@ struct StepInputs {
   bool attention_dropout = false;  // training.attention_dropout > 0
   /// Data-parallel gradients on the wire in fp32 (Megatron-LM's default for bf16) or in bf16 (--grad-reduce-in-bf16).
   bool fp32_main_grads = true;
+  /// Bytes per parameter the optimizer keeps and rewrites (parallel::MemoryOptions::optimizer_state_bytes).
+  double optimizer_state_bytes = 12;
   /// The fused attention kernel's class (FA3 / cuDNN as Transformer Engine runs it, FlashAttention-2, Triton).
   hardware::AttentionKernel attention_kernel = hardware::AttentionKernel::Fused;
   /// PyTorch eager-mode elementwise kernels (scenario training.kernels "eager"; workload::LayerShape::eager_kernels).

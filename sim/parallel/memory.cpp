@@ -308,7 +308,15 @@ MemoryBreakdown memory_on_rank(const ModelSpec& model, const Layout& layout, con
     const int layers = std::max(1, layout.layers_per_stage.front());
     out.grads = whole_bytes(static_cast<double>(out.grads.n) / layers);
   }
-  out.optimizer = whole_bytes(sharded(pure_16bit ? 2 * kBf16 : (fp32_params ? 2 : 3) * kFp32, sharded_optimizer));
+  // The optimizer's own states: Adam's two moments beside fp32 parameters (Params unsharded or under ZeRO-3), 16-bit
+  // moments in pure 16-bit training, else the separate master and the two moments in their dtypes
+  // (MemoryOptions::main_params, exp_avg, exp_avg_sq).
+  const double optimizer_bytes = pure_16bit    ? 2 * kBf16
+                                 : fp32_params ? 2 * kFp32
+                                               : MemoryOptions::bytes(options.main_params) +
+                                                     MemoryOptions::bytes(options.exp_avg) +
+                                                     MemoryOptions::bytes(options.exp_avg_sq);
+  out.optimizer = whole_bytes(sharded(optimizer_bytes, sharded_optimizer));
 
   // Activations: the layers of every micro-batch in flight at the rank's peak, plus the layers being recomputed.
   const ActivationShape& shape = inv.shape;

@@ -60,6 +60,33 @@ struct MemoryOptions {
   /// None as 2 + 2 + 4/d.
   enum class MasterWeights { Separate, Params, None };
   MasterWeights master_weights = MasterWeights::Separate;
+  /// The dtypes of the separate master copy and of Adam's two moments (only read with Separate master weights):
+  /// Megatron-Core's precision-aware optimizer (--use-precision-aware-optimizer: TransformerEngine's FusedAdam, which
+  /// needs the distributed optimizer) keeps them in --main-params-dtype fp32 | fp16 and --exp-avg-dtype /
+  /// --exp-avg-sq-dtype fp32 | fp16 | bf16 | fp8, and with TransformerEngine >= 2.1 stores an fp32 master as the 16
+  /// bits the bf16 weights lack (store_param_remainders: 2 bytes). Megatron-LM's OptimizerConfig
+  /// (megatron/core/optimizer/optimizer_config.py) and get_megatron_optimizer. training.main_params,
+  /// training.exp_avg, training.exp_avg_sq; the defaults are the 4 + 4 + 4 = 12 above.
+  enum class MainParams { Fp32, Fp32Remainders, Fp16 };
+  enum class Moment { Fp32, Bf16, Fp16, Fp8 };
+  MainParams main_params = MainParams::Fp32;
+  Moment exp_avg = Moment::Fp32;
+  Moment exp_avg_sq = Moment::Fp32;
+  static double bytes(MainParams m) { return m == MainParams::Fp32 ? 4 : 2; }
+  static double bytes(Moment m) { return m == Moment::Fp32 ? 4 : m == Moment::Fp8 ? 1 : 2; }
+  /// Bytes per local parameter of what the optimizer keeps and rewrites each step: the master and the two moments
+  /// (Separate), the fp32 parameters and two fp32 moments (Params: 4 + 8), or 16-bit parameters and moments (None).
+  double optimizer_state_bytes() const {
+    switch (master_weights) {
+      case MasterWeights::Params:
+        return 12;
+      case MasterWeights::None:
+        return 6;
+      case MasterWeights::Separate:
+        break;
+    }
+    return bytes(main_params) + bytes(exp_avg) + bytes(exp_avg_sq);
+  }
   /// The optimizer steps each parameter inside the backward, as soon as its (sharded) gradient is reduced, and drops
   /// the gradient (TorchTitan's [optimizer] early_step_in_backward: OptimizersInBackwardContainer's
   /// post-accumulate-grad hooks, torchtitan/components/optimizer.py). Modelled with FSDP (ZeRO-3) or one data-parallel

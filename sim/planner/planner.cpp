@@ -74,6 +74,7 @@ execution::StepInputs step_inputs(const PlanProblem& p, const ParallelConfig& c,
   in.dropout = p.dropout;
   in.attention_dropout = p.attention_dropout;
   in.fp32_main_grads = p.memory.fp32_main_grads;
+  in.optimizer_state_bytes = p.memory.optimizer_state_bytes();
   return in;
 }
 

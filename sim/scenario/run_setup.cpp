@@ -49,7 +49,11 @@ reliability::CheckpointShape checkpoint_shape(const Scenario& s, const parallel:
   // 16-bit weights (4 bytes in fp32 training) plus fp32 master weights and Adam's two moments, 12 bytes per
   // parameter (Rajbhandari et al., "ZeRO", SC20, Sec. 3.1: K = 12 for mixed-precision Adam); gradients are not saved.
   sh.weight_bytes = s.training.dtype == hardware::Dtype::Fp32 || s.training.dtype == hardware::Dtype::Tf32 ? 4 : 2;
-  sh.optimizer_bytes = 12;
+  // With training.main_params / exp_avg / exp_avg_sq, the moments are saved in their dtype and the master in fp16
+  // or fp32; an fp32 master kept as remainders is counted whole (4 B), the larger of what a checkpoint can hold.
+  using MO = parallel::MemoryOptions;
+  sh.optimizer_bytes = (s.memory.main_params == MO::MainParams::Fp16 ? 2 : 4) + MO::bytes(s.memory.exp_avg) +
+                       MO::bytes(s.memory.exp_avg_sq);
   sh.gpus = s.cluster.gpus;
   sh.gpus_per_node = s.cluster.gpus_per_node;
   sh.dp = layout.dp * layout.cp;  // context-parallel ranks hold the same weights as data-parallel ones

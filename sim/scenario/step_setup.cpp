@@ -104,6 +104,7 @@ StepSetup step_setup(const Scenario& s) {
   in.dropout = s.memory.hidden_dropout > 0;
   in.attention_dropout = s.memory.attention_dropout > 0;
   in.fp32_main_grads = s.memory.fp32_main_grads;
+  in.optimizer_state_bytes = s.memory.optimizer_state_bytes();
   in.data_tokens_per_s = data_tokens_per_s(s);
   return in;
 }

@@ -9,6 +9,44 @@ namespace sim::scenario::detail {
 using base::JsonReader;
 using base::Range;
 
+namespace {
+
+/// training.main_params, training.exp_avg, training.exp_avg_sq: the dtypes of the separate master copy and of Adam's
+/// two moments (parallel::MemoryOptions::main_params; Megatron-Core's precision-aware optimizer).
+void optimizer_state_dtypes(JsonReader& t, Scenario& s) {
+  parallel::MemoryOptions& mo = s.memory;
+  const bool separate = mo.master_weights == parallel::MemoryOptions::MasterWeights::Separate;
+  std::string main;
+  if (t.optional_enum("main_params", main, {"fp32", "fp32_remainders", "fp16"})) {
+    if (!separate)
+      t.error("main_params",
+              "is the dtype of a separate master copy, but training.master_weights is not "
+              "\"separate\" (the parameters are the master there); drop it");
+    // The remainders complete bf16 weights to fp32 (TransformerEngine's FusedAdam store_param_remainders).
+    if (main == "fp32_remainders" && s.training.dtype != hardware::Dtype::Bf16 &&
+        s.training.dtype != hardware::Dtype::Fp8)
+      t.error("main_params", "\"fp32_remainders\" stores the 16 bits bf16 weights lack, but training.dtype is \"" +
+                                 std::string(hardware::to_string(s.training.dtype)) + "\"; use \"fp32\" or \"fp16\"");
+    using MP = parallel::MemoryOptions::MainParams;
+    mo.main_params = main == "fp16" ? MP::Fp16 : main == "fp32_remainders" ? MP::Fp32Remainders : MP::Fp32;
+  }
+  for (const char* key : {"exp_avg", "exp_avg_sq"}) {
+    std::string dtype;
+    if (!t.optional_enum(key, dtype, {"fp32", "bf16", "fp16", "fp8"})) continue;
+    if (!separate && dtype != "fp32")
+      t.error(key,
+              "sets the dtype of a separate optimizer's moments (training.master_weights \"separate\"); "
+              "with master_weights \"params\" they are fp32, with \"none\" 16-bit; drop it");
+    using M = parallel::MemoryOptions::Moment;
+    (std::string(key) == "exp_avg" ? mo.exp_avg : mo.exp_avg_sq) = dtype == "bf16"   ? M::Bf16
+                                                                   : dtype == "fp16" ? M::Fp16
+                                                                   : dtype == "fp8"  ? M::Fp8
+                                                                                     : M::Fp32;
+  }
+}
+
+}  // namespace
+
 void parse_training(JsonReader& t, Scenario& s, bool have_model, bool have_hardware) {
   t.required("seq_len", s.training.seq_len, Range::at_least(1));
   base::Count tokens;
@@ -85,6 +123,7 @@ void parse_training(JsonReader& t, Scenario& s, bool have_model, bool have_hardw
       t.error("main_grads", "\"fp32\" contradicts master_weights \"none\" (no fp32 state at all); leave it out");
     mo.fp32_main_grads = false;
   }
+  optimizer_state_dtypes(t, s);
   if (t.optional("optimizer_in_backward", mo.optimizer_in_backward) && mo.optimizer_in_backward) {
     // TorchTitan's build_optimizers refuses pipeline and expert parallelism with it; with FSDP each gradient is
     // final once its reduce-scatter lands, and stepping in every micro-batch's backward would not accumulate.
