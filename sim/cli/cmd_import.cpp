@@ -115,6 +115,8 @@ void print_findings(const Import& im, const Options& o, std::ostream& err) {
     err << "note: " << base::printable(f.to_string()) << "\n";
   for (const auto& f : im.ignored)
     err << "ignored: " << base::printable(f.to_string()) << "\n";
+  for (const auto& f : im.not_modelled)
+    err << "warning: " << base::printable(f.to_string()) << "\n";
   for (const auto& f : im.unresolved)
     if (!f.path.empty() && im.draft.has(f.path))
       err << "settled: " << base::printable(f.to_string()) << " (given as "

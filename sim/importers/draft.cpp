@@ -197,6 +197,7 @@ void Import::merge(const Import& other) {
   ignored.insert(ignored.end(), other.ignored.begin(), other.ignored.end());
   unresolved.insert(unresolved.end(), other.unresolved.begin(), other.unresolved.end());
   notes.insert(notes.end(), other.notes.begin(), other.notes.end());
+  not_modelled.insert(not_modelled.end(), other.not_modelled.begin(), other.not_modelled.end());
 }
 
 std::vector<Finding> unsettled(const Import& im) {

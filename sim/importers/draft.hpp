@@ -13,7 +13,8 @@
 namespace sim::importers {
 
 /// One value of a scenario or model field, as it will be written to JSON (lists: layer patterns, module names).
-using Value = std::variant<std::int64_t, double, bool, std::string, std::vector<std::int64_t>, std::vector<std::string>>;
+using Value =
+    std::variant<std::int64_t, double, bool, std::string, std::vector<std::int64_t>, std::vector<std::string>>;
 std::string to_string(const Value& v);  // 8, 0.5, true, "bf16" (strings quoted, as in JSON)
 
 /// A scenario field found in an input: its dotted scenario path ("parallel.tp", "model.layers"), value and origin
@@ -72,6 +73,9 @@ struct Import {
   std::vector<Finding> ignored;
   std::vector<Finding> unresolved;
   std::vector<Finding> notes;
+  /// What the input sets that changes the step, memory or run but trainsim does not model, or cannot tell (flags it
+  /// does not know): printed as warnings, apart from the ignored ones, which change none of them.
+  std::vector<Finding> not_modelled;
 
   void merge(const Import& other);
 };

@@ -93,22 +93,7 @@ class MegatronImport {
 
   /// Megatron-LM's entry points for models that are not decoder-only transformers: an error naming the script.
   void refuse_entry_point(const ShellWord& w) {
-    static const std::map<std::string, std::string, std::less<>> kOther = {
-        {"pretrain_bert.py", "BERT, an encoder with bidirectional attention"},
-        {"pretrain_t5.py", "T5, an encoder-decoder"},
-        {"pretrain_mamba.py", "a Mamba (state-space) or hybrid model"},
-        {"pretrain_retro.py", "RETRO, a retrieval-augmented model with an encoder"},
-        {"pretrain_ict.py", "ICT, a BERT-based retriever"},
-        {"pretrain_vlm.py", "a vision-language model"},
-        {"pretrain_vision_classify.py", "a vision transformer"},
-        {"pretrain_vision_dino.py", "a vision transformer"},
-        {"pretrain_vision_inpaint.py", "a vision transformer"}};
-    if (w.text.starts_with("-")) return;
-    const auto slash = w.text.find_last_of('/');
-    const std::string base = slash == std::string::npos ? w.text : w.text.substr(slash + 1);
-    if (auto it = kOther.find(base); it != kOther.end())
-      error(w.line, base + " trains " + it->second +
-                        "; trainsim models decoder-only (GPT-style) transformers, dense or MoE: not imported");
+    if (auto why = other_entry_point(w.text)) error(w.line, *why);
   }
 
   /// Slurm's node count and tasks or GPUs per node (#SBATCH directives, srun and sbatch options); returns the index of
@@ -240,8 +225,22 @@ class MegatronImport {
         continue;
       }
       if (!spec) {
-        out_.ignored.push_back(
-            {where(w.line), g.flag + (g.value.empty() ? "" : " " + g.value) + ": not modelled by trainsim"});
+        const std::string shown = g.flag + (g.value.empty() ? "" : " " + g.value);
+        std::string why;
+        switch (classify_unread(norm, why)) {
+          case Unread::NoEffect:
+            out_.ignored.push_back({where(w.line), shown + ": no effect on time or memory"});
+            break;
+          case Unread::NotModelled:
+            out_.not_modelled.push_back({where(w.line), shown + ": " + why});
+            break;
+          case Unread::ShapesModel:
+            error(w.line, shown + ": " + why + "; not imported");
+            break;
+          case Unread::Unknown:
+            out_.not_modelled.push_back({where(w.line), shown + ": " + why});
+            break;
+        }
         continue;
       }
       if (unknown && !spec->presence_only) {
@@ -486,6 +485,17 @@ class MegatronImport {
       } else {
         out_.unresolved.push_back({where(*smp), "needs --seq-length to count tokens", "training.tokens"});
       }
+    }
+    // Megatron-DeepSpeed's --train-tokens: training stops at whichever of its iteration, sample and token limits comes
+    // first (its arguments.py: "Total number of tokens to train over all training runs"). Found by a user trial: its
+    // GPT examples set --train-samples far past --train-tokens, and the run came out twice as long.
+    if (const Given* tt = given("train-tokens"); tt && python_int(tt->value)) {
+      const std::int64_t cap = *python_int(tt->value);
+      const auto have = d.integer("training.tokens");
+      if (!have || cap < *have)
+        d.override_value(
+            "training.tokens", cap,
+            where(*tt) + (have ? " (before the sample or iteration limit: the first limit ends training)" : ""));
     }
   }
 

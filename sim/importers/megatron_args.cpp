@@ -6,6 +6,7 @@
 
 #include <cctype>
 #include <map>
+#include <set>
 
 namespace sim::importers::megatron {
 
@@ -30,6 +31,7 @@ const std::vector<FlagSpec>& flag_specs() {
       {"global-batch-size", Kind::Int, "parallel.global_batch"},
       {"train-iters", Kind::Int, nullptr, {}, 1, 1'000'000'000'000'000},
       {"train-samples", Kind::Int, nullptr, {}, 1, 1'000'000'000'000'000},
+      {"train-tokens", Kind::Int, nullptr, {}, 1, 1'000'000'000'000'000'000},  // Megatron-DeepSpeed
       {"rampup-batch-size", Kind::Int, nullptr, {}, 3, 1'000'000'000'000'000},
       {"checkpoint-activations", Kind::Bool, nullptr},
       {"kv-channels", Kind::Int, nullptr},
@@ -41,6 +43,12 @@ const std::vector<FlagSpec>& flag_specs() {
        {"no_shard", "optim", "optim_grads", "optim_grads_params"}},
       {"outer-dp-sharding-strategy", Kind::Choice, nullptr, {"no_shard", "optim"}},
       {"grad-reduce-in-bf16", Kind::Bool, nullptr},
+      {"use-precision-aware-optimizer", Kind::Bool, nullptr},
+      {"fp8-param-gather", Kind::Bool, nullptr},
+      {"main-grads-dtype", Kind::Choice, nullptr, {"fp32", "bf16"}},
+      {"main-params-dtype", Kind::Choice, nullptr, {"fp32", "fp16"}},
+      {"exp-avg-dtype", Kind::Choice, nullptr, {"fp32", "fp16", "bf16", "fp8"}},
+      {"exp-avg-sq-dtype", Kind::Choice, nullptr, {"fp32", "fp16", "bf16", "fp8"}},
       {"moe-layer-freq", Kind::Text, nullptr},
       {"moe-enable-deepep", Kind::Bool, nullptr},
       {"moe-expert-capacity-factor", Kind::Text, nullptr},
@@ -70,6 +78,9 @@ const std::vector<FlagSpec>& flag_specs() {
       {"hidden-dropout", Kind::Text, nullptr},
       {"attention-backend", Kind::Choice, nullptr, {"auto", "flash", "fused", "unfused", "local"}},
       {"use-flash-attn", Kind::Bool, nullptr},
+      {"use-flash-attn-v1", Kind::Bool, nullptr},  // Megatron-DeepSpeed's FlashAttention flags
+      {"use-flash-attn-v2", Kind::Bool, nullptr},
+      {"use-flash-attn-triton", Kind::Bool, nullptr},
       {"pipeline-model-parallel-layout", Kind::Text, nullptr},
       {"decoder-first-pipeline-num-layers", Kind::Int, nullptr},
       {"decoder-last-pipeline-num-layers", Kind::Int, nullptr},
@@ -149,6 +160,7 @@ std::string settles(const FlagSpec& s) {
                                                       {"train-iters", "training.tokens"},
                                                       {"save-interval", "reliability.checkpoint.interval"},
                                                       {"train-samples", "training.tokens"},
+                                                      {"train-tokens", "training.tokens"},
                                                       {"nnodes", "cluster.gpus"},
                                                       {"recompute-granularity", "parallel.recompute"},
                                                       {"fp8-format", "training.dtype"},
@@ -162,6 +174,267 @@ const FlagSpec* find_spec(const std::string& normalized) {
   for (const auto& s : flag_specs())
     if (normalized == s.name) return &s;
   return nullptr;
+}
+
+std::optional<std::string> other_entry_point(const std::string& word) {
+  static const std::map<std::string, std::string, std::less<>> kOther = {
+      {"pretrain_bert.py", "BERT, an encoder with bidirectional attention"},
+      {"pretrain_t5.py", "T5, an encoder-decoder"},
+      {"pretrain_mamba.py", "a Mamba (state-space) or hybrid model"},
+      {"pretrain_retro.py", "RETRO, a retrieval-augmented model with an encoder"},
+      {"pretrain_ict.py", "ICT, a BERT-based retriever"},
+      {"pretrain_vlm.py", "a vision-language model"},
+      {"pretrain_vision_classify.py", "a vision transformer"},
+      {"pretrain_vision_dino.py", "a vision transformer"},
+      {"pretrain_vision_inpaint.py", "a vision transformer"}};
+  if (word.starts_with("-")) return std::nullopt;
+  const auto slash = word.find_last_of('/');
+  const std::string base = slash == std::string::npos ? word : word.substr(slash + 1);
+  if (auto it = kOther.find(base); it != kOther.end())
+    return base + " trains " + it->second +
+           "; trainsim models decoder-only (GPT-style) transformers, dense or MoE: not imported";
+  // NeMo's Hydra entry points take YAML overrides (model.global_batch_size=4), not Megatron-LM's flags: reading the
+  // flags alone gave a batch of 1 and fp32 (found by a user trial).
+  const bool hydra = base.starts_with("megatron_") && base.ends_with("_pretraining.py");
+  for (const char* section : {"model.", "trainer.", "exp_manager."})
+    if (hydra || (word.starts_with(section) && word.find('=') != std::string::npos))
+      return "\"" + word +
+             "\": NeMo's Hydra launch (YAML config and key=value overrides); trainsim reads Megatron-LM's "
+             "command-line flags: write the run as a scenario, or as the Megatron-LM command line NeMo logs; "
+             "not imported";
+  return std::nullopt;
+}
+
+Unread classify_unread(const std::string& n, std::string& why) {
+  // Megatron-LM arguments (megatron/training/arguments.py) that set the optimizer's hyperparameters, data, logging,
+  // checkpoint loading, initialisation, the loss scaler or the router's losses: no effect on time or memory.
+  static const std::set<std::string, std::less<>> no_effect = {"lr",
+                                                               "min-lr",
+                                                               "lr-decay-style",
+                                                               "lr-decay-iters",
+                                                               "lr-decay-samples",
+                                                               "lr-warmup-iters",
+                                                               "lr-warmup-samples",
+                                                               "lr-warmup-fraction",
+                                                               "lr-warmup-init",
+                                                               "weight-decay",
+                                                               "weight-decay-incr-style",
+                                                               "start-weight-decay",
+                                                               "end-weight-decay",
+                                                               "clip-grad",
+                                                               "adam-beta1",
+                                                               "adam-beta2",
+                                                               "adam-eps",
+                                                               "sgd-momentum",
+                                                               "init-method-std",
+                                                               "init-method-xavier-uniform",
+                                                               "seed",
+                                                               "data-path",
+                                                               "train-data-path",
+                                                               "valid-data-path",
+                                                               "test-data-path",
+                                                               "data-cache-path",
+                                                               "split",
+                                                               "mock-data",
+                                                               "vocab-file",
+                                                               "merge-file",
+                                                               "tokenizer-model",
+                                                               "load",
+                                                               "pretrained-checkpoint",
+                                                               "finetune",
+                                                               "no-load-optim",
+                                                               "no-load-rng",
+                                                               "no-save-optim",
+                                                               "no-save-rng",
+                                                               "exit-interval",
+                                                               "exit-duration-in-mins",
+                                                               "exit-signal-handler",
+                                                               "log-interval",
+                                                               "log-params-norm",
+                                                               "log-num-zeros-in-grad",
+                                                               "log-throughput",
+                                                               "log-timers-to-tensorboard",
+                                                               "log-validation-ppl-to-tensorboard",
+                                                               "log-memory-to-tensorboard",
+                                                               "log-world-size-to-tensorboard",
+                                                               "log-batch-size-to-tensorboard",
+                                                               "log-learning-rate-to-tensorboard",
+                                                               "log-loss-scale-to-tensorboard",
+                                                               "log-progress",
+                                                               "timing-log-level",
+                                                               "timing-log-option",
+                                                               "tensorboard-dir",
+                                                               "tensorboard-log-interval",
+                                                               "tensorboard-queue-size",
+                                                               "wandb-project",
+                                                               "wandb-exp-name",
+                                                               "wandb-save-dir",
+                                                               "eval-iters",
+                                                               "eval-interval",
+                                                               "distributed-backend",
+                                                               "distributed-timeout-minutes",
+                                                               "ckpt-format",
+                                                               "use-dist-ckpt",
+                                                               "dist-ckpt-format",
+                                                               "auto-detect-ckpt-format",
+                                                               "use-checkpoint-args",
+                                                               "use-mcore-models",
+                                                               "num-workers",
+                                                               "dataloader-type",
+                                                               "norm-epsilon",
+                                                               "layernorm-epsilon",
+                                                               "rotary-base",
+                                                               "rotary-percent",
+                                                               "rotary-seq-len-interpolation-factor",
+                                                               "use-rope-scaling",
+                                                               "rope-scaling-factor",
+                                                               "attention-softmax-in-fp32",
+                                                               "apply-query-key-layer-scaling",
+                                                               "loss-scale",
+                                                               "initial-loss-scale",
+                                                               "min-loss-scale",
+                                                               "loss-scale-window",
+                                                               "hysteresis",
+                                                               "accumulate-allreduce-grads-in-fp32",
+                                                               "moe-aux-loss-coeff",
+                                                               "moe-z-loss-coeff",
+                                                               "moe-router-load-balancing-type",
+                                                               "moe-router-score-function",
+                                                               "moe-router-enable-expert-bias",
+                                                               "moe-router-bias-update-rate",
+                                                               "moe-router-topk-scaling-factor",
+                                                               "moe-router-pre-softmax",
+                                                               "moe-router-dtype",
+                                                               "moe-token-drop-policy",
+                                                               "moe-input-jitter-eps",
+                                                               "moe-per-layer-logging",
+                                                               "manual-gc",
+                                                               "manual-gc-interval",
+                                                               "no-create-attention-mask-in-dataloader",
+                                                               "reset-position-ids",
+                                                               "reset-attention-mask",
+                                                               "eod-mask-loss",
+                                                               "calculate-per-token-loss",
+                                                               "check-for-nan-in-loss-and-grad",
+                                                               "no-check-for-nan-in-loss-and-grad",
+                                                               "save-retain-interval",
+                                                               "profile",
+                                                               "profile-step-start",
+                                                               "profile-step-end",
+                                                               "use-pytorch-profiler",
+                                                               "profile-ranks",
+                                                               "use-cpu-initialization",
+                                                               "deterministic-mode",
+                                                               "yaml-cfg",
+                                                               "bf16-reduced-precision-matmul",
+                                                               "fp8-amax-history-len",
+                                                               "fp8-amax-compute-algo",
+                                                               "fp8-margin",
+                                                               "fp8-interval",
+                                                               "rerun-mode",
+                                                               "enable-one-logger",
+                                                               "one-logger-project",
+                                                               "one-logger-run-name",
+                                                               "vocab-extra-ids",
+                                                               "data-args-path",
+                                                               "per-split-data-args-path",
+                                                               "object-storage-cache-path",
+                                                               "no-mmap-bin-files",
+                                                               "num-dataset-builder-threads",
+                                                               "exit-on-missing-checkpoint",
+                                                               "no-initialization",
+                                                               "dist-ckpt-strictness",
+                                                               "ckpt-assume-constant-structure",
+                                                               "ckpt-fully-parallel-load",
+                                                               "local-rank",
+                                                               "log-straggler",
+                                                               "disable-straggler-on-startup",
+                                                               "straggler-ctrlr-port",
+                                                               "straggler-minmax-count",
+                                                               "use-tokenizer-model-from-checkpoint-args",
+                                                               "override-opt-param-scheduler",
+                                                               "use-checkpoint-opt_param-scheduler",
+                                                               "log-memory-interval",
+                                                               "log-device-memory-used",
+                                                               "record-memory-history",
+                                                               "memory-snapshot-path",
+                                                               "train-valid-test-split",
+                                                               "no-query-key-layer-scaling",
+                                                               "apply-layernorm-1p",
+                                                               "no-persist-layer-norm",
+                                                               "moe-grouped-gemm",
+                                                               "cross-entropy-loss-fusion",
+                                                               "cross-entropy-fusion-impl"};
+  // Megatron-LM arguments that change the step or memory in ways trainsim does not model.
+  static const std::map<std::string, const char*, std::less<>> not_modelled = {
+      {"first-last-layers-bf16", "some layers kept in bf16 in an FP8 run are timed as FP8"},
+      {"num-layers-at-start-in-bf16", "some layers kept in bf16 in an FP8 run are timed as FP8"},
+      {"num-layers-at-end-in-bf16", "some layers kept in bf16 in an FP8 run are timed as FP8"},
+      {"no-gradient-accumulation-fusion", "the unfused weight-gradient accumulation is not timed"},
+      {"no-masked-softmax-fusion", "an unfused softmax is not timed"},
+      {"no-bias-gelu-fusion", "an unfused bias-GeLU is not timed"},
+      {"no-bias-swiglu-fusion", "an unfused bias-SwiGLU is not timed"},
+      {"no-bias-dropout-fusion", "an unfused bias-dropout-add is not timed"},
+      {"no-rope-fusion", "an unfused RoPE is not timed"},
+      {"cuda-graph-impl", "CUDA graphs' saved launches are not modelled"},
+      {"cuda-graph-scope", "CUDA graphs' saved launches are not modelled"},
+      {"enable-cuda-graph", "CUDA graphs' saved launches are not modelled"},
+      {"external-cuda-graph", "CUDA graphs' saved launches are not modelled"},
+      {"async-save",
+       "Megatron-LM's asynchronous checkpoint save: the run level writes synchronously unless "
+       "reliability.checkpoint says otherwise"},
+      {"empty-unused-memory-level", "emptying PyTorch's cache each iteration is not modelled"},
+      {"delay-wgrad-compute", "weight gradients delayed to overlap EP communication are not modelled"},
+      {"defer-embedding-wgrad-compute", "the deferred embedding weight gradient is not modelled"},
+      {"moe-token-dispatcher-type", "trainsim's dispatchers are parallel.moe_dispatcher \"alltoall\" and \"deepep\""},
+      {"moe-permute-fusion", "token permutation is timed as its memory traffic, fused or not"},
+      {"ddp-bucket-size", "trainsim's buckets are Megatron-Core's default size"},
+      {"overlap-p2p-comm", "pipeline transfers are timed as the schedule's send/recv"},
+      {"align-grad-reduce", "bucket alignment across pipeline stages is not modelled"},
+      {"align-param-gather", "bucket alignment across pipeline stages is not modelled"},
+      {"checkpoint-num-layers", "recomputation chunks are timed one layer each"},
+      {"moe-router-fusion", "the router is timed as its unfused kernels"},
+      {"no-fp8-wgrad", "weight gradients in bf16 are timed in FP8"},
+      {"fp8-dot-product-attention", "attention stays bf16 in trainsim's FP8 model"},
+      {"fp8-multi-head-attention", "attention stays bf16 in trainsim's FP8 model"}};
+  // Model-defining spellings of forks (MindSpeed-LLM, Pai-Megatron-Patch), with Megatron-LM's.
+  static const std::map<std::string, const char*, std::less<>> fork_spellings = {
+      {"multi-head-latent-attention", "--multi-latent-attention"},
+      {"qk-rope-head-dim", "--qk-pos-emb-head-dim"},
+      {"qk-nope-head-dim", "--qk-head-dim"},
+      {"first-k-dense-replace", "--moe-layer-freq (e.g. \"([0]*1+[1]*26)\")"},
+      {"n-shared-experts", "--moe-shared-expert-intermediate-size (shared experts x their width)"},
+      {"moe-intermediate-size", "--moe-ffn-hidden-size"},
+      {"num-query-groups-per-tp", "--num-query-groups"},
+      {"config-name", "a Megatron-LM command line (this is a Hydra config: NeMo's YAML is not read)"},
+      {"config-path", "a Megatron-LM command line (this is a Hydra config: NeMo's YAML is not read)"}};
+  if (no_effect.count(n) != 0) return Unread::NoEffect;
+  if (auto it = not_modelled.find(n); it != not_modelled.end()) {
+    why = std::string("not modelled: ") + it->second;
+    return Unread::NotModelled;
+  }
+  if (auto it = fork_spellings.find(n); it != fork_spellings.end()) {
+    why = std::string("not Megatron-LM's spelling (a fork's); write ") + it->second;
+    return Unread::ShapesModel;
+  }
+  // Words that name the model's shape, the layout or the batch: refused, since a wrong model is worse than none.
+  for (const char* word : {"expert", "head", "layer", "hidden", "ffn", "intermediate", "latent", "lora", "dense",
+                           "vocab", "parallel-size", "seq-len", "seq-length", "batch-size", "window"})
+    if (n.find(word) != std::string::npos) {
+      why =
+          "not a Megatron-LM flag trainsim reads, and its name says it may set the model's shape, the layout or "
+          "the batch; trainsim cannot tell what it does";
+      return Unread::ShapesModel;
+    }
+  for (const char* word : {"dtype", "precision", "fp8", "fp4", "recompute", "offload", "fusion", "overlap"})
+    if (n.find(word) != std::string::npos) {
+      why =
+          "not read by trainsim; its name says it may change the precision, memory or speed, which the estimate "
+          "then does not show";
+      return Unread::NotModelled;
+    }
+  why = "not a Megatron-LM flag trainsim knows: not read; check that it changes neither the model nor the layout";
+  return Unread::Unknown;
 }
 
 std::string join(const std::vector<const char*>& items) {

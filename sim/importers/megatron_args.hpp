@@ -28,6 +28,20 @@ struct FlagSpec {
 const std::vector<FlagSpec>& flag_specs();
 /// The spec of a flag written without "--" and with '-' for '_'; nullptr when trainsim does not read it.
 const FlagSpec* find_spec(const std::string& normalized);
+
+/// A flag trainsim does not read (no FlagSpec), by what it may do to the estimate:
+/// - NoEffect: a Megatron-LM flag that changes neither the step, the memory nor the run (learning rate, logging,
+///   data paths, initialisation, ...): listed as ignored;
+/// - NotModelled: a Megatron-LM flag that changes speed or memory in a way trainsim does not model: a warning;
+/// - ShapesModel: not a flag trainsim knows, and its name says it may set the model's shape, the layout, the batch
+///   or the precision (a fork's spelling such as MindSpeed-LLM's --n-shared-experts): the import is refused;
+/// - Unknown: not a flag trainsim knows: a warning that it was not read.
+/// `why` says what to do (the Megatron-LM spelling where one is known).
+enum class Unread { NoEffect, NotModelled, ShapesModel, Unknown };
+/// Why a word of the command refuses the import (an entry point that trains another architecture, a NeMo Hydra
+/// launch), or nullopt.
+std::optional<std::string> other_entry_point(const std::string& word);
+Unread classify_unread(const std::string& normalized, std::string& why);
 /// The scenario field a flag gives (for unresolved values); empty when none.
 std::string settles(const FlagSpec& s);
 /// "a, b, c".

@@ -81,6 +81,50 @@ std::optional<double> fraction(const std::string& text) {
   return v && *v >= 0 && *v < 1 ? v : std::nullopt;
 }
 
+/// Megatron-Core's precision-aware optimizer (megatron/core/optimizer/optimizer_config.py, OptimizerConfig): without
+/// --use-precision-aware-optimizer every one of its dtypes must be fp32; with it (TransformerEngine's FusedAdam, which
+/// needs the distributed optimizer) the master is kept as 16-bit remainders of the bf16 weights unless
+/// --main-params-dtype fp16 (store_param_remainders, set by get_megatron_optimizer for TransformerEngine >= 2.1), and
+/// --main-grads-dtype bf16 keeps the main gradients in bf16 (arguments.py then reduces them in bf16).
+void precision_aware_optimizer(const Context& c) {
+  Draft& d = c.out.draft;
+  const Given* aware = c.given("use-precision-aware-optimizer");
+  const char* flags[] = {"main-grads-dtype", "main-params-dtype", "exp-avg-dtype", "exp-avg-sq-dtype"};
+  if (!aware) {
+    for (const char* flag : flags)
+      if (const Given* g = c.given(flag); g && g->value != "fp32")
+        c.error(g->line, g->flag + " " + g->value +
+                             ": Megatron-Core takes a dtype other than fp32 only with --use-precision-aware-optimizer "
+                             "(OptimizerConfig asserts it); not imported");
+    return;
+  }
+  if (!c.given("use-distributed-optimizer")) {
+    c.error(aware->line, aware->flag +
+                             ": Megatron-Core runs it only with --use-distributed-optimizer "
+                             "(OptimizerConfig asserts it), which the file does not give; not imported");
+    return;
+  }
+  const Given* main = c.given("main-params-dtype");
+  const bool fp16_main = main && main->value == "fp16";
+  // The remainders complete bf16 weights; FP8 parameters (--fp8-param-gather) keep a whole fp32 master.
+  const bool remainders = !fp16_main && c.given("bf16") && !c.given("fp8-param-gather");
+  d.put("training.main_params",
+        std::string(fp16_main    ? "fp16"
+                    : remainders ? "fp32_remainders"
+                                 : "fp32"),
+        main ? where(c, *main) : where(c, *aware));
+  if (remainders)
+    c.out.notes.push_back({where(c, *aware),
+                           "the fp32 master is kept as the 16 bits the bf16 weights lack "
+                           "(TransformerEngine >= 2.1's store_param_remainders, Megatron-Core's "
+                           "default): training.main_params \"fp32_remainders\", 2 bytes"});
+  for (const auto& [flag, path] :
+       {std::pair{"exp-avg-dtype", "training.exp_avg"}, std::pair{"exp-avg-sq-dtype", "training.exp_avg_sq"}})
+    if (const Given* g = c.given(flag)) d.put(path, g->value, where(c, *g));
+  if (const Given* g = c.given("main-grads-dtype"); g && g->value == "bf16")
+    d.put("training.main_grads", std::string("bf16"), where(c, *g));
+}
+
 }  // namespace
 
 void apply_architecture_features(const Context& c) {
@@ -296,6 +340,10 @@ void apply_training_features(const Context& c) {
   }
   // Main gradients: fp32 by default; --grad-reduce-in-bf16 keeps and reduces them in bf16.
   if (const Given* g = c.given("grad-reduce-in-bf16")) d.put("training.main_grads", std::string("bf16"), where(c, *g));
+  precision_aware_optimizer(c);
+  if (const Given* g = c.given("fp8-param-gather"))
+    c.out.not_modelled.push_back({where(c, *g), g->flag + ": not modelled: FP8 parameters (no bf16 copy, gathered in "
+                                                          "FP8) are counted in bf16 and gathered in 16 bits"});
   // Dropout: Megatron-LM's default is 0.1 for both (arguments.py).
   for (const auto& [flag, path] : {std::pair{"attention-dropout", "training.attention_dropout"},
                                    std::pair{"hidden-dropout", "training.hidden_dropout"}}) {
@@ -306,8 +354,9 @@ void apply_training_features(const Context& c) {
         c.error(g->line, g->flag + ": \"" + g->value + "\" is not a probability in [0, 1)");
       }
     } else if (c.given("num-layers")) {
-      c.out.notes.push_back({c.origin, "no --" + std::string(flag) + ": Megatron-LM's default is 0.1, trainsim's " +
-                                           "scenario default applies; give --set " + path + "=0.1 to match it"});
+      // Read as Megatron-LM reads the file (found by a user trial: trainsim's scenario default, 0, was written).
+      d.put(path, 0.1, c.origin + " (no --" + flag + ": Megatron-LM's default)");
+      c.out.notes.push_back({c.origin, "no --" + std::string(flag) + ": Megatron-LM's default, 0.1"});
     }
   }
   // Token dropping (Megatron-Core: dropless unless --moe-expert-capacity-factor is given; padding to the capacity needs
@@ -349,6 +398,15 @@ void apply_training_features(const Context& c) {
     d.put("training.fused_attention", g->value != "unfused" && g->value != "local", where(c, *g));
   else if (const Given* f = c.given("use-flash-attn"))
     d.put("training.fused_attention", true, where(c, *f));
+  else if (const Given* v = c.given("use-flash-attn-v2")   ? c.given("use-flash-attn-v2")
+                            : c.given("use-flash-attn-v1") ? c.given("use-flash-attn-v1")
+                                                           : c.given("use-flash-attn-triton"))
+    d.put("training.fused_attention", true, where(c, *v));
+  else if (const Given* ds = c.given("deepspeed"))
+    // Megatron-DeepSpeed's ParallelAttention runs FlashAttention only with --use-flash-attn-v1, -v2 or -triton, else
+    // its unfused CoreAttention (megatron/model/transformer.py there). Found by a user trial: fused was assumed.
+    d.put("training.fused_attention", false,
+          where(c, *ds) + " (Megatron-DeepSpeed without --use-flash-attn-*: unfused CoreAttention)");
   // Recomputation details.
   if (const Given* g = c.given("recompute-method")) d.put("parallel.recompute_method", g->value, where(c, *g));
   if (const Given* g = c.given("recompute-num-layers"))

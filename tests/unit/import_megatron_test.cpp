@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -172,9 +173,75 @@ TEST(ImportMegatron, ShellSyntaxVariablesAndBothFlagForms) {
   EXPECT_EQ(std::get<std::string>(d.find("parallel.recompute")->value), "selective");
   EXPECT_TRUE(contains(d.find("parallel.tp")->origin, "launch.sh:4")) << "origins name the line";
   bool foo = false;
-  for (const auto& f : im.ignored)
+  for (const auto& f : im.not_modelled)
     foo = foo || contains(f.what, "--foo");
-  EXPECT_TRUE(foo) << "a flag trainsim does not read is listed";
+  EXPECT_TRUE(foo) << "a flag trainsim does not know is listed as a warning";
+}
+
+TEST(ImportMegatron, FlagsItDoesNotReadAreSortedByWhatTheyMayDo) {
+  // Found by a user trial: MindSpeed-LLM's DeepSeek-V2-Lite script spells its MLA, shared experts and dense first
+  // layer in its own flags; listed as "ignored" beside --lr, they gave a 117B model for a 15.7B one. Now a fork's
+  // model-defining spelling, or an unknown flag whose name says it shapes the model or layout, refuses the import;
+  // Megatron-LM flags that change speed or memory but are not modelled are warnings; only flags that change
+  // neither are "ignored".
+  const std::string base =
+      "torchrun --nproc_per_node=8 train.py --num-layers 27 --hidden-size 2048 "
+      "--num-attention-heads 16 --lr 1e-4 --log-interval 1 ";
+  auto refusal = [&](const std::string& flags) -> std::string {
+    try {
+      importers::import_megatron_text(base + flags + "\n", "launch.sh");
+    } catch (const base::ConfigError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_NE(refusal("--n-shared-experts 2").find("--moe-shared-expert-intermediate-size"), std::string::npos);
+  EXPECT_NE(refusal("--multi-head-latent-attention").find("--multi-latent-attention"), std::string::npos);
+  EXPECT_NE(refusal("--first-k-dense-replace 1").find("--moe-layer-freq"), std::string::npos);
+  EXPECT_NE(refusal("--my-expert-width 1408").find("shape"), std::string::npos);
+  EXPECT_EQ(refusal("--moe-grouped-gemm --wandb-project x"), "");
+  const auto im = importers::import_megatron_text(
+      base + "--first-last-layers-bf16 --fp8-param-gather --my-fused-thing --my-logger x\n", "launch.sh");
+  auto listed = [](const std::vector<importers::Finding>& v, const char* flag) {
+    for (const auto& f : v)
+      if (contains(f.what, flag)) return true;
+    return false;
+  };
+  EXPECT_TRUE(listed(im.ignored, "--lr"));
+  EXPECT_TRUE(listed(im.ignored, "--log-interval"));
+  EXPECT_TRUE(listed(im.not_modelled, "--first-last-layers-bf16"));
+  EXPECT_TRUE(listed(im.not_modelled, "--fp8-param-gather"));
+  EXPECT_TRUE(listed(im.not_modelled, "--my-logger")) << "unknown flags are warnings, not silently ignored";
+  EXPECT_FALSE(listed(im.ignored, "--my-logger"));
+}
+
+TEST(ImportMegatron, NemoHydraLaunchesAreRefusedAndMegatronDeepSpeedAttentionIsUnfusedWithoutAFlashFlag) {
+  // Found by a user trial: NeMo's megatron_gpt_pretraining.py with model.global_batch_size=4 was read as Megatron-LM
+  // flags (none), giving a batch of 1 and fp32; Megatron-DeepSpeed without --use-flash-attn-* was taken as fused.
+  auto refusal = [](const std::string& text) -> std::string {
+    try {
+      importers::import_megatron_text(text, "launch.sh");
+    } catch (const base::ConfigError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_NE(
+      refusal("python megatron_gpt_pretraining.py --config-name gpt_5b.yaml model.global_batch_size=4\n").find("Hydra"),
+      std::string::npos);
+  EXPECT_NE(
+      refusal("python train.py --num-layers 2 --hidden-size 64 --num-attention-heads 2 model.tp=2\n").find("Hydra"),
+      std::string::npos);
+  auto fused = [](const std::string& flags) -> std::optional<bool> {
+    const auto im = importers::import_megatron_text(
+        "python pretrain_gpt.py --num-layers 2 --hidden-size 64 --num-attention-heads 2 " + flags + "\n", "launch.sh");
+    const auto* f = im.draft.find("training.fused_attention");
+    if (!f) return std::nullopt;
+    return std::get<bool>(f->value);
+  };
+  EXPECT_EQ(fused("--deepspeed"), false);
+  EXPECT_EQ(fused("--deepspeed --use-flash-attn-v2"), true);
+  EXPECT_EQ(fused(""), std::nullopt) << "Megatron-LM's default backend (auto) is fused: the scenario default";
 }
 
 TEST(ImportMegatron, SwigluWidthDefaultAndVirtualStagesFromLayersPerStage) {

@@ -220,9 +220,11 @@ TEST(ImportMegatronModel, ExplainWritesTheTrainingStackAndItReadsBack) {
   // step, byte for byte.
   support::TempDir dir;
   const std::string hand = std::string(TRAINSIM_SOURCE_DIR) + "/tests/data/import/llama3-8b-hand.json";
-  const std::vector<std::string> set = {
-      "--set", "training.main_grads=\"bf16\"",   "--set", "training.fused_attention=false",
-      "--set", "training.attention_dropout=0.1", "--set", "parallel.dp_shard=8"};
+  const std::vector<std::string> set = {"--set", "training.main_grads=\"bf16\"",
+                                        "--set", "training.fused_attention=false",
+                                        "--set", "training.attention_dropout=0.1",
+                                        "--set", "training.hidden_dropout=0",
+                                        "--set", "parallel.dp_shard=8"};
   auto with_set = [&](std::vector<std::string> args) {
     args.insert(args.end(), set.begin(), set.end());
     return args;

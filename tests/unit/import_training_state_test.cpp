@@ -201,5 +201,38 @@ TEST(ImportDeepSpeed, BatchSizesDerivedAsDeepSpeedDoesAndAutoTp) {
   EXPECT_THROW((void)run("{\"train_batch_size\": 12, \"gradient_accumulation_steps\": 4}"), base::ConfigError);
 }
 
+TEST(ImportDeepSpeed, GradientsAreReducedInTheTrainingDtypeUnlessCommunicationDataTypeSaysOtherwise) {
+  // DeepSpeed's engine.py communication_data_type: the fp16 / bf16 training dtype when none is configured. Found by a
+  // user trial: every DeepSpeed import reduced in fp32, twice the data-parallel bytes.
+  support::TempDir dir;
+  auto grads = [&](const std::string& body) -> std::string {
+    const auto im = importers::import_deepspeed(dir.write("ds.json", body), {});
+    const auto* f = im.draft.find("training.main_grads");
+    return f ? std::get<std::string>(f->value) : "absent";
+  };
+  EXPECT_EQ(grads(R"({"bf16": {"enabled": true}})"), "bf16");
+  EXPECT_EQ(grads(R"({"fp16": {"enabled": true}})"), "bf16") << "16-bit reductions";
+  EXPECT_EQ(grads(R"({"bf16": {"enabled": true}, "communication_data_type": "fp32"})"), "fp32");
+  EXPECT_EQ(grads(R"({"train_micro_batch_size_per_gpu": 1})"), "absent") << "fp32 training: fp32 reductions";
+  EXPECT_THROW((void)grads(R"({"bf16": {"enabled": true}, "communication_data_type": "int4"})"), base::ConfigError);
+}
+
+TEST(ImportMegatron, TrainTokensEndsTrainingAtTheFirstLimit) {
+  // Megatron-DeepSpeed's --train-tokens: its GPT examples set --train-samples far past it ("large enough to make sure
+  // ... don't terminate by train_samples"); training stops at the first limit reached. Found by a user trial.
+  auto tokens = [](const std::string& limits) {
+    return importers::import_megatron_text(
+               "deepspeed pretrain_gpt.py --num-layers 12 --hidden-size 768 "
+               "--num-attention-heads 12 --seq-length 2048 --global-batch-size 256 " +
+                   limits + "\n",
+               "ds_pretrain.sh")
+        .draft.integer("training.tokens");
+  };
+  EXPECT_EQ(tokens("--train-tokens 300000000000 --train-samples 292968750"), 300'000'000'000);
+  EXPECT_EQ(tokens("--train-tokens 300000000000 --train-samples 1000"), 1000 * 2048) << "the samples end it first";
+  EXPECT_EQ(tokens("--train-tokens 300000000000"), 300'000'000'000);
+  EXPECT_EQ(tokens("--train-samples 1000"), 1000 * 2048);
+}
+
 }  // namespace
 }  // namespace sim::cli
