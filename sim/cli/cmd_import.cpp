@@ -118,7 +118,7 @@ void print_findings(const Import& im, const Options& o, std::ostream& err) {
   for (const auto& f : im.not_modelled)
     err << "warning: " << base::printable(f.to_string()) << "\n";
   for (const auto& f : im.unresolved)
-    if (!f.path.empty() && im.draft.has(f.path))
+    if (!f.path.empty() && im.draft.has(f.path) && !im.draft.find(f.path)->weak)
       err << "settled: " << base::printable(f.to_string()) << " (given as "
           << base::printable(im.draft.find(f.path)->origin) << ")\n";
 }

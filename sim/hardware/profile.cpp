@@ -4,6 +4,7 @@
 #include "sim/base/quantity.hpp"
 
 #include <algorithm>
+#include <set>
 
 namespace sim::hardware {
 
@@ -66,6 +67,18 @@ const char* to_string(FailureEffect e) {
       return "loss_spike";
   }
   return "?";
+}
+
+void check_failure_components(JsonReader& in, std::string_view key, const std::vector<FailureComponentSpec>& c) {
+  if (c.size() > kMaxFailureComponents) {
+    in.error(key, "lists " + std::to_string(c.size()) + " components; at most " +
+                      std::to_string(kMaxFailureComponents) + " are accepted");
+    return;
+  }
+  std::set<std::string_view> seen, reported;
+  for (const auto& x : c)
+    if (!seen.insert(x.name).second && reported.insert(x.name).second)
+      in.error(key, "\"" + x.name + "\" appears twice; each component needs a name of its own");
 }
 
 FailureComponentSpec FailureComponentSpec::parse(JsonReader& in) {
@@ -207,6 +220,7 @@ HardwareProfile HardwareProfile::parse(JsonReader& in) {
   if (auto failures = in.optional_object("failures")) {
     for (auto& c : failures->object_array("components", true))
       p.failures.push_back(FailureComponentSpec::parse(c));
+    check_failure_components(*failures, "components", p.failures);
     failures->finish();
   }
   if (auto prov = in.optional_object("provenance")) {

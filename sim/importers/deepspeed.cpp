@@ -115,7 +115,8 @@ class DeepSpeedImport {
         d.put("parallel.global_batch", *micro_ * dp,
               origin_ +
                   " train_micro_batch_size_per_gpu x data-parallel size (1 accumulation step, DeepSpeed's "
-                  "default)");
+                  "default)",
+              true);  // a default: it settles nothing the file gives unreadably ("auto")
       else
         out_.unresolved.push_back({origin_,
                                    "no train_batch_size: it is micro x data-parallel size (1 accumulation step); "

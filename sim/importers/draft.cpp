@@ -158,6 +158,7 @@ void Draft::override_value(std::string path, Value value, std::string origin) {
     if (f.path == path) {
       f.value = std::move(value);
       f.origin = std::move(origin);
+      f.weak = false;  // given explicitly: no longer a framework default
       return;
     }
   }
@@ -202,8 +203,12 @@ void Import::merge(const Import& other) {
 
 std::vector<Finding> unsettled(const Import& im) {
   std::vector<Finding> out;
-  for (const auto& f : im.unresolved)
-    if (f.path.empty() || !im.draft.has(f.path)) out.push_back(f);
+  // A framework default (a weak field, "implied by an absent flag") does not settle a value the file gives but
+  // cannot be read: found by a user trial, `--global-batch-size $(cmd)` was written as micro x dp.
+  for (const auto& f : im.unresolved) {
+    const Field* given = f.path.empty() ? nullptr : im.draft.find(f.path);
+    if (!given || given->weak) out.push_back(f);
+  }
   return out;
 }
 

@@ -145,8 +145,12 @@ class TitanImport : public titan::Reader {
     }
     if (global) {
       d.put("parallel.global_batch", *global, origin_ + " [training] global_batch_size");
+    } else if (std::int64_t product = 0; local && dp && __builtin_mul_overflow(*local, *dp, &product)) {
+      error(tr->get("local_batch_size") ? tr->get("local_batch_size")->line : 0,
+            "[training] local_batch_size x data-parallel size is past 2^63");
+      local.reset();
     } else if (local && dp) {
-      d.put("parallel.global_batch", *local * *dp, origin_ + " [training] local_batch_size x data-parallel size");
+      d.put("parallel.global_batch", product, origin_ + " [training] local_batch_size x data-parallel size");
     } else if (local) {
       out_.unresolved.push_back({origin_ + " [training]",
                                  "the global batch is local_batch_size x data-parallel size; give --gpus N",
@@ -166,8 +170,14 @@ class TitanImport : public titan::Reader {
     if (tr && tr->get("steps")) {
       const auto steps = integer("training", *tr, "steps");
       const auto gbs = global ? global : local && dp ? std::optional<std::int64_t>(*local * *dp) : std::nullopt;
-      if (steps && gbs && seq)
-        d.put("training.tokens", *steps * *gbs * *seq, origin_ + " [training] steps x global batch x seq_len");
+      // Overflow checked (found by a user trial: steps = 2^48 + 1 wrapped round to 65,536 tokens).
+      std::int64_t samples = 0, tokens = 0;
+      if (steps && gbs && seq) {
+        if (__builtin_mul_overflow(*steps, *gbs, &samples) || __builtin_mul_overflow(samples, *seq, &tokens))
+          error(tr->get("steps")->line, "[training] steps x global batch x seq_len is more than 2^63 tokens");
+        else
+          d.put("training.tokens", tokens, origin_ + " [training] steps x global batch x seq_len");
+      }
     }
     precision(root, tr);
     const bool compiled = compiling(tr, root.get("compile"));

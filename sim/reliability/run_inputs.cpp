@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
+#include <unordered_map>
 #include <limits>
 #include <string>
 
@@ -107,6 +109,7 @@ std::vector<base::Diagnostic> check_inputs(const RunInputs& in) {
     bad("/job/gpus_per_replica", "must be gpus / dp; build the shape with JobShape::make");
   if (j.nodes <= 0 || j.nodes_per_switch <= 0 || j.switches <= 0 || j.nodes_per_rack <= 0 || j.racks <= 0)
     bad("/job", "nodes, switches and racks must be positive; build the shape with JobShape::make");
+  std::unordered_map<std::string_view, std::size_t> first;  // each name's first component: one error per name
   for (std::size_t i = 0; i < in.components.size(); ++i) {
     const auto& c = in.components[i];
     const std::string at = "/components/" + std::to_string(i);
@@ -114,8 +117,11 @@ std::vector<base::Diagnostic> check_inputs(const RunInputs& in) {
     if (!(c.mtbf.s > 0) || !std::isfinite(c.mtbf.s)) bad(at + "/mtbf", "must be a positive, finite duration");
     if (!c.exponential && !(c.weibull_shape > 0)) bad(at + "/distribution", "Weibull shape must be positive");
     if (!(c.repair.s >= 0) || !std::isfinite(c.repair.s)) bad(at + "/repair", "must be a finite duration >= 0");
-    for (std::size_t k = 0; k < i; ++k)
-      if (in.components[k].name == c.name) bad(at + "/name", "\"" + c.name + "\" appears twice");
+    // Found by a user trial: a pairwise check gave n^2 lines (4.5 million for 3,000 copies of one component).
+    if (const auto [it, fresh] = first.emplace(c.name, i); !fresh && it->second != static_cast<std::size_t>(-1)) {
+      bad(at + "/name", "\"" + c.name + "\" appears twice (first at /components/" + std::to_string(it->second) + ")");
+      it->second = static_cast<std::size_t>(-1);
+    }
   }
   if (in.total_steps.has_value() == in.window.has_value())
     bad("/work", "give exactly one of a number of steps (train until done) or a window (simulate a duration)");

@@ -292,6 +292,7 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
       if (auto f = r->required_object("failures")) {
         for (auto& c : f->object_array("components", true))
           inline_components.push_back(hardware::FailureComponentSpec::parse(c));
+        hardware::check_failure_components(*f, "components", inline_components);
         f->optional("replace", replace);
         f->finish();
         rel.failures = "inline";
@@ -308,6 +309,7 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
           JsonReader fr = fd.root(fdiag);
           for (auto& c : fr.object_array("components", true))
             inline_components.push_back(hardware::FailureComponentSpec::parse(c));
+          hardware::check_failure_components(fr, "components", inline_components);
           fr.optional("replace", replace);
           std::string ignored;
           fr.optional("schema", ignored);

@@ -1,0 +1,105 @@
+// Hostile and careless input found by a user trial (2026-12-05): inputs that grew time and memory as n^2, and
+// importers that wrote a framework default for a value the file gives but cannot be read.
+#include "sim/cli/app.hpp"
+#include "tests/support/cli.hpp"
+#include "tests/support/temp_dir.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace sim::cli {
+namespace {
+
+using support::trainsim;
+
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+TEST(HostileInput, AnAllToAllPastFourThousandRanksIsRefusedNotReplayed) {
+  // Replayed pair by pair: 16,384 ranks had taken 6 GB and over a minute.
+  const auto r = trainsim({"collective", "alltoall", "--gpus", "16384", "--size", "1M"});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_TRUE(contains(r.err, "--gpus")) << r.err;
+  EXPECT_TRUE(contains(r.err, "4096")) << r.err;
+  EXPECT_EQ(trainsim({"collective", "alltoall", "--gpus", "64", "--size", "1M"}).code, kExitOk);
+}
+
+TEST(HostileInput, FailureComponentsAreBoundedAndADuplicateIsOneError) {
+  // 3,000 copies of one component gave 4.5 million "appears twice" lines; 20,000 took 9 GB.
+  support::TempDir dir;
+  const std::string one = R"({"name": "dup", "scope": "gpu", "mtbf": "1000000 d", "effect": "crash", "repair": "1 h"})";
+  std::string many = R"({"components": [)";
+  for (int i = 0; i < 300; ++i)
+    many += (i ? "," : "") + one;
+  many += "]}";
+  const std::string scenario = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/default.json";
+  const auto big =
+      trainsim({"step", scenario, "--set", "reliability.failures=\"" + dir.write("many.json", many) + "\""});
+  EXPECT_EQ(big.code, kExitBadInput);
+  EXPECT_TRUE(contains(big.err, "at most 256")) << big.err;
+  const std::string twice = R"({"components": [)" + one + "," + one + "," + one + "]}";
+  const auto dup =
+      trainsim({"step", scenario, "--set", "reliability.failures=\"" + dir.write("dup.json", twice) + "\""});
+  EXPECT_EQ(dup.code, kExitBadInput);
+  std::size_t lines = 0;
+  for (std::size_t at = dup.err.find("appears twice"); at != std::string::npos;
+       at = dup.err.find("appears twice", at + 1))
+    ++lines;
+  EXPECT_EQ(lines, 1u) << dup.err;
+}
+
+TEST(HostileInput, AFrameworkDefaultDoesNotSettleAValueTheFileGivesUnreadably) {
+  // `--global-batch-size $(cmd)` had been written as micro x dp, and `$(echo 4)` stages as pp 1, with exit 0; a
+  // DeepSpeed "auto" batch as micro x dp. Both now stop with exit 2 until --set gives the value.
+  support::TempDir dir;
+  const std::string script = dir.write(
+      "x.sh",
+      "torchrun --nproc_per_node=8 --nnodes 2 train.py --num-layers 32 --hidden-size 4096 --num-attention-heads 32 "
+      "--seq-length 4096 --global-batch-size `echo 4096` --pipeline-model-parallel-size $(echo 4) "
+      "--micro-batch-size 1 --vocab-size 32000 --train-iters 100\n");
+  const auto out = (dir.path() / "x.json").string();
+  const auto refused = trainsim({"import", "megatron", script, "--hardware", "h100-sxm5-80gb", "-o", out});
+  EXPECT_EQ(refused.code, kExitBadInput) << refused.err;
+  EXPECT_TRUE(contains(refused.err, "unresolved: ")) << refused.err;
+  EXPECT_EQ(trainsim({"import", "megatron", script, "--hardware", "h100-sxm5-80gb", "-o", out, "--set", "parallel.pp=4",
+                      "--set", "parallel.global_batch=4096"})
+                .code,
+            kExitOk);
+  const std::string ds = dir.write("ds.json", R"({"train_batch_size": "auto", "train_micro_batch_size_per_gpu": 1})");
+  const std::vector<std::string> args = {"import",
+                                         "deepspeed",
+                                         ds,
+                                         "--model",
+                                         "llama3-8b",
+                                         "--hardware",
+                                         "h100-sxm5-80gb",
+                                         "--gpus",
+                                         "16",
+                                         "--tokens",
+                                         "1B",
+                                         "--set",
+                                         "training.seq_len=4096",
+                                         "-o",
+                                         out};
+  EXPECT_EQ(trainsim(args).code, kExitBadInput);
+  auto settled = args;
+  settled.insert(settled.end(), {"--set", "parallel.global_batch=64"});
+  EXPECT_EQ(trainsim(settled).code, kExitOk) << trainsim(settled).err;
+}
+
+TEST(HostileInput, TorchTitanTokenCountsPast2To63AreRefusedNotWrapped) {
+  // steps = 2^48 + 1 at 8 sequences of 8,192 tokens had wrapped round to 65,536 tokens, exit 0.
+  support::TempDir dir;
+  const std::string toml = dir.write("tt.toml",
+                                     "[training]\nsteps = 281474976710657\nlocal_batch_size = 1\nseq_len = 8192\n"
+                                     "[parallelism]\ntensor_parallel_degree = 2\n");
+  const auto r = trainsim({"import", "torchtitan", toml, "--model", "llama3-8b", "--hardware", "h100-sxm5-80gb",
+                           "--gpus", "16", "-o", (dir.path() / "tt.json").string()});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_TRUE(contains(r.err, "2^63")) << r.err;
+}
+
+}  // namespace
+}  // namespace sim::cli
