@@ -51,6 +51,7 @@ const std::vector<FlagSpec>& flag_specs() {
       {"exp-avg-sq-dtype", Kind::Choice, nullptr, {"fp32", "fp16", "bf16", "fp8"}},
       {"moe-layer-freq", Kind::Text, nullptr},
       {"moe-enable-deepep", Kind::Bool, nullptr},
+      {"moe-token-dispatcher-type", Kind::Choice, nullptr, {"allgather", "alltoall", "flex", "alltoall_seq"}},
       {"moe-expert-capacity-factor", Kind::Text, nullptr},
       {"moe-pad-expert-input-to-capacity", Kind::Bool, nullptr},
       {"moe-router-force-load-balancing", Kind::Bool, nullptr},
@@ -146,6 +147,9 @@ const std::vector<FlagSpec>& flag_specs() {
 }
 
 std::string settles(const FlagSpec& s) {
+  // An unreadable GPUs-per-node count only matters for the GPU count: --gpus settles it (the node size is then the
+  // hardware profile's). Found by a user trial: --gpus 64 left `--nproc_per_node $(python3 -c ...)` unresolved.
+  if (std::string_view(s.name) == "nproc-per-node" || std::string_view(s.name) == "num-gpus") return "cluster.gpus";
   if (s.path) return s.path;
   const std::map<std::string, std::string> derived = {{"num-layers-per-virtual-pipeline-stage", "parallel.vpp"},
                                                       {"num-query-groups", "model.kv_heads"},
@@ -386,7 +390,6 @@ Unread classify_unread(const std::string& n, std::string& why) {
       {"empty-unused-memory-level", "emptying PyTorch's cache each iteration is not modelled"},
       {"delay-wgrad-compute", "weight gradients delayed to overlap EP communication are not modelled"},
       {"defer-embedding-wgrad-compute", "the deferred embedding weight gradient is not modelled"},
-      {"moe-token-dispatcher-type", "trainsim's dispatchers are parallel.moe_dispatcher \"alltoall\" and \"deepep\""},
       {"moe-permute-fusion", "token permutation is timed as its memory traffic, fused or not"},
       {"ddp-bucket-size", "trainsim's buckets are Megatron-Core's default size"},
       {"overlap-p2p-comm", "pipeline transfers are timed as the schedule's send/recv"},

@@ -186,6 +186,19 @@ void apply_architecture_features(const Context& c) {
   // DeepEP dispatch (--moe-token-dispatcher-type flex --moe-enable-deepep): tokens cross the network once per node.
   if (const Given* g = c.given("moe-enable-deepep"))
     d.put("parallel.moe_dispatcher", std::string("deepep"), where(c, *g));
+  // Megatron-LM's dispatcher (--moe-token-dispatcher-type, default "allgather"): trainsim times all-to-all and DeepEP.
+  // Found by a user trial: the flag was listed as ignored and MoE scripts without it were timed as all-to-all.
+  if (d.has("model.moe.experts") && !c.given("moe-enable-deepep")) {
+    const Given* g = c.given("moe-token-dispatcher-type");
+    const std::string type = g ? g->value : "allgather";
+    if (type != "alltoall")
+      c.out.not_modelled.push_back(
+          {g ? where(c, *g) : c.origin,
+           (g ? g->flag + " " + type
+              : std::string("no --moe-token-dispatcher-type: Megatron-LM's default, allgather")) +
+               ": not modelled: trainsim times the dispatch as all-to-all (parallel.moe_dispatcher \"alltoall\") or "
+               "DeepEP; the estimate is an all-to-all run's"});
+  }
   // Communication overlap: Transformer Engine's userbuffers for the sequence-parallel collectives, and the distributed
   // optimizer's parameter all-gather under the next forward.
   if (const Given* g = c.given("tp-comm-overlap")) d.put("parallel.tp_comm_overlap", true, where(c, *g));

@@ -344,5 +344,18 @@ TEST(ImportMegatron, MalformedInputsExitTwoNamingFileLineAndWhatIsAccepted) {
              {"h.sh: line 1: --num-layers-per-virtual-pipeline-stage 2: 30 layers do not split"});
 }
 
+TEST(ImportMegatron, GpusSettlesAnUnreadableGpusPerNode) {
+  // Found by a user trial: --gpus 64 left `--nproc_per_node "$(python3 -c ...)"` unresolved (exit 2), though the
+  // message had asked for --gpus.
+  auto im = importers::import_megatron_text(
+      "torchrun --nproc_per_node \"$(python3 -c 'print(8)')\" --nnodes 8 train.py --num-layers 2 --hidden-size 64 "
+      "--num-attention-heads 2\n",
+      "launch.sh");
+  ASSERT_FALSE(importers::unsettled(im).empty());
+  im.draft.override_value("cluster.gpus", std::int64_t{64}, "--gpus");
+  for (const auto& f : importers::unsettled(im))
+    EXPECT_NE(f.path, "cluster.gpus") << f.to_string();
+}
+
 }  // namespace
 }  // namespace sim::cli::import_tests
