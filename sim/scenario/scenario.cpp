@@ -272,11 +272,24 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
 
   if (auto d = in.optional_object("data")) {
     DataConfig& dc = s.data;
-    d->optional("storage_bandwidth", dc.storage_bandwidth);
+    // Bounded so that a step's data time stays on the integer clock (found by a user trial: 1e-5 tokens/s, 1e-300 B/s
+    // and 1e18 bytes per token ended in an internal error, exit 4).
+    if (d->optional("storage_bandwidth", dc.storage_bandwidth) && !(dc.storage_bandwidth.bytes_per_s >= 1e6))
+      d->error("storage_bandwidth", "is below 1 MB/s; give at least \"1 MB/s\"");
     base::Bytes bpt;
-    if (d->optional("bytes_per_token", bpt)) dc.bytes_per_token = bpt;
+    if (d->optional("bytes_per_token", bpt)) {
+      if (bpt.n < 1 || bpt.n > (std::int64_t{1} << 20))
+        d->error("bytes_per_token", "must be between 1 B and 1 MiB per token");
+      else
+        dc.bytes_per_token = bpt;
+    }
     base::Count loader;
-    if (d->optional("loader_tokens_per_s", loader)) dc.loader_tokens_per_s = loader;
+    if (d->optional("loader_tokens_per_s", loader)) {
+      if (!(loader.n >= 1))
+        d->error("loader_tokens_per_s", "must be at least 1 token per second");
+      else
+        dc.loader_tokens_per_s = loader;
+    }
     d->optional("cache_hit_rate", dc.cache_hit_rate, Range::between(0, 0.999));
     d->finish();
   }
@@ -378,10 +391,14 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
       }
       ck->optional("async", rel.checkpoint.async);
       reliability::CheckpointStorage& st = rel.checkpoint.storage;
-      ck->optional("write_bandwidth", st.write);
-      ck->optional("read_bandwidth", st.read);
-      ck->optional("node_bandwidth", st.per_node);
-      ck->optional("snapshot_bandwidth", st.snapshot);
+      // At least 1 MB/s: slower rates time a checkpoint past the integer clock's 292 years (found by a user trial:
+      // "10 B/s" overflowed and the per-node rate was used in its place, a 99.5% goodput).
+      for (auto [key, slot] :
+           {std::pair{"write_bandwidth", &st.write}, std::pair{"read_bandwidth", &st.read},
+            std::pair{"node_bandwidth", &st.per_node}, std::pair{"snapshot_bandwidth", &st.snapshot}})
+        if (ck->optional(key, *slot) && !(slot->bytes_per_s >= 1e6))
+          ck->error(key,
+                    "is below 1 MB/s, slower than any checkpoint storage trainsim can time; give at least \"1 MB/s\"");
       ck->finish();
     } else if (r->has("checkpoint")) {
       r->required_object("checkpoint");  // reports the wrong type

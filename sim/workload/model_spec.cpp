@@ -1,6 +1,8 @@
 // sim/workload/model_spec.cpp: strict parsing and consistency rules of a model architecture.
 #include "sim/workload/model_spec.hpp"
 
+#include "sim/workload/params.hpp"
+
 namespace sim::workload {
 
 using base::Range;
@@ -36,14 +38,16 @@ ModelSpec ModelSpec::parse(base::JsonReader& in) {
     in.error("schema", "\"" + schema + "\" is not a model schema; expected \"trainsim.model/1\"");
   in.required("name", m.name);
   in.optional("description", m.description);
-  in.required("layers", m.layers, Range::at_least(1));
-  in.required("hidden", m.hidden, Range::at_least(1));
-  in.required("ffn_hidden", m.ffn_hidden, Range::at_least(1));
-  in.required("heads", m.heads, Range::at_least(1));
+  // Upper bounds far past any published model, which keep byte counts on the integer clock (found by a user trial: a
+  // vocabulary of 2^31 - 1 passed validate and ended step in an internal error).
+  in.required("layers", m.layers, Range::between(1, 4096));
+  in.required("hidden", m.hidden, Range::between(1, 1 << 20));
+  in.required("ffn_hidden", m.ffn_hidden, Range::between(1, 1 << 22));
+  in.required("heads", m.heads, Range::between(1, 1 << 16));
   m.kv_heads = m.heads;
   in.optional("kv_heads", m.kv_heads, Range::at_least(1));
   in.optional("head_dim", m.kv_channels, Range::between(1, 1 << 16));
-  in.required("vocab", m.vocab, Range::at_least(1));
+  in.required("vocab", m.vocab, Range::between(1, 1 << 24));
   std::string activation;
   if (in.required_enum("activation", activation, {"gelu", "swiglu", "geglu", "relu2"}))
     m.activation = activation == "swiglu"  ? Activation::SwiGlu
@@ -156,6 +160,13 @@ ModelSpec ModelSpec::parse(base::JsonReader& in) {
   else if (m.kv_heads > 0 && m.heads % m.kv_heads != 0)
     in.error("kv_heads", std::to_string(m.kv_heads) + " does not divide heads = " + std::to_string(m.heads) +
                              " (each key/value head serves a whole group of query heads)");
+  // A quadrillion parameters at most, which keeps every byte count under 2^63 (with experts, a model within each
+  // field's bound can still reach 10^20). Counted only once the shape is whole.
+  const bool whole = m.layers > 0 && m.hidden > 0 && m.ffn_hidden > 0 && m.heads > 0 && m.kv_heads > 0 &&
+                     m.heads % m.kv_heads == 0 && m.vocab > 0 && (!m.moe || m.moe->experts > 0);
+  if (whole)
+    if (const double n = count_params(m).total(m.layers); !(n <= 1e15))
+      in.error("layers", "the model has " + std::to_string(n) + " parameters; trainsim takes at most 1e15");
   return m;
 }
 

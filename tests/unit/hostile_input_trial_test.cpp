@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
 #include <string>
 
 namespace sim::cli {
@@ -99,6 +101,38 @@ TEST(HostileInput, TorchTitanTokenCountsPast2To63AreRefusedNotWrapped) {
                            "--gpus", "16", "-o", (dir.path() / "tt.json").string()});
   EXPECT_EQ(r.code, kExitBadInput);
   EXPECT_TRUE(contains(r.err, "2^63")) << r.err;
+}
+
+TEST(HostileInput, ValuesPastTheIntegerClockAreRefusedWithTheirPathNotAnInternalError) {
+  // Each ended in "internal error (a trainsim bug)", exit 4, or (checkpoints at 10 B/s) in a silently wrong run.
+  const std::string scenario = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/default.json";
+  for (const auto& [set, path] :
+       {std::pair<std::string, std::string>{"data.loader_tokens_per_s=\"1e-5\"", "/data/loader_tokens_per_s"},
+        {"data.storage_bandwidth=\"1e-300 B/s\"", "/data/storage_bandwidth"},
+        {"data.bytes_per_token=\"1e18 B\"", "/data/bytes_per_token"},
+        {"reliability.checkpoint.write_bandwidth=\"10 B/s\"", "/reliability/checkpoint/write_bandwidth"},
+        {"reliability.checkpoint.node_bandwidth=\"1 B/s\"", "/reliability/checkpoint/node_bandwidth"}}) {
+    const auto r = trainsim({"step", scenario, "--set", set});
+    EXPECT_EQ(r.code, kExitBadInput) << set << ": " << r.err;
+    EXPECT_TRUE(contains(r.err, path)) << r.err;
+  }
+  support::TempDir dir;
+  std::string model;
+  {
+    std::ifstream in(std::string(TRAINSIM_SOURCE_DIR) + "/models/llama3-8b.json");
+    model.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string m = model;
+    m.replace(m.find(from), from.size(), to);
+    return dir.write("m.json", m);
+  };
+  for (const auto& [from, to] : {std::pair<std::string, std::string>{"\"vocab\": 128256", "\"vocab\": 2147483647"},
+                                 {"\"hidden\": 4096", "\"hidden\": 1073741824"},
+                                 {"\"layers\": 32", "\"layers\": 5000"}}) {
+    const auto r = trainsim({"validate", with(from, to)});
+    EXPECT_EQ(r.code, kExitBadInput) << to << ": " << r.out << r.err;
+  }
 }
 
 }  // namespace
