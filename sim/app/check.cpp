@@ -331,7 +331,7 @@ class Checker {
     if (a_.update_baseline) {
       baseline->scenario = s.name;
       std::filesystem::create_directories(std::filesystem::path(baseline_path).parent_path());
-      base::write_file_atomic(baseline_path, baseline_text(*baseline));
+      base::write_file_atomic(baseline_path, baseline_text(*baseline), /*may_replace_input=*/true);
       rep.baseline_written = baseline_path;
     }
   }

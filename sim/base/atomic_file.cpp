@@ -3,7 +3,9 @@
 #include "sim/base/atomic_file.hpp"
 
 #include "sim/base/errors.hpp"
+#include "sim/base/input_file.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <csignal>
@@ -147,7 +149,7 @@ bool replaceable(const std::string& path, struct stat* st) {
 
 }  // namespace
 
-void write_file_atomic(const std::string& path, std::string_view content) {
+void write_file_atomic(const std::string& path, std::string_view content, bool may_replace_input) {
   if (path.empty()) throw ConfigError("(empty file name)", "", "an output path must not be empty");
   if (const auto fd = stream_fd(path)) return write_in_place(path, *fd, content);
   const HoldInterrupts hold;
@@ -160,10 +162,15 @@ void write_file_atomic(const std::string& path, std::string_view content) {
     if (e != 0) throw ConfigError(path, "", "cannot write: " + errno_text(e));
     return;
   }
+  if (S_ISREG(st.st_mode) && !may_replace_input &&
+      was_read(static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)))
+    throw ConfigError(path, "", "is an input of this command (it was read to compute the output); name another file");
   const fs::path target(path);
   if (target.filename().empty()) refuse(path, "names a folder (it ends in /)");
   const fs::path dir = target.parent_path().empty() ? fs::path(".") : target.parent_path();
   const fs::path tmp = write_temporary(dir, target.filename().string(), content, path);
+  // A replaced file keeps its permissions (found by a user trial: a 0600 trace became 0644 under the umask).
+  if (S_ISREG(st.st_mode)) ::chmod(tmp.c_str(), st.st_mode & 07777);
   if (::rename(tmp.c_str(), target.c_str()) != 0) {
     const int e = errno;
     ::unlink(tmp.c_str());
@@ -193,6 +200,16 @@ void check_folder(const std::string& dir, const fs::path& d) {
   if (S_ISLNK(st.st_mode))
     throw ConfigError(dir, "", "is a symbolic link, which trainsim does not write through; name the folder itself");
   if (!S_ISDIR(st.st_mode)) throw ConfigError(dir, "", "exists and is not a folder");
+  // The working folder or one above it, however spelt ($PWD, an absolute parent): swapping it would leave the caller
+  // in a deleted folder (found by a user trial: --out "$PWD" passed the check on "." and "..").
+  std::error_code ec;
+  const fs::path here = fs::current_path(ec);
+  const fs::path target = fs::canonical(d, ec);
+  if (!ec && !here.empty()) {
+    const auto mismatch = std::mismatch(target.begin(), target.end(), here.begin(), here.end());
+    if (mismatch.first == target.end())
+      throw ConfigError(dir, "", "is the working folder or one above it; name a folder for the report files");
+  }
 }
 
 }  // namespace
@@ -227,8 +244,21 @@ std::vector<std::string> write_file_set(const std::string& dir,
   check_folder(dir, d);
   const HoldInterrupts hold;
   const fs::path parent = d.parent_path().empty() ? fs::path(".") : d.parent_path();
+  // A report file's name taken by a folder or a link of the user's: refused, not moved aside (found by a user
+  // trial: out/report.html/ ended up in the hidden .out.new-* folder left behind).
+  struct stat old {};
+  const bool existed = ::lstat(d.c_str(), &old) == 0;
+  for (const auto& [name, content] : files) {
+    struct stat f {};
+    if (existed && ::lstat((d / name).c_str(), &f) == 0 && !S_ISREG(f.st_mode))
+      throw ConfigError((d / name).string(), "",
+                        "exists and is not a regular file; trainsim writes a report file of "
+                        "that name: move it away or name another folder");
+  }
   const fs::path fresh = parent / ("." + d.filename().string() + ".new-" + random_suffix());
   if (::mkdir(fresh.c_str(), 0777) != 0) throw ConfigError(dir, "", "cannot write: " + errno_text(errno));
+  // The swapped-in folder and files keep the old ones' permissions (a 0700 folder had become 0755).
+  if (existed) ::chmod(fresh.c_str(), old.st_mode & 07777);
   std::set<std::string> ours;
   const auto discard = [&] {
     std::error_code ec;
@@ -241,6 +271,7 @@ std::vector<std::string> write_file_set(const std::string& dir,
     for (const auto& [name, content] : files) {
       const fs::path tmp = write_temporary(fresh, name, content, (d / name).string());
       ours.insert(tmp.filename().string());
+      if (struct stat f{}; existed && ::lstat((d / name).c_str(), &f) == 0) ::chmod(tmp.c_str(), f.st_mode & 07777);
       if (::rename(tmp.c_str(), (fresh / name).c_str()) != 0)
         throw ConfigError((d / name).string(), "", "cannot write: " + errno_text(errno));
       ours.erase(tmp.filename().string());

@@ -17,7 +17,9 @@ namespace sim::base {
 ///   written in place, never replaced;
 /// - a symbolic link (other than those streams), a directory, a FIFO, a socket or a block device: refused.
 /// Every write error (a full disk, /dev/full) throws ConfigError naming the path; nothing is left half-written.
-void write_file_atomic(const std::string& path, std::string_view content);
+/// A regular file this command read (base::was_read) is refused unless `may_replace_input` (check --update-baseline
+/// rewrites the baselines it compared with).
+void write_file_atomic(const std::string& path, std::string_view content, bool may_replace_input = false);
 
 /// Holds the right to write the output folder `dir` (created when missing) for as long as it lives: a second
 /// trainsim process that asks for the same folder meanwhile is refused with ConfigError, so two runs never mix

@@ -5,6 +5,9 @@
 #include "sim/base/errors.hpp"
 
 #include <cerrno>
+#include <mutex>
+#include <set>
+#include <utility>
 #include <cstring>
 
 #include <fcntl.h>
@@ -12,6 +15,30 @@
 #include <unistd.h>
 
 namespace sim::base {
+
+namespace {
+
+std::set<std::pair<std::uint64_t, std::uint64_t>>& inputs() {
+  static std::set<std::pair<std::uint64_t, std::uint64_t>> read;
+  return read;
+}
+std::mutex& inputs_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+}  // namespace
+
+bool was_read(std::uint64_t device, std::uint64_t inode) {
+  const std::lock_guard<std::mutex> lock(inputs_mutex());
+  return inputs().count({device, inode}) != 0;
+}
+
+void forget_inputs() {
+  const std::lock_guard<std::mutex> lock(inputs_mutex());
+  inputs().clear();
+}
+
 namespace {
 
 std::string mib(std::int64_t bytes) {
@@ -56,6 +83,10 @@ std::string read_input_file(const std::string& path, std::string_view what, std:
   std::string text;
   try {
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) throw ConfigError(path, "", not_regular(st.st_mode, what));
+    {
+      const std::lock_guard<std::mutex> lock(inputs_mutex());
+      inputs().insert({static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)});
+    }
     text.reserve(static_cast<std::size_t>(st.st_size));
     char chunk[1 << 16];
     for (;;) {

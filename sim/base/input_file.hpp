@@ -17,4 +17,10 @@ inline constexpr std::int64_t kMaxInputBytes = std::int64_t{16} << 20;
 /// UTF-16 or UTF-32 byte-order mark (trainsim reads UTF-8). The open never blocks (O_NONBLOCK).
 std::string read_input_file(const std::string& path, std::string_view what, std::int64_t max_bytes = kMaxInputBytes);
 
+/// The regular files read_input_file read since the last forget_inputs() (each command starts with it), by device and
+/// inode however they were named: write_file_atomic refuses to replace one of them (found by a user trial:
+/// `step s.json --trace s.json` replaced the scenario it had just read).
+bool was_read(std::uint64_t device, std::uint64_t inode);
+void forget_inputs();
+
 }  // namespace sim::base

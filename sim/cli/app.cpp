@@ -2,6 +2,7 @@
 #include "sim/cli/app.hpp"
 
 #include "sim/base/errors.hpp"
+#include "sim/base/input_file.hpp"
 #include "sim/cli/common.hpp"
 #include "sim/cli/interrupt.hpp"
 #include "sim/distributed/task_farm.hpp"
@@ -73,6 +74,7 @@ std::string misused_options(const CLI::App& app, const std::string& main_scenari
 }  // namespace
 
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, const distributed::Group& group) {
+  base::forget_inputs();  // the files this command reads are the ones its outputs must not replace
   CLI::App app{"trainsim: discrete-event simulator and cost/risk estimator for large-scale model training", "trainsim"};
   app.set_version_flag("--version", std::string("trainsim ") + TRAINSIM_VERSION);
   Options o;

@@ -206,6 +206,12 @@ int main_job(const std::string& path, const Options& o, std::ostream& out, std::
   if (path.empty() && !o.quiet)
     err << "trainsim: no scenario given; using the built-in default (" << base::printable(s.name) << ")\n";
   const std::string dir = default_out_dir(s);
+  // trainsim-out itself must be a folder, not a link that leads the report elsewhere (found by a user trial: a link
+  // to ../outside received the files).
+  if (std::error_code ec; std::filesystem::is_symlink("trainsim-out", ec))
+    throw base::ConfigError("trainsim-out", "",
+                            "is a symbolic link, which trainsim does not write through; make it a folder, or give "
+                            "`trainsim run SCENARIO --out DIR`");
   const base::FolderLock lock(dir);  // a second run into the same folder is refused now, not mixed in later
   execution::StepOptions step_options;
   step_options.record_timeline = true;  // the report's pipeline chart

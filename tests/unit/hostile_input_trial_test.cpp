@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -133,6 +134,43 @@ TEST(HostileInput, ValuesPastTheIntegerClockAreRefusedWithTheirPathNotAnInternal
     const auto r = trainsim({"validate", with(from, to)});
     EXPECT_EQ(r.code, kExitBadInput) << to << ": " << r.out << r.err;
   }
+}
+
+TEST(HostileInput, OutputsNeverReplaceTheirInputsTheWorkingFolderOrAUsersFolderAndKeepPermissions) {
+  support::TempDir dir;
+  const std::string scenario = dir.write("s.json", [] {
+    std::ifstream in(std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/ci/llama3-8b-16-h100.json");
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }());
+  // An output naming the command's own input (however spelt) is refused and the input left as it was.
+  const auto before = std::filesystem::file_size(scenario);
+  const auto trace = trainsim({"step", scenario, "--trace", scenario});
+  EXPECT_EQ(trace.code, kExitBadInput);
+  EXPECT_TRUE(contains(trace.err, "is an input of this command")) << trace.err;
+  EXPECT_EQ(std::filesystem::file_size(scenario), before);
+  // The working folder or one above it is never swapped out from under the caller.
+  const auto root =
+      trainsim({"run", scenario, "--trials", "2", "--out", std::filesystem::current_path().parent_path().string()});
+  EXPECT_EQ(root.code, kExitBadInput);
+  EXPECT_TRUE(contains(root.err, "working folder or one above it")) << root.err;
+  // A folder of the user's at a report file's name is refused, not moved into a hidden folder.
+  const auto out = dir.path() / "out";
+  std::filesystem::create_directories(out / "report.html");
+  dir.write("out/report.html/precious.txt", "mine");
+  const auto taken = trainsim({"run", scenario, "--trials", "2", "--out", out.string()});
+  EXPECT_EQ(taken.code, kExitBadInput);
+  EXPECT_TRUE(std::filesystem::exists(out / "report.html" / "precious.txt"));
+  // An existing folder and file keep their permissions when replaced.
+  std::filesystem::remove_all(out / "report.html");
+  std::filesystem::permissions(out, std::filesystem::perms::owner_all);
+  ASSERT_EQ(trainsim({"run", scenario, "--trials", "2", "--out", out.string()}).code, kExitOk);
+  EXPECT_EQ(std::filesystem::status(out).permissions() & std::filesystem::perms::all,
+            std::filesystem::perms::owner_all);
+  const std::string t = dir.write("t.json", "{}");
+  std::filesystem::permissions(t, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  ASSERT_EQ(trainsim({"step", scenario, "--trace", t}).code, kExitOk);
+  EXPECT_EQ(std::filesystem::status(t).permissions() & std::filesystem::perms::all,
+            std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
 }
 
 }  // namespace
