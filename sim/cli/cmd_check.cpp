@@ -7,16 +7,22 @@
 #include "sim/app/check.hpp"
 #include "sim/base/atomic_file.hpp"
 #include "sim/base/errors.hpp"
+#include "sim/base/printable.hpp"
 #include "sim/cli/app.hpp"
 #include "sim/cli/common.hpp"
 
 #include <CLI/CLI.hpp>
 
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace sim::cli {
 
@@ -97,11 +103,53 @@ std::string gh_escape(std::string_view s, bool property) {
   return out;
 }
 
-std::string md_cell(std::string s) {
+/// One cell of the step summary's Markdown table: GitHub renders HTML and Markdown there, so tags, entities, links,
+/// images and emphasis are escaped and control characters dropped (found by a user trial: a scenario named
+/// `<img src=x onerror=...> ![t](http://...)` was written as it stood).
+std::string md_cell(const std::string& s) {
   std::string out;
-  for (char c : s)
-    out += c == '|' ? std::string("\\|") : c == '\n' ? std::string(" ") : std::string(1, c);
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '\n' || c == '\r' || c == '\t') {
+      out += ' ';
+    } else if (u < 0x20 || u == 0x7f) {
+      continue;
+    } else if (c == '<') {
+      out += "&lt;";
+    } else if (c == '>') {
+      out += "&gt;";
+    } else if (c == '&') {
+      out += "&amp;";
+    } else if (std::string_view("|[]()!`*_~\\#").find(c) != std::string_view::npos) {
+      out += '\\';
+      out += c;
+    } else {
+      out += c;
+    }
+  }
   return out;
+}
+
+/// Appends to the file GitHub names, a regular file only: a FIFO would block, a link leads elsewhere, a device
+/// swallows it. Every failure is a warning, never silent.
+void append_summary(const char* path, const std::string& text, std::ostream& err) {
+  struct stat st {};
+  const bool exists = ::lstat(path, &st) == 0;
+  if (exists && !S_ISREG(st.st_mode)) {
+    err << "warning: GITHUB_STEP_SUMMARY (" << base::printable(path)
+        << ") is not a regular file (a link, FIFO or device); the summary was not written\n";
+    return;
+  }
+  const int fd = ::open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+  bool ok = fd >= 0;
+  for (std::size_t done = 0; ok && done < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    ok = n > 0;
+    if (ok) done += static_cast<std::size_t>(n);
+  }
+  if (fd >= 0 && ::close(fd) != 0) ok = false;
+  if (!ok) err << "warning: could not append to GITHUB_STEP_SUMMARY (" << base::printable(path) << ")\n";
 }
 
 void github_outputs(const std::vector<ScenarioReport>& reps, std::ostream& out, std::ostream& err) {
@@ -123,8 +171,7 @@ void github_outputs(const std::vector<ScenarioReport>& reps, std::ostream& out, 
                  ? "**" + std::string(status_name(row.status)) + "** " + md_cell(row.message)
                  : std::string(status_name(row.status))) +
             " |\n";
-  std::ofstream f(summary, std::ios::app);  // GitHub collects the file after the step: append, as documented
-  if (!(f << md << "\n")) err << "warning: could not append to GITHUB_STEP_SUMMARY (" << summary << ")\n";
+  append_summary(summary, md + "\n", err);  // GitHub collects the file after the step: append, as documented
 }
 
 int check_command(const CheckArgs& a, const Options& o, std::ostream& out, std::ostream& err) {

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -260,6 +262,31 @@ TEST_F(Check, GithubActionsAnnotationsAndStepSummary) {
   const std::string md = read(summary);
   EXPECT_TRUE(contains(md, "| check-test | mfu |")) << md;
   EXPECT_TRUE(contains(md, "**FAIL**")) << md;
+}
+
+TEST_F(Check, StepSummaryEscapesMarkupAndRefusesWhatIsNotARegularFile) {
+  // Found by a user trial: a scenario name's HTML and image link went into the summary as written; a FIFO hung the
+  // command; /dev/full failed silently.
+  const auto s = dir_.write("s.json", scenario(R"({ "mfu": { "min": 0.01 } })"));
+  const std::string summary = (dir_.path() / "summary.md").string();
+  const std::string fifo = (dir_.path() / "fifo").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  ::setenv("GITHUB_ACTIONS", "true", 1);
+  ::setenv("GITHUB_STEP_SUMMARY", summary.c_str(), 1);
+  auto o = trainsim({"check", s, "--set", "name=\"<img src=x onerror=alert(1)> ![t](http://e/x.png)\""});
+  ::setenv("GITHUB_STEP_SUMMARY", fifo.c_str(), 1);
+  auto blocked = trainsim({"check", s});
+  ::setenv("GITHUB_STEP_SUMMARY", "/dev/full", 1);
+  auto full = trainsim({"check", s});
+  ::unsetenv("GITHUB_ACTIONS");
+  ::unsetenv("GITHUB_STEP_SUMMARY");
+  EXPECT_EQ(o.code, kExitOk) << o.err;
+  const std::string md = read(summary);
+  EXPECT_FALSE(contains(md, "<img")) << md;
+  EXPECT_FALSE(contains(md, "![t]")) << md;
+  EXPECT_TRUE(contains(md, "&lt;img src=x onerror=alert\\(1\\)&gt;")) << md;
+  EXPECT_TRUE(contains(blocked.err, "not a regular file")) << blocked.err;
+  EXPECT_TRUE(contains(full.err, "warning: GITHUB_STEP_SUMMARY")) << full.err;
 }
 
 TEST(CheckShipped, CiScenariosPassTheirCommittedBaselines) {
