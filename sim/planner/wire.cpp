@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <limits>
 #include <string>
+#include <utility>
 #include <variant>
 
 namespace sim::planner {
@@ -74,12 +75,18 @@ results::StepResult read_step_wire(base::JsonReader& r) {
   results::StepResult s;
   r.required("fidelity", s.fidelity);
   std::int64_t ns = 0;
-  r.required("step_ns", ns, base::Range::at_least(0));
+  r.required("step_ns", ns, base::Range::at_least(1));
   s.step_time = base::Time{ns};
   read_wire_double(r, "tokens_per_s", s.tokens_per_s);
   read_wire_double(r, "tflops_per_gpu", s.tflops_per_gpu);
   read_wire_double(r, "mfu", s.mfu);
   read_wire_double(r, "hfu", s.hfu);
+  // What a simulated step satisfies (found by a user trial: an MFU of 7.5 and a memory total of 1 GiB merged).
+  for (const auto& [key, v] : {std::pair{"mfu", s.mfu}, std::pair{"hfu", s.hfu}})
+    if (!(v >= 0 && v <= 1)) r.error(key, "is not a fraction of the peak: a damaged or edited shard");
+  for (const auto& [key, v] :
+       {std::pair{"tokens_per_s", s.tokens_per_s}, std::pair{"tflops_per_gpu", s.tflops_per_gpu}})
+    if (!(v >= 0)) r.error(key, "is negative: a damaged or edited shard");
   if (auto b = r.required_object("breakdown_ns")) {
     const auto bf = breakdown_fields(s.breakdown);
     for (std::size_t k = 0; k < bf.size(); ++k)
@@ -90,6 +97,10 @@ results::StepResult read_step_wire(base::JsonReader& r) {
     const auto mf = memory_fields(s.memory);
     for (std::size_t k = 0; k < mf.size(); ++k)
       read_wire_double(*m, kMemoryKeys[k], *mf[k]);
+    const auto& g = s.memory;
+    const double parts = g.params + g.grads + g.optimizer + g.activations + g.buffers;
+    if (!(std::abs(g.total - parts) <= 1e-6 * std::max(1.0, parts)) || !(parts >= 0))
+      m->error("total", "is not the sum of its parts: a damaged or edited shard");
     m->finish();
   }
   r.required("fits", s.fits);
@@ -121,6 +132,12 @@ RunEstimate read_run_wire(base::JsonReader& r) {
   read_wire_double(r, "cost_mean_usd", e.cost_mean_usd);
   read_wire_double(r, "cost_p90_usd", e.cost_p90_usd);
   read_wire_double(r, "goodput_mean", e.goodput_mean);
+  for (const auto& [key, v] : {std::pair{"time_to_train_mean_days", e.time_to_train_mean_days},
+                               std::pair{"time_to_train_p90_days", e.time_to_train_p90_days},
+                               std::pair{"cost_mean_usd", e.cost_mean_usd}, std::pair{"cost_p90_usd", e.cost_p90_usd}})
+    if (!(v >= 0)) r.error(key, "is negative: a damaged or edited shard");
+  if (!(e.goodput_mean >= 0 && e.goodput_mean <= 1))
+    r.error("goodput_mean", "is not a fraction: a damaged or edited shard");
   r.finish();
   return e;
 }

@@ -399,6 +399,20 @@ RunPartial RunPartial::from_json(base::JsonReader& r, const RunInputs& in) {
   }
   r.required("first_never_reason", a.first_never_reason);
   r.required("sample_trial", state->sample, base::Range::at_least(-1));
+  // Counts a real slice of `count` trials has (found by a user trial: bins of 1e15 trials, a `never` of a million
+  // and a sample trial outside the slice merged with exit 0): one goodput per trial, one finishing time per trial
+  // that finished, no more unfinished trials than trials, the sample one of the slice's own.
+  if (a.goodput_hist.count() != count)
+    r.error("goodput_bins", "hold " + std::to_string(a.goodput_hist.count()) + " trials, but the slice has " +
+                                std::to_string(count) + ": a damaged or edited shard");
+  if (a.never > count) r.error("never", "exceeds the slice's " + std::to_string(count) + " trials");
+  if (a.steps_mode && a.time_hist.count() + a.never != count)
+    r.error("time_bins", "hold " + std::to_string(a.time_hist.count()) + " finished trials and `never` " +
+                             std::to_string(a.never) + ", but the slice has " + std::to_string(count) +
+                             ": a damaged or edited shard");
+  if (state->sample != -1 && (state->sample < first || state->sample >= first + count))
+    r.error("sample_trial", std::to_string(state->sample) + " is not a trial of this slice (" + std::to_string(first) +
+                                " to " + std::to_string(first + count - 1) + ")");
   for (auto& e : r.object_array("sample_timeline", true)) {
     results::RunTimelineEvent ev;
     e.required("at_ns", ev.at.ns);

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <vector>
 
 namespace sim::cli {
 namespace {
@@ -171,6 +172,36 @@ TEST(HostileInput, OutputsNeverReplaceTheirInputsTheWorkingFolderOrAUsersFolderA
   ASSERT_EQ(trainsim({"step", scenario, "--trace", t}).code, kExitOk);
   EXPECT_EQ(std::filesystem::status(t).permissions() & std::filesystem::perms::all,
             std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+}
+
+TEST(HostileInput, MergeRefusesRunShardsWhoseCountsNoSliceCanHave) {
+  // Found by a user trial: histogram bins of 1e15 trials and a `never` of a million merged with exit 0.
+  support::TempDir dir;
+  const std::string scenario = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/ci/llama3-8b-16-h100.json";
+  std::vector<std::string> shards;
+  for (const char* i : {"0", "1"}) {
+    shards.push_back((dir.path() / (std::string("s") + i + ".json")).string());
+    ASSERT_EQ(
+        trainsim({"run", scenario, "--trials", "4", "--shard-index", i, "--shard-count", "2", "--out", shards.back()})
+            .code,
+        kExitOk);
+  }
+  ASSERT_EQ(trainsim({"merge", shards[0], shards[1]}).code, kExitOk);
+  std::string text;
+  {
+    std::ifstream in(shards[1]);
+    text.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  for (const auto& [from, to] : {std::pair<std::string, std::string>{"\"never\":0", "\"never\":1000000"},
+                                 {"\"count\":1}", "\"count\":1000000000000000}"}}) {
+    std::string edited = text;
+    const auto at = edited.find(from, edited.find('\n'));
+    ASSERT_NE(at, std::string::npos) << from;
+    edited.replace(at, from.size(), to);
+    const auto r = trainsim({"merge", shards[0], dir.write("edited.json", edited)});
+    EXPECT_EQ(r.code, kExitBadInput) << to;
+    EXPECT_TRUE(contains(r.err, "damaged or edited shard")) << r.err;
+  }
 }
 
 }  // namespace
