@@ -166,7 +166,12 @@ Baseline parse_baseline(const base::JsonDocument& doc) {
         e->error("value", show(x.value, "") + " is negative; every trainsim result metric is zero or more");
       e->optional("unit", x.unit);
       e->optional("rtol", x.rtol, base::Range::between(0, 10));
-      e->optional("atol", x.atol, base::Range::at_least(0));
+      // An absolute tolerance at most 10x the value, as rtol is at most 10 (found by a user trial: atol 1e308 switched
+      // the regression gate off). A zero value takes any tolerance up to 1e6 in its unit.
+      if (e->optional("atol", x.atol, base::Range::at_least(0)) &&
+          x.atol > std::max(10 * x.value, 1e6 * (x.value == 0)))
+        e->error("atol", show(x.atol, "") + " is more than 10x the value " + show(x.value, "") +
+                             "; a tolerance that wide disables the check (rtol is at most 10 too)");
       std::string direction = "lower_is_better";
       e->required_enum("direction", direction, {"lower_is_better", "higher_is_better"});
       x.lower_is_better = direction == "lower_is_better";

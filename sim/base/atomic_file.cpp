@@ -117,7 +117,9 @@ void write_in_place(const std::string& path, int fd, std::string_view content) {
 fs::path write_temporary(const fs::path& dir, const std::string& name, std::string_view content,
                          const std::string& shown) {
   for (int attempt = 0;; ++attempt) {
-    const fs::path tmp = dir / ("." + name + ".tmp-" + random_suffix());
+    // The name cut to 200 bytes, so that a legal name of up to 255 still leaves room for the suffix (found by a
+    // user trial: names of 231-255 characters failed with "File name too long").
+    const fs::path tmp = dir / ("." + name.substr(0, 200) + ".tmp-" + random_suffix());
     const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
     if (fd < 0 && errno == EEXIST && attempt < 8) continue;
     if (fd < 0) throw ConfigError(shown, "", "cannot write: " + errno_text(errno));
@@ -255,7 +257,7 @@ std::vector<std::string> write_file_set(const std::string& dir,
                         "exists and is not a regular file; trainsim writes a report file of "
                         "that name: move it away or name another folder");
   }
-  const fs::path fresh = parent / ("." + d.filename().string() + ".new-" + random_suffix());
+  const fs::path fresh = parent / ("." + d.filename().string().substr(0, 200) + ".new-" + random_suffix());
   if (::mkdir(fresh.c_str(), 0777) != 0) throw ConfigError(dir, "", "cannot write: " + errno_text(errno));
   // The swapped-in folder and files keep the old ones' permissions (a 0700 folder had become 0755).
   if (existed) ::chmod(fresh.c_str(), old.st_mode & 07777);

@@ -247,6 +247,8 @@ TEST_F(Check, BadBaselineFilesExitTwo) {
   bad(R"({"schema": "trainsim.baseline/1", "scenario": "check-test", "metrics": {"time_to_train_days.p50": {"value": -3, "direction": "lower_is_better"}}})",
       "/metrics/time_to_train_days.p50/value: -3 is negative");
   bad(R"({"schema": "trainsim.scenario/1"})", "is not accepted; expected \"trainsim.baseline/1\"");
+  bad(R"({"schema": "trainsim.baseline/1", "scenario": "check-test", "metrics": {"step_time_s": {"value": 2, "atol": 1e308, "direction": "lower_is_better"}}})",
+      "/metrics/step_time_s/atol: 1e+308 is more than 10x the value");
 }
 
 TEST_F(Check, GithubActionsAnnotationsAndStepSummary) {

@@ -204,5 +204,18 @@ TEST(HostileInput, MergeRefusesRunShardsWhoseCountsNoSliceCanHave) {
   }
 }
 
+TEST(HostileInput, SmallerEdgesFoundByTheSameTrial) {
+  support::TempDir dir;
+  const std::string scenario = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/ci/llama3-8b-16-h100.json";
+  // A legal 255-byte file name is written (the temporary's suffix had pushed it past the limit).
+  const std::string name = std::string(250, 'a') + ".json";
+  EXPECT_EQ(trainsim({"step", scenario, "--trace", (dir.path() / name).string()}).code, kExitOk);
+  EXPECT_TRUE(std::filesystem::exists(dir.path() / name));
+  // scale --gpus 0 names what is wrong.
+  const auto zero = trainsim({"scale", scenario, "--gpus", "0"});
+  EXPECT_EQ(zero.code, kExitBadInput);
+  EXPECT_TRUE(contains(zero.err, "positive GPU count")) << zero.err;
+}
+
 }  // namespace
 }  // namespace sim::cli
