@@ -11,11 +11,13 @@
 
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include <sys/resource.h>
+#include <unistd.h>
 
 namespace reports {
 namespace {
@@ -422,11 +424,25 @@ TEST(ReportFiles, WrittenAtomicallyWithNoTemporaryLeftBehind) {
 
 TEST(ReportFiles, FailedWriteLeavesTheOldFileWholeAndNoTemporary) {
   const auto dir = temp_dir("failed");
-  // A name of 250 bytes is valid, but its temporary ("." + name + ".tmp<pid>") exceeds NAME_MAX (255): the write
-  // fails before the rename, as an interrupted writer would, even for root.
-  const fs::path target = dir / std::string(250, 'r');
+  // A file-size limit of 1 byte (RLIMIT_FSIZE, which binds root too) makes the temporary's write fail with EFBIG
+  // before the rename, as a full disk or an interrupted writer would.
+  const fs::path target = dir / "report.html";
   { std::ofstream(target) << "old complete report"; }
-  EXPECT_THROW(sim::base::write_file_atomic(target.string(), "new"), sim::base::ConfigError);
+  struct rlimit old_limit {};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old_limit), 0);
+  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit tiny = old_limit;
+  tiny.rlim_cur = 1;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &tiny), 0);
+  bool threw = false;
+  try {
+    sim::base::write_file_atomic(target.string(), "new report");
+  } catch (const sim::base::ConfigError&) {
+    threw = true;
+  }
+  ::setrlimit(RLIMIT_FSIZE, &old_limit);
+  std::signal(SIGXFSZ, old_handler);
+  EXPECT_TRUE(threw);
   EXPECT_EQ(read(target), "old complete report");
   EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);
   // Without write permission on the folder (meaningless for root, who may write anyway).
