@@ -3,18 +3,36 @@
 
 #include "sim/base/errors.hpp"
 #include "sim/reliability/monte_carlo.hpp"
+#include "sim/reliability/trial.hpp"
 #include "sim/scenario/run_setup.hpp"
 #include "sim/scenario/sensitivity.hpp"
+
+#include <string>
 
 namespace sim::app {
 
 reliability::RunInputs run_inputs(const scenario::Scenario& s, const StepOutcome& step) {
   auto in = scenario::run_inputs(s, step.plan, step.result.step_time);
+  // The run level's work is the scenario's training.tokens or duration: errors name those keys (found by a user
+  // trial: `--set training.tokens=1e19` was blamed on "reliability: /work/total_steps").
+  auto scenario_path = [](const std::string& path) {
+    return path == "/work/total_steps" ? std::string("/training/tokens")
+           : path == "/work/window"    ? std::string("/training/duration")
+                                       : path;
+  };
   if (auto problems = reliability::check_inputs(in); !problems.empty()) {
-    for (auto& p : problems)
+    for (auto& p : problems) {
       p.file = s.source;
+      p.path = scenario_path(p.path);
+    }
     throw base::ConfigError(std::move(problems));
   }
+  if (in.total_steps && *in.total_steps * step.result.step_time.seconds() > reliability::kMaxHorizonS)
+    throw base::ConfigError(s.source, "/training/tokens",
+                            "takes " + std::to_string(*in.total_steps * step.result.step_time.seconds() / 86400.0) +
+                                " days without a failure at " + std::to_string(step.result.step_time.seconds()) +
+                                " s per step, beyond the simulator's range of 200 years; train fewer tokens or "
+                                "simulate a window (training.duration)");
   return in;
 }
 

@@ -14,6 +14,9 @@
 
 namespace sim::reliability {
 
+/// The longest time a run can be simulated over: the integer-ns clock holds 292 years.
+constexpr double kMaxHorizonS = 200.0 * 365.25 * 86400.0;
+
 /// What sets the step rate at run level: data-parallel replicas dropped by elastic shrinking, and the slowdown of
 /// the slowest GPU (1.0 = none). The healthy state is {0, 1.0}.
 struct ClusterState {

@@ -25,7 +25,7 @@ using base::Time;
 using hardware::FailureEffect;
 using hardware::FailureScope;
 
-constexpr double kMaxHorizonS = 200.0 * 365.25 * 86400.0;  // the integer-ns clock holds 292 years
+using reliability::kMaxHorizonS;  // run_inputs.hpp
 // "Never": no failures, or a checkpoint-free run. 90 years, so that a clock at the 200-year horizon plus one interval
 // still fits the integer-ns clock (an interval of 1e15 steps overflowed it: negative checkpoint time, issue 10).
 constexpr double kMaxIntervalS = 90.0 * 365.25 * 86400.0;

@@ -215,6 +215,11 @@ TEST(HostileInput, SmallerEdgesFoundByTheSameTrial) {
   const auto zero = trainsim({"scale", scenario, "--gpus", "0"});
   EXPECT_EQ(zero.code, kExitBadInput);
   EXPECT_TRUE(contains(zero.err, "positive GPU count")) << zero.err;
+  // Work past the simulator's 200 years names the scenario's key, not the run level's internal one.
+  const auto long_run = trainsim({"run", scenario, "--trials", "2", "--set", "training.tokens=1e19"});
+  EXPECT_EQ(long_run.code, kExitBadInput);
+  EXPECT_TRUE(contains(long_run.err, "/training/tokens")) << long_run.err;
+  EXPECT_FALSE(contains(long_run.err, "/work/total_steps")) << long_run.err;
 }
 
 }  // namespace
