@@ -332,7 +332,7 @@ bool JsonReader::optional_fraction(std::string_view key, double& out) {
 
 namespace {
 
-std::string list_allowed(std::initializer_list<std::string_view> allowed) {
+std::string list_allowed(std::span<const std::string_view> allowed) {
   std::string out;
   for (auto a : allowed) {
     if (!out.empty()) out += ", ";
@@ -345,11 +345,18 @@ std::string list_allowed(std::initializer_list<std::string_view> allowed) {
 
 bool JsonReader::required_enum(std::string_view key, std::string& out,
                                std::initializer_list<std::string_view> allowed) {
+  std::size_t index = 0;
+  if (!required_enum(key, index, std::span(allowed.begin(), allowed.size()))) return false;
+  out = allowed.begin()[index];
+  return true;
+}
+
+bool JsonReader::required_enum(std::string_view key, std::size_t& index, std::span<const std::string_view> allowed) {
   std::string value;
   if (!required(key, value)) return false;
-  for (auto a : allowed) {
-    if (a == value) {
-      out = value;
+  for (std::size_t i = 0; i < allowed.size(); ++i) {
+    if (allowed[i] == value) {
+      index = i;
       return true;
     }
   }
@@ -364,6 +371,11 @@ bool JsonReader::optional_enum(std::string_view key, std::string& out,
                                std::initializer_list<std::string_view> allowed) {
   if (missing(key, false)) return false;
   return required_enum(key, out, allowed);
+}
+
+bool JsonReader::optional_enum(std::string_view key, std::size_t& index, std::span<const std::string_view> allowed) {
+  if (missing(key, false)) return false;
+  return required_enum(key, index, allowed);
 }
 
 bool JsonReader::optional(std::string_view key, std::vector<int>& out, Range each) {

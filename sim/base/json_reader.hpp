@@ -8,6 +8,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -110,7 +111,10 @@ class JsonReader {
   bool optional_fraction(std::string_view key, double& out);
   /// A string that must be one of `allowed`.
   bool required_enum(std::string_view key, std::string& out, std::initializer_list<std::string_view> allowed);
+  bool required_enum(std::string_view key, std::size_t& index, std::span<const std::string_view> allowed);
   bool optional_enum(std::string_view key, std::string& out, std::initializer_list<std::string_view> allowed);
+  /// The same over a named list, giving the index of the value found (an enum's spellings in its order).
+  bool optional_enum(std::string_view key, std::size_t& index, std::span<const std::string_view> allowed);
   /// A list of integers (e.g. layers_per_stage).
   bool optional(std::string_view key, std::vector<int>& out, Range each = Range::any());
   /// A list of strings (e.g. the --set overrides a shard file records).

@@ -199,17 +199,14 @@ MegatronArgs megatron_args(const ParallelConfig& config, const Layout& layout, c
     if (!training->fp32_main_grads) add("--grad-reduce-in-bf16");
     // The precision-aware optimizer's dtypes (MemoryOptions::main_params): fp32 remainders are its default.
     using MO = MemoryOptions;
-    auto moment = [](MO::Moment m) {
-      return m == MO::Moment::Bf16 ? "bf16" : m == MO::Moment::Fp16 ? "fp16" : m == MO::Moment::Fp8 ? "fp8" : "fp32";
-    };
     const bool aware = training->main_params != MO::MainParams::Fp32 || training->exp_avg != MO::Moment::Fp32 ||
                        training->exp_avg_sq != MO::Moment::Fp32;
     if (aware && training->master_weights == MO::MasterWeights::Separate) {
       add("--use-precision-aware-optimizer");
       if (training->main_params == MO::MainParams::Fp16) add("--main-params-dtype fp16");
-      if (training->exp_avg != MO::Moment::Fp32) add("--exp-avg-dtype " + std::string(moment(training->exp_avg)));
+      if (training->exp_avg != MO::Moment::Fp32) add("--exp-avg-dtype " + std::string(MO::name(training->exp_avg)));
       if (training->exp_avg_sq != MO::Moment::Fp32)
-        add("--exp-avg-sq-dtype " + std::string(moment(training->exp_avg_sq)));
+        add("--exp-avg-sq-dtype " + std::string(MO::name(training->exp_avg_sq)));
     }
   }
   switch (dtype) {

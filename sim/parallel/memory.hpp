@@ -6,7 +6,9 @@
 #include "sim/workload/model_spec.hpp"
 
 #include <algorithm>
+#include <array>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 namespace sim::parallel {
@@ -69,6 +71,11 @@ struct MemoryOptions {
   /// training.exp_avg, training.exp_avg_sq; the defaults are the 4 + 4 + 4 = 12 above.
   enum class MainParams { Fp32, Fp32Remainders, Fp16 };
   enum class Moment { Fp32, Bf16, Fp16, Fp8 };
+  /// Their spellings, in enum order: the scenario keys' values and Megatron-LM's --main-params-dtype /
+  /// --exp-avg-dtype / --exp-avg-sq-dtype values alike.
+  static constexpr std::array<std::string_view, 3> kMainParamsNames{"fp32", "fp32_remainders", "fp16"};
+  static constexpr std::array<std::string_view, 4> kMomentNames{"fp32", "bf16", "fp16", "fp8"};
+  static std::string_view name(Moment m) { return kMomentNames[static_cast<std::size_t>(m)]; }
   MainParams main_params = MainParams::Fp32;
   Moment exp_avg = Moment::Fp32;
   Moment exp_avg_sq = Moment::Fp32;

@@ -14,34 +14,31 @@ namespace {
 /// training.main_params, training.exp_avg, training.exp_avg_sq: the dtypes of the separate master copy and of Adam's
 /// two moments (parallel::MemoryOptions::main_params; Megatron-Core's precision-aware optimizer).
 void optimizer_state_dtypes(JsonReader& t, Scenario& s) {
-  parallel::MemoryOptions& mo = s.memory;
-  const bool separate = mo.master_weights == parallel::MemoryOptions::MasterWeights::Separate;
-  std::string main;
-  if (t.optional_enum("main_params", main, {"fp32", "fp32_remainders", "fp16"})) {
+  using MO = parallel::MemoryOptions;
+  MO& mo = s.memory;
+  const bool separate = mo.master_weights == MO::MasterWeights::Separate;
+  std::size_t main = 0;
+  if (t.optional_enum("main_params", main, MO::kMainParamsNames)) {
     if (!separate)
       t.error("main_params",
               "is the dtype of a separate master copy, but training.master_weights is not "
               "\"separate\" (the parameters are the master there); drop it");
+    mo.main_params = static_cast<MO::MainParams>(main);
     // The remainders complete bf16 weights to fp32 (TransformerEngine's FusedAdam store_param_remainders).
-    if (main == "fp32_remainders" && s.training.dtype != hardware::Dtype::Bf16 &&
+    if (mo.main_params == MO::MainParams::Fp32Remainders && s.training.dtype != hardware::Dtype::Bf16 &&
         s.training.dtype != hardware::Dtype::Fp8)
       t.error("main_params", "\"fp32_remainders\" stores the 16 bits bf16 weights lack, but training.dtype is \"" +
                                  std::string(hardware::to_string(s.training.dtype)) + "\"; use \"fp32\" or \"fp16\"");
-    using MP = parallel::MemoryOptions::MainParams;
-    mo.main_params = main == "fp16" ? MP::Fp16 : main == "fp32_remainders" ? MP::Fp32Remainders : MP::Fp32;
   }
   for (const char* key : {"exp_avg", "exp_avg_sq"}) {
-    std::string dtype;
-    if (!t.optional_enum(key, dtype, {"fp32", "bf16", "fp16", "fp8"})) continue;
-    if (!separate && dtype != "fp32")
+    std::size_t dtype = 0;
+    if (!t.optional_enum(key, dtype, MO::kMomentNames)) continue;
+    const auto moment = static_cast<MO::Moment>(dtype);
+    if (!separate && moment != MO::Moment::Fp32)
       t.error(key,
               "sets the dtype of a separate optimizer's moments (training.master_weights \"separate\"); "
               "with master_weights \"params\" they are fp32, with \"none\" 16-bit; drop it");
-    using M = parallel::MemoryOptions::Moment;
-    (std::string(key) == "exp_avg" ? mo.exp_avg : mo.exp_avg_sq) = dtype == "bf16"   ? M::Bf16
-                                                                   : dtype == "fp16" ? M::Fp16
-                                                                   : dtype == "fp8"  ? M::Fp8
-                                                                                     : M::Fp32;
+    (std::string(key) == "exp_avg" ? mo.exp_avg : mo.exp_avg_sq) = moment;
   }
 }
 
