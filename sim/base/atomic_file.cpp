@@ -182,6 +182,17 @@ void write_file_atomic(const std::string& path, std::string_view content, bool m
 
 // ---- folders ----------------------------------------------------------------------------------------------------
 
+std::string append_file(const std::string& path, std::string_view content) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    return "not a regular file (a link, FIFO, device or folder)";
+  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+  if (fd < 0) return errno_text(errno);
+  const int e = write_all(fd, content);
+  const int closed = ::close(fd) == 0 ? 0 : errno;
+  return e != 0 ? errno_text(e) : closed != 0 ? errno_text(closed) : "";
+}
+
 namespace {
 
 fs::path folder_path(const std::string& dir) {
@@ -220,6 +231,9 @@ FolderLock::FolderLock(const std::string& dir) {
   const fs::path d = folder_path(dir);
   check_folder(dir, d);
   std::error_code ec;
+  // The folders this lock creates, the report folder first, so that a failed run can remove them again.
+  for (fs::path p = d; !p.empty() && !fs::exists(fs::symlink_status(p, ec)); p = p.parent_path())
+    created_.push_back(p.string());
   fs::create_directories(d, ec);
   if (ec) throw ConfigError(dir, "", "cannot create the report directory: " + ec.message());
   fd_ = ::open(d.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -237,7 +251,16 @@ FolderLock::FolderLock(const std::string& dir) {
 }
 
 FolderLock::~FolderLock() {
-  if (fd_ >= 0) ::close(fd_);
+  if (fd_ < 0) return;
+  // A folder this lock created and nothing was written to (the run failed) is removed again, if the path still names
+  // it (found by a user trial: a failed run left an empty --out folder behind). rmdir keeps a folder with files.
+  struct stat ours {
+  }, now{};
+  if (!created_.empty() && ::fstat(fd_, &ours) == 0 && ::lstat(created_.front().c_str(), &now) == 0 &&
+      ours.st_dev == now.st_dev && ours.st_ino == now.st_ino)
+    for (const auto& folder : created_)
+      if (::rmdir(folder.c_str()) != 0) break;
+  ::close(fd_);
 }
 
 std::vector<std::string> write_file_set(const std::string& dir,
@@ -259,8 +282,12 @@ std::vector<std::string> write_file_set(const std::string& dir,
   }
   const fs::path fresh = parent / ("." + d.filename().string().substr(0, 200) + ".new-" + random_suffix());
   if (::mkdir(fresh.c_str(), 0777) != 0) throw ConfigError(dir, "", "cannot write: " + errno_text(errno));
-  // The swapped-in folder and files keep the old ones' permissions (a 0700 folder had become 0755).
-  if (existed) ::chmod(fresh.c_str(), old.st_mode & 07777);
+  // The swapped-in folder and files keep the old ones' permissions (a 0700 folder had become 0755) and, where the
+  // process may give them (root writing a user's folder), their owner (found by user trials).
+  if (existed) {
+    [[maybe_unused]] const int owned = ::chown(fresh.c_str(), old.st_uid, old.st_gid);
+    ::chmod(fresh.c_str(), old.st_mode & 07777);
+  }
   std::set<std::string> ours;
   const auto discard = [&] {
     std::error_code ec;
@@ -273,7 +300,10 @@ std::vector<std::string> write_file_set(const std::string& dir,
     for (const auto& [name, content] : files) {
       const fs::path tmp = write_temporary(fresh, name, content, (d / name).string());
       ours.insert(tmp.filename().string());
-      if (struct stat f{}; existed && ::lstat((d / name).c_str(), &f) == 0) ::chmod(tmp.c_str(), f.st_mode & 07777);
+      if (struct stat f{}; existed && ::lstat((d / name).c_str(), &f) == 0) {
+        [[maybe_unused]] const int owned = ::chown(tmp.c_str(), f.st_uid, f.st_gid);
+        ::chmod(tmp.c_str(), f.st_mode & 07777);
+      }
       if (::rename(tmp.c_str(), (fresh / name).c_str()) != 0)
         throw ConfigError((d / name).string(), "", "cannot write: " + errno_text(errno));
       ours.erase(tmp.filename().string());
@@ -284,8 +314,7 @@ std::vector<std::string> write_file_set(const std::string& dir,
     discard();
     throw;
   }
-  struct stat st {};
-  if (::lstat(d.c_str(), &st) != 0) {  // no old folder: the new one takes its name
+  if (!existed) {  // no old folder: the new one takes its name
     if (::rename(fresh.c_str(), d.c_str()) == 0) return written;
     const int e = errno;
     discard();

@@ -21,9 +21,15 @@ namespace sim::base {
 /// rewrites the baselines it compared with).
 void write_file_atomic(const std::string& path, std::string_view content, bool may_replace_input = false);
 
+/// Appends `content` to the regular file `path` (created when missing), for files a caller must append to (GitHub's
+/// step summary): a link, FIFO, device or folder there is refused, since it would lead elsewhere, block or swallow
+/// the text. Returns "" when all of it was written, or why not.
+std::string append_file(const std::string& path, std::string_view content);
+
 /// Holds the right to write the output folder `dir` (created when missing) for as long as it lives: a second
 /// trainsim process that asks for the same folder meanwhile is refused with ConfigError, so two runs never mix
-/// their files. Take it before the long computation, so that the second run is refused at once.
+/// their files. Take it before the long computation, so that the second run is refused at once. The folders it
+/// created that are still empty when it is released (the run failed) are removed.
 class FolderLock {
  public:
   explicit FolderLock(const std::string& dir);
@@ -33,6 +39,7 @@ class FolderLock {
 
  private:
   int fd_ = -1;
+  std::vector<std::string> created_;  // the folders it made, innermost first
 };
 
 /// Replaces the files `files` (name, content) of folder `dir` as one: they are written into a new hidden folder

@@ -13,16 +13,11 @@
 
 #include <CLI/CLI.hpp>
 
-#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
-
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace sim::cli {
 
@@ -133,23 +128,9 @@ std::string md_cell(const std::string& s) {
 /// Appends to the file GitHub names, a regular file only: a FIFO would block, a link leads elsewhere, a device
 /// swallows it. Every failure is a warning, never silent.
 void append_summary(const char* path, const std::string& text, std::ostream& err) {
-  struct stat st {};
-  const bool exists = ::lstat(path, &st) == 0;
-  if (exists && !S_ISREG(st.st_mode)) {
-    err << "warning: GITHUB_STEP_SUMMARY (" << base::printable(path)
-        << ") is not a regular file (a link, FIFO or device); the summary was not written\n";
-    return;
-  }
-  const int fd = ::open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
-  bool ok = fd >= 0;
-  for (std::size_t done = 0; ok && done < text.size();) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    ok = n > 0;
-    if (ok) done += static_cast<std::size_t>(n);
-  }
-  if (fd >= 0 && ::close(fd) != 0) ok = false;
-  if (!ok) err << "warning: could not append to GITHUB_STEP_SUMMARY (" << base::printable(path) << ")\n";
+  if (const std::string why = base::append_file(path, text); !why.empty())
+    err << "warning: GITHUB_STEP_SUMMARY (" << base::printable(path) << "): " << why
+        << "; the summary was not written\n";
 }
 
 void github_outputs(const std::vector<ScenarioReport>& reps, std::ostream& out, std::ostream& err) {

@@ -12,6 +12,9 @@
 #include <string>
 #include <vector>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 namespace sim::cli {
 namespace {
 
@@ -167,6 +170,18 @@ TEST(HostileInput, OutputsNeverReplaceTheirInputsTheWorkingFolderOrAUsersFolderA
   ASSERT_EQ(trainsim({"run", scenario, "--trials", "2", "--out", out.string()}).code, kExitOk);
   EXPECT_EQ(std::filesystem::status(out).permissions() & std::filesystem::perms::all,
             std::filesystem::perms::owner_all);
+  // And their owner, where the process may give it (root writing a user's folder).
+  if (::geteuid() == 0) {
+    ASSERT_EQ(::chown(out.c_str(), 65534, 65534), 0);
+    ASSERT_EQ(::chown((out / "summary.md").c_str(), 65534, 65534), 0);
+    ASSERT_EQ(trainsim({"run", scenario, "--trials", "2", "--out", out.string()}).code, kExitOk);
+    struct stat folder {
+    }, file{};
+    ASSERT_EQ(::stat(out.c_str(), &folder), 0);
+    ASSERT_EQ(::stat((out / "summary.md").c_str(), &file), 0);
+    EXPECT_EQ(folder.st_uid, 65534u);
+    EXPECT_EQ(file.st_uid, 65534u);
+  }
   const std::string t = dir.write("t.json", "{}");
   std::filesystem::permissions(t, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   ASSERT_EQ(trainsim({"step", scenario, "--trace", t}).code, kExitOk);
@@ -220,6 +235,32 @@ TEST(HostileInput, SmallerEdgesFoundByTheSameTrial) {
   EXPECT_EQ(long_run.code, kExitBadInput);
   EXPECT_TRUE(contains(long_run.err, "/training/tokens")) << long_run.err;
   EXPECT_FALSE(contains(long_run.err, "/work/total_steps")) << long_run.err;
+}
+
+TEST(HostileInput, AFailedRunRemovesTheOutputFoldersItCreatedAndKeepsTheUsers) {
+  // A run that stopped (here: does not fit) had left the --out folder it created behind, empty.
+  support::TempDir dir;
+  const std::string oom =
+      std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/validation/memory/oom_korthikanti22_175B_tp_no_recompute.json";
+  const auto fresh = trainsim({"run", oom, "--out", (dir.path() / "new" / "report").string()});
+  EXPECT_EQ(fresh.code, kExitInfeasible) << fresh.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "new")) << "both folders the run made are removed";
+  std::filesystem::create_directory(dir.path() / "mine");
+  const auto kept = trainsim({"run", oom, "--out", (dir.path() / "mine" / "report").string()});
+  EXPECT_EQ(kept.code, kExitInfeasible) << kept.err;
+  EXPECT_TRUE(std::filesystem::is_directory(dir.path() / "mine")) << "a folder the user made stays";
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "mine" / "report"));
+}
+
+TEST(HostileInput, AnErrorFromTheFileAndTheCommandLineTogetherNamesBoth) {
+  // The layout check that --set parallel.tp=3 breaks had named the file alone, which a user reads as "the file is
+  // wrong"; a value --set gives itself is still the command line's.
+  const std::string scenario = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/default.json";
+  const auto r = trainsim({"step", scenario, "--set", "parallel.tp=3"});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_TRUE(contains(r.err, "default.json with --set parallel.tp=3: /parallel/dp:")) << r.err;
+  const auto own = trainsim({"step", scenario, "--set", "training.seq_len=0"});
+  EXPECT_TRUE(contains(own.err, "error: --set training.seq_len: /training/seq_len:")) << own.err;
 }
 
 }  // namespace
