@@ -13,12 +13,15 @@ namespace sim::app {
 
 reliability::RunInputs run_inputs(const scenario::Scenario& s, const StepOutcome& step) {
   auto in = scenario::run_inputs(s, step.plan, step.result.step_time);
-  // The run level's work is the scenario's training.tokens or duration: errors name those keys (found by a user
-  // trial: `--set training.tokens=1e19` was blamed on "reliability: /work/total_steps").
-  auto scenario_path = [](const std::string& path) {
-    return path == "/work/total_steps" ? std::string("/training/tokens")
-           : path == "/work/window"    ? std::string("/training/duration")
-                                       : path;
+  // Errors name the scenario's keys, not the run level's (found by user trials: `--set training.tokens=1e19` was
+  // blamed on "reliability: /work/total_steps", a failure rate too high for the spare pool on "/spares").
+  auto scenario_path = [](const std::string& path) -> std::string {
+    if (path == "/work/total_steps") return "/training/tokens";
+    if (path == "/work/window") return "/training/duration";
+    if (path == "/checkpoint/snapshot") return "/reliability/checkpoint/snapshot_bandwidth";
+    for (const char* key : {"/spares", "/node_swap", "/detection", "/straggler_slowdown", "/checkpoint/"})
+      if (path.starts_with(key)) return "/reliability" + path;
+    return path;
   };
   if (auto problems = reliability::check_inputs(in); !problems.empty()) {
     for (auto& p : problems) {

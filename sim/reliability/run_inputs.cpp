@@ -178,8 +178,11 @@ int auto_spares(const RunInputs& in) {
   if (!(mean > 0) || !std::isfinite(mean)) return 0;
   // Past a few hundred the Poisson law is normal to well within one node (and exp(-mean) would underflow):
   // the 0.99 quantile is mean + 2.326 sqrt(mean).
+  // Clamped before the cast: a component failing every nanosecond gives a mean past any int (found by a user trial:
+  // the pool came out negative).
   if (mean > 400)
-    return std::min(static_cast<int>(std::ceil(mean + 2.326 * std::sqrt(mean))), std::max(0, in.job.nodes));
+    return static_cast<int>(
+        std::min(std::ceil(mean + 2.326 * std::sqrt(mean)), static_cast<double>(std::max(0, in.job.nodes))));
   // Smallest k with P(N <= k) >= 0.99 for N ~ Poisson(mean), summed term by term (mean is at most a few hundred).
   double term = std::exp(-mean), cdf = term;
   int k = 0;

@@ -463,6 +463,18 @@ Scenario load_from_doc(JsonDocument doc, const std::string& base_dir, const std:
         }
       }
     }
+    // What the file says together with the command line's values (tp*pp*dp against the cluster, after --set
+    // parallel.tp=3) is not the file's alone: the file is named with them (found by a user trial).
+    if (!overrides.empty()) {
+      std::string with;
+      for (const auto& o : overrides)
+        with += (with.empty() ? " with --set " : ", ") + o.key + "=" + o.value;
+      for (auto& d : items)
+        if (d.file == doc.origin()) {
+          d.file += with;
+          moved = true;
+        }
+    }
     if (!moved) throw;
     throw ConfigError(std::move(items));
   }

@@ -304,6 +304,11 @@ TEST(RunMonteCarlo, AutoSparesCoverTheRepairLoadAndASwapDelaysTheRestart) {
   // 8 nodes / 96 h x 24 h repair = 2 nodes in repair on average (Little); Poisson(2): P(<= 5) = 0.983, P(<= 6) = 0.995.
   EXPECT_NEAR(mean_nodes_in_repair(in), 2.0, 1e-9);
   EXPECT_EQ(auto_spares(in), 6);
+  // A component failing every nanosecond: the pool is every node, never negative (a user trial got "/spares: must be
+  // >= 0" from an int overflow).
+  RunInputs absurd = in;
+  absurd.components = {component("gpu", FailureScope::Gpu, 1e-9 / 3600, FailureEffect::Crash, 1)};
+  EXPECT_EQ(auto_spares(absurd), absurd.job.nodes);
   in.spares = 50;
   in.node_swap = Time::zero();
   const results::RunSummary quick = run_monte_carlo(in, 8, 5, 2);
