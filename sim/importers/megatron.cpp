@@ -175,10 +175,16 @@ class MegatronImport {
     for (std::size_t i = start; i < words.size(); ++i) {
       const ShellWord& w = words[i];
       refuse_entry_point(w);
-      // torchrun (or python -m torch.distributed.run) launches the command; a word it cannot read before the script
-      // may hold its --nnodes.
+      // torchrun (or python -m torch.distributed.run) launches the command, or DeepSpeed's runner, which without
+      // --num_nodes or a host list runs on the local node ("Unable to find hostfile, will proceed with training with
+      // local resources only"); a word they cannot read before the script may hold the node count.
       if (i == start && (w.text == "torchrun" || w.text.ends_with("/torchrun"))) torchrun_line_ = w.line;
       if (i > start && w.text == "torch.distributed.run" && words[i - 1].text == "-m") torchrun_line_ = w.line;
+      if (i == start && (w.text == "deepspeed" || w.text.ends_with("/deepspeed")))
+        torchrun_line_ = w.line, launcher_ = "deepspeed without --num_nodes or a host list";
+      static const std::set<std::string_view> kHostLists{"--hostfile", "-H", "--include", "-i", "--exclude", "-e"};
+      if (torchrun_line_ && !script_seen_ && kHostLists.count(w.text.substr(0, w.text.find('='))) != 0)
+        launcher_unread_ = true;
       if (w.unknown && w.text.starts_with("$") && torchrun_line_ && !script_seen_) launcher_unread_ = true;
       if (w.text.ends_with(".py")) script_seen_ = true;
       if (w.unknown && w.text.starts_with("$")) {
@@ -206,6 +212,20 @@ class MegatronImport {
         if (inline_value) {
           error(w.line, g.flag + " takes no value (found \"=" + *inline_value + "\"); write " + g.flag + " alone");
           continue;
+        }
+        // `--use-distributed-optimizer false`: argparse's store_true takes no value and refuses the word as an
+        // unrecognized argument; it was dropped, leaving the flag on (found by a user trial).
+        if (const std::size_t k = i + 1; script_seen_ && k < words.size()) {
+          static const std::set<std::string_view> kTruthWords{"true", "false", "True", "False", "0", "1", "yes", "no"};
+          if (kTruthWords.count(words[k].text) != 0) {
+            error(w.line, g.flag + " " + words[k].text + ": " + g.flag +
+                              " is a switch and takes no value (argparse refuses \"" + words[k].text +
+                              "\" as an unrecognized argument); write " + g.flag +
+                              " alone to turn it on, or leave it "
+                              "out");
+            ++i;
+            continue;
+          }
         }
       } else if (inline_value) {
         g.value = *inline_value;
@@ -370,8 +390,7 @@ class MegatronImport {
     if (!nnodes_given && !nnodes_unread_ && !nnodes_ && !slurm_nodes_ && torchrun_line_ && !launcher_unread_ &&
         !d.has("cluster.gpus"))
       if (const auto per = d.integer("cluster.gpus_per_node"))
-        d.put("cluster.gpus", *per, where(*torchrun_line_) + " torchrun without --nnodes (one node, its default)",
-              true);
+        d.put("cluster.gpus", *per, where(*torchrun_line_) + " " + launcher_ + " (one node, its default)", true);
 
     if (!nnodes_ && slurm_nodes_) {  // srun / #SBATCH: one task per GPU (Megatron-LM's Slurm launches)
       const auto nodes = *parse_integer(slurm_nodes_->value);
@@ -560,7 +579,8 @@ class MegatronImport {
   std::optional<Given> slurm_per_node_;
   std::vector<base::Diagnostic> errors_;
   std::optional<std::int64_t> nnodes_;
-  std::optional<int> torchrun_line_;  // where torchrun launches the job
+  std::optional<int> torchrun_line_;  // where torchrun (or DeepSpeed's runner) launches the job
+  std::string launcher_ = "torchrun without --nnodes";
   bool launcher_unread_ = false;
   bool nnodes_unread_ = false;  // --nnodes given with a value the file does not define      // a word before the script
                                 // the file does not define (it may hold --nnodes)

@@ -283,6 +283,20 @@ TEST(ImportMegatron, ANodeCountTheFileCannotGiveIsUnresolvedNotOneNode) {
       line.substr(0, line.find("--nnodes")) + line.substr(line.find("pretrain_gpt.py")), "n.sh");
   ASSERT_TRUE(one.draft.has("cluster.gpus"));
   EXPECT_EQ(*one.draft.integer("cluster.gpus"), 8) << "without --nnodes: torchrun's one node";
+  // DeepSpeed's runner alike: --num_gpus without --num_nodes runs on the local node (a user trial found it asked for
+  // --gpus), with --num_nodes that many, and with a host list the file does not hold, unknown.
+  const std::string flags = line.substr(line.find("--tensor-model-parallel-size"));
+  const auto ds = importers::import_megatron_text("deepspeed --num_gpus 8 pretrain_gpt.py " + flags, "d.sh");
+  ASSERT_TRUE(ds.draft.has("cluster.gpus"));
+  EXPECT_EQ(*ds.draft.integer("cluster.gpus"), 8);
+  EXPECT_TRUE(contains(ds.draft.find("cluster.gpus")->origin, "deepspeed without --num_nodes"))
+      << ds.draft.find("cluster.gpus")->origin;
+  const auto two =
+      importers::import_megatron_text("deepspeed --num_nodes 2 --num_gpus 8 pretrain_gpt.py " + flags, "d.sh");
+  EXPECT_EQ(two.draft.integer("cluster.gpus").value_or(0), 16);
+  const auto hosts =
+      importers::import_megatron_text("deepspeed --hostfile hosts --num_gpus 8 pretrain_gpt.py " + flags, "d.sh");
+  EXPECT_FALSE(hosts.draft.has("cluster.gpus")) << "the hosts are in a file trainsim does not read";
 }
 
 TEST(ImportMegatron, SgdAndBothSixteenBitFormatsAreRefused) {
@@ -342,6 +356,11 @@ TEST(ImportMegatron, MalformedInputsExitTwoNamingFileLineAndWhatIsAccepted) {
                                  "--num-layers 30 --pipeline-model-parallel-size 4 "
                                  "--num-layers-per-virtual-pipeline-stage 2")}),
              {"h.sh: line 1: --num-layers-per-virtual-pipeline-stage 2: 30 layers do not split"});
+  // A switch given a word, which argparse refuses (the word had been dropped and the switch left on).
+  expect_bad(trainsim({"import", "megatron",
+                       dir.write("i.sh", "python pretrain_gpt.py --num-layers 2 --use-distributed-optimizer false")}),
+             {"i.sh: line 1: --use-distributed-optimizer false: --use-distributed-optimizer is a switch and takes no "
+              "value"});
 }
 
 TEST(ImportMegatron, GpusSettlesAnUnreadableGpusPerNode) {
