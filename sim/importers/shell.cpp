@@ -106,6 +106,24 @@ class Shell {
           const auto holds = condition(n.arms[0].first, why);
           if (holds && *holds == n.what.starts_with("until")) return;
         }
+        if (n.what.ends_with(" loop") && !relevant(n.children, false) &&
+            !relevant(n.arms.empty() ? std::vector<Node>{} : n.arms[0].second, false)) {
+          // A loop that only sets variables (host lists, counters): not run, so what it sets is unknown after it,
+          // and refused only where a flag uses it (a user trial found such loops refused outright).
+          std::set<std::string> names;
+          if (!n.var.empty()) names.insert(n.var);
+          assigned_in(n.children, names);
+          if (!n.arms.empty()) assigned_in(n.arms[0].second, names);
+          std::string list;
+          for (const auto& name : names) {
+            ex_.vars()[name] = Var{{}, false, false, n.line, {}};
+            list += (list.empty() ? "" : ", ") + name;
+          }
+          if (!names.empty())
+            out_.notes.push_back("line " + std::to_string(n.line) + ": the " + n.what + " is not run; what it sets (" +
+                                 list + ") is unknown after it");
+          return;
+        }
         if (relevant(n.children) || relevant(n.arms.empty() ? std::vector<Node>{} : n.arms[0].second) ||
             assigns_anywhere(n.children))
           error(n.line, "a " + n.what +
@@ -184,6 +202,16 @@ class Shell {
           words.insert(words.end(), w.begin(), w.end());
         }
         if (cmd != "test" && !words.empty()) words.pop_back();  // ] or ]]
+        // A variable the file does not set is empty in the documented environment (found by a user trial: `[ -z
+        // "$X" ]` was refused as undecided); said in a note, since a script may exit on it.
+        for (auto& w : words)
+          if (w.unknown && w.unset_empty) {
+            out_.notes.push_back("line " + std::to_string(n.line) + ": tests \"" + w.text +
+                                 "\", which the file does not set: taken as \"" + *w.unset_empty +
+                                 "\", as bash gives it in an environment that sets nothing (--env NAME=VALUE sets it)");
+            w.text = *w.unset_empty;
+            w.unknown = false;
+          }
         s = shell::evaluate_test(words, cmd == "[[", why);
       } else if (cmd == "true" || cmd == ":") {
         s = true;
@@ -208,8 +236,24 @@ class Shell {
   }
 
   /// Whether statements set variables, hold a --flag or start a job: then skipping them could misread the script.
-  bool relevant(const std::vector<Node>& nodes) const {
-    return std::any_of(nodes.begin(), nodes.end(), [&](const Node& n) { return relevant(n); });
+  /// `assignments` false: only flags and launch commands count.
+  bool relevant(const std::vector<Node>& nodes, bool assignments = true) const {
+    return std::any_of(nodes.begin(), nodes.end(), [&](const Node& n) { return relevant(n, assignments); });
+  }
+  /// The variables statements assign, at any depth.
+  static void assigned_in(const std::vector<Node>& nodes, std::set<std::string>& names) {
+    for (const auto& n : nodes) {
+      assigned_in(n.children, names);
+      assigned_in(n.otherwise, names);
+      for (const auto& [c, b] : n.arms) {
+        assigned_in(c, names);
+        assigned_in(b, names);
+      }
+      if (!n.var.empty()) names.insert(n.var);
+      for (const auto& t : n.words)
+        if (t.kind == Token::Kind::ArrayAssign || (t.kind == Token::Kind::Word && assignment_name(t.text) > 0))
+          names.insert(assigned_name(t));
+    }
   }
   /// The --flags written in a raw word ("--fp8-format hybrid" inside quotes counts), and whether one matters.
   std::pair<bool, bool> flags_in(std::string_view raw) const {
@@ -227,12 +271,12 @@ class Shell {
   }
 
   /// An assignment matters unless what it assigns is only flags that do not matter (LOGGING_ARGS+=(--wandb-...)).
-  bool assignment_matters(const Token& t) const {
+  bool assignment_matters(const Token& t, bool only_flags = false) const {
     std::string text = t.text;
     for (const auto& e : t.elements)
       text += " " + e.text;
     const auto [any, matters] = flags_in(text);
-    return matters || !any;
+    return matters || (!any && !only_flags);
   }
 
   /// A for loop whose list expands to no word, all of it known (for A in "$@" with no arguments), never runs.
@@ -260,22 +304,22 @@ class Shell {
     return false;
   }
 
-  bool relevant(const Node& n) const {
-    if (relevant(n.children) || relevant(n.otherwise)) return true;
+  bool relevant(const Node& n, bool assignments = true) const {
+    if (relevant(n.children, assignments) || relevant(n.otherwise, assignments)) return true;
     for (const auto& [c, b] : n.arms)
-      if (relevant(c) || relevant(b)) return true;
+      if (relevant(c, assignments) || relevant(b, assignments)) return true;
     for (std::size_t k = 0; k < n.words.size(); ++k) {
       const Token& t = n.words[k];
       if (t.kind == Token::Kind::Sbatch) return true;
       if (t.kind == Token::Kind::ArrayAssign) {
-        if (assignment_matters(t)) return true;
+        if (assignment_matters(t, !assignments)) return true;
         continue;
       }
       std::string_view raw = t.text;
       while (!raw.empty() && (raw.front() == '"' || raw.front() == '\''))
         raw.remove_prefix(1);
       if (assignment_name(raw) > 0 && k == 0) {
-        if (assignment_matters(t)) return true;
+        if (assignment_matters(t, !assignments)) return true;
         continue;
       }
       if (flags_in(t.text).second) return true;
@@ -534,8 +578,10 @@ ShellScript read_shell(std::string_view text, const std::string& origin, const F
     throw ConfigError(origin, "",
                       "is " + std::to_string(text.size() >> 20) + " MiB; trainsim reads launch scripts up to " +
                           std::to_string(kShellMaxText >> 20) + " MiB");
-  if (text.find(kUnknown) != std::string_view::npos)
-    throw ConfigError(origin, "", "holds a control character (0x01); expected a shell script (text)");
+  if (const auto at = text.find_first_of(std::string{kUnknown, shell::kUnset}); at != std::string_view::npos)
+    throw ConfigError(origin, "",
+                      "holds a control character (0x0" + std::to_string(static_cast<int>(text[at])) +
+                          "); expected a shell script (text)");
   Shell sh(origin, matters, invocation);
   sh.run(text, 1, 0);
   return sh.finish();

@@ -33,6 +33,9 @@ struct ShellWord {
   int line = 0;          // where its text was written (for a word from a variable: the variable's assignment)
   bool unknown = false;  // holds an expansion the file does not determine ($1, $(cmd), an unset variable)
   std::vector<std::string> defaults = {};  // "${SLURM_NNODES:-1} (SLURM_NNODES is not set in the file)"
+  /// An unknown word whose only unknowns are variables the file does not set: its text with those empty, as bash
+  /// gives it in an environment that sets nothing (a test's operand reads it; a flag's value stays unknown).
+  std::optional<std::string> unset_empty = std::nullopt;
 };
 
 /// One simple command as it would run (assignment-only statements are not commands). #SBATCH directives are commands
@@ -107,6 +110,7 @@ struct Node {
   std::vector<std::string> ops = {};
   bool negated = false;   // ! pipeline
   std::string what = {};  // Opaque: "for loop", "while loop", "case statement", "function NAME"
+  std::string var = {};   // for / select loop: the variable it sets
 };
 
 std::vector<Token> tokenize(std::string_view text, const std::string& origin, int first_line, int depth);

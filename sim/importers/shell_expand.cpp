@@ -15,7 +15,20 @@ std::vector<ShellWord> finalize(std::vector<ShellWord> words) {
   for (auto& w : words) {
     if (w.text.find(kUnknown) == std::string::npos) continue;
     w.unknown = true;
+    // Its text were the variables the file does not set empty; none when it holds other unknown text ($(cmd), $1).
+    std::string empty;
+    bool only_unset = true;
+    for (std::size_t i = 0; i < w.text.size(); ++i) {
+      if (w.text[i] != kUnknown) {
+        empty += w.text[i];
+        continue;
+      }
+      only_unset = only_unset && i + 1 < w.text.size() && w.text[i + 1] == kUnset;
+      i = std::min(w.text.find(kUnknown, i + 1), w.text.size());
+    }
+    if (only_unset) w.unset_empty = empty;
     std::erase(w.text, kUnknown);
+    std::erase(w.text, kUnset);
   }
   return words;
 }
@@ -75,7 +88,7 @@ void Expander::end_field(Building& b) {
 void Expander::add(Building& b, Expansion e, std::string_view raw, int line, bool quoted, bool split) {
   b.cur.defaults.insert(b.cur.defaults.end(), e.defaults.begin(), e.defaults.end());
   if (!e.known) {  // kept as written, between markers: the words it ends up in are unknown, the others are not
-    literal(b, std::string(1, kUnknown) + std::string(raw) + kUnknown, line);
+    literal(b, std::string(1, kUnknown) + (e.unset ? std::string(1, kUnset) : "") + std::string(raw) + kUnknown, line);
     return;
   }
   if (quoted || !split) {
@@ -272,8 +285,9 @@ Expander::Expansion Expander::parameter(std::string_view inner, std::string_view
   if (kind == '+') {
     if (!use_word) return {};
   } else if (!use_word) {
-    if (!set && positional && positional_given_) return {};  // an argument past the last given: empty
-    if (!set) return {{}, false};                            // bare $NAME of a variable the file does not set
+    if (!set && positional && positional_given_) return {};           // an argument past the last given: empty
+    if (!set && !positional) return {.known = false, .unset = true};  // bare $NAME of a variable the file does not set
+    if (!set) return {{}, false};
     return value;
   }
   if (kind == '?') return {{}, false};

@@ -24,6 +24,9 @@ struct Elem {
 // Unknown text ($(cmd), an unset $NAME) inside a value is kept between two of these, so that word splitting later
 // marks only the words it lands in as unknown (GPT_ARGS="... `pwd`/pretrain_gpt.py --num-layers 70 ...").
 inline constexpr char kUnknown = '\x01';
+// Right after the opening kUnknown: the unknown text is a variable the file does not set (bare $NAME), which bash, in
+// the environment the README documents (one that sets nothing), expands to nothing.
+inline constexpr char kUnset = '\x02';
 
 struct Var {
   std::vector<Elem> values = {};
@@ -67,6 +70,7 @@ class Expander {
     bool known = true;
     bool at = false;  // "${ARR[@]}": one word per element even inside double quotes
     std::vector<std::string> defaults = {};
+    bool unset = false;  // unknown because it names a variable the file does not set
   };
   struct Building {
     std::vector<ShellWord> fields;

@@ -322,6 +322,7 @@ class Parser {
     if (word("for") || word("select")) {
       Node n{Node::Kind::Opaque, at};
       n.what = t_[pos_].text + " loop";
+      if (pos_ + 1 < t_.size() && t_[pos_ + 1].kind == Token::Kind::Word) n.var = t_[pos_ + 1].text;
       // The words after "in" (kept as the loop's list; none without "in": the positional arguments).
       bool in_list = false;
       while (pos_ < t_.size() && !word("do")) {

@@ -114,6 +114,16 @@ TEST(Shell, IfBranchesAreDecidedOrRefusedNamingTheLine) {
   EXPECT_TRUE(contains(s.notes[0], "line 1: an if not decided")) << s.notes[0];
   EXPECT_TRUE(contains(shell_error("for i in 1 2; do\n  ARGS=\"--tp $i\"\ndone\n"), "line 1: a for loop")) << "loops";
   EXPECT_TRUE(contains(shell_error("f() {\n  torchrun x.py --tp 2\n}\n"), "function f"));
+  // A loop that only sets variables (a host list) is not run: what it sets is unknown after it, not refused (a user
+  // trial found such loops refused outright).
+  const auto hosts = read_shell("for h in a b; do\n  HOSTS=\"$HOSTS,$h\"\n  N=$((N+1))\ndone\nrun --tp 2 $N\n", "t.sh");
+  ASSERT_EQ(hosts.commands.size(), 1u);
+  ASSERT_EQ(hosts.commands[0].words.size(), 4u);
+  EXPECT_EQ(hosts.commands[0].words[2].text, "2");
+  EXPECT_TRUE(hosts.commands[0].words[3].unknown) << "N is set by the loop that was not run";
+  ASSERT_FALSE(hosts.notes.empty());
+  EXPECT_TRUE(contains(hosts.notes.back(), "line 1: the for loop is not run; what it sets (HOSTS, N, h)"))
+      << hosts.notes.back();
   // A case statement whose arms set variables (Megatron-LM's examples/mamba/train.sh picks the sizes so): refused
   // naming it, where the variables used to read as undefined later on.
   EXPECT_TRUE(contains(shell_error("case \"${SCALE}\" in\n  \"800M\")\n    TP=1\n    ;;\n  \"8B\")\n    TP=4\n    ;;\n"
@@ -396,10 +406,17 @@ TEST(MegatronScript, ArgumentsAndEnvironmentAreGivenAsTheScriptIsRun) {
   EXPECT_TRUE(contains(o.out, "\"layers\": 32")) << o.out;
   EXPECT_TRUE(contains(o.err, "--tensor-model-parallel-size: 2 from $2 = \"2\" (--args)\n")) << o.err;
   EXPECT_FALSE(contains(o.err, "(--args); the script run elsewhere")) << "a given value is not a guess\n" << o.err;
-  // Without them the branches cannot be decided, and the error says how to give what they test.
+  // Without the arguments the branch on $1 cannot be decided, and the error says how to give what it tests.
   const auto bare = support::trainsim({"import", "megatron", f, "--hardware", "h100-sxm5-80gb"});
   EXPECT_EQ(bare.code, cli::kExitBadInput);
-  EXPECT_TRUE(contains(bare.err, "line 4: this if cannot be decided from the file")) << bare.err;
+  EXPECT_TRUE(contains(bare.err, "line 9: this if cannot be decided from the file")) << bare.err;
+  // A variable the file does not set is empty in the documented environment, as bash has it (a user trial found
+  // `[ -z "$X" ]` refused): the test is decided, and a note says so.
+  const auto no_env = support::trainsim({"import", "megatron", f, "--args", "8B 2 4", "--hardware", "h100-sxm5-80gb"});
+  ASSERT_EQ(no_env.code, cli::kExitOk) << no_env.err;
+  EXPECT_TRUE(contains(no_env.err, "line 4: tests \"${MP_VP}\", which the file does not set: taken as \"\""))
+      << no_env.err;
+  EXPECT_FALSE(contains(no_env.out, "\"vpp\"")) << "the branch without --num-layers-per-virtual-pipeline-stage ran";
   EXPECT_TRUE(contains(bare.err, "--env NAME=VALUE")) << bare.err;
   // Bad forms are bad input, and the options belong to launch scripts only.
   EXPECT_TRUE(contains(support::trainsim({"import", "megatron", f, "--env", "MP_VP"}).err, "expected NAME=VALUE"));
