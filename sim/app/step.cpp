@@ -78,6 +78,14 @@ Json scenario_json(const scenario::Scenario& s) {
   j["schema"] = "trainsim.resolved-scenario/1";
   j["name"] = s.name;
   j["source"] = s.source;
+  // The document as run, every key and --set included: the summary below leaves most keys out.
+  if (!s.document_sha256.empty()) j["document_sha256"] = s.document_sha256;
+  if (!s.overrides.empty()) {
+    Json sets = Json::array();
+    for (const auto& o : s.overrides)
+      sets.push_back(o);
+    j["overrides"] = std::move(sets);
+  }
   j["model"]["name"] = s.model.name;
   j["model"]["params"] = p.total(s.model.layers);
   j["model"]["active_params"] = p.active(s.model.layers);
@@ -131,6 +139,8 @@ Json scenario_json(const scenario::Scenario& s) {
   j["reliability"]["trials"] = s.reliability.trials;
   j["reliability"]["seed"] = static_cast<std::int64_t>(s.reliability.seed);
   j["cost"]["gpu_hour_usd"] = s.cost.gpu_hour ? Json(s.cost.gpu_hour->usd) : Json();
+  if (s.cost.deadline) j["cost"]["deadline_days"] = s.cost.deadline->days();
+  if (s.cost.budget) j["cost"]["budget_usd"] = s.cost.budget->usd;
   return j;
 }
 

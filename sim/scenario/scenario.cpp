@@ -7,6 +7,7 @@
 
 #include "sim/base/json_reader.hpp"
 #include "sim/base/quantity.hpp"
+#include "sim/base/sha256.hpp"
 #include "sim/results/metric_paths.hpp"
 #include "sim/base/builtin.hpp"
 
@@ -399,6 +400,17 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
         if (ck->optional(key, *slot) && !(slot->bytes_per_s >= 1e6))
           ck->error(key,
                     "is below 1 MB/s, slower than any checkpoint storage trainsim can time; give at least \"1 MB/s\"");
+      // A given time and the bandwidth it would be derived from contradict each other; one was dropped silently
+      // (found by a user trial: "write": "30 s" beside "write_bandwidth": "5 GB/s", whose 198 s went unread).
+      const auto both = [&](const char* time, const char* bandwidth) {
+        ck->error(bandwidth, std::string("is not read when checkpoint.") + time +
+                                 " gives the time itself (\"auto\" derives it from the bytes and this bandwidth); "
+                                 "give one of them");
+      };
+      if (rel.checkpoint.write && ck->has("write_bandwidth")) both("write", "write_bandwidth");
+      if (rel.checkpoint.load && ck->has("read_bandwidth")) both("load", "read_bandwidth");
+      if (rel.checkpoint.write && rel.checkpoint.load && ck->has("node_bandwidth"))
+        both("write and load", "node_bandwidth");
       ck->finish();
     } else if (r->has("checkpoint")) {
       r->required_object("checkpoint");  // reports the wrong type
@@ -448,7 +460,13 @@ Scenario load_from_doc(JsonDocument doc, const std::string& base_dir, const std:
   for (const auto& o : overrides)
     doc.set(o.key, o.value);
   try {
-    return parse_scenario(doc, base_dir);
+    Scenario s = parse_scenario(doc, base_dir);
+    // Provenance over every key, not only the resolved summary (found by a user trial: checkpoint, restart,
+    // deadline and budget settings that moved p50 by days left the report's hashes unchanged).
+    for (const auto& o : overrides)
+      s.overrides.push_back(o.key + "=" + o.value);
+    s.document_sha256 = base::sha256_hex(doc.dump());
+    return s;
   } catch (const ConfigError& e) {
     // A value that came from --set is the command line's, not the file's: say so.
     std::vector<base::Diagnostic> items = e.items();

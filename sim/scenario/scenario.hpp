@@ -179,6 +179,11 @@ struct Scenario {
   ReliabilityConfig reliability;
   CostConfig cost;
   std::vector<Expectation> expect;
+  /// Provenance: the --set overrides applied ("key=value", in order) and the SHA-256 of the scenario document as run
+  /// (the file, or the built-in default, with them applied; canonical JSON as canonical_text gives it), which every
+  /// key changes.
+  std::vector<std::string> overrides;
+  std::string document_sha256;
 };
 
 /// A `--set KEY=VALUE` override (dotted path; the value is JSON when it parses as JSON, else a string).

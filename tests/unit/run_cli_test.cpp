@@ -101,6 +101,36 @@ TEST(RunCommand, TheReportRecordsTheTrialsAndSeedItRan) {
   EXPECT_NE(page.find("7 trials"), std::string::npos);
 }
 
+TEST(RunCommand, TheReportsHashesChangeWithEveryKeyAndNameTheOverrides) {
+  // Found by a user trial: checkpoint, restart, deadline and budget settings that moved p50 by days and flipped the
+  // recommendation left the effective configuration's hash unchanged, and the --set overrides were recorded nowhere.
+  const support::TempDir dir;
+  auto hash_of = [&](const std::string& name, const std::vector<std::string>& sets) {
+    std::vector<std::string> args = {"run", kDefault, "--trials", "3", "--out", (dir.path() / name).string(), "-q"};
+    for (const auto& set : sets) {
+      args.push_back("--set");
+      args.push_back(set);
+    }
+    EXPECT_EQ(trainsim(args).code, kExitOk);
+    std::ifstream f(dir.path() / name / "summary.md");
+    std::stringstream md;
+    md << f.rdbuf();
+    const std::string text = md.str();
+    const auto at = text.find("effective configuration");
+    return at == std::string::npos ? std::string() : text.substr(at, text.find('\n', at) - at);
+  };
+  const std::string plain = hash_of("plain", {});
+  ASSERT_FALSE(plain.empty());
+  EXPECT_NE(hash_of("interval", {R"(reliability.checkpoint.interval="1 h")"}), plain);
+  EXPECT_NE(hash_of("deadline", {R"(cost.deadline="103 d")"}), plain);
+  EXPECT_EQ(hash_of("again", {}), plain) << "the same inputs, the same hash";
+  std::ifstream f(dir.path() / "interval" / "report.html");
+  std::stringstream html;
+  html << f.rdbuf();
+  EXPECT_NE(html.str().find(R"(reliability.checkpoint.interval=\&quot;1 h\&quot;)"), std::string::npos);
+  EXPECT_NE(html.str().find("document_sha256"), std::string::npos);
+}
+
 TEST(RunCommand, TheCauseTableSumsToTheRun) {
   // Eight causes are listed by name, the rest in one row, so that the column adds up to the run's interruptions.
   const auto o = trainsim({"run", kDefault, "--trials", "20", "--set", "training.tokens=\"60T\""});
