@@ -93,6 +93,17 @@ void parse_cluster(JsonReader& c, ClusterConfig& cluster, const hardware::Hardwa
       cluster.gpus > cluster.gpus_per_node)
     c.error("gpus", std::to_string(cluster.gpus) + " is not a whole number of nodes of " +
                         std::to_string(cluster.gpus_per_node) + " GPUs");
+  // A node holds the profile's GPUs at most; a job that takes fewer of each (CUDA_VISIBLE_DEVICES=4,5,6,7) has that
+  // share of each NVLink domain, so that tensor parallelism past it crosses the network (found by a user trial: TP 8
+  // over nodes of 4 was timed on NVLink, and 16 per node of an 8-GPU profile was accepted).
+  if (have_hardware && hw.node.gpus > 0 && cluster.gpus_per_node > hw.node.gpus)
+    c.error("gpus_per_node", std::to_string(cluster.gpus_per_node) + " GPUs per node, but a " + hw.name +
+                                 " node holds " + std::to_string(hw.node.gpus) +
+                                 "; accepted: up to that many (a larger NVLink domain is cluster.nvlink_domain)");
+  else if (have_hardware && hw.node.gpus > 0 && cluster.gpus_per_node < hw.node.gpus && cluster.nvlink_domain == 0)
+    cluster.nvlink_domain = hw.nvlink.domain % hw.node.gpus == 0
+                                ? hw.nvlink.domain / hw.node.gpus * cluster.gpus_per_node
+                                : cluster.gpus_per_node;
   if (cluster.nvlink_domain > 0 && cluster.gpus_per_node > 0) {
     const int d = cluster.nvlink_domain, node = cluster.gpus_per_node;
     if (d % node != 0)

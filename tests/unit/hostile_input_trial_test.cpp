@@ -263,5 +263,29 @@ TEST(HostileInput, AnErrorFromTheFileAndTheCommandLineTogetherNamesBoth) {
   EXPECT_TRUE(contains(own.err, "error: --set training.seq_len: /training/seq_len:")) << own.err;
 }
 
+TEST(HostileInput, ContradictoryCheckpointAndNodeSettingsAreRefusedOrModelled) {
+  // Found by a tech lead's trial: "write": "30 s" beside "write_bandwidth": "5 GB/s" dropped the bandwidth silently;
+  // 16 GPUs per node of an 8-GPU profile were accepted, and tensor parallelism over nodes of 4 was timed on NVLink.
+  const std::string scenario = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/default.json";
+  const auto both = trainsim({"step", scenario, "--set", R"(reliability.checkpoint.write="30 s")", "--set",
+                              R"(reliability.checkpoint.write_bandwidth="5 GB/s")"});
+  EXPECT_EQ(both.code, kExitBadInput);
+  EXPECT_TRUE(contains(both.err, "/reliability/checkpoint/write_bandwidth: is not read when checkpoint.write"))
+      << both.err;
+  const auto big = trainsim({"step", scenario, "--set", "cluster.gpus_per_node=16"});
+  EXPECT_EQ(big.code, kExitBadInput);
+  EXPECT_TRUE(contains(big.err, "/cluster/gpus_per_node: 16 GPUs per node, but a h100-sxm5-80gb node holds 8"))
+      << big.err;
+  const auto whole = trainsim({"step", scenario, "--format", "json"});
+  const auto half = trainsim({"step", scenario, "--format", "json", "--set", "cluster.gpus_per_node=4"});
+  ASSERT_EQ(whole.code, kExitOk) << whole.err;
+  ASSERT_EQ(half.code, kExitOk) << half.err;
+  auto step_time = [](const std::string& json) {
+    const auto at = json.find("\"step_time_s\":");
+    return at == std::string::npos ? 0.0 : std::stod(json.substr(at + 14));
+  };
+  EXPECT_GT(step_time(half.out), 1.05 * step_time(whole.out)) << "TP 8 over two nodes of 4 crosses the network";
+}
+
 }  // namespace
 }  // namespace sim::cli
