@@ -254,9 +254,10 @@ int describe_named(const std::vector<std::pair<std::string, std::string>>& rows,
   return kExitOk;
 }
 
-/// `trainsim describe keys`: the scenario keys beyond DESIGN.md's schema, their defaults and accepted values.
+/// `trainsim describe keys`: every scenario key, DESIGN.md's schema first, its default and accepted values.
 int describe_keys(const Options& o, std::ostream& out) {
-  const auto& keys = scenario::extension_keys();
+  std::vector<scenario::KeyDoc> keys = scenario::schema_keys();
+  keys.insert(keys.end(), scenario::extension_keys().begin(), scenario::extension_keys().end());
   if (o.format == "json") {
     Json arr = Json::array();
     for (const auto& k : keys) {
@@ -274,7 +275,8 @@ int describe_keys(const Options& o, std::ostream& out) {
   for (const auto& k : keys)
     t.add({std::string(k.path), std::string(k.fallback), std::string(k.accepted), std::string(k.meaning)});
   t.print(out);
-  out << "all optional; unknown keys are errors; set one with --set key=value; sources and details: README.md\n";
+  out << "optional unless \"required\"; unknown keys are errors; set one with --set key=value; sources and details: "
+         "README.md\n";
   return kExitOk;
 }
 

@@ -137,4 +137,42 @@ const std::vector<KeyDoc>& extension_keys() {
   return keys;
 }
 
+const std::vector<KeyDoc>& schema_keys() {
+  static const std::vector<KeyDoc> keys = {
+      {"model", "required", "a built-in name (describe models), a file, or an inline object", "the model"},
+      {"hardware", "required", "a built-in name (describe hardware), a file, or an inline object", "the GPU profile"},
+      {"cluster.gpus", "required", "a whole number of nodes", "GPUs of the job"},
+      {"cluster.gpus_per_node", "the profile's node",
+       "1 to the profile's node (fewer: that share of each NVLink domain)", "GPUs the job takes of each node"},
+      {"cluster.network.nic_bandwidth", "the profile's", "a bandwidth (\"400 Gbit/s\")", "each GPU's NIC"},
+      {"cluster.network.topology", "\"rail-fat-tree\"", "\"rail-fat-tree\", \"fat-tree\"", "the scale-out fabric"},
+      {"cluster.network.oversubscription", "1.0", "1 to 64", "leaf downlinks over uplinks"},
+      {"parallel.tp", "1", "a positive integer", "tensor parallelism"},
+      {"parallel.pp", "1", "a positive integer", "pipeline stages"},
+      {"parallel.dp", "gpus / (tp x pp x cp)", "that value", "data-parallel replicas"},
+      {"parallel.cp", "1", "a positive integer", "context parallelism"},
+      {"parallel.ep", "1", "a divisor of dp x cp", "expert parallelism"},
+      {"parallel.vpp", "1", "a positive integer", "virtual pipeline stages per rank (interleaved when > 1)"},
+      {"parallel.sequence_parallel", "false", "true, false", "Megatron's sequence parallelism beside tp"},
+      {"parallel.zero_stage", "0", "0 to 3", "ZeRO stage over the data-parallel ranks"},
+      {"parallel.distributed_optimizer", "false", "true, false", "Megatron's distributed optimizer (ZeRO-1)"},
+      {"parallel.micro_batch", "1", "a positive integer", "sequences per micro-batch"},
+      {"parallel.global_batch", "required", "a multiple of micro_batch x dp", "sequences per step"},
+      {"training.seq_len", "required", "a positive integer", "trained sequence length"},
+      {"training.dtype", "\"bf16\"", "\"fp32\", \"tf32\", \"bf16\", \"fp16\", \"fp8\", \"fp4\" (the profile's rates)",
+       "training precision"},
+      {"reliability.failures", "\"default\"", "\"default\" (the profile's), \"none\", a file, an inline object",
+       "failure components"},
+      {"reliability.restart", "\"10 min\"", "a duration", "job restart after a failure is found"},
+      {"reliability.hang_timeout", "\"10 min\"", "a duration", "time until a hang is found"},
+      {"reliability.trials", "1000", "1 to 10,000,000", "Monte Carlo trials"},
+      {"reliability.seed", "42", "an integer >= 0", "the trials' random seed"},
+      {"cost.gpu_hour", "the profile's price", "a price (\"2.50 USD\")", "rent per GPU-hour"},
+      {"cost.deadline", "not given", "a duration", "deadline whose miss probability is reported"},
+      {"cost.budget", "not given", "a price", "budget whose overrun probability is reported"},
+      {"expect", "not given", "checks on step and run metrics", "what `trainsim check` asserts"},
+  };
+  return keys;
+}
+
 }  // namespace sim::scenario

@@ -19,4 +19,9 @@ struct KeyDoc {
 /// Every key of the table, in the README's order.
 const std::vector<KeyDoc>& extension_keys();
 
+/// The keys of DESIGN.md's scenario schema (the contract's example), with the loader's defaults ("required" where
+/// there is none), so that `describe keys` lists every key a scenario takes (found by a user trial: the keys a new
+/// user needs first, the GPU count, the layout and the price, were missing).
+const std::vector<KeyDoc>& schema_keys();
+
 }  // namespace sim::scenario

@@ -263,5 +263,39 @@ TEST(DescribeKeys, EveryKeyLoadsAndEveryListedDefaultIsTheLoadersOwn) {
   }
 }
 
+TEST(DescribeKeys, TheSchemasKeysAreListedWithTheLoadersDefaults) {
+  // Found by a user trial: `describe keys` left out cluster.gpus, the layout, the price and the deadline.
+  support::TempDir dir;
+  const std::string minimal = dir.write(
+      "minimal.json",
+      R"({"schema": "trainsim.scenario/1", "name": "minimal", "model": "llama3-8b", "hardware": "h100-sxm5-80gb",
+          "cluster": {"gpus": 8}, "parallel": {"global_batch": 8}, "training": {"seq_len": 2048}})");
+  std::set<std::string> listed;
+  for (const auto& k : scenario::extension_keys())
+    listed.insert(std::string(k.path));
+  for (const auto& k : scenario::schema_keys()) {
+    const std::string path(k.path);
+    EXPECT_TRUE(listed.insert(path).second) << path << " is listed twice";
+    const auto fallback = nlohmann::json::parse(std::string(k.fallback), nullptr, /*allow_exceptions=*/false);
+    if (fallback.is_discarded()) continue;  // "required", "the profile's", "not given", ...
+    try {
+      if (run_level(path)) {
+        EXPECT_EQ(run_of(minimal, {}), run_of(minimal, {{path, std::string(k.fallback)}}))
+            << path << ": the listed default " << k.fallback << " changes the run";
+        continue;
+      }
+      const auto plain = step_of(minimal, {});
+      const auto given = step_of(minimal, {{path, std::string(k.fallback)}});
+      EXPECT_EQ(plain.step_time, given.step_time) << path << ": the listed default " << k.fallback;
+      EXPECT_EQ(plain.memory.total, given.memory.total) << path << ": the listed default " << k.fallback;
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << path << " = " << k.fallback << " (its listed default) was refused: " << e.what();
+    }
+  }
+  for (const char* needed : {"cluster.gpus", "parallel.tp", "parallel.global_batch", "training.seq_len",
+                             "cost.gpu_hour", "cost.deadline", "reliability.trials"})
+    EXPECT_TRUE(listed.count(needed)) << needed;
+}
+
 }  // namespace
 }  // namespace sim
