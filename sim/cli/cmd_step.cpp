@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <optional>
 #include <utility>
 
 namespace sim::cli {
@@ -131,7 +132,19 @@ int step_command(const StepArgs& a, const Options& o, std::ostream& out, std::os
   opt.record_timeline = !a.trace.empty();
   if (opt.record_timeline && opt.fidelity == execution::Fidelity::Analytic)
     throw base::ConfigError("--trace", "", "the analytic fidelity has no timeline; use --fidelity replica or full");
+  // A full-fidelity step replays every GPU (11 s at 131,072): a progress bar, and Ctrl-C between its slices (found by
+  // a user trial: it showed nothing).
+  std::optional<ProgressBar> bar;
+  bool drawn = false;
+  if (opt.fidelity == execution::Fidelity::Full) {
+    bar.emplace(err, o.progress, o.quiet, "% of the step (estimated)");
+    opt.progress = [&](double share) {
+      drawn = true;
+      bar->update(static_cast<int>(share * 100), 100);
+    };
+  }
   auto evaluated = evaluate_step(s, opt);
+  if (drawn) bar->update(100, 100);
   if (auto* bad = std::get_if<std::vector<parallel::Infeasible>>(&evaluated)) return print_infeasible(*bad, s, err);
   const auto& step = std::get<StepOutcome>(evaluated);
   const auto& in = step.inputs;

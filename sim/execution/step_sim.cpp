@@ -302,7 +302,23 @@ Replay::Replay(const StepPlan& plan, const StepOptions& options) : plan_(plan), 
 results::StepResult Replay::run() {
   for (auto& g : gpus_)
     g->start();
-  const engine::RunResult rr = sim_.run();
+  engine::RunResult rr;
+  if (options_.progress) {
+    // In slices of simulated time against the closed form's estimate (the replay lands within a few per cent of
+    // it), so that a long full-fidelity step reports progress and can be interrupted between slices.
+    const double estimate = std::max(1e-9, analytic_step(plan_).step_time.seconds());
+    constexpr int kSlices = 50;
+    std::uint64_t events = 0;
+    for (int k = 1;; ++k) {
+      rr = sim_.run_until(base::Time::from_seconds(estimate * k / kSlices));
+      events += rr.events;
+      if (rr.reason != engine::StopReason::TimeLimit) break;
+      options_.progress(std::min(0.99, static_cast<double>(k) / kSlices));
+    }
+    rr.events = events;
+  } else {
+    rr = sim_.run();
+  }
   if (rr.deadlocked())
     throw base::InternalError("the step simulation deadlocked (a trainsim bug): " + engine::describe(rr));
   const Gpu* critical = gpus_.front().get();

@@ -3,6 +3,7 @@
 #include "sim/execution/step_plan.hpp"
 #include "sim/results/step_result.hpp"
 
+#include <functional>
 #include <vector>
 
 namespace sim::execution {
@@ -25,6 +26,9 @@ struct StepOptions {
   /// breakdown are the same as replaying every peer (tested); events and simulated_gpus count the GPUs replayed. The
   /// planner's short list uses it (tp x cp times fewer events).
   bool lockstep_peers = false;
+  /// Replica and full fidelity: called with the share of the step simulated so far (of the closed form's estimate,
+  /// at most 0.99) about 50 times; it may throw to stop the simulation (Ctrl-C). Empty: no report.
+  std::function<void(double)> progress = {};
 };
 
 /// Simulates one iteration at the requested fidelity. Analytic uses closed forms on the same timed work, replica

@@ -164,6 +164,16 @@ TEST(StepTrace, DefaultScenarioShowsOneFOneBOnFirstAndLastStage) {
   }
 }
 
+TEST(StepCommand, AFullFidelityStepShowsItsProgress) {
+  // It showed nothing for up to 11 s (131,072 GPUs); a user trial took it for a hang.
+  const auto shown = trainsim({"step", kDefault, "--fidelity", "full", "--progress", "always"});
+  ASSERT_EQ(shown.code, kExitOk) << shown.err;
+  EXPECT_NE(shown.err.find("100/100 % of the step (estimated)"), std::string::npos) << shown.err;
+  const auto quiet = trainsim({"step", kDefault, "--fidelity", "full", "--progress", "never"});
+  EXPECT_EQ(quiet.err.find("% of the step"), std::string::npos) << quiet.err;
+  EXPECT_EQ(quiet.out, shown.out) << "the same step either way";
+}
+
 TEST(StepCommand, NamesALayerGroupThatCrossesAnNvlinkDomain) {
   // Mixtral on 128 GB200s, TP 2 EP 8 PP 4: 72-GPU domains filled one after another split pipeline rank 2's first EP
   // group (GPUs 64-78); 64 GPUs per domain keep every group inside one. Said on stderr; --quiet says nothing.

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -140,6 +141,24 @@ TEST(FullFidelity, OneSlowGpuStretchesTheStep) {
   EXPECT_GT(b.step_time.seconds(), 1.3 * a.step_time.seconds())
       << "a synchronous job runs at its slowest GPU's pace: " << a.step_time.seconds() << " -> "
       << b.step_time.seconds();
+}
+
+TEST(FullFidelity, ProgressReportsRiseAndChangeNothing) {
+  // The replay in slices of simulated time (for a progress bar and Ctrl-C) gives the same step, to the nanosecond
+  // and the event.
+  const auto s = load_step("scenarios/examples/llama3-8b-64-h100.json");
+  StepOptions plain{Fidelity::Full, {}, false};
+  StepOptions reported = plain;
+  std::vector<double> shares;
+  reported.progress = [&](double share) { shares.push_back(share); };
+  const auto a = simulate_step(s.plan, plain);
+  const auto b = simulate_step(s.plan, reported);
+  EXPECT_EQ(a.step_time.ns, b.step_time.ns);
+  EXPECT_EQ(a.events, b.events);
+  EXPECT_EQ(a.breakdown.compute.ns, b.breakdown.compute.ns);
+  ASSERT_GE(shares.size(), 40u) << "about 50 slices, the last ones past the estimate not reported";
+  EXPECT_TRUE(std::is_sorted(shares.begin(), shares.end()));
+  EXPECT_LE(shares.back(), 0.99);
 }
 
 TEST(StepResult, MfuUsesModelFlopsAndHfuCountsRecomputation) {
