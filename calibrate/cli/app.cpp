@@ -161,6 +161,7 @@ void print_fit(const fit::Calibration& c, const FitArgs& a, const std::string& n
     if (key == "hbm") t.add({"efficiency.hbm", fmt(b.hbm, 4), fmt(e.hbm, 4)});
     if (key == "nvlink") t.add({"efficiency.nvlink", fmt(b.nvlink, 4), fmt(e.nvlink, 4)});
     if (key == "network") t.add({"efficiency.network", fmt(b.network, 4), fmt(e.network, 4)});
+    if (key == "nvls") t.add({"efficiency.nvls", fmt(b.nvls, 4), fmt(e.nvls, 4)});
   }
   for (const auto& key : c.latency_fitted)
     t.add({"latency." + key, "-", fmt(static_cast<double>(c.latency.field(key).value().ns) / 1e3, 2) + " us"});

@@ -293,6 +293,7 @@ std::string fitted_profile_text(sim::base::JsonDocument doc, const Calibration& 
     if (key == "hbm") value = json_number(e.hbm);
     if (key == "nvlink") value = json_number(e.nvlink);
     if (key == "network") value = json_number(e.network);
+    if (key == "nvls") value = json_number(e.nvls);
     SIM_ASSERT(!value.empty(), "a fitted efficiency field without a writer");
     doc.set("efficiency." + key, value);
   }
@@ -399,6 +400,7 @@ sim::results::Json calibration_json(const Calibration& c) {
     if (key == "hbm") eff[key] = e.hbm;
     if (key == "nvlink") eff[key] = e.nvlink;
     if (key == "network") eff[key] = e.network;
+    if (key == "nvls") eff[key] = e.nvls;
   }
   j["efficiency"] = std::move(eff);
   Json lat = Json::object();

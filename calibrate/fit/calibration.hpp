@@ -24,7 +24,7 @@ struct Calibration {
   sim::hardware::Efficiency base_efficiency;
   sim::hardware::Efficiency efficiency;
   /// Fitted fields of the "efficiency" section ("gemm", "gemm_isolated", "gemm_k_half", "tile_m", "tile_n", "hbm",
-  /// "nvlink", "network"), in that order, with their provenance text.
+  /// "nvlink", "network", "nvls"), in that order, with their provenance text.
   std::vector<std::string> fitted;
   /// Latencies fitted against the simulator (fit_with_model), written where set; the rest keep the base profile's.
   sim::hardware::LatencySpec latency;
