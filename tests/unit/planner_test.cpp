@@ -462,6 +462,12 @@ TEST(PlanCommand, TableJsonAndExitCodes) {
   EXPECT_NE(risk.out.find("best 3 by risk: p90 days ("), std::string::npos) << risk.out;
   auto cost = plan_top3(path, {"--objective", "cost"});
   EXPECT_NE(cost.out.find("best 3 by cost: mean cost ("), std::string::npos) << cost.out;
+  // And time, which with the global batch free is the time to the same target, not the step (a user trial found "by
+  // time" above a table whose step times did not follow it).
+  auto time = plan_top3(path, {});
+  EXPECT_NE(time.out.find("best 3 by time: step time ("), std::string::npos) << time.out;
+  auto batches = plan_top3(path, {"--free", "global_batch"});
+  EXPECT_NE(batches.out.find("by time: step time x the steps to the same target"), std::string::npos) << batches.out;
 }
 
 TEST(PlanCommand, ShowsEachCandidatesGlobalBatchAndWhatASearchedBatchTrainsTo) {
