@@ -98,7 +98,7 @@ int collective_command(const CollectiveArgs& a, const Options& o, std::ostream& 
     throw base::ConfigError("OP", "",
                             "\"" + a.op +
                                 "\" is not a collective; expected all_reduce, all_gather, reduce_scatter, "
-                                "alltoall, broadcast or sendrecv");
+                                "alltoall (all_to_all), broadcast or sendrecv (send_recv)");
   const auto algorithm = collectives::algorithm_from_string(a.algorithm);  // CLI11 checked the name
   auto overrides = overrides_of(o);
   if (!a.hardware.empty()) overrides.push_back({"hardware", a.hardware});
@@ -217,7 +217,10 @@ void add_collective_command(CLI::App& app, const Options& o, CommandList& comman
   auto* cmd = app.add_subcommand("collective",
                                  "One collective's predicted time, algbw and busbw per size, in nccl-tests' layout");
   auto a = std::make_shared<CollectiveArgs>();
-  cmd->add_option("op", a->op, "all_reduce, all_gather, reduce_scatter, alltoall, broadcast or sendrecv")->required();
+  cmd->add_option("op", a->op,
+                  "all_reduce, all_gather, reduce_scatter, alltoall (all_to_all), broadcast or sendrecv (send_recv): "
+                  "nccl-tests' names, or trainsim-calibrate's")
+      ->required();
   cmd->add_option("--gpus", a->gpus, "Ranks taking part")
       ->required()
       ->check(CLI::Range(1, collectives::kMaxSweepRanks));
