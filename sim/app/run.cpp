@@ -68,6 +68,12 @@ RunOutcome finish_run(const scenario::Scenario& s, const StepOutcome& step, cons
     o.sensitivity = scenario::run_sensitivity(in, ci, so);
     cost::add_sensitivity_json(o.json, o.sensitivity, so.delta, so.trials);
   }
+  // Provenance, as the main job's result.json has it: run --json, run --out and merge write the same JSON (found by a
+  // user trial: only the main job's had it).
+  results::Json resolved = scenario_json(s);
+  resolved["reliability"]["trials"] = o.run.trials;  // the run's own, which --trials and --seed set
+  resolved["reliability"]["seed"] = static_cast<std::int64_t>(o.run.seed);
+  o.json["resolved_scenario"] = std::move(resolved);
   return o;
 }
 

@@ -58,13 +58,7 @@ std::string misused_options(const CLI::App& app, const std::string& main_scenari
                       ? "; give a path, or leave the option out"
                       : "; leave the option out for its default");
         if (opt->get_name() != "--seed") continue;
-        std::uint64_t seed = 0;
-        const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), seed);
-        if (ec != std::errc() || end != value.data() + value.size() ||
-            seed > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
-          return "--seed: \"" + value.substr(0, 40) +
-                 "\" is not a seed: an integer from 0 to 9223372036854775807 (2^63-1, the range of "
-                 "reliability.seed)";
+        if (std::string why = seed_problem(value); !why.empty()) return "--seed: " + why;
       }
     }
   }
@@ -72,6 +66,16 @@ std::string misused_options(const CLI::App& app, const std::string& main_scenari
 }
 
 }  // namespace
+
+std::string seed_problem(const std::string& value) {
+  std::uint64_t seed = 0;
+  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), seed);
+  if (ec != std::errc() || end != value.data() + value.size() ||
+      seed > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+    return "\"" + value.substr(0, 40) +
+           "\" is not a seed: an integer from 0 to 9223372036854775807 (2^63-1, the range of reliability.seed)";
+  return "";
+}
 
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, const distributed::Group& group) {
   base::forget_inputs();  // the files this command reads are the ones its outputs must not replace

@@ -276,7 +276,7 @@ void add_compare_command(CLI::App& app, const Options& o, CommandList& commands)
   cmd->add_option("b", a->b, "Second scenario or result.json")->required();
   cmd->add_option("--trials", a->trials, "Monte Carlo trials for scenarios (default: each scenario's)")
       ->check(CLI::Range(1, 10'000'000));
-  cmd->add_option("--seed", a->seed, "Seed for scenarios (default: each scenario's)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--seed", a->seed, "Seed for scenarios (default: each scenario's)")->check(seed_problem, "SEED");
   cmd->add_option("--threads", a->threads, "Worker threads (default: all cores); results do not depend on it")
       ->check(CLI::Range(1, 1024));
   cmd->add_flag("--json", a->json, "JSON output (schema trainsim.compare/1), same as --format json");

@@ -228,7 +228,6 @@ int main_job(const std::string& path, const Options& o, std::ostream& out, std::
   const auto r =
       evaluate_run(s, step, s.reliability.trials, s.reliability.seed, thread_count(0), bar, /*sensitivity=*/true);
   Json result = r.json;
-  result["resolved_scenario"] = scenario_json(s);  // provenance: what exactly was simulated
   for (const auto& written : write_report_files(dir, report_input(s, step, r), result.dump() + "\n"))
     if (!o.quiet) err << "trainsim: wrote " << written << "\n";
   if (o.format == "json") {
@@ -339,7 +338,7 @@ void add_run_command(CLI::App& app, const Options& o, CommandList& commands) {
   run_cmd->add_option("scenario", a->scenario, "Scenario file (default: the built-in default scenario)");
   run_cmd->add_option("--trials", a->trials, "Monte Carlo trials (default: the scenario's)")
       ->check(CLI::Range(1, 10'000'000));
-  run_cmd->add_option("--seed", a->seed, "Seed (default: the scenario's)")->check(CLI::NonNegativeNumber);
+  run_cmd->add_option("--seed", a->seed, "Seed (default: the scenario's)")->check(seed_problem, "SEED");
   run_cmd->add_option("--threads", a->threads, "Worker threads (default: all cores); results do not depend on it")
       ->check(CLI::Range(1, 1024));
   run_cmd

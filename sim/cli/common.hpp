@@ -38,6 +38,10 @@ namespace sim::cli {
 
 using base::Table;  // the one table printer, below the CLI (trainsim-calibrate prints with it too)
 
+/// Why `value` is not a --seed (an integer from 0 to 2^63-1), or "": the options' check, so that "-1" and "abc" get
+/// this message rather than CLI11's range of doubles (found by a user trial).
+std::string seed_problem(const std::string& value);
+
 /// Options every subcommand understands (DESIGN.md "common").
 struct Options {
   std::vector<std::string> sets;

@@ -73,11 +73,12 @@ std::string shard_text(ShardHeader h, const std::vector<results::Json>& payload)
   j["inputs_sha256"] = h.inputs_sha256;
   j["trainsim_version"] = h.trainsim_version;
   j["payload_lines"] = static_cast<int>(payload.size());
-  j["work"] = h.work.is_null() ? Json::object() : h.work;
-  std::string text = j.dump(-1) + "\n";
+  std::string lines;
   for (const auto& p : payload)
-    text += p.dump(-1) + "\n";
-  return text;
+    lines += p.dump(-1) + "\n";
+  j["payload_sha256"] = base::sha256_hex(lines);
+  j["work"] = h.work.is_null() ? Json::object() : h.work;
+  return j.dump(-1) + "\n" + lines;
 }
 
 base::JsonReader ShardFile::work(base::Diagnostics& diag) const {
@@ -126,6 +127,7 @@ ShardFile read_shard_file(const std::string& path) {
   r.required("inputs_sha256", h.inputs_sha256);
   r.required("trainsim_version", h.trainsim_version);
   r.required("payload_lines", h.payload_lines, base::Range::at_least(0));
+  r.required("payload_sha256", h.payload_sha256);
   (void)r.required_object("work");  // the command's merger reads it (ShardFile::work)
   r.finish();
   if (diag.empty() && h.shard_index >= h.shard_count)
@@ -140,6 +142,15 @@ ShardFile read_shard_file(const std::string& path) {
   for (std::size_t i = 0; i < f.payload.size(); ++i)
     if (f.payload[i].empty())
       throw ConfigError(path + ":" + std::to_string(i + 2), "", "is empty; expected the command's JSON payload");
+  // Every payload byte as written: a merge cannot recompute a plan's candidates, and an edited step time had been
+  // ranked first with exit 0 (found by a user trial).
+  std::string written;
+  for (const auto& line : f.payload)
+    written += line + "\n";
+  if (base::sha256_hex(written) != h.payload_sha256)
+    throw ConfigError(path + ":2", "",
+                      "the payload's SHA-256 is not the header's payload_sha256: a damaged or edited shard; run the "
+                      "shard again");
   return f;
 }
 

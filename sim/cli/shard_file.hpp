@@ -23,8 +23,9 @@ struct ShardHeader {
   std::vector<std::string> sets;  // the --set overrides, in order
   std::string inputs_sha256;      // shard_inputs_sha256: everything the merged result depends on
   std::string trainsim_version;
-  int payload_lines = 0;  // lines after the header: a truncated file is refused
-  results::Json work;     // the command's own fields (its slice, seed, ...); read back with ShardFile::work
+  int payload_lines = 0;       // lines after the header: a truncated file is refused
+  std::string payload_sha256;  // of the payload lines as written (each with its newline): an edited one is refused
+  results::Json work;          // the command's own fields (its slice, seed, ...); read back with ShardFile::work
 };
 
 /// The SHA-256 of what a command's result depends on: the command, the canonical scenario document with the --set

@@ -287,5 +287,43 @@ TEST(HostileInput, ContradictoryCheckpointAndNodeSettingsAreRefusedOrModelled) {
   EXPECT_GT(step_time(half.out), 1.05 * step_time(whole.out)) << "TP 8 over two nodes of 4 crosses the network";
 }
 
+TEST(HostileInput, AnEditedPlanShardIsRefusedAndRunJsonCarriesItsProvenance) {
+  // Found by a CI engineer's trial: a plan shard whose candidate step time was edited merged with exit 0 and ranked
+  // first; `run --out` wrote no resolved scenario where the main job's result.json had one; --seed -1 was "not in
+  // range 0.000000 to 1.8e308".
+  support::TempDir dir;
+  const std::string scenario = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/ci/llama3-8b-16-h100.json";
+  std::vector<std::string> shards;
+  for (const char* i : {"0", "1"}) {
+    shards.push_back((dir.path() / (std::string("p") + i + ".jsonl")).string());
+    ASSERT_EQ(trainsim({"plan", scenario, "--trials", "10", "--top", "2", "--shard-index", i, "--shard-count", "2",
+                        "--out", shards.back()})
+                  .code,
+              kExitOk);
+  }
+  ASSERT_EQ(trainsim({"merge", shards[0], shards[1]}).code, kExitOk);
+  std::string text;  // shard 0 holds the layout's one candidate
+  {
+    std::ifstream in(shards[0]);
+    text.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const auto at = text.find("\"step_ns\":", text.find('\n'));
+  ASSERT_NE(at, std::string::npos) << text.substr(0, 400);
+  text.insert(at + 10, "1");
+  const auto edited = trainsim({"merge", dir.write("edited.jsonl", text), shards[1]});
+  EXPECT_EQ(edited.code, kExitBadInput);
+  EXPECT_TRUE(contains(edited.err, "edited.jsonl:2: the payload's SHA-256 is not the header's")) << edited.err;
+
+  const auto out = (dir.path() / "r").string();
+  ASSERT_EQ(trainsim({"run", scenario, "--trials", "4", "--out", out, "-q"}).code, kExitOk);
+  std::ifstream result(out + "/result.json");
+  const std::string json((std::istreambuf_iterator<char>(result)), {});
+  EXPECT_TRUE(contains(json, "\"resolved_scenario\"")) << json.substr(0, 200);
+
+  const auto seed = trainsim({"run", scenario, "--seed", "-1"});
+  EXPECT_EQ(seed.code, kExitBadInput);
+  EXPECT_TRUE(contains(seed.err, "--seed: \"-1\" is not a seed: an integer from 0 to 9223372036854775807")) << seed.err;
+}
+
 }  // namespace
 }  // namespace sim::cli
