@@ -261,26 +261,8 @@ class Checker {
       return;
     }
     const auto& step = std::get<StepOutcome>(evaluated);
-    // A configuration that does not fit would crash the job: it fails the check, whatever else is expected, unless
-    // the scenario states that it does not fit ("fits": false, a check of the memory model itself).
-    const bool expects_no_fit = std::any_of(s.expect.begin(), s.expect.end(), [](const scenario::Expectation& e) {
-      return e.equals && e.metric == "fits" && !*e.equals;
-    });
-    if (!step.result.fits && !expects_no_fit) {
-      rep.rows.push_back({"fits", "false", "true", Status::Failed,
-                          "does not fit in memory: " + fmt(step.result.memory.total, 1) + " of " +
-                              fmt(step.result.memory.capacity, 1) + " GiB per GPU (weights " +
-                              fmt(step.result.memory.params, 1) + ", gradients " + fmt(step.result.memory.grads, 1) +
-                              ", optimizer " + fmt(step.result.memory.optimizer, 1) + ", activations " +
-                              fmt(step.result.memory.activations, 1) + ", buffers " +
-                              fmt(step.result.memory.buffers, 1) + " GiB); no other metric evaluated"});
-      return;
-    }
-    own_step_s_ = step.result.step_time.seconds();
-    step_.emplace(step_json(step.result, s));
-    run_.reset();
-
-    // Baseline first (to know whether the run is needed), then every metric looked up once.
+    // The baseline first (to know whether the run is needed, and which checks a configuration that does not fit
+    // leaves unevaluated), then every metric looked up once.
     std::optional<Baseline> baseline;
     std::string baseline_path;
     bool new_baseline = false;
@@ -301,6 +283,26 @@ class Checker {
                                     " --baseline " + a_.baseline_dir + " --update-baseline");
       }
     }
+    // A configuration that does not fit would crash the job: it fails the check, whatever else is expected, unless
+    // the scenario states that it does not fit ("fits": false, a check of the memory model itself).
+    const bool expects_no_fit = std::any_of(s.expect.begin(), s.expect.end(), [](const scenario::Expectation& e) {
+      return e.equals && e.metric == "fits" && !*e.equals;
+    });
+    if (!step.result.fits && !expects_no_fit) {
+      rep.rows.push_back({"fits", "false", "true", Status::Failed,
+                          "does not fit in memory: " + fmt(step.result.memory.total, 1) + " of " +
+                              fmt(step.result.memory.capacity, 1) + " GiB per GPU (weights " +
+                              fmt(step.result.memory.params, 1) + ", gradients " + fmt(step.result.memory.grads, 1) +
+                              ", optimizer " + fmt(step.result.memory.optimizer, 1) + ", activations " +
+                              fmt(step.result.memory.activations, 1) + ", buffers " +
+                              fmt(step.result.memory.buffers, 1) + " GiB); no other metric evaluated"});
+      skip_the_rest(s, baseline, rep, "the configuration does not fit in memory");
+      return;
+    }
+    own_step_s_ = step.result.step_time.seconds();
+    step_.emplace(step_json(step.result, s));
+    run_.reset();
+
     bool needs_run = false;
     for (const auto& e : s.expect)
       if (!e.equals && !e.within_best && !step_->resolve(e.metric)) needs_run = true;
@@ -314,6 +316,7 @@ class Checker {
                             "does not fit in memory (" + fmt(step.result.memory.total, 1) + " of " +
                                 fmt(step.result.memory.capacity, 1) +
                                 " GiB per GPU); run-level metrics not evaluated"});
+        skip_the_rest(s, baseline, rep, "the configuration does not fit in memory");
         return;
       }
       const auto r = evaluate_run(s, step, s.reliability.trials, s.reliability.seed, a_.threads, progress_);
@@ -341,6 +344,28 @@ class Checker {
     }
   }
 
+  /// What a configuration that does not fit leaves unevaluated, as skipped rows named as when they are evaluated, so
+  /// that a CI system tracking each check's history by name sees them skipped, not deleted (found by a user trial).
+  void skip_the_rest(const scenario::Scenario& s, const std::optional<Baseline>& baseline, CheckReport& rep,
+                     const std::string& why) const {
+    std::vector<std::string> causes;
+    for (const auto& c : s.reliability.components)
+      causes.push_back(c.name);
+    for (const auto& e : s.expect) {
+      if (e.equals) continue;  // the fits row above
+      if (e.within_best) {
+        rep.rows.push_back({"within_best", "", "<= " + pct(*e.within_best) + " slower than the best", Status::Skipped,
+                            "not evaluated: " + why});
+        continue;
+      }
+      const std::string path = results::resolve_metric(e.metric, causes).value_or(e.metric);
+      rep.rows.push_back({path, "", bounds_of(e, path, s.source).expected, Status::Skipped, "not evaluated: " + why});
+    }
+    if (baseline)
+      for (const auto& m : baseline->metrics)
+        rep.rows.push_back({"baseline " + m.path, "", "", Status::Skipped, "not evaluated: " + why});
+  }
+
   /// The value of a metric path in the step result, else the run result; a path in neither is bad input.
   std::pair<std::string, double> lookup(const std::string& metric, const std::string& where) const {
     for (const ResultView* v : {&*step_, run_ ? &*run_ : nullptr}) {
@@ -365,25 +390,22 @@ class Checker {
                                 "time_to_train_days.p90, goodput.p50, cost_usd.p90");
   }
 
-  Row expectation(const scenario::Expectation& e, const scenario::Scenario& s, bool fits) {
-    const std::string where = s.source + ": /expect/" + e.metric;
-    if (e.equals) {
-      const bool ok = fits == *e.equals;
-      return {"fits", fits ? "true" : "false", *e.equals ? "true" : "false", ok ? Status::Ok : Status::Failed,
-              ok ? ""
-                 : std::string("fits = ") + (fits ? "true" : "false") + ", expected " + (*e.equals ? "true" : "false")};
-    }
-    if (e.within_best) return within_best(*e.within_best, s);
-    const auto [path, v] = lookup(e.metric, s.source);
+  struct Bounds {
+    double lo, hi;
+    std::string expected;  // "in [a, b]", ">= a", "<= b", in the field's unit
+  };
+  /// An expectation's bounds in the unit of the field `path` names; bounds in another unit are bad input.
+  static Bounds bounds_of(const scenario::Expectation& e, const std::string& path, const std::string& source) {
     const std::string unit = unit_of(path);
     // Bounds written with a unit ("60 d", "25M USD", "70 GiB") are converted to the field's unit.
     double factor = 1;
     if (!e.unit.empty()) {
       const bool time_ok = e.unit == "s" && (unit == "s" || unit == "d" || unit == "h");
       if (!time_ok && e.unit != unit)
-        throw base::ConfigError(s.source, "/expect/" + e.metric,
-                                "the bounds are in " + e.unit + " but " + path + " is " +
-                                    (unit.empty() ? "a plain number" : "in " + unit) +
+        throw base::ConfigError(source, "/expect/" + e.metric,
+                                // Times are kept in seconds: "0.8 d" is "a time", not "s" the user never wrote.
+                                "the bounds are " + (e.unit == "s" ? std::string("a time") : "in " + e.unit) + " but " +
+                                    path + " is " + (unit.empty() ? "a plain number" : "in " + unit) +
                                     "; write the bounds as plain numbers or in its unit");
       factor = unit == "d" ? 1.0 / 86400 : unit == "h" ? 1.0 / 3600 : 1.0;
     }
@@ -398,6 +420,21 @@ class Checker {
     } else {
       expected = "<= " + show(hi, unit);
     }
+    return {lo, hi, expected};
+  }
+
+  Row expectation(const scenario::Expectation& e, const scenario::Scenario& s, bool fits) {
+    const std::string where = s.source + ": /expect/" + e.metric;
+    if (e.equals) {
+      const bool ok = fits == *e.equals;
+      return {"fits", fits ? "true" : "false", *e.equals ? "true" : "false", ok ? Status::Ok : Status::Failed,
+              ok ? ""
+                 : std::string("fits = ") + (fits ? "true" : "false") + ", expected " + (*e.equals ? "true" : "false")};
+    }
+    if (e.within_best) return within_best(*e.within_best, s);
+    const auto [path, v] = lookup(e.metric, s.source);
+    const std::string unit = unit_of(path);
+    const auto [lo, hi, expected] = bounds_of(e, path, s.source);
     const bool ok = v >= lo && v <= hi;
     return {path, show(v, unit), expected, ok ? Status::Ok : Status::Failed,
             ok ? "" : path + " = " + show(v, unit) + ", expected " + expected};
@@ -487,7 +524,27 @@ CheckReport check_scenario(const std::string& path, const CheckOptions& options,
 bool validate_baseline_file(const std::string& path) {
   const auto doc = base::JsonDocument::parse_file(path);
   if (doc.top_level_string("schema") != std::string(kBaselineSchema)) return false;
-  parse_baseline(doc);
+  // What check would refuse when it compares, without a result: a path that names no field, a unit not the field's
+  // (found by a user trial: validate passed what check refused). A cause under a by_cause group depends on the
+  // scenario's failure components, which check resolves.
+  std::vector<base::Diagnostic> problems;
+  for (const auto& m : parse_baseline(doc).metrics) {
+    const auto groups = results::by_cause_groups();
+    if (std::any_of(groups.begin(), groups.end(),
+                    [&](std::string_view g) { return m.path.starts_with(std::string(g) + "."); }))
+      continue;
+    const auto resolved = results::resolve_metric(m.path, {});
+    if (!resolved) {
+      problems.push_back(
+          {path, "/metrics/" + m.path,
+           "\"" + m.path + "\" is not a field of the step or run result; accepted: " + results::metric_paths_text()});
+    } else if (const std::string unit = unit_of(*resolved); !m.unit.empty() && m.unit != unit) {
+      problems.push_back({path, "/metrics/" + m.path + "/unit",
+                          "\"" + m.unit + "\" is not the unit of " + *resolved + " (" +
+                              (unit.empty() ? "a plain number: write \"\"" : "write \"" + unit + "\"") + ")"});
+    }
+  }
+  if (!problems.empty()) throw base::ConfigError(std::move(problems));
   return true;
 }
 

@@ -9,7 +9,8 @@
 
 namespace sim::app {
 
-enum class CheckStatus { Ok, Improved, Updated, Failed, Error };
+/// Skipped: not evaluated because the configuration does not fit (named as when evaluated, for CI histories).
+enum class CheckStatus { Ok, Improved, Updated, Failed, Error, Skipped };
 
 /// One check of one scenario: an expectation, a baseline metric, fit or feasibility, or an input error.
 struct CheckRow {

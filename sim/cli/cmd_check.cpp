@@ -50,6 +50,8 @@ const char* status_name(Status s) {
       return "FAIL";
     case Status::Error:
       return "ERROR";
+    case Status::Skipped:
+      return "skipped";
   }
   return "?";
 }
@@ -63,13 +65,14 @@ std::string junit_text(const std::vector<ScenarioReport>& reps) {
       c.classname = "trainsim.check." + r.name;
       // Stable names (CI systems track a test's history by name): the bound of an expectation, never a measured value.
       c.name = row.check.starts_with("baseline ") || row.expected.empty() ? row.check : row.check + " " + row.expected;
-      c.status = row.status == Status::Failed  ? reports::JUnitCase::Status::Failed
-                 : row.status == Status::Error ? reports::JUnitCase::Status::Error
-                                               : reports::JUnitCase::Status::Passed;
+      c.status = row.status == Status::Failed    ? reports::JUnitCase::Status::Failed
+                 : row.status == Status::Error   ? reports::JUnitCase::Status::Error
+                 : row.status == Status::Skipped ? reports::JUnitCase::Status::Skipped
+                                                 : reports::JUnitCase::Status::Passed;
       c.message = row.message;
-      c.details = row.status == Status::Failed || row.status == Status::Error
-                      ? row.message + "\nscenario: " + r.file
-                      : std::string(status_name(row.status)) + ": " + row.value;
+      c.details = row.status == Status::Failed || row.status == Status::Error ? row.message + "\nscenario: " + r.file
+                  : row.status == Status::Skipped                             ? row.message
+                                                  : std::string(status_name(row.status)) + ": " + row.value;
       suite.cases.push_back(std::move(c));
     }
     suites.push_back(std::move(suite));
@@ -185,7 +188,7 @@ int check_command(const CheckArgs& a, const Options& o, std::ostream& out, std::
   }
 
   Table t({"scenario", "check", "value", "expected", "status"});
-  int counts[5] = {0, 0, 0, 0, 0};
+  int counts[6] = {0, 0, 0, 0, 0, 0};
   for (const auto& r : reps) {
     for (const auto& row : r.rows) {
       t.add({r.name, row.check, row.value, row.expected, status_name(row.status)});
@@ -198,12 +201,13 @@ int check_command(const CheckArgs& a, const Options& o, std::ostream& out, std::
       if (row.status == Status::Failed || row.status == Status::Error) {
         err << (row.status == Status::Failed ? "FAIL: " : "error: ") << base::printable(r.name) << ": "
             << base::printable(row.message) << "\n";
-      } else if (!row.message.empty() && !o.quiet) {
+      } else if (!row.message.empty() && !o.quiet && row.status != Status::Skipped) {
         err << "note: " << base::printable(r.name) << ": " << base::printable(row.message) << "\n";
       }
   out << "\n"
       << reps.size() << " scenario(s): " << counts[0] << " ok, " << counts[1] << " improved, " << counts[2]
-      << " updated, " << counts[3] << " failed, " << counts[4] << " error(s)\n";
+      << " updated, " << counts[3] << " failed, " << counts[4] << " error(s)"
+      << (counts[5] > 0 ? ", " + std::to_string(counts[5]) + " skipped (the configuration does not fit)" : "") << "\n";
   if (!a.junit.empty()) {
     base::write_file_atomic(a.junit, junit_text(reps));
     if (!o.quiet) err << "wrote " << a.junit << "\n";

@@ -80,6 +80,11 @@ TEST_F(Check, AScenarioThatDoesNotFitFailsWithAJUnitFailureWhateverItExpects) {
   EXPECT_TRUE(contains(xml, "<failure message=\"does not fit in memory: ")) << xml;
   EXPECT_TRUE(contains(xml, "name=\"fits true\"")) << "the same testcase name as when it fits: " << xml;
   EXPECT_TRUE(contains(xml, "GiB per GPU (weights ")) << "the reason names the parts: " << xml;
+  // The checks it leaves unevaluated are skipped testcases under the names they have when evaluated (a user trial
+  // found them dropped, which a CI history reads as deleted).
+  EXPECT_TRUE(contains(xml, "name=\"mfu &gt;= 0.01\"")) << xml;
+  EXPECT_TRUE(contains(xml, "skipped=\"1\"")) << xml;
+  EXPECT_TRUE(contains(o.out, "1 skipped (the configuration does not fit)")) << o.out;
   // Without any expectation too: a configuration that would crash never passes.
   const auto bare = dir_.write("bare.json", too_big.substr(0, too_big.find(", \"expect\"")) + " }");
   o = trainsim({"check", bare});
@@ -126,6 +131,9 @@ TEST_F(Check, BadMetricPathsAndUnitsAreBadInput) {
   auto unit = trainsim({"check", dir_.write("b.json", scenario(R"({ "mfu": { "max": "5 GiB" } })"))});
   EXPECT_EQ(unit.code, kExitBadInput);
   EXPECT_TRUE(contains(unit.err, "/expect/mfu: the bounds are in GiB but mfu is a plain number")) << unit.err;
+  // A time is named as a time, not as the seconds it is kept in (a user trial wrote "0.8 d" and read "in s").
+  auto time = trainsim({"check", dir_.write("t.json", scenario(R"({ "goodput.p50": { "min": "0.8 d" } })"))});
+  EXPECT_TRUE(contains(time.err, "the bounds are a time but goodput.p50 is a plain number")) << time.err;
 }
 
 TEST_F(Check, WithinBestComparesWithThePlannersFastestConfiguration) {
@@ -249,6 +257,18 @@ TEST_F(Check, BadBaselineFilesExitTwo) {
   bad(R"({"schema": "trainsim.scenario/1"})", "is not accepted; expected \"trainsim.baseline/1\"");
   bad(R"({"schema": "trainsim.baseline/1", "scenario": "check-test", "metrics": {"step_time_s": {"value": 2, "atol": 1e308, "direction": "lower_is_better"}}})",
       "/metrics/step_time_s/atol: 1e+308 is more than 10x the value");
+  // validate refuses what check would, without a result to compare with (found by a user trial: it passed both).
+  for (const auto& [metric, fragment] :
+       {std::pair<std::string, std::string>{R"("nope": {"value": 1, "direction": "lower_is_better"})",
+                                            "/metrics/nope: \"nope\" is not a field of the step or run result"},
+        {R"("step_time_s": {"value": 900, "unit": "ms", "direction": "lower_is_better"})",
+         "/metrics/step_time_s/unit: \"ms\" is not the unit of step_time_s (write \"s\")"}}) {
+    const auto file = dir_.write("baselines/v.json",
+                                 R"({"schema": "trainsim.baseline/1", "scenario": "x", "metrics": {)" + metric + "}}");
+    const auto o = trainsim({"validate", file});
+    EXPECT_EQ(o.code, kExitBadInput) << o.out;
+    EXPECT_TRUE(contains(o.err, fragment)) << o.err;
+  }
 }
 
 TEST_F(Check, GithubActionsAnnotationsAndStepSummary) {
