@@ -241,6 +241,15 @@ class Checker {
     try {
       run(path, rep);
     } catch (const base::ConfigError& e) {
+      // The scenario's own name where the file gives one, as when it loads (a CI system tracks the testsuite by it;
+      // found by a user trial: a bad expect section renamed it after the file).
+      if (rep.name == std::filesystem::path(path).stem().string()) {
+        try {
+          if (const auto name = base::JsonDocument::parse_file(path).top_level_string("name"); name && !name->empty())
+            rep.name = *name;
+        } catch (const base::ConfigError&) {  // unreadable: the file's stem stays
+        }
+      }
       for (const auto& d : e.items())
         rep.rows.push_back({"input", "", "", Status::Error, d.to_string()});
     }

@@ -128,6 +128,8 @@ TEST_F(Check, BadMetricPathsAndUnitsAreBadInput) {
                        "\"memory_gib.totl\" is not a field of the step or run result (did you mean "
                        "\"memory_gib.total\"?)"))
       << typo.err;
+  EXPECT_TRUE(contains(typo.out, "check-test"))
+      << "named by the scenario's name, not the file's (a.json): " << typo.out;
   auto unit = trainsim({"check", dir_.write("b.json", scenario(R"({ "mfu": { "max": "5 GiB" } })"))});
   EXPECT_EQ(unit.code, kExitBadInput);
   EXPECT_TRUE(contains(unit.err, "/expect/mfu: the bounds are in GiB but mfu is a plain number")) << unit.err;
