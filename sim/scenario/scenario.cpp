@@ -207,7 +207,8 @@ std::vector<Expectation> parse_expect(JsonReader& in, const std::vector<hardware
       e.unit = e.min ? min_unit : max_unit;
       bounds->finish();
       if (e.min && e.max && min_unit != max_unit) bounds->error("min and max must be written in the same unit");
-      if (!e.min && !e.max) bounds->error("needs \"min\", \"max\" or both");
+      // Only when neither is written: a bound that did not parse has its own error (one error per cause).
+      if (!bounds->has("min") && !bounds->has("max")) bounds->error("needs \"min\", \"max\" or both");
       if (e.min && e.max && *e.min > *e.max) bounds->error("min is greater than max");
     }
     out.push_back(std::move(e));

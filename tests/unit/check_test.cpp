@@ -136,6 +136,10 @@ TEST_F(Check, BadMetricPathsAndUnitsAreBadInput) {
   // A time is named as a time, not as the seconds it is kept in (a user trial wrote "0.8 d" and read "in s").
   auto time = trainsim({"check", dir_.write("t.json", scenario(R"({ "goodput.p50": { "min": "0.8 d" } })"))});
   EXPECT_TRUE(contains(time.err, "the bounds are a time but goodput.p50 is a plain number")) << time.err;
+  // One error per cause: a bound that does not parse is not also "needs min, max or both".
+  auto eur = trainsim({"check", dir_.write("e.json", scenario(R"({ "cost_usd.mean": { "max": "1M EUR" } })"))});
+  EXPECT_TRUE(contains(eur.err, "\"1M EUR\" is not a bound")) << eur.err;
+  EXPECT_FALSE(contains(eur.err, "needs \"min\"")) << eur.err;
 }
 
 TEST_F(Check, WithinBestComparesWithThePlannersFastestConfiguration) {
