@@ -376,14 +376,11 @@ class MegatronImport {
     if (!d.has("parallel.pp")) d.put("parallel.pp", std::int64_t{1}, origin_ + " (Megatron-LM default)", true);
 
     // Cluster size: torchrun's --nnodes x --nproc-per-node.
-    if (nnodes_) {
-      if (const auto per = d.integer("cluster.gpus_per_node")) {
-        d.put("cluster.gpus", *nnodes_ * *per, where(*given("nnodes")) + " x --nproc-per-node");
-      } else {
-        out_.unresolved.push_back(
-            {where(*given("nnodes")), "needs --nproc-per-node to count GPUs; give --gpus N", "cluster.gpus"});
-      }
-    }
+    if (const auto per = d.integer("cluster.gpus_per_node"); nnodes_ && per)
+      d.put("cluster.gpus", *nnodes_ * *per, where(*given("nnodes")) + " x --nproc-per-node");
+    else if (nnodes_)
+      out_.unresolved.push_back(
+          {where(*given("nnodes")), "needs --nproc-per-node to count GPUs; give --gpus N", "cluster.gpus"});
 
     // torchrun without --nnodes runs one node (its default "1:1"), unless a word it could not read may hold it; a
     // --nnodes whose value could not be read (an undefined variable, an elastic range) is left unresolved.
