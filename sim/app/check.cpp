@@ -144,6 +144,15 @@ struct Baseline {
   std::vector<BaselineMetric> metrics;
 };
 
+/// Why a baseline value recorded in `m.unit` cannot be compared with the field `path` names (no conversion is
+/// guessed), or "": check and validate refuse it alike.
+std::string unit_mismatch(const BaselineMetric& m, const std::string& path) {
+  const std::string unit = unit_of(path);
+  if (m.unit.empty() || m.unit == unit) return "";
+  return "\"" + m.unit + "\" is not the unit of " + path + " (" +
+         (unit.empty() ? "a plain number: write \"\"" : "write \"" + unit + "\"") + ")";
+}
+
 Baseline parse_baseline(const base::JsonDocument& doc) {
   base::Diagnostics diag(doc.origin());
   base::JsonReader in = doc.root(diag);
@@ -493,11 +502,10 @@ class Checker {
       return {check, show(v, unit), before, Status::Updated, ""};
     }
     // A value recorded in another unit cannot be compared with the result's (no conversion is guessed).
-    if (!m.unit.empty() && m.unit != unit)
+    if (const std::string wrong = unit_mismatch(m, path); !wrong.empty())
       throw base::ConfigError(baseline_path, "/metrics/" + m.path + "/unit",
-                              "\"" + m.unit + "\" is not the unit of " + path + " (" +
-                                  (unit.empty() ? "a plain number: write \"\"" : "write \"" + unit + "\"") +
-                                  "); record the value in the result's own unit or rewrite it with "
+                              wrong +
+                                  "; record the value in the result's own unit or rewrite it with "
                                   "--update-baseline");
     const double tol = m.atol + m.rtol * std::abs(m.value);
     const double worse = m.lower_is_better ? v - m.value : m.value - v;  // > 0: worse
@@ -547,10 +555,8 @@ bool validate_baseline_file(const std::string& path) {
       problems.push_back(
           {path, "/metrics/" + m.path,
            "\"" + m.path + "\" is not a field of the step or run result; accepted: " + results::metric_paths_text()});
-    } else if (const std::string unit = unit_of(*resolved); !m.unit.empty() && m.unit != unit) {
-      problems.push_back({path, "/metrics/" + m.path + "/unit",
-                          "\"" + m.unit + "\" is not the unit of " + *resolved + " (" +
-                              (unit.empty() ? "a plain number: write \"\"" : "write \"" + unit + "\"") + ")"});
+    } else if (const std::string wrong = unit_mismatch(m, *resolved); !wrong.empty()) {
+      problems.push_back({path, "/metrics/" + m.path + "/unit", wrong});
     }
   }
   if (!problems.empty()) throw base::ConfigError(std::move(problems));
