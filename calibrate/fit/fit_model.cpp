@@ -187,6 +187,19 @@ void fit_with_model(Calibration& c, std::span<const Measurement> measurements,
       fraction = hi;
     }
     c.efficiency.network = std::round(fraction * 1e4) / 1e4;
+    // NCCL's rings reach 80-90% of an InfiniBand NIC's line rate (nccl-tests' busbw on healthy RDMA fabrics), so a
+    // fraction below one half says more about the hosts than about NCCL: say so rather than keep it without comment.
+    if (c.efficiency.network < 0.5 && fraction > 0.01) {  // 0.01 has its own note above
+      const double per_gpu = base.network.nic_bandwidth.bytes_per_s * base.network.nics_per_gpu;
+      c.notes.push_back(
+          describe(*net) + ": efficiency.network " + fmt(c.efficiency.network) + " means these hosts moved data at " +
+          fmt(c.efficiency.network * per_gpu / 1e9, 3) + " GB/s per GPU against the base profile's " +
+          fmt(per_gpu / 1e9, 3) + " GB/s (" + std::to_string(base.network.nics_per_gpu) + " NIC(s) per GPU at " +
+          fmt(base.network.nic_bandwidth.bytes_per_s * 8 / 1e9, 4) +
+          " Gbit/s). Healthy RDMA fabrics reach 0.8-0.9 of it, so check that the hosts have the profile's NICs (set "
+          "network.nics_per_gpu and network.nic_bandwidth to theirs if not) and that NCCL used them (NCCL_DEBUG=INFO "
+          "prints NET/IB, not NET/Socket) before planning with this value");
+    }
     if (std::find(c.fitted.begin(), c.fitted.end(), "network") == c.fitted.end()) c.fitted.push_back("network");
     c.provenance["efficiency.network"] =
         "trainsim-calibrate fit: fraction of the NIC bandwidth at which trainsim's collective model (sim/collectives, "
