@@ -22,7 +22,9 @@ using json_detail::escape_pointer_token;
 
 namespace {
 
+// Whole bounds as integers ("1048576", not "1.04858e+06"), the others as the stream writes them.
 std::string fmt_number(double v) {
+  if (std::fabs(v) < 1e15 && v == std::floor(v)) return std::to_string(static_cast<std::int64_t>(v));
   std::ostringstream os;
   os << v;
   return os.str();
@@ -128,6 +130,9 @@ bool read_integer(const Json& v, Int& out, Range r, JsonReader& self, std::strin
     value = v.get<std::int64_t>();
     fits = value >= static_cast<std::int64_t>(std::numeric_limits<Int>::min()) &&
            value <= static_cast<std::int64_t>(std::numeric_limits<Int>::max());
+  } else if (v.is_number_float() && std::isfinite(v.get<double>()) && v.get<double>() == std::floor(v.get<double>()) &&
+             std::fabs(v.get<double>()) >= 0x1p63) {
+    fits = false;  // a whole number too large for int64 reaches here as a double (nlohmann/json parses it so)
   } else {
     return false;
   }

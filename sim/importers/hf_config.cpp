@@ -87,6 +87,9 @@ class HfImport {
         if (!d.has("model.position_embedding")) d.put("model.position_embedding", std::string("rope"), at(k));
         used_.push_back(k);
       }
+    if (!d.has("model.position_embedding") && gated_architecture(model_type))
+      d.put("model.position_embedding", std::string("rope"),
+            at("model_type") + " (its modeling code applies rotary embeddings; rope_theta takes its class default)");
     // GPTBigCode (SantaCoder, StarCoder): multi_query (GPTBigCodeConfig default true) is one key/value head.
     if (model_type == "gpt_bigcode" && !d.has("model.kv_heads")) {
       const auto mq = bool_key("multi_query");
@@ -163,8 +166,17 @@ class HfImport {
     return b;
   }
 
+  /// Config classes whose modeling code always builds a gated MLP (gate_proj, up_proj, down_proj) with rotary
+  /// positions, whatever hidden_act names: LlamaMLP, MistralMLP, Qwen2MLP, DeepseekV3MLP, Phi3MLP, GemmaMLP, ...
+  static bool gated_architecture(std::string_view model_type) {
+    static const std::set<std::string, std::less<>> kGated = {
+        "llama",     "llama4_text", "llama4",      "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3",
+        "qwen3_moe", "deepseek_v2", "deepseek_v3", "phi3",    "olmo",    "olmo2", "granite",   "cohere"};
+    return model_type.starts_with("gemma") || kGated.contains(model_type);
+  }
+
   /// silu/swish MLPs in these configs are gated (three matrices): trainsim's "swiglu". GeLU variants are the
-  /// two-matrix GPT MLP, except in Gemma-style gated configs, which are left to the user.
+  /// two-matrix GPT MLP, except in the gated architectures above ("geglu").
   void activation(const std::string& model_type) {
     const char* key = in_.has("hidden_act")            ? "hidden_act"
                       : in_.has("hidden_activation")   ? "hidden_activation"  // Gemma 2 and 3
@@ -184,16 +196,16 @@ class HfImport {
     if (!text(key, act)) return;
     if (act == "silu" || act == "swish") {
       out_.draft.put("model.activation", std::string("swiglu"), at(key) + " (gated SiLU MLP)");
-    } else if (act.starts_with("gelu") && model_type.starts_with("gemma")) {
-      out_.draft.put("model.activation", std::string("geglu"), at(key) + " (Gemma's gated GeLU MLP)");
+    } else if (act.starts_with("gelu") && gated_architecture(model_type)) {
+      out_.draft.put("model.activation", std::string("geglu"),
+                     at(key) + " (" + model_type + "'s MLP is gated whatever its activation: gated GeLU)");
     } else if (act.starts_with("gelu")) {
       out_.draft.put("model.activation", std::string("gelu"), at(key));
     } else if (act == "relu2") {
       out_.draft.put("model.activation", std::string("relu2"), at(key) + " (squared ReLU, Nemotron)");
     } else {
       out_.unresolved.push_back({at(key),
-                                 "\"" + act + "\"" +
-                                     (model_type.starts_with("gemma") ? " in a gated (GeGLU) MLP" : "") +
+                                 "\"" + act + "\"" + (gated_architecture(model_type) ? " in a gated MLP" : "") +
                                      " is not modelled; accepted: silu, swish (gated, \"swiglu\"), gelu "
                                      "variants (\"gelu\"), relu2 (\"relu2\"); give --set activation=swiglu or gelu",
                                  "model.activation"});
@@ -230,7 +242,14 @@ class HfImport {
     if (const auto hd = int_key("head_dim"); hd && *hd > 0) d.put("model.head_dim", *hd, at("head_dim"));
     // Multi-head latent attention (DeepseekV2Config / DeepseekV3Config; q_lora_rank null: a full query projection).
     const char* kMla[] = {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"};
-    if (present("kv_lora_rank")) {
+    const bool mla_keys = std::any_of(std::begin(kMla) + 2, std::end(kMla), [&](const char* k) { return present(k); });
+    if (!present("kv_lora_rank") && (mla_keys || model_type == "deepseek_v2" || model_type == "deepseek_v3") &&
+        in_.kind("kv_lora_rank") != Kind::Missing) {
+      used_.insert(used_.end(), std::begin(kMla), std::end(kMla));
+      in_.error("kv_lora_rank",
+                "is null, but multi-head latent attention needs the rank of its compressed keys and values "
+                "(DeepSeek-V2/V3: 512); give kv_lora_rank, or leave out the MLA keys for full multi-head attention");
+    } else if (present("kv_lora_rank")) {
       for (const char* k : kMla) {
         used_.push_back(k);
         // q_lora_rank null is a full query projection; absent, DeepseekV2Config's and DeepseekV3Config's default
@@ -315,6 +334,29 @@ class HfImport {
       }
       if (global_every && !window) in_.error("layer_types", "sliding-window layers without a sliding_window size");
     }
+    // Qwen2/Qwen3 (dense and MoE): with use_sliding_window, layers from max_window_layers on are windowed
+    // (Qwen2Config's layer_types: "sliding_attention" if i >= max_window_layers; the class default is 28).
+    if (window && *window > 0 && !in_.has("layer_types") && model_type.starts_with("qwen")) {
+      const auto layers = d.integer("model.layers").value_or(0);
+      const std::int64_t full = int_key("max_window_layers").value_or(28);
+      const std::string where = present("max_window_layers")
+                                    ? at("max_window_layers")
+                                    : at("model_type") + " (no max_window_layers: its config class's default 28)";
+      if (full >= layers) {
+        window.reset();
+        out_.notes.push_back({where, "max_window_layers " + std::to_string(full) + " >= " + std::to_string(layers) +
+                                         " layers: no layer is windowed, every layer attends to the full sequence"});
+      } else if (full > 0) {
+        in_.error(present("max_window_layers") ? "max_window_layers" : "model_type",
+                  "layers 0-" + std::to_string(full - 1) + " attend to the full sequence and layers " +
+                      std::to_string(full) + "-" + std::to_string(layers - 1) + " within sliding_window " +
+                      std::to_string(*window) +
+                      ": a split at one layer is not modelled (trainsim windows every layer, or all but every k-th); "
+                      "set use_sliding_window false or max_window_layers 0 or >= num_hidden_layers");
+      }
+    } else if (present("max_window_layers")) {
+      used_.push_back("max_window_layers");  // without a window it changes nothing
+    }
     // Gemma 2 and 3 without layer_types: their classes interleave full-attention layers, every second (Gemma2Config)
     // or every sliding_window_pattern-th, 6 by default (Gemma3TextConfig).
     if (window && *window > 0 && !in_.has("layer_types") && (model_type == "gemma2" || model_type == "gemma3_text")) {
@@ -330,6 +372,24 @@ class HfImport {
       d.put("model.sliding_window", *window, at("sliding_window"));
       if (global_every && *global_every > 0) d.put("model.global_every", *global_every, at("layer_types"));
     }
+    // Mamba / state-space hybrids (Jamba, Zamba, Nemotron-H, Falcon-H1, ...) and recurrent or linear-attention models:
+    // their layers are not attention, so the model is refused rather than read as attention everywhere.
+    static const std::set<std::string, std::less<>> kNotAttention = {
+        "jamba",           "mamba",      "mamba2",  "falcon_mamba", "zamba",
+        "zamba2",          "nemotron_h", "bamba",   "falcon_h1",    "granitemoehybrid",
+        "recurrent_gemma", "rwkv",       "minimax", "qwen3_next",   "lfm2"};
+    if (kNotAttention.contains(model_type))
+      in_.error("model_type", "\"" + model_type +
+                                  "\" has state-space, recurrent or linear-attention layers, which trainsim does not "
+                                  "model; trainsim models full and sliding-window attention");
+    for (const auto& k : in_.keys())
+      if (k.starts_with("mamba_") || k.starts_with("ssm_") || k == "attn_layer_period" || k == "attn_layer_offset") {
+        used_.push_back(k);
+        if (!kNotAttention.contains(model_type))
+          in_.error(k,
+                    "state-space (Mamba) layers among attention layers are not modelled; trainsim models full and "
+                    "sliding-window attention");
+      }
     for (const char* k : {"full_attention_interval", "linear_num_value_heads", "linear_num_key_heads",
                           "linear_key_head_dim", "linear_value_head_dim", "linear_conv_kernel_dim",
                           "hybrid_override_pattern", "layers_block_type", "attn_layer_indices", "attn_type_list"}) {

@@ -132,5 +132,55 @@ TEST(ImportHfConfig, MalformedInputsExitTwo) {
              {"unresolved: model.ffn_hidden: missing"});
 }
 
+// Four configs a user trial imported wrongly with exit 0: Jamba (Mamba layers read as attention), Qwen3 with
+// use_sliding_window (max_window_layers ignored: every layer windowed), a gated architecture with hidden_act gelu (a
+// two-matrix MLP with learned positions) and DeepSeek-V3 with kv_lora_rank null (full attention, head_dim 56).
+TEST(ImportHfConfig, HybridsWindowSplitsGatedGeluAndBrokenMlaAreReadAsTransformersBuildsThem) {
+  support::TempDir dir;
+  // ai21labs/Jamba-v0.1's config.json sizes: one attention layer in 8, the others Mamba.
+  expect_bad(trainsim({"import", "hf-config", dir.write("jamba.json", R"({"model_type": "jamba", "hidden_size": 4096,
+    "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+    "vocab_size": 65536, "hidden_act": "silu", "num_experts": 16, "num_experts_per_tok": 2, "attn_layer_period": 8,
+    "attn_layer_offset": 4, "expert_layer_period": 2, "expert_layer_offset": 1, "mamba_d_state": 16,
+    "mamba_expand": 2})")}),
+             {"jamba.json: /model_type: \"jamba\" has state-space"});
+  expect_bad(trainsim({"import", "hf-config", dir.write("hybrid.json", R"({"hidden_size": 4096,
+    "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32, "vocab_size": 65536,
+    "hidden_act": "silu", "attn_layer_period": 8, "mamba_d_state": 16})")}),
+             {"hybrid.json: /attn_layer_period: state-space (Mamba) layers", "/mamba_d_state"});
+  const std::string qwen = R"({"model_type": "qwen3", "hidden_size": 4096, "intermediate_size": 12288,
+    "num_hidden_layers": 36, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
+    "vocab_size": 151936, "hidden_act": "silu", "rope_theta": 1000000, "use_sliding_window": true,
+    "sliding_window": 4096, "max_window_layers": MWL})";
+  auto with = [&](const std::string& mwl) {
+    std::string s = qwen;
+    s.replace(s.find("MWL"), 3, mwl);
+    return trainsim({"import", "hf-config", dir.write("qwen" + mwl + ".json", s)});
+  };
+  expect_bad(with("28"), {"/max_window_layers: layers 0-27 attend to the full sequence and layers 28-35"});
+  auto none = with("36");
+  ASSERT_EQ(none.code, kExitOk) << none.err;
+  EXPECT_FALSE(contains(none.out, "sliding_window")) << none.out;
+  EXPECT_TRUE(contains(none.err, "no layer is windowed")) << none.err;
+  auto all = with("0");
+  ASSERT_EQ(all.code, kExitOk) << all.err;
+  EXPECT_TRUE(contains(all.out, "\"sliding_window\": 4096")) << all.out;
+  // LlamaMLP is gated and Llama uses rotary positions whatever hidden_act says: 8.03B for Llama 3 8B's sizes.
+  const auto llama = dir.write("llama_gelu.json", R"({"model_type": "llama", "hidden_act": "gelu",
+    "hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32, "num_hidden_layers": 32,
+    "num_key_value_heads": 8, "vocab_size": 128256, "tie_word_embeddings": false})");
+  auto j = trainsim({"describe", "models", llama, "--format", "json"});
+  ASSERT_EQ(j.code, kExitOk) << j.err;
+  EXPECT_NEAR(nlohmann::json::parse(j.out)[0].at("params").get<double>(), 8.03e9, 0.005 * 8.03e9);
+  auto imported = trainsim({"import", "hf-config", llama});
+  EXPECT_TRUE(contains(imported.out, "\"activation\": \"geglu\"")) << imported.out;
+  EXPECT_TRUE(contains(imported.out, "\"position_embedding\": \"rope\"")) << imported.out;
+  expect_bad(trainsim({"import", "hf-config", dir.write("v3.json", R"({"model_type": "deepseek_v3",
+    "hidden_size": 7168, "intermediate_size": 18432, "num_hidden_layers": 61, "num_attention_heads": 128,
+    "num_key_value_heads": 128, "vocab_size": 129280, "hidden_act": "silu", "q_lora_rank": 1536,
+    "kv_lora_rank": null, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128})")}),
+             {"v3.json: /kv_lora_rank: is null, but multi-head latent attention needs"});
+}
+
 }  // namespace
 }  // namespace sim::cli::import_tests
