@@ -24,6 +24,9 @@ using results::Json;
 
 namespace {
 
+/// The report's sensitivity study (its what-if reruns) on the progress bar, after the run's own trials.
+constexpr const char* kSensitivityUnit = "trials of the report's what-if reruns";
+
 // ---- run --------------------------------------------------------------------------------------------------------
 
 struct RunArgs {
@@ -159,6 +162,7 @@ int run_command(const RunArgs& a, const Options& o, std::ostream& out, std::ostr
   const auto in = app::run_inputs(s, step);
   const int threads = thread_count(a.threads, group.local_size());
   ProgressBar bar(err, o.progress, o.quiet);
+  if (!report_dir.empty()) bar.then(kSensitivityUnit);
   auto part = run_trials(in, trials, slice, seed, threads, group, bar);
   // With a report, the tornado's nine reruns are farmed like the trials (without, the farm is never called).
   base::TaskFarm farm;
@@ -225,6 +229,7 @@ int main_job(const std::string& path, const Options& o, std::ostream& out, std::
   }
   // The whole run: failures, checkpoints and restarts over the scenario's Monte Carlo trials.
   ProgressBar bar(err, o.progress, o.quiet);
+  bar.then(kSensitivityUnit);
   const auto r =
       evaluate_run(s, step, s.reliability.trials, s.reliability.seed, thread_count(0), bar, /*sensitivity=*/true);
   Json result = r.json;
@@ -327,7 +332,7 @@ int merge_run_shards(const std::vector<ShardFile>& shards, const MergeArgs& a, c
   std::vector<reliability::RunPartial> parts;
   parts.push_back(std::move(*total));
   auto summary = reliability::summarise_partials(in, parts);
-  ProgressBar bar(err, o.progress, o.quiet);
+  ProgressBar bar(err, o.progress, o.quiet, kSensitivityUnit);
   const auto r = finish_run(s, step, in, std::move(summary), thread_count(a.threads), bar, !a.out.empty());
   return emit_run(s, step, r, a.out, a.json, o, out, err);
 }

@@ -108,6 +108,20 @@ void ProgressBar::update(int done, int total) {
   if (interrupt_requested()) throw Interrupted{};  // stops the loop; nothing is written
   if (!on_) return;
   std::lock_guard lock(mutex_);
+  // A new phase: another total, or an unfinished count after a finished one (parallel_for reports from one thread, in
+  // order).
+  if (total_ < 0 || total != total_ || (!line_open_ && done < total)) {
+    if (total_ >= 0) {
+      if (line_open_) err_ << "\n";
+      start_ = std::chrono::steady_clock::now();
+      if (!next_units_.empty()) {
+        unit_ = std::move(next_units_.front());
+        next_units_.erase(next_units_.begin());
+      }
+    }
+    total_ = total;
+  }
+  line_open_ = done != total;
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   const double rate = elapsed > 0 ? done / elapsed : 0;
   const double eta = rate > 0 ? (total - done) / rate : 0;
@@ -116,6 +130,11 @@ void ProgressBar::update(int done, int total) {
        << std::string(static_cast<std::size_t>(width - filled), '.') << "] " << done << "/" << total << " " << unit_
        << ", " << fmt(rate, 0) << "/s, ETA " << fmt(eta, 0) << " s   " << std::flush;
   if (done == total) err_ << "\n";
+}
+
+void ProgressBar::then(std::string unit) {
+  std::lock_guard lock(mutex_);
+  next_units_.push_back(std::move(unit));
 }
 
 void print_run(const results::RunSummary& r, const cost::CostSummary& c, const scenario::Scenario& s,

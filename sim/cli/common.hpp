@@ -143,11 +143,18 @@ class ProgressBar {
  public:
   ProgressBar(std::ostream& err, const std::string& mode, bool quiet, std::string unit = "trials");
   void update(int done, int total);
+  /// The unit of the next phase: an update whose total differs from the last one's starts a new phase, with its own
+  /// line, clock (rate and ETA) and this unit (a user trial saw the report's sensitivity reruns drawn as "trials" at
+  /// a rate counted from the first phase's start).
+  void then(std::string unit);
 
  private:
   std::ostream& err_;
   bool on_;
   std::string unit_;
+  std::vector<std::string> next_units_;
+  int total_ = -1;
+  bool line_open_ = false;
   std::chrono::steady_clock::time_point start_;
   std::mutex mutex_;
   InterruptPolling polling_;  // once update() polls for Ctrl-C, a signal no longer ends the process at once

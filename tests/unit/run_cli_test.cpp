@@ -35,6 +35,20 @@ TEST(RunCommand, SameResultOnOneOrTwoThreads) {
   EXPECT_EQ(one.out, two.out);
 }
 
+// With a report, the trials and then the report's what-if reruns: each phase on its own line with its own unit (a user
+// trial saw the reruns drawn as "trials" with a rate counted from the first phase's start).
+TEST(RunCommand, TheReportsReRunsAreTheirOwnProgressPhase) {
+  support::TempDir dir;
+  auto o = trainsim({"run", kDefault, "--trials", "12", "--out", (dir.path() / "r").string(), "--progress", "always"});
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  const auto trials = o.err.find("12/12 trials,");
+  const auto reruns = o.err.find("trials of the report's what-if reruns");
+  ASSERT_NE(trials, std::string::npos) << o.err;
+  ASSERT_NE(reruns, std::string::npos) << o.err;
+  EXPECT_GT(reruns, trials);
+  EXPECT_NE(o.err.substr(trials, reruns - trials).find('\n'), std::string::npos) << "a line of its own: " << o.err;
+}
+
 TEST(RunCommand, ImpossibleRunIsReportedAsNeverFinishing) {
   auto o = trainsim(
       {"run", kDefault, "--trials", "4", "--set",
