@@ -226,6 +226,10 @@ results::StepResult analytic_step(const StepPlan& plan) {
     pipe = Time{m * worst.ns + zb_bubble.ns + hops * plan.p2p.ns};
   } else if (v > 1) {
     pipe = Time{steady.ns + (p - 1) * worst.ns / v + hops * plan.p2p.ns};
+    // With m == p (every forward first, schedule.hpp) a rank holds exactly p micro-batches of each chunk, so the first
+    // micro-batch of chunk c + 1 comes back from the last rank p transfers after the rank ran out of chunk c's work:
+    // each of the v - 1 chunk changes waits p transfers, in the forwards and again in the backwards.
+    if (m == p) pipe += Time{2 * static_cast<std::int64_t>(v - 1) * p * plan.p2p.ns};
   } else {
     pipe = Time{sum.ns + (m - 1) * worst.ns + hops * plan.p2p.ns} - saved_on(worst_rank);
   }

@@ -43,7 +43,9 @@ std::vector<PipeOp> one_f_one_b(int pp, int m, int rank, OpKind backward) {
 std::vector<PipeOp> interleaved(int pp, int v, int m, int rank) {
   SIM_ASSERT(m % pp == 0, "interleaved schedule needs micro-batches divisible by pp (checked by feasibility)");
   const int total = m * v;
-  const int warmup = std::min((pp - rank - 1) * 2 + (v - 1) * pp, total);
+  // With as many micro-batches as stages Megatron-LM runs every forward first (all_warmup_microbatches in
+  // forward_backward_pipelining_with_interleaving), as micro_batches_held and the analytic step count it.
+  const int warmup = m == pp ? total : std::min((pp - rank - 1) * 2 + (v - 1) * pp, total);
   auto op = [&](int k, bool forward) {
     const int in_group = k % (pp * v);
     int chunk = in_group / pp;

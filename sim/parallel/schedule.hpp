@@ -30,7 +30,8 @@ struct PipeOp {
 ///  - 1F1B (Narayanan et al. SOSP 2019, PipeDream-Flush): min(pp - rank - 1, m) warm-up forwards, then alternate
 ///    one forward and one backward, then the remaining backwards.
 ///  - Interleaved 1F1B (Narayanan et al. SC21, Sec. 2.2): vpp chunks per rank; (pp - rank - 1) * 2 + (vpp - 1) * pp
-///    warm-up forwards; chunk and micro-batch of the k-th forward follow Megatron-LM's
+///    warm-up forwards (every forward when micro_batches == pp, Megatron-LM's all_warmup_microbatches); chunk and
+///    micro-batch of the k-th forward follow Megatron-LM's
 ///    forward_backward_pipelining_with_interleaving (groups of pp micro-batches per chunk).
 ///  - ZB-H1 (Qi et al. ICLR 2024, "Zero Bubble Pipeline Parallelism"): the 1F1B order with each backward split into
 ///    B (input gradients) and W (weight gradients); W of micro-batch j runs after B of micro-batch j + rank, the

@@ -66,6 +66,21 @@ TEST(Interleaved, FollowsMegatronChunkOrder) {
   EXPECT_EQ(ops[5], (PipeOp{OpKind::Backward, 0, 1})) << "backwards start with the last chunk";
 }
 
+TEST(Interleaved, AsManyMicroBatchesAsStagesRunEveryForwardFirst) {
+  // Megatron-LM's all_warmup_microbatches (num_microbatches == pipeline_parallel_size): every rank, the last included,
+  // runs all m x v forwards before its first backward, as micro_batches_held counts the memory. The replay had the
+  // last rank alternate while the memory model held every forward (found by a user trial: 72 GiB of activations beside
+  // a trace with one micro-batch in flight).
+  for (int r = 0; r < 4; ++r) {
+    const auto ops = pipeline_ops(Schedule::Interleaved, 4, 2, 4, r);
+    for (int k = 0; k < 8; ++k)
+      EXPECT_EQ(ops[static_cast<std::size_t>(k)].kind, OpKind::Forward) << "rank " << r << " op " << k;
+    EXPECT_EQ(ops[8], (PipeOp{OpKind::Backward, 0, 1})) << "rank " << r;
+  }
+  EXPECT_EQ(pipeline_ops(Schedule::Interleaved, 4, 2, 8, 3)[1].kind, OpKind::Forward)
+      << "m = 2p: the last rank's warm-up (v - 1) p = 4 forwards";
+}
+
 TEST(ZeroBubbleH1, WeightGradientsFollowTheirInputGradients) {
   for (int r = 0; r < 4; ++r) {
     const auto ops = pipeline_ops(Schedule::ZeroBubbleH1, 4, 1, 8, r);
