@@ -81,6 +81,8 @@ const std::vector<KeyDoc>& extension_keys() {
       {"parallel.layers_per_stage", "even split", "pp x vpp layer counts", "every virtual stage's layers"},
       {"parallel.pipeline_layout", "even split", "Megatron-LM layout, e.g. \"Et|(tt|)*30mL\" (sets vpp)",
        "every virtual stage's layers, embedding, MTP and loss"},
+      {"parallel.order", "\"tp-cp-dp-pp\"", "the four of tp, cp, dp, pp joined by '-', innermost first",
+       "how ranks are placed on GPUs (Megatron-LM's order; ep folds into dp)"},
       {"training.tokens", "not given", "a count (\"15T\")", "tokens to train: needed by run and plan, not step"},
       {"training.duration", "not given", "a duration (\"54 d\")", "wall time to simulate, in place of tokens"},
       {"training.fp8_recipe", "\"delayed\"", "\"delayed\", \"tensorwise\", \"rowwise\", \"blockwise\", \"mxfp8\"",

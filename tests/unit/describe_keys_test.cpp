@@ -123,6 +123,7 @@ const std::map<std::string, Use>& uses() {
       {"parallel.first_stage_layers", {kDense, {{"parallel.last_stage_layers", "20"}}, "18"}},
       {"parallel.last_stage_layers", {kDense, {{"parallel.first_stage_layers", "20"}}, "22"}},
       {"parallel.layers_per_stage", {kDense, {}, "[19, 21, 21, 19]"}},
+      {"parallel.order", {kDense, {}, "\"pp-tp-cp-dp\""}},
       {"training.tokens", {kDense, {}, "\"1T\""}},
       {"training.duration", {kMoe, {}, "\"30 d\""}},
       {"training.fp8_recipe", {kDense, {{"training.dtype", "\"fp8\""}}, "\"tensorwise\""}},
