@@ -9,7 +9,10 @@
 // source family, it fits again without that family and reports the family's error under those factors
 // (leave-one-family-out): the figure that says how the model does on sources it has not seen.
 //
-// Usage: trainsim-validation-fit [--out FILE]   (default tests/validation/fit_result.json in the source tree)
+// Usage: trainsim-validation-fit [--out FILE] [--check COMMITTED]   (default FILE: tests/validation/fit_result.json in
+// the source tree). --check fails when COMMITTED's factors or the profiles' differ from this fit (ctest
+// validation_fit_is_current, so that a model change cannot leave them stale: 0.618 stood for gemm_fp8 while the fit
+// gave 0.604).
 // The fitted values are copied into hardware_profiles/*.json "efficiency" by hand, with this command in their
 // provenance; `ctest -L validation` then reads FILE for the held-out column of docs/validation.md.
 #include "tests/validation/attention_fit.hpp"
@@ -205,12 +208,61 @@ ShapeFit fit_shapes(const std::vector<Bench>& rows, const std::string& arch, con
   return best;
 }
 
+/// --check: the committed fit and the profiles against this fit. Fitted and derived factors must agree to 0.0015 (their
+/// rounding); held-out errors are not compared. Returns the number of disagreements, each printed.
+int check_current(const nlohmann::ordered_json& now, const std::string& committed_path) {
+  std::ifstream in(committed_path);
+  const auto committed = nlohmann::json::parse(in);
+  int bad = 0;
+  auto same = [&](const std::string& what, double fitted, double kept) {
+    if (std::fabs(fitted - kept) <= 0.0015) return;
+    std::printf("STALE: %s is %.3f, but the fit gives %.3f\n", what.c_str(), kept, fitted);
+    ++bad;
+  };
+  for (const auto& [generation, g] : now.at("generations").items())
+    if (g.contains("params"))
+      for (const auto& [k, v] : g.at("params").items())
+        same(committed_path + " generations." + generation + "." + k, v.get<double>(),
+             committed.at("generations").at(generation).at("params").value(k, -1.0));
+  for (const auto& [generation, g] : now.at("derived").items())
+    for (const auto& [k, v] : g.items())
+      same(committed_path + " derived." + generation + "." + k, v.get<double>(),
+           committed.at("derived").at(generation).value(k, -1.0));
+  // The profiles carry the fitted and derived factors (their provenance names this program).
+  const auto& gens = now.at("generations");
+  const auto& derived = now.at("derived");
+  auto profile = [&](const char* name, const char* key, double fitted) {
+    const auto e = sim::scenario::load_hardware(name).efficiency;
+    same(std::string("hardware_profiles/") + name + ".json efficiency." + key, fitted,
+         std::string(key) == "gemm" ? e.gemm : e.gemm_fp8.value_or(-1.0));
+  };
+  if (gens.contains("hopper") && gens.at("hopper").contains("params"))
+    for (const char* name : {"h100-sxm5-80gb", "h100-sxm5-96gb-500w", "h200-sxm-141gb", "h800-sxm5-80gb"})
+      profile(name, "gemm_fp8", gens.at("hopper").at("params").at("gemm_fp8").get<double>());
+  if (gens.contains("ampere") && gens.at("ampere").contains("params"))
+    for (const char* name : {"a100-sxm4-40gb", "a100-sxm4-80gb"})
+      profile(name, "gemm", gens.at("ampere").at("params").at("gemm").get<double>());
+  if (derived.contains("blackwell"))
+    for (const char* name : {"b200-sxm-180gb", "gb200-nvl72", "gb300-nvl72"}) {
+      profile(name, "gemm", derived.at("blackwell").at("gemm").get<double>());
+      profile(name, "gemm_fp8", derived.at("blackwell").at("gemm_fp8").get<double>());
+    }
+  if (bad)
+    std::printf(
+        "the committed fit or profiles are stale: run build/release/bin/trainsim-validation-fit, copy its "
+        "factors into hardware_profiles/ and rerun ctest -L validation\n");
+  return bad;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string out = std::string(TRAINSIM_SOURCE_DIR) + "/tests/validation/fit_result.json";
-  for (int i = 1; i + 1 < argc; ++i)
+  std::string check;
+  for (int i = 1; i + 1 < argc; ++i) {
     if (std::string(argv[i]) == "--out") out = argv[i + 1];
+    if (std::string(argv[i]) == "--check") check = argv[i + 1];
+  }
   const auto records = validation::load_published_records(validation::shared_validation_dir());
   std::vector<std::unique_ptr<Prepared>> prepared;
   std::map<std::string, std::vector<const Prepared*>> by_generation;
@@ -334,5 +386,5 @@ int main(int argc, char** argv) {
   std::ofstream f(out, std::ios::trunc);
   f << result.dump(2) << "\n";
   std::printf("wrote %s\n", out.c_str());
-  return 0;
+  return check.empty() ? 0 : (check_current(result, check) == 0 ? 0 : 1);
 }
