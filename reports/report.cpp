@@ -5,6 +5,7 @@
 #include "reports/svg.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -116,10 +117,13 @@ Recommendation recommend(const ReportInput& in) {
                                   "): at these failure rates the run stalls; shorten restarts, checkpoint more "
                                   "often or add spares before committing to this plan."};
   const double waiting = r.accounting.wall_s > 0 ? r.accounting.waiting_for_repair_s / r.accounting.wall_s : 0.0;
-  if (waiting > 0.5)
-    return {"waiting", "Add spare nodes or allow elastic shrinking: the run spends " + percent(waiting) +
-                           " of its wall time waiting for repaired nodes (" + std::to_string(r.spares) +
-                           " spares, on exhaustion: " + r.on_spares_exhausted + ")."};
+  if (waiting > 0.5) {
+    std::string remedy = sim::results::waiting_remedy(r);
+    remedy[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(remedy[0])));
+    return {"waiting", "The run spends " + percent(waiting) + " of its wall time waiting for repaired nodes (" +
+                           std::to_string(r.spares) + " spares, on exhaustion: " + r.on_spares_exhausted + "). " +
+                           remedy + "."};
+  }
   if (c.p_deadline_miss && *c.p_deadline_miss > 0.20)
     return {"deadline-risk", "Add GPUs or relax the deadline: there is a " + percent(*c.p_deadline_miss, 0) +
                                  " chance of missing " + days(in.deadline_days.value_or(NAN)) + " (p90 time to train " +

@@ -173,8 +173,8 @@ void print_run(const results::RunSummary& r, const cost::CostSummary& c, const s
   out << "spares          " << r.spares << " nodes; when none is left: " << r.on_spares_exhausted << "\n";
   const double waiting = r.accounting.wall_s > 0 ? r.accounting.waiting_for_repair_s / r.accounting.wall_s : 0.0;
   if (waiting > 0.5)
-    out << "WAITING         " << pct(waiting) << " of the wall time waiting for repairs: add spares "
-        << "(reliability.spares) or allow elastic shrinking (reliability.on_spares_exhausted: \"shrink\")\n";
+    out << "WAITING         " << pct(waiting) << " of the wall time waiting for repairs: " << results::waiting_remedy(r)
+        << "\n";
   if (r.work == "steps") {
     out << "cost            p50 " << money(c.p50_usd) << ", p90 " << money(c.p90_usd) << " (rented at "
         << base::format_money({c.burn_usd_per_hour}) << "/h for the cluster)\n";

@@ -229,4 +229,12 @@ Json to_json(const RunSummary& r, const Json& step) {
   return j;
 }
 
+std::string waiting_remedy(const RunSummary& r) {
+  if (r.on_spares_exhausted == "shrink")
+    return "add spare nodes (reliability.spares): elastic shrinking is on, but the run cannot shrink further (it "
+           "needs a replica left and a global batch that divides over the replicas left)";
+  return "add spare nodes (reliability.spares) or allow elastic shrinking (reliability.on_spares_exhausted: "
+         "\"shrink\")";
+}
+
 }  // namespace sim::results

@@ -143,6 +143,11 @@ struct RunSummary {
   Histogram time_to_train_hist;  // days, steps mode: for deadline risk (issue 5), not serialised
 };
 
+/// What to change when a run spends most of its wall time waiting for repaired nodes, in the words the CLI summary and
+/// the report's recommendation share: more spares, and elastic shrinking unless it is on already (then the run waits
+/// only where it cannot shrink further: no replica left, or a global batch that does not divide over fewer).
+std::string waiting_remedy(const RunSummary& r);
+
 /// The `trainsim run --json` object (schema "trainsim.run/1"), fields in contract order. `step` (the step result's
 /// JSON, from the caller) goes after "trials" when given. Cost fields (cost_usd, cost_per_failure_usd,
 /// p_deadline_miss, p_budget_overrun) are null until the cost model fills them.

@@ -336,6 +336,14 @@ TEST(ReportRecommendation, RulesFireInTheDocumentedOrder) {
   in.cost.p_deadline_miss = 0.25;
   EXPECT_EQ(recommend(in).rule, "deadline-risk");
   EXPECT_NE(recommend(in).action.find("Add GPUs or relax the deadline"), std::string::npos);
+  in.run.accounting.waiting_for_repair_s = 0.6 * in.run.accounting.wall_s;
+  in.run.on_spares_exhausted = "wait";
+  EXPECT_EQ(recommend(in).rule, "waiting");
+  EXPECT_NE(recommend(in).action.find("or allow elastic shrinking"), std::string::npos) << recommend(in).action;
+  // Shrinking on already: the advice is not to turn it on (a user trial saw both side by side).
+  in.run.on_spares_exhausted = "shrink";
+  EXPECT_EQ(recommend(in).action.find("allow elastic shrinking"), std::string::npos) << recommend(in).action;
+  EXPECT_NE(recommend(in).action.find("elastic shrinking is on"), std::string::npos) << recommend(in).action;
   in.run.never_finished = 3;
   EXPECT_EQ(recommend(in).rule, "never-finishes");
 }
