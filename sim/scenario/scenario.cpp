@@ -337,6 +337,14 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
           for (const auto& d : e.items()) {
             if (d.file.empty()) {
               r->error("failures", d.message);
+            } else if (d.path.empty() && d.message.starts_with("cannot open")) {
+              // The named file itself, at the scenario key, with where it was looked for (a user trial).
+              r->error("failures", "\"" + name + "\": " + d.message +
+                                       (std::filesystem::path(name).is_relative()
+                                            ? " (a relative path is looked for beside the scenario file, " +
+                                                  (base_dir.empty() ? std::string("the working folder") : base_dir) +
+                                                  ", then in the working folder)"
+                                            : std::string()));
             } else {
               diag.add(d);
             }
@@ -430,7 +438,9 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
     if (r->optional("straggler_slowdown", slowdown, Range::between(1.0, 100.0))) rel.straggler_slowdown = slowdown;
     if (r->kind("spares") == JsonReader::Kind::String) {
       std::string text;
-      if (r->optional_enum("spares", text, {"auto"})) rel.spares.reset();
+      if (r->optional("spares", text) && text != "auto")
+        r->error("spares", "expected \"auto\" or a node count (an integer >= 0), found \"" + text + "\"");
+      rel.spares.reset();
     } else {
       int spares = 0;
       if (r->optional("spares", spares, Range::at_least(0))) rel.spares = spares;

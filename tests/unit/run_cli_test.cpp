@@ -49,6 +49,24 @@ TEST(RunCommand, TheReportsReRunsAreTheirOwnProgressPhase) {
   EXPECT_NE(o.err.substr(trials, reruns - trials).find('\n'), std::string::npos) << "a line of its own: " << o.err;
 }
 
+// Three reliability inputs a user trial found weakly reported: a failures file that is not there (no scenario, key or
+// folder named), a spares text other than "auto" (the message named only "auto"), more spares than the job has nodes
+// (accepted, while "auto" stops at the job's size).
+TEST(RunCommand, BadSparesAndAMissingFailuresFileNameTheKey) {
+  auto missing = trainsim({"run", kDefault, "--trials", "2", "--set", "reliability.failures=nope.json"});
+  EXPECT_EQ(missing.code, kExitBadInput);
+  EXPECT_NE(missing.err.find("/reliability/failures: \"nope.json\": cannot open: no such file (a relative path"),
+            std::string::npos)
+      << missing.err;
+  auto text = trainsim({"run", kDefault, "--trials", "2", "--set", "reliability.spares=\"abc\""});
+  EXPECT_EQ(text.code, kExitBadInput);
+  EXPECT_NE(text.err.find("/reliability/spares: expected \"auto\" or a node count"), std::string::npos) << text.err;
+  auto many = trainsim({"run", kDefault, "--trials", "2", "--set", "reliability.spares=200"});
+  EXPECT_EQ(many.code, kExitBadInput);
+  EXPECT_NE(many.err.find("200 spare nodes for a job of 128 nodes"), std::string::npos) << many.err;
+  EXPECT_EQ(trainsim({"run", kDefault, "--trials", "2", "--set", "reliability.spares=128"}).code, kExitOk);
+}
+
 TEST(RunCommand, ImpossibleRunIsReportedAsNeverFinishing) {
   auto o = trainsim(
       {"run", kDefault, "--trials", "4", "--set",
