@@ -28,6 +28,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// Process state a signal handler reads (static storage, sig_atomic_t): whether an output was written in full, and the
+// folders the live FolderLock created, NUL-separated, innermost first, an empty string last.
+volatile std::sig_atomic_t g_committed = 0;
+volatile std::sig_atomic_t g_created_ready = 0;
+char g_created[8192];
+
 /// The CLI may end the process at Ctrl-C (sim/cli/interrupt.cpp): SIGINT and SIGTERM wait while a temporary file
 /// exists, so that it is always renamed or removed first.
 class HoldInterrupts {
@@ -162,6 +168,7 @@ void write_file_atomic(const std::string& path, std::string_view content, bool m
     const int e = write_all(fd, content);
     ::close(fd);
     if (e != 0) throw ConfigError(path, "", "cannot write: " + errno_text(e));
+    g_committed = 1;
     return;
   }
   if (S_ISREG(st.st_mode) && !may_replace_input &&
@@ -178,6 +185,7 @@ void write_file_atomic(const std::string& path, std::string_view content, bool m
     ::unlink(tmp.c_str());
     throw ConfigError(path, "", "cannot write: " + errno_text(e));
   }
+  g_committed = 1;  // before the signals are released: a Ctrl-C held meanwhile finds the file written
 }
 
 // ---- folders ----------------------------------------------------------------------------------------------------
@@ -248,9 +256,19 @@ FolderLock::FolderLock(const std::string& dir) {
                         "mix their files (wait for it, or choose another --out)");
     throw ConfigError(dir, "", "cannot lock the folder: " + errno_text(e));
   }
+  // For a signal that ends the process without unwinding (a user trial found an early Ctrl-C left the empty folder).
+  std::size_t used = 0;
+  for (const auto& folder : created_) {
+    if (used + folder.size() + 2 > sizeof g_created) break;
+    std::memcpy(g_created + used, folder.c_str(), folder.size() + 1);
+    used += folder.size() + 1;
+  }
+  g_created[used] = '\0';
+  g_created_ready = 1;
 }
 
 FolderLock::~FolderLock() {
+  g_created_ready = 0;
   if (fd_ < 0) return;
   // A folder this lock created and nothing was written to (the run failed) is removed again, if the path still names
   // it (found by a user trial: a failed run left an empty --out folder behind). rmdir keeps a folder with files.
@@ -261,6 +279,20 @@ FolderLock::~FolderLock() {
     for (const auto& folder : created_)
       if (::rmdir(folder.c_str()) != 0) break;
   ::close(fd_);
+}
+
+bool outputs_committed() noexcept {
+  return g_committed != 0;
+}
+
+void remove_created_folders_after_signal() noexcept {
+  if (g_created_ready == 0) return;
+  for (const char* p = g_created; *p != '\0';) {
+    if (::rmdir(p) != 0) return;  // not empty (or not there): it and those above it stay
+    while (*p != '\0')
+      ++p;
+    ++p;
+  }
 }
 
 std::vector<std::string> write_file_set(const std::string& dir,
@@ -315,7 +347,10 @@ std::vector<std::string> write_file_set(const std::string& dir,
     throw;
   }
   if (!existed) {  // no old folder: the new one takes its name
-    if (::rename(fresh.c_str(), d.c_str()) == 0) return written;
+    if (::rename(fresh.c_str(), d.c_str()) == 0) {
+      g_committed = 1;
+      return written;
+    }
     const int e = errno;
     discard();
     throw ConfigError(dir, "", "cannot write: " + errno_text(e));
@@ -335,6 +370,7 @@ std::vector<std::string> write_file_set(const std::string& dir,
     discard();
     throw ConfigError(dir, "", "cannot replace the folder's files as one: " + errno_text(e));
   }
+  g_committed = 1;
   // `fresh` now holds the old report files only.
   for (const auto& [name, content] : files)
     fs::remove(fresh / name, ec);

@@ -42,6 +42,14 @@ class FolderLock {
   std::vector<std::string> created_;  // the folders it made, innermost first
 };
 
+/// Whether this process has written an output (a file or a file set) in full. Async-signal-safe: the interrupt handler
+/// asks it to tell "stopped before writing any result" from "the results are written".
+bool outputs_committed() noexcept;
+
+/// Removes the folders the live FolderLock created, as far as they are still empty, for a signal handler that ends the
+/// process without unwinding (async-signal-safe: rmdir only).
+void remove_created_folders_after_signal() noexcept;
+
 /// Replaces the files `files` (name, content) of folder `dir` as one: they are written into a new hidden folder
 /// beside `dir` (`.DIR.new-<random>`), the other entries of the old folder are moved into it, and the two folders are
 /// exchanged with one rename (renameat2 RENAME_EXCHANGE), so that a reader, a kill or a full disk sees the old set

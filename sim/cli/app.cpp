@@ -1,6 +1,7 @@
 // sim/cli/app.cpp: the `trainsim` command line: global options, subcommand registration, exit codes for errors.
 #include "sim/cli/app.hpp"
 
+#include "sim/base/atomic_file.hpp"
 #include "sim/base/errors.hpp"
 #include "sim/base/input_file.hpp"
 #include "sim/cli/common.hpp"
@@ -126,20 +127,27 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     return kExitBadInput;
   }
 
+  // A signal a polling loop heard after the last poll, while the results were being written: the command finished.
+  const auto finished = [&err](int code) {
+    if (interrupt_requested() && base::outputs_committed() && !interrupt_after_results_said())
+      err << "interrupted after the results were written: they are complete\n";
+    return code;
+  };
   try {
     for (const auto& c : commands) {
       if (!c.app->parsed()) continue;
       if (!c.uses_group && !group.is_root()) return kExitOk;  // the root runs it alone
-      return c.run(out, err);
+      return finished(c.run(out, err));
     }
     if (!group.is_root()) return kExitOk;
-    return main_job(scenario_path, o, out, err);
+    return finished(main_job(scenario_path, o, out, err));
   } catch (const base::ConfigError& e) {
     for (const auto& d : e.items())
       err << "error: " << base::printable(d.to_string()) << '\n';
     return kExitBadInput;
   } catch (const Interrupted&) {
-    err << "\ninterrupted: stopped before writing any result\n";
+    err << (base::outputs_committed() ? "\ninterrupted: stopped; the files written before it are complete\n"
+                                      : "\ninterrupted: stopped before writing any result\n");
     return kExitInterrupted;
   } catch (const distributed::RemoteTaskError& e) {
     print_remote_failure(e.rank(), e.message(), err);

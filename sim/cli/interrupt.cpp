@@ -4,6 +4,8 @@
 
 #include "sim/cli/app.hpp"
 
+#include "sim/base/atomic_file.hpp"
+
 #include <atomic>
 #include <csignal>
 
@@ -13,16 +15,37 @@ namespace sim::cli {
 namespace {
 
 volatile std::sig_atomic_t g_interrupted = 0;
-std::atomic<int> g_polling{0};  // a loop polls g_interrupted: the handler must not exit
+volatile std::sig_atomic_t g_said_complete = 0;  // the handler told the user the results are complete
+std::atomic<int> g_polling{0};                   // a loop polls g_interrupted: the handler must not exit
 static_assert(std::atomic<int>::is_always_lock_free, "read in a signal handler");
 
+void say(const char* text, std::size_t size) {
+  if (::write(2, text, size) < 0) {
+  }
+}
+
 extern "C" void on_signal(int) {
+  const bool again = g_interrupted != 0;
   g_interrupted = 1;
   if (g_polling.load() != 0) return;
-  // Nothing polls the flag: stop here (write and _exit are async-signal-safe).
-  static const char kMessage[] = "\ninterrupted: stopped before writing any result\n";
-  if (::write(2, kMessage, sizeof kMessage - 1) < 0) {
+  // Nothing polls the flag (write, rmdir and _exit are async-signal-safe). Once the results are written the command
+  // is as good as done: it finishes and exits as it would have, and a second signal stops it at once (a user trial
+  // got "stopped before writing any result", exit 130, beside a complete report).
+  if (base::outputs_committed()) {
+    if (!again) {
+      static const char kLate[] =
+          "\ninterrupted after the results were written: they are complete; finishing (again to stop at once)\n";
+      g_said_complete = 1;
+      return say(kLate, sizeof kLate - 1);
+    }
+    static const char kStopped[] = "\ninterrupted: stopped; the files written before it are complete\n";
+    say(kStopped, sizeof kStopped - 1);
+    ::_exit(kExitInterrupted);
   }
+  // Before any result: stop here, with the output folder this run created removed again if it is still empty.
+  base::remove_created_folders_after_signal();
+  static const char kMessage[] = "\ninterrupted: stopped before writing any result\n";
+  say(kMessage, sizeof kMessage - 1);
   ::_exit(kExitInterrupted);
 }
 
@@ -35,6 +58,10 @@ void install_interrupt_handlers() {
 
 bool interrupt_requested() {
   return g_interrupted != 0;
+}
+
+bool interrupt_after_results_said() {
+  return g_said_complete != 0;
 }
 
 InterruptPolling::InterruptPolling() : previous_(g_polling.load()) {}

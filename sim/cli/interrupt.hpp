@@ -8,11 +8,15 @@ struct Interrupted {};
 
 /// Installs SIGINT and SIGTERM handlers. Once a loop polls (InterruptPolling::polled), a signal only sets a flag that
 /// the loop checks (async-signal-safe); until then nothing would check it (a long step simulation, loading), so the
-/// process exits at once with code 130: files are only ever written atomically (temporary file, then rename, with
-/// the signals held in between), so none is half-written.
+/// process exits at once with code 130, removing the output folder it created while that is empty: files are only
+/// ever written atomically (temporary file, then rename, with the signals held in between), so none is half-written.
+/// After the results are written (base::outputs_committed) a first signal lets the command finish as it would have,
+/// and says so; a second stops it at once.
 void install_interrupt_handlers();
 /// Whether SIGINT or SIGTERM arrived since the handlers were installed.
 bool interrupt_requested();
+/// Whether the handler already said that a signal came after the results were written.
+bool interrupt_after_results_said();
 
 /// A scope in which a loop polls interrupt_requested() (a progress bar): from the first polled() to the end of the
 /// scope a signal waits for the loop. Nestable.

@@ -124,6 +124,26 @@ TEST(OutputFolder, ASecondWriterIsRefused) {
   EXPECT_NE(e.find("another trainsim process is writing"), std::string::npos) << e;
 }
 
+// A signal that ends the process without unwinding (Ctrl-C before any result) removes the folders the live lock made
+// while they are empty, as the lock's destructor would; a user trial found an early Ctrl-C left the empty folder.
+TEST(OutputFolder, ASignalBeforeAnyResultRemovesTheFoldersTheLockMade) {
+  support::TempDir d;
+  {
+    const sim::base::FolderLock lock((d.path() / "a" / "b").string());
+    ASSERT_TRUE(fs::exists(d.path() / "a" / "b"));
+    sim::base::remove_created_folders_after_signal();
+    EXPECT_FALSE(fs::exists(d.path() / "a")) << "both folders it created";
+  }
+  {
+    const sim::base::FolderLock lock((d.path() / "c").string());
+    std::ofstream(d.path() / "c" / "mine") << "x";
+    sim::base::remove_created_folders_after_signal();
+    EXPECT_TRUE(fs::exists(d.path() / "c" / "mine")) << "a folder with a file stays";
+  }
+  sim::base::remove_created_folders_after_signal();  // no lock alive: nothing to do
+  EXPECT_TRUE(fs::exists(d.path() / "c"));
+}
+
 TEST(OutputFolder, RefusesLinksAndParentNames) {
   support::TempDir d;
   fs::create_directories(d.path() / "real");
