@@ -115,23 +115,32 @@ int scale_command(const ScaleArgs& a, const Options& o, std::ostream& out, std::
   // Every field the planner chose, as `plan` shows them, so that a size's row can be reproduced (the flags below).
   Table t({"GPUs", "tp", "pp", "vpp", "cp", "ep", "dp", "mb", "schedule", "recompute", "optimizer", "step s", "MFU",
            "days p50", "days p90", "interrupts/day", "goodput", "cost p50", "USD/failure"});
+  bool any_window = false;
   for (const auto& r : rows) {
     const auto& L = r.step.inputs.layout;
     const auto& run = r.run.run;
-    const double days = run.time_to_train_days.mean;
+    // A scenario with a fixed window (training.duration) has no time to train: its days are the window (a user trial
+    // read "never" there, the word for runs that do not finish, and "-" interruptions per day).
+    const bool window = run.work != "steps";
+    const double days = window ? run.window_days : run.time_to_train_days.mean;
+    const auto day_cell = [&](double d) {
+      return window ? fmt(run.window_days, 1) + "*" : std::isfinite(d) ? fmt(d, 1) : std::string("never");
+    };
+    any_window = any_window || window;
     t.add({std::to_string(r.gpus), std::to_string(L.tp), std::to_string(L.pp), std::to_string(L.vpp),
            std::to_string(L.cp), std::to_string(L.ep), std::to_string(L.dp), std::to_string(L.micro_batch),
            parallel::to_string(r.parallel.schedule), parallel::to_string(r.parallel.recompute), sharding(r.parallel),
-           fmt(r.step.result.step_time.seconds(), 3), pct(r.step.result.mfu),
-           std::isfinite(run.time_to_train_days.p50) ? fmt(run.time_to_train_days.p50, 1) : "never",
-           std::isfinite(run.time_to_train_days.p90) ? fmt(run.time_to_train_days.p90, 1) : "never",
+           fmt(r.step.result.step_time.seconds(), 3), pct(r.step.result.mfu), day_cell(run.time_to_train_days.p50),
+           day_cell(run.time_to_train_days.p90),
            std::isfinite(days) && days > 0 ? fmt(run.interruptions_mean / days, 2) : "-", pct(run.goodput.p50),
            std::isfinite(r.run.cost.p50_usd) ? base::format_money({r.run.cost.p50_usd}) : "unbounded",
            base::format_money({r.run.cost.per_failure_mean_usd})});
   }
   t.print(out);
-  out << "days: time to the scenario's tokens with failures; goodput: productive / wall time; USD/failure: mean cost "
-         "of one interruption (detection, restart, lost work, repair waits) at the cluster's burn rate\n";
+  out << (any_window ? "days: * the scenario's fixed window (training.duration), not a time to train"
+                     : "days: time to the scenario's tokens with failures")
+      << "; goodput: productive / wall time; USD/failure: mean cost of one interruption (detection, restart, lost "
+         "work, repair waits) at the cluster's burn rate\n";
   out << "\nMegatron-LM flags\n";
   for (const auto& r : rows) {
     const std::string g = std::to_string(r.gpus);

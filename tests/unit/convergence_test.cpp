@@ -11,6 +11,9 @@
 #include "tests/support/temp_dir.hpp"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
 
 #include <cmath>
 #include <optional>
@@ -334,6 +337,22 @@ TEST(ScalingStudy, EachSizeNamesEveryFieldThePlannerChoseExpertParallelismInclud
   EXPECT_NE(t.out.find(" ep "), std::string::npos) << t.out;
   EXPECT_NE(t.out.find("schedule"), std::string::npos) << t.out;
   EXPECT_NE(t.out.find("Megatron-LM flags\n    64  " + flags), std::string::npos) << t.out;
+}
+
+// A scenario with a fixed window (training.duration) has no time to train: its rows show the window, marked, and
+// interruptions per day of it (a user trial read "never", the word for runs that do not finish, and "-").
+TEST(ScalingStudy, AFixedWindowIsShownAsTheWindowNotAsNever) {
+  std::ifstream in(std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/examples/mixtral-8x7b-256-h100.json");
+  auto scenario = nlohmann::json::parse(in);
+  scenario["training"].erase("tokens");
+  scenario["training"]["duration"] = "30 d";
+  support::TempDir dir;
+  const auto t = support::trainsim(
+      {"scale", dir.write("window.json", scenario.dump()), "--gpus", "64", "--trials", "5", "--threads", "1"});
+  ASSERT_EQ(t.code, cli::kExitOk) << t.err;
+  EXPECT_EQ(t.out.find("never"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("30.0*"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("* the scenario's fixed window"), std::string::npos) << t.out;
 }
 
 }  // namespace
