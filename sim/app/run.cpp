@@ -73,6 +73,25 @@ RunOutcome finish_run(const scenario::Scenario& s, const StepOutcome& step, cons
   results::Json resolved = scenario_json(s);
   resolved["reliability"]["trials"] = o.run.trials;  // the run's own, which --trials and --seed set
   resolved["reliability"]["seed"] = static_cast<std::int64_t>(o.run.seed);
+  // The run level's settings as the run used them, defaults included (a user trial found restart, swap, detection and
+  // repair times printed nowhere, though restart alone moved goodput 4.6 points).
+  auto& rel = resolved["reliability"];
+  const auto secs = [](base::Time t) { return static_cast<double>(t.ns) / 1e9; };  // 120, not 120.00000000000001
+  rel["restart_s"] = secs(in.restart);
+  rel["node_swap_s"] = secs(in.node_swap);
+  rel["detection_s"]["crash"] = secs(in.detection.crash);
+  rel["detection_s"]["hang"] = secs(in.detection.hang);
+  rel["detection_s"]["straggler"] = secs(in.detection.straggler);
+  rel["detection_s"]["sdc"] = secs(in.detection.sdc);
+  rel["straggler_slowdown"] = in.straggler_slowdown;
+  rel["spares"] = o.run.spares;
+  rel["spares_from"] = s.reliability.spares ? "given" : "auto";
+  rel["on_spares_exhausted"] = o.run.on_spares_exhausted;
+  results::Json repair = results::Json::object();
+  for (const auto& c : in.components)
+    repair[c.name] = c.repair.hours();
+  rel["repair_h"] = std::move(repair);
+  o.resolved_scenario = resolved;
   o.json["resolved_scenario"] = std::move(resolved);
   return o;
 }

@@ -19,6 +19,8 @@ struct RunOutcome {
   cost::CostSummary cost;
   results::Json json;
   std::vector<cost::SensitivityRow> sensitivity;  // tornado data, sorted by swing; empty unless asked for
+  /// The scenario as the run used it (json's "resolved_scenario"): scenario_json plus the run level's settings.
+  results::Json resolved_scenario;
 };
 
 /// The run level's inputs for `s` on `step` (its carried plan; healthy step time from its result). Throws

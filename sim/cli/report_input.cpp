@@ -66,7 +66,8 @@ reports::ReportInput report_input(const scenario::Scenario& s, const StepOutcome
   in.description = s.description;
   in.trainsim_version = TRAINSIM_VERSION;
   in.seed = r.run.seed;
-  in.effective_config_json = scenario_json(s).dump(2);
+  // The run JSON's resolved scenario: the scenario's keys and the run level's settings as the run used them.
+  in.effective_config_json = (r.resolved_scenario.is_null() ? scenario_json(s) : r.resolved_scenario).dump(2);
   const std::string bytes = scenario_bytes(s);
   if (!bytes.empty()) in.hashes.push_back({"scenario file", "FNV-1a-64", reports::hex64(reports::fnv1a64(bytes))});
   in.hashes.push_back(

@@ -146,10 +146,6 @@ std::vector<base::Diagnostic> check_inputs(const RunInputs& in) {
     bad("/detection", "delays must be >= 0");
   if (!(in.straggler_slowdown >= 1.0)) bad("/straggler_slowdown", "must be >= 1");
   if (in.spares < 0) bad("/spares", "must be >= 0");
-  // A pool larger than the job: more spares than the job has nodes can never all be in use ("auto" stops there too).
-  if (in.spares > std::max(0, j.nodes))
-    bad("/spares", std::to_string(in.spares) + " spare nodes for a job of " + std::to_string(j.nodes) +
-                       " nodes: at most " + std::to_string(j.nodes) + " can stand in (\"auto\" sizes the pool)");
   if (in.min_dp_replicas < 1 || in.min_dp_replicas > std::max(1, j.dp))
     bad("/min_dp_replicas", "must lie between 1 and dp");
   if (!(in.horizon_factor >= 1.0)) bad("/horizon_factor", "must be >= 1");

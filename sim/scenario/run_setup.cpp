@@ -143,6 +143,13 @@ reliability::RunInputs run_inputs(const Scenario& s, const execution::StepPlan& 
   if (s.training.tokens) in.total_steps = std::ceil(s.training.tokens->n / plan.tokens);
   if (s.training.duration) in.window = *s.training.duration;
   in.spares = s.reliability.spares.value_or(reliability::auto_spares(in));
+  // A pool larger than the job can never be in use all at once ("auto" stops at the job's size); a user trial found
+  // 200 spares for 128 nodes accepted without a word.
+  if (s.reliability.spares && *s.reliability.spares > in.job.nodes)
+    throw base::ConfigError(s.source, "/reliability/spares",
+                            std::to_string(*s.reliability.spares) + " spare nodes for a job of " +
+                                std::to_string(in.job.nodes) + " nodes: at most " + std::to_string(in.job.nodes) +
+                                " can stand in (\"auto\" sizes the pool)");
 
   // Step time per cluster state. A straggler is simulated at full fidelity (one GPU slowed) for jobs of up to 16,384
   // GPUs, else the healthy step stretched by its factor. The simulation (seconds at 16k GPUs) runs on the first state

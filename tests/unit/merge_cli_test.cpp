@@ -120,7 +120,7 @@ TEST(Merge, ThreeShardsGiveTheJsonOfOneProcessByteForByte) {
 
 TEST(Merge, OverridesAndOptionsTravelInTheShards) {
   const support::TempDir dir;
-  const std::vector<std::string> extra = {"--seed", "5", "--set", "reliability.spares=3"};
+  const std::vector<std::string> extra = {"--seed", "5", "--set", "reliability.spares=2"};
   std::vector<std::string> one_args = {"run", kScenario, "--trials", "30", "--json"};
   one_args.insert(one_args.end(), extra.begin(), extra.end());
   const auto one = trainsim(one_args);

@@ -67,6 +67,27 @@ TEST(RunCommand, BadSparesAndAMissingFailuresFileNameTheKey) {
   EXPECT_EQ(trainsim({"run", kDefault, "--trials", "2", "--set", "reliability.spares=128"}).code, kExitOk);
 }
 
+// The run level's settings as the run used them, defaults included, in the run JSON's resolved scenario and the
+// report's effective configuration (a user trial found restart, swap, detection and repair times printed nowhere).
+TEST(RunCommand, TheResolvedScenarioNamesTheRunLevelSettingsAsUsed) {
+  support::TempDir dir;
+  const auto report = (dir.path() / "r").string();
+  auto o = trainsim(
+      {"run", kDefault, "--trials", "4", "--set", "reliability.restart=\"20 min\"", "--out", report, "--json"});
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  const auto rel = nlohmann::json::parse(o.out).at("resolved_scenario").at("reliability");
+  EXPECT_EQ(rel.at("restart_s").get<double>(), 1200.0);
+  EXPECT_EQ(rel.at("node_swap_s").get<double>(), 180.0);
+  EXPECT_EQ(rel.at("detection_s").at("crash").get<double>(), 120.0);
+  EXPECT_EQ(rel.at("spares_from").get<std::string>(), "auto");
+  EXPECT_EQ(rel.at("on_spares_exhausted").get<std::string>(), "shrink");
+  EXPECT_EQ(rel.at("repair_h").at("faulty_gpu").get<double>(), 24.0);
+  std::ifstream in(report + "/report.html");
+  std::stringstream html;
+  html << in.rdbuf();
+  EXPECT_NE(html.str().find("&quot;restart_s&quot;: 1200"), std::string::npos) << "the effective configuration";
+}
+
 TEST(RunCommand, ImpossibleRunIsReportedAsNeverFinishing) {
   auto o = trainsim(
       {"run", kDefault, "--trials", "4", "--set",
