@@ -166,7 +166,10 @@ void print_run(const results::RunSummary& r, const cost::CostSummary& c, const s
         << " (reliability.checkpoint.interval \"auto\" uses the optimum)\n";
   out << "  write         " << fmt(ck.write_s, 1) << " s"
       << (ck.write_basis.empty() ? std::string(" (given)") : " = " + ck.write_basis)
-      << (ck.async ? "; blocks " + fmt(ck.snapshot_s, 2) + " s (GPU-to-host snapshot, asynchronous)" : std::string())
+      << (ck.async ? "; blocks " + fmt(ck.snapshot_s, 2) + " s" +
+                         (ck.snapshot_basis.empty() ? std::string() : " = " + ck.snapshot_basis) +
+                         " (GPU-to-host snapshot, asynchronous)"
+                   : std::string())
       << "\n";
   out << "  load          " << fmt(ck.load_s, 1) << " s"
       << (ck.load_basis.empty() ? std::string(" (given)") : " = " + ck.load_basis) << "\n";

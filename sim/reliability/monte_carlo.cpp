@@ -182,6 +182,7 @@ results::RunSummary summarise(const RunInputs& in, const RunPlan& plan, const Ac
   s.checkpoint.async = in.checkpoint.async;
   s.checkpoint.write_basis = in.checkpoint.write_basis;
   s.checkpoint.load_basis = in.checkpoint.load_basis;
+  s.checkpoint.snapshot_basis = in.checkpoint.snapshot_basis;
   s.spares = in.spares;
   s.on_spares_exhausted = to_string(in.when_spares_exhausted);
   s.checkpoint.overhead_fraction =

@@ -104,6 +104,7 @@ struct CheckpointSpec {
   /// How write and load were derived ("0.99 TB / 111 GB/s aggregate"), for the summary; empty when given as times.
   std::string write_basis;
   std::string load_basis;
+  std::string snapshot_basis;  // "4.69 GB per GPU at 25 GB/s": the bytes and rate behind `snapshot`
 
   /// Training time lost per checkpoint: the write, or only the snapshot when asynchronous (Young's and Daly's delta).
   base::Time blocking() const { return async ? snapshot : write; }

@@ -108,6 +108,7 @@ struct CheckpointSummary {
   double load_s = 0;        // read at restart
   std::string write_basis;  // bytes and bandwidth behind write_s ("0.99 TB / 111 GB/s aggregate"); not serialised
   std::string load_basis;
+  std::string snapshot_basis;  // bytes per GPU and rate behind snapshot_s; not serialised
   bool async = false;
   double overhead_fraction = 0;  // mean checkpoint_s / mean wall_s
   double durable_mean = 0;       // durable checkpoints per trial

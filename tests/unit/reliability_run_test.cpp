@@ -50,7 +50,8 @@ RunInputs daly_model(double mtbf_h, double delta_min, double restart_min, double
                                  .snapshot = Time::zero(),
                                  .load = Time::zero(),
                                  .write_basis = {},
-                                 .load_basis = {}};
+                                 .load_basis = {},
+                                 .snapshot_basis = {}};
   in.total_steps = solve_h * 3600.0;
   in.step_time = [](const ClusterState&) { return Time::from_seconds(1.0); };
   return in;
