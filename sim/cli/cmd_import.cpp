@@ -204,6 +204,10 @@ int import_command(const ImportArgs& a, const Options& o, std::ostream& out, std
     Draft known = all.draft;
     for (const auto& opt : options.fields())
       known.override_value(opt.path, opt.value, opt.origin);
+    // --set replaces what the files say (below), so the importers' arithmetic (batch over data parallelism) uses it.
+    if (!model_only)
+      for (const auto& ov : overrides_of(o))
+        known.override_value(ov.key, importers::parse_value(ov.value), "--set");
     if (a.kind == "megatron") all.merge(importers::import_megatron(f, known, invocation));
     if (a.kind == "deepspeed") all.merge(importers::import_deepspeed(f, known));
     if (a.kind == "torchtitan") all.merge(importers::import_torchtitan(f, known));

@@ -49,6 +49,7 @@ class DeepSpeedImport {
     }
     if (!ignored.empty()) ignore(ignored);
 
+    const auto file_tp = d.integer("parallel.tp");  // AutoTP's, before the default below
     if (!d.has("parallel.tp")) d.put("parallel.tp", std::int64_t{1}, origin_ + " (DeepSpeed data parallelism)", true);
     d.put("parallel.pp", std::int64_t{1}, origin_ + " (DeepSpeed data parallelism)", true);
     if (micro_) d.put("parallel.micro_batch", *micro_, at(in, "train_micro_batch_size_per_gpu"));
@@ -74,7 +75,9 @@ class DeepSpeedImport {
 
     // train_batch_size = micro x accumulation x data-parallel size, when the cluster size is known.
     const auto gpus = known_.integer("cluster.gpus");
-    const auto tp = d.integer("parallel.tp").value_or(known_.integer("parallel.tp").value_or(1));
+    // The layout --set gives counts too (a user trial: --set parallel.tp=2 left the data-parallel size at the GPU
+    // count, halving the micro-batch or refusing a valid file).
+    const auto tp = file_tp.value_or(known_.integer("parallel.tp").value_or(1));
     const auto pp = known_.integer("parallel.pp").value_or(1);
     const auto cp = known_.integer("parallel.cp").value_or(1);
     const std::int64_t dp = gpus && *gpus % (tp * pp * cp) == 0 ? *gpus / (tp * pp * cp) : 0;  // 0: unknown
@@ -267,10 +270,13 @@ class DeepSpeedImport {
   void overlap(Draft& d) {
     const auto stage = d.integer("parallel.zero_stage").value_or(0);
     if (stage == 3) {
+      // Not "ignored" (which changes nothing): stage 3 then gathers and reduce-scatters on the compute stream
+      // (stage3.py: the streams are the default one without overlap_comm), which trainsim overlaps (a user trial).
       if (overlap_comm_ && !overlap_comm_->first)
-        out_.ignored.push_back({overlap_comm_->second,
-                                "false: not modelled under ZeRO-3, whose reduce-scatters trainsim overlaps with the "
-                                "backward"});
+        out_.not_modelled.push_back({overlap_comm_->second,
+                                     "false: not modelled under ZeRO-3: DeepSpeed then runs the parameter gathers "
+                                     "and gradient reduce-scatters on the compute stream, which trainsim overlaps; "
+                                     "the step is optimistic by up to their time"});
       return;
     }
     if (stage == 0) {

@@ -82,6 +82,15 @@ void Reader::fp8_recipe(const TomlValue* table, const std::string& section, bool
           r ? origin_ + " [" + section + "] recipe_name" : origin_ + " MX converter (MXFP8)");
     return;
   }
+  // Float8 weights gathered by FSDP: half the bytes of trainsim's 16-bit gathers, so a warning, not "ignored" (which
+  // changes nothing; a user trial found it there, while Megatron-LM's --fp8-param-gather warns).
+  if (const TomlValue* g = table ? table->get("enable_fsdp_float8_all_gather") : nullptr;
+      g && g->type == Type::Bool && g->boolean) {
+    std::erase(ignored_, section + ".enable_fsdp_float8_all_gather");
+    out_.not_modelled.push_back({origin_ + " [" + section + "] enable_fsdp_float8_all_gather",
+                                 "true: not modelled: FSDP all-gathers the weights in float8 (1 byte each); trainsim "
+                                 "gathers them in 16 bits, twice the bytes"});
+  }
   if (!r) {
     d.put("training.fp8_recipe", std::string("tensorwise"),
           origin_ + " (torchao's default Float8Linear recipe: tensorwise)", true);

@@ -86,5 +86,25 @@ TEST(ImportDeepSpeed, MalformedInputsExitTwoNamingTheJsonPath) {
               "data-parallel size = 2 x 4 x 16 = 128"});
 }
 
+// Found by a user trial on public configs (FrankLeeeee/llama-deepspeed-benchmark ds_config.json @ 22410058,
+// hiyouga/LLaMA-Factory examples/deepspeed/ds_z3_config.json @ 1d6e8b21): --set parallel.tp was left out of the
+// data-parallel size behind the batch arithmetic (a valid file refused), and ZeRO-3's overlap_comm false was filed
+// as "ignored" although DeepSpeed then gathers and reduces on the compute stream.
+TEST(ImportDeepSpeed, SetLayoutCountsInTheBatchAndStage3OverlapOffIsAWarning) {
+  support::TempDir dir;
+  const auto cfg = dir.write("ds.json", R"({"train_batch_size": 32, "train_micro_batch_size_per_gpu": 4,
+    "gradient_accumulation_steps": 1, "bf16": {"enabled": true}, "zero_optimization": {"stage": 2}})");
+  auto o = trainsim({"import", "deepspeed", cfg, "--model", "llama3-8b", "--hardware", "h100-sxm5-80gb", "--gpus", "16",
+                     "--tokens", "1B", "--set", "training.seq_len=4096", "--set", "parallel.tp=2"});
+  ASSERT_EQ(o.code, kExitOk) << "4 x 1 x (16 / TP 2) = 32: " << o.err;
+  EXPECT_TRUE(contains(o.out, "\"micro_batch\": 4")) << o.out;
+  const auto z3 = dir.write("z3.json", R"({"train_batch_size": 8, "train_micro_batch_size_per_gpu": 1,
+    "bf16": {"enabled": true}, "zero_optimization": {"stage": 3, "overlap_comm": false}})");
+  auto w = trainsim({"import", "deepspeed", z3, "--model", "llama3-8b", "--hardware", "h100-sxm5-80gb", "--gpus", "8",
+                     "--tokens", "1B", "--set", "training.seq_len=4096"});
+  ASSERT_EQ(w.code, kExitOk) << w.err;
+  EXPECT_TRUE(contains(w.err, "warning: " + z3 + " /zero_optimization/overlap_comm: false: not modelled")) << w.err;
+}
+
 }  // namespace
 }  // namespace sim::cli::import_tests

@@ -297,6 +297,15 @@ TEST(ImportMegatron, ANodeCountTheFileCannotGiveIsUnresolvedNotOneNode) {
   const auto hosts =
       importers::import_megatron_text("deepspeed --hostfile hosts --num_gpus 8 pretrain_gpt.py " + flags, "d.sh");
   EXPECT_FALSE(hosts.draft.has("cluster.gpus")) << "the hosts are in a file trainsim does not read";
+  // Megatron-DeepSpeed below ZeRO-3 without --overlap-grad-reduce: DeepSpeed's default overlap_comm (false), not the
+  // scenario's overlapped default (a user trial: microsoft/Megatron-DeepSpeed pretrain_llama2_distributed.sh).
+  const auto zero0 = importers::import_megatron_text(
+      "deepspeed --num_gpus 8 pretrain_gpt.py --deepspeed "
+      "--zero-stage=0 " +
+          flags,
+      "d.sh");
+  ASSERT_TRUE(zero0.draft.has("parallel.overlap_grad_reduce"));
+  EXPECT_FALSE(std::get<bool>(zero0.draft.find("parallel.overlap_grad_reduce")->value));
 }
 
 TEST(ImportMegatron, SgdAndBothSixteenBitFormatsAreRefused) {
