@@ -11,6 +11,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -34,10 +35,11 @@ struct Stopped {
   std::string err;            // the child's stderr
 };
 
-/// Starts TRAINSIM_BINARY with `args` in `cwd` (stdout and stderr to files in `logs`), sends `sig` after `delay`,
-/// and waits up to `limit` for it to exit; a child still alive then is killed and reported as status -1.
-Stopped interrupt(const std::vector<std::string>& args, const fs::path& cwd, const fs::path& logs, int sig,
-                  std::chrono::milliseconds delay, std::chrono::seconds limit) {
+/// Starts TRAINSIM_BINARY with `args` in `cwd` (stdout and stderr to files in `logs`), sends `sig` once `ready()`
+/// holds (not when the child has exited by then), and waits up to `limit` for it to exit; a child still alive then is
+/// killed and reported as status -1.
+Stopped interrupt_when(const std::vector<std::string>& args, const fs::path& cwd, const fs::path& logs, int sig,
+                       const std::function<bool()>& ready, std::chrono::seconds limit) {
   std::vector<std::string> argv_s = {TRAINSIM_BINARY};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
   std::vector<char*> argv;
@@ -59,10 +61,17 @@ Stopped interrupt(const std::vector<std::string>& args, const fs::path& cwd, con
   Stopped s;
   if (rc != 0) return s;
 
-  std::this_thread::sleep_for(delay);
-  ::kill(pid, sig);
+  bool exited = false;
+  while (!ready()) {
+    if (::waitpid(pid, &s.status, WNOHANG) == pid) {
+      exited = true;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  if (!exited) ::kill(pid, sig);
   const auto signalled = Clock::now();
-  while (true) {
+  while (!exited) {
     const pid_t done = ::waitpid(pid, &s.status, WNOHANG);
     if (done == pid) break;
     if (Clock::now() - signalled > limit) {
@@ -79,6 +88,14 @@ Stopped interrupt(const std::vector<std::string>& args, const fs::path& cwd, con
   buf << in.rdbuf();
   s.err = buf.str();
   return s;
+}
+
+/// The same, the signal `delay` after the start.
+Stopped interrupt(const std::vector<std::string>& args, const fs::path& cwd, const fs::path& logs, int sig,
+                  std::chrono::milliseconds delay, std::chrono::seconds limit) {
+  const auto start = Clock::now();
+  return interrupt_when(
+      args, cwd, logs, sig, [&] { return Clock::now() - start >= delay; }, limit);
 }
 
 /// Every regular file below `dir` (none when it does not exist).
@@ -168,43 +185,19 @@ TEST_P(Interrupt, PlanStopsWithExitCode130) {
 TEST_P(Interrupt, ASignalAfterTheReportIsWrittenLetsTheRunFinish) {
   support::TempDir cwd, logs;
   const fs::path out = cwd.path() / "out";
-  std::vector<std::string> argv_s = {TRAINSIM_BINARY, "run",        support::kDefaultScenario,
-                                     "--trials",      "50",         "--out",
-                                     out.string(),    "--progress", "never"};
-  std::vector<char*> argv;
-  for (auto& a : argv_s)
-    argv.push_back(a.data());
-  argv.push_back(nullptr);
-  const std::string err_path = (logs.path() / "stderr").string();
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid = 0;
-  ASSERT_EQ(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ), 0);
-  posix_spawn_file_actions_destroy(&actions);
-  int status = 0;
-  bool exited = false;
-  const auto start = Clock::now();
-  while (!fs::exists(out / "result.csv") && Clock::now() - start < std::chrono::seconds(60)) {
-    if (::waitpid(pid, &status, WNOHANG) == pid) {
-      exited = true;
-      break;
-    }
+  const Stopped s = interrupt_when(
+      {"run", support::kDefaultScenario, "--trials", "50", "--out", out.string(), "--progress", "never"}, cwd.path(),
+      logs.path(), GetParam(),
+      [&, start = Clock::now()] {
+        return fs::exists(out / "result.csv") || Clock::now() - start > std::chrono::minutes(1);
+      },
+      std::chrono::seconds(60));
+  ASSERT_TRUE(WIFEXITED(s.status)) << s.err;
+  EXPECT_EQ(s.err.find("stopped before writing any result"), std::string::npos) << s.err;
+  if (WEXITSTATUS(s.status) != 0) {  // only a second signal stops it, and then it says the files are complete
+    EXPECT_NE(s.err.find("the files written before it are complete"), std::string::npos) << s.err;
   }
-  if (!exited) {
-    ::kill(pid, GetParam());
-    ::waitpid(pid, &status, 0);
-  }
-  std::ifstream in(err_path);
-  std::ostringstream err;
-  err << in.rdbuf();
-  ASSERT_TRUE(WIFEXITED(status)) << err.str();
-  EXPECT_EQ(err.str().find("stopped before writing any result"), std::string::npos) << err.str();
-  if (WEXITSTATUS(status) != 0) {  // only a second signal stops it, and then it says the files are complete
-    EXPECT_NE(err.str().find("the files written before it are complete"), std::string::npos) << err.str();
-  }
-  EXPECT_EQ(WEXITSTATUS(status), 0) << err.str();
+  EXPECT_EQ(WEXITSTATUS(s.status), 0) << s.err;
   for (const char* f : {"report.html", "summary.md", "result.json", "result.csv"})
     EXPECT_TRUE(fs::exists(out / f)) << f;
 }
