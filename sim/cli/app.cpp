@@ -146,8 +146,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
       err << "error: " << base::printable(d.to_string()) << '\n';
     return kExitBadInput;
   } catch (const Interrupted&) {
-    err << (base::outputs_committed() ? "\ninterrupted: stopped; the files written before it are complete\n"
-                                      : "\ninterrupted: stopped before writing any result\n");
+    err << (base::outputs_committed() ? kStoppedAfterResults : kStoppedBeforeResults);
     return kExitInterrupted;
   } catch (const distributed::RemoteTaskError& e) {
     print_remote_failure(e.rank(), e.message(), err);

@@ -38,14 +38,12 @@ extern "C" void on_signal(int) {
       g_said_complete = 1;
       return say(kLate, sizeof kLate - 1);
     }
-    static const char kStopped[] = "\ninterrupted: stopped; the files written before it are complete\n";
-    say(kStopped, sizeof kStopped - 1);
+    say(kStoppedAfterResults, sizeof kStoppedAfterResults - 1);
     ::_exit(kExitInterrupted);
   }
   // Before any result: stop here, with the output folder this run created removed again if it is still empty.
   base::remove_created_folders_after_signal();
-  static const char kMessage[] = "\ninterrupted: stopped before writing any result\n";
-  say(kMessage, sizeof kMessage - 1);
+  say(kStoppedBeforeResults, sizeof kStoppedBeforeResults - 1);
   ::_exit(kExitInterrupted);
 }
 

@@ -3,6 +3,11 @@
 
 namespace sim::cli {
 
+/// What the CLI says when a signal stops it: before any result, and after some were written (the signal handler and
+/// the Interrupted catch say the same).
+inline constexpr char kStoppedBeforeResults[] = "\ninterrupted: stopped before writing any result\n";
+inline constexpr char kStoppedAfterResults[] = "\ninterrupted: stopped; the files written before it are complete\n";
+
 /// Thrown from progress callbacks once an interrupt was requested; long loops unwind and nothing is written.
 struct Interrupted {};
 

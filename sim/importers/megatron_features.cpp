@@ -208,17 +208,15 @@ void apply_architecture_features(const Context& c) {
   // unit as its backward ends, and under Megatron-DeepSpeed DeepSpeed's engine (its config's overlap_comm) does.
   if (const Given* g = c.given("overlap-grad-reduce")) {
     d.put("parallel.overlap_grad_reduce", true, where(c, *g));
-  } else if (c.lookup("parallel.zero_stage").value_or(0) < 3 && !c.given("zero-stage") && !c.given("deepspeed")) {
-    d.put("parallel.overlap_grad_reduce", false,
-          c.origin + " (no --overlap-grad-reduce: Megatron-LM reduces the gradients after the backward)", true);
   } else if (c.lookup("parallel.zero_stage").value_or(0) < 3) {
     // Megatron-DeepSpeed: DeepSpeed's engine reduces, as its config's overlap_comm says (default false for stages 0-2;
     // stage 0 always after the backward). The config is not read here: its default is taken (a user trial found the
     // scenario default, overlapped, on a --zero-stage=0 script).
+    const bool mds = c.given("zero-stage") || c.given("deepspeed");
     d.put("parallel.overlap_grad_reduce", false,
-          c.origin +
-              " (Megatron-DeepSpeed below ZeRO-3: DeepSpeed's default overlap_comm false; its config is not "
-              "read, --set parallel.overlap_grad_reduce=true if it sets overlap_comm)",
+          c.origin + (mds ? " (Megatron-DeepSpeed below ZeRO-3: DeepSpeed's default overlap_comm false; its config is "
+                            "not read, --set parallel.overlap_grad_reduce=true if it sets overlap_comm)"
+                          : " (no --overlap-grad-reduce: Megatron-LM reduces the gradients after the backward)"),
           true);
   }
   // MoE all-to-alls beside another micro-batch's compute (Megatron-Core's combined 1F1B, execution/ep_overlap.hpp).
