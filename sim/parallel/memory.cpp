@@ -361,7 +361,13 @@ MemoryBreakdown memory_on_rank(const ModelSpec& model, const Layout& layout, con
     const double per_logit = options.upcast_cross_entropy ? upcast_logit : kFp32;
     const double logit_count = s * b * padded_vocab(model.vocab, layout.tp) / t;
     const int in_flight = held[static_cast<std::size_t>(layout.chunk_of(last_stage))];
-    loss = (2 * kBf16 * sbh * sigma + per_logit * logit_count) * in_flight * (1 + model.mtp_layers);  // + MTP heads
+    // Under ZB-H1 the last rank's other micro-batches in flight wait only for their deferred W pass (Qi et al. 2023),
+    // which needs the output projection's input and the logits' gradient, 2sbh + 2sbV/t; the softmax is freed by the
+    // B pass, so one micro-batch at a time holds the loss's buffers.
+    const int loss_live = config.schedule == Schedule::ZeroBubbleH1 ? std::min(in_flight, 1) : in_flight;
+    const double w_pending = kBf16 * sbh * sigma + kBf16 * logit_count;
+    loss = ((2 * kBf16 * sbh * sigma + per_logit * logit_count) * loss_live + w_pending * (in_flight - loss_live)) *
+           (1 + model.mtp_layers);  // + MTP heads
     if (!options.upcast_cross_entropy) loss += kBf16 * logit_count;
   }
   // Plus context parallelism's key/value exchange (cp_exchange.cpp), never live beside the loss's logits: the larger.

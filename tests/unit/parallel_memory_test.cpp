@@ -391,6 +391,22 @@ TEST(MemoryPerGpu, UpcastCrossEntropyHoldsTwelveBytesPerLogitOnTheLastStageSixte
   }
 }
 
+TEST(MemoryPerGpu, ZbH1LastStageHoldsOneLossAndTheLogitGradientsOfItsDeferredWeightPasses) {
+  // ZB-H1 (Qi et al. 2023) holds p micro-batches on the last rank too, all but one only waiting for their deferred W
+  // pass: each keeps the output projection's input and the logits' gradient (2sbh + 2sbV/t, in bf16), not the loss's
+  // fp32 softmax, which its B pass freed. 1F1B's last rank holds one micro-batch: the same loss, nothing waiting.
+  const auto gpt3 = model("gpt3-175b");
+  auto c = gpt3_tp8_pp8();
+  const Layout l = resolve(gpt3, {64, 8, 8}, c, 2048);
+  const auto one_f_one_b = memory_per_gpu(gpt3, l, c, 2048, 7, megatron2022());
+  c.schedule = Schedule::ZeroBubbleH1;
+  const auto zb = memory_per_gpu(gpt3, l, c, 2048, 7, megatron2022());
+  const double s = 2048, h = 12288, t = 8;
+  const double waiting = 2 * s * h / t + 2 * s * padded_vocab(gpt3.vocab, 8) / t;
+  EXPECT_EQ(static_cast<double>(zb.buffers.n - one_f_one_b.buffers.n), 7 * waiting)
+      << "p - 1 = 7 deferred W passes; the fp32 softmax of 4 B per logit is not among them";
+}
+
 TEST(MemoryPerGpu, ContextParallelismHoldsItsKeyValueExchangeBuffers) {
   // parallel.cp_comm_type, bytes for q query and kv key (or value) elements per rank, cp ranks:
   // - "all_gather" (PyTorch's context_parallel, _templated_ring_attention_backward): the all-gathered keys and values
