@@ -21,11 +21,12 @@ inline double optimizer_bytes_per_param(bool fp32_main_grads, double state_bytes
   const double grad = fp32_main_grads ? 4.0 : 2.0;
   return 2 * grad + 2 * state_bytes + 2.0;
 }
-/// Gradient bytes on the wire: bf16 training reduces fp32 main gradients (Megatron-LM forces
-/// accumulate_allreduce_grads_in_fp32 for bf16, arguments.py); fp16 training reduces the 16-bit gradients (the flag's
-/// default), as the 2021-22 Megatron-LM runs of Narayanan et al. and Korthikanti et al. did.
-inline double grad_bytes(hardware::Dtype dtype, bool fp32_main_grads) {
-  return dtype == hardware::Dtype::Fp16 || !fp32_main_grads ? 2.0 : 4.0;
+/// Gradient bytes on the wire: the main gradients' dtype (training.main_grads), as memory counts them. bf16 training
+/// reduces fp32 main gradients by default (Megatron-LM forces accumulate_allreduce_grads_in_fp32 for bf16,
+/// arguments.py); fp16 training 16-bit ones (the flag's default, the scenario's default for fp16:
+/// training_section.cpp).
+inline double grad_bytes(bool fp32_main_grads) {
+  return fp32_main_grads ? 4.0 : 2.0;
 }
 constexpr double kParamBytes = 2.0;
 

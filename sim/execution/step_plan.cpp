@@ -202,7 +202,7 @@ StepPlan Planner::build() {
                       siblings_of(edp_group()));
   };
   auto reduce_time = [&](double params, double expert) {
-    const double per = grad_bytes(in_.dtype, in_.fp32_main_grads);
+    const double per = grad_bytes(in_.fp32_main_grads);
     if (!expert_groups) return dp_time(params * per);
     return dp_time((params - expert) * per) + expert_time(expert * per);
   };
@@ -351,7 +351,7 @@ StepPlan Planner::build() {
     std::size_t sealed = 0;
     auto close_bucket = [&](bool force) {
       if (pending <= 0 || (!force && pending < bucket_limit)) return;
-      const double per = grad_bytes(in_.dtype, in_.fp32_main_grads);
+      const double per = grad_bytes(in_.fp32_main_grads);
       const double expert = expert_groups ? pending_expert : 0.0;
       const Time experts = expert_time(expert * per);  // reduce_time's, computed once for the bucket's record too
       st.buckets.push_back({Bytes{static_cast<std::int64_t>((pending - expert) * per)},

@@ -103,7 +103,13 @@ void parse_training(JsonReader& t, Scenario& s, bool have_model, bool have_hardw
   t.optional("attention_dropout", mo.attention_dropout, Range::between(0.0, 0.99));
   t.optional("hidden_dropout", mo.hidden_dropout, Range::between(0.0, 0.99));
   std::string grads;
-  if (t.optional_enum("main_grads", grads, {"fp32", "bf16"})) mo.fp32_main_grads = grads == "fp32";
+  if (t.optional_enum("main_grads", grads, {"fp32", "bf16"}))
+    mo.fp32_main_grads = grads == "fp32";
+  else if (s.training.dtype == hardware::Dtype::Fp16)
+    // Megatron-LM keeps and reduces fp16 training's gradients in fp16 unless --accumulate-allreduce-grads-in-fp32
+    // (its default false; it forces it only for bf16, arguments.py), as the 2021-22 runs of Narayanan et al. and
+    // Korthikanti et al. did: memory and the reduction's bytes both 16-bit.
+    mo.fp32_main_grads = false;
   const bool low_precision = s.training.dtype == hardware::Dtype::Fp8 || s.training.dtype == hardware::Dtype::Fp4;
   if (t.optional("fp8_weight_copies", mo.fp8_weight_copies) && mo.fp8_weight_copies && !low_precision)
     t.error("fp8_weight_copies", "true keeps FP8 copies of the weights for FP8 GEMMs, but training.dtype is \"" +

@@ -247,5 +247,24 @@ TEST(StepModel, MultiTokenPredictionRunsItsModulesOnTheLastStage) {
   EXPECT_GT(run_step(with, Fidelity::Replica).step_time, run_step(without, Fidelity::Replica).step_time);
 }
 
+TEST(StepModel, Fp16GradientsAreReducedAndHeldInTheSameDtype) {
+  // Found by a user trial: fp16 timed its gradient reduction in 16 bits while memory counted 4 B fp32 main gradients.
+  // Megatron-LM's fp16 default keeps and reduces them in fp16 (accumulate_allreduce_grads_in_fp32 false), as bf16 with
+  // main_grads "bf16" does; main_grads "fp32" (--accumulate-allreduce-grads-in-fp32) is bf16's default in both.
+  const char* path = "scenarios/default.json";
+  auto both = [&](std::vector<scenario::Override> o) {
+    o.emplace_back("parallel.overlap_grad_reduce", "false");  // the reduction's bytes show in the step time
+    const auto s = load_step(path, o);
+    const auto r = run_step(s, Fidelity::Analytic);
+    return std::pair{r.step_time, r.memory.grads};
+  };
+  const auto fp16 = both({{"training.dtype", "\"fp16\""}});
+  EXPECT_EQ(fp16, both({{"training.main_grads", "\"bf16\""}}));
+  const auto fp16_fp32 = both({{"training.dtype", "\"fp16\""}, {"training.main_grads", "\"fp32\""}});
+  EXPECT_EQ(fp16_fp32, both({}));
+  EXPECT_GT(fp16_fp32.first, fp16.first);
+  EXPECT_NEAR(fp16_fp32.second, 2 * fp16.second, 1e-9);
+}
+
 }  // namespace
 }  // namespace sim::execution
