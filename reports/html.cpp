@@ -112,8 +112,8 @@ std::string bottom_line(const ReportInput& in) {
               : r.goodput.p50 >= 0.8 ? "warn"
                                      : "bad",
               "Goodput", "p50 " + percent(r.goodput.p50),
-              "job MTBF " + fixed(r.job_mtbf_h, 1) + " h · checkpoint every " +
-                  fixed(r.checkpoint.interval_s / 60.0, 1) + " min");
+              "job MTBF " + sim::results::job_mtbf_text(r, 1) + " · checkpoint " +
+                  sim::results::checkpoint_interval_text(r, 1));
   out += "</div>\n";
   const auto rec = recommend(in);
   out += "<p class=\"action\" id=\"recommendation\"><strong>Recommended action:</strong> " + html_escape(rec.action) +

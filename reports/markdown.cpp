@@ -60,8 +60,8 @@ std::string render_markdown(const ReportInput& in) {
   out += row({"cost of failures (mean)", usd(c.failures_usd_mean) + " (" +
                                              percent(c.mean_usd > 0 ? c.failures_usd_mean / c.mean_usd : NAN) +
                                              " of cost)"});
-  out +=
-      row({"interruptions per run", fixed(r.interruptions_mean, 1) + " (job MTBF " + fixed(r.job_mtbf_h, 1) + " h)"});
+  out += row({"interruptions per run",
+              fixed(r.interruptions_mean, 1) + " (job MTBF " + sim::results::job_mtbf_text(r, 1) + ")"});
   if (r.never_finished > 0)
     out += row({"trials that never finish", std::to_string(r.never_finished) + " of " + std::to_string(r.trials)});
   out += "\n";

@@ -327,7 +327,7 @@ int validate(const std::vector<std::string>& files, const Options& o, std::ostre
         out << "ok  " << f << " (check baseline)\n";
         continue;
       }
-      const auto kind = scenario::validate_file(f);
+      const auto kind = scenario::validate_file(f, overrides_of(o));  // --set applies to scenarios, as in run
       if (kind == scenario::FileKind::Scenario) validate_as_run(f, o);
       if (kind != scenario::FileKind::Scenario && !o.sets.empty())
         throw base::ConfigError("--set", "", "applies to scenario files, not to " + f);

@@ -152,12 +152,17 @@ void print_run(const results::RunSummary& r, const cost::CostSummary& c, const s
   }
   out << "goodput         p50 " << pct(r.goodput.p50) << ", p10 " << pct(r.goodput.p10) << " (effective training "
       << "time / wall time)\n";
-  out << "interruptions   " << fmt(r.interruptions_mean, 1) << " per run; job MTBF " << fmt(r.job_mtbf_h, 2) << " h\n";
+  out << "interruptions   " << fmt(r.interruptions_mean, 1) << " per run; job MTBF " << results::job_mtbf_text(r, 2)
+      << "\n";
   out << "lost GPU-hours  " << fmt(r.lost_gpu_hours_mean, 0) << " per run\n";
   const auto& ck = r.checkpoint;
-  out << "checkpoint      every " << fmt(ck.interval_s / 60.0, 1) << " min (" << ck.policy;
-  if (ck.policy == "fixed") out << ", " << fmt(ck.interval_steps, 0) << (ck.interval_steps == 1 ? " step" : " steps");
-  out << "), overhead " << pct(ck.overhead_fraction) << "\n";
+  out << "checkpoint      " << results::checkpoint_interval_text(r, 1);
+  if (std::isfinite(r.job_mtbf_h) || ck.policy == "fixed") {
+    out << " (" << ck.policy;
+    if (ck.policy == "fixed") out << ", " << fmt(ck.interval_steps, 0) << (ck.interval_steps == 1 ? " step" : " steps");
+    out << ")";
+  }
+  out << ", overhead " << pct(ck.overhead_fraction) << "\n";
   // A given interval beside Daly's optimum for the same job, and what the difference costs (closed form).
   if (ck.policy == "fixed" && std::isfinite(ck.optimum_interval_s) && std::isfinite(ck.wall_vs_optimum))
     out << "  optimum       " << fmt(ck.optimum_interval_s / 60.0, 1)
@@ -179,8 +184,9 @@ void print_run(const results::RunSummary& r, const cost::CostSummary& c, const s
     out << "WAITING         " << pct(waiting) << " of the wall time waiting for repairs: " << results::waiting_remedy(r)
         << "\n";
   if (r.work == "steps") {
-    out << "cost            p50 " << money(c.p50_usd) << ", p90 " << money(c.p90_usd) << " (rented at "
-        << base::format_money({c.burn_usd_per_hour}) << "/h for the cluster)\n";
+    out << "cost            p50 " << money(c.p50_usd) << ", p90 " << money(c.p90_usd) << " ("
+        << (c.pricing == "owned" ? "owned, amortised at " : "rented at ") << base::format_money({c.burn_usd_per_hour})
+        << "/h for the cluster)\n";
     if (c.p_deadline_miss)
       out << "deadline risk   " << pct(*c.p_deadline_miss) << " chance of missing it"
           << (s.cost.deadline ? " (" + fmt(s.cost.deadline->seconds() / 86400.0, 1) + " d, cost.deadline)" : "")

@@ -327,15 +327,17 @@ results::StepResult Replay::run() {
     if (g->end_time() > critical->end_time() || (g->end_time() == critical->end_time() && g->id() < critical->id()))
       critical = g.get();
   }
-  // The breakdown describes the busiest GPU (the most time computing and in collectives): the bottleneck stage of an
-  // uneven pipeline, whose work is what the others wait for. The GPU that finishes last (the first stage, in 1F1B)
-  // mostly waits for it, so its breakdown would show the bottleneck's work as pipeline wait. Time after its own end
-  // is pipeline wait too. Ties: the lowest id.
+  // The breakdown describes the busiest GPU (the most time computing, then in collectives): the bottleneck stage of
+  // an uneven pipeline, or a slow GPU (--slowdown), whose work is what the others wait for. The GPU that finishes last
+  // (the first stage, in 1F1B) mostly waits for it, so its breakdown would show the bottleneck's work as pipeline
+  // wait; and a collective's time on the GPUs that reach it first includes waiting for the slow one, so compute comes
+  // first: a GPU waiting in its gradient reduction is not the busiest. Time after its own end is pipeline wait too.
+  // Ties: the lowest id.
   const auto busy = [](const Gpu& g) {
     Time t;
     for (int c = 0; c < kCategories; ++c)
       if (c != kPpWait && c != kIdle) t += g.accounted()[static_cast<std::size_t>(c)];
-    return t;
+    return std::pair{g.accounted()[kCompute], t};
   };
   const Gpu* described = gpus_.front().get();
   std::size_t described_index = 0;

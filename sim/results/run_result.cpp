@@ -2,6 +2,7 @@
 #include "sim/results/run_result.hpp"
 
 #include "sim/base/assert.hpp"
+#include "sim/base/table.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -235,6 +236,22 @@ std::string waiting_remedy(const RunSummary& r) {
            "needs a replica left and a global batch that divides over the replicas left)";
   return "add spare nodes (reliability.spares) or allow elastic shrinking (reliability.on_spares_exhausted: "
          "\"shrink\")";
+}
+
+namespace {
+bool no_failures(const RunSummary& r) {
+  return !std::isfinite(r.job_mtbf_h);
+}
+}  // namespace
+
+std::string job_mtbf_text(const RunSummary& r, int digits) {
+  return no_failures(r) ? "none (no failures modelled)" : base::fmt(r.job_mtbf_h, digits) + " h";
+}
+
+std::string checkpoint_interval_text(const RunSummary& r, int digits) {
+  return no_failures(r) && r.checkpoint.policy != "fixed"
+             ? "none needed (no failures modelled)"
+             : "every " + base::fmt(r.checkpoint.interval_s / 60.0, digits) + " min";
 }
 
 }  // namespace sim::results

@@ -149,6 +149,12 @@ struct RunSummary {
 /// only where it cannot shrink further: no replica left, or a global batch that does not divide over fewer).
 std::string waiting_remedy(const RunSummary& r);
 
+/// The job MTBF and the checkpoint interval as the summaries print them (`digits` after the point): "28.85 h" and
+/// "every 3.4 min", or, with no failure modelled (reliability.failures none: an unbounded MTBF and Daly interval),
+/// "none (no failures modelled)" and, unless the interval is a fixed one, "none needed (no failures modelled)".
+std::string job_mtbf_text(const RunSummary& r, int digits);
+std::string checkpoint_interval_text(const RunSummary& r, int digits);
+
 /// The `trainsim run --json` object (schema "trainsim.run/1"), fields in contract order. `step` (the step result's
 /// JSON, from the caller) goes after "trials" when given. Cost fields (cost_usd, cost_per_failure_usd,
 /// p_deadline_miss, p_budget_overrun) are null until the cost model fills them.

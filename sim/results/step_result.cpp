@@ -36,6 +36,7 @@ Json to_json(const StepResult& r) {
       "hfu: hardware FLOPs (recomputation counted, Korthikanti et al. 2022)";
   j["simulated_gpus"] = r.simulated_gpus;
   j["events"] = r.events;
+  j["critical_gpu"] = r.critical_gpu;
   return j;
 }
 

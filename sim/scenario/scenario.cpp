@@ -568,7 +568,7 @@ hardware::HardwareProfile load_hardware(const std::string& name_or_path) {
   }
 }
 
-FileKind validate_file(const std::string& path) {
+FileKind validate_file(const std::string& path, const std::vector<Override>& scenario_overrides) {
   JsonDocument doc = JsonDocument::parse_file(path);
   auto schema = doc.top_level_string("schema");
   if (!schema)
@@ -576,7 +576,7 @@ FileKind validate_file(const std::string& path) {
                       "missing \"schema\"; expected one of \"trainsim.scenario/1\", \"trainsim.model/1\", "
                       "\"trainsim.hardware/1\"");
   if (*schema == kScenarioSchema) {
-    load_from_doc(std::move(doc), std::filesystem::path(path).parent_path().string(), {});
+    load_from_doc(std::move(doc), std::filesystem::path(path).parent_path().string(), scenario_overrides);
     return FileKind::Scenario;
   }
   if (*schema == kModelSchema) {

@@ -216,6 +216,6 @@ hardware::HardwareProfile load_hardware(const std::string& name_or_path);
 /// What kind of trainsim file a JSON document is, from its "schema" member.
 enum class FileKind { Scenario, Model, Hardware };
 /// Strictly validates one file of any kind (detected by "schema"); throws ConfigError on the first bad file.
-FileKind validate_file(const std::string& path);
+FileKind validate_file(const std::string& path, const std::vector<Override>& scenario_overrides = {});
 
 }  // namespace sim::scenario
