@@ -539,6 +539,15 @@ StepPlan Planner::build() {
   // recomputed_layers counts each virtual stage's recomputed layers once (all of them unless the method is block).
   plan.hardware_flops =
       plan.model_flops + recompute_per_layer * static_cast<double>(recomputed_layers) * L.micro_batches * L.dp;
+  // Token dropping and padding (Megatron-Core's capacity factor): the routed experts' GEMMs (2 x top_k x (2 or 3
+  // gated matrices) x h x expert ffn per token and MoE layer, forward; x 3 with the backward) run on the kept or
+  // padded tokens. MFU counts the kept tokens' (dropped tokens' work is not done), HFU what runs.
+  if (model_.moe && (in_.moe_routed_done != 1 || in_.moe_routed_run != 1)) {
+    const double routed = 3.0 * plan.tokens * model_.moe_layers() * 2.0 * model_.moe->top_k *
+                          (model_.gated() ? 3.0 : 2.0) * model_.hidden * model_.moe->ffn_hidden;
+    plan.hardware_flops += routed * (in_.moe_routed_run - 1);
+    plan.model_flops += routed * (in_.moe_routed_done - 1);
+  }
   plan.labels = std::move(labels_);
   return plan;
 }

@@ -92,6 +92,11 @@ struct StepInputs {
   bool sp_batch_first = false;
   /// MoE routing imbalance (scenario training.moe_imbalance; workload::LayerShape::moe_imbalance).
   double moe_imbalance = 1;
+  /// The routed experts' work done per token over top_k's (Megatron-Core's token dropping): min(1, capacity factor)
+  /// when tokens are dropped, the factor when inputs are padded to capacity, 1 without a capacity (MemoryOptions).
+  /// MFU counts the routed tokens' share, HFU what runs.
+  double moe_routed_done = 1;
+  double moe_routed_run = 1;
   /// How FP8 linears scale (only read when dtype is fp8/fp4): the bytes of their casts.
   workload::Fp8Scaling fp8_scaling = workload::Fp8Scaling::Delayed;
   /// Tokens per second the data pipeline (storage and loaders) delivers to the whole job; 0 = never the bottleneck.

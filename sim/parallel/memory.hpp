@@ -151,6 +151,11 @@ struct MemoryOptions {
     if (moe_capacity_factor <= 0) return moe_imbalance;
     return moe_pad_to_capacity ? moe_capacity_factor : std::min(moe_imbalance, moe_capacity_factor);
   }
+  /// The routed experts' work over top_k's, summed over experts: the tokens kept, at most min(1, factor) of those
+  /// routed when the capacity drops tokens (at most: with uneven routing more are dropped); padded to capacity, the
+  /// work run is the factor's, of which the kept tokens' is done.
+  double moe_routed_done() const { return moe_capacity_factor > 0 ? std::min(1.0, moe_capacity_factor) : 1.0; }
+  double moe_routed_run() const { return moe_pad_to_capacity ? moe_capacity_factor : moe_routed_done(); }
   /// ZeRO-3 / FSDP: transformer layers (units) whose gathered bf16 weights are live at once: the one in use and the
   /// prefetched next (DeepSpeed's prefetch, FSDP's forward/backward prefetch of one unit). memory.zero3_units.
   int zero3_units = 2;

@@ -89,6 +89,8 @@ StepSetup step_setup(const Scenario& s) {
   in.repeated_kv = s.training.repeated_kv;
   in.sp_batch_first = s.training.sp_batch_first;
   in.moe_imbalance = s.memory.moe_load();
+  in.moe_routed_done = s.memory.moe_routed_done();
+  in.moe_routed_run = s.memory.moe_routed_run();
   try {
     in.topology = std::make_shared<const topology::Topology>(degraded_topology(s));
   } catch (const base::ConfigError& e) {
