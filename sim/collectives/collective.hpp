@@ -117,10 +117,10 @@ std::vector<Phase> lower(CollectiveCostModel& model, Op op, Algorithm algorithm,
 /// ceil(bytes / R) where R = min over the links its transfers cross of capacity / (its transfers on that link), the
 /// first level of max-min water-filling. Every transfer of a phase has the same size, so this is exactly the time
 /// network::FlowModel takes for the phase on an otherwise idle topology; it includes the collective's own sharing
-/// (the tree's four messages per rank, ECMP collisions on a plain fat tree). On a uniform group it reduces to the
-/// closed forms of closed_form.hpp: an intra-domain group gives NVLink a and B; a group with one rank per node gives
-/// the network's; a group with k ranks per domain gives the rings over rails above, or Hierarchical.
-/// Time::max() when a transfer crosses a down link.
+/// (the tree's four messages per rank, flows sharing an uplink where a leaf has fewer uplinks than flows). On a uniform
+/// group it reduces to the closed forms of closed_form.hpp: an intra-domain group gives NVLink a and B; a group with
+/// one rank per node gives the network's; a group with k ranks per domain gives the rings over rails above, or
+/// Hierarchical. Time::max() when a transfer crosses a down link.
 base::Time collective_time(Op op, Algorithm algorithm, std::span<const topology::GpuId> group, base::Bytes n,
                            const topology::Topology& topo);
 

@@ -2,7 +2,6 @@
 #include "sim/topology/topology.hpp"
 
 #include "sim/base/assert.hpp"
-#include "sim/base/rng.hpp"
 
 #include <boost/graph/breadth_first_search.hpp>
 #include <boost/graph/compressed_sparse_row_graph.hpp>
@@ -40,13 +39,6 @@ struct EdgeUp {
     return up(links, static_cast<std::size_t>((*graph)[e].link));
   }
 };
-
-// splitmix64 of the ordered pair: the ECMP hash. Any fixed function would do; this one spreads neighbours well.
-std::uint64_t ecmp_hash(GpuId src, GpuId dst) {
-  std::uint64_t state =
-      (static_cast<std::uint64_t>(static_cast<std::uint32_t>(src)) << 32) | static_cast<std::uint32_t>(dst);
-  return base::splitmix64(state);
-}
 
 int ceil_div(int a, int b) {
   return (a + b - 1) / b;
@@ -203,8 +195,10 @@ Topology::Topology(const TopologyConfig& config) : config_(config) {
   const auto total_links = static_cast<std::size_t>(first_core_down_ + core_links);
 
   const base::Bandwidth nic_bw{config_.nic_bw.bytes_per_s * config_.nics_per_gpu};
-  const base::Bandwidth uplink_bw{config_.leaf_downlinks * config_.nic_bw.bytes_per_s / config_.oversubscription /
-                                  std::max(1, uplinks_)};
+  // Uplinks run at the downlinks' rate (one bonded NIC's): a ratio that does not divide the G ports is realised as
+  // round(G / ratio) of them, as a switch would be cabled (with the link rate scaled instead, 1.25:1 came out slower
+  // than 1.5:1).
+  const base::Bandwidth uplink_bw = nic_bw;
   const base::Bandwidth unlimited{std::numeric_limits<double>::infinity()};
   const base::Time nvl_half{config_.nvlink_latency.ns / 2};
   const base::Time nvl_up = config_.nvlink_latency - nvl_half;
@@ -382,14 +376,25 @@ Topology::SwitchRoute Topology::switch_route(GpuId src, GpuId dst) const {
   return route_between_leaves(src, dst, leaf_of(src), leaf_of(dst));
 }
 
-// ECMP over the spine planes (and the cores of the plane across pods), re-routed around down links (class comment).
+// D-mod-K over the spine planes (and the cores of the plane across pods), re-routed around down links (class
+// comment).
 // With no link down the hashed choice is up: no link is read.
-Topology::SwitchRoute Topology::route_between_leaves(GpuId src, GpuId dst, int ls, int ld) const {
+Topology::SwitchRoute Topology::route_between_leaves(GpuId /*src: D-mod-K routes by the destination*/, GpuId dst,
+                                                     int ls, int ld) const {
   SwitchRoute r;
   if (ls == ld) return r;
   const bool all_up = links_down_ == 0;
-  const std::uint64_t h = ecmp_hash(src, dst);
-  const int plane0 = static_cast<int>(h % static_cast<std::uint64_t>(uplinks_));
+  // D-mod-K (Zahavi, Johnson, Kerbyson, Lang, "Optimized InfiniBand fat-tree routing for shift all-to-all
+  // communication patterns", 2010; the fat-tree routing of InfiniBand subnet managers): the plane is the destination's
+  // port under its leaf modulo U, so the flows into one leaf from its distinct ports take distinct planes (none shares
+  // an uplink while U covers the ports: 1:1), and the core across pods follows the destination leaf's place in its
+  // pod. A hash of (src, dst) put flows on planes by chance: 1.5:1 oversubscription came out faster than 1:1.
+  const int node = per_node_.quotient(dst);
+  const int port = config_.kind == TopologyConfig::Kind::RailFatTree
+                       ? node - per_group_.quotient(node) * nodes_per_group_
+                       : (node - per_group_.quotient(node) * nodes_per_group_) * config_.gpus_per_node +
+                             (dst - node * config_.gpus_per_node);
+  const int plane0 = port % uplinks_;
   const int ps = pod_of_leaf(ls);
   const int pd = pod_of_leaf(ld);
   if (ps == pd) {
@@ -405,7 +410,7 @@ Topology::SwitchRoute Topology::route_between_leaves(GpuId src, GpuId dst, int l
     r.size = 2;
     return r;
   }
-  const int core0 = static_cast<int>((h >> 32) % static_cast<std::uint64_t>(cores_per_plane_));
+  const int core0 = (ld - pd * leaves_per_pod_ + port / uplinks_) % cores_per_plane_;
   int plane = plane0;
   int core = core0;
   bool found = all_up;

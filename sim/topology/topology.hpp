@@ -108,7 +108,7 @@ enum class DomainKind { Node, NvlinkDomain, Leaf, Rack };
 
 /// A failed element of the switch fabric (the scenario's cluster.network.failed): one leaf's uplink to one spine plane
 /// (both directions), or a whole spine switch (every link it has). Routing goes around them (Topology's class
-/// comment: ECMP re-routed to the next plane / core whose links are up), so bandwidth is lost, not reachability,
+/// comment: re-routed to the next plane / core whose links are up), so bandwidth is lost, not reachability,
 /// while a leaf keeps one uplink.
 struct FabricFailure {
   enum class Kind { LeafUplink, Spine };
@@ -127,8 +127,9 @@ std::string to_string(const FabricFailure& f);
 /// - one NIC vertex per GPU: its k NICs bonded (k * nic_bw), on k ports of one leaf; GPU<->NIC PCIe never limits;
 /// - rail-optimised: nodes form groups of G; the group has gpus_per_node leaves, leaf r holds local rank r of each
 ///   node of the group. Plain fat tree: G / gpus_per_node whole nodes per leaf;
-/// - U = max(1, round(G / oversubscription)) uplinks per leaf, each of leaf_downlinks * nic_bw / oversubscription / U
-///   (so k * nic_bw at 1:1: one spine vertex stands for the k physical spines a bonded NIC's ports reach);
+/// - U = max(1, round(G / oversubscription)) uplinks per leaf, each at a downlink's k * nic_bw (one spine vertex
+///   stands for the k physical spines a bonded NIC's ports reach), so a ratio that does not divide G is realised as
+///   the nearest whole number of uplinks;
 /// - tiers: one leaf needs no spine; two tiers (leaf, spine) while leaves <= S, since a spine has S ports, one per
 ///   leaf; beyond that three tiers: pods of S/2 leaves, each pod with its own U spines, and U planes of S/2 cores;
 ///   spine s of every pod connects to every core of plane s at the leaf-uplink bandwidth (spines are 1:1). The core
@@ -137,10 +138,11 @@ std::string to_string(const FabricFailure& f);
 ///   nodes: DGX H100 is 8U and draws 10.2 kW, and four per rack is the common air-cooled density.
 ///
 /// Routing: inside one NVLink domain gpu->nvswitch->gpu; otherwise nic->leaf->[spine->[core->spine]->leaf]->nic
-/// (PCIe hops omitted). The spine plane and core are chosen by hashing (src, dst) (deterministic ECMP). A route over a
-/// down link is re-routed to the next plane/core whose links are all up (in order from the hashed choice); when no
-/// route is up (a down NVLink, NIC or leaf port, or every uplink) path() returns the hashed route over the down link,
-/// and path_up() is false: a flow on it gets rate 0 and stalls until the link comes back.
+/// (PCIe hops omitted). The spine plane and core are chosen by D-mod-K (InfiniBand's fat-tree routing: the
+/// destination's port under its leaf modulo U, the core by the destination leaf's place in its pod). A route over a
+/// down link is re-routed to the next plane/core whose links are all up (in order from that choice); when no route is
+/// up (a down NVLink, NIC or leaf port, or every uplink) path() returns the chosen route over the down link, and
+/// path_up() is false: a flow on it gets rate 0 and stalls until the link comes back.
 class Topology {
  public:
   /// Builds the cluster; throws base::ConfigError listing every problem validate() finds.

@@ -131,10 +131,11 @@ TEST(Collectives, RingOverAnUnevenGroupUsesTheSmallestDomainsRails) {
 }
 
 // The data-parallel groups of the 8 TP ranks of a GB200 job (trays of 4 GPUs, 72-GPU NVLink domains) reduce-scatter
-// at the same moment; ranks t and t + 4 sit on the same rail, so their rings cross the same leaves' uplinks, where
-// ECMP may put several on one. The cost beside the siblings is the last group's time among the eight replayed as
-// flows, exactly; alone, the group takes less (its own flows only). Even (288 GPUs, 9 per domain) and uneven (256:
-// 9/9/9/5, 5 rails).
+// at the same moment; ranks t and t + 4 sit on the same rail, so their rings cross the same leaves' uplinks. Non-
+// blocking (1:1), D-mod-K routing gives their flows into a leaf distinct planes; with one uplink per leaf (32:1) they
+// share it. The cost beside the siblings is the last group's time among the eight replayed as flows, exactly; alone,
+// the group takes less when they share (its own flows only). Even (288 GPUs, 9 per domain) and uneven (256: 9/9/9/5,
+// 5 rails).
 TEST(Collectives, SiblingGroupsShareTheSwitchLinksAsTheirFlowsDo) {
   for (int gpus : {256, 288}) {
     TopologyConfig c;
@@ -143,22 +144,28 @@ TEST(Collectives, SiblingGroupsShareTheSwitchLinksAsTheirFlowsDo) {
     c.nvlink_domain = 72;
     c.nvlink_bw = 900_GBps;
     c.nic_bw = 400_Gbps;
-    const Topology topo(c);
-    ASSERT_EQ(topo.tiers(), 2) << "more than one rail group: rings between domains cross the spines";
-    const Bytes n = 1_GiB;
-    for (Op op : {Op::ReduceScatter, Op::AllGather, Op::AllReduce}) {
-      std::vector<std::vector<Phase>> groups;
-      for (int t = 0; t < 8; ++t)
-        groups.push_back(lower(op, Algorithm::Auto, iota(t, gpus / 8, 8), n, topo));
-      const auto done = simulate(groups, topo);
-      const Time last = *std::max_element(done.begin(), done.end());
-      CollectiveCostModel model(topo);
-      const std::vector<GpuId> siblings = {1, 2, 3, 4, 5, 6, 7};
-      const Time beside = model.time(op, Algorithm::Auto, iota(0, gpus / 8, 8), n, siblings);
-      expect_rel_near(beside, last, 1e-6, to_string(op));
-      EXPECT_GT(beside, collective_time(op, Algorithm::Auto, iota(0, gpus / 8, 8), n, topo)) << gpus << to_string(op);
-      EXPECT_EQ(model.time(op, Algorithm::Auto, iota(0, gpus / 8, 8), n, {}),
-                collective_time(op, Algorithm::Auto, iota(0, gpus / 8, 8), n, topo));
+    for (const double oversubscription : {1.0, 32.0}) {
+      c.oversubscription = oversubscription;
+      const Topology topo(c);
+      ASSERT_EQ(topo.tiers(), 2) << "more than one rail group: rings between domains cross the spines";
+      const Bytes n = 1_GiB;
+      for (Op op : {Op::ReduceScatter, Op::AllGather, Op::AllReduce}) {
+        std::vector<std::vector<Phase>> groups;
+        for (int t = 0; t < 8; ++t)
+          groups.push_back(lower(op, Algorithm::Auto, iota(t, gpus / 8, 8), n, topo));
+        const auto done = simulate(groups, topo);
+        const Time last = *std::max_element(done.begin(), done.end());
+        CollectiveCostModel model(topo);
+        const std::vector<GpuId> siblings = {1, 2, 3, 4, 5, 6, 7};
+        const Time beside = model.time(op, Algorithm::Auto, iota(0, gpus / 8, 8), n, siblings);
+        expect_rel_near(beside, last, 1e-6, to_string(op));
+        const Time alone = collective_time(op, Algorithm::Auto, iota(0, gpus / 8, 8), n, topo);
+        if (oversubscription > 1)
+          EXPECT_GT(beside, alone) << gpus << to_string(op);
+        else
+          EXPECT_EQ(beside, alone) << gpus << to_string(op) << ": non-blocking, routed apart";
+        EXPECT_EQ(model.time(op, Algorithm::Auto, iota(0, gpus / 8, 8), n, {}), alone);
+      }
     }
   }
 }
