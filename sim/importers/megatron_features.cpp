@@ -358,8 +358,11 @@ void apply_training_features(const Context& c) {
                                                "optimum beside it (\"auto\" uses the optimum)"});
     }
   }
-  // Main gradients: fp32 by default; --grad-reduce-in-bf16 keeps and reduces them in bf16.
+  // Main gradients: fp32 by default (16-bit under --fp16); --grad-reduce-in-bf16 keeps and reduces them in bf16,
+  // --accumulate-allreduce-grads-in-fp32 in fp32 (what bf16 forces; fp16's way to fp32).
   if (const Given* g = c.given("grad-reduce-in-bf16")) d.put("training.main_grads", std::string("bf16"), where(c, *g));
+  if (const Given* g = c.given("accumulate-allreduce-grads-in-fp32"))
+    d.put("training.main_grads", std::string("fp32"), where(c, *g));
   precision_aware_optimizer(c);
   if (const Given* g = c.given("fp8-param-gather"))
     c.out.not_modelled.push_back({where(c, *g), g->flag + ": not modelled: FP8 parameters (no bf16 copy, gathered in "

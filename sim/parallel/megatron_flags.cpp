@@ -196,7 +196,12 @@ MegatronArgs megatron_args(const ParallelConfig& config, const Layout& layout, c
     add("--attention-dropout " + probability(training->attention_dropout));
     add("--hidden-dropout " + probability(training->hidden_dropout));
     if (!training->fused_attention) add("--attention-backend unfused");
-    if (!training->fp32_main_grads) add("--grad-reduce-in-bf16");
+    // Megatron-LM reduces fp16's gradients in fp16 unless --accumulate-allreduce-grads-in-fp32, bf16's in fp32 unless
+    // --grad-reduce-in-bf16 (arguments.py forces the first for bf16).
+    if (dtype == hardware::Dtype::Fp16 && training->fp32_main_grads)
+      add("--accumulate-allreduce-grads-in-fp32");
+    else if (dtype != hardware::Dtype::Fp16 && !training->fp32_main_grads)
+      add("--grad-reduce-in-bf16");
     // The precision-aware optimizer's dtypes (MemoryOptions::main_params): fp32 remainders are its default.
     using MO = MemoryOptions;
     const bool aware = training->main_params != MO::MainParams::Fp32 || training->exp_avg != MO::Moment::Fp32 ||

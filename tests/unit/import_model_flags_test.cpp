@@ -241,6 +241,24 @@ TEST(ImportMegatronModel, ExplainWritesTheTrainingStackAndItReadsBack) {
   EXPECT_EQ(support::trainsim({"step", back, "--json"}).out, support::trainsim(with_set({"step", hand, "--json"})).out);
 }
 
+TEST(ImportMegatron, GradientDtypeFlagsOfBothPrecisions) {
+  // Megatron-LM keeps fp16's gradients in fp16 unless --accumulate-allreduce-grads-in-fp32 (the scenario's fp16
+  // default is 16-bit), bf16's in fp32 unless --grad-reduce-in-bf16; --explain writes them back the same way.
+  EXPECT_EQ(text(megatron("--fp16 --accumulate-allreduce-grads-in-fp32"), "training.main_grads"), "fp32");
+  EXPECT_EQ(text(megatron("--fp16"), "training.main_grads"), "(absent)");
+  EXPECT_EQ(text(megatron("--bf16 --grad-reduce-in-bf16"), "training.main_grads"), "bf16");
+  auto explain = [](const std::vector<std::string>& set) {
+    std::vector<std::string> args = {"step", support::kDefaultScenario, "--explain"};
+    args.insert(args.end(), set.begin(), set.end());
+    return support::trainsim(args).out;
+  };
+  const auto fp16 = explain({"--set", "training.dtype=\"fp16\""});
+  EXPECT_EQ(fp16.find("--grad-reduce-in-bf16"), std::string::npos) << fp16;
+  EXPECT_EQ(fp16.find("--accumulate-allreduce-grads-in-fp32"), std::string::npos) << fp16;
+  const auto fp16_fp32 = explain({"--set", "training.dtype=\"fp16\"", "--set", "training.main_grads=\"fp32\""});
+  EXPECT_NE(fp16_fp32.find("--accumulate-allreduce-grads-in-fp32"), std::string::npos) << fp16_fp32;
+}
+
 TEST(ImportTorchTitanModel, PipelineStagesSplitTheLayersAsTorchTitanDoes) {
   // generate_llm_fqn_per_model_part: the embedding and the output count as a layer each, L + 2 spread evenly with the
   // remainder on the first stages. Llama 3 8B over 8 stages: 34 = 8 x 4 + 2, so 4, 5, 4, 4, 4, 4, 4, 3 transformer
