@@ -69,6 +69,7 @@ StepPlan Planner::build() {
                      in_.parallel.recompute_method == parallel::RecomputeMethod::Block;
   auto recomputed = [&](int l) { return !block || l < in_.parallel.recompute_num_layers; };
   long long recomputed_layers = 0;
+  long long recomputed_dense_layers = 0;  // of which dense layers of an MoE model (first_k_dense, layer_freq)
   const double embed_params = pc.embedding / L.tp + pc.position;
   const double mtp_params = 2.0 * model_.hidden * model_.hidden / L.tp + 2.0 * model_.hidden;  // projection, norms
   // With tied embeddings on another rank than the embedding (pp > 1; not DualPipeV's V, which puts both on rank 0),
@@ -418,6 +419,7 @@ StepPlan Planner::build() {
       const bool moe = !mixed || model_.is_moe_layer(stage_first_layer + l);
       const bool rec = recomputed(l);
       recomputed_layers += rec ? 1 : 0;
+      recomputed_dense_layers += rec && !moe ? 1 : 0;
       layer_backward(rec ? (moe ? l_rec : d_rec) : kNone, moe ? l_b : d_b, moe ? l_w : d_w,
                      moe ? layer_params : dense_layer_params, moe ? layer_expert_params : 0,
                      moe ? rt.l_w_mlp : Time::zero());
@@ -521,24 +523,34 @@ StepPlan Planner::build() {
   plan.tokens = sequences * in_.seq_len;
   plan.data_tokens_per_s = in_.data_tokens_per_s;
   plan.model_flops = model_flops(sequences);
-  // Hardware FLOPs add the recomputed forward work in the same convention (Korthikanti et al. 2022, Sec. 6.3).
-  double recompute_per_layer = 0;
-  if (in_.parallel.recompute == parallel::Recompute::Full) {
-    recompute_per_layer = lt.layer_forward_model_flops * L.tp * L.cp;
-  } else if (in_.parallel.recompute == parallel::Recompute::Selective) {
-    const double s = in_.seq_len;
-    // The attention core in the convention (scores and context, forward), run again by its fused kernel too
-    // (workload::selective_recompute); the other modules' recomputed matmuls (an MLP, the MoE block, shared experts,
-    // MLA's up projections) as they run.
-    if (in_.parallel.recompute_modules & parallel::kRecomputeCoreAttn)
-      recompute_per_layer = 4.0 * L.micro_batch * s * s * model_.hidden;
-    recompute_per_layer += lt.layer_recompute_gemm_flops * L.tp * L.cp;
-  } else if (in_.parallel.recompute == parallel::Recompute::Op) {
-    recompute_per_layer = lt.layer_recompute_flops * L.tp * L.cp;  // the recomputed matmuls (every second one)
-  }
+  // Hardware FLOPs add the recomputed forward work in the same convention (Korthikanti et al. 2022, Sec. 6.3), per
+  // layer kind (an MoE model's dense layers recompute their dense MLP).
+  auto recompute_per_layer = [&](double forward_model_flops, double recompute_flops, double recompute_gemm_flops) {
+    double f = 0;
+    if (in_.parallel.recompute == parallel::Recompute::Full) {
+      f = forward_model_flops * L.tp * L.cp;
+    } else if (in_.parallel.recompute == parallel::Recompute::Selective) {
+      const double s = in_.seq_len;
+      // The attention core in the convention (scores and context, forward), run again by its fused kernel too
+      // (workload::selective_recompute); the other modules' recomputed matmuls (an MLP, the MoE block, shared
+      // experts, MLA's up projections) as they run.
+      if (in_.parallel.recompute_modules & parallel::kRecomputeCoreAttn)
+        f = 4.0 * L.micro_batch * s * s * model_.hidden;
+      f += recompute_gemm_flops * L.tp * L.cp;
+    } else if (in_.parallel.recompute == parallel::Recompute::Op) {
+      f = recompute_flops * L.tp * L.cp;  // the recomputed matmuls (every second one)
+    }
+    return f;
+  };
+  const double per_layer =
+      recompute_per_layer(lt.layer_forward_model_flops, lt.layer_recompute_flops, lt.layer_recompute_gemm_flops);
+  const double per_dense_layer =
+      recompute_per_layer(lt.dense_forward_model_flops, lt.dense_recompute_flops, lt.dense_recompute_gemm_flops);
   // recomputed_layers counts each virtual stage's recomputed layers once (all of them unless the method is block).
   plan.hardware_flops =
-      plan.model_flops + recompute_per_layer * static_cast<double>(recomputed_layers) * L.micro_batches * L.dp;
+      plan.model_flops + (per_layer * static_cast<double>(recomputed_layers - recomputed_dense_layers) +
+                          per_dense_layer * static_cast<double>(recomputed_dense_layers)) *
+                             L.micro_batches * L.dp;
   // Token dropping and padding (Megatron-Core's capacity factor): the routed experts' GEMMs (2 x top_k x (2 or 3
   // gated matrices) x h x expert ffn per token and MoE layer, forward; x 3 with the backward) run on the kept or
   // padded tokens. MFU counts the kept tokens' (dropped tokens' work is not done), HFU what runs.

@@ -68,6 +68,8 @@ struct LayerTimings {
   double layer_forward_model_flops = 0;
   double layer_recompute_flops = 0;       // executed FLOPs of one layer's recompute pass on one GPU
   double layer_recompute_gemm_flops = 0;  // of which matmuls outside the attention core
+  // The same of a dense layer of an MoE model with dense layers (first_k_dense, layer_freq); the layer's otherwise.
+  double dense_forward_model_flops = 0, dense_recompute_flops = 0, dense_recompute_gemm_flops = 0;
   workload::ParamCounts params;
   std::vector<std::string> labels;
   CollectiveMemo collectives;

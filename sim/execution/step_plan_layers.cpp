@@ -102,11 +102,19 @@ const LayerTimings& Planner::layer_timings(const workload::LayerShape& shape, bo
     t.p_b = timed(proj.backward_input, true);
     t.p_w = timed(proj.backward_weight);
   }
+  auto recompute_gemm_flops = [](const workload::LayerWork& w) {
+    double f = 0;
+    for (const auto& seg : w.recompute.segments)
+      for (const auto& k : seg.kernels)
+        if (k.kind == workload::KernelKind::Gemm && !k.attention_core) f += k.flops;
+    return f;
+  };
   t.layer_forward_model_flops = lw.forward.model_flops;
   t.layer_recompute_flops = lw.recompute.executed_flops;
-  for (const auto& seg : lw.recompute.segments)
-    for (const auto& k : seg.kernels)
-      if (k.kind == workload::KernelKind::Gemm && !k.attention_core) t.layer_recompute_gemm_flops += k.flops;
+  t.layer_recompute_gemm_flops = recompute_gemm_flops(lw);
+  t.dense_forward_model_flops = dw.forward.model_flops;
+  t.dense_recompute_flops = dw.recompute.executed_flops;
+  t.dense_recompute_gemm_flops = recompute_gemm_flops(dw);
   t.params = workload::count_params(model_);
   base_gpu_ = 0;
   if (cache_ == nullptr) return own_timings_.emplace_back(std::move(t));

@@ -199,7 +199,7 @@ RankInvariants rank_invariants(const ModelSpec& model, const Layout& layout, con
   shape.recompute_modules = config.recompute_modules;
   shape.fp8_activations = options.fp8_activations;
   shape.expert_tp = layout.expert_tp;
-  shape.moe_imbalance = options.moe_load();
+  shape.moe_imbalance = options.moe_load(layout.ep);
   shape.sp_gathered_inputs = options.sp_gathered_inputs;
   inv.bytes = kind_bytes(model, config, shape);
   return inv;

@@ -147,9 +147,12 @@ struct MemoryOptions {
   bool moe_pad_to_capacity = false;
   /// The busiest expert-parallel rank's routed tokens over the mean as they are moved, computed and stored: the
   /// imbalance; capped by the capacity when tokens are dropped; the capacity itself when inputs are padded to it.
-  double moe_load() const {
-    if (moe_capacity_factor <= 0) return moe_imbalance;
-    return moe_pad_to_capacity ? moe_capacity_factor : std::min(moe_imbalance, moe_capacity_factor);
+  /// Without expert parallelism (ep 1) the one rank holds every expert and its tokens are the mean, whatever the
+  /// router does (a user trial: the imbalance slowed and enlarged ep-1 layouts, which the planner then pruned).
+  double moe_load(int ep) const {
+    const double imbalance = ep > 1 ? moe_imbalance : 1.0;
+    if (moe_capacity_factor <= 0) return imbalance;
+    return moe_pad_to_capacity ? moe_capacity_factor : std::min(imbalance, moe_capacity_factor);
   }
   /// The routed experts' work over top_k's, summed over experts: the tokens kept, at most min(1, factor) of those
   /// routed when the capacity drops tokens (at most: with uneven routing more are dropped); padded to capacity, the

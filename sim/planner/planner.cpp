@@ -68,7 +68,7 @@ execution::StepInputs step_inputs(const PlanProblem& p, const ParallelConfig& c,
   in.eager_kernels = p.eager_kernels;
   in.repeated_kv = p.repeated_kv;
   in.sp_batch_first = p.sp_batch_first;
-  in.moe_imbalance = p.memory.moe_load();
+  in.moe_imbalance = p.memory.moe_load(layout.ep);
   in.moe_routed_done = p.memory.moe_routed_done();
   in.moe_routed_run = p.memory.moe_routed_run();
   in.topology = size.topology;

@@ -3,6 +3,8 @@
 // breakdown describes the busiest stage, lockstep peers change nothing, and the MTP module runs on the last stage.
 #include "tests/support/step.hpp"
 
+#include "sim/parallel/memory.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -281,6 +283,33 @@ TEST(StepModel, DroppedTokensAreNotCountedInMfuAndPaddingCountsInHfu) {
       load_step(path, {{"training.moe_capacity_factor", "2"}, {"training.moe_pad_to_capacity", "true"}});
   EXPECT_EQ(padded.plan.model_flops, dropless.plan.model_flops) << "every routed token kept";
   EXPECT_NEAR(padded.plan.hardware_flops, dropless.plan.hardware_flops + routed, 1e-9 * routed) << "twice the work";
+}
+
+TEST(StepModel, RoutingImbalanceNeedsExpertParallelism) {
+  // Found by a user trial: training.moe_imbalance (the busiest expert-parallel rank's tokens over the mean) slowed and
+  // enlarged ep-1 layouts, where the one rank holds every expert and does tokens x top_k of expert work whatever the
+  // router does; the planner then pruned them.
+  const char* path = "scenarios/examples/mixtral-8x7b-256-h100.json";
+  auto at = [&](const char* ep, const char* imbalance) {
+    const auto s = load_step(path, {{"parallel.ep", ep}, {"training.moe_imbalance", imbalance}});
+    const auto r = run_step(s, Fidelity::Analytic);
+    const auto& sc = s.scenario;
+    const auto m = parallel::peak_memory(sc.model, s.inputs.layout, sc.parallel, sc.training.seq_len, sc.memory);
+    return std::pair{r.step_time, m.total};
+  };
+  EXPECT_EQ(at("1", "2"), at("1", "1"));
+  EXPECT_GT(at("8", "2").first, at("8", "1").first);
+  EXPECT_GT(at("8", "2").second, at("8", "1").second);
+}
+
+TEST(StepModel, HardwareFlopsCountTheRecomputedDenseLayersOfAnMoeModel) {
+  // Found by a user trial: DeepSeek-V3 with recompute_modules ["mlp"] recomputed its three dense layers' MLPs (the
+  // step was slower) while HFU stayed equal to MFU, the recompute being counted from an MoE layer (whose "mlp" is its
+  // experts, not recomputed). Per token and dense layer the forward of a gated MLP: 3 GEMMs x 2 x 7168 x 18432.
+  const char* path = "scenarios/validation/deepseek_v3_2048_h800_dualpipev.json";
+  const auto s = load_step(path, {{"parallel.recompute_modules", "[\"mlp\"]"}});
+  EXPECT_NEAR(s.plan.hardware_flops - s.plan.model_flops, s.plan.tokens * 3 * 3 * 2 * 7168.0 * 18432.0,
+              1e-6 * s.plan.model_flops);
 }
 
 }  // namespace
