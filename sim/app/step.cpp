@@ -31,7 +31,9 @@ Json kernels_json(const std::vector<execution::KernelRow>& rows, const scenario:
   Json j;
   j["schema"] = "trainsim.kernels/1";
   j["scenario"] = s.name;
-  j["scope"] = "one micro-batch on one GPU: the first transformer layer, the input embedding, the output layer";
+  j["scope"] =
+      "one micro-batch on one GPU: a transformer layer (an MoE layer where the model has experts; part dense_layer: "
+      "a dense layer of a model that mixes them), the input embedding, the output layer";
   Json& out = j["kernels"] = Json::array();
   for (const auto& r : rows) {
     Json k;

@@ -200,6 +200,10 @@ int plan_command(const PlanArgs& a, const Options& o, std::ostream& out, std::os
                             std::to_string(a.shard_index) + " with --shard-count " + std::to_string(a.shard_count) +
                                 "; accepted: 0 <= I < N, N >= 1 (shards with no short-list entry are fine)");
   const auto s = load_scenario_or_default(a.scenario, o);
+  if (const auto w = missing_price_warning(s)) {
+    if (a.objective == "cost") throw base::ConfigError("--objective", "", "cost ranks by price, but " + *w);
+    if (!o.quiet && group.is_root()) err << "warning: " << *w << "\n";
+  }
   planner::PlanOptions opt = plan_options(a);
   opt.threads = thread_count(a.threads, group.local_size());
   auto fixed = planner::FixedFields::from_keys(s.parallel_fixed);

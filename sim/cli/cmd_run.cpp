@@ -126,6 +126,7 @@ std::optional<reliability::RunPartial> run_trials(const reliability::RunInputs& 
 int emit_run(const scenario::Scenario& s, const StepOutcome& step, const RunOutcome& r, const std::string& out_dir,
              bool json, const Options& o, std::ostream& out, std::ostream& err) {
   if (const auto note = moe_routing_note(s); note && !o.quiet) err << "note: " << *note << "\n";
+  if (const auto w = missing_price_warning(s)) err << "warning: " << *w << "\n";
   const std::string text = r.json.dump() + "\n";
   if (!out_dir.empty()) {
     for (const auto& path : write_report_files(out_dir, report_input(s, step, r), text))

@@ -33,6 +33,7 @@ struct Row {
 
 int scale_command(const ScaleArgs& a, const Options& o, std::ostream& out, std::ostream& err) {
   const auto base = load_scenario_or_default(a.scenario, o);
+  if (const auto w = missing_price_warning(base)) err << "warning: " << *w << "\n";
   if (a.gpus.empty()) throw base::ConfigError("--gpus", "", "give the cluster sizes to compare, e.g. --gpus 64,512");
   for (int g : a.gpus)
     if (g < 1) throw base::ConfigError("--gpus", "", std::to_string(g) + ": a cluster size is a positive GPU count");

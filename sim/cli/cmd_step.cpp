@@ -74,8 +74,8 @@ int kernels_command(const StepArgs& a, const Options& o, const scenario::Scenari
     return kExitOk;
   }
   out << "kernels of " << base::printable(s.name)
-      << ": one micro-batch on one GPU (first transformer layer, input embedding, output layer), as the step plan "
-         "times them\n\n";
+      << ": one micro-batch on one GPU (a transformer layer: an MoE layer where the model has experts, after a dense "
+         "layer where it mixes them; input embedding, output layer), as the step plan times them\n\n";
   base::Table t({"part", "pass", "kernel", "kind", "m x n x k / group", "GFLOP", "MB", "us", "exposed us", "rate"});
   std::vector<std::pair<std::string, base::Time>> totals;  // by part and pass, in order
   for (const auto& r : rows) {

@@ -37,6 +37,13 @@ std::optional<std::string> moe_routing_note(const scenario::Scenario& s) {
          "busiest-rank load over the mean, or training.moe_capacity_factor if tokens are dropped.";
 }
 
+std::optional<std::string> missing_price_warning(const scenario::Scenario& s) {
+  if (s.cost.pricing != cost::Pricing::Rented || s.cost.gpu_hour) return std::nullopt;
+  return "the hardware profile " + base::printable(s.hardware.name) +
+         " has no price and cost.gpu_hour is not given: compute is costed at 0 USD per GPU-hour; give "
+         "cost.gpu_hour (or cost.pricing \"owned\" with cost.owned.node_price)";
+}
+
 void print_step(const results::StepResult& r, const scenario::Scenario& s, const execution::StepInputs& in,
                 std::ostream& out) {
   const auto& L = in.layout;

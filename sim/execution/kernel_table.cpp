@@ -81,6 +81,11 @@ std::vector<KernelRow> kernel_table(const StepInputs& in) {
     add_pass(part, "backward", w.backward_input, true);
     add_pass(part, "wgrad", w.backward_weight, false);
   };
+  // An MoE model with dense layers (first_k_dense, layer_freq; DeepSeek-V3's first three) runs the dense MLP there:
+  // its layer first, as "dense_layer" (a user trial matched the MoE rows against a profile of layer 0).
+  if (model.moe && model.moe_layers() < model.layers)
+    add_work("dense_layer",
+             workload::layer_work(model.dense_variant(), shape, recompute_mode(in.parallel.recompute), modules));
   add_work("layer", workload::layer_work(model, shape, recompute_mode(in.parallel.recompute), modules));
   add_work("embedding", workload::embedding_work(model, shape));
   add_work("output", workload::output_work(model, shape));

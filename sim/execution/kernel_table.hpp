@@ -11,8 +11,9 @@
 namespace sim::execution {
 
 struct KernelRow {
-  std::string part;  // "layer" (the first transformer layer; an MoE layer where the model has experts),
-                     // "embedding" (first stage), "output" (last stage: final norm, logits, loss)
+  std::string part;  // "layer" (a transformer layer; an MoE layer where the model has experts), "dense_layer" (an
+                     // MoE model's dense layer, where it has some), "embedding" (first stage), "output" (last stage:
+                     // final norm, logits, loss)
   std::string pass;  // "forward", "recompute", "backward" (input gradients), "wgrad" (weight gradients)
   std::string name;  // the kernel or collective ("qkv", "attn_norm", "attn_ag", ...)
   std::string kind;  // "gemm", "gemm_fp8", "attention", "memory", or the collective: "all_gather", ...

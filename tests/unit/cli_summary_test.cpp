@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -66,6 +67,45 @@ TEST(StepJson, NamesTheCriticalGpuAndASlowGpuIsTheOneDescribed) {
                                                                    j.at("breakdown_s").at("tp_exposed").get<double>())
         << "slow GPU " << slow << ": " << j.at("breakdown_s").dump();
   }
+}
+
+TEST(RunSummaryText, AProfileWithoutAPriceIsSaidAndPlanByCostIsRefused) {
+  // Found by a user trial: gb300-nvl72 has no price; without cost.gpu_hour run printed "rented at 0.00 USD/h" and
+  // plan --objective cost ranked the layouts on checkpoint storage alone, both silently.
+  const std::string scenario = kSource + "/scenarios/examples/llama3-8b-64-h100.json";
+  const std::vector<std::string> gb300 = {"--set", "hardware=\"gb300-nvl72\""};
+  auto with = [&](std::vector<std::string> args) {
+    args.insert(args.end(), gb300.begin(), gb300.end());
+    return args;
+  };
+  const auto run = trainsim(with({"run", scenario, "--trials", "5"}));
+  ASSERT_EQ(run.code, kExitOk) << run.err;
+  EXPECT_NE(run.err.find("warning: the hardware profile gb300-nvl72 has no price"), std::string::npos) << run.err;
+  const auto plan = trainsim(with({"plan", scenario, "--objective", "cost", "--trials", "5"}));
+  EXPECT_EQ(plan.code, sim::base::kExitBadInput) << plan.out;
+  EXPECT_NE(plan.err.find("--objective: cost ranks by price"), std::string::npos) << plan.err;
+  const auto priced = trainsim(with({"run", scenario, "--trials", "5", "--set", "cost.gpu_hour=6 USD"}));
+  EXPECT_EQ(priced.err.find("no price"), std::string::npos) << priced.err;
+}
+
+TEST(StepKernels, AnMoeModelWithDenseLayersListsADenseLayerToo) {
+  // Found by a user trial: the table said "first transformer layer" and listed an MoE layer's router and experts
+  // while DeepSeek-V3's first three layers are dense.
+  const auto o =
+      trainsim({"step", kSource + "/scenarios/validation/deepseek_v3_2048_h800_dualpipev.json", "--kernels", "--json"});
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  bool dense_mlp = false, dense_router = false, moe_router = false;
+  const auto table = nlohmann::json::parse(o.out);
+  for (const auto& k : table.at("kernels")) {
+    const auto part = k.at("part").get<std::string>();
+    const auto name = k.at("name").get<std::string>();
+    dense_mlp = dense_mlp || (part == "dense_layer" && name == "mlp_up");
+    dense_router = dense_router || (part == "dense_layer" && name.find("router") != std::string::npos);
+    moe_router = moe_router || (part == "layer" && name.find("router") != std::string::npos);
+  }
+  EXPECT_TRUE(dense_mlp);
+  EXPECT_FALSE(dense_router);
+  EXPECT_TRUE(moe_router);
 }
 
 }  // namespace
