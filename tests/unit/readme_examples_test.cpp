@@ -1,13 +1,12 @@
 // tests/unit/readme_examples_test.cpp: the scenario sections the README shows as examples load as they are written.
 // Found by a user trial: the README's `cost` example (rented pricing beside an `owned` section) was refused by
 // `validate` ("/cost/owned: is used only with \"pricing\": \"owned\"").
+#include "sim/base/input_file.hpp"
 #include "sim/scenario/scenario.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -15,16 +14,9 @@ namespace {
 
 const std::string kSource = TRAINSIM_SOURCE_DIR;
 
-std::string read(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 /// The README's ```json blocks that are scenario sections ("key": {...}, ...), without elisions ("...").
 std::vector<std::string> section_examples() {
-  const std::string text = read(kSource + "/README.md");
+  const std::string text = sim::base::read_input_file(kSource + "/README.md", "the README");
   std::vector<std::string> blocks;
   for (std::size_t at = text.find("```json\n"); at != std::string::npos; at = text.find("```json\n", at)) {
     const std::size_t begin = at + 8;
@@ -49,7 +41,8 @@ void merge(nlohmann::json& into, const nlohmann::json& from) {
 TEST(ReadmeExamples, EverySectionExampleLoadsIntoTheDefaultScenario) {
   const auto blocks = section_examples();
   ASSERT_GE(blocks.size(), 3u) << "cost, convergence and data, reliability";
-  const auto base = nlohmann::json::parse(read(kSource + "/scenarios/default.json"));
+  const auto base =
+      nlohmann::json::parse(sim::base::read_input_file(kSource + "/scenarios/default.json", "a scenario file"));
   for (const auto& block : blocks) {
     const auto sections = nlohmann::json::parse("{" + block + "}", nullptr, /*allow_exceptions=*/false);
     ASSERT_FALSE(sections.is_discarded()) << "not JSON once wrapped in braces:\n" << block;
