@@ -163,6 +163,7 @@ std::optional<double> metric_of(const RunOutcome& r, const results::StepResult& 
 /// A scenario, simulated with run-level Monte Carlo (its own trials and seed unless overridden).
 std::variant<Side, int> simulate(const std::string& path, const CompareArgs& a, const Options& o, std::ostream& err) {
   const auto s = scenario::load_scenario(path, overrides_of(o));
+  if (const auto w = missing_price_warning(s)) err << "warning: " << base::printable(path) << ": " << *w << "\n";
   auto evaluated = evaluate_step(s, execution::StepOptions{});
   if (auto* bad = std::get_if<std::vector<parallel::Infeasible>>(&evaluated)) return print_infeasible(*bad, s, err);
   const auto& step = std::get<StepOutcome>(evaluated);

@@ -84,6 +84,8 @@ TEST(RunSummaryText, AProfileWithoutAPriceIsSaidAndPlanByCostIsRefused) {
   const auto plan = trainsim(with({"plan", scenario, "--objective", "cost", "--trials", "5"}));
   EXPECT_EQ(plan.code, sim::base::kExitBadInput) << plan.out;
   EXPECT_NE(plan.err.find("--objective: cost ranks by price"), std::string::npos) << plan.err;
+  const auto compare = trainsim(with({"compare", scenario, scenario, "--trials", "5"}));
+  EXPECT_NE(compare.err.find("has no price"), std::string::npos) << compare.err;
   const auto priced = trainsim(with({"run", scenario, "--trials", "5", "--set", "cost.gpu_hour=6 USD"}));
   EXPECT_EQ(priced.err.find("no price"), std::string::npos) << priced.err;
 }
