@@ -88,6 +88,7 @@ const std::vector<FlagSpec>& flag_specs() {
       {"decoder-last-pipeline-num-layers", Kind::Int, nullptr},
       {"account-for-embedding-in-pipeline-split", Kind::Bool, nullptr},
       {"account-for-loss-in-pipeline-split", Kind::Bool, nullptr},
+      {"pp-partition-method", Kind::Text, nullptr},  // Megatron-DeepSpeed's pipeline split
       {"recompute-modules", Kind::Text, nullptr, {}, -1},
       {"moe-shared-expert-overlap", Kind::Bool, nullptr},
       // Megatron-DeepSpeed's MoE (megatron/arguments.py there: --topk default 1, --expert-interval default 2, token
@@ -118,7 +119,7 @@ const std::vector<FlagSpec>& flag_specs() {
       {"squared-relu", Kind::Bool, nullptr},
       // Megatron-DeepSpeed spells the norms in lower case (its arguments.py: choices layernorm, rmsnorm).
       {"normalization", Kind::Choice, nullptr, {"LayerNorm", "RMSNorm", "layernorm", "rmsnorm"}},
-      {"position-embedding-type", Kind::Choice, nullptr, {"learned_absolute", "rope", "none"}},
+      {"position-embedding-type", Kind::Choice, nullptr, {"learned_absolute", "rope"}},
       {"use-rotary-position-embeddings", Kind::Bool, nullptr},  // legacy spelling of rope (Megatron-DeepSpeed too)
       {"num-key-value-heads", Kind::Int, nullptr},              // Megatron-DeepSpeed's grouped-query heads
       {"encoder-num-layers", Kind::Int, nullptr},               // Megatron-LM: num_layers when --num-layers is absent

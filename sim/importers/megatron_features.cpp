@@ -454,6 +454,27 @@ void apply_training_features(const Context& c) {
     d.put("parallel.account_for_embedding_in_pipeline_split", true, where(c, *g));
   if (const Given* g = c.given("account-for-loss-in-pipeline-split"))
     d.put("parallel.account_for_loss_in_pipeline_split", true, where(c, *g));
+  // Megatron-DeepSpeed's pipeline split (DeepSpeed PipelineModule's partition_method): "type:REGEX" balances the
+  // layers whose class names match. Its default "type:transformer" counts the transformer layers alone; adding
+  // "embedding" counts "the first and last embedding layers" as well (megatron/model/gpt_model.py's comment), the tied
+  // input embedding and output layer of its GPTModelPipe, which is Megatron-LM's embedding and loss accounted for.
+  if (const Given* g = c.given("pp-partition-method")) {
+    const std::string& m = g->value;
+    if (m == "type:transformer|embedding" || m == "type:embedding|transformer") {
+      if (c.given("untie-embeddings-and-output-weights")) {
+        c.error(g->line, g->flag + " " + m +
+                             " with untied embeddings: which of the output layers the pattern counts is not "
+                             "modelled; not imported");
+      } else {
+        d.put("parallel.account_for_embedding_in_pipeline_split", true, where(c, *g));
+        d.put("parallel.account_for_loss_in_pipeline_split", true, where(c, *g));
+      }
+    } else if (m != "type:transformer") {
+      c.error(g->line, g->flag + " \"" + m +
+                           "\": this split of the layers over the pipeline stages is not modelled; accepted: "
+                           "type:transformer (the default), type:transformer|embedding");
+    }
+  }
 }
 
 }  // namespace sim::importers::megatron

@@ -34,12 +34,8 @@ void apply_model_flags(const Context& c) {
   if (const Given* rotary = c.given("use-rotary-position-embeddings")) {
     d.put("model.position_embedding", std::string("rope"), where(c, *rotary));
   } else if (const Given* g = c.given("position-embedding-type")) {
-    if (g->value == "none") {
-      c.out.unresolved.push_back(
-          {where(c, *g), "\"none\": trainsim models learned or rotary positions only", "model.position_embedding"});
-    } else {
-      d.put("model.position_embedding", std::string(g->value == "rope" ? "rope" : "learned"), where(c, *g));
-    }
+    // Megatron-LM's other choices (none, relative, mrope; Megatron-DeepSpeed's alibi) are refused by their Choice spec.
+    d.put("model.position_embedding", std::string(g->value == "rope" ? "rope" : "learned"), where(c, *g));
   } else if (describes_model) {
     d.put("model.position_embedding", std::string("learned"), dflt, true);
   }

@@ -313,7 +313,7 @@ const std::vector<Case> kCases = {
     {"bigscience-tr11-176b-ml.slurm",
      "megatron",
      {},
-     {"--position-embedding-type: \"alibi\" is not accepted; accepted: learned_absolute, rope, none"}},
+     {"--position-embedding-type: \"alibi\" is not accepted; accepted: learned_absolute, rope"}},
     // ---- TorchTitan job configs ----
     {"torchtitan-llama3-70b.toml",
      "torchtitan",

@@ -337,5 +337,31 @@ TEST(ImportHfConfig, WhatTheModelsOwnConfigClassDefaults) {
   EXPECT_EQ(hf(mla).draft.integer("model.mla.q_lora_rank"), 1536);
 }
 
+TEST(ImportMegatronModel, MegatronDeepSpeedPipelineSplitCountsTheTiedEmbeddingsAsLayers) {
+  // BigScience's BLOOM-176B script (tests/data/import/corpus/bigscience-tr11-176b-ml.slurm) splits 70 layers over 12
+  // stages with --pp-partition-method 'type:transformer|embedding': the two ends of the tied embedding count as a
+  // layer each, 6 per stage. It was a warning ("not a Megatron-LM flag trainsim knows"), and the scenario then failed
+  // at step (70 does not divide by 12). Found by a user trial.
+  const Import im = megatron("--pipeline-model-parallel-size 8 --pp-partition-method 'type:transformer|embedding'");
+  EXPECT_TRUE(im.draft.find("parallel.account_for_embedding_in_pipeline_split") != nullptr);
+  EXPECT_TRUE(im.draft.find("parallel.account_for_loss_in_pipeline_split") != nullptr);
+  for (const auto* list : {&im.ignored, &im.not_modelled})
+    for (const auto& f : *list)
+      EXPECT_EQ(f.to_string().find("pp-partition-method"), std::string::npos) << f.what;
+  // The default pattern counts the transformer layers alone, as without the flag.
+  const Import plain = megatron("--pipeline-model-parallel-size 8 --pp-partition-method type:transformer");
+  EXPECT_EQ(plain.draft.find("parallel.account_for_embedding_in_pipeline_split"), nullptr);
+  // Splits trainsim cannot express are refused, naming what is accepted.
+  EXPECT_NE(error_of("deepspeed pretrain_gpt.py --pp-partition-method parameters" + kModel + "\n")
+                .find("\"parameters\": this split of the layers over the pipeline stages is not modelled; accepted: "
+                      "type:transformer (the default), type:transformer|embedding"),
+            std::string::npos);
+  EXPECT_NE(error_of("deepspeed pretrain_gpt.py --untie-embeddings-and-output-weights --pp-partition-method "
+                     "'type:transformer|embedding'" +
+                     kModel + "\n")
+                .find("with untied embeddings"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace sim::importers

@@ -364,7 +364,10 @@ TEST(MegatronScript, WhatTrainsimDoesNotAcceptIsRefusedNamingTheFlag) {
   EXPECT_TRUE(contains(megatron_error(model + "--num-experts 8 --moe-layer-freq '[0,2]'"), "must be 0 (dense) or 1"));
   EXPECT_TRUE(contains(megatron_error(model + "--attention-dropout 1.5"), "is not a probability"));
   EXPECT_TRUE(contains(megatron_error(model + "--position-embedding-type alibi"),
-                       "\"alibi\" is not accepted; accepted: learned_absolute, rope, none"));
+                       "\"alibi\" is not accepted; accepted: learned_absolute, rope"));
+  // No position embeddings (NoPE) are not modelled either: the list above does not offer "none" (a user trial).
+  EXPECT_TRUE(contains(megatron_error(model + "--position-embedding-type none"),
+                       "\"none\" is not accepted; accepted: learned_absolute, rope"));
   EXPECT_TRUE(contains(megatron_error(model + "--data-parallel-sharding-strategy zero9"), "accepted: no_shard"));
   EXPECT_TRUE(contains(megatron_error("torchrun a.py --tensor-model-parallel-size 2\n"
                                       "torchrun b.py --tensor-model-parallel-size 4\n"),
