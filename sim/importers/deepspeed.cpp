@@ -73,6 +73,8 @@ class DeepSpeedImport {
       d.put("training.main_grads", std::string("bf16"),
             origin_ + " (DeepSpeed reduces gradients in the training dtype without communication_data_type)");
 
+    bf16_optimizer(d);
+
     // train_batch_size = micro x accumulation x data-parallel size, when the cluster size is known.
     const auto gpus = known_.integer("cluster.gpus");
     // The layout --set gives counts too (a user trial: --set parallel.tp=2 left the data-parallel size at the GPU
@@ -289,6 +291,38 @@ class DeepSpeedImport {
     } else {
       d.put("parallel.overlap_grad_reduce", false, origin_ + " (DeepSpeed's default overlap_comm false, ZeRO 1-2)",
             true);
+    }
+  }
+
+  /// bf16 without ZeRO: DeepSpeed's engine wraps the optimizer in its BF16_Optimizer (engine.py: a bf16 config whose
+  /// zero_optimization stage is 0), which partitions the fp32 master weights and Adam's states over the data-parallel
+  /// ranks as ZeRO-1 does and keeps the whole model's gradients in fp32, all-reduced after the backward in the
+  /// communication dtype (bf16 by default) (deepspeed/runtime/bf16_optimizer.py: fp32_groups_flat_partition,
+  /// fp32_groups_gradients_flat). trainsim's ZeRO-1 with fp32 gradients holds the same bytes, and its reduce-scatter of
+  /// fp32 gradients moves what a bf16 all-reduce moves. Found by a user trial on BigScience's BLOOM-176B config ("bf16
+  /// must use z0! it implements its own zero stage 1 equivalent"): its optimizer was counted whole.
+  void bf16_optimizer(Draft& d) {
+    const auto* dtype = d.find("training.dtype");
+    const bool bf16 =
+        dtype && std::holds_alternative<std::string>(dtype->value) && std::get<std::string>(dtype->value) == "bf16";
+    if (!bf16 || d.integer("parallel.zero_stage").value_or(0) != 0) return;
+    const std::string why = " (bf16 without ZeRO: DeepSpeed's BF16_Optimizer";
+    out_.notes.push_back({origin_,
+                          "bf16 without ZeRO runs DeepSpeed's BF16_Optimizer: zero_stage 1 (its fp32 master "
+                          "weights and Adam states sharded over data parallelism) with fp32 gradients; the bf16 "
+                          "gradients it also keeps between backward passes (2 B per parameter) are not counted"});
+    d.override_value(
+        "parallel.zero_stage", std::int64_t{1},
+        origin_ + why + " shards the fp32 master weights and Adam states over data parallelism, as ZeRO-1)");
+    if (comm_dtype_.first == "fp32") {
+      out_.not_modelled.push_back({comm_dtype_.second,
+                                   "fp32 under DeepSpeed's BF16_Optimizer: its fp32 all-reduce is timed as ZeRO-1's "
+                                   "fp32 reduce-scatter, half its bytes"});
+    } else {
+      d.override_value("training.main_grads", std::string("fp32"),
+                       origin_ + why +
+                           " keeps the gradients in fp32; its bf16 all-reduce moves what a reduce-scatter of fp32 "
+                           "gradients does)");
     }
   }
 

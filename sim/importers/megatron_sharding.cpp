@@ -53,7 +53,24 @@ void apply_sharding_flags(const Context& c) {
   Draft& d = c.out.draft;
   if (const Given* z = c.given("zero-stage")) {  // Megatron-DeepSpeed's --zero-stage (its DeepSpeed config's stage)
     const auto stage = python_int(z->value);
-    if (stage && *stage >= 0 && *stage <= 3) {
+    const Given* bf16 = c.given("bf16");
+    if (stage && *stage == 0 && bf16 && c.given("deepspeed")) {
+      // DeepSpeed's engine then wraps the optimizer in its BF16_Optimizer, which shards like ZeRO-1 (as the DeepSpeed
+      // importer reads "bf16" with stage 0: sim/importers/deepspeed.cpp, bf16_optimizer()). BigScience's BLOOM-176B
+      // script runs so ("bf16 must use z0! it implements its own zero stage 1 equivalent"); found by a user trial.
+      d.put("parallel.zero_stage", std::int64_t{1},
+            where(c, *z) + " with " + bf16->flag +
+                " (DeepSpeed's BF16_Optimizer: fp32 master weights and Adam states sharded over data parallelism, "
+                "as ZeRO-1)");
+      c.out.notes.push_back({where(c, *z), "with " + bf16->flag +
+                                               " and --deepspeed: DeepSpeed's BF16_Optimizer, zero_stage 1 (fp32 "
+                                               "master weights and Adam states sharded) with fp32 gradients; the "
+                                               "bf16 gradients it also keeps (2 B per parameter) are not counted"});
+      d.put("training.main_grads", std::string("fp32"),
+            where(c, *z) + " with " + bf16->flag +
+                " (BF16_Optimizer keeps the gradients in fp32; its bf16 all-reduce moves what a reduce-scatter of "
+                "fp32 gradients does)");
+    } else if (stage && *stage >= 0 && *stage <= 3) {
       d.put("parallel.zero_stage", *stage, where(c, *z));
     } else {
       c.error(z->line, z->flag + ": \"" + z->value + "\" is not accepted; accepted: 0, 1, 2, 3");

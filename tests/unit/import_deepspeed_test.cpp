@@ -106,5 +106,42 @@ TEST(ImportDeepSpeed, SetLayoutCountsInTheBatchAndStage3OverlapOffIsAWarning) {
   EXPECT_TRUE(contains(w.err, "warning: " + z3 + " /zero_optimization/overlap_comm: false: not modelled")) << w.err;
 }
 
+TEST(ImportDeepSpeed, Bf16WithoutZeroIsTheBf16OptimizersZeroOneSharding) {
+  // DeepSpeed's BF16_Optimizer (bf16 with stage 0) shards the fp32 master weights and Adam states over data
+  // parallelism and keeps fp32 gradients (deepspeed/runtime/bf16_optimizer.py); BLOOM-176B ran so. A user trial found
+  // the optimizer counted whole.
+  support::TempDir dir;
+  auto run = [&](const std::string& json) {
+    return trainsim({"import", "deepspeed", dir.write("ds.json", json), "--model", "llama3-8b", "--hardware",
+                     "h100-sxm5-80gb", "--gpus", "8", "--tokens", "1B", "--set", "training.seq_len=4096"});
+  };
+  const auto bf16 = run(R"({"train_batch_size": 8, "train_micro_batch_size_per_gpu": 1,
+    "bf16": {"enabled": true}, "zero_optimization": {"stage": 0}})");
+  ASSERT_EQ(bf16.code, kExitOk) << bf16.err;
+  EXPECT_TRUE(contains(bf16.out, "\"zero_stage\": 1")) << bf16.out;
+  EXPECT_TRUE(contains(bf16.out, "\"main_grads\": \"fp32\"")) << bf16.out;
+  EXPECT_TRUE(contains(
+      bf16.err, "note: " + (dir.path() / "ds.json").string() + ": bf16 without ZeRO runs DeepSpeed's BF16_Optimizer"))
+      << "a note says why: " << bf16.err;
+  // No zero_optimization section is stage 0 too.
+  const auto bare = run(R"({"train_batch_size": 8, "train_micro_batch_size_per_gpu": 1, "bf16": {"enabled": true}})");
+  ASSERT_EQ(bare.code, kExitOk) << bare.err;
+  EXPECT_TRUE(contains(bare.out, "\"zero_stage\": 1")) << bare.out;
+  // fp16 without ZeRO keeps its whole fp32 master copy (FP16_Optimizer), and ZeRO stages are read as written.
+  const auto fp16 = run(R"({"train_batch_size": 8, "train_micro_batch_size_per_gpu": 1,
+    "fp16": {"enabled": true}, "zero_optimization": {"stage": 0}})");
+  ASSERT_EQ(fp16.code, kExitOk) << fp16.err;
+  EXPECT_FALSE(contains(fp16.out, "\"zero_stage\": 1")) << fp16.out;
+  const auto z2 = run(R"({"train_batch_size": 8, "train_micro_batch_size_per_gpu": 1,
+    "bf16": {"enabled": true}, "zero_optimization": {"stage": 2}})");
+  ASSERT_EQ(z2.code, kExitOk) << z2.err;
+  EXPECT_TRUE(contains(z2.out, "\"zero_stage\": 2")) << z2.out;
+  // An fp32 all-reduce under BF16_Optimizer moves twice what trainsim's reduce-scatter does: said, not hidden.
+  const auto fp32 = run(R"({"train_batch_size": 8, "train_micro_batch_size_per_gpu": 1,
+    "bf16": {"enabled": true}, "communication_data_type": "fp32"})");
+  ASSERT_EQ(fp32.code, kExitOk) << fp32.err;
+  EXPECT_TRUE(contains(fp32.err, "half its bytes")) << fp32.err;
+}
+
 }  // namespace
 }  // namespace sim::cli::import_tests

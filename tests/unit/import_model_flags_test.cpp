@@ -356,6 +356,12 @@ TEST(ImportMegatronModel, MegatronDeepSpeedPipelineSplitCountsTheTiedEmbeddingsA
                 .find("\"parameters\": this split of the layers over the pipeline stages is not modelled; accepted: "
                       "type:transformer (the default), type:transformer|embedding"),
             std::string::npos);
+  // The same script's --deepspeed --zero-stage 0 --bf16: DeepSpeed's BF16_Optimizer, ZeRO-1's sharding with fp32
+  // gradients (its optimizer was counted whole).
+  const Import bloom = megatron("--deepspeed --zero-stage 0 --bf16");
+  EXPECT_EQ(bloom.draft.integer("parallel.zero_stage"), 1);
+  EXPECT_EQ(text(bloom, "training.main_grads"), "fp32");
+  EXPECT_EQ(megatron("--deepspeed --zero-stage 0 --fp16").draft.integer("parallel.zero_stage"), 0);
   EXPECT_NE(error_of("deepspeed pretrain_gpt.py --untie-embeddings-and-output-weights --pp-partition-method "
                      "'type:transformer|embedding'" +
                      kModel + "\n")

@@ -212,9 +212,14 @@ TEST(ImportDeepSpeed, GradientsAreReducedInTheTrainingDtypeUnlessCommunicationDa
     const auto* f = im.draft.find("training.main_grads");
     return f ? std::get<std::string>(f->value) : "absent";
   };
-  EXPECT_EQ(grads(R"({"bf16": {"enabled": true}})"), "bf16");
+  EXPECT_EQ(grads(R"({"bf16": {"enabled": true}, "zero_optimization": {"stage": 2}})"), "bf16");
   EXPECT_EQ(grads(R"({"fp16": {"enabled": true}})"), "bf16") << "16-bit reductions";
-  EXPECT_EQ(grads(R"({"bf16": {"enabled": true}, "communication_data_type": "fp32"})"), "fp32");
+  EXPECT_EQ(
+      grads(R"({"bf16": {"enabled": true}, "zero_optimization": {"stage": 1}, "communication_data_type": "fp32"})"),
+      "fp32");
+  // bf16 without ZeRO is DeepSpeed's BF16_Optimizer, which holds fp32 gradients (its bf16 all-reduce is timed as a
+  // reduce-scatter of fp32 ones: ImportDeepSpeed.Bf16WithoutZeroIsTheBf16OptimizersZeroOneSharding).
+  EXPECT_EQ(grads(R"({"bf16": {"enabled": true}})"), "fp32");
   EXPECT_EQ(grads(R"({"train_micro_batch_size_per_gpu": 1})"), "absent") << "fp32 training: fp32 reductions";
   EXPECT_THROW((void)grads(R"({"bf16": {"enabled": true}, "communication_data_type": "int4"})"), base::ConfigError);
 }
