@@ -3,8 +3,9 @@
 // megatron/training/arguments.py and megatron/core/transformer/transformer_config.py (core_r0.12+).
 #include "sim/importers/megatron_args.hpp"
 
-#include <cmath>
+#include <algorithm>
 #include <cctype>
+#include <cmath>
 
 namespace sim::importers::megatron {
 namespace {
@@ -454,25 +455,27 @@ void apply_training_features(const Context& c) {
     d.put("parallel.account_for_embedding_in_pipeline_split", true, where(c, *g));
   if (const Given* g = c.given("account-for-loss-in-pipeline-split"))
     d.put("parallel.account_for_loss_in_pipeline_split", true, where(c, *g));
-  // Megatron-DeepSpeed's pipeline split (DeepSpeed PipelineModule's partition_method): "type:REGEX" balances the
-  // layers whose class names match. Its default "type:transformer" counts the transformer layers alone; adding
-  // "embedding" counts "the first and last embedding layers" as well (megatron/model/gpt_model.py's comment), the tied
-  // input embedding and output layer of its GPTModelPipe, which is Megatron-LM's embedding and loss accounted for.
+  // Megatron-DeepSpeed's pipeline split (DeepSpeed PipelineModule's partition_method, lower-cased; "type:REGEX"
+  // balances the layers whose class names the pattern matches, case-insensitively). Its default "type:transformer"
+  // counts the transformer layers alone; adding "embedding" counts "the first and last embedding layers" as well
+  // (megatron/model/gpt_model.py's comment): with tied embeddings both ends of its GPTModelPipe are EmbeddingPipe,
+  // which is Megatron-LM's embedding and loss accounted for; untied, the output layer is an LMHeadPipe the pattern does
+  // not match, and only the embedding counts. Other methods (uniform, parameters) split by rules trainsim does not
+  // follow: the split is asked for (the per-stage layer counts DeepSpeed prints at start-up).
   if (const Given* g = c.given("pp-partition-method")) {
-    const std::string& m = g->value;
+    std::string m = g->value;
+    std::transform(m.begin(), m.end(), m.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
     if (m == "type:transformer|embedding" || m == "type:embedding|transformer") {
-      if (c.given("untie-embeddings-and-output-weights")) {
-        c.error(g->line, g->flag + " " + m +
-                             " with untied embeddings: which of the output layers the pattern counts is not "
-                             "modelled; not imported");
-      } else {
-        d.put("parallel.account_for_embedding_in_pipeline_split", true, where(c, *g));
+      d.put("parallel.account_for_embedding_in_pipeline_split", true, where(c, *g));
+      if (!c.given("untie-embeddings-and-output-weights"))
         d.put("parallel.account_for_loss_in_pipeline_split", true, where(c, *g));
-      }
     } else if (m != "type:transformer") {
-      c.error(g->line, g->flag + " \"" + m +
-                           "\": this split of the layers over the pipeline stages is not modelled; accepted: "
-                           "type:transformer (the default), type:transformer|embedding");
+      c.out.unresolved.push_back({where(c, *g),
+                                  "\"" + g->value +
+                                      "\": this split of the layers over the pipeline stages is not modelled "
+                                      "(modelled: type:transformer, the default, and type:transformer|embedding); "
+                                      "give the layers of each stage",
+                                  "parallel.layers_per_stage"});
     }
   }
 }

@@ -4,7 +4,6 @@
 // not fitted: nothing here feeds trainsim-validation-fit. Written and run once (2026-12-06, a user trial's rows checked
 // against the source), then left as it came out; the bounds below hold today's errors so that a change that moves
 // them is seen, and docs/validation.md ("Out of sample: Megatron-Bridge 25.11") gives the table and the misses.
-#include "sim/base/errors.hpp"
 #include "sim/execution/step_plan.hpp"
 #include "sim/execution/step_sim.hpp"
 #include "sim/scenario/scenario.hpp"
