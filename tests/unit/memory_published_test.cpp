@@ -35,15 +35,28 @@ struct Published {
 };
 
 // PyTorch torchtitan benchmark report, docs/performance.md (runs of 2024-12 at torchtitan commit 9dec370, Grand Teton
-// H100 96GB HBM2e at 500 W), https://github.com/pytorch/torchtitan/blob/main/docs/performance.md, Tables 2, 4, 5 and
-// 6: the maximum over GPUs of torch.cuda.max_memory_reserved.
+// H100 96GB HBM2e at 500 W), https://github.com/pytorch/torchtitan/blob/main/docs/performance.md, Tables 1 to 6: the
+// maximum over GPUs of torch.cuda.max_memory_reserved. Tables 1 and 3 (8B on 8 and 128 GPUs, eager, compiled and
+// Float8) were added on 2026-12-06 from a user trial.
 constexpr Published kPublished[] = {
-    {"torchtitan_t2_8b_fsdp8_cp1.json", 83.9},   {"torchtitan_t2_8b_fsdp4_cp2.json", 84.2},
-    {"torchtitan_t2_8b_fsdp2_cp4.json", 84.0},   {"torchtitan_t2_8b_fsdp1_cp8.json", 84.5},
-    {"torchtitan_t4_70b_2d.json", 71.9},         {"torchtitan_t4_70b_2d_asynctp.json", 67.6},
-    {"torchtitan_t5_405b_1f1b.json", 82.5},      {"torchtitan_t5_405b_interleaved.json", 72.7},
-    {"torchtitan_t6_405b_fsdp8_cp1.json", 75.3}, {"torchtitan_t6_405b_fsdp4_cp2.json", 75.9},
-    {"torchtitan_t6_405b_fsdp2_cp4.json", 77.1}, {"torchtitan_t6_405b_fsdp1_cp8.json", 84.9},
+    {"torchtitan_t1_8b_fsdp8.json", 82.4},
+    {"torchtitan_t1_8b_fsdp8_compile.json", 77.0},
+    {"torchtitan_t1_8b_fsdp8_compile_float8.json", 76.8},
+    {"torchtitan_t3_8b_fsdp128.json", 67.0},
+    {"torchtitan_t3_8b_fsdp128_compile.json", 62.0},
+    {"torchtitan_t3_8b_fsdp128_compile_float8.json", 61.8},
+    {"torchtitan_t2_8b_fsdp8_cp1.json", 83.9},
+    {"torchtitan_t2_8b_fsdp4_cp2.json", 84.2},
+    {"torchtitan_t2_8b_fsdp2_cp4.json", 84.0},
+    {"torchtitan_t2_8b_fsdp1_cp8.json", 84.5},
+    {"torchtitan_t4_70b_2d.json", 71.9},
+    {"torchtitan_t4_70b_2d_asynctp.json", 67.6},
+    {"torchtitan_t5_405b_1f1b.json", 82.5},
+    {"torchtitan_t5_405b_interleaved.json", 72.7},
+    {"torchtitan_t6_405b_fsdp8_cp1.json", 75.3},
+    {"torchtitan_t6_405b_fsdp4_cp2.json", 75.9},
+    {"torchtitan_t6_405b_fsdp2_cp4.json", 77.1},
+    {"torchtitan_t6_405b_fsdp1_cp8.json", 84.9},
 };
 
 TEST(PublishedMemory, TorchtitanTablesAreNotOverestimated) {
@@ -63,8 +76,9 @@ TEST(PublishedMemory, TorchtitanTablesAreNotOverestimated) {
   }
   std::printf("%d of %zu within 10%%\n", within, std::size(kPublished));
   // Ratchet: 8 of 12 since context parallelism by all-gather holds the whole sequence's keys and values (T6's CP 2
-  // and CP 4 rows); the 405B pipeline rows below 10% are in docs/memory-validation.md.
-  EXPECT_GE(within, 8);
+  // and CP 4 rows), 14 of 18 with Tables 1 and 3 (2026-12-06: compiled and Float8 within 3%, eager 9% low); the 405B
+  // pipeline rows below 10% are in docs/memory-validation.md.
+  EXPECT_GE(within, 14);
 }
 
 struct NemoLog {
