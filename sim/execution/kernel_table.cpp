@@ -2,6 +2,7 @@
 #include "sim/execution/kernel_table.hpp"
 
 #include "sim/collectives/collective.hpp"
+#include "sim/execution/cp_overlap.hpp"
 #include "sim/execution/layer_timing.hpp"
 #include "sim/execution/recompute.hpp"
 #include "sim/execution/tp_overlap.hpp"
@@ -72,6 +73,10 @@ std::vector<KernelRow> kernel_table(const StepInputs& in) {
         if (const auto e = tp_overlap_exposed(p, i, backward, r.time, in.layout.tp, in.hardware->gpu.sm_count, kernel,
                                               in.parallel.tp_comm_overlap_method))
           r.exposed = *e;
+      // Context parallelism's ring (cp_comm_type "p2p", the default) runs beside the attention it feeds, as the step
+      // times it (step_planner.hpp, cp_overlap.hpp); a user trial found this table calling it all exposed.
+      if (s.comm == workload::CommKind::CpExchange && in.parallel.cp_comm_type == parallel::CpCommType::P2p)
+        r.exposed = cp_ring_exposed(p, i, r.exposed, in.layout.cp, kernel);
       rows.push_back(std::move(r));
     }
   };

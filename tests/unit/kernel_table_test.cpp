@@ -71,6 +71,31 @@ TEST(KernelTable, AStagesPassesAreItsLayersRows) {
   EXPECT_GT(collectives, 0);
 }
 
+TEST(KernelTable, ContextParallelRingIsExposedAsTheStepTimesIt) {
+  // cp_comm_type "p2p" (the default) runs the key/value ring beside the attention it feeds: the table's exposed column
+  // is what the step pays, so a stage's forward is still its layers' rows. A user trial found the ring all exposed
+  // here while the step hid it (107 us per layer shown, 0 paid); "all_gather" keeps it exposed in both.
+  for (const char* type : {"p2p", "all_gather"}) {
+    const auto s = scenario::load_default_scenario({{"parallel.cp", "2"}, {"parallel.dp", "16"}, {"parallel.cp_comm_type", type}});
+    const auto inputs = std::get<execution::StepInputs>(scenario::step_setup(s));
+    const auto plan = execution::build_step_plan(inputs);
+    const auto rows = execution::kernel_table(inputs);
+    const auto& mid = *plan.stages[1];
+    EXPECT_EQ(mid.forward.total().ns, mid.layers * exposed(rows, "layer", "forward").ns) << type;
+    int ring = 0;
+    for (const auto& r : rows)
+      if (r.name == "cp_kv" && r.pass == std::string("forward")) {
+        ++ring;
+        EXPECT_GT(r.time, base::Time::zero());
+        if (std::string(type) == "p2p")
+          EXPECT_LT(r.exposed, r.time) << "hidden, at least in part, by the attention beside it";
+        else
+          EXPECT_EQ(r.exposed, r.time);
+      }
+    EXPECT_EQ(ring, 1) << type;
+  }
+}
+
 TEST(KernelTable, CliPrintsTheTableOrItsJson) {
   auto text = support::trainsim({"step", support::kDefaultScenario, "--kernels"});
   ASSERT_EQ(text.code, cli::kExitOk) << text.err;
