@@ -60,6 +60,12 @@ results::Json candidate_json(const Candidate& c, int rank) {
   // The uneven split the search chose where the layers do not divide over the stages (or the scenario's own).
   p["account_for_embedding_in_pipeline_split"] = c.parallel.account_for_embedding;
   p["account_for_loss_in_pipeline_split"] = c.parallel.account_for_loss;
+  if (!c.parallel.layers_per_stage.empty()) {
+    Json split = Json::array();
+    for (int l : c.parallel.layers_per_stage)
+      split.push_back(l);
+    p["layers_per_stage"] = std::move(split);
+  }
   j["megatron_flags"] = c.megatron_flags;
   Json step = results::to_json(c.step);
   step["analytic_step_time_s"] = c.analytic_step_time.seconds();

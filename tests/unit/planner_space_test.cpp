@@ -48,6 +48,34 @@ TEST(PlanSpace, LayersThatDoNotDivideAreSplitCountingTheEmbeddingAndTheLoss) {
     EXPECT_NE(rule, "layers-stages") << count << " points pruned for a split the search could have made";
 }
 
+TEST(PlanSpace, LayersThatDivideNeitherWayGetABalancedSplitOfTheirOwn) {
+  // DeepSeek-V3's 61 layers and MTP layer: 61 and 63 divide over no power of two, so every pipeline was pruned
+  // ("layers-stages"), NVIDIA's published PP 2-16 layouts included (a user trial). The search now writes a balanced
+  // split counting the embedding, the loss and the MTP layer as a layer each; over PP 8 x VPP 4 it is NVIDIA's own
+  // Megatron-Bridge layout, "Et|(tt|)*30mL".
+  support::TempDir dir;
+  const auto s = scenario::load_scenario(dir.write("dsv3.json", R"({"schema": "trainsim.scenario/1", "name": "dsv3",
+    "model": "deepseek-v3", "hardware": "gb200-nvl72", "cluster": {"gpus": 256, "nvlink_domain": 64},
+    "parallel": {"tp": 1, "pp": 8, "vpp": 4, "schedule": "interleaved", "ep": 32, "micro_batch": 1,
+                 "global_batch": 4096, "moe_dispatcher": "deepep"},
+    "training": {"seq_len": 4096, "dtype": "fp8", "fp8_recipe": "mxfp8", "main_grads": "bf16", "tokens": "1T"}})"));
+  const auto p = scenario::plan_problem(s, {}, false);
+  std::vector<int> nvidia(32, 2);
+  nvidia.front() = 1;
+  nvidia.back() = 0;
+  int seen = 0;
+  for (const auto& c : enumerate(p, 256))
+    if (c.pp == 8 && c.vpp == 4) {
+      ++seen;
+      EXPECT_EQ(c.layers_per_stage, nvidia);
+    }
+  EXPECT_GT(seen, 0);
+  const auto r = plan(p, {});
+  for (const auto& [rule, count] : r.infeasible)
+    EXPECT_NE(rule, "layers-stages") << count;
+  EXPECT_FALSE(r.candidates.empty());
+}
+
 TEST(PlanSpace, ZeroThreeIsSearchedWithoutPipelines) {
   support::TempDir dir;
   const auto s = six_layers(dir);
