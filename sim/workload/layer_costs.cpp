@@ -82,8 +82,12 @@ double attended_keys(const ModelSpec& m, const LayerShape& s) {
   int windowed = 0;
   for (int l = 0; l < m.layers; ++l)
     windowed += m.is_windowed_layer(l) ? 1 : 0;
-  const double w = std::min<double>(s.causal ? 2.0 * m.sliding_window : m.sliding_window, s.seq_len);
-  return (windowed * w + (m.layers - windowed) * static_cast<double>(s.seq_len)) / m.layers;
+  // Causal: query i sees min(i, w) keys, w - w^2 / 2s on average over the s queries (w <= s); written as twice that
+  // for the fused kernels' causal halving. It was min(2w, s), which charged a window of half the sequence or more as
+  // no window (a user trial: Gemma 2's 4096 at s = 8192 timed as global attention, a third more attention work).
+  const double sl = s.seq_len, win = std::min<double>(m.sliding_window, sl);
+  const double w = s.causal ? 2.0 * win - win * win / sl : win;
+  return (windowed * w + (m.layers - windowed) * sl) / m.layers;
 }
 
 Dims dims(const ModelSpec& m, const LayerShape& s) {
@@ -96,6 +100,7 @@ Dims dims(const ModelSpec& m, const LayerShape& s) {
   d.tokens_sp = s.sequence_parallel ? d.tokens / d.t : d.tokens;
   d.h = m.hidden;
   d.d = m.head_dim();
+  d.dv = m.mla ? m.mla->v_head_dim : d.d;
   d.q_heads = static_cast<double>(m.heads) / s.tp;
   d.kv_heads = std::max(1.0, static_cast<double>(m.kv_heads) / s.tp);  // replicated when kv_heads < tp
   d.f = static_cast<double>(m.ffn_hidden) / s.tp;
@@ -160,7 +165,9 @@ void tp_leave(PassWork& p, const LayerShape& s, const Dims& d, const std::string
 
 std::vector<Kernel> attention_core_backward(const LayerShape& s, const Dims& d) {
   const double bh = d.b * d.q_heads;
-  const double full = 2.0 * 2.0 * bh * d.s_local * d.s_kv * d.d;
+  // QK^T at the query/key width d, PV at the value width dv (MLA's differ: DeepSeek-V2/V3's 192 and 128; a user trial
+  // found PV charged at 192, attention work 20% high).
+  const double full = 2.0 * bh * d.s_local * d.s_kv * (d.d + d.dv);
   if (s.flash_attention) {
     const double flops = 2.5 * full * (s.causal ? 0.5 : 1.0);
     Kernel k{KernelKind::Attention, "flash_attn_bwd", d.s_local, d.s_kv, d.d, bh, flops, 0, true};
@@ -168,8 +175,8 @@ std::vector<Kernel> attention_core_backward(const LayerShape& s, const Dims& d) 
     return {k};
   }
   const double scores = bh * d.s_local * d.s_kv;
-  std::vector<Kernel> out{gemm("context_dgrad_v", d.s_kv, d.d, d.s_local, bh),
-                          gemm("context_dgrad_p", d.s_local, d.s_kv, d.d, bh)};
+  std::vector<Kernel> out{gemm("context_dgrad_v", d.s_kv, d.dv, d.s_local, bh),
+                          gemm("context_dgrad_p", d.s_local, d.s_kv, d.dv, bh)};
   if (s.attention_dropout) out.push_back(memory("attn_dropout_bwd", scores * (kAct * 2 + 1)));
   out.push_back(memory("softmax_bwd", scores * kAct * 3));
   out.push_back(gemm("scores_dgrad_q", d.s_local, d.d, d.s_kv, bh));
@@ -247,7 +254,7 @@ PassWork forward_pass(const ModelSpec& m, const LayerShape& s, const Dims& d) {
         memory("rope", d.tokens * (d.q_heads + d.kv_heads) * d.d * (s.eager_kernels ? kEagerRopeBytes : kAct * 2)));
   for (auto& k : attention_core_forward(s, d))
     attn.push_back(k);
-  linear(attn, s, "attn_out", d.tokens, d.h, d.q_heads * (m.mla ? m.mla->v_head_dim : d.d));
+  linear(attn, s, "attn_out", d.tokens, d.h, d.q_heads * d.dv);
   Segment a = compute("attn", std::move(attn));
   // Model FLOPs count attention without the causal saving (Narayanan et al. convention).
   for (auto& k : a.kernels) {
@@ -431,7 +438,7 @@ void add(PassWork& p, Segment s, double model_scale) {
 
 std::vector<Kernel> attention_core_forward(const LayerShape& s, const Dims& d) {
   const double bh = d.b * d.q_heads;
-  const double full = 2.0 * 2.0 * bh * d.s_local * d.s_kv * d.d;  // QK^T and PV, non-causal
+  const double full = 2.0 * bh * d.s_local * d.s_kv * (d.d + d.dv);  // QK^T and PV, non-causal
   if (s.flash_attention) {
     return {Kernel{KernelKind::Attention, "flash_attn_fwd", d.s_local, d.s_kv, d.d, bh, full * (s.causal ? 0.5 : 1.0),
                    0, true}};
@@ -439,7 +446,7 @@ std::vector<Kernel> attention_core_forward(const LayerShape& s, const Dims& d) {
   const double scores = bh * d.s_local * d.s_kv;
   std::vector<Kernel> out{gemm("scores", d.s_local, d.s_kv, d.d, bh), memory("scale_mask_softmax", scores * kAct * 2)};
   if (s.attention_dropout) out.push_back(memory("attn_dropout", scores * (kAct * 2 + 1)));
-  out.push_back(gemm("context", d.s_local, d.d, d.s_kv, bh));
+  out.push_back(gemm("context", d.s_local, d.dv, d.s_kv, bh));
   for (auto& k : out)
     k.attention_core = true;
   return out;
@@ -496,7 +503,7 @@ LayerWork layer_work(const ModelSpec& m, const LayerShape& s, RecomputeMode reco
     // what the attention call receives: grouped keys and values, or with repeated_kv one per query head (TorchTitan's
     // Llama calls repeat_kv before SDPA, torchtitan/models/llama/model.py at 0199cbc1, and PyTorch's context parallel
     // gathers what SDPA is given).
-    const double kv_bytes = 2.0 * d.tokens * (s.repeated_kv ? d.q_heads : d.kv_heads) * d.d * kAct;
+    const double kv_bytes = d.tokens * (s.repeated_kv ? d.q_heads : d.kv_heads) * (d.d + d.dv) * kAct;
     auto insert_cp = [&](PassWork& p, double factor, const char* label) {
       for (std::size_t i = 0; i < p.segments.size(); ++i) {
         if (p.segments[i].label == "attn" || p.segments[i].label == "attn_bwd") {

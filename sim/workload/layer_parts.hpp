@@ -15,6 +15,7 @@ struct Dims {
   double etp;         // tensor parallelism of the routed experts
   bool folded;        // MoE parallel folding: expert_tp < tp, the MoE block runs on expert_tp-gathered shards
   double moe_tokens;  // tokens entering this rank's MoE block: all the TP group's, or (folded) expert_tp shards
+  double dv;          // value width of one head: d, or MLA's v_head_dim (DeepSeek-V2/V3: 128 beside q/k's 192)
 };
 
 /// A GEMM of m x k by k x n, `batch` times (2mnk FLOPs each).

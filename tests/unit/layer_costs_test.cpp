@@ -419,5 +419,40 @@ TEST(LayerCosts, AttentionAndHiddenDropoutCostTheirOwnKernels) {
   EXPECT_GT(residual_bytes(hidden), residual_bytes(s));
 }
 
+double attention_flops(const PassWork& p) {
+  double f = 0;
+  for (const auto& s : p.segments)
+    for (const auto& k : s.kernels)
+      if (k.kind == KernelKind::Attention) f += k.flops;
+  return f;
+}
+
+TEST(LayerCosts, ASlidingWindowSavesWhatItsCausalMaskLeavesOut) {
+  // Query i of a causal window w sees min(i, w) keys: w - w^2 / 2s on average over s queries. A window of half the
+  // sequence or more had been charged as no window (Gemma 2's 4096 at s = 8192; found by a user trial).
+  auto m = scenario::load_model("llama3-8b");
+  LayerShape s;
+  s.seq_len = 8192;
+  const double global = attention_flops(layer_work(m, s, RecomputeMode::None).forward);
+  for (const int w : {1024, 4096, 6144, 8192, 16384}) {
+    m.sliding_window = w;
+    const double ws = std::min(w, 8192), mean = ws - ws * ws / (2.0 * 8192);
+    EXPECT_NEAR(attention_flops(layer_work(m, s, RecomputeMode::None).forward) / global, mean / 4096.0, 1e-12)
+        << "window " << w << ": the causal mean is s / 2 = 4096 keys a query";
+  }
+}
+
+TEST(LayerCosts, LatentAttentionMultipliesTheValuesAtTheirOwnWidth) {
+  // MLA's scores take the query/key width (DeepSeek-V3: 128 + 64) and its context the value width (128): Megatron-Core
+  // builds the core attention with k_channels and v_channels apart. PV had been charged at 192 (a user trial).
+  auto m = scenario::load_model("deepseek-v3");
+  LayerShape s;
+  s.seq_len = 4096;
+  const double at128 = attention_flops(layer_work(m, s, RecomputeMode::None).forward);
+  m.mla->v_head_dim = 192;
+  const double at192 = attention_flops(layer_work(m, s, RecomputeMode::None).forward);
+  EXPECT_NEAR(at128 / at192, (192.0 + 128.0) / (2 * 192.0), 1e-12);
+}
+
 }  // namespace
 }  // namespace sim::workload
