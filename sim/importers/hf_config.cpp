@@ -403,6 +403,10 @@ class HfImport {
     if (model_type == "qwen3" || model_type == "qwen3_moe" || model_type == "gemma3_text")
       d.put("model.qk_norm", true,
             at("model_type") + " (Qwen3 and Gemma 3 attention: RMSNorm on each query and key head)");
+    // use_qk_norm: Llama 4's L2 norm, GLM-4.5's RMSNorm on each query and key head (transformers' Llama4TextConfig,
+    // Glm4MoeConfig). It was read for Llama 4 only and listed as not modelled elsewhere (a user trial).
+    if (const auto qk = bool_key("use_qk_norm"); qk && *qk)
+      d.put("model.qk_norm", true, at("use_qk_norm") + " (a norm on each query and key head)");
     if (auto n = int_key("num_nextn_predict_layers"); n && *n > 0)
       d.put("model.mtp_layers", *n, at("num_nextn_predict_layers"));
     if (model_type == "llama4_text") llama4();
@@ -438,8 +442,6 @@ class HfImport {
     }
     if (const auto mlp = int_key("intermediate_size_mlp"); mlp && *mlp > 0)
       d.override_value("model.ffn_hidden", *mlp, at("intermediate_size_mlp") + " (Llama 4's dense layers)");
-    if (const auto qk = bool_key("use_qk_norm"); qk && *qk)
-      d.put("model.qk_norm", true, at("use_qk_norm") + " (L2 norm on each query and key head)");
     const auto chunk = int_key("attention_chunk_size");
     if (!chunk || *chunk <= 0) return;
     std::int64_t every = int_key("no_rope_layer_interval").value_or(4);

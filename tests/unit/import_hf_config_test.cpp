@@ -182,5 +182,17 @@ TEST(ImportHfConfig, HybridsWindowSplitsGatedGeluAndBrokenMlaAreReadAsTransforme
              {"v3.json: /kv_lora_rank: is null, but multi-head latent attention needs"});
 }
 
+TEST(ImportHfConfig, UseQkNormIsReadForEveryModel) {
+  // GLM-4.5's config sets use_qk_norm (Glm4MoeConfig: RMSNorm on each query and key head); it was read for Llama 4
+  // only and listed as not modelled for others (a user trial).
+  support::TempDir dir;
+  auto o = trainsim({"import", "hf-config", dir.write("glm.json", R"({"model_type": "glm4_moe", "hidden_size": 4096,
+    "intermediate_size": 10944, "num_hidden_layers": 8, "num_attention_heads": 96, "num_key_value_heads": 8,
+    "head_dim": 128, "vocab_size": 151552, "hidden_act": "silu", "use_qk_norm": true})")});
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  EXPECT_TRUE(contains(o.out, "\"qk_norm\": true")) << o.out;
+  EXPECT_FALSE(contains(o.err, "use_qk_norm")) << "read, not listed: " << o.err;
+}
+
 }  // namespace
 }  // namespace sim::cli::import_tests
