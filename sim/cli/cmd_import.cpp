@@ -208,10 +208,21 @@ int import_command(const ImportArgs& a, const Options& o, std::ostream& out, std
     if (!model_only)
       for (const auto& ov : overrides_of(o))
         known.override_value(ov.key, importers::parse_value(ov.value), "--set");
-    if (a.kind == "megatron") all.merge(importers::import_megatron(f, known, invocation));
-    if (a.kind == "deepspeed") all.merge(importers::import_deepspeed(f, known));
-    if (a.kind == "torchtitan") all.merge(importers::import_torchtitan(f, known));
-    if (a.kind == "hf-config") all.merge(importers::import_hf_config(f));
+    try {
+      if (a.kind == "megatron") all.merge(importers::import_megatron(f, known, invocation));
+      if (a.kind == "deepspeed") all.merge(importers::import_deepspeed(f, known));
+      if (a.kind == "torchtitan") all.merge(importers::import_torchtitan(f, known));
+      if (a.kind == "hf-config") all.merge(importers::import_hf_config(f));
+    } catch (const base::ConfigError& e) {
+      // --partial writes a draft with fields left open, not one beside a refusal: say so (a user trial saw only the
+      // refusal and no file).
+      if (!a.partial) throw;
+      auto items = e.items();
+      items.push_back({"import", "",
+                       "nothing written: --partial leaves open what a file does not give, not what it gives and "
+                       "trainsim refuses; change that setting in the file"});
+      throw base::ConfigError(std::move(items));
+    }
   }
   // --model-config is the model: a built-in the file names (a TorchTitan flavor) gives way to it, with a note.
   if (!a.model_config.empty())

@@ -334,6 +334,17 @@ TEST(ImportMegatron, MissingClusterSizeExitsTwoWithTheOptionThatGivesIt) {
   EXPECT_EQ(p.code, kExitOk) << p.err;
   EXPECT_TRUE(contains(p.out, "\"tp\": 2")) << "--partial writes what is resolved: " << p.out;
   EXPECT_TRUE(contains(p.err, "unresolved: hardware")) << p.err;
+  // A refused setting is not a field --partial can leave open: it says that nothing was written (a user trial saw the
+  // refusal alone and no file).
+  support::TempDir dir;
+  auto refused = trainsim({"import", "megatron",
+                           dir.write("alibi.sh",
+                                     "torchrun pretrain_gpt.py --num-layers 4 --hidden-size 256 "
+                                     "--num-attention-heads 4 --position-embedding-type alibi\n"),
+                           "--partial"});
+  EXPECT_EQ(refused.code, kExitBadInput);
+  EXPECT_TRUE(contains(refused.err, "nothing written: --partial leaves open what a file does not give")) << refused.err;
+  EXPECT_TRUE(refused.out.empty());
 }
 
 TEST(ImportMegatron, ANamedModelThatDisagreesWithTheFlagsIsAConflict) {
