@@ -219,8 +219,8 @@ int import_command(const ImportArgs& a, const Options& o, std::ostream& out, std
       if (!a.partial) throw;
       auto items = e.items();
       items.push_back({"import", "",
-                       "nothing written: --partial leaves open what a file does not give, not what it gives and "
-                       "trainsim refuses; change that setting in the file"});
+                       "nothing written: --partial leaves open what a file does not give; beside an error (a "
+                       "setting trainsim refuses, a file it cannot read) it writes nothing"});
       throw base::ConfigError(std::move(items));
     }
   }

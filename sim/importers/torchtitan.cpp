@@ -469,10 +469,10 @@ class TitanImport : public titan::Reader {
         // Layer-selective: one block in every N checkpointed, decided once the model and the pipeline are known.
         const bool digits = !opt->empty() && opt->size() < 7 &&
                             std::all_of(opt->begin(), opt->end(), [](unsigned char ch) { return std::isdigit(ch); });
-        if (!digits || std::stoi(*opt) < 1) {
+        if (!digits) {
           error(ac->get("selective_ac_option")->line, "[activation_checkpoint] selective_ac_option: \"" + *opt +
-                                                          "\" is not accepted; accepted: op, or a positive integer N "
-                                                          "(one block in every N checkpointed)");
+                                                          "\" is not accepted; accepted: op, or an integer N >= 0 "
+                                                          "(one block in every N checkpointed; 0 every block)");
         } else {
           layer_sac_ = std::pair{std::stoi(*opt), where + " (selective_ac_option " + *opt + ")"};
         }
@@ -483,36 +483,6 @@ class TitanImport : public titan::Reader {
       error(ac->get("mode")->line,
             "[activation_checkpoint] mode: \"" + *mode + "\" is not accepted; accepted: none, selective, full");
     }
-  }
-
-  /// TorchTitan's layer-selective checkpointing (selective_ac_option N): a block is checkpointed when the running
-  /// count of blocks is a multiple of N (torchtitan's apply_ac: "if not ac_freq or ptd_checkpoint_wrapper._count %
-  /// ac_freq == 0"), one in N, and the others keep their activations. trainsim's full recomputation by the block method
-  /// recomputes the first n layers of each virtual stage: the same count per stage, so the same memory and
-  /// recomputation. It was read as full recomputation of every layer, with a note calling it an upper bound; for memory
-  /// it was a lower bound (a user trial: Qwen3-32B with N = 2 on 8 GPUs fitted at 86.8 GiB; 140.8 GiB as run).
-  void layer_selective_checkpointing(Draft& d) {
-    if (!layer_sac_) return;
-    const auto& [every, where] = *layer_sac_;
-    const std::int64_t stages = d.integer("parallel.pp").value_or(1) * d.integer("parallel.vpp").value_or(1);
-    if (!model_layers_) {
-      d.put("parallel.recompute", std::string("full"), where);
-      out_.notes.push_back({where, "one block in every " + std::to_string(every) +
-                                       " checkpointed; with the model not known, every layer is recomputed (full): "
-                                       "time an upper bound, memory a lower bound; give --set "
-                                       "parallel.recompute_method=block --set parallel.recompute_num_layers=N"});
-      return;
-    }
-    const std::int64_t per_stage = *model_layers_ / std::max<std::int64_t>(stages, 1), n = per_stage / every;
-    if (n == 0) {
-      d.put("parallel.recompute", std::string("none"),
-            where + ": no block of a stage's " + std::to_string(per_stage) + " is checkpointed");
-      return;
-    }
-    d.put("parallel.recompute", std::string("full"), where);
-    d.put("parallel.recompute_method", std::string("block"), where);
-    d.put("parallel.recompute_num_layers", n,
-          where + ": " + std::to_string(n) + " of each virtual stage's " + std::to_string(per_stage) + " layers");
   }
 
   /// TorchTitan's model flavors that are trainsim built-ins (torchtitan/models/llama3/__init__.py: 8B, 70B, 405B).
@@ -549,7 +519,6 @@ class TitanImport : public titan::Reader {
   }
 
   const Draft& known_;
-  std::optional<std::pair<int, std::string>> layer_sac_;  // selective_ac_option N, and where it was set
   std::optional<std::string> op_sac_;  // where per-operator selective checkpointing was set (or defaulted)
   bool op_sac_default_ = false;        // ... by TorchTitan's default (a weak value)
   bool dense_model_ = false;           // the file names a built-in dense model, or a dense one is given beside it

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sim::importers::titan {
@@ -33,6 +34,9 @@ class Reader {
   /// TorchTitan's split of the layers over the (virtual) stages as parallel.layers_per_stage, and Interleaved1F1B's
   /// stages per rank as parallel.vpp, once the model's layers are known (torchtitan_pipeline.cpp).
   void pipeline_split(std::int64_t pp, const TomlValue* par);
+  /// [activation_checkpoint] selective_ac_option N (layer_sac_) as recomputation once the model and the split are known
+  /// (torchtitan_pipeline.cpp).
+  void layer_selective_checkpointing(Draft& d);
 
   const std::string& origin_;
   Import out_;
@@ -40,6 +44,7 @@ class Reader {
   std::vector<base::Diagnostic> errors_;
   std::optional<std::int64_t> model_layers_;  // the model's layers, where the file or the options give the model
   std::optional<std::string> interleaved_;    // where an Interleaved1F1B schedule is chosen
+  std::optional<std::pair<int, std::string>> layer_sac_;  // selective_ac_option N, and where it was set
 
  private:
   const TomlValue* quantize_table(const TomlValue& root, const char* group, const char* kind);

@@ -22,12 +22,15 @@ double cp_exchange_bytes(const workload::ModelSpec& model, const Layout& layout,
                          double kv_heads) {
   if (layout.cp <= 1) return 0;
   constexpr double kBf16 = 2, kFp32 = 4;
-  const double q = tokens * model.heads / layout.tp * model.head_dim();
-  const double kv = tokens * kv_heads * model.head_dim();
+  // Keys, queries and their gradients at the query/key width; values and the outputs at the value width (MLA's
+  // v_head_dim: DeepSeek-V2/V3's 128 beside 192).
+  const double d = model.head_dim(), dv = model.mla ? model.mla->v_head_dim : d;
+  const double q = tokens * model.heads / layout.tp * d, out = tokens * model.heads / layout.tp * dv;
+  const double kv = tokens * kv_heads * (d + dv);  // keys and values together
   const double cp = layout.cp;
   return type == CpCommType::AllGather
-             ? kBf16 * cp * 2 * kv + kFp32 * (q + 2 * kv) + 2 * kFp32 * 2 * kv + kBf16 * 2 * kv
-             : std::max(kBf16 * cp * (2 * kv + q), kBf16 * (2 * 2 * 2 * kv + q));
+             ? kBf16 * cp * kv + kFp32 * (q + kv) + 2 * kFp32 * kv + kBf16 * kv
+             : std::max(kBf16 * cp * (kv + out), kBf16 * (2 * 2 * kv + q));
 }
 
 }  // namespace sim::parallel

@@ -247,9 +247,11 @@ void enumerate_batch(const PlanProblem& problem, int gpus, const ParallelConfig&
         } else if (balanced) {
           // At least two slots a virtual stage (NVIDIA's DeepSeek-V3 layouts have two): the deeper splits of a model
           // whose layers divide over smaller pipelines (a 70B's 80 layers over 64 stages) took the default scenario's
-          // full search from 3.6 to 4.6 s and never led it (3.6 s with this bound, 2026-12-06).
+          // full search from 3.4 to 4.6 s of CPU and never led it; with this bound 3.8 s (2026-12-06, the best ten
+          // unchanged).
           for (int v : {1, 2, 4, 8})
             if (2 * pp * v <= model.layers + 2 + model.mtp_layers) vpps.push_back(v);
+          if (vpps.empty()) vpps = one(1);  // no split: the point stays, pruned as layers-stages
         } else if (counted % pp != 0) {
           vpps = one(1);
         } else {
@@ -264,9 +266,11 @@ void enumerate_batch(const PlanProblem& problem, int gpus, const ParallelConfig&
         }
 
         for (int vpp : vpps) {
+          // A split of at least two slots a virtual stage; none (a stage of one slot, or of no layer) leaves the point
+          // to be pruned as layers-stages, with its reason.
+          const bool deep = 2 * pp * vpp > model.layers + 2 + model.mtp_layers;
           const std::vector<int> split =
-              balanced ? balanced_split(model.layers, pp * vpp, model.mtp_layers) : std::vector<int>{};
-          if (balanced && split.empty()) continue;
+              balanced && !deep ? balanced_split(model.layers, pp * vpp, model.mtp_layers) : std::vector<int>{};
           std::vector<Schedule> schedules;
           if (f.schedule)
             schedules = one(base.schedule);

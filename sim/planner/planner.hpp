@@ -30,8 +30,9 @@ enum class Objective {
 };
 const char* to_string(Objective o);
 
-/// The parallel fields a scenario can fix; every field not fixed is searched. order and layers_per_stage are never
-/// searched: they are always taken as the scenario gives them.
+/// The parallel fields a scenario can fix; every field not fixed is searched. order is never searched, nor is a
+/// layers_per_stage the scenario gives; where the scenario gives none and the layers divide over a pipeline neither
+/// as they are nor with the embedding and loss counted, the search writes a balanced split (enumerate.cpp).
 struct FixedFields {
   bool tp = false;
   bool pp = false;
@@ -90,7 +91,7 @@ struct PlanProblem {
   bool eager_kernels = false;   // training.kernels "eager" (StepInputs::eager_kernels)
   bool repeated_kv = false;     // training.attention_kv "repeated" (StepInputs::repeated_kv)
   bool sp_batch_first = false;  // training.sp_layout "batch_first" (StepInputs::sp_batch_first)
-  /// Values of the fixed fields, and global_batch, order and layers_per_stage (never searched).
+  /// Values of the fixed fields, and global_batch, order and layers_per_stage (the scenario's, never searched).
   parallel::ParallelConfig parallel;
   FixedFields fixed;
   bool flash_attention = true;

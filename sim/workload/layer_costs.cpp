@@ -73,8 +73,9 @@ Segment comm(CommKind kind, double bytes, std::string label) {
 }
 
 /// Keys one query meets, averaged over the layers: the whole sequence, or for sliding-window layers (Mistral 7B,
-/// Jiang et al. 2023, Sec. 2; Gemma 3's local layers) the window, which a fused kernel skips beyond. Written as 2w
-/// (capped at s) for causal attention, so that the causal halving of the fused kernels leaves w keys per query. The
+/// Jiang et al. 2023, Sec. 2; Gemma 3's local layers) the window, which a fused kernel skips beyond. For causal
+/// attention written as twice the mean keys a query meets, so that the causal halving of the fused kernels leaves
+/// that mean (w - w^2 / 2s). The
 /// average puts every layer's share on each layer (exact for the whole stack; layers of a stage are not told apart).
 /// Unfused attention materialises the s x s scores whatever the mask.
 double attended_keys(const ModelSpec& m, const LayerShape& s) {
@@ -165,11 +166,11 @@ void tp_leave(PassWork& p, const LayerShape& s, const Dims& d, const std::string
 
 std::vector<Kernel> attention_core_backward(const LayerShape& s, const Dims& d) {
   const double bh = d.b * d.q_heads;
-  // QK^T at the query/key width d, PV at the value width dv (MLA's differ: DeepSeek-V2/V3's 192 and 128; a user trial
-  // found PV charged at 192, attention work 20% high).
-  const double full = 2.0 * bh * d.s_local * d.s_kv * (d.d + d.dv);
+  // FlashAttention's backward per score: QK^T again (2d FLOPs), dV = P^T dO and dP = dO V^T (2dv each), dQ = dS K and
+  // dK = dS^T Q (2d each): 6d + 4dv, 2.5x the forward's 2d + 2dv when the widths are equal (MLA's are not: DeepSeek-V2/
+  // V3's 192 and 128; a user trial found everything charged at 192).
   if (s.flash_attention) {
-    const double flops = 2.5 * full * (s.causal ? 0.5 : 1.0);
+    const double flops = 2.0 * bh * d.s_local * d.s_kv * (3.0 * d.d + 2.0 * d.dv) * (s.causal ? 0.5 : 1.0);
     Kernel k{KernelKind::Attention, "flash_attn_bwd", d.s_local, d.s_kv, d.d, bh, flops, 0, true};
     k.backward = true;
     return {k};

@@ -51,14 +51,24 @@ TEST(ImportTorchTitan, LayerSelectiveCheckpointingRecomputesOneBlockInN) {
         .draft;
   };
   const auto d = draft("");
+  ASSERT_NE(d.find("parallel.recompute_method"), nullptr);
   EXPECT_EQ(std::get<std::string>(d.find("parallel.recompute")->value), "full");
   EXPECT_EQ(std::get<std::string>(d.find("parallel.recompute_method")->value), "block");
   EXPECT_EQ(d.integer("parallel.recompute_num_layers"), 32) << "one of every 2 of Qwen3-32B's 64 layers";
-  // Over 4 pipeline stages each holds 16 layers, of which 8 are checkpointed.
+  // Over 4 pipeline stages TorchTitan's split holds 16, 17, 16 and 15 layers: the busiest rank checkpoints 8 of 17.
   EXPECT_EQ(draft("pipeline_parallel_degree = 4\n").integer("parallel.recompute_num_layers"), 8);
   EXPECT_THROW((void)importers::import_torchtitan_text(
                    "[activation_checkpoint]\nmode = \"selective\"\nselective_ac_option = \"two\"\n", "t.toml"),
                base::ConfigError);
+  // "0" checkpoints every block (torchtitan: "if not ac_freq").
+  const auto every = importers::import_torchtitan_text(
+                         "[model]\nname = \"qwen3\"\nflavor = \"32B\"\n[activation_checkpoint]\nmode = "
+                         "\"selective\"\nselective_ac_option = \"0\"\n",
+                         "t.toml")
+                         .draft;
+  ASSERT_NE(every.find("parallel.recompute"), nullptr);
+  EXPECT_EQ(std::get<std::string>(every.find("parallel.recompute")->value), "full");
+  EXPECT_EQ(every.find("parallel.recompute_method"), nullptr);
 }
 
 TEST(ImportTorchTitan, CheckpointSectionGivesTheIntervalAndWhetherSavesAreAsynchronous) {

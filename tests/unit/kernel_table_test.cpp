@@ -76,7 +76,8 @@ TEST(KernelTable, ContextParallelRingIsExposedAsTheStepTimesIt) {
   // is what the step pays, so a stage's forward is still its layers' rows. A user trial found the ring all exposed
   // here while the step hid it (107 us per layer shown, 0 paid); "all_gather" keeps it exposed in both.
   for (const char* type : {"p2p", "all_gather"}) {
-    const auto s = scenario::load_default_scenario({{"parallel.cp", "2"}, {"parallel.dp", "16"}, {"parallel.cp_comm_type", type}});
+    const auto s =
+        scenario::load_default_scenario({{"parallel.cp", "2"}, {"parallel.dp", "16"}, {"parallel.cp_comm_type", type}});
     const auto inputs = std::get<execution::StepInputs>(scenario::step_setup(s));
     const auto plan = execution::build_step_plan(inputs);
     const auto rows = execution::kernel_table(inputs);

@@ -56,19 +56,21 @@ TEST(PlanSpace, LayersThatDivideNeitherWayGetABalancedSplitOfTheirOwn) {
   support::TempDir dir;
   const auto s = scenario::load_scenario(dir.write("dsv3.json", R"({"schema": "trainsim.scenario/1", "name": "dsv3",
     "model": "deepseek-v3", "hardware": "gb200-nvl72", "cluster": {"gpus": 256, "nvlink_domain": 64},
-    "parallel": {"tp": 1, "pp": 8, "vpp": 4, "schedule": "interleaved", "ep": 32, "micro_batch": 1,
-                 "global_batch": 4096, "moe_dispatcher": "deepep"},
+    "parallel": {"tp": 1, "pp": 8, "ep": 32, "micro_batch": 1, "global_batch": 4096, "moe_dispatcher": "deepep"},
     "training": {"seq_len": 4096, "dtype": "fp8", "fp8_recipe": "mxfp8", "main_grads": "bf16", "tokens": "1T"}})"));
   const auto p = scenario::plan_problem(s, {}, false);
   std::vector<int> nvidia(32, 2);
   nvidia.front() = 1;
   nvidia.back() = 0;
+  // vpp is searched: 1, 2 and 4 (at least two slots a virtual stage: 64 slots over 8 x 8 stages would leave one).
   int seen = 0;
-  for (const auto& c : enumerate(p, 256))
-    if (c.pp == 8 && c.vpp == 4) {
-      ++seen;
-      EXPECT_EQ(c.layers_per_stage, nvidia);
-    }
+  for (const auto& c : enumerate(p, 256)) {
+    EXPECT_LE(c.vpp, 4);
+    EXPECT_EQ(c.layers_per_stage.size(), static_cast<std::size_t>(8 * c.vpp));
+    if (c.vpp != 4) continue;
+    ++seen;
+    EXPECT_EQ(c.layers_per_stage, nvidia);
+  }
   EXPECT_GT(seen, 0);
   const auto r = plan(p, {});
   for (const auto& [rule, count] : r.infeasible)
