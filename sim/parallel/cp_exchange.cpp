@@ -28,9 +28,8 @@ double cp_exchange_bytes(const workload::ModelSpec& model, const Layout& layout,
   const double q = tokens * model.heads / layout.tp * d, out = tokens * model.heads / layout.tp * dv;
   const double kv = tokens * kv_heads * (d + dv);  // keys and values together
   const double cp = layout.cp;
-  return type == CpCommType::AllGather
-             ? kBf16 * cp * kv + kFp32 * (q + kv) + 2 * kFp32 * kv + kBf16 * kv
-             : std::max(kBf16 * cp * (kv + out), kBf16 * (2 * 2 * kv + q));
+  return type == CpCommType::AllGather ? kBf16 * cp * kv + kFp32 * (q + kv) + 2 * kFp32 * kv + kBf16 * kv
+                                       : std::max(kBf16 * cp * (kv + out), kBf16 * (2 * 2 * kv + q));
 }
 
 }  // namespace sim::parallel
