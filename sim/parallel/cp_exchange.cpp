@@ -24,7 +24,7 @@ double cp_exchange_bytes(const workload::ModelSpec& model, const Layout& layout,
   constexpr double kBf16 = 2, kFp32 = 4;
   // Keys, queries and their gradients at the query/key width; values and the outputs at the value width (MLA's
   // v_head_dim: DeepSeek-V2/V3's 128 beside 192).
-  const double d = model.head_dim(), dv = model.mla ? model.mla->v_head_dim : d;
+  const double d = model.head_dim(), dv = model.value_head_dim();
   const double q = tokens * model.heads / layout.tp * d, out = tokens * model.heads / layout.tp * dv;
   const double kv = tokens * kv_heads * (d + dv);  // keys and values together
   const double cp = layout.cp;

@@ -101,7 +101,7 @@ Dims dims(const ModelSpec& m, const LayerShape& s) {
   d.tokens_sp = s.sequence_parallel ? d.tokens / d.t : d.tokens;
   d.h = m.hidden;
   d.d = m.head_dim();
-  d.dv = m.mla ? m.mla->v_head_dim : d.d;
+  d.dv = m.value_head_dim();
   d.q_heads = static_cast<double>(m.heads) / s.tp;
   d.kv_heads = std::max(1.0, static_cast<double>(m.kv_heads) / s.tp);  // replicated when kv_heads < tp
   d.f = static_cast<double>(m.ffn_hidden) / s.tp;

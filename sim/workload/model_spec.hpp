@@ -107,6 +107,8 @@ struct ModelSpec {
     if (mla) return mla->qk_nope_head_dim + mla->qk_rope_head_dim;
     return kv_channels > 0 ? kv_channels : hidden / heads;
   }
+  /// Value width of one head: head_dim, or MLA's v_head_dim (DeepSeek-V2/V3: 128 beside the keys' 192).
+  int value_head_dim() const { return mla ? mla->v_head_dim : head_dim(); }
   /// Width of all query heads together (= hidden unless head_dim says otherwise).
   int q_width() const { return heads * head_dim(); }
 
