@@ -98,6 +98,7 @@ void put_model(Draft& d, const workload::ModelSpec& m, const std::string& origin
   put("model.position_embedding",
       std::string(m.position_embedding == workload::PositionEmbedding::Rope ? "rope" : "learned"));
   put("model.bias", m.bias);
+  if (m.qkv_bias && !m.bias) put("model.qkv_bias", true);
   put("model.tied_embeddings", m.tied_embeddings);
   put("model.max_seq_len", std::int64_t{m.max_seq_len});
   if (m.moe) {

@@ -64,7 +64,7 @@ class HfImport {
       d.put("model.tied_embeddings", true, origin_ + " (transformers' PretrainedConfig default)", true);
       out_.notes.push_back({origin_, "no tie_word_embeddings: tied, as transformers' PretrainedConfig default"});
     }
-    if (bool_key("attention_bias")) d.put("model.bias", *bool_key("attention_bias"), at("attention_bias"));
+    biases(model_type);
     if (in_.has("rms_norm_eps")) {
       d.put("model.norm", std::string("rmsnorm"), at("rms_norm_eps"));
       used_.push_back("rms_norm_eps");
@@ -111,6 +111,13 @@ class HfImport {
     }
     if (!d.has("model.vocab") && model_type == "gemma3_text")  // the multimodal configs leave it to the class
       d.put("model.vocab", std::int64_t{262208}, at("model_type") + " (Gemma3TextConfig default vocab_size 262208)");
+    if (model_type == "qwen") qwen_remote_code();
+    if (!model_type.empty() && !known_model_type(model_type))
+      out_.not_modelled.push_back(
+          {at("model_type"), "\"" + model_type +
+                                 "\" is not a model type whose modeling code trainsim knows: its keys were read as "
+                                 "transformers' Llama-like classes read them; check the parameter count (trainsim "
+                                 "describe models) against the model card"});
     architecture_checks(model_type);
     if (d.has("model.moe.experts")) {
       if (!d.has("model.moe.top_k"))
@@ -166,6 +173,53 @@ class HfImport {
     return b;
   }
 
+  /// Which linears have biases, as transformers' modeling code builds them: GPT-2's, StarCoder's and GPT-NeoX's every
+  /// one; Qwen2's q, k and v always; GLM-4's q, k and v when attention_bias (Glm4Attention's o_proj has none); Llama's
+  /// family q, k, v and o when attention_bias, and the MLP's when mlp_bias.
+  void biases(const std::string& model_type) {
+    const auto attention = bool_key("attention_bias");
+    const auto mlp = bool_key("mlp_bias");
+    Draft& d = out_.draft;
+    if (model_type == "gpt2" || model_type == "gpt_bigcode" || (model_type == "gpt_neox" && attention.value_or(true))) {
+      d.put("model.bias", true, at("model_type") + " (its modeling code: biases on every linear)");
+    } else if (model_type == "qwen2" || model_type == "qwen2_moe") {
+      d.put("model.qkv_bias", true, at("model_type") + " (Qwen2Attention: q_proj, k_proj and v_proj with biases)");
+    } else if (attention && (model_type == "glm4" || model_type == "glm4_moe")) {
+      d.put("model.qkv_bias", *attention, at("attention_bias") + " (Glm4Attention: on q_proj, k_proj and v_proj)");
+    } else if (attention && *attention && mlp.value_or(false)) {
+      d.put("model.bias", true, at("attention_bias") + " and " + at("mlp_bias"));
+    } else if (attention && *attention) {
+      d.put("model.qkv_bias", true, at("attention_bias"));
+      out_.notes.push_back({at("attention_bias"), "o_proj's bias (hidden_size values a layer) is not counted"});
+    }
+    if (mlp.value_or(false) && !d.has("model.bias"))
+      out_.notes.push_back({at("mlp_bias"), "the MLP's biases without attention biases are not counted"});
+  }
+
+  /// The first Qwen (model_type "qwen": Qwen-7B/14B/72B's remote code, modeling_qwen.py): QWenMLP's two input
+  /// matrices are intermediate_size / 2 wide, both norms are RMSNorm whatever layer_norm_epsilon's name says, and
+  /// c_attn (q, k and v fused) has biases always, the other linears unless no_bias (QWenConfig's default true).
+  void qwen_remote_code() {
+    Draft& d = out_.draft;
+    if (const auto f = d.integer("model.ffn_hidden"))
+      d.override_value("model.ffn_hidden", *f / 2, at("intermediate_size") + " (QWenMLP: intermediate_size / 2)");
+    d.override_value("model.norm", std::string("rmsnorm"), at("model_type") + " (QWenBlock: RMSNorm ln_1 and ln_2)");
+    const auto no_bias = bool_key("no_bias");
+    if (no_bias.value_or(true))
+      d.put("model.qkv_bias", true, at("model_type") + " (QWenAttention's c_attn has biases; no_bias for the rest)");
+    else
+      d.put("model.bias", true, at("no_bias"));
+    if (const auto kv = int_key("kv_channels"); kv && *kv > 0) d.put("model.head_dim", *kv, at("kv_channels"));
+    used_.push_back("seq_length");  // the training length it was built for; max_position_embeddings is the model's
+  }
+
+  /// The model types whose modeling code the rules here follow; another is read as a Llama-like class and warned.
+  static bool known_model_type(std::string_view model_type) {
+    static const std::set<std::string, std::less<>> kKnown = {
+        "gpt2", "gptj", "gpt_neox", "gpt_bigcode", "codegen", "phi-msft", "qwen", "glm4", "glm4_moe", "gemma3"};
+    return gated_architecture(model_type) || kKnown.contains(model_type) || untied_by_default(std::string(model_type));
+  }
+
   /// Config classes whose modeling code always builds a gated MLP (gate_proj, up_proj, down_proj) with rotary
   /// positions, whatever hidden_act names: LlamaMLP, MistralMLP, Qwen2MLP, DeepseekV3MLP, Phi3MLP, GemmaMLP, ...
   static bool gated_architecture(std::string_view model_type) {
@@ -186,6 +240,10 @@ class HfImport {
       // Gemma2Config and Gemma3TextConfig default hidden_activation to "gelu_pytorch_tanh" (a gated GeLU MLP).
       out_.draft.put("model.activation", std::string("geglu"),
                      at("model_type") + " (transformers' default hidden_activation gelu_pytorch_tanh: gated GeLU)");
+      return;
+    }
+    if (!key && model_type == "qwen") {
+      out_.draft.put("model.activation", std::string("swiglu"), at("model_type") + " (QWenMLP: w1 x silu(w2))");
       return;
     }
     if (!key) {

@@ -130,6 +130,7 @@ const std::vector<FlagSpec>& flag_specs() {
       {"hybrid-override-pattern", Kind::Text, nullptr},
       {"untie-embeddings-and-output-weights", Kind::Bool, nullptr},
       {"disable-bias-linear", Kind::Bool, nullptr},
+      {"add-qkv-bias", Kind::Bool, nullptr},
       {"num-experts", Kind::Int, "model.moe.experts"},
       {"moe-router-topk", Kind::Int, "model.moe.top_k"},
       {"moe-router-num-groups", Kind::Int, "model.moe.router_groups"},  // group-limited routing

@@ -44,6 +44,7 @@ void apply_model_flags(const Context& c) {
   } else if (describes_model) {
     d.put("model.bias", true, dflt + ", linear layers with biases", true);
   }
+  if (const Given* g = c.given("add-qkv-bias")) d.put("model.qkv_bias", true, where(c, *g));
   if (const Given* g = c.given("untie-embeddings-and-output-weights")) {
     d.put("model.tied_embeddings", false, where(c, *g));
   } else if (describes_model) {

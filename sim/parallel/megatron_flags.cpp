@@ -139,6 +139,7 @@ MegatronArgs megatron_args(const ParallelConfig& config, const Layout& layout, c
       (model.position_embedding == workload::PositionEmbedding::Rope ? "rope" : "learned_absolute"));
   if (!model.tied_embeddings) add("--untie-embeddings-and-output-weights");
   if (!model.bias) add("--disable-bias-linear");
+  if (model.qkv_bias && !model.bias) add("--add-qkv-bias");
   flag("--vocab-size", model.vocab);
   // Megatron-LM pads --vocab-size to a multiple of --make-vocab-size-divisible-by (default 128) x tp
   // (_vocab_size_with_padding); a divisor that keeps this vocabulary exact is written when 128 would not.

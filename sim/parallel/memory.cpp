@@ -40,7 +40,7 @@ ParamsPerGpu layer_params(const ModelSpec& model, const Layout& layout, bool moe
     // kv_heads). Biases travel with their matrices (the row-parallel output bias, h values, is replicated in
     // Megatron; ignored).
     const double kv_width = static_cast<double>(model.kv_heads) * model.head_dim();
-    const double kv_part = 2 * h * kv_width + (model.bias ? 2 * kv_width : 0.0);
+    const double kv_part = 2 * h * kv_width + (model.qkv_bias ? 2 * kv_width : 0.0);
     const double kv_share = static_cast<double>(kv_heads_per_rank(model, layout.tp)) / model.kv_heads;
     attention = (counts.attention_per_layer - kv_part) / t + kv_part * kv_share;
   }

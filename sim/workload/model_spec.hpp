@@ -65,7 +65,10 @@ struct ModelSpec {
   Activation activation = Activation::Gelu;
   Norm norm = Norm::LayerNorm;
   PositionEmbedding position_embedding = PositionEmbedding::Rope;
-  bool bias = false;
+  bool bias = false;  // biases on every linear layer (Megatron-LM's add_bias_linear, GPT-2)
+  /// Biases on the query, key and value projections only (Megatron-LM's --add-qkv-bias; Qwen2 and Qwen2.5, GLM-4's
+  /// attention_bias): implied by `bias`.
+  bool qkv_bias = false;
   bool tied_embeddings = false;
   int max_seq_len = 0;
   std::optional<MoeSpec> moe;

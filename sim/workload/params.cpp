@@ -32,8 +32,8 @@ double attention_params(const ModelSpec& m) {
   }
   const double kv = static_cast<double>(m.kv_heads) * m.head_dim();
   const double q = m.q_width();
-  // Q is h x (heads * head_dim), O its transpose; biases on Q, K, V and the output (h).
-  double p = 2.0 * h * q + 2.0 * h * kv + (m.bias ? q + h + 2.0 * kv : 0.0);
+  // Q is h x (heads * head_dim), O its transpose; biases on Q, K, V (qkv_bias) and the output (h, with bias).
+  double p = 2.0 * h * q + 2.0 * h * kv + (m.qkv_bias ? q + 2.0 * kv : 0.0) + (m.bias ? h : 0.0);
   if (m.qk_norm) p += 2.0 * norm_params(m, m.head_dim());
   return p;
 }

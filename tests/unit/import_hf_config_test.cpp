@@ -194,5 +194,59 @@ TEST(ImportHfConfig, UseQkNormIsReadForEveryModel) {
   EXPECT_FALSE(contains(o.err, "use_qk_norm")) << "read, not listed: " << o.err;
 }
 
+TEST(ImportHfConfig, BiasesOnTheLinearsTheModelingCodeGivesThem) {
+  // Qwen2.5-7B: q, k and v have biases (Qwen2Attention), o and the MLP none. With them the count is the model card's
+  // 7,615,616,512 exactly; without them it was 129,024 short (28 layers x (3584 + 2 x 512)).
+  const std::string qwen = std::string(TRAINSIM_SOURCE_DIR) + "/tests/data/import/corpus/hf-qwen2_5-7b-config.json";
+  auto j = trainsim({"describe", "models", qwen, "--format", "json"});
+  ASSERT_EQ(j.code, kExitOk) << j.err;
+  EXPECT_EQ(nlohmann::json::parse(j.out)[0].at("params").get<double>(), 7'615'616'512.0);
+  support::TempDir dir;
+  // GLM-4.5's attention_bias is on q, k and v only (Glm4Attention); Llama's on o as well, the MLP's with mlp_bias.
+  auto glm = trainsim({"import", "hf-config", dir.write("glm.json", R"({"model_type": "glm4_moe", "hidden_size": 4096,
+    "intermediate_size": 10944, "num_hidden_layers": 8, "num_attention_heads": 96, "num_key_value_heads": 8,
+    "head_dim": 128, "vocab_size": 151552, "hidden_act": "silu", "attention_bias": true})")});
+  ASSERT_EQ(glm.code, kExitOk) << glm.err;
+  EXPECT_TRUE(contains(glm.out, "\"qkv_bias\": true")) << glm.out;
+  EXPECT_FALSE(contains(glm.out, "\"bias\": true")) << glm.out;
+  const std::string llama = R"({"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336,
+    "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8, "vocab_size": 128256,
+    "hidden_act": "silu", "attention_bias": true, "mlp_bias": MLP})";
+  auto with = [&](const std::string& mlp) {
+    std::string s = llama;
+    s.replace(s.find("MLP"), 3, mlp);
+    return trainsim({"import", "hf-config", dir.write("llama" + mlp + ".json", s)});
+  };
+  auto both = with("true");
+  ASSERT_EQ(both.code, kExitOk) << both.err;
+  EXPECT_TRUE(contains(both.out, "\"bias\": true")) << both.out;
+  auto attention_only = with("false");
+  ASSERT_EQ(attention_only.code, kExitOk) << attention_only.err;
+  EXPECT_TRUE(contains(attention_only.out, "\"qkv_bias\": true")) << attention_only.out;
+  EXPECT_TRUE(contains(attention_only.err, "o_proj's bias")) << attention_only.err;
+}
+
+TEST(ImportHfConfig, TheFirstQwensRemoteCodeIsReadAsItBuildsTheModel) {
+  // Qwen-7B (model_type "qwen", modeling_qwen.py): QWenMLP's matrices are intermediate_size / 2 = 11008 wide, its
+  // norms RMSNorm, c_attn has biases. By hand: 2 x 151936 x 4096 + 32 x (4096 x 12288 + 12288 + 4096^2 + 3 x 4096 x
+  // 11008 + 2 x 4096) + 4096 = 7,721,324,544 (the card's 7.7B); read as a Llama config it was 12.0B (a user trial).
+  const std::string qwen =
+      std::string(TRAINSIM_SOURCE_DIR) + "/tests/data/import/corpus/hf-qwen-7b-chat-int4-config.json";
+  auto j = trainsim({"describe", "models", qwen, "--format", "json"});
+  ASSERT_EQ(j.code, kExitOk) << j.err;
+  EXPECT_EQ(nlohmann::json::parse(j.out)[0].at("params").get<double>(), 7'721'324'544.0);
+  auto o = trainsim({"import", "hf-config", qwen});
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  EXPECT_TRUE(contains(o.out, "\"norm\": \"rmsnorm\"")) << o.out;
+  EXPECT_FALSE(contains(o.err, "is not a model type")) << o.err;
+  // A model type whose modeling code trainsim does not know is read, with a warning to check the count.
+  support::TempDir dir;
+  auto other = trainsim({"import", "hf-config", dir.write("baichuan.json", R"({"model_type": "baichuan",
+    "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32, "num_attention_heads": 32,
+    "vocab_size": 64000, "hidden_act": "silu", "rms_norm_eps": 1e-6})")});
+  ASSERT_EQ(other.code, kExitOk) << other.err;
+  EXPECT_TRUE(contains(other.err, "\"baichuan\" is not a model type whose modeling code trainsim knows")) << other.err;
+}
+
 }  // namespace
 }  // namespace sim::cli::import_tests

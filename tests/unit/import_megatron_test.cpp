@@ -32,6 +32,19 @@ TEST(ImportMegatron, DeepEpDispatchAndExpertTensorParallelism) {
   EXPECT_EQ(std::get<std::string>(im.draft.find("model.activation")->value), "relu2") << "--squared-relu (Nemotron)";
 }
 
+TEST(ImportMegatron, QkvBiasWithoutTheOtherBiases) {
+  // Qwen2 and GLM-4.5 recipes: --disable-bias-linear --add-qkv-bias (biases on q, k and v only); the flag had been
+  // listed as not modelled.
+  const auto im = importers::import_megatron_text(
+      "torchrun --nproc_per_node=8 train.py --disable-bias-linear --add-qkv-bias --num-layers 28 --hidden-size 3584 "
+      "--num-attention-heads 28\n",
+      "launch.sh");
+  ASSERT_NE(im.draft.find("model.qkv_bias"), nullptr);
+  EXPECT_TRUE(std::get<bool>(im.draft.find("model.qkv_bias")->value));
+  EXPECT_FALSE(std::get<bool>(im.draft.find("model.bias")->value));
+  for (const auto& i : im.ignored) EXPECT_EQ(i.to_string().find("add-qkv-bias"), std::string::npos) << i.to_string();
+}
+
 TEST(ImportMegatron, CommunicationOverlapFlags) {
   // --tp-comm-overlap and --overlap-param-gather change the step model (execution/tp_overlap.hpp, the parameter
   // gather under the next forward); --overlap-grad-reduce, trainsim's default, is tested below.
