@@ -423,7 +423,11 @@ void Trial::on_repair_done(int nodes) {
     enter(Phase::Draining, now() + plan_.drain_write);
     return;
   }
-  if (phase_ != Phase::Waiting) return;
+  // Back while a shrunk restart is under way: the restart starts over at full size (the launcher's rendezvous
+  // re-forms with the returning nodes), not shrunk until some later repair (a user trial: 15 min repairs left a 70B
+  // run on half its replicas for weeks).
+  const bool shrunk_restart = phase_ == Phase::Restarting && missing_replicas_ > 0 && pool_ >= missing_nodes_;
+  if (phase_ != Phase::Waiting && !shrunk_restart) return;
   close_phase();
   decide();
 }
