@@ -190,10 +190,19 @@ void print_run(const results::RunSummary& r, const cost::CostSummary& c, const s
   if (waiting > 0.5)
     out << "WAITING         " << pct(waiting) << " of the wall time waiting for repairs: " << results::waiting_remedy(r)
         << "\n";
+  const std::string burn = std::string(c.pricing == "owned" ? "owned, amortised at " : "rented at ") +
+                           base::format_money({c.burn_usd_per_hour}) + "/h for the cluster";
+  if (r.work == "window") {
+    out << "cost            " << money(c.mean_usd) << " for the " << fmt(r.accounting.wall_s / 86400.0, 1)
+        << " d window (" << burn << ")\n";
+    if (c.p_budget_overrun)
+      out << "budget          " << (*c.p_budget_overrun > 0 ? "exceeded" : "within")
+          << (s.cost.budget ? " (" + base::format_money(*s.cost.budget) + ", cost.budget)" : "") << "\n";
+    if (s.cost.deadline)
+      out << "deadline        not applicable: the run has a fixed duration (training.duration), not a length\n";
+  }
   if (r.work == "steps") {
-    out << "cost            p50 " << money(c.p50_usd) << ", p90 " << money(c.p90_usd) << " ("
-        << (c.pricing == "owned" ? "owned, amortised at " : "rented at ") << base::format_money({c.burn_usd_per_hour})
-        << "/h for the cluster)\n";
+    out << "cost            p50 " << money(c.p50_usd) << ", p90 " << money(c.p90_usd) << " (" << burn << ")\n";
     if (c.p_deadline_miss)
       out << "deadline risk   " << pct(*c.p_deadline_miss) << " chance of missing it"
           << (s.cost.deadline ? " (" + fmt(s.cost.deadline->seconds() / 86400.0, 1) + " d, cost.deadline)" : "")

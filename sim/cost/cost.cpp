@@ -172,6 +172,8 @@ CostSummary run_cost(const results::RunSummary& run, const CostInputs& in) {
   }
 
   const auto& hist = run.time_to_train_hist;
+  // A fixed duration (training.duration) has one cost, so the budget is exceeded or not; a deadline does not apply.
+  if (window && in.budget && std::isfinite(c.mean_usd)) c.p_budget_overrun = c.mean_usd > in.budget->usd ? 1.0 : 0.0;
   if (!window && hist.count() > 0) {
     if (in.deadline) c.p_deadline_miss = hist.fraction_above(in.deadline->days());
     if (in.budget && per_day > 0) c.p_budget_overrun = hist.fraction_above(in.budget->usd / per_day);

@@ -129,6 +129,26 @@ TEST(RunCost, RentedWithEnergyAndStorageHandComputed) {
   EXPECT_DOUBLE_EQ(c.per_failure_usd[1].second, 192.0);
 }
 
+TEST(RunCost, AFixedDurationHasOneCostWhichIsOverTheBudgetOrNot) {
+  // training.duration: the wall time is the window, so the cost is certain (a user trial: "n/a" for a 54-day run
+  // certain to cost $84.7M against a $50M budget). A deadline does not apply.
+  results::RunSummary run = ten_day_run();
+  run.work = "window";
+  CostInputs in = sixteen_gpus();
+  const double mean = 7680 + 676.8 + 300.0 / 30.4375;
+  in.budget = base::Money{mean - 1};
+  in.deadline = base::Time::from_seconds(86400.0);
+  auto c = run_cost(run, in);
+  EXPECT_NEAR(c.mean_usd, mean, 1e-6);
+  ASSERT_TRUE(c.p_budget_overrun);
+  EXPECT_EQ(*c.p_budget_overrun, 1.0);
+  EXPECT_FALSE(c.p_deadline_miss);
+  in.budget = base::Money{mean + 1};
+  c = run_cost(run, in);
+  ASSERT_TRUE(c.p_budget_overrun);
+  EXPECT_EQ(*c.p_budget_overrun, 0.0);
+}
+
 TEST(RunCost, WaterfallSplitsTheMeanAndSumsToIt) {
   const auto c = run_cost(ten_day_run(), sixteen_gpus());
   // compute 32 x 192 h = 6,144; checkpoints 32 x 12 h = 384; failures 960 + 192 (the causes cover every stopped
