@@ -176,14 +176,16 @@ void print_run(const results::RunSummary& r, const cost::CostSummary& c, const s
         << " min (Daly 2006, for this job's MTBF and blocking time); the interval above makes the expected wall time "
         << (ck.wall_vs_optimum >= 0 ? pct(ck.wall_vs_optimum) + " longer" : pct(-ck.wall_vs_optimum) + " shorter")
         << " (reliability.checkpoint.interval \"auto\" uses the optimum)\n";
-  out << "  write         " << fmt(ck.write_s, 1) << " s"
+  // Sub-0.05 s times keep their digits (a 0.04 s write printed as "0.0 s (given)", a user trial).
+  const auto secs = [&](double x) { return fmt(x, x > 0 && x < 0.05 ? 3 : 1); };
+  out << "  write         " << secs(ck.write_s) << " s"
       << (ck.write_basis.empty() ? std::string(" (given)") : " = " + ck.write_basis)
       << (ck.async ? "; blocks " + fmt(ck.snapshot_s, 2) + " s" +
                          (ck.snapshot_basis.empty() ? std::string() : " = " + ck.snapshot_basis) +
                          " (GPU-to-host snapshot, asynchronous)"
                    : std::string())
       << "\n";
-  out << "  load          " << fmt(ck.load_s, 1) << " s"
+  out << "  load          " << secs(ck.load_s) << " s"
       << (ck.load_basis.empty() ? std::string(" (given)") : " = " + ck.load_basis) << "\n";
   out << "spares          " << r.spares << " nodes; when none is left: " << r.on_spares_exhausted << "\n";
   const double waiting = r.accounting.wall_s > 0 ? r.accounting.waiting_for_repair_s / r.accounting.wall_s : 0.0;

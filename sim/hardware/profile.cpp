@@ -90,6 +90,7 @@ FailureComponentSpec FailureComponentSpec::parse(JsonReader& in) {
       if (scope == to_string(s)) c.scope = s;
   }
   in.required("mtbf", c.mtbf);
+  in.accept("distribution");
   if (in.kind("distribution") == JsonReader::Kind::Object) {
     if (auto dist = in.required_object("distribution")) {
       if (auto w = dist->required_object("weibull")) {
@@ -109,7 +110,14 @@ FailureComponentSpec FailureComponentSpec::parse(JsonReader& in) {
                    FailureEffect::Maintenance, FailureEffect::LossSpike})
       if (effect == to_string(e)) c.effect = e;
   }
-  in.optional("repair", c.repair, base::Sign::NonNegative);
+  // A part that takes nodes out says for how long: a silent 0 h sized the spare pool to nothing and cost no degraded
+  // time (a user trial). Job-scope failures take no node out.
+  if (c.scope == FailureScope::Job || c.effect == FailureEffect::LossSpike || in.has("repair"))
+    in.optional("repair", c.repair, base::Sign::NonNegative);
+  else if (in.has("scope"))
+    in.error("repair", "is required for a " + std::string(to_string(c.scope)) +
+                           "-scope component: how long its nodes stay out for repair (\"0 h\" if a restart is all "
+                           "it needs)");
   in.finish();
   return c;
 }

@@ -302,6 +302,8 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
   std::vector<hardware::FailureComponentSpec> inline_components;
   bool replace = true;
   if (auto r = in.optional_object("reliability")) {
+    r->accept("failures");  // read below by its kind; listed among the accepted keys either way
+    r->accept("checkpoint");
     const auto fk = r->kind("failures");
     if (fk == JsonReader::Kind::Object) {
       if (auto f = r->required_object("failures")) {
@@ -354,6 +356,7 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
     }
     if (r->kind("checkpoint") == JsonReader::Kind::Object) {
       auto ck = r->required_object("checkpoint");
+      ck->accept("interval");
       if (ck->kind("interval") == JsonReader::Kind::String) {
         std::string text;
         ck->required("interval", text);

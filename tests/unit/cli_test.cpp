@@ -64,6 +64,27 @@ TEST_F(BadInput, MisspeltKeyGetsASuggestion) {
                    "unknown key \"global_bach\" (did you mean \"global_batch\"?)");
 }
 
+TEST_F(BadInput, UnknownKeyListsKeysReadOnlyWhenPresent) {
+  // "interval" and "failures" are read by their JSON type; they were missing from the accepted lists (a user trial).
+  expect_bad_input(validate_variant(dir_, R"("interval": "auto", )", R"("zzz": 1, )"), "/reliability/checkpoint",
+                   "accepted: interval, ");
+  expect_bad_input(validate_variant(dir_, R"("reliability": {)", R"("reliability": { "bogus": 1,)"), "/reliability",
+                   "failures, checkpoint");
+}
+
+TEST_F(BadInput, AFailureComponentThatTakesNodesOutSaysForHowLong) {
+  // No repair on a node-scope part was 0 h: no spares, no degraded time (a user trial).
+  expect_bad_input(validate_variant(dir_, R"("reliability": {)",
+                                    R"("reliability": { "failures": {"components": [{"name": "tor", "scope": "node",
+                                       "mtbf": "100 d", "effect": "crash"}]},)"),
+                   "/reliability/failures/components/0/repair", "is required for a node-scope component");
+  EXPECT_EQ(validate_variant(dir_, R"("reliability": {)",
+                             R"("reliability": { "failures": {"components": [{"name": "bug", "scope": "job",
+                                "mtbf": "1 d", "effect": "crash"}]},)")
+                .code,
+            kExitOk);
+}
+
 TEST_F(BadInput, WrongType) {
   expect_bad_input(validate_variant(dir_, R"("tp": 2)", R"("tp": "2")"), "/parallel/tp",
                    "expected an integer, found \"2\" (a string)");
