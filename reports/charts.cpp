@@ -230,7 +230,8 @@ namespace {
 /// Events of a trial's life cycle; every other kind is a failure arriving (its effect: crash, hang, sdc, ...).
 bool lifecycle(const std::string& kind) {
   for (const char* k : {"detected", "restart", "restart_shrunk", "resume", "repaired", "waiting_for_repair", "finished",
-                        "window_end", "never_finished", "sdc_rollback", "spike_rollback", "drain"})
+                        "window_end", "never_finished", "sdc_rollback", "spike_rollback", "drain",
+                        "timeline_truncated"})
     if (kind == k) return true;
   return false;
 }
@@ -325,6 +326,16 @@ std::string chart_failure_timeline(const ReportInput& in) {
     svg.marker(x(d), lane_y(i) + 12, 9, effect_colour(e.kind),
                "day " + fixed(d, 2) + ": " + e.kind + (e.cause.empty() ? "" : " (" + e.cause + ")"));
   }
+  // Events past the sample trial's recording limit are not drawn: the job lane says so instead of showing it running.
+  std::string cut;
+  for (const auto& e : ev)
+    if (e.kind == "timeline_truncated") {
+      const double d = e.at.days();
+      svg.rect(x(d), lane_y(0) + 4, std::max(kRight - x(d), 1.0), kRow - 14, "#bbbbbb",
+               "events after day " + fixed(d, 1) + " not recorded (the sample trial's timeline keeps " +
+                   std::to_string(ev.size()) + " events)");
+      cut = "; events after day " + fixed(d, 1) + " not recorded";
+    }
   const auto& last = ev.back();
   if (last.kind == "finished" || last.kind == "never_finished" || last.kind == "window_end") {
     const double fx = x(last.at.days());
@@ -334,7 +345,7 @@ std::string chart_failure_timeline(const ReportInput& in) {
   const double axis_y = lane_y(lanes.size()) + kRow - 4;
   svg.x_axis(x, axis_y, nice_ticks(0, end_d, 10),
              "days since the start of the run (trial " + std::to_string(in.run.sample_trial) + ", " +
-                 std::to_string(stops) + " stops)",
+                 std::to_string(stops) + " stops" + cut + ")",
              "");
   return svg.str();
 }

@@ -279,7 +279,16 @@ void Trial::stop(bool finished, std::string reason, Time t) {
 }
 
 void Trial::record(const char* kind, const std::string& cause) {
-  if (!record_ || result_.timeline.size() >= plan_.max_timeline_events) return;
+  if (!record_) return;
+  // The last two slots: where the recording stops, and the trial's end, so that a cut timeline never reads as the
+  // whole run (a user trial: a 54-day report drawn from 2,000 events that stopped at day 52, without a word).
+  const std::string_view k = kind;
+  const bool end = k == "finished" || k == "window_end" || k == "never_finished";
+  if (!end && result_.timeline.size() + 2 >= plan_.max_timeline_events) {
+    if (result_.timeline.empty() || result_.timeline.back().kind != "timeline_truncated")
+      result_.timeline.push_back(results::RunTimelineEvent{now(), "timeline_truncated", ""});
+    return;
+  }
   result_.timeline.push_back(results::RunTimelineEvent{now(), kind, cause});
 }
 }  // namespace sim::reliability::detail

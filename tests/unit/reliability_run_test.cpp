@@ -442,6 +442,19 @@ TEST(RunMonteCarlo, ARepairThatEndsDuringTheShrunkRestartRestartsAtFullSize) {
   EXPECT_LT(shrink.time_to_train_days.mean, 1.01 * wait.time_to_train_days.mean);
 }
 
+TEST(RunMonteCarlo, ACutSampleTimelineSaysWhereItStopsAndKeepsItsEnd) {
+  // Hourly crashes over 30 days: far more events than the 10 kept. The recording stops with a marker and the
+  // trial's end is still there (a report had drawn a cut timeline as the whole run).
+  RunInputs in = daly_model(1.0, 1, 10, 24 * 30);
+  in.max_timeline_events = 10;
+  const results::RunSummary s = run_monte_carlo(in, 2, 5, 1);
+  ASSERT_GE(s.sample_timeline.size(), 2u);
+  EXPECT_LE(s.sample_timeline.size(), 10u);
+  EXPECT_EQ(s.sample_timeline[s.sample_timeline.size() - 2].kind, "timeline_truncated");
+  EXPECT_EQ(s.sample_timeline.back().kind, "finished");
+  EXPECT_GT(s.sample_timeline.back().at.days(), 29.0);
+}
+
 TEST(RunMonteCarlo, FailuresOfNodesAShrunkJobLeftIdleDoNotInterruptIt) {
   // As above, but repairs outlast the run: after its first failure the job runs on 4 of its 8 nodes for good (the
   // batch divides over 8 or 4 replicas), so later node failures reach it at the rate of 4 nodes, not of every healthy
