@@ -142,6 +142,7 @@ struct BaselineMetric {
 struct Baseline {
   std::string scenario;
   std::vector<BaselineMetric> metrics;
+  std::string description;  // a hand-written note, kept when the baseline is rewritten
 };
 
 /// Why a baseline value recorded in `m.unit` cannot be compared with the field `path` names (no conversion is
@@ -163,7 +164,7 @@ Baseline parse_baseline(const base::JsonDocument& doc) {
   in.required("scenario", b.scenario);
   std::string ignored;
   in.optional("trainsim", ignored);  // the version that wrote it
-  in.optional("description", ignored);
+  in.optional("description", b.description);
   if (auto m = in.required_object("metrics")) {
     for (const auto& key : m->keys()) {
       auto e = m->required_object(key);
@@ -198,6 +199,7 @@ std::string baseline_text(const Baseline& b) {
   Json j = Json::object();
   j["schema"] = std::string(kBaselineSchema);
   j["scenario"] = b.scenario;
+  if (!b.description.empty()) j["description"] = b.description;
   j["trainsim"] = TRAINSIM_VERSION;
   Json& m = j["metrics"];
   m = Json::object();
@@ -259,6 +261,9 @@ class Checker {
         } catch (const base::ConfigError&) {  // unreadable: the file's stem stays
         }
       }
+      // A baseline that could not be written was not updated (a user trial: "3 updated" beside the refusal).
+      for (auto& row : rep.rows)
+        if (row.status == Status::Updated) row.status = Status::Skipped;
       for (const auto& d : e.items())
         rep.rows.push_back({"input", "", "", Status::Error, d.to_string()});
     }
@@ -287,7 +292,10 @@ class Checker {
     if (!a_.baseline_dir.empty()) {
       baseline_path =
           (std::filesystem::path(a_.baseline_dir) / (std::filesystem::path(path).stem().string() + ".json")).string();
-      if (std::filesystem::exists(baseline_path)) {
+      std::error_code ec;
+      const bool exists = std::filesystem::exists(baseline_path, ec);
+      if (ec) throw base::ConfigError(baseline_path, "", "cannot read the baseline: " + ec.message());
+      if (exists) {
         baseline = parse_baseline(base::JsonDocument::parse_file(baseline_path));
         if (baseline->scenario != s.name && !a_.update_baseline)
           throw base::ConfigError(baseline_path, "/scenario",
@@ -324,7 +332,7 @@ class Checker {
     bool needs_run = false;
     for (const auto& e : s.expect)
       if (!e.equals && !e.within_best && !step_->resolve(e.metric)) needs_run = true;
-    if (new_baseline) baseline = Baseline{s.name, default_metrics(needs_run)};
+    if (new_baseline) baseline = Baseline{s.name, default_metrics(needs_run), ""};
     if (baseline)
       for (const auto& m : baseline->metrics)
         if (!step_->resolve(m.path)) needs_run = true;
@@ -356,7 +364,9 @@ class Checker {
       rep.rows.push_back(compare(m, baseline_path, new_baseline));
     if (a_.update_baseline) {
       baseline->scenario = s.name;
-      std::filesystem::create_directories(std::filesystem::path(baseline_path).parent_path());
+      std::error_code ec;
+      std::filesystem::create_directories(std::filesystem::path(baseline_path).parent_path(), ec);
+      if (ec) throw base::ConfigError(a_.baseline_dir, "", "cannot create the baseline folder: " + ec.message());
       base::write_file_atomic(baseline_path, baseline_text(*baseline), /*may_replace_input=*/true);
       rep.baseline_written = baseline_path;
     }

@@ -12,6 +12,7 @@
 
 #include <charconv>
 #include <cstdint>
+#include <filesystem>
 #include <limits>
 
 #ifndef TRAINSIM_VERSION
@@ -144,6 +145,10 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   } catch (const base::ConfigError& e) {
     for (const auto& d : e.items())
       err << "error: " << base::printable(d.to_string()) << '\n';
+    return kExitBadInput;
+  } catch (const std::filesystem::filesystem_error& e) {
+    // A path the system refuses (too long, not a folder, no permission): bad input, named, not a trainsim bug.
+    err << "error: " << base::printable(e.path1().string()) << ": " << base::printable(e.code().message()) << '\n';
     return kExitBadInput;
   } catch (const Interrupted&) {
     err << (base::outputs_committed() ? kStoppedAfterResults : kStoppedBeforeResults);

@@ -158,6 +158,22 @@ void github_outputs(const std::vector<ScenarioReport>& reps, std::ostream& out, 
   append_summary(summary, md + "\n", err);  // GitHub collects the file after the step: append, as documented
 }
 
+/// The --baseline folder before anything is computed: a file, a FIFO or a name the system refuses is bad input, and a
+/// symbolic link is not written through (--update-baseline), as --out and merge --out refuse one (a user trial: the
+/// baselines were written into the link's target, and a file there ended in an internal error).
+void check_baseline_folder(const std::string& dir, bool update) {
+  if (dir.empty()) return;
+  std::error_code ec;
+  const auto st = std::filesystem::symlink_status(dir, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory)
+    throw base::ConfigError(dir, "", "cannot use it as the baseline folder: " + ec.message());
+  if (update && std::filesystem::is_symlink(st))
+    throw base::ConfigError(dir, "",
+                            "is a symbolic link, which trainsim does not write through; name the folder itself");
+  if (std::filesystem::exists(st) && !std::filesystem::is_directory(std::filesystem::status(dir, ec)))
+    throw base::ConfigError(dir, "", "exists and is not a folder; --baseline names a folder of baseline files");
+}
+
 int check_command(const CheckArgs& a, const Options& o, std::ostream& out, std::ostream& err) {
   if (o.format == "json")
     throw base::ConfigError("--format", "",
@@ -235,6 +251,7 @@ void add_check_command(CLI::App& app, const Options& o, CommandList& commands) {
   commands.push_back({cmd, [a, &o](std::ostream& out, std::ostream& err) {
                         if (a->update_baseline && a->baseline_dir.empty())
                           throw base::ConfigError("--update-baseline", "", "needs --baseline DIR");
+                        check_baseline_folder(a->baseline_dir, a->update_baseline);
                         return check_command(*a, o, out, err);
                       }});
 }

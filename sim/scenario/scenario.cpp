@@ -69,7 +69,8 @@ JsonDocument open_named(const std::string& name, std::string_view folder, const 
   if (looks_like_path(name)) {
     namespace fs = std::filesystem;
     fs::path p(name);
-    if (p.is_relative() && !base_dir.empty() && fs::exists(fs::path(base_dir) / p)) p = fs::path(base_dir) / p;
+    std::error_code ec;  // a name the system refuses (too long) is not there; parse_file says why
+    if (p.is_relative() && !base_dir.empty() && fs::exists(fs::path(base_dir) / p, ec)) p = fs::path(base_dir) / p;
     return JsonDocument::parse_file(p.string());
   }
   const std::string builtin = std::string(folder) + "/" + name + ".json";

@@ -209,6 +209,35 @@ TEST_F(Check, BaselinesAreOnePerScenarioFileAndRewrittenInTheSameBytes) {
   EXPECT_FALSE(contains(zero.out, "+0.00%")) << zero.out;
 }
 
+TEST_F(Check, ABaselineFolderThatIsNotOneIsBadInputAndALinkIsNotWrittenThrough) {
+  // A user trial: a file, a FIFO or a too-long name as --baseline ended in an internal error (exit 4), and
+  // --update-baseline wrote through a symbolic link to a folder elsewhere.
+  const auto s = dir_.write("s.json", scenario(R"({ "fits": true })"));
+  const auto file = dir_.write("plain", "data\n");
+  for (const std::string update : {"", "--update-baseline"}) {
+    std::vector<std::string> args{"check", s, "--baseline", file};
+    if (!update.empty()) args.push_back(update);
+    auto o = trainsim(args);
+    EXPECT_EQ(o.code, kExitBadInput) << o.err;
+    EXPECT_TRUE(contains(o.err, "exists and is not a folder")) << o.err;
+  }
+  auto too_long = trainsim({"check", s, "--baseline", (dir_.path() / std::string(300, 'b')).string()});
+  EXPECT_EQ(too_long.code, kExitBadInput) << too_long.err;
+  EXPECT_TRUE(contains(too_long.err, "File name too long")) << too_long.err;
+  std::filesystem::create_directories(dir_.path() / "elsewhere");
+  std::filesystem::create_directory_symlink(dir_.path() / "elsewhere", dir_.path() / "link");
+  auto link = trainsim({"check", s, "--baseline", (dir_.path() / "link").string(), "--update-baseline"});
+  EXPECT_EQ(link.code, kExitBadInput) << link.err;
+  EXPECT_TRUE(contains(link.err, "is a symbolic link")) << link.err;
+  EXPECT_TRUE(std::filesystem::is_empty(dir_.path() / "elsewhere"));
+  // A hand-written description survives --update-baseline.
+  dir_.write("baselines/s.json", R"({"schema": "trainsim.baseline/1", "scenario": "check-test",
+    "description": "kept by hand", "metrics": {"mfu": {"value": 0.3, "unit": "", "rtol": 0.5, "atol": 0,
+    "direction": "higher_is_better"}}})");
+  ASSERT_EQ(trainsim({"check", s, "--baseline", baselines(), "--update-baseline"}).code, kExitOk);
+  EXPECT_TRUE(contains(read(baselines() + "/s.json"), "kept by hand"));
+}
+
 TEST_F(Check, JsonFormatIsRefusedAndBoundKeysAreNamed) {
   const auto s = dir_.write("s.json", scenario(R"({ "mfu": { "minimum": 0.5 } })"));
   auto bound = trainsim({"check", s});

@@ -72,6 +72,17 @@ TEST_F(BadInput, UnknownKeyListsKeysReadOnlyWhenPresent) {
                    "failures, checkpoint");
 }
 
+TEST_F(BadInput, AFileNameTheSystemRefusesIsBadInputNotAnInternalError) {
+  // A user trial: --set hardware=<300 characters>.json ended in "internal error" (exit 4), looked for beside the
+  // scenario with a filesystem call that throws.
+  const std::string s = dir_.write("s.json", kGoodScenario);
+  for (const char* key : {"hardware", "model", "reliability.failures"}) {
+    auto o = trainsim({"validate", s, "--set", std::string(key) + "=" + std::string(300, 'c') + ".json"});
+    EXPECT_EQ(o.code, kExitBadInput) << key << ": " << o.err;
+    EXPECT_NE(o.err.find("File name too long"), std::string::npos) << key << ": " << o.err;
+  }
+}
+
 TEST_F(BadInput, AFailureComponentThatTakesNodesOutSaysForHowLong) {
   // No repair on a node-scope part was 0 h: no spares, no degraded time (a user trial).
   expect_bad_input(validate_variant(dir_, R"("reliability": {)",
