@@ -16,7 +16,32 @@ std::size_t width(const std::string& s) {
   return static_cast<std::size_t>(std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xC0) != 0x80; }));
 }
 
+TableStyle g_style = TableStyle::Text;
+
+std::string csv_cell(const std::string& cell) {
+  if (cell.find_first_of(",\"\r\n") == std::string::npos) return cell;
+  std::string q = "\"";
+  for (char c : cell)
+    q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+std::string md_cell(const std::string& cell) {
+  std::string m;
+  for (char c : cell)
+    m += c == '|' ? std::string("\\|") : std::string(1, c);
+  return m;
+}
+
 }  // namespace
+
+void Table::set_style(TableStyle style) {
+  g_style = style;
+}
+
+TableStyle Table::style() {
+  return g_style;
+}
 
 std::string fmt(double v, int digits) {
   char buf[64];
@@ -41,6 +66,21 @@ void Table::add(std::vector<std::string> row) {
 }
 
 void Table::print(std::ostream& out) const {
+  if (g_style != TableStyle::Text) {
+    const bool md = g_style == TableStyle::Markdown;
+    auto line = [&](const std::vector<std::string>& row) {
+      for (std::size_t i = 0; i < header_.size(); ++i) {
+        const std::string cell = i < row.size() ? row[i] : "";
+        out << (md ? (i ? " | " : "| ") + md_cell(cell) : (i ? "," : "") + csv_cell(cell));
+      }
+      out << (md ? " |\n" : "\n");
+    };
+    line(header_);
+    if (md) line(std::vector<std::string>(header_.size(), "---"));
+    for (const auto& r : rows_)
+      line(r);
+    return;
+  }
   std::vector<std::size_t> w(header_.size(), 0);
   auto widen = [&](const std::vector<std::string>& row) {
     for (std::size_t i = 0; i < row.size() && i < w.size(); ++i)

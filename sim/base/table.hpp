@@ -11,8 +11,14 @@ std::string fmt(double v, int digits);
 /// A fraction as a percentage with one decimal: 0.4213 -> "42.1%".
 std::string pct(double fraction);
 
+/// How every Table prints: aligned text (the terminal), a GitHub-flavoured Markdown table, or CSV (RFC 4180 quoting),
+/// as `--format table|md|csv` asks; one setting for the process.
+enum class TableStyle { Text, Markdown, Csv };
+
 class Table {
  public:
+  static void set_style(TableStyle style);
+  static TableStyle style();
   explicit Table(std::vector<std::string> header) : header_(std::move(header)) {}
   /// Cells are made inert for a terminal (base::printable): a name from an input cannot move the cursor or start a
   /// CI workflow command.

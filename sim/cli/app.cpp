@@ -67,6 +67,20 @@ std::string misused_options(const CLI::App& app, const std::string& main_scenari
   return "";
 }
 
+/// DESIGN.md's --format table|json|md|csv, for the commands whose result is a table of numbers: step, run, plan,
+/// merge and the main job print all four; describe, compare, collective, scale and import table or JSON; validate
+/// its text (check says why itself). A format a command would ignore is refused, never silently dropped.
+std::string format_problem(const CLI::App& app, const std::string& format) {
+  if (format == "table") return "";
+  const auto subs = app.get_subcommands();
+  const std::string cmd = subs.empty() ? "" : subs.front()->get_name();
+  if (cmd.empty() || cmd == "step" || cmd == "run" || cmd == "plan" || cmd == "merge" || cmd == "check") return "";
+  const bool json = cmd == "describe" || cmd == "compare" || cmd == "collective" || cmd == "scale" || cmd == "import";
+  if (json && format == "json") return "";
+  return "--format " + format + ": " + cmd + " prints " + (json ? "a table or JSON" : "text") +
+         "; accepted: " + (json ? "table, json" : "table") + " (md and csv: step, run, plan, merge, the main job)";
+}
+
 }  // namespace
 
 std::string seed_problem(const std::string& value) {
@@ -87,7 +101,9 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   o.group = &group;
   app.add_option("--set", o.sets, "Override a scenario field: --set parallel.tp=4 (dotted path; repeatable)")
       ->type_name("KEY=VALUE");
-  app.add_option("--format", o.format, "Output format")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
+  app.add_option("--format", o.format, "Output format (md and csv: step, run, plan, merge and the main job)")
+      ->check(CLI::IsMember({"table", "json", "md", "csv"}))
+      ->capture_default_str();
   app.add_flag("-q,--quiet", o.quiet, "Only results and errors");
   app.add_flag("-v,--verbose", o.verbose, "More detail on stderr");
   app.add_option("--progress", o.progress, "Progress indicator on stderr for long runs")
@@ -123,7 +139,12 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     return kExitBadInput;
   }
 
-  if (const std::string misuse = misused_options(app, scenario_path); !misuse.empty()) {
+  std::string misuse = misused_options(app, scenario_path);
+  if (misuse.empty()) misuse = format_problem(app, o.format);
+  base::Table::set_style(o.format == "md"    ? base::TableStyle::Markdown
+                         : o.format == "csv" ? base::TableStyle::Csv
+                                             : base::TableStyle::Text);
+  if (!misuse.empty()) {
     err << "error: " << base::printable(misuse) << "\nrun 'trainsim --help' for usage\n";
     return kExitBadInput;
   }

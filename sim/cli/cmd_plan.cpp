@@ -168,6 +168,11 @@ int emit_plan(const planner::PlanResult& r, const scenario::Scenario& s, const P
               std::ostream& out, std::ostream& err) {
   if (a.json || o.format == "json") {
     out << app::plan_json(r, a.top, s).dump() << '\n';
+  } else if (o.format == "md" || o.format == "csv") {  // the ranked candidates alone, as a Markdown or CSV table
+    std::vector<int> top;
+    for (int i = 0; i < static_cast<int>(r.candidates.size()) && i < a.top; ++i)
+      top.push_back(i);
+    candidate_table(r, top, out);
   } else {
     print_plan(r, s, a, out);
   }

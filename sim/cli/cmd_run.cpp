@@ -134,6 +134,9 @@ int emit_run(const scenario::Scenario& s, const StepOutcome& step, const RunOutc
   }
   if (json || o.format == "json") {
     out << text;
+  } else if (o.format == "md" || o.format == "csv") {  // the report's summary.md or result.csv
+    const auto in = report_input(s, step, r);
+    out << (o.format == "md" ? reports::render_markdown(in) : reports::render_csv(in));
   } else {
     print_run(r.run, r.cost, s, out);
   }
@@ -238,6 +241,11 @@ int main_job(const std::string& path, const Options& o, std::ostream& out, std::
     if (!o.quiet) err << "trainsim: wrote " << written << "\n";
   if (o.format == "json") {
     out << result.dump() << '\n';
+    return kExitOk;
+  }
+  if (o.format == "md" || o.format == "csv") {  // what the report folder holds as summary.md or result.csv
+    const auto in = report_input(s, step, r);
+    out << (o.format == "md" ? reports::render_markdown(in) : reports::render_csv(in));
     return kExitOk;
   }
   print_scenario(s, out);

@@ -73,6 +73,8 @@ int kernels_command(const StepArgs& a, const Options& o, const scenario::Scenari
     out << app::kernels_json(rows, s).dump() << '\n';
     return kExitOk;
   }
+  if (o.format != "table")
+    throw base::ConfigError("--format", "", o.format + ": --kernels prints its table or JSON; accepted: table, json");
   out << "kernels of " << base::printable(s.name)
       << ": one micro-batch on one GPU (a transformer layer: an MoE layer where the model has experts, after a dense "
          "layer where it mixes them; input embedding, output layer), as the step plan times them\n\n";
@@ -150,6 +152,8 @@ int step_command(const StepArgs& a, const Options& o, std::ostream& out, std::os
   const auto& in = step.inputs;
   const auto& r = step.result;
   if (a.explain) {  // the effective configuration as Megatron-LM arguments, instead of the result
+    if (o.format != "table")
+      throw base::ConfigError("--format", "", o.format + ": --explain prints Megatron-LM arguments; accepted: table");
     out << "# " << base::printable(s.name) << " (" << base::printable(s.source) << ") as Megatron-LM arguments\n"
         << parallel::megatron_flags(in.parallel, in.layout, *in.model, in.seq_len, in.dtype, s.training.fp8_recipe,
                                     &s.memory);
@@ -161,6 +165,8 @@ int step_command(const StepArgs& a, const Options& o, std::ostream& out, std::os
   }
   if (a.json || o.format == "json") {
     out << step_json(r, s).dump() << '\n';
+  } else if (o.format == "md" || o.format == "csv") {
+    print_leaves(step_json(r, s), out);
   } else {
     print_step(r, s, in, out);
   }

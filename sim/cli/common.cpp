@@ -323,4 +323,11 @@ void print_scenario(const scenario::Scenario& s, std::ostream& out) {
       << s.reliability.trials << " trials, seed " << s.reliability.seed << "\n";
 }
 
+void print_leaves(const results::Json& j, std::ostream& out) {
+  Table t({"metric", "value"});
+  for (auto& [path, value] : j.leaves())
+    t.add({path, value});
+  t.print(out);
+}
+
 }  // namespace sim::cli

@@ -185,6 +185,8 @@ RunOutcome finish_run(const scenario::Scenario& s, const StepOutcome& step, cons
                       const base::TaskFarm& farm = {});
 
 void print_scenario(const scenario::Scenario& s, std::ostream& out);
+/// A JSON result as a table of (metric, value) rows, every scalar by its dotted path: `--format md|csv` of a step.
+void print_leaves(const results::Json& j, std::ostream& out);
 
 /// Farm options for a loop over MPI tasks: each poll checks for Ctrl-C (throws Interrupted; `polling` scopes the
 /// wait), and `progress` hears of finished tasks on the root.

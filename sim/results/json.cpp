@@ -21,6 +21,22 @@ void Json::push_back(Json v) {
   std::get<Array>(v_).push_back(std::move(v));
 }
 
+std::vector<std::pair<std::string, std::string>> Json::leaves() const {
+  std::vector<std::pair<std::string, std::string>> out;
+  const auto walk = [&out](const auto& self, const Json& j, const std::string& path) -> void {
+    if (const auto* o = std::get_if<Object>(&j.v_)) {
+      for (const auto& [k, v] : *o)
+        self(self, v, path.empty() ? k : path + "." + k);
+    } else if (const auto* str = std::get_if<std::string>(&j.v_)) {
+      out.emplace_back(path, *str);
+    } else if (!std::holds_alternative<Array>(j.v_)) {
+      out.emplace_back(path, j.dump(-1));
+    }
+  };
+  walk(walk, *this, "");
+  return out;
+}
+
 std::string json_quote(std::string_view s) {
   std::string out = "\"";
   for (unsigned char c : s) {

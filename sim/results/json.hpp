@@ -35,6 +35,10 @@ class Json {
   /// NaN and infinities, which JSON cannot hold, become null.
   std::string dump(int indent = 2) const;
 
+  /// Every scalar below this value as (dotted path, text): strings as they are, numbers as dump() writes them; arrays
+  /// are left out. For the one-row and two-column renderings (`--format md|csv` of a step).
+  std::vector<std::pair<std::string, std::string>> leaves() const;
+
  private:
   explicit Json(Object o) : v_(std::move(o)) {}
   explicit Json(Array a) : v_(std::move(a)) {}

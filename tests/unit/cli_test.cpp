@@ -359,5 +359,32 @@ TEST(Cli, ShippedFilesAllValidate) {
   EXPECT_EQ(o.code, kExitOk) << o.err;
 }
 
+TEST(Formats, MdAndCsvAsDesignMdListsThemAndRefusedWhereACommandWouldIgnoreThem) {
+  // DESIGN.md: --format table|json|md|csv. md and csv were refused everywhere, and validate and step --explain
+  // printed text under --format json (a user trial).
+  const std::string s = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/ci/llama3-8b-16-h100.json";
+  auto md = trainsim({"step", s, "--format", "md"});
+  ASSERT_EQ(md.code, kExitOk) << md.err;
+  EXPECT_EQ(md.out.rfind("| metric | value |\n| --- | --- |\n", 0), 0u) << md.out;
+  EXPECT_NE(md.out.find("| memory_gib.total | "), std::string::npos) << md.out;
+  auto csv = trainsim({"step", s, "--format", "csv"});
+  ASSERT_EQ(csv.code, kExitOk) << csv.err;
+  EXPECT_EQ(csv.out.rfind("metric,value\nschema,trainsim.step/1\n", 0), 0u) << csv.out;
+  auto run = trainsim({"run", s, "--trials", "2", "--format", "csv"});
+  ASSERT_EQ(run.code, kExitOk) << run.err;
+  EXPECT_EQ(run.out.rfind("scenario,source,", 0), 0u) << "the report's result.csv: " << run.out;
+  auto plan = trainsim({"plan", s, "--format", "md"});
+  ASSERT_EQ(plan.code, kExitOk) << plan.err;
+  EXPECT_EQ(plan.out.rfind("| # | gpus | tp |", 0), 0u) << plan.out;
+  for (const auto& args : std::vector<std::vector<std::string>>{{"validate", s, "--format", "json"},
+                                                                {"step", s, "--explain", "--format", "json"},
+                                                                {"describe", "models", "--format", "csv"},
+                                                                {"check", s, "--format", "md"}}) {
+    auto o = trainsim(args);
+    EXPECT_EQ(o.code, kExitBadInput) << args[0] << ": " << o.out;
+    EXPECT_NE(o.err.find("accepted: table"), std::string::npos) << o.err;
+  }
+}
+
 }  // namespace
 }  // namespace sim::cli
