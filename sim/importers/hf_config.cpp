@@ -191,6 +191,8 @@ class HfImport {
     } else if (attention && *attention) {
       d.put("model.qkv_bias", true, at("attention_bias"));
       out_.notes.push_back({at("attention_bias"), "o_proj's bias (hidden_size values a layer) is not counted"});
+    } else if (attention) {
+      d.put("model.bias", false, at("attention_bias"));
     }
     if (mlp.value_or(false) && !d.has("model.bias"))
       out_.notes.push_back({at("mlp_bias"), "the MLP's biases without attention biases are not counted"});
