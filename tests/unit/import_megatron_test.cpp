@@ -45,6 +45,25 @@ TEST(ImportMegatron, QkvBiasWithoutTheOtherBiases) {
   for (const auto& i : im.ignored) EXPECT_EQ(i.to_string().find("add-qkv-bias"), std::string::npos) << i.to_string();
 }
 
+TEST(ImportMegatron, AnOptimizerOtherThanAdamIsRefusedByName) {
+  // Pai-Megatron-Patch's run_pretrain_llama_70b.sh passes --optimizer cpu-adam; any value but sgd and hybridadam
+  // was costed as Adam without a word (a user trial).
+  for (const std::string name : {"cpu-adam", "muon", "adamw"}) {
+    try {
+      importers::import_megatron_text("torchrun train.py --optimizer " + name +
+                                          " --num-layers 2 --hidden-size 64 --num-attention-heads 4\n",
+                                      "launch.sh");
+      ADD_FAILURE() << name << " was imported";
+    } catch (const base::ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("--optimizer " + name + ": not an optimizer trainsim models"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  EXPECT_NO_THROW(importers::import_megatron_text(
+      "torchrun train.py --optimizer adam --num-layers 2 --hidden-size 64 --num-attention-heads 4\n", "launch.sh"));
+}
+
 TEST(ImportMegatron, CommunicationOverlapFlags) {
   // --tp-comm-overlap and --overlap-param-gather change the step model (execution/tp_overlap.hpp, the parameter
   // gather under the next forward); --overlap-grad-reduce, trainsim's default, is tested below.
