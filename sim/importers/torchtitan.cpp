@@ -489,6 +489,20 @@ class TitanImport : public titan::Reader {
   void model(const TomlValue* m) {
     auto name = text("model", m, "name");
     auto flavor = text("model", m, "flavor");
+    // [model] norm_type (torchtitan's build_norm: rmsnorm by default, fused_rmsnorm, layernorm, np_layernorm): the
+    // built-in Llama models are RMSNorm; a LayerNorm run is not priced as one (about 4% of a Llama 3 8B step), so
+    // it says so instead of listing the key as not modelled (a user trial).
+    const auto norm = text("model", m, "norm_type");
+    if (norm && *norm != "rmsnorm" && *norm != "fused_rmsnorm" && *norm != "layernorm" && *norm != "np_layernorm")
+      error(m->get("norm_type")->line, "[model] norm_type: \"" + *norm +
+                                           "\" is not accepted; accepted: rmsnorm, fused_rmsnorm, layernorm, "
+                                           "np_layernorm (torchtitan's build_norm)");
+    if (norm && (*norm == "layernorm" || *norm == "np_layernorm"))
+      out_.not_modelled.push_back(
+          {origin_ + " [model] norm_type",
+           "\"" + *norm +
+               "\": the model is priced with the norm its model file gives (the built-in Llama models: RMSNorm); give "
+               "--model FILE with \"norm\": \"layernorm\" to price this run's LayerNorm"});
     if (!name) return;
     // name/flavor -> trainsim built-in and its layer count (models/*.json).
     const std::map<std::string, std::pair<std::string, std::int64_t>> builtin = {

@@ -71,6 +71,22 @@ TEST(ImportTorchTitan, LayerSelectiveCheckpointingRecomputesOneBlockInN) {
   EXPECT_EQ(every.find("parallel.recompute_method"), nullptr);
 }
 
+TEST(ImportTorchTitan, ALayerNormRunSaysItIsPricedWithTheModelFilesNorm) {
+  // eminorhan/frontier-torchtitan's llama3_8b.toml trains Llama 3 8B with norm_type = "layernorm"; the key was listed
+  // as not modelled, hiding a 4% step difference (a user trial).
+  auto im = [](const std::string& norm) {
+    return importers::import_torchtitan_text(
+        "[model]\nname = \"llama3\"\nflavor = \"8B\"\nnorm_type = \"" + norm + "\"\n", "t.toml");
+  };
+  const auto ln = im("layernorm");
+  ASSERT_EQ(ln.not_modelled.size(), 1u);
+  EXPECT_NE(ln.not_modelled[0].what.find("\"norm\": \"layernorm\""), std::string::npos) << ln.not_modelled[0].what;
+  for (const auto& i : ln.ignored) EXPECT_EQ(i.to_string().find("norm_type"), std::string::npos) << i.to_string();
+  EXPECT_TRUE(im("rmsnorm").not_modelled.empty());
+  EXPECT_TRUE(im("fused_rmsnorm").not_modelled.empty());
+  EXPECT_THROW((void)im("batchnorm"), base::ConfigError);
+}
+
 TEST(ImportTorchTitan, CheckpointSectionGivesTheIntervalAndWhetherSavesAreAsynchronous) {
   // [checkpoint] enable (enable_checkpoint before 2025) with an interval in steps: checkpoints every that many steps,
   // synchronously unless async_mode says otherwise (TorchTitan's default "disabled"); interval_type "seconds" (2024)
