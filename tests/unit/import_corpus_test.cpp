@@ -137,6 +137,16 @@ const std::vector<Case> kCases = {
        {"model.head_dim", "128"},
        {"model.norm", "\"layernorm\""},  // the script gives no --normalization: Megatron-LM's LayerNorm
        {"model.vocab", "128256"}}},
+    // LLM360's K2 65B: every flag inside NVIDIA Base Command's bcprun -c string (read as bash -c's).
+    {"megatron-k2-65b-bcprun.sh", "megatron",
+     F{{"parallel.tp", "8"},
+       {"parallel.pp", "4"},
+       {"parallel.micro_batch", "4"},
+       {"parallel.global_batch", "2040"},
+       {"training.seq_len", "2048"},
+       {"model.layers", "80"},
+       {"model.hidden", "8192"},
+       {"model.ffn_hidden", "22016"}}},
     {"megatron-llama32-1b-h100-fp8.sh",
      "megatron",
      F{{"parallel.tp", "4"},
