@@ -229,9 +229,9 @@ namespace {
 
 /// Events of a trial's life cycle; every other kind is a failure arriving (its effect: crash, hang, sdc, ...).
 bool lifecycle(const std::string& kind) {
-  for (const char* k : {"detected", "restart", "restart_shrunk", "resume", "repaired", "waiting_for_repair", "finished",
-                        "window_end", "never_finished", "sdc_rollback", "spike_rollback", "drain",
-                        "timeline_truncated"})
+  for (const char* k :
+       {"detected", "restart", "restart_shrunk", "resume", "repaired", "waiting_for_repair", "finished", "window_end",
+        "never_finished", "sdc_rollback", "spike_rollback", "drain", "timeline_truncated"})
     if (kind == k) return true;
   return false;
 }

@@ -176,9 +176,9 @@ void check_baseline_folder(const std::string& dir, bool update) {
 
 int check_command(const CheckArgs& a, const Options& o, std::ostream& out, std::ostream& err) {
   if (o.format != "table")
-    throw base::ConfigError("--format", "",
-                            o.format +
-                                ": check prints its table (and --junit FILE writes JUnit XML for CI); accepted: table");
+    throw base::ConfigError(
+        "--format", "",
+        o.format + ": check prints its table (and --junit FILE writes JUnit XML for CI); accepted: table");
   // One baseline file per scenario file name: two scenarios that share a name would read (or, with
   // --update-baseline, write) one file, the last of them winning.
   if (!a.baseline_dir.empty()) {

@@ -83,7 +83,9 @@ std::string attention_shape(const workload::ModelSpec& m) {
   }
   return std::to_string(m.heads) + " heads x " + std::to_string(m.head_dim()) + ", " + std::to_string(m.kv_heads) +
          " kv heads" + (m.qk_norm ? ", qk-norm" : "") +
-         (m.bias ? ", biases" : m.qkv_bias ? ", qkv biases" : "");
+         (m.bias       ? ", biases"
+          : m.qkv_bias ? ", qkv biases"
+                       : "");
 }
 
 /// `trainsim describe models FILE...`: each model (a model file, a scenario's model, or a built-in name) with its

@@ -217,8 +217,8 @@ class HfImport {
 
   /// The model types whose modeling code the rules here follow; another is read as a Llama-like class and warned.
   static bool known_model_type(std::string_view model_type) {
-    static const std::set<std::string, std::less<>> kKnown = {
-        "gpt2", "gptj", "gpt_neox", "gpt_bigcode", "codegen", "phi-msft", "qwen", "glm4", "glm4_moe", "gemma3"};
+    static const std::set<std::string, std::less<>> kKnown = {"gpt2",     "gptj", "gpt_neox", "gpt_bigcode", "codegen",
+                                                              "phi-msft", "qwen", "glm4",     "glm4_moe",    "gemma3"};
     return gated_architecture(model_type) || kKnown.contains(model_type) || untied_by_default(std::string(model_type));
   }
 

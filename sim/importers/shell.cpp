@@ -32,10 +32,9 @@ std::string basename(const std::string& s) {
 }
 
 // Commands that start a training job: an `if` or a loop around them decides whether the job's flags are read.
-const std::set<std::string, std::less<>> kLaunchers = {"torchrun",   "python",  "python3", "srun", "deepspeed",
-                                                       "mpirun",     "sbatch",  "bash",    "sh",   "uv",
-                                                       "accelerate", "mpiexec", "exec",    "eval", "nsys",
-                                                       "bcprun"};
+const std::set<std::string, std::less<>> kLaunchers = {
+    "torchrun", "python", "python3",    "srun",    "deepspeed", "mpirun", "sbatch", "bash",
+    "sh",       "uv",     "accelerate", "mpiexec", "exec",      "eval",   "nsys",   "bcprun"};
 
 class Shell {
  public:
@@ -435,23 +434,16 @@ class Shell {
     // bash -c "STRING" / sh -c "STRING" (srun ... bash -c "$LAUNCHER $CMD"): the string is a script of its own.
     for (std::size_t j = 0; j + 2 < cmd.words.size(); ++j) {
       const std::string shell_name = basename(cmd.words[j].text);
-      // NVIDIA's Base Command launcher runs its -c / --cmd string as a script (bcprun -n 60 -p 8 -c '...'; a user
-      // trial: LLM360's K2 65B script imported as "no Megatron-LM flags found").
-      if (shell_name == "bcprun") {
-        for (std::size_t c = j + 1; c + 1 < cmd.words.size(); ++c) {
-          if (cmd.words[c].text != "-c" && cmd.words[c].text != "--cmd") continue;
-          const ShellWord script = cmd.words[c + 1];
-          cmd.words.resize(j);
-          if (!cmd.words.empty()) out_.commands.push_back(std::move(cmd));
-          with_prefix(prefix, [&] { run(script.text, script.line, depth_ + 1); });
-          return;
-        }
-      }
-      if (shell_name != "bash" && shell_name != "sh") continue;
-      std::size_t c = j + 1;  // bash -x -c, bash -e -c, bash -lc: options before the string
-      while (c + 1 < cmd.words.size() && cmd.words[c].text.starts_with("-") && !cmd.words[c].text.ends_with("c"))
+      // NVIDIA Base Command's bcprun runs its -c / --cmd string as one (a user trial: LLM360's K2 65B script).
+      const bool bcp = shell_name == "bcprun";
+      if (!bcp && shell_name != "bash" && shell_name != "sh") continue;
+      const auto is_c = [&](const std::string& w) {
+        return bcp ? w == "-c" || w == "--cmd" : w.starts_with("-") && w.ends_with("c");
+      };
+      std::size_t c = j + 1;  // bash -x -c, bash -e -c, bash -lc; bcprun -n 60 -p 8 -c: options before the string
+      while (c + 1 < cmd.words.size() && (bcp || cmd.words[c].text.starts_with("-")) && !is_c(cmd.words[c].text))
         ++c;
-      if (c + 1 < cmd.words.size() && cmd.words[c].text.starts_with("-") && cmd.words[c].text.ends_with("c")) {
+      if (c + 1 < cmd.words.size() && is_c(cmd.words[c].text)) {
         const ShellWord script = cmd.words[c + 1];
         cmd.words.resize(j);
         if (!cmd.words.empty()) out_.commands.push_back(std::move(cmd));

@@ -303,8 +303,8 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
   std::vector<hardware::FailureComponentSpec> inline_components;
   bool replace = true;
   if (auto r = in.optional_object("reliability")) {
-    r->accept("failures");  // read below by its kind; listed among the accepted keys either way
-    r->accept("checkpoint");
+    for (const char* k : {"failures", "checkpoint"})
+      r->accept(k);  // read by their kind below; accepted keys either way
     const auto fk = r->kind("failures");
     if (fk == JsonReader::Kind::Object) {
       if (auto f = r->required_object("failures")) {

@@ -42,7 +42,8 @@ TEST(ImportMegatron, QkvBiasWithoutTheOtherBiases) {
   ASSERT_NE(im.draft.find("model.qkv_bias"), nullptr);
   EXPECT_TRUE(std::get<bool>(im.draft.find("model.qkv_bias")->value));
   EXPECT_FALSE(std::get<bool>(im.draft.find("model.bias")->value));
-  for (const auto& i : im.ignored) EXPECT_EQ(i.to_string().find("add-qkv-bias"), std::string::npos) << i.to_string();
+  for (const auto& i : im.ignored)
+    EXPECT_EQ(i.to_string().find("add-qkv-bias"), std::string::npos) << i.to_string();
 }
 
 TEST(ImportMegatron, AnOptimizerOtherThanAdamIsRefusedByName) {
@@ -50,9 +51,9 @@ TEST(ImportMegatron, AnOptimizerOtherThanAdamIsRefusedByName) {
   // was costed as Adam without a word (a user trial).
   for (const std::string name : {"cpu-adam", "muon", "adamw"}) {
     try {
-      importers::import_megatron_text("torchrun train.py --optimizer " + name +
-                                          " --num-layers 2 --hidden-size 64 --num-attention-heads 4\n",
-                                      "launch.sh");
+      importers::import_megatron_text(
+          "torchrun train.py --optimizer " + name + " --num-layers 2 --hidden-size 64 --num-attention-heads 4\n",
+          "launch.sh");
       ADD_FAILURE() << name << " was imported";
     } catch (const base::ConfigError& e) {
       EXPECT_NE(std::string(e.what()).find("--optimizer " + name + ": not an optimizer trainsim models"),

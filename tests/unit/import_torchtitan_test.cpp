@@ -81,7 +81,8 @@ TEST(ImportTorchTitan, ALayerNormRunSaysItIsPricedWithTheModelFilesNorm) {
   const auto ln = im("layernorm");
   ASSERT_EQ(ln.not_modelled.size(), 1u);
   EXPECT_NE(ln.not_modelled[0].what.find("\"norm\": \"layernorm\""), std::string::npos) << ln.not_modelled[0].what;
-  for (const auto& i : ln.ignored) EXPECT_EQ(i.to_string().find("norm_type"), std::string::npos) << i.to_string();
+  for (const auto& i : ln.ignored)
+    EXPECT_EQ(i.to_string().find("norm_type"), std::string::npos) << i.to_string();
   EXPECT_TRUE(im("rmsnorm").not_modelled.empty());
   EXPECT_TRUE(im("fused_rmsnorm").not_modelled.empty());
   EXPECT_THROW((void)im("batchnorm"), base::ConfigError);
