@@ -321,6 +321,32 @@ TEST(ReportDeterminism, SameInputGivesSameBytes) {
   EXPECT_EQ(render_csv(a), render_csv(b));
 }
 
+TEST(ReportRecommendation, RisksAtTheP90TheLargerStepLossAndItsLargestPart) {
+  // Three cases of a user trial: "proceed" with an 18.5% chance of missing the deadline (the rule fired above 20%); an
+  // MoE step losing 33% to expert-parallel all-to-alls told to shrink its 18% bubble; owned hardware told to lower
+  // "the price per GPU-hour".
+  auto in = sample_input();
+  in.cost.p_deadline_miss = 0.185;
+  EXPECT_EQ(recommend(in).rule, "deadline-risk");
+  EXPECT_NE(recommend(in).action.find("fires above 10%"), std::string::npos) << recommend(in).action;
+  in.cost.p_budget_overrun = 0.5;
+  EXPECT_NE(recommend(in).action.find("The budget is at risk too"), std::string::npos) << recommend(in).action;
+  in.cost.p_deadline_miss = 0.0;
+  in.cost.pricing = "owned";
+  EXPECT_EQ(recommend(in).rule, "budget-risk");
+  EXPECT_EQ(recommend(in).action.find("price per GPU-hour"), std::string::npos) << recommend(in).action;
+  in.cost.p_budget_overrun = 0.0;
+  in.step.breakdown.pp_bubble = seconds(1.8);   // 18% of a 10 s step
+  in.step.breakdown.ep_exposed = seconds(3.3);  // 33%
+  EXPECT_EQ(recommend(in).rule, "exposed-comm");
+  EXPECT_NE(recommend(in).action.find("expert-parallel all-to-alls"), std::string::npos) << recommend(in).action;
+  in.step.breakdown.ep_exposed = seconds(0);
+  EXPECT_EQ(recommend(in).rule, "pipeline-bubble");
+  in.step.breakdown.pp_bubble = seconds(0);
+  EXPECT_EQ(recommend(in).rule, "proceed");
+  EXPECT_NE(recommend(in).action.find("over 10% of trials"), std::string::npos) << recommend(in).action;
+}
+
 TEST(ReportRecommendation, RulesFireInTheDocumentedOrder) {
   auto in = sample_input();
   EXPECT_EQ(recommend(in).rule, "proceed");
