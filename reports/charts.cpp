@@ -295,6 +295,7 @@ std::string chart_failure_timeline(const ReportInput& in) {
   std::string down_cause, arrival_cause;
   int stops = 0;
   for (const auto& e : ev) {
+    if (e.kind == "timeline_truncated") break;  // nothing after it is known: an open stop is not drawn as lasting
     const double d = e.at.days();
     const std::string what = e.cause.empty() ? e.kind : e.kind + " (" + e.cause + ")";
     if (!lifecycle(e.kind) && stops_job(e.kind)) {

@@ -1,6 +1,7 @@
 // reports/svg.cpp: inline SVG writer.
 #include "reports/svg.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -167,23 +168,45 @@ double Svg::legend(double x, double y, const std::vector<std::pair<std::string, 
   return x;
 }
 
+/// Tick labels, with as many decimals as the spacing needs where short_num's rounding would repeat a label (a user
+/// trial: days ticks of 113, 113.5, 114, 114.5 read "113 | 114 | 114 | 114").
+std::vector<std::string> tick_labels(const std::vector<double>& ticks) {
+  std::vector<std::string> out;
+  for (double t : ticks)
+    out.push_back(short_num(t));
+  bool repeats = false;
+  for (std::size_t i = 1; i < out.size(); ++i)
+    repeats = repeats || out[i] == out[i - 1];
+  if (!repeats || ticks.size() < 2) return out;
+  const double step = std::fabs(ticks[1] - ticks[0]);
+  const int digits = step > 0 ? std::clamp(static_cast<int>(std::ceil(-std::log10(step) - 1e-9)), 1, 6) : 1;
+  char buf[64];
+  for (std::size_t i = 0; i < ticks.size(); ++i) {
+    std::snprintf(buf, sizeof buf, "%.*f", digits, ticks[i]);
+    out[i] = buf;
+  }
+  return out;
+}
+
 void Svg::x_axis(const Scale& s, double y, const std::vector<double>& ticks, std::string_view title,
                  std::string_view unit) {
   line(s.p0, y, s.p1, y, "#888", 1);
-  for (double t : ticks) {
-    const double x = s(t);
+  const auto labels = tick_labels(ticks);
+  for (std::size_t i = 0; i < ticks.size(); ++i) {
+    const double x = s(ticks[i]);
     line(x, y, x, y + 4, "#888", 1);
-    text(x, y + 16, short_num(t) + std::string(unit), Anchor::Middle, 11, "#555");
+    text(x, y + 16, labels[i] + std::string(unit), Anchor::Middle, 11, "#555");
   }
   if (!title.empty()) text((s.p0 + s.p1) / 2, y + 32, title, Anchor::Middle, 11, "#555");
 }
 
 void Svg::y_axis(const Scale& s, double x, double x_end, const std::vector<double>& ticks, std::string_view title,
                  std::string_view unit) {
-  for (double t : ticks) {
-    const double y = s(t);
+  const auto labels = tick_labels(ticks);
+  for (std::size_t i = 0; i < ticks.size(); ++i) {
+    const double y = s(ticks[i]);
     line(x, y, x_end, y, "#e6e6e6", 1);
-    text(x - 6, y + 4, short_num(t) + std::string(unit), Anchor::End, 11, "#555");
+    text(x - 6, y + 4, labels[i] + std::string(unit), Anchor::End, 11, "#555");
   }
   line(x, s.p0, x, s.p1, "#888", 1);
   if (!title.empty()) text(x - 44, (s.p0 + s.p1) / 2, title, Anchor::Middle, 11, "#555", false, -90);

@@ -30,6 +30,8 @@ struct Scale {
 /// "Nice" tick values covering [lo, hi] with about `count` steps of 1, 2 or 5 x 10^k (Heckbert, "Nice numbers for
 /// graph labels", Graphics Gems, 1990).
 std::vector<double> nice_ticks(double lo, double hi, int count);
+/// The axis labels of `ticks`: short_num's, with the decimals their spacing needs where two would read the same.
+std::vector<std::string> tick_labels(const std::vector<double>& ticks);
 
 /// One chart: an <svg> element with a stable id and data-chart attribute, a viewBox (so it scales to the page width),
 /// an accessible title, and shapes appended in drawing order. Coordinates are in viewBox pixels.

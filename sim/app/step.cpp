@@ -140,7 +140,24 @@ Json scenario_json(const scenario::Scenario& s) {
   j["reliability"]["failure_components"] = static_cast<int>(s.reliability.components.size());
   j["reliability"]["trials"] = s.reliability.trials;
   j["reliability"]["seed"] = static_cast<std::int64_t>(s.reliability.seed);
-  j["cost"]["gpu_hour_usd"] = s.cost.gpu_hour ? Json(s.cost.gpu_hour->usd) : Json();
+  // Every input of the cost, as the run used it (a user trial: an owned cluster's configuration showed only the
+  // profile's rented price, which that run does not use, and none of the owned or energy inputs).
+  const auto& c = s.cost;
+  j["cost"]["pricing"] = c.pricing == cost::Pricing::Owned ? "owned" : "rented";
+  if (c.pricing == cost::Pricing::Owned) {
+    j["cost"]["node_price_usd"] = c.owned.node_price.usd;
+    j["cost"]["amortisation_years"] = c.owned.amortisation_years;
+    j["cost"]["utilisation"] = c.owned.utilisation;
+  } else {
+    j["cost"]["gpu_hour_usd"] = c.gpu_hour ? Json(c.gpu_hour->usd) : Json();
+  }
+  j["cost"]["energy"]["billed"] = c.energy.billed;
+  j["cost"]["energy"]["usd_per_kwh"] = c.energy.usd_per_kwh;
+  j["cost"]["energy"]["pue"] = c.energy.pue;
+  j["cost"]["energy"]["node_power_w"] = c.energy.node_power.watts;
+  j["cost"]["energy"]["idle_fraction"] = c.energy.idle_fraction;
+  j["cost"]["storage"]["checkpoints_kept"] = c.storage.checkpoints_kept;
+  j["cost"]["storage"]["usd_per_gb_month"] = c.storage.usd_per_gb_month;
   if (s.cost.deadline) j["cost"]["deadline_days"] = s.cost.deadline->days();
   if (s.cost.budget) j["cost"]["budget_usd"] = s.cost.budget->usd;
   return j;

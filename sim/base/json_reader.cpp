@@ -244,6 +244,12 @@ bool JsonReader::read_quantity(std::string_view key, T& out, bool required, Sign
   // A bare JSON number goes through the parser too, which reports the missing unit and lists the accepted ones.
   const std::string text = v.is_string() ? v.get<std::string>() : v.dump();
   auto parsed = parse(text);
+  // A negative value where a positive one is needed gets the positive rule, not "must be zero or more" (a user trial
+  // saw both messages for one key: -1 and 0 USD).
+  if (!parsed && s == Sign::Positive && parsed.error.find(" is negative;") != std::string::npos) {
+    diag_->add(path(key), "\"" + text + "\" must be greater than zero");
+    return false;
+  }
   if (!parsed || v.is_number()) {
     diag_->add(path(key), parsed ? text + " has no unit; write it as a string with a unit" : parsed.error);
     return false;

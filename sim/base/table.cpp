@@ -29,7 +29,7 @@ std::string csv_cell(const std::string& cell) {
 std::string md_cell(const std::string& cell) {
   std::string m;
   for (char c : cell)
-    m += c == '|' ? std::string("\\|") : std::string(1, c);
+    m += c == '|' || c == '\\' ? std::string("\\") + c : std::string(1, c);
   return m;
 }
 

@@ -141,9 +141,9 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
 
   std::string misuse = misused_options(app, scenario_path);
   if (misuse.empty()) misuse = format_problem(app, o.format);
-  base::Table::set_style(o.format == "md"    ? base::TableStyle::Markdown
-                         : o.format == "csv" ? base::TableStyle::Csv
-                                             : base::TableStyle::Text);
+  base::Table::set_style(!misuse.empty() || o.format == "table" || o.format == "json" ? base::TableStyle::Text
+                         : o.format == "md"                                           ? base::TableStyle::Markdown
+                                                                                      : base::TableStyle::Csv);
   if (!misuse.empty()) {
     err << "error: " << base::printable(misuse) << "\nrun 'trainsim --help' for usage\n";
     return kExitBadInput;
@@ -169,7 +169,9 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     return kExitBadInput;
   } catch (const std::filesystem::filesystem_error& e) {
     // A path the system refuses (too long, not a folder, no permission): bad input, named, not a trainsim bug.
-    err << "error: " << base::printable(e.path1().string()) << ": " << base::printable(e.code().message()) << '\n';
+    err << "error: "
+        << base::printable(e.path1().empty() ? std::string(e.what()) : e.path1().string() + ": " + e.code().message())
+        << '\n';
     return kExitBadInput;
   } catch (const Interrupted&) {
     err << (base::outputs_committed() ? kStoppedAfterResults : kStoppedBeforeResults);

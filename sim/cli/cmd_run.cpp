@@ -226,8 +226,13 @@ int main_job(const std::string& path, const Options& o, std::ostream& out, std::
   auto evaluated = evaluate_step(s, step_options);
   if (auto* bad = std::get_if<std::vector<parallel::Infeasible>>(&evaluated)) return print_infeasible(*bad, s, err);
   const auto& step = std::get<StepOutcome>(evaluated);
-  if (!step.result.fits) {
-    print_step(step.result, s, step.inputs, out);
+  if (!step.result.fits) {  // the step, in the format asked for (it was text under every format)
+    if (o.format == "json")
+      out << step_json(step.result, s).dump() << '\n';
+    else if (o.format == "md" || o.format == "csv")
+      print_leaves(step_json(step.result, s), out);
+    else
+      print_step(step.result, s, step.inputs, out);
     err << "infeasible: " << base::printable(s.name) << " does not fit in memory\n";
     return kExitInfeasible;
   }

@@ -173,19 +173,24 @@ class HfImport {
     return b;
   }
 
-  /// Which linears have biases, as transformers' modeling code builds them: GPT-2's, StarCoder's and GPT-NeoX's every
-  /// one; Qwen2's q, k and v always; GLM-4's q, k and v when attention_bias (Glm4Attention's o_proj has none); Llama's
-  /// family q, k, v and o when attention_bias, and the MLP's when mlp_bias.
+  /// Which linears have biases, as transformers' modeling code builds them: GPT-2's, StarCoder's, Phi-1.5's and
+  /// GPT-NeoX's every one; Qwen2's q, k and v always; GLM's q, k and v when attention_bias (its o_proj has none);
+  /// Llama's family q, k, v and o when attention_bias, and the MLP's when mlp_bias. MLP biases alone (GPT-J, CodeGen,
+  /// mlp_bias without attention_bias) are noted, not counted.
   void biases(const std::string& model_type) {
     const auto attention = bool_key("attention_bias");
     const auto mlp = bool_key("mlp_bias");
     Draft& d = out_.draft;
-    if (model_type == "gpt2" || model_type == "gpt_bigcode" || (model_type == "gpt_neox" && attention.value_or(true))) {
+    if (model_type == "gpt2" || model_type == "gpt_bigcode" || model_type == "phi-msft" ||
+        (model_type == "gpt_neox" && attention.value_or(true))) {
       d.put("model.bias", true, at("model_type") + " (its modeling code: biases on every linear)");
     } else if (model_type == "qwen2" || model_type == "qwen2_moe") {
       d.put("model.qkv_bias", true, at("model_type") + " (Qwen2Attention: q_proj, k_proj and v_proj with biases)");
-    } else if (attention && (model_type == "glm4" || model_type == "glm4_moe")) {
-      d.put("model.qkv_bias", *attention, at("attention_bias") + " (Glm4Attention: on q_proj, k_proj and v_proj)");
+    } else if (model_type == "glm" || model_type == "glm4" || (attention && model_type == "glm4_moe")) {
+      // GlmConfig and Glm4Config default attention_bias to true, Glm4MoeConfig to false.
+      d.put("model.qkv_bias", attention.value_or(true),
+            (attention ? at("attention_bias") : at("model_type") + " (its config class's attention_bias default)") +
+                " (GLM's attention: biases on q_proj, k_proj and v_proj, none on o_proj)");
     } else if (attention && *attention && mlp.value_or(false)) {
       d.put("model.bias", true, at("attention_bias") + " and " + at("mlp_bias"));
     } else if (attention && *attention) {
@@ -194,8 +199,14 @@ class HfImport {
     } else if (attention) {
       d.put("model.bias", false, at("attention_bias"));
     }
-    if (mlp.value_or(false) && !d.has("model.bias"))
-      out_.notes.push_back({at("mlp_bias"), "the MLP's biases without attention biases are not counted"});
+    const bool mlp_biases = mlp.value_or(false) || (model_type == "gpt_neox" && attention == false) ||
+                            model_type == "gptj" || model_type == "codegen";
+    const Field* all = d.find("model.bias");
+    const bool every_linear = all && std::holds_alternative<bool>(all->value) && std::get<bool>(all->value);
+    if (mlp_biases && !every_linear)
+      out_.notes.push_back({mlp ? at("mlp_bias") : at("model_type"),
+                            "the MLP's biases (without the attention's) are not counted: 2 x intermediate_size + "
+                            "hidden_size values a layer at most"});
   }
 
   /// The first Qwen (model_type "qwen": Qwen-7B/14B/72B's remote code, modeling_qwen.py): QWenMLP's two input

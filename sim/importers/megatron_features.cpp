@@ -331,10 +331,15 @@ void apply_training_features(const Context& c) {
                          "momentum buffer is not modelled; not imported");
   // Anything else is not an optimizer Megatron-LM builds (its arguments.py: choices adam, sgd); it was taken as Adam
   // without a word (a user trial: Pai-Megatron-Patch's --optimizer cpu-adam).
-  if (const Given* g = c.given("optimizer"); g && g->value != "adam" && g->value != "sgd" && g->value != "hybridadam")
+  // Forks' names for the same AdamW (an Ascend fork's fused_adam; adamw) keep its two moments: read as adam, noted.
+  if (const Given* g = c.given("optimizer"); g && (g->value == "adamw" || g->value == "fused_adam"))
+    c.out.notes.push_back({where(c, *g), g->value + ": Adam's states (two fp32 moments per parameter)"});
+  if (const Given* g = c.given("optimizer"); g && g->value != "adam" && g->value != "sgd" && g->value != "hybridadam" &&
+                                             g->value != "adamw" && g->value != "fused_adam")
     c.error(g->line, g->flag + " " + g->value +
                          ": not an optimizer trainsim models; accepted: adam (Megatron-LM's AdamW, two fp32 moments "
-                         "per parameter); sgd and CPU-offloaded ones (hybridadam, cpu-adam) are not modelled");
+                         "per parameter; forks' adamw and fused_adam); sgd and CPU-offloaded ones (hybridadam, "
+                         "cpu-adam) are not modelled");
   // Megatron-LM asserts not (args.fp16 and args.bf16) (megatron/training/arguments.py).
   if (const Given* h = c.given("fp16"); h && c.given("bf16"))
     c.error(h->line, h->flag + " beside " + c.given("bf16")->flag +

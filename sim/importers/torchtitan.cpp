@@ -492,7 +492,9 @@ class TitanImport : public titan::Reader {
     // [model] norm_type (torchtitan's build_norm: rmsnorm by default, fused_rmsnorm, layernorm, np_layernorm): the
     // built-in Llama models are RMSNorm; a LayerNorm run is not priced as one (about 4% of a Llama 3 8B step), so
     // it says so instead of listing the key as not modelled (a user trial).
-    const auto norm = text("model", m, "norm_type");
+    auto norm = text("model", m, "norm_type");  // lower-cased first, as torchtitan's build_norm does
+    if (norm)
+      std::transform(norm->begin(), norm->end(), norm->begin(), [](unsigned char ch) { return std::tolower(ch); });
     if (norm && *norm != "rmsnorm" && *norm != "fused_rmsnorm" && *norm != "layernorm" && *norm != "np_layernorm")
       error(m->get("norm_type")->line, "[model] norm_type: \"" + *norm +
                                            "\" is not accepted; accepted: rmsnorm, fused_rmsnorm, layernorm, "

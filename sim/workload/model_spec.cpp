@@ -64,7 +64,8 @@ ModelSpec ModelSpec::parse(base::JsonReader& in) {
   if (in.optional_enum("position_embedding", pos, {"learned", "rope"}))
     m.position_embedding = pos == "rope" ? PositionEmbedding::Rope : PositionEmbedding::Learned;
   in.optional("bias", m.bias);
-  in.optional("qkv_bias", m.qkv_bias);
+  if (in.optional("qkv_bias", m.qkv_bias) && !m.qkv_bias && m.bias)
+    in.error("qkv_bias", "is false, but \"bias\": true puts biases on every linear, q, k and v included; drop one");
   m.qkv_bias = m.qkv_bias || m.bias;
   in.optional("tied_embeddings", m.tied_embeddings);
   m.max_seq_len = 2048;

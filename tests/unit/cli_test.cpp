@@ -83,6 +83,16 @@ TEST_F(BadInput, AFileNameTheSystemRefusesIsBadInputNotAnInternalError) {
   }
 }
 
+TEST_F(BadInput, ANegativeValueWherePositiveIsNeededGetsThePositiveRule) {
+  // "-1 USD" said "must be zero or more" and "0 USD" "must be greater than zero" for one key (a user trial).
+  const std::string s = dir_.write("s.json", kGoodScenario);
+  for (const char* v : {"cost.gpu_hour=-1 USD", "cost.gpu_hour=0 USD"}) {
+    auto o = trainsim({"validate", s, "--set", v});
+    EXPECT_EQ(o.code, kExitBadInput) << v;
+    EXPECT_NE(o.err.find("must be greater than zero"), std::string::npos) << v << ": " << o.err;
+  }
+}
+
 TEST_F(BadInput, AFailureComponentThatTakesNodesOutSaysForHowLong) {
   // No repair on a node-scope part was 0 h: no spares, no degraded time (a user trial).
   expect_bad_input(validate_variant(dir_, R"("reliability": {)",

@@ -324,7 +324,7 @@ INSTANTIATE_TEST_SUITE_P(
                       BadCost{R"({"gpu_hour": "2.50 USD", "prcing": "owned"})", "/cost", "unknown key \"prcing\""},
                       BadCost{R"({"energy": {"price": "0.08"}})", "/cost/energy/price", "has no unit"},
                       BadCost{R"({"gpu_hour": "2.50"})", "/cost/gpu_hour", "no unit"},
-                      BadCost{R"({"gpu_hour": "-2.50 USD"})", "/cost/gpu_hour", "negative"},
+                      BadCost{R"({"gpu_hour": "-2.50 USD"})", "/cost/gpu_hour", "must be greater than zero"},
                       BadCost{R"({"storage": {"price": "-0.02 USD/GB-month"}})", "/cost/storage/price", "negative"},
                       BadCost{R"({"pricing": "owned"})", "/cost/owned", "needs \"owned\""},
                       BadCost{R"({"owned": {"node_price": "300K USD"}})", "/cost/owned", "only with"},

@@ -220,6 +220,17 @@ TEST(ImportHfConfig, BiasesOnTheLinearsTheModelingCodeGivesThem) {
   auto both = with("true");
   ASSERT_EQ(both.code, kExitOk) << both.err;
   EXPECT_TRUE(contains(both.out, "\"bias\": true")) << both.out;
+  // GLM-4 (Glm4Config) has attention_bias true by default; an MLP's biases alone are noted.
+  auto glm4 = trainsim({"import", "hf-config", dir.write("glm4.json", R"({"model_type": "glm4", "hidden_size": 4096,
+    "intermediate_size": 13696, "num_hidden_layers": 40, "num_attention_heads": 32, "num_key_value_heads": 2,
+    "vocab_size": 151552, "hidden_act": "silu"})")});
+  ASSERT_EQ(glm4.code, kExitOk) << glm4.err;
+  EXPECT_TRUE(contains(glm4.out, "\"qkv_bias\": true")) << glm4.out;
+  auto mlp_only = trainsim({"import", "hf-config", dir.write("mlp.json", R"({"model_type": "llama", "hidden_size": 64,
+    "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 100,
+    "hidden_act": "silu", "attention_bias": false, "mlp_bias": true})")});
+  ASSERT_EQ(mlp_only.code, kExitOk) << mlp_only.err;
+  EXPECT_TRUE(contains(mlp_only.err, "the MLP's biases (without the attention's) are not counted")) << mlp_only.err;
   auto attention_only = with("false");
   ASSERT_EQ(attention_only.code, kExitOk) << attention_only.err;
   EXPECT_TRUE(contains(attention_only.out, "\"qkv_bias\": true")) << attention_only.out;

@@ -84,6 +84,8 @@ TEST(ImportTorchTitan, ALayerNormRunSaysItIsPricedWithTheModelFilesNorm) {
   for (const auto& i : ln.ignored)
     EXPECT_EQ(i.to_string().find("norm_type"), std::string::npos) << i.to_string();
   EXPECT_TRUE(im("rmsnorm").not_modelled.empty());
+  EXPECT_TRUE(im("RMSNorm").not_modelled.empty()) << "build_norm lower-cases the name";
+  EXPECT_EQ(im("LayerNorm").not_modelled.size(), 1u);
   EXPECT_TRUE(im("fused_rmsnorm").not_modelled.empty());
   EXPECT_THROW((void)im("batchnorm"), base::ConfigError);
 }

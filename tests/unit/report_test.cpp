@@ -1,6 +1,7 @@
 // The cost/risk report: seven charts with stable ids, escaping of every user string (HTML, Markdown, CSV), the
 // Content-Security-Policy and no external loads, RFC 4180 CSV, Markdown table shape, the recommendation rules,
 // determinism, FNV-1a test vectors, the histogram CDF accessor, atomic writes, and `trainsim run --out` end to end.
+#include "reports/charts.hpp"
 #include "reports/report.hpp"
 #include "reports/svg.hpp"
 #include "sim/base/atomic_file.hpp"
@@ -419,6 +420,24 @@ TEST(ReportSvg, NumbersAndTicks) {
   EXPECT_EQ(short_num(2.5), "2.5");
   EXPECT_EQ(short_num(6.4e6), "6.4M");
   EXPECT_EQ(nice_ticks(0, 10, 5), (std::vector<double>{0, 2, 4, 6, 8, 10}));
+  // Half-day ticks past 100 days kept their half (a user trial read "113 | 114 | 114 | 114").
+  EXPECT_EQ(tick_labels({113, 113.5, 114, 114.5}), (std::vector<std::string>{"113.0", "113.5", "114.0", "114.5"}));
+  EXPECT_EQ(tick_labels({0, 2, 4}), (std::vector<std::string>{"0", "2", "4"}));
+}
+
+TEST(ReportCharts, ACutTimelineEndsTheJobLaneWhereTheRecordingStops) {
+  // Cut inside the second stop (after its detection): that stop is not drawn as lasting to the end of the run, and
+  // the axis says from which day nothing was recorded.
+  auto in = sample_input();
+  auto& ev = in.run.sample_timeline;
+  ev.erase(ev.begin() + 6);  // the second stop's resume
+  ev.insert(ev.begin() + 6, {seconds(86400 * 40 + 700), "timeline_truncated", ""});
+  const std::string svg = detail::chart_failure_timeline(in);
+  std::size_t stops = 0;
+  for (std::size_t at = svg.find("stopped day"); at != std::string::npos; at = svg.find("stopped day", at + 1))
+    ++stops;
+  EXPECT_EQ(stops, 1u) << svg;
+  EXPECT_NE(svg.find("events after day 40.0 not recorded"), std::string::npos);
 }
 
 TEST(HistogramCdf, RisesFromUnderflowToOneMinusOverflowAtBinEdges) {
