@@ -77,14 +77,11 @@ struct ImportArgs {
   std::string out;
   std::string op, scope, date;
   int ranks = 0;
+  int nodes = 0;
 };
 
 int import_command(const ImportArgs& a, std::ostream& out, std::ostream& err) {
-  fit::NcclTestsOptions o;
-  if (!a.op.empty()) o.op = fit::collective_from_string(a.op);
-  if (!a.scope.empty()) o.scope = fit::scope_from_string(a.scope);
-  if (a.ranks > 0) o.ranks = a.ranks;
-  o.date = a.date;
+  const fit::NcclTestsOptions o = log_options(a.op, a.scope, a.ranks, a.nodes, a.date);
   std::vector<fit::Measurement> all;
   for (const auto& log : a.logs) {
     auto r = fit::import_nccl_tests(log, o);
@@ -190,6 +187,15 @@ int fit_command(const FitArgs& a, std::ostream& out, std::ostream& err) {
     err << "error: fit: " << e.what() << '\n';
     return sim::base::kExitBadInput;
   }
+  // Nothing fitted: no profile claiming a fit is written (a user trial got exit 0 and a copy of the base profile whose
+  // description said "fitted from 10 measurements").
+  if (c.fitted.empty() && c.latency_fitted.empty()) {
+    for (const auto& n : c.notes)
+      err << "note: " << n << '\n';
+    err << "error: fit: nothing could be fitted from " << all.size()
+        << " measurements (the notes above say why); no profile written\n";
+    return sim::base::kExitBadInput;
+  }
   sim::base::write_file_atomic(a.out, fit::fitted_profile_text(std::move(doc), c, name));
   for (const auto& n : c.notes)
     err << "note: " << n << '\n';
@@ -237,6 +243,8 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
       ->check(CLI::Range(1, calibrate::fit::kMaxMeasuredRanks));
   import_cmd->add_option("--scope", ia.scope, "nvlink or network (default: network when the ranks span hosts)")
       ->check(CLI::IsMember({"nvlink", "network"}));
+  import_cmd->add_option("--nodes", ia.nodes, "Hosts the ranks ran on, when the log lists no ranks")
+      ->check(CLI::Range(1, calibrate::fit::kMaxMeasuredRanks));
   import_cmd->add_option("--date", ia.date, "Date of the run, when the log has no timestamps (ISO 8601)");
 
   auto* fit_cmd = app.add_subcommand("fit", "Fit a hardware profile to measurements");
@@ -275,6 +283,15 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
       ->check(CLI::IsMember({"fastest", "out-of-place", "in-place"}))
       ->capture_default_str();
   compare_cmd->add_flag("--json", ca.json, "JSON output (schema trainsim.collective-compare/1)");
+  // What the log may not say, as import takes them (a user trial: compare's error said "pass --op", which it lacked).
+  compare_cmd->add_option("--op", ca.op, "The collective, when neither the log nor the file name says")
+      ->check(CLI::IsMember({"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv", "broadcast"}));
+  compare_cmd->add_option("--ranks", ca.ranks, "Rank count, when the log lists no ranks")
+      ->check(CLI::Range(1, calibrate::fit::kMaxMeasuredRanks));
+  compare_cmd->add_option("--scope", ca.scope, "nvlink or network (default: network when the ranks span hosts)")
+      ->check(CLI::IsMember({"nvlink", "network"}));
+  compare_cmd->add_option("--nodes", ca.nodes, "Hosts the ranks ran on, when the log lists no ranks")
+      ->check(CLI::Range(1, calibrate::fit::kMaxMeasuredRanks));
 
   std::vector<std::string> argv_rev(args.rbegin(), args.rend());
   try {

@@ -59,8 +59,19 @@ sim::topology::TopologyConfig profile_cluster(const sim::hardware::HardwareProfi
   return sim::topology::profile_cluster(hw, sim::topology::profile_cluster_shape(hw, hw.node.gpus));
 }
 
+fit::NcclTestsOptions log_options(const std::string& op, const std::string& scope, int ranks, int nodes,
+                                  const std::string& date) {
+  fit::NcclTestsOptions o;
+  if (!op.empty()) o.op = fit::collective_from_string(op);
+  if (!scope.empty()) o.scope = fit::scope_from_string(scope);
+  if (ranks > 0) o.ranks = ranks;
+  if (nodes > 0) o.nodes = nodes;
+  o.date = date;
+  return o;
+}
+
 int compare_command(const CompareArgs& a, std::ostream& out, std::ostream& err) {
-  const auto imported = fit::import_nccl_tests(a.log, {});
+  const auto imported = fit::import_nccl_tests(a.log, log_options(a.op, a.scope, a.ranks, a.nodes, ""));
   for (const auto& n : imported.notes)
     err << "note: " << n << '\n';
   const auto column = *fit::column_from_string(a.measured);  // CLI11 checked the name

@@ -1,6 +1,7 @@
 // calibrate/cli/compare.hpp: `trainsim-calibrate compare LOG`: a measured nccl-tests log beside trainsim's
 // prediction (issue 23), the profile and the cluster that fit and compare simulate.
 #pragma once
+#include "calibrate/fit/nccl_tests.hpp"
 #include "sim/base/json_reader.hpp"
 #include "sim/hardware/profile.hpp"
 #include "sim/topology/topology.hpp"
@@ -17,7 +18,13 @@ struct CompareArgs {
   double tolerance = 0.15;
   std::string measured = "fastest";  // which of nccl-tests' columns (calibrate/fit/compare.hpp's Column)
   bool json = false;
+  std::string op, scope;  // as import takes them, for a log that does not say
+  int ranks = 0, nodes = 0;
 };
+
+/// import's and compare's options for what a log may not say (the collective, ranks, scope, hosts, date).
+calibrate::fit::NcclTestsOptions log_options(const std::string& op, const std::string& scope, int ranks, int nodes,
+                                             const std::string& date);
 
 /// A built-in profile name (compiled into the binary) or a path to a profile file; `option` names the flag in errors.
 sim::base::JsonDocument open_profile(const std::string& name_or_path, const std::string& option);

@@ -488,12 +488,12 @@ class TextParser {
       if (l.type >= 0) m.dtype = dtype_of(cell(l.type));
       m.bytes = sim::base::Bytes{*size};
       m.ranks = ranks;
-      m.nodes = hosts.empty() ? 0 : static_cast<int>(hosts.size());
-      if (hosts.empty() && !options_.scope)
+      m.nodes = options_.nodes ? *options_.nodes : hosts.empty() ? 0 : static_cast<int>(hosts.size());
+      if (hosts.empty() && !options_.scope && !options_.nodes)
         fail(
             "no \"#  Rank N ... on HOST\" lines above this table, so whether the ranks span hosts is unknown; pass "
-            "--scope nvlink (one host) or --scope network");
-      m.scope = options_.scope.value_or(hosts.size() > 1 ? Scope::Network : Scope::Nvlink);
+            "--nodes N (the hosts the ranks ran on), or --scope nvlink (one host) or --scope network");
+      m.scope = options_.scope.value_or(m.nodes > 1 ? Scope::Network : Scope::Nvlink);
       m.in_place = g.in_place;
       m.time = sim::base::Duration{*time_us / 1e6};
       m.label = "nccl-tests " + (section_.op.program.empty() ? std::string(to_string(op)) : section_.op.program);

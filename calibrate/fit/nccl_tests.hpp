@@ -14,6 +14,7 @@ struct NcclTestsOptions {
   std::optional<CollectiveOp> op;  // default: "# Collective test starting: X_perf", the JSON args, or the file name
   std::optional<int> ranks;        // default: the "#  Rank" lines (text) or config.devices x nthreads x ngpus (JSON)
   std::optional<Scope> scope;      // default: network when the ranks span more than one host, else nvlink
+  std::optional<int> nodes;        // default: the hosts of the "#  Rank" lines; given, it also says network when > 1
   std::string date;                // default: the timestamp column (-S 1) or the JSON start_time, else none
 };
 

@@ -231,6 +231,55 @@ TEST(CalibrateEndToEnd, ImportThenFitFromNcclTestsLogs) {
   EXPECT_NE(compared.out.find("busbw within 15% at >= 64 MiB: 4 of 4"), std::string::npos) << compared.out;
 }
 
+TEST(CalibrateEndToEnd, WhatALogDoesNotSayIsGivenToImportAndCompareAlike) {
+  // A user trial's real logs: one whose op only its command line named (compare's error said "pass --op", which
+  // compare lacked), one pasted without its rank lines (no way to say it ran on 2 hosts, so its network bandwidth was
+  // taken for NVLink's and refused as impossible).
+  support::TempDir dir;
+  const auto renamed = dir.write("log.txt", slurp(kData + "alltoall_a100_old.log"));
+  auto no_op = calibrate_cli(dir, {"compare", renamed, "--hardware", "a100-sxm4-80gb"});
+  EXPECT_EQ(no_op.code, 2);
+  EXPECT_NE(no_op.err.find("--op"), std::string::npos) << no_op.err;
+  auto with_op = calibrate_cli(dir, {"compare", renamed, "--op", "all_to_all", "--hardware", "a100-sxm4-80gb"});
+  EXPECT_EQ(with_op.code, 0) << with_op.err;
+  std::istringstream log(slurp(kData + "ag_rs_2nodes_nocheck.log"));
+  std::string text, line;
+  while (std::getline(log, line))
+    if (line.find("Rank") == std::string::npos) text += line + "\n";
+  const auto no_ranks = dir.write("all_gather_perf.log", text);
+  const auto out = (dir.path() / "m.jsonl").string();
+  auto imported = calibrate_cli(dir, {"import", "nccl-tests", no_ranks, "--ranks", "16", "--out", out});
+  EXPECT_EQ(imported.code, 2);
+  EXPECT_NE(imported.err.find("pass --nodes N"), std::string::npos) << imported.err;
+  imported = calibrate_cli(dir, {"import", "nccl-tests", no_ranks, "--ranks", "16", "--nodes", "2", "--out", out});
+  ASSERT_EQ(imported.code, 0) << imported.err;
+  const std::string records = slurp(out);
+  EXPECT_NE(records.find("\"nodes\":2,\"scope\":\"network\""), std::string::npos) << records.substr(0, 400);
+}
+
+TEST(CalibrateEndToEnd, AFitThatFitsNothingWritesNoProfile) {
+  // Two hosts of H200 run all-reduce as NVLS-tree, which leaves efficiency.network to the base profile, and sizes from
+  // 1 GiB fit no call cost: nothing is fitted. It wrote the base profile back, "fitted from 10 measurements", exit 0.
+  support::TempDir dir;
+  std::string records;
+  for (const double gib : {1.0, 2.0, 4.0, 8.0, 16.0}) {
+    const double bytes = gib * 1073741824.0, seconds = bytes / 245e9;
+    for (const char* in_place : {"false", "true"})
+      records +=
+          "{\"schema\":\"trainsim.measurement/1\",\"kind\":\"collective\",\"op\":\"all_reduce\","
+          "\"bytes\":" +
+          std::to_string(static_cast<long long>(bytes)) +
+          ",\"ranks\":16,\"nodes\":2,\"scope\":\"network\",\"in_place\":" + in_place +
+          ",\"seconds\":" + std::to_string(seconds) + ",\"device\":\"NVIDIA H200\"}\n";
+  }
+  const auto m = dir.write("m.jsonl", records);
+  const auto profile = dir.path() / "p.json";
+  auto r = calibrate_cli(dir, {"fit", m, "--base", "h200-sxm-141gb", "--out", profile.string()});
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("nothing could be fitted from 10 measurements"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(profile));
+}
+
 TEST(CalibrateEndToEnd, BadInputExitsTwoWithTheFileAndLine) {
   support::TempDir dir;
   const auto bad = dir.write("bad.jsonl", "{\"schema\":\"trainsim.measurement/1\",\"kind\":\"hbm\"}\n");

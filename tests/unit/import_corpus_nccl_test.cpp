@@ -58,7 +58,7 @@ TEST(CorpusNcclTests, ALogWithoutRankLinesNeedsRanksAndScopeFromTheUser) {
   EXPECT_NE(nccl_error(log).find("pass --ranks N"), std::string::npos);
   calibrate::fit::NcclTestsOptions ranks16;
   ranks16.ranks = 16;
-  EXPECT_NE(nccl_error(log, ranks16).find("pass --scope nvlink (one host) or --scope network"), std::string::npos);
+  EXPECT_NE(nccl_error(log, ranks16).find("or --scope nvlink (one host) or --scope network"), std::string::npos);
   ranks16.scope = calibrate::fit::Scope::Network;
   const auto r = calibrate::fit::import_nccl_tests(kCorpus + log, ranks16);
   EXPECT_EQ(r.records.size(), 18u);
