@@ -57,6 +57,12 @@ constexpr Published kPublished[] = {
     {"torchtitan_t6_405b_fsdp4_cp2.json", 75.9},
     {"torchtitan_t6_405b_fsdp2_cp4.json", 77.1},
     {"torchtitan_t6_405b_fsdp1_cp8.json", 84.9},
+    // torchtitan pull request 1690 (2025-09-08), Qwen3-32B on H100 96GB: the runs its description logs (added
+    // 2026-12-06 from a user trial; 5.5-6.1% above, where the Llama tables above are mostly below).
+    {"torchtitan_qwen3_32b_fsdp8_lbs2_compile.json", 81.85},
+    {"torchtitan_qwen3_32b_fsdp4_tp8_lbs16.json", 43.45},
+    {"torchtitan_qwen3_32b_fsdp4_tp8_lbs32.json", 70.79},
+    {"torchtitan_qwen3_32b_fsdp8_tp8_lbs32.json", 63.27},
 };
 
 TEST(PublishedMemory, TorchtitanTablesAreNotOverestimated) {
@@ -76,9 +82,9 @@ TEST(PublishedMemory, TorchtitanTablesAreNotOverestimated) {
   }
   std::printf("%d of %zu within 10%%\n", within, std::size(kPublished));
   // Ratchet: 8 of 12 since context parallelism by all-gather holds the whole sequence's keys and values (T6's CP 2
-  // and CP 4 rows), 14 of 18 with Tables 1 and 3 (2026-12-06: compiled and Float8 within 3%, eager 9% low); the 405B
-  // pipeline rows below 10% are in docs/memory-validation.md.
-  EXPECT_GE(within, 14);
+  // and CP 4 rows), 14 of 18 with Tables 1 and 3 (2026-12-06: compiled and Float8 within 3%, eager 9% low), 18 of 22
+  // with pull request 1690's Qwen3-32B runs; the 405B pipeline rows below 10% are in docs/memory-validation.md.
+  EXPECT_GE(within, 18);
 }
 
 struct NemoLog {
@@ -133,6 +139,9 @@ constexpr OutOfMemory kOutOfMemory[] = {
      "the A100's 80 GB for the 175B Table 3 configuration"},
     {"oom_korthikanti22_530B_tp_no_recompute.json",
      "Korthikanti et al. 2022 (arXiv:2205.05198), Figure 7: the same for the 530B Table 3 configuration"},
+    {"oom_torchtitan_qwen3_32b_fsdp4_tp8_lbs64.json",
+     "torchtitan pull request 1690: Qwen3-32B on 32 H100 96GB, FSDP 4 x TP 8, full activation checkpointing, local "
+     "batch 64: 'Full AC,OOM' (local batch 32 ran at 70.79 GiB)"},
     {"oom_torchtitan_deepseek16b_8b200_lbs8.json",
      "torchtitan pull request 1993: DeepSeek-V3 16B on 8 B200, FSDP, no activation checkpointing: 'local batch size "
      "of 8 creates OOM' (local batch 6 ran: ADeepSeek16bRunThatRanFits)"},
