@@ -119,6 +119,12 @@ class TitanImport : public titan::Reader {
       d.put("parallel.zero_stage", stage,
             origin_ + " [parallelism] FSDP over " + std::to_string(shard_eff) + " ranks, reshard_after_forward " +
                 reshard);
+      if (gathered)  // said, not only recorded as the field's origin (a user trial found zero_stage 2 unexplained)
+        out_.notes.push_back(
+            {origin_ + " [parallelism] fsdp_reshard_after_forward",
+             reshard + (pp > 1 ? " under pipeline parallelism" : "") +
+                 ": each step's gathered weights stay whole between forward and backward: zero_stage " +
+                 std::to_string(stage)});
       // HSDP: FSDP within groups of data_parallel_shard_degree ranks, replicated across the replicate degree.
       if (replicate > 1 && ep == 1)
         d.put("parallel.dp_shard", shard_eff,

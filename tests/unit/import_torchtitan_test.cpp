@@ -88,6 +88,13 @@ TEST(ImportTorchTitan, ALayerNormRunSaysItIsPricedWithTheModelFilesNorm) {
   EXPECT_EQ(im("LayerNorm").not_modelled.size(), 1u);
   EXPECT_TRUE(im("fused_rmsnorm").not_modelled.empty());
   EXPECT_THROW((void)im("batchnorm"), base::ConfigError);
+  // fsdp_reshard_after_forward "never" is ZeRO-2, and the import says so (a user trial found it only as an origin).
+  const auto never = importers::import_torchtitan_text(
+      "[parallelism]\ndata_parallel_shard_degree = 8\nfsdp_reshard_after_forward = \"never\"\n", "t.toml");
+  EXPECT_EQ(never.draft.integer("parallel.zero_stage"), 2);
+  bool said = false;
+  for (const auto& n : never.notes) said = said || n.what.find("zero_stage 2") != std::string::npos;
+  EXPECT_TRUE(said);
 }
 
 TEST(ImportTorchTitan, CheckpointSectionGivesTheIntervalAndWhetherSavesAreAsynchronous) {
