@@ -80,6 +80,18 @@ struct ImportArgs {
   int nodes = 0;
 };
 
+/// What a log may not say (the collective, the ranks, the scope, the hosts), as import and compare both take it.
+void add_log_options(CLI::App* cmd, std::string& op, int& ranks, std::string& scope, int& nodes) {
+  cmd->add_option("--op", op, "The collective, when neither the log nor the file name says")
+      ->check(CLI::IsMember({"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv", "broadcast"}));
+  cmd->add_option("--ranks", ranks, "Rank count, when the log lists no ranks")
+      ->check(CLI::Range(1, calibrate::fit::kMaxMeasuredRanks));
+  cmd->add_option("--scope", scope, "nvlink or network (default: network when the ranks span hosts)")
+      ->check(CLI::IsMember({"nvlink", "network"}));
+  cmd->add_option("--nodes", nodes, "Hosts the ranks ran on, when the log lists no ranks")
+      ->check(CLI::Range(1, calibrate::fit::kMaxMeasuredRanks));
+}
+
 int import_command(const ImportArgs& a, std::ostream& out, std::ostream& err) {
   const fit::NcclTestsOptions o = log_options(a.op, a.scope, a.ranks, a.nodes, a.date);
   std::vector<fit::Measurement> all;
@@ -237,14 +249,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   import_cmd->add_option("format", ia.format, "Input format")->required()->check(CLI::IsMember({"nccl-tests"}));
   import_cmd->add_option("logs", ia.logs, "nccl-tests output files (text, or JSON from -J)")->required();
   import_cmd->add_option("--out", ia.out, "Write the measurements here (default: stdout)")->type_name("FILE");
-  import_cmd->add_option("--op", ia.op, "The collective, when neither the log nor the file name says")
-      ->check(CLI::IsMember({"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv", "broadcast"}));
-  import_cmd->add_option("--ranks", ia.ranks, "Rank count, when the log lists no ranks")
-      ->check(CLI::Range(1, calibrate::fit::kMaxMeasuredRanks));
-  import_cmd->add_option("--scope", ia.scope, "nvlink or network (default: network when the ranks span hosts)")
-      ->check(CLI::IsMember({"nvlink", "network"}));
-  import_cmd->add_option("--nodes", ia.nodes, "Hosts the ranks ran on, when the log lists no ranks")
-      ->check(CLI::Range(1, calibrate::fit::kMaxMeasuredRanks));
+  add_log_options(import_cmd, ia.op, ia.ranks, ia.scope, ia.nodes);
   import_cmd->add_option("--date", ia.date, "Date of the run, when the log has no timestamps (ISO 8601)");
 
   auto* fit_cmd = app.add_subcommand("fit", "Fit a hardware profile to measurements");
@@ -284,14 +289,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
       ->capture_default_str();
   compare_cmd->add_flag("--json", ca.json, "JSON output (schema trainsim.collective-compare/1)");
   // What the log may not say, as import takes them (a user trial: compare's error said "pass --op", which it lacked).
-  compare_cmd->add_option("--op", ca.op, "The collective, when neither the log nor the file name says")
-      ->check(CLI::IsMember({"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv", "broadcast"}));
-  compare_cmd->add_option("--ranks", ca.ranks, "Rank count, when the log lists no ranks")
-      ->check(CLI::Range(1, calibrate::fit::kMaxMeasuredRanks));
-  compare_cmd->add_option("--scope", ca.scope, "nvlink or network (default: network when the ranks span hosts)")
-      ->check(CLI::IsMember({"nvlink", "network"}));
-  compare_cmd->add_option("--nodes", ca.nodes, "Hosts the ranks ran on, when the log lists no ranks")
-      ->check(CLI::Range(1, calibrate::fit::kMaxMeasuredRanks));
+  add_log_options(compare_cmd, ca.op, ca.ranks, ca.scope, ca.nodes);
 
   std::vector<std::string> argv_rev(args.rbegin(), args.rend());
   try {

@@ -182,18 +182,6 @@ TEST(ImportHfConfig, HybridsWindowSplitsGatedGeluAndBrokenMlaAreReadAsTransforme
              {"v3.json: /kv_lora_rank: is null, but multi-head latent attention needs"});
 }
 
-TEST(ImportHfConfig, UseQkNormIsReadForEveryModel) {
-  // GLM-4.5's config sets use_qk_norm (Glm4MoeConfig: RMSNorm on each query and key head); it was read for Llama 4
-  // only and listed as not modelled for others (a user trial).
-  support::TempDir dir;
-  auto o = trainsim({"import", "hf-config", dir.write("glm.json", R"({"model_type": "glm4_moe", "hidden_size": 4096,
-    "intermediate_size": 10944, "num_hidden_layers": 8, "num_attention_heads": 96, "num_key_value_heads": 8,
-    "head_dim": 128, "vocab_size": 151552, "hidden_act": "silu", "use_qk_norm": true})")});
-  ASSERT_EQ(o.code, kExitOk) << o.err;
-  EXPECT_TRUE(contains(o.out, "\"qk_norm\": true")) << o.out;
-  EXPECT_FALSE(contains(o.err, "use_qk_norm")) << "read, not listed: " << o.err;
-}
-
 TEST(ImportHfConfig, BiasesOnTheLinearsTheModelingCodeGivesThem) {
   // Qwen2.5-7B: q, k and v have biases (Qwen2Attention), o and the MLP none. With them the count is the model card's
   // 7,615,616,512 exactly; without them it was 129,024 short (28 layers x (3584 + 2 x 512)).
@@ -203,10 +191,13 @@ TEST(ImportHfConfig, BiasesOnTheLinearsTheModelingCodeGivesThem) {
   EXPECT_EQ(nlohmann::json::parse(j.out)[0].at("params").get<double>(), 7'615'616'512.0);
   support::TempDir dir;
   // GLM-4.5's attention_bias is on q, k and v only (Glm4Attention); Llama's on o as well, the MLP's with mlp_bias.
+  // Its use_qk_norm (RMSNorm on each query and key head) is read too: it was read for Llama 4 only (a user trial).
   auto glm = trainsim({"import", "hf-config", dir.write("glm.json", R"({"model_type": "glm4_moe", "hidden_size": 4096,
     "intermediate_size": 10944, "num_hidden_layers": 8, "num_attention_heads": 96, "num_key_value_heads": 8,
-    "head_dim": 128, "vocab_size": 151552, "hidden_act": "silu", "attention_bias": true})")});
+    "head_dim": 128, "vocab_size": 151552, "hidden_act": "silu", "attention_bias": true, "use_qk_norm": true})")});
   ASSERT_EQ(glm.code, kExitOk) << glm.err;
+  EXPECT_TRUE(contains(glm.out, "\"qk_norm\": true")) << glm.out;
+  EXPECT_FALSE(contains(glm.err, "use_qk_norm")) << "read, not listed: " << glm.err;
   EXPECT_TRUE(contains(glm.out, "\"qkv_bias\": true")) << glm.out;
   EXPECT_FALSE(contains(glm.out, "\"bias\": true")) << glm.out;
   const std::string llama = R"({"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336,

@@ -93,7 +93,8 @@ TEST(ImportTorchTitan, ALayerNormRunSaysItIsPricedWithTheModelFilesNorm) {
       "[parallelism]\ndata_parallel_shard_degree = 8\nfsdp_reshard_after_forward = \"never\"\n", "t.toml");
   EXPECT_EQ(never.draft.integer("parallel.zero_stage"), 2);
   bool said = false;
-  for (const auto& n : never.notes) said = said || n.what.find("zero_stage 2") != std::string::npos;
+  for (const auto& n : never.notes)
+    said = said || n.what.find("zero_stage 2") != std::string::npos;
   EXPECT_TRUE(said);
 }
 
