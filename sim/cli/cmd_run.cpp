@@ -125,7 +125,9 @@ std::optional<reliability::RunPartial> run_trials(const reliability::RunInputs& 
 /// processes shared it: the report files into `out_dir` (when given), then the JSON or the summary.
 int emit_run(const scenario::Scenario& s, const StepOutcome& step, const RunOutcome& r, const std::string& out_dir,
              bool json, const Options& o, std::ostream& out, std::ostream& err) {
-  if (const auto note = moe_routing_note(s); note && !o.quiet) err << "note: " << *note << "\n";
+  if (!o.quiet)
+    for (const auto& note : scenario_notes(s))
+      err << "note: " << note << "\n";
   if (const auto w = missing_price_warning(s)) err << "warning: " << *w << "\n";
   const std::string text = r.json.dump() + "\n";
   if (!out_dir.empty()) {

@@ -221,7 +221,9 @@ int step_command(const StepArgs& a, const Options& o, std::ostream& out, std::os
         }
       err << "\n";
     }
-  if (const auto note = moe_routing_note(s); note && !o.quiet) err << "note: " << *note << "\n";
+  if (!o.quiet)
+    for (const auto& note : scenario_notes(s))
+      err << "note: " << note << "\n";
   return r.fits ? kExitOk : kExitInfeasible;
 }
 

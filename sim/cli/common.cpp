@@ -37,6 +37,18 @@ std::optional<std::string> moe_routing_note(const scenario::Scenario& s) {
          "busiest-rank load over the mean, or training.moe_capacity_factor if tokens are dropped.";
 }
 
+std::vector<std::string> scenario_notes(const scenario::Scenario& s) {
+  std::vector<std::string> notes;
+  if (auto n = moe_routing_note(s)) notes.push_back(*n);
+  // A user trial: fp32 and tf32 changed the GEMM rate only, so an fp32 layout "fitted" at a bf16 layout's memory.
+  if (s.training.dtype == hardware::Dtype::Fp32 || s.training.dtype == hardware::Dtype::Tf32)
+    notes.push_back(std::string("training.dtype \"") + hardware::to_string(s.training.dtype) +
+                    "\" sets the GEMM rate only: weights, gradients, activations and communication are counted at "
+                    "a 16-bit layout's 2 bytes, so memory and communication are underestimated (about twice the "
+                    "activations and tensor-parallel traffic in fp32)");
+  return notes;
+}
+
 std::optional<std::string> missing_price_warning(const scenario::Scenario& s) {
   if (s.cost.pricing != cost::Pricing::Rented || s.cost.gpu_hour) return std::nullopt;
   return "the hardware profile " + base::printable(s.hardware.name) +

@@ -73,7 +73,8 @@ reports::ReportInput report_input(const scenario::Scenario& s, const StepOutcome
   in.hashes.push_back(
       {"effective configuration", "FNV-1a-64", reports::hex64(reports::fnv1a64(in.effective_config_json))});
   in.facts = facts_of(s, step);
-  if (const auto note = moe_routing_note(s)) in.notes.push_back(*note);
+  for (const auto& note : scenario_notes(s))
+    in.notes.push_back(note);
   if (const auto w = missing_price_warning(s)) in.notes.push_back(*w);
   in.gpus = s.cluster.gpus;
   in.step = step.result;

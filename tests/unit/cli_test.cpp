@@ -396,5 +396,15 @@ TEST(Formats, MdAndCsvAsDesignMdListsThemAndRefusedWhereACommandWouldIgnoreThem)
   }
 }
 
+TEST(StepNotes, Fp32AndTf32SayTheirTensorsAreCountedAtTwoBytes) {
+  // A user trial: fp32 changed the GEMM rate only, memory and traffic stayed a bf16 layout's, without a word.
+  const std::string s = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/ci/llama3-8b-16-h100.json";
+  auto fp32 = trainsim({"step", s, "--set", "training.dtype=fp32"});
+  ASSERT_EQ(fp32.code, kExitOk) << fp32.err;
+  EXPECT_NE(fp32.err.find("sets the GEMM rate only"), std::string::npos) << fp32.err;
+  auto bf16 = trainsim({"step", s});
+  EXPECT_EQ(bf16.err.find("sets the GEMM rate only"), std::string::npos) << bf16.err;
+}
+
 }  // namespace
 }  // namespace sim::cli
