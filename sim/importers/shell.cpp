@@ -438,15 +438,24 @@ class Shell {
       const bool bcp = shell_name == "bcprun";
       if (!bcp && shell_name != "bash" && shell_name != "sh") continue;
       const auto is_c = [&](const std::string& w) {
-        return bcp ? w == "-c" || w == "--cmd" : w.starts_with("-") && w.ends_with("c");
+        return bcp ? w == "-c" || w == "--cmd" || w.starts_with("--cmd=") : w.starts_with("-") && w.ends_with("c");
       };
       std::size_t c = j + 1;  // bash -x -c, bash -e -c, bash -lc; bcprun -n 60 -p 8 -c: options before the string
       while (c + 1 < cmd.words.size() && (bcp || cmd.words[c].text.starts_with("-")) && !is_c(cmd.words[c].text))
         ++c;
-      if (c + 1 < cmd.words.size() && is_c(cmd.words[c].text)) {
-        const ShellWord script = cmd.words[c + 1];
+      const bool cmd_eq = bcp && c < cmd.words.size() && cmd.words[c].text.starts_with("--cmd=");  // --cmd=STRING
+      if ((c + 1 < cmd.words.size() && is_c(cmd.words[c].text)) || cmd_eq) {
+        const ShellWord script = cmd_eq ? ShellWord{cmd.words[c].text.substr(6), cmd.words[c].line} : cmd.words[c + 1];
+        // bcprun --env 'NAME=VALUE ...': the job's environment, as a prefix assignment is (NVTE_FUSED_ATTN=0).
+        ShellCommand launcher{cmd.line, {cmd.words[j]}};
+        for (std::size_t e = j + 1; bcp && e + 1 < c; ++e)
+          if (cmd.words[e].text == "--env")
+            for (const auto& w : split_words(cmd.words[e + 1].text, cmd.words[e + 1].line))
+              if (const auto eq = assignment_name(w.text); eq > 0)
+                launcher.env.emplace_back(w.text.substr(0, eq), w.text.substr(eq + 1));
         cmd.words.resize(j);
         if (!cmd.words.empty()) out_.commands.push_back(std::move(cmd));
+        if (!launcher.env.empty()) out_.commands.push_back(std::move(launcher));
         with_prefix(prefix, [&] { run(script.text, script.line, depth_ + 1); });
         return;
       }

@@ -68,6 +68,20 @@ TEST(ImportMegatron, AnOptimizerOtherThanAdamIsRefusedByName) {
         << name;
 }
 
+TEST(ImportMegatron, BcprunsCmdEqualsFormAndItsEnvironment) {
+  // NVIDIA Base Command's bcprun: --cmd=STRING as -c STRING, and --env 'NAME=VALUE ...' the job's environment (the
+  // review of the change that read bcprun -c found both unread).
+  const auto im = importers::import_megatron_text(
+      "bcprun -n 2 -p 8 --env 'NVTE_FUSED_ATTN=0 OTHER=1' --cmd='python main.py --num-layers 4 --hidden-size 256 "
+      "--num-attention-heads 4 --tensor-model-parallel-size 2'\n",
+      "launch.sh");
+  EXPECT_EQ(im.draft.integer("parallel.tp"), 2);
+  bool nvte = false;
+  for (const auto& n : im.notes)
+    nvte = nvte || n.to_string().find("NVTE_FUSED_ATTN=0") != std::string::npos;
+  EXPECT_TRUE(nvte);
+}
+
 TEST(ImportMegatron, CommunicationOverlapFlags) {
   // --tp-comm-overlap and --overlap-param-gather change the step model (execution/tp_overlap.hpp, the parameter
   // gather under the next forward); --overlap-grad-reduce, trainsim's default, is tested below.
