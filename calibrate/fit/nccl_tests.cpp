@@ -288,8 +288,8 @@ class TextParser {
     if (!tokens.empty() && tokens[0] == "Rank" && parse_rank_line(tokens, section_)) return check_repeated_rank();
     // So are the header lines (a user trial: a README's copy with every '#' stripped read "a result row before any
     // column header" below its header).
-    if (!tokens.empty() && (tokens[0] == "size" || tokens[0] == "nThread" || tokens[0] == "Collective" ||
-                            tokens[0] == "nccl-tests"))
+    if (!tokens.empty() &&
+        (tokens[0] == "size" || tokens[0] == "nThread" || tokens[0] == "Collective" || tokens[0] == "nccl-tests"))
       return header(line);
     // A row starts with its size; a negative one (a misprinted or edited log) is refused there, not skipped.
     const bool negative = !tokens.empty() && tokens[0].size() > 1 && tokens[0][0] == '-' &&

@@ -4,6 +4,7 @@
 // DeepseekV2Config, GPT2Config); where a key is absent, the class default applies and is noted (e.g.
 // num_key_value_heads defaults to num_attention_heads, tie_word_embeddings to true in PretrainedConfig).
 #include "sim/base/json_reader.hpp"
+#include "sim/importers/hf_model_types.hpp"
 #include "sim/importers/importers.hpp"
 
 #include <algorithm>
@@ -226,22 +227,6 @@ class HfImport {
     used_.push_back("seq_length");  // the training length it was built for; max_position_embeddings is the model's
   }
 
-  /// The model types whose modeling code the rules here follow; another is read as a Llama-like class and warned.
-  static bool known_model_type(std::string_view model_type) {
-    static const std::set<std::string, std::less<>> kKnown = {"gpt2",     "gptj", "gpt_neox", "gpt_bigcode", "codegen",
-                                                              "phi-msft", "qwen", "glm4",     "glm4_moe",    "gemma3"};
-    return gated_architecture(model_type) || kKnown.contains(model_type) || untied_by_default(std::string(model_type));
-  }
-
-  /// Config classes whose modeling code always builds a gated MLP (gate_proj, up_proj, down_proj) with rotary
-  /// positions, whatever hidden_act names: LlamaMLP, MistralMLP, Qwen2MLP, DeepseekV3MLP, Phi3MLP, GemmaMLP, ...
-  static bool gated_architecture(std::string_view model_type) {
-    static const std::set<std::string, std::less<>> kGated = {
-        "llama",     "llama4_text", "llama4",      "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3",
-        "qwen3_moe", "deepseek_v2", "deepseek_v3", "phi3",    "olmo",    "olmo2", "granite",   "cohere"};
-    return model_type.starts_with("gemma") || kGated.contains(model_type);
-  }
-
   /// silu/swish MLPs in these configs are gated (three matrices): trainsim's "swiglu". GeLU variants are the
   /// two-matrix GPT MLP, except in the gated architectures above ("geglu").
   void activation(const std::string& model_type) {
@@ -284,18 +269,6 @@ class HfImport {
   }
 
   /// A key that is present and not null (transformers treats null as absent).
-  /// Config classes whose tie_word_embeddings default is False (transformers' configuration_<model>.py); nullopt for
-  /// those that keep PretrainedConfig's True or are not known here.
-  static std::optional<bool> untied_by_default(const std::string& model_type) {
-    static const std::set<std::string, std::less<>> kUntied = {
-        "llama", "llama4_text", "llama4",      "mistral",     "mixtral", "qwen2",    "qwen2_moe",
-        "qwen3", "qwen3_moe",   "deepseek_v2", "deepseek_v3", "phi3",    "gpt_neox", "gptj"};
-    static const std::set<std::string, std::less<>> kTied = {"gemma", "gemma2", "gemma3_text", "gpt2", "gpt_bigcode"};
-    if (kUntied.contains(model_type)) return true;
-    if (kTied.contains(model_type)) return false;
-    return std::nullopt;
-  }
-
   bool present(const char* key) const { return in_.kind(key) != Kind::Missing && in_.kind(key) != Kind::Null; }
 
   std::optional<std::int64_t> int_key(const char* key) {

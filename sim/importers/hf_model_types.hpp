@@ -1,0 +1,21 @@
+// sim/importers/hf_model_types.hpp: what the Hugging Face importer knows of a config's model_type, from transformers'
+// modeling and configuration code: which classes build a gated MLP, which default to untied embeddings, and which
+// model types the importer's rules follow (another is read as a Llama-like class, with a warning).
+#pragma once
+#include <optional>
+#include <string_view>
+
+namespace sim::importers {
+
+/// Config classes whose modeling code always builds a gated MLP (gate_proj, up_proj, down_proj) with rotary
+/// positions, whatever hidden_act names: LlamaMLP, MistralMLP, Qwen2MLP, DeepseekV3MLP, Phi3MLP, GemmaMLP, ...
+bool gated_architecture(std::string_view model_type);
+
+/// Config classes whose tie_word_embeddings default is False (transformers' configuration_<model>.py: true), those
+/// that keep PretrainedConfig's True (false), or nullopt for those not known here.
+std::optional<bool> untied_by_default(std::string_view model_type);
+
+/// The model types whose modeling code the importer's rules follow.
+bool known_model_type(std::string_view model_type);
+
+}  // namespace sim::importers
