@@ -170,14 +170,6 @@ int step_command(const StepArgs& a, const Options& o, std::ostream& out, std::os
   } else {
     print_step(r, s, in, out);
   }
-  // Call costs fitted by trainsim-calibrate describe nccl-tests' back-to-back calls; the step does not add them (a user
-  // trial fitted 100 ms and saw the same step): say so rather than let a fitted profile look applied.
-  const auto& lat = s.hardware.latency;
-  if (!o.quiet && (lat.launch > base::Time::zero() ||
-                   std::any_of(lat.base.begin(), lat.base.end(), [](base::Time t) { return t > base::Time::zero(); })))
-    err << "note: the profile's call costs (latency.base, latency.launch: trainsim-calibrate's fit of back-to-back "
-           "nccl-tests calls) are used by trainsim collective and trainsim-calibrate compare; the step's collectives "
-           "do not add them\n";
   // A layer collective group split over NVLink domains (ranks fill a domain's GPUs before the next: 72-GPU NVL72 racks
   // under power-of-two groups) runs over the network: say which, and how a job keeps it inside one.
   if (!o.quiet)

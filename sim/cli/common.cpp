@@ -46,6 +46,15 @@ std::vector<std::string> scenario_notes(const scenario::Scenario& s) {
                     "\" sets the GEMM rate only: weights, gradients, activations and communication are counted at "
                     "a 16-bit layout's 2 bytes, so memory and communication are underestimated (about twice the "
                     "activations and tensor-parallel traffic in fp32)");
+  // Call costs fitted by trainsim-calibrate describe nccl-tests' back-to-back calls; the step does not add them (a user
+  // trial fitted 100 ms and saw the same step): said, rather than let a fitted profile look applied.
+  const auto& lat = s.hardware.latency;
+  if (lat.launch > base::Time::zero() ||
+      std::any_of(lat.base.begin(), lat.base.end(), [](base::Time t) { return t > base::Time::zero(); }))
+    notes.push_back(
+        "the profile's call costs (latency.base, latency.launch: trainsim-calibrate's fit of back-to-back nccl-tests "
+        "calls) are used by trainsim collective and trainsim-calibrate compare; the step's collectives do not add "
+        "them");
   return notes;
 }
 

@@ -135,7 +135,7 @@ void print_step(const results::StepResult& r, const scenario::Scenario& s, const
 /// and real training does not: the note that says so (step and run print it, the report shows it), or nothing.
 std::optional<std::string> moe_routing_note(const scenario::Scenario& s);
 /// The notes step and run print and the report shows about what a scenario's numbers leave out: MoE routing taken as
-/// balanced; fp32/tf32 counted with 16-bit tensors.
+/// balanced; fp32/tf32 counted with 16-bit tensors; a profile's call costs not added to the step.
 std::vector<std::string> scenario_notes(const scenario::Scenario& s);
 /// Rented pricing without a price (a hardware profile with none, cost.gpu_hour not given): what the run's costs
 /// then are (a user trial: plan --objective cost ranked on storage alone, run printed 0.00 USD/h without a word).

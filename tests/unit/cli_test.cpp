@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 
 namespace sim::cli {
@@ -404,6 +405,16 @@ TEST(StepNotes, Fp32AndTf32SayTheirTensorsAreCountedAtTwoBytes) {
   EXPECT_NE(fp32.err.find("sets the GEMM rate only"), std::string::npos) << fp32.err;
   auto bf16 = trainsim({"step", s});
   EXPECT_EQ(bf16.err.find("sets the GEMM rate only"), std::string::npos) << bf16.err;
+  EXPECT_EQ(bf16.err.find("call costs"), std::string::npos) << bf16.err;
+  // A profile with fitted call costs: the step says it does not add them (a user trial fitted 100 ms, saw no change).
+  std::ifstream in(std::string(TRAINSIM_SOURCE_DIR) + "/hardware_profiles/h100-sxm5-80gb.json");
+  auto profile = nlohmann::json::parse(in);
+  profile["latency"] = {{"base", {{"all_reduce", "100 ms"}}}};
+  profile["provenance"]["latency.base.all_reduce"] = "a test";
+  support::TempDir dir;
+  auto fitted = trainsim({"step", s, "--set", "hardware=" + dir.write("fitted.json", profile.dump())});
+  ASSERT_EQ(fitted.code, kExitOk) << fitted.err;
+  EXPECT_NE(fitted.err.find("the step's collectives do not add them"), std::string::npos) << fitted.err;
 }
 
 }  // namespace
