@@ -108,8 +108,8 @@ Dims dims(const ModelSpec& m, const LayerShape& s) {
   d.etp = s.expert_tp > 0 ? s.expert_tp : s.tp;
   // Folding needs sequence parallelism with tp > 1 (Megatron-Core requires it for MoE with TP; resolve_layout's
   // moe-tp-needs-sp rule), so each rank holds tokens/tp of them before the block.
-  d.folded = m.moe.has_value() && d.etp < s.tp && s.sequence_parallel;
-  d.moe_tokens = d.folded ? d.tokens_sp * d.etp : d.tokens;
+  const bool folded = m.moe.has_value() && d.etp < s.tp && s.sequence_parallel;
+  d.moe_tokens = folded ? d.tokens_sp * d.etp : d.tokens;
   return d;
 }
 
@@ -268,52 +268,63 @@ PassWork forward_pass(const ModelSpec& m, const LayerShape& s, const Dims& d) {
   add(p, compute("attn_residual", {memory("attn_residual", residual_bytes)}));
   // MLP block (or MoE).
   add(p, compute("mlp_norm", {memory("mlp_norm", norm_bytes)}));
-  // MoE parallel folding (Megatron-Core, expert_tp < tp): the routed experts take this rank's sequence-parallel
-  // shard gathered over the expert-TP group only; shared experts are a dense MLP over the whole TP group (gathered
-  // over tp, as without folding).
-  const bool shared_tp = d.folded && m.shared_expert_ffn() > 0;
-  if (!d.folded || shared_tp) tp_enter(p, s, d, "mlp_ag", /*fp8_input=*/!m.moe);
-  if (d.folded && d.etp > 1)
-    p.segments.push_back(comm(CommKind::EtpAllGather, d.moe_tokens * d.h * kAct, "moe_etp_ag"));
-  // MoE token movement (Megatron-Core's alltoall token dispatcher, megatron/core/transformer/moe/token_dispatcher.py):
-  // permute the k routed copies of each token into expert order (read T x h, write kT x h), and after the dispatch
-  // sort the received chunks by local expert (read and write kT x h) when a rank holds more than one expert; the
-  // mirror image after the experts (unsort, combine, unpermute with the routing weights).
-  const double routed = m.moe ? d.moe_tokens * m.moe->top_k : 0;
-  // What the busiest expert-parallel rank receives in the dispatch (and sends back in the combine), and sorts.
+  // Routed experts as Megatron-Core's alltoall dispatcher runs them (megatron/core/transformer/moe/token_dispatcher.py
+  // at bed33f89, MoEAlltoAllTokenDispatcher): the router, the permutation and the expert-parallel all-to-all take
+  // this rank's own sequence-parallel shard (num_local_tokens S/TP*B); the tokens received are then gathered over the
+  // expert-TP group, whose ranks each hold a slice of every local expert (gather_from_sequence_parallel_region), and
+  // the experts' outputs reduce-scattered back before the combine. A user trial found the all-to-all charged the
+  // TP-gathered tokens, tp times the bytes, with TP 2-4 and expert_tp = tp. Shared experts are a dense MLP over the
+  // whole TP group, gathered as a dense MLP is.
+  const bool shared = m.moe && m.shared_expert_ffn() > 0;
+  if (!m.moe || shared) tp_enter(p, s, d, "mlp_ag", /*fp8_input=*/!m.moe);
+  // MoE token movement: permute the k routed copies of each token into expert order (read T x h, write kT x h), and
+  // after the dispatch (and the expert-TP gather) sort the chunks by local expert (read and write kT x h) when a rank
+  // holds more than one expert; the mirror image after the experts (unsort, reduce-scatter, combine, unpermute with
+  // the routing weights).
+  const double local = m.moe ? d.tokens_sp : 0;
+  const double routed = m.moe ? local * m.moe->top_k : 0;
+  // What the busiest expert-parallel rank receives in the dispatch (and sends back in the combine), and what its
+  // experts take after the expert-TP gather (d.moe_tokens x k x imbalance, the grouped GEMMs' rows) and sort.
   const double received = routed * s.moe_imbalance;
+  const double at_experts = received * d.etp;
   const bool sort_chunks = m.moe && s.ep > 1 && m.moe->experts / s.ep > 1;
   // FP8 dispatch (LayerShape::moe_dispatch_fp8): each element crosses as one FP8 byte plus its share of the fp32
   // scale of its 1 x 128 tile (DeepEP's FP8 dispatch input: the FP8 tensor and [tokens, hidden / 128] fp32 scales).
   const bool fp8_dispatch = m.moe && s.ep > 1 && s.moe_dispatch_fp8 && s.fp8 != Fp8Scaling::None;
   constexpr double kFp8Dispatch = 1.0 + 4.0 / 128;
+  const double dispatched = fp8_dispatch ? kFp8Dispatch : kAct;
   // With FP8 dispatch the permutation and the sort after the dispatch move FP8 tokens; their backward mirrors move
   // the 16-bit gradients, as without it.
   auto moved = [&](const char* name, double elements) {
-    Kernel k = memory(name, elements * (fp8_dispatch ? kFp8Dispatch : kAct));
+    Kernel k = memory(name, elements * dispatched);
     if (fp8_dispatch) k.backward_bytes = 2.0 * elements * kAct;
     return k;
   };
   if (m.moe) {
-    std::vector<Kernel> route{gemm("router", d.moe_tokens, m.moe->experts, d.h),
-                              memory("topk", d.moe_tokens * m.moe->experts * 4 * 2)};
+    std::vector<Kernel> route{gemm("router", local, m.moe->experts, d.h),
+                              memory("topk", local * m.moe->experts * 4 * 2)};
     if (fp8_dispatch) {
       // The sender casts its tokens once, before they are copied per expert: read 16 bits, write 8 (the tile's
       // amax in the same pass).
-      Kernel c = memory("moe_dispatch_cast", d.moe_tokens * d.h * 3.0);
+      Kernel c = memory("moe_dispatch_cast", local * d.h * 3.0);
       c.fp8_cast = true;
       route.push_back(c);
     }
-    route.push_back(moved("moe_permute", (d.moe_tokens + routed) * d.h));
+    route.push_back(moved("moe_permute", (local + routed) * d.h));
     add(p, compute("router", std::move(route)));
     if (s.ep > 1) {
-      Segment c = comm(CommKind::EpAllToAll, received * d.h * (fp8_dispatch ? kFp8Dispatch : kAct), "dispatch");
+      Segment c = comm(CommKind::EpAllToAll, received * d.h * dispatched, "dispatch");
       if (fp8_dispatch) c.backward_bytes = received * d.h * kAct;  // the tokens' gradients return 16-bit
       p.segments.push_back(std::move(c));
     }
+    if (d.etp > 1) {
+      Segment g = comm(CommKind::EtpAllGather, at_experts * d.h * dispatched, "moe_etp_ag");
+      if (fp8_dispatch) g.backward_bytes = at_experts * d.h * kAct;
+      p.segments.push_back(std::move(g));
+    }
   }
   std::vector<Kernel> mlp;
-  if (sort_chunks) mlp.push_back(moved("moe_sort_chunks", 2 * received * d.h));
+  if (sort_chunks) mlp.push_back(moved("moe_sort_chunks", 2 * at_experts * d.h));
   const auto gemms = mlp_gemms(m, s, d);
   // A dense MLP's first projection takes the norm's output (its cast fused there); routed experts take permuted
   // tokens, received in FP8 under FP8 dispatch.
@@ -324,8 +335,14 @@ PassWork forward_pass(const ModelSpec& m, const LayerShape& s, const Dims& d) {
   mlp.push_back(memory("activation", activation_bytes(m, s, d)));
   for (std::size_t i = 1; i < gemms.size(); ++i)
     linear(mlp, s, gemms[i].name, gemms[i].m, gemms[i].n, gemms[i].k, gemms[i].count);
-  if (sort_chunks) mlp.push_back(memory("moe_unsort_chunks", 2 * received * d.h * kAct));
+  if (sort_chunks) mlp.push_back(memory("moe_unsort_chunks", 2 * at_experts * d.h * kAct));
   add(p, compute("mlp", std::move(mlp)));
+  if (m.moe && d.etp > 1) {
+    Segment r = comm(CommKind::EtpReduceScatter, at_experts * d.h * kAct, "moe_etp_rs");
+    if (fp8_dispatch)
+      r.backward_bytes = at_experts * d.h * kFp8Dispatch;  // the output gradients reach the experts in FP8
+    p.segments.push_back(std::move(r));
+  }
   if (m.moe && s.ep > 1) {
     Segment c = comm(CommKind::EpAllToAll, received * d.h * kAct, "combine");
     // The output gradients reach the experts in FP8 (DeepSeek-V3 Sec. 3.3.4: the activation gradient before the
@@ -333,10 +350,8 @@ PassWork forward_pass(const ModelSpec& m, const LayerShape& s, const Dims& d) {
     if (fp8_dispatch) c.backward_bytes = received * d.h * kFp8Dispatch;
     p.segments.push_back(std::move(c));
   }
-  if (m.moe) add(p, compute("moe_unpermute", {memory("moe_unpermute", (d.moe_tokens + routed) * d.h * kAct)}));
-  if (d.folded && d.etp > 1)
-    p.segments.push_back(comm(CommKind::EtpReduceScatter, d.moe_tokens * d.h * kAct, "moe_etp_rs"));
-  if (!d.folded || shared_tp) tp_leave(p, s, d, "mlp_rs");
+  if (m.moe) add(p, compute("moe_unpermute", {memory("moe_unpermute", (local + routed) * d.h * kAct)}));
+  if (!m.moe || shared) tp_leave(p, s, d, "mlp_rs");
   add(p, compute("mlp_residual", {memory("mlp_residual", residual_bytes)}));
   return p;
 }

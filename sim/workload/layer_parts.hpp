@@ -12,10 +12,11 @@ namespace sim::workload::detail {
 /// Shapes shared by the passes of one layer.
 struct Dims {
   double b, s_local, s_kv, tokens, tokens_sp, h, d, q_heads, kv_heads, f, t;
-  double etp;         // tensor parallelism of the routed experts
-  bool folded;        // MoE parallel folding: expert_tp < tp, the MoE block runs on expert_tp-gathered shards
-  double moe_tokens;  // tokens entering this rank's MoE block: all the TP group's, or (folded) expert_tp shards
-  double dv;          // value width of one head: d, or MLA's v_head_dim (DeepSeek-V2/V3: 128 beside q/k's 192)
+  double etp;  // tensor parallelism of the routed experts
+  /// Tokens whose routed copies this rank's experts can take: the sequence shards of its expert-TP group (all the TP
+  /// group's, or with MoE parallel folding, expert_tp < tp, expert_tp of them).
+  double moe_tokens;
+  double dv;  // value width of one head: d, or MLA's v_head_dim (DeepSeek-V2/V3: 128 beside q/k's 192)
 };
 
 /// A GEMM of m x k by k x n, `batch` times (2mnk FLOPs each).

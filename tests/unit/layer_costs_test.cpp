@@ -341,6 +341,42 @@ TEST(LayerCostsMoe, ParallelFoldingRoutesTheSequenceParallelShardWithoutTpCollec
   EXPECT_EQ(etp, 2);
 }
 
+TEST(LayerCostsMoe, TheAllToAllMovesTheRanksOwnShardAndTheExpertTpGroupGathersWhatItReceived) {
+  // Megatron-Core's alltoall dispatcher with expert_tp = tp (the default) under tp 2 and sequence parallelism
+  // (token_dispatcher.py at bed33f89: permute -> all-to-all over EP -> gather over TP -> sort): each rank routes and
+  // dispatches its own s/t tokens, then the TP group gathers the k*s/t copies each rank received. A user trial found
+  // the all-to-all charged the TP-gathered s tokens, t times the bytes, over InfiniBand.
+  const auto m = scenario::load_model("mixtral-8x7b");
+  LayerShape s;
+  s.seq_len = 4096;
+  s.tp = 2;
+  s.ep = 8;
+  s.sequence_parallel = true;
+  const auto w = layer_work(m, s, RecomputeMode::None);
+  const double t = 4096.0 / 2, h = m.hidden, k = 2;
+  double dispatched = 0, combined = 0, gathered = 0, scattered = 0, router_rows = 0, expert_flops = 0;
+  std::vector<std::string> order;
+  for (const auto& seg : w.forward.segments) {
+    if (seg.is_comm) order.push_back(seg.label);
+    if (seg.is_comm && seg.label == "dispatch") dispatched = seg.comm_bytes;
+    if (seg.is_comm && seg.label == "combine") combined = seg.comm_bytes;
+    if (seg.is_comm && seg.comm == CommKind::EtpAllGather) gathered = seg.comm_bytes;
+    if (seg.is_comm && seg.comm == CommKind::EtpReduceScatter) scattered = seg.comm_bytes;
+    for (const auto& kk : seg.kernels) {
+      if (std::string(kk.name) == "router") router_rows = kk.m;
+      if (std::string(kk.name).rfind("expert_", 0) == 0) expert_flops += kk.flops;
+    }
+  }
+  EXPECT_DOUBLE_EQ(router_rows, t) << "the router scores the rank's own shard";
+  EXPECT_DOUBLE_EQ(dispatched, k * t * h * 2);
+  EXPECT_DOUBLE_EQ(combined, k * t * h * 2);
+  EXPECT_DOUBLE_EQ(gathered, 2 * k * t * h * 2) << "the gathered k*s tokens, what each expert slice takes";
+  EXPECT_DOUBLE_EQ(scattered, gathered);
+  EXPECT_DOUBLE_EQ(expert_flops, 2.0 * k * 4096 * 3 * h * m.moe->ffn_hidden / 2) << "k*s tokens on f/t slices";
+  const std::vector<std::string> expected = {"attn_ag", "attn_rs", "dispatch", "moe_etp_ag", "moe_etp_rs", "combine"};
+  EXPECT_EQ(order, expected) << "no TP gather of the hidden states before the router";
+}
+
 }  // namespace
 }  // namespace sim::workload
 
