@@ -20,14 +20,16 @@ std::variant<StepOutcome, std::vector<parallel::Infeasible>> evaluate_step(const
   return o;
 }
 
-std::variant<std::vector<execution::KernelRow>, std::vector<parallel::Infeasible>> step_kernels(
-    const scenario::Scenario& s) {
+std::variant<KernelTable, std::vector<parallel::Infeasible>> step_kernels(const scenario::Scenario& s) {
   auto setup = scenario::step_setup(s);
   if (auto* bad = std::get_if<std::vector<parallel::Infeasible>>(&setup)) return *bad;
-  return execution::kernel_table(std::get<execution::StepInputs>(setup));
+  const auto& in = std::get<execution::StepInputs>(setup);
+  KernelTable t{execution::kernel_table(in), scenario::memory_gib(s, in.layout)};
+  t.fits = t.memory.total <= t.memory.capacity;
+  return t;
 }
 
-Json kernels_json(const std::vector<execution::KernelRow>& rows, const scenario::Scenario& s) {
+Json kernels_json(const KernelTable& table, const scenario::Scenario& s) {
   Json j;
   j["schema"] = "trainsim.kernels/1";
   j["scenario"] = s.name;
@@ -35,7 +37,7 @@ Json kernels_json(const std::vector<execution::KernelRow>& rows, const scenario:
       "one micro-batch on one GPU: a transformer layer (an MoE layer where the model has experts; part dense_layer: "
       "a dense layer of a model that mixes them), the input embedding, the output layer";
   Json& out = j["kernels"] = Json::array();
-  for (const auto& r : rows) {
+  for (const auto& r : table.rows) {
     Json k;
     k["part"] = r.part;
     k["pass"] = r.pass;
@@ -55,6 +57,10 @@ Json kernels_json(const std::vector<execution::KernelRow>& rows, const scenario:
     k["exposed_s"] = r.exposed.seconds();
     out.push_back(std::move(k));
   }
+  // Whether the layout fits, as `trainsim step` says it (the exit code follows it).
+  j["memory_gib"]["total"] = table.memory.total;
+  j["memory_gib"]["capacity"] = table.memory.capacity;
+  j["fits"] = table.fits;
   return j;
 }
 

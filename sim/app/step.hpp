@@ -36,12 +36,18 @@ std::variant<StepOutcome, std::vector<parallel::Infeasible>> evaluate_step(const
 results::Json step_json(const results::StepResult& r, const scenario::Scenario& s);
 
 /// `trainsim step --kernels`: every kernel and collective of one layer, the embedding and the output layer for one
-/// micro-batch on one GPU (execution/kernel_table.hpp); a layout that breaks a rule comes back as its reasons.
-std::variant<std::vector<execution::KernelRow>, std::vector<parallel::Infeasible>> step_kernels(
-    const scenario::Scenario& s);
+/// micro-batch on one GPU (execution/kernel_table.hpp), and the layout's memory per GPU (whether it fits, as `step`
+/// says it); a layout that breaks a rule comes back as its reasons.
+struct KernelTable {
+  std::vector<execution::KernelRow> rows;
+  results::MemoryGib memory;
+  bool fits = true;
+};
+std::variant<KernelTable, std::vector<parallel::Infeasible>> step_kernels(const scenario::Scenario& s);
 
-/// The rows as JSON (schema trainsim.kernels/1): times in seconds, bytes and FLOPs as counts.
-results::Json kernels_json(const std::vector<execution::KernelRow>& rows, const scenario::Scenario& s);
+/// The rows as JSON (schema trainsim.kernels/1): times in seconds, bytes and FLOPs as counts; memory_gib (total,
+/// capacity) and fits.
+results::Json kernels_json(const KernelTable& table, const scenario::Scenario& s);
 
 /// The effective configuration that was simulated (schema trainsim.resolved-scenario/1), for provenance.
 results::Json scenario_json(const scenario::Scenario& s);

@@ -68,10 +68,19 @@ int kernels_command(const StepArgs& a, const Options& o, const scenario::Scenari
     throw base::ConfigError("--kernels", "", "prints the kernel table alone; drop --trace, --explain and --slowdown");
   auto table = app::step_kernels(s);
   if (auto* bad = std::get_if<std::vector<parallel::Infeasible>>(&table)) return print_infeasible(*bad, s, err);
-  const auto& rows = std::get<std::vector<execution::KernelRow>>(table);
+  const auto& kt = std::get<app::KernelTable>(table);
+  const auto& rows = kt.rows;
+  // The table of a layout that does not fit is printed (it shows where the time would go) but exits as `step` does:
+  // a user trial saw a DeepSeek-V3 layout needing 22x the GPU's memory accepted with exit 0.
+  auto verdict = [&] {
+    if (kt.fits) return kExitOk;
+    err << "does not fit: " << base::fmt(kt.memory.total, 1) << " of " << base::fmt(kt.memory.capacity, 1)
+        << " GiB per GPU (trainsim step " << base::printable(s.source) << " gives the breakdown)\n";
+    return kExitInfeasible;
+  };
   if (a.json || o.format == "json") {
-    out << app::kernels_json(rows, s).dump() << '\n';
-    return kExitOk;
+    out << app::kernels_json(kt, s).dump() << '\n';
+    return verdict();
   }
   if (o.format != "table")
     throw base::ConfigError("--format", "", o.format + ": --kernels prints its table or JSON; accepted: table, json");
@@ -110,7 +119,7 @@ int kernels_command(const StepArgs& a, const Options& o, const scenario::Scenari
   for (const auto& [key, time] : totals)
     sum.add({key, base::fmt(time.seconds() * 1e3, 3)});
   sum.print(out);
-  return kExitOk;
+  return verdict();
 }
 
 int step_command(const StepArgs& a, const Options& o, std::ostream& out, std::ostream& err) {

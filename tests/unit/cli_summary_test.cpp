@@ -110,4 +110,26 @@ TEST(StepKernels, AnMoeModelWithDenseLayersListsADenseLayerToo) {
   EXPECT_TRUE(moe_router);
 }
 
+TEST(StepKernels, ALayoutThatDoesNotFitIsPrintedAndExitsAsStepDoes) {
+  // Found by a user trial: DeepSeek-V3 on 8 H100s, 1,800 GiB per GPU, printed its kernel table with exit 0.
+  const std::vector<std::string> tiny = {"--set", "model=\"deepseek-v3\"",  "--set", "cluster.gpus=8",
+                                         "--set", "parallel.tp=1",          "--set", "parallel.ep=8",
+                                         "--set", "parallel.global_batch=8"};
+  std::vector<std::string> args = {"step", kSource + "/scenarios/examples/llama3-8b-64-h100.json", "--kernels"};
+  args.insert(args.end(), tiny.begin(), tiny.end());
+  const auto table = trainsim(args);
+  EXPECT_EQ(table.code, sim::base::kExitInfeasible) << table.err;
+  EXPECT_NE(table.out.find("expert_up"), std::string::npos) << "the table is still printed";
+  EXPECT_NE(table.err.find("does not fit: "), std::string::npos) << table.err;
+  args.push_back("--json");
+  const auto json = trainsim(args);
+  EXPECT_EQ(json.code, sim::base::kExitInfeasible);
+  const auto doc = nlohmann::json::parse(json.out);
+  EXPECT_FALSE(doc.at("fits").get<bool>());
+  EXPECT_GT(doc.at("memory_gib").at("total").get<double>(), doc.at("memory_gib").at("capacity").get<double>());
+  const auto fits = trainsim({"step", kSource + "/scenarios/examples/llama3-8b-64-h100.json", "--kernels", "--json"});
+  EXPECT_EQ(fits.code, kExitOk) << fits.err;
+  EXPECT_TRUE(nlohmann::json::parse(fits.out).at("fits").get<bool>());
+}
+
 }  // namespace
