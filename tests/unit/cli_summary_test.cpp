@@ -132,4 +132,15 @@ TEST(StepKernels, ALayoutThatDoesNotFitIsPrintedAndExitsAsStepDoes) {
   EXPECT_TRUE(nlohmann::json::parse(fits.out).at("fits").get<bool>());
 }
 
+TEST(SetOverrides, ARefusedDegreeIsTheOnlyError) {
+  // Found by a user trial: --set parallel.tp=abc was followed by "tp*pp*dp*cp = 1*4*64*1 ... but cluster.gpus =
+  // 2048", a tp of 1 nobody gave.
+  for (const char* bad : {"parallel.tp=abc", "parallel.tp=-8"}) {
+    const auto o = trainsim({"step", kSource + "/scenarios/examples/llama3-8b-64-h100.json", "--set", bad});
+    EXPECT_EQ(o.code, sim::base::kExitBadInput) << bad;
+    EXPECT_NE(o.err.find("--set parallel.tp: /parallel/tp"), std::string::npos) << o.err;
+    EXPECT_EQ(o.err.find("tp*pp*dp*cp"), std::string::npos) << o.err;
+  }
+}
+
 }  // namespace
