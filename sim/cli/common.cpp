@@ -27,6 +27,10 @@ std::vector<scenario::Override> overrides_of(const Options& o) {
   return out;
 }
 
+namespace {
+
+/// A model with experts and no training.moe_imbalance is timed with balanced routing, which benchmark recipes force
+/// and real training does not: the note that says so (step and run print it, the report shows it), or nothing.
 std::optional<std::string> moe_routing_note(const scenario::Scenario& s) {
   // Inputs padded to a capacity do not depend on the routing: no note then. The measured cost of dropless routing:
   // docs/validation.md, ModelZooDropless.OneImbalanceExplainsEverySequenceLength.
@@ -36,6 +40,8 @@ std::optional<std::string> moe_routing_note(const scenario::Scenario& s) {
          "longer, an imbalance of about 1.5 (docs/validation.md). Set training.moe_imbalance to your router's "
          "busiest-rank load over the mean, or training.moe_capacity_factor if tokens are dropped.";
 }
+
+}  // namespace
 
 std::vector<std::string> scenario_notes(const scenario::Scenario& s) {
   std::vector<std::string> notes;
@@ -129,7 +135,8 @@ ProgressBar::ProgressBar(std::ostream& err, const std::string& mode, bool quiet,
     : err_(err),
       on_(!quiet && (mode == "always" || (mode == "auto" && ::isatty(2) != 0))),
       unit_(std::move(unit)),
-      start_(std::chrono::steady_clock::now()) {}
+      start_(now_()),
+      last_(start_) {}
 
 void ProgressBar::update(int done, int total) {
   polling_.polled();  // from now on a signal waits for this check instead of ending the process
@@ -141,7 +148,9 @@ void ProgressBar::update(int done, int total) {
   if (total_ < 0 || total != total_ || (!line_open_ && done < total)) {
     if (total_ >= 0) {
       if (line_open_) err_ << "\n";
-      start_ = std::chrono::steady_clock::now();
+      // The phase began when the last one ended, not at its first report: timed from that report, a user trial saw
+      // "21/1834 configs, 525000000/s, ETA 0 s".
+      start_ = last_;
       if (!next_units_.empty()) {
         unit_ = std::move(next_units_.front());
         next_units_.erase(next_units_.begin());
@@ -150,14 +159,24 @@ void ProgressBar::update(int done, int total) {
     total_ = total;
   }
   line_open_ = done != total;
-  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  const double rate = elapsed > 0 ? done / elapsed : 0;
+  last_ = now_();
+  const double elapsed = std::chrono::duration<double>(last_ - start_).count();
+  // A rate over less than a quarter of a second is noise: none is shown until then.
+  const bool timed = done > 0 && (elapsed >= 0.25 || (done == total && elapsed > 0));
+  const double rate = timed ? done / elapsed : 0;
   const double eta = rate > 0 ? (total - done) / rate : 0;
   const int width = 30, filled = total > 0 ? width * done / total : width;
   err_ << "\r[" << std::string(static_cast<std::size_t>(filled), '#')
        << std::string(static_cast<std::size_t>(width - filled), '.') << "] " << done << "/" << total << " " << unit_
-       << ", " << fmt(rate, 0) << "/s, ETA " << fmt(eta, 0) << " s   " << std::flush;
+       << ", " << (timed ? fmt(rate, 0) + "/s, ETA " + fmt(eta, 0) + " s" : std::string("timing")) << "   "
+       << std::flush;
   if (done == total) err_ << "\n";
+}
+
+void ProgressBar::use_clock(std::function<std::chrono::steady_clock::time_point()> now) {
+  std::lock_guard lock(mutex_);
+  now_ = std::move(now);
+  start_ = last_ = now_();
 }
 
 void ProgressBar::then(std::string unit) {

@@ -21,8 +21,8 @@
 #include "sim/scenario/scenario.hpp"
 
 #include <chrono>
-#include <cstdint>
 #include <functional>
+#include <cstdint>
 #include <optional>
 #include <mutex>
 #include <ostream>
@@ -131,9 +131,6 @@ std::string megatron_flags_line(const std::string& flags, parallel::Schedule sch
 void print_step(const results::StepResult& r, const scenario::Scenario& s, const execution::StepInputs& in,
                 std::ostream& out);
 /// Prints the broken rules and returns the infeasible exit code.
-/// A model with experts and no training.moe_imbalance is timed with balanced routing, which benchmark recipes force
-/// and real training does not: the note that says so (step and run print it, the report shows it), or nothing.
-std::optional<std::string> moe_routing_note(const scenario::Scenario& s);
 /// The notes step and run print and the report shows about what a scenario's numbers leave out: MoE routing taken as
 /// balanced; fp32/tf32 counted with 16-bit tensors; a profile's call costs not added to the step.
 std::vector<std::string> scenario_notes(const scenario::Scenario& s);
@@ -153,6 +150,8 @@ class ProgressBar {
   /// line, clock (rate and ETA) and this unit (a user trial saw the report's sensitivity reruns drawn as "trials" at
   /// a rate counted from the first phase's start).
   void then(std::string unit);
+  /// The clock rates and ETAs are read from (tests give their own); restarts the current phase's clock.
+  void use_clock(std::function<std::chrono::steady_clock::time_point()> now);
 
  private:
   std::ostream& err_;
@@ -161,7 +160,9 @@ class ProgressBar {
   std::vector<std::string> next_units_;
   int total_ = -1;
   bool line_open_ = false;
+  std::function<std::chrono::steady_clock::time_point()> now_ = std::chrono::steady_clock::now;
   std::chrono::steady_clock::time_point start_;
+  std::chrono::steady_clock::time_point last_;  // the last report: where the next phase's clock starts
   std::mutex mutex_;
   InterruptPolling polling_;  // once update() polls for Ctrl-C, a signal no longer ends the process at once
 };
