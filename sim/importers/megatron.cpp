@@ -8,6 +8,7 @@
 #include "sim/importers/importers.hpp"
 #include "sim/importers/megatron_args.hpp"
 #include "sim/importers/shell.hpp"
+#include "sim/importers/shell_relevance.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -266,10 +267,7 @@ class MegatronImport {
       if (unknown && !spec->presence_only) {
         const std::string_view name = spec->name;
         if (name == "nnodes" || name == "num-nodes") nnodes_unread_ = true;  // no one-node default then
-        out_.unresolved.push_back({where(g),
-                                   "\"" + g.value + "\" refers to a variable, command or arithmetic the file does " +
-                                       "not define; give the value itself",
-                                   settles(*spec)});
+        out_.unresolved.push_back({where(g), shell::unknown_value_reason(g.value, defaults), settles(*spec)});
         continue;
       }
       if (!spec->presence_only)  // a value nothing reads: no note on where it came from

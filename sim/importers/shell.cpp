@@ -6,6 +6,7 @@
 
 #include "sim/importers/shell_arith.hpp"
 #include "sim/importers/shell_expand.hpp"
+#include "sim/importers/shell_relevance.hpp"
 
 #include <algorithm>
 #include <optional>
@@ -15,7 +16,10 @@ namespace sim::importers {
 namespace {
 
 using base::ConfigError;
+using shell::assigned_in;
+using shell::assigned_name;
 using shell::assignment_name;
+using shell::basename;
 using shell::Elem;
 using shell::Expander;
 using shell::finalize;
@@ -23,23 +27,14 @@ using shell::is_space;
 using shell::kUnknown;
 using shell::name_char;
 using shell::Node;
+using shell::Relevance;
 using shell::Token;
 using shell::Var;
-
-std::string basename(const std::string& s) {
-  const auto slash = s.rfind('/');
-  return slash == std::string::npos ? s : s.substr(slash + 1);
-}
-
-// Commands that start a training job: an `if` or a loop around them decides whether the job's flags are read.
-const std::set<std::string, std::less<>> kLaunchers = {
-    "torchrun", "python", "python3",    "srun",    "deepspeed", "mpirun", "sbatch", "bash",
-    "sh",       "uv",     "accelerate", "mpiexec", "exec",      "eval",   "nsys",   "bcprun"};
 
 class Shell {
  public:
   Shell(const std::string& origin, const FlagFilter& matters, const ShellInvocation& inv)
-      : origin_(origin), matters_(matters), ex_(origin), inv_(inv) {
+      : origin_(origin), matters_(matters), rel_(matters_), ex_(origin), inv_(inv) {
     for (const auto& [name, value] : inv.env) {
       if (name.empty() || !name_char(name.front(), true) ||
           !std::all_of(name.begin(), name.end(), [](char c) { return name_char(c, false); }))
@@ -106,26 +101,26 @@ class Shell {
           const auto holds = condition(n.arms[0].first, why);
           if (holds && *holds == n.what.starts_with("until")) return;
         }
-        if (n.what.ends_with(" loop") && !relevant(n.children, false) &&
-            !relevant(n.arms.empty() ? std::vector<Node>{} : n.arms[0].second, false)) {
+        if (n.what.ends_with(" loop") && !rel_.relevant(n.children, false) &&
+            !rel_.relevant(n.arms.empty() ? std::vector<Node>{} : n.arms[0].second, false)) {
           // A loop that only sets variables (host lists, counters): not run, so what it sets is unknown after it,
           // and refused only where a flag uses it (a user trial found such loops refused outright).
           std::set<std::string> names;
           if (!n.var.empty()) names.insert(n.var);
           assigned_in(n.children, names);
           if (!n.arms.empty()) assigned_in(n.arms[0].second, names);
-          std::string list;
-          for (const auto& name : names) {
-            ex_.vars()[name] = Var{{}, false, false, n.line, {}};
-            list += (list.empty() ? "" : ", ") + name;
-          }
+          const std::string list = forget(names, n.line,
+                                          " at line " + std::to_string(n.line) +
+                                              ", which trainsim does not "
+                                              "run: write the value it ends with",
+                                          n.what);
           if (!names.empty())
             out_.notes.push_back("line " + std::to_string(n.line) + ": the " + n.what + " is not run; what it sets (" +
                                  list + ") is unknown after it");
           return;
         }
-        if (relevant(n.children) || relevant(n.arms.empty() ? std::vector<Node>{} : n.arms[0].second) ||
-            assigns_anywhere(n.children))
+        if (rel_.relevant(n.children) || rel_.relevant(n.arms.empty() ? std::vector<Node>{} : n.arms[0].second) ||
+            rel_.assigns_anywhere(n.children))
           error(n.line, "a " + n.what +
                             " that sets variables or holds --flags or a launch command; trainsim reads scripts "
                             "without running loops, case statements or functions: write the command it runs out in "
@@ -145,9 +140,34 @@ class Shell {
       std::string why;
       const auto taken = condition(cond, why);
       if (!taken) {
-        bool matters = relevant(n.otherwise);
-        for (const auto& arm : n.arms)
-          matters = matters || relevant(arm.second) || relevant(arm.first);
+        bool matters = rel_.relevant(n.otherwise);
+        bool flags = rel_.relevant(n.otherwise, false);
+        for (const auto& arm : n.arms) {
+          matters = matters || rel_.relevant(arm.second) || rel_.relevant(arm.first);
+          flags = flags || rel_.relevant(arm.second, false) || rel_.relevant(arm.first, false);
+        }
+        if (matters && !flags) {
+          // Branches that only set variables (a resume counter, a host list): neither is run, so what they set is
+          // unknown after the if, and refused only where a flag uses it, as for such loops (a user trial: a
+          // Megatron-DeepSpeed script's checkpoint-resume if stopped the import though no flag read its variables).
+          std::set<std::string> names;
+          assigned_in(n.otherwise, names);
+          for (const auto& arm : n.arms) {
+            assigned_in(arm.first, names);
+            assigned_in(arm.second, names);
+          }
+          const std::string list =
+              forget(names, n.line,
+                     " at line " + std::to_string(n.line) + ", which cannot be decided from the file (" + why +
+                         "): give what it tests as the script is run (" + inv_.env_origin + " NAME=VALUE, " +
+                         inv_.args_origin +
+                         " \"...\" for $1, $2, ...), set it in the file, or keep only the branch "
+                         "that runs",
+                     "if");
+          out_.notes.push_back("line " + std::to_string(n.line) + ": an if not decided by the file (" + why +
+                               ") is not run; what its branches set (" + list + ") is unknown after it");
+          return;
+        }
         if (matters)
           error(cond.empty() ? n.line : cond.front().line,
                 "this if cannot be decided from the file (" + why +
@@ -167,13 +187,24 @@ class Shell {
     exec(n.otherwise);
   }
 
+  /// What a construct that is not run (a loop, an undecided if) sets is unknown after it, each variable carrying
+  /// where it was set, which a flag that uses it says. Returns the names, comma-separated.
+  std::string forget(const std::set<std::string>& names, int line, const std::string& where, const std::string& what) {
+    std::string list;
+    for (const auto& name : names) {
+      ex_.vars()[name] = Var{{}, false, false, line, {shell::set_where(name, what, where)}};
+      list += (list.empty() ? "" : ", ") + name;
+    }
+    return list;
+  }
+
   void and_or(const Node& n) {
     std::string why;
     std::optional<bool> status = status_of(n.children.front(), why);
     for (std::size_t k = 1; k < n.children.size(); ++k) {
       const Node& c = n.children[k];
       if (!status) {
-        if (relevant(c))
+        if (rel_.relevant(c))
           error(c.line, "what runs after " + n.ops[k - 1] + " cannot be decided from the file (" + why +
                             ") and it sets variables or flags; write it without the condition");
         continue;
@@ -235,50 +266,6 @@ class Shell {
     return s;
   }
 
-  /// Whether statements set variables, hold a --flag or start a job: then skipping them could misread the script.
-  /// `assignments` false: only flags and launch commands count.
-  bool relevant(const std::vector<Node>& nodes, bool assignments = true) const {
-    return std::any_of(nodes.begin(), nodes.end(), [&](const Node& n) { return relevant(n, assignments); });
-  }
-  /// The variables statements assign, at any depth.
-  static void assigned_in(const std::vector<Node>& nodes, std::set<std::string>& names) {
-    for (const auto& n : nodes) {
-      assigned_in(n.children, names);
-      assigned_in(n.otherwise, names);
-      for (const auto& [c, b] : n.arms) {
-        assigned_in(c, names);
-        assigned_in(b, names);
-      }
-      if (!n.var.empty()) names.insert(n.var);
-      for (const auto& t : n.words)
-        if (t.kind == Token::Kind::ArrayAssign || (t.kind == Token::Kind::Word && assignment_name(t.text) > 0))
-          names.insert(assigned_name(t));
-    }
-  }
-  /// The --flags written in a raw word ("--fp8-format hybrid" inside quotes counts), and whether one matters.
-  std::pair<bool, bool> flags_in(std::string_view raw) const {
-    bool any = false;
-    for (std::size_t p = raw.find("--"); p != std::string_view::npos; p = raw.find("--", p + 2)) {
-      if (p > 0 && !is_space(raw[p - 1]) && raw[p - 1] != '"' && raw[p - 1] != '\'' && raw[p - 1] != '(') continue;
-      std::size_t e = p + 2;
-      while (e < raw.size() && (name_char(raw[e], false) || raw[e] == '-'))
-        ++e;
-      if (e == p + 2 || !name_char(raw[p + 2], true)) continue;
-      any = true;
-      if (!matters_ || matters_(raw.substr(p + 2, e - p - 2))) return {true, true};
-    }
-    return {any, false};
-  }
-
-  /// An assignment matters unless what it assigns is only flags that do not matter (LOGGING_ARGS+=(--wandb-...)).
-  bool assignment_matters(const Token& t, bool only_flags = false) const {
-    std::string text = t.text;
-    for (const auto& e : t.elements)
-      text += " " + e.text;
-    const auto [any, matters] = flags_in(text);
-    return matters || (!any && !only_flags);
-  }
-
   /// A for loop whose list expands to no word, all of it known (for A in "$@" with no arguments), never runs.
   bool runs_over_nothing(const Node& n) {
     for (const auto& t : n.words) {
@@ -291,50 +278,6 @@ class Shell {
       if (!finalize(ex_.expand(t, false)).empty() || t.text.find('$') != std::string::npos) return false;
     }
     return true;
-  }
-
-  /// An opaque body keeps its words in one list (a case statement's patterns and commands alike), so an assignment
-  /// is not first among them: any word that assigns a variable a later command may read makes it matter.
-  bool assigns_anywhere(const std::vector<Node>& nodes) const {
-    for (const auto& n : nodes)
-      for (const auto& t : n.words) {
-        std::string_view raw = t.text;
-        if (t.kind == Token::Kind::Word && assignment_name(raw) > 0 && assignment_matters(t)) return true;
-      }
-    return false;
-  }
-
-  bool relevant(const Node& n, bool assignments = true) const {
-    if (relevant(n.children, assignments) || relevant(n.otherwise, assignments)) return true;
-    for (const auto& [c, b] : n.arms)
-      if (relevant(c, assignments) || relevant(b, assignments)) return true;
-    for (std::size_t k = 0; k < n.words.size(); ++k) {
-      const Token& t = n.words[k];
-      if (t.kind == Token::Kind::Sbatch) return true;
-      if (t.kind == Token::Kind::ArrayAssign) {
-        if (assignment_matters(t, !assignments)) return true;
-        continue;
-      }
-      std::string_view raw = t.text;
-      while (!raw.empty() && (raw.front() == '"' || raw.front() == '\''))
-        raw.remove_prefix(1);
-      if (assignment_name(raw) > 0 && k == 0) {
-        if (assignment_matters(t, !assignments)) return true;
-        continue;
-      }
-      if (flags_in(t.text).second) return true;
-      if (k == 0 && (kLaunchers.contains(basename(t.text)) || t.text.ends_with(".py") || t.text.ends_with(".sh") ||
-                     t.text == "export" || t.text == "unset" || t.text == "declare" || t.text == "source" ||
-                     t.text == "." || t.text == "local" || t.text == "readonly"))
-        return true;
-    }
-    return false;
-  }
-
-  /// The variable an assignment token sets.
-  static std::string assigned_name(const Token& t) {
-    if (t.kind == Token::Kind::ArrayAssign) return t.text.ends_with('+') ? t.text.substr(0, t.text.size() - 1) : t.text;
-    return t.text.substr(0, assignment_name(t.text));
   }
 
   /// Runs `f` with a command's prefix assignments (`NNODES=4 bash -c "..."`) in effect, then puts the variables back:
@@ -574,6 +517,7 @@ class Shell {
 
   const std::string& origin_;
   const FlagFilter& matters_;
+  Relevance rel_;
   Expander ex_;
   const ShellInvocation& inv_;
   std::vector<std::string> args_;

@@ -215,6 +215,18 @@ class Arith {
       i_ = static_cast<std::size_t>(p - s_.data());
       return v;
     }
+    // $((...)) inside arithmetic is a parenthesised expression; $(command) and `command` are outputs the file does
+    // not determine: an unknown operand, as a command substitution is anywhere else (a user trial: Megatron-DeepSpeed's
+    // num_gpus=$(($(ds_ssh nvidia-smi ... | wc -l)-2)) stopped the import as a syntax error).
+    if (s_.substr(i_).starts_with("$((")) {
+      ++i_;
+      return primary();
+    }
+    if (s_.substr(i_).starts_with("$(") || c == '`') {
+      if (!skip_substitution()) return 0;
+      unknown_ = true;
+      return 1;  // a placeholder: the result is unknown
+    }
     const bool braced = s_.substr(i_).starts_with("${");
     if (c == '$') i_ += braced ? 2 : 1;
     const std::size_t start = i_;
@@ -233,6 +245,33 @@ class Arith {
       return 1;  // a placeholder: the result is unknown
     }
     return *v;
+  }
+
+  /// Past a $(...) (nested parentheses and quotes followed) or a `...`; false, with the reason, where it is not closed.
+  bool skip_substitution() {
+    if (s_[i_] == '`') {
+      const auto end = s_.find('`', i_ + 1);
+      if (end == std::string_view::npos) return fail("a ` without its closing `"), false;
+      i_ = end + 1;
+      return true;
+    }
+    int depth = 0;
+    char quote = 0;
+    for (i_ += 1; i_ < s_.size(); ++i_) {
+      const char ch = s_[i_];
+      if (quote) {
+        if (ch == quote) quote = 0;
+      } else if (ch == '\'' || ch == '"') {
+        quote = ch;
+      } else if (ch == '(') {
+        ++depth;
+      } else if (ch == ')' && --depth == 0) {
+        ++i_;
+        return true;
+      }
+    }
+    fail("a $( without its )");
+    return false;
   }
 
   std::string_view s_;
@@ -301,7 +340,14 @@ class Test {
   const ShellWord* operand() {
     if (k_ >= w_.size()) return undecided("an operand is missing"), nullptr;
     const ShellWord* w = &w_[k_++];
-    if (w->unknown) return undecided("it tests \"" + w->text + "\", which the file does not set"), nullptr;
+    // Variables the file does not set were taken as empty before the test (shell.cpp); what is left unknown is set
+    // from something the file does not determine (a user trial read "which the file does not set" of a variable the
+    // file sets, then changes in a loop over ssh).
+    if (w->unknown)
+      return undecided("it tests \"" + w->text +
+                       "\", whose value the file does not determine: a command's output, a variable set in a loop or "
+                       "an if that is not run, or an argument"),
+             nullptr;
     return w;
   }
   bool primary() {

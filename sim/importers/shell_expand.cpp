@@ -250,7 +250,7 @@ Expander::Expansion Expander::parameter(std::string_view inner, std::string_view
 
   const auto it = vars_.find(name);
   const bool set = it != vars_.end();
-  if (set && !it->second.known) return {{}, false};
+  if (set && !it->second.known) return {.known = false, .defaults = it->second.defaults};  // with where it was set
   Expansion value;
   if (set) {
     const Var& v = it->second;

@@ -103,7 +103,19 @@ TEST(Shell, IfBranchesAreDecidedOrRefusedNamingTheLine) {
       "  X=2\nelse\n  X=3\nfi\nrun $X\n";
   EXPECT_EQ(last_command(pick), (W{"run", "2"}));
   EXPECT_EQ(last_command("N=4\nif [ $N -gt 2 ]; then X=big; else X=small; fi\nrun $X\n"), (W{"run", "big"}));
-  const auto e = shell_error("echo start\nif [ -f /etc/cluster ]; then\n  TP=2\nfi\nrun $TP\n");
+  // An if that sets a flag's variable is not run: the variable is unknown, and the flag that uses it says where it
+  // was set and what would decide the if.
+  const auto undecided = read_shell("echo start\nif [ -f /etc/cluster ]; then\n  TP=2\nfi\nrun $TP\n", "t.sh");
+  ASSERT_EQ(undecided.commands.size(), 2u);
+  const auto& run_tp = undecided.commands.back().words;
+  ASSERT_EQ(run_tp.size(), 2u);
+  EXPECT_TRUE(run_tp[1].unknown);
+  ASSERT_EQ(run_tp[1].defaults.size(), 1u);
+  const auto& where = run_tp[1].defaults[0];
+  EXPECT_TRUE(contains(where, "TP is set in the if at line 2, which cannot be decided from the file")) << where;
+  EXPECT_TRUE(contains(where, "-f /etc/cluster")) << where;
+  // An if whose branches write flags is refused where it stands.
+  const auto e = shell_error("echo start\nif [ -f /etc/cluster ]; then\n  run --tp 2\nfi\n");
   EXPECT_TRUE(contains(e, "t.sh: line 2: this if cannot be decided")) << e;
   EXPECT_TRUE(contains(e, "-f /etc/cluster")) << e;
   // Nothing that matters in the branches: skipped, with a note.
@@ -237,8 +249,12 @@ TEST(Shell, TheArgumentsAndEnvironmentAScriptIsRunWithAreItsOwn) {
   // them.
   const std::string branchy = "if [ $1 = dsw ]; then\n  TP=8\nelse\n  TP=1\nfi\nrun --tp $TP\n";
   EXPECT_EQ(words(branchy, inv), (W{"run", "--tp", "8"}));
-  EXPECT_TRUE(contains(shell_error(branchy), "--env NAME=VALUE, --args \"...\" for $1, $2, ..."))
-      << shell_error(branchy);
+  const auto unset = read_shell(branchy, "t.sh");
+  ASSERT_EQ(unset.commands.size(), 1u);
+  ASSERT_EQ(unset.commands[0].words.size(), 3u);
+  ASSERT_EQ(unset.commands[0].words[2].defaults.size(), 1u);
+  EXPECT_TRUE(contains(unset.commands[0].words[2].defaults[0], "--env NAME=VALUE, --args \"...\" for $1, $2, ..."))
+      << unset.commands[0].words[2].defaults[0];
   // Where a value came from is recorded on the word, like a default the script took.
   const auto s = read_shell("TP=${10}\nrun --tp $TP --pp $MP_VP\n", "t.sh", {}, inv);
   ASSERT_EQ(s.commands.size(), 1u);
@@ -280,6 +296,42 @@ TEST(Shell, ArithmeticConditionalTakesOneBranch) {
   for (int i = 0; i < 200; ++i)
     deep += "1 ? ";
   EXPECT_TRUE(contains(shell_error(deep + "1 ))\n"), "nested deeper than 64"));
+}
+
+TEST(Shell, CommandSubstitutionInsideArithmeticIsAnUnknownOperand) {
+  // Megatron-DeepSpeed's ds_pretrain_* header (microsoft/Megatron-DeepSpeed examples_deepspeed/sequence_parallel/
+  // ds_pretrain_gpt_6.7B_fpdt_32k.sh at 79b8e228: num_gpus=$(($(ds_ssh nvidia-smi ... | wc -l)-2))) stopped the
+  // import as a syntax error (a user trial).
+  const auto s = read_shell("N=$(( $(nproc) - 2 ))\nM=$((`nproc` * 2))\nrun $N $M $(( $((2 + 3)) * 2 ))\n", "t.sh");
+  ASSERT_EQ(s.commands.size(), 1u);
+  ASSERT_EQ(s.commands[0].words.size(), 4u);
+  EXPECT_TRUE(s.commands[0].words[1].unknown);
+  EXPECT_TRUE(s.commands[0].words[2].unknown);
+  EXPECT_EQ(s.commands[0].words[3].text, "10") << "$((...)) inside arithmetic is a parenthesised expression";
+  EXPECT_EQ(last_command("run $(( $(echo \")\") + 1 )) 3\n"), (W{"run", "$(( $(echo \")\") + 1 ))?", "3"}))
+      << "a quoted parenthesis does not end the substitution";
+  EXPECT_TRUE(contains(shell_error("X=$(( `nproc - 2 ))\n"), "a ` without its closing `"));
+}
+
+TEST(Shell, AnUndecidedIfThatOnlySetsVariablesIsNotRun) {
+  // A checkpoint-resume block (the same Megatron-DeepSpeed script): its if tests a counter set by a loop over ssh,
+  // and its branches set variables no flag reads. It was refused, naming --env for a variable the file sets.
+  const std::string resume =
+      "iteration=0\nfor node in $(cat hostfile); do\n  iteration=$(ssh $node cat latest)\ndone\n"
+      "if [[ $iteration -gt 0 ]]; then\n  iteration_2=\"global_step${iteration}\"\nfi\n"
+      "run --tp 2 $iteration_2\n";
+  const auto s = read_shell(resume, "t.sh");
+  ASSERT_EQ(s.commands.size(), 1u);
+  ASSERT_EQ(s.commands[0].words.size(), 4u);
+  EXPECT_EQ(s.commands[0].words[2].text, "2");
+  EXPECT_TRUE(s.commands[0].words[3].unknown) << "set in the if that was not run";
+  ASSERT_FALSE(s.notes.empty());
+  EXPECT_TRUE(contains(s.notes.back(), "line 5: an if not decided by the file")) << s.notes.back();
+  EXPECT_TRUE(contains(s.notes.back(), "whose value the file does not determine")) << s.notes.back();
+  EXPECT_TRUE(contains(s.notes.back(), "what its branches set (iteration_2) is unknown after it")) << s.notes.back();
+  // Branches that write flags are still refused.
+  EXPECT_TRUE(contains(shell_error("X=$(hostname)\nif [ \"$X\" = a ]; then\n  run --tp 2\nfi\n"),
+                       "line 2: this if cannot be decided"));
 }
 
 TEST(ImportInputs, DevicesAndHugeFilesAreRefusedBeforeTheyAreRead) {
@@ -412,7 +464,10 @@ TEST(MegatronScript, ArgumentsAndEnvironmentAreGivenAsTheScriptIsRun) {
   // Without the arguments the branch on $1 cannot be decided, and the error says how to give what it tests.
   const auto bare = support::trainsim({"import", "megatron", f, "--hardware", "h100-sxm5-80gb"});
   EXPECT_EQ(bare.code, cli::kExitBadInput);
-  EXPECT_TRUE(contains(bare.err, "line 9: this if cannot be decided from the file")) << bare.err;
+  EXPECT_TRUE(contains(bare.err,
+                       "--num-layers: \"$LAYERS\" is not determined by the file: LAYERS is set in the if "
+                       "at line 9, which cannot be decided from the file (it tests \"$1\""))
+      << bare.err;
   // A variable the file does not set is empty in the documented environment, as bash has it (a user trial found
   // `[ -z "$X" ]` refused): the test is decided, and a note says so.
   const auto no_env = support::trainsim({"import", "megatron", f, "--args", "8B 2 4", "--hardware", "h100-sxm5-80gb"});

@@ -1,0 +1,123 @@
+// sim/importers/shell_relevance.cpp: what a statement the launch-script reader does not run could change
+// (shell_relevance.hpp).
+#include "sim/importers/shell_relevance.hpp"
+
+#include "sim/importers/shell_expand.hpp"
+
+#include <algorithm>
+
+namespace sim::importers::shell {
+
+std::string basename(const std::string& s) {
+  const auto slash = s.rfind('/');
+  return slash == std::string::npos ? s : s.substr(slash + 1);
+}
+
+bool is_launcher(const std::string& command) {
+  static const std::set<std::string, std::less<>> kLaunchers = {
+      "torchrun", "python", "python3",    "srun",    "deepspeed", "mpirun", "sbatch", "bash",
+      "sh",       "uv",     "accelerate", "mpiexec", "exec",      "eval",   "nsys",   "bcprun"};
+  return kLaunchers.contains(basename(command));
+}
+
+std::string assigned_name(const Token& t) {
+  if (t.kind == Token::Kind::ArrayAssign) return t.text.ends_with('+') ? t.text.substr(0, t.text.size() - 1) : t.text;
+  return t.text.substr(0, assignment_name(t.text));
+}
+
+void assigned_in(const std::vector<Node>& nodes, std::set<std::string>& names) {
+  for (const auto& n : nodes) {
+    assigned_in(n.children, names);
+    assigned_in(n.otherwise, names);
+    for (const auto& [c, b] : n.arms) {
+      assigned_in(c, names);
+      assigned_in(b, names);
+    }
+    if (!n.var.empty()) names.insert(n.var);
+    for (const auto& t : n.words)
+      if (t.kind == Token::Kind::ArrayAssign || (t.kind == Token::Kind::Word && assignment_name(t.text) > 0))
+        names.insert(assigned_name(t));
+  }
+}
+
+namespace {
+constexpr std::string_view kSetIn = " is set in the ";
+}  // namespace
+
+std::string set_where(const std::string& name, const std::string& what, const std::string& where) {
+  return name + std::string(kSetIn) + what + where;
+}
+
+std::string unknown_value_reason(const std::string& value, const std::vector<std::string>& origins) {
+  std::string set;
+  for (const auto& o : origins)
+    if (o.find(kSetIn) != std::string::npos) set += (set.empty() ? "" : "; ") + o;
+  if (set.empty())
+    return "\"" + value +
+           "\" refers to a variable, command or arithmetic the file does not define; give the value itself";
+  return "\"" + value + "\" is not determined by the file: " + set;
+}
+
+bool Relevance::relevant(const std::vector<Node>& nodes, bool assignments) const {
+  return std::any_of(nodes.begin(), nodes.end(), [&](const Node& n) { return relevant(n, assignments); });
+}
+
+bool Relevance::relevant(const Node& n, bool assignments) const {
+  if (relevant(n.children, assignments) || relevant(n.otherwise, assignments)) return true;
+  for (const auto& [c, b] : n.arms)
+    if (relevant(c, assignments) || relevant(b, assignments)) return true;
+  for (std::size_t k = 0; k < n.words.size(); ++k) {
+    const Token& t = n.words[k];
+    if (t.kind == Token::Kind::Sbatch) return true;
+    if (t.kind == Token::Kind::ArrayAssign) {
+      if (assignment_matters(t, !assignments)) return true;
+      continue;
+    }
+    std::string_view raw = t.text;
+    while (!raw.empty() && (raw.front() == '"' || raw.front() == '\''))
+      raw.remove_prefix(1);
+    if (assignment_name(raw) > 0 && k == 0) {
+      if (assignment_matters(t, !assignments)) return true;
+      continue;
+    }
+    if (flags_in(t.text).second) return true;
+    if (k == 0 && (is_launcher(t.text) || t.text.ends_with(".py") || t.text.ends_with(".sh") || t.text == "export" ||
+                   t.text == "unset" || t.text == "declare" || t.text == "source" || t.text == "." ||
+                   t.text == "local" || t.text == "readonly"))
+      return true;
+  }
+  return false;
+}
+
+std::pair<bool, bool> Relevance::flags_in(std::string_view raw) const {
+  bool any = false;
+  for (std::size_t p = raw.find("--"); p != std::string_view::npos; p = raw.find("--", p + 2)) {
+    if (p > 0 && !is_space(raw[p - 1]) && raw[p - 1] != '"' && raw[p - 1] != '\'' && raw[p - 1] != '(') continue;
+    std::size_t e = p + 2;
+    while (e < raw.size() && (name_char(raw[e], false) || raw[e] == '-'))
+      ++e;
+    if (e == p + 2 || !name_char(raw[p + 2], true)) continue;
+    any = true;
+    if (!matters_ || matters_(raw.substr(p + 2, e - p - 2))) return {true, true};
+  }
+  return {any, false};
+}
+
+bool Relevance::assignment_matters(const Token& t, bool only_flags) const {
+  std::string text = t.text;
+  for (const auto& e : t.elements)
+    text += " " + e.text;
+  const auto [any, matters] = flags_in(text);
+  return matters || (!any && !only_flags);
+}
+
+bool Relevance::assigns_anywhere(const std::vector<Node>& nodes) const {
+  for (const auto& n : nodes)
+    for (const auto& t : n.words) {
+      std::string_view raw = t.text;
+      if (t.kind == Token::Kind::Word && assignment_name(raw) > 0 && assignment_matters(t)) return true;
+    }
+  return false;
+}
+
+}  // namespace sim::importers::shell
