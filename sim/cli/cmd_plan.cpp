@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <optional>
 
 namespace sim::cli {
 namespace {
@@ -76,9 +77,20 @@ std::string money(const std::optional<planner::RunEstimate>& r) {
   return std::isfinite(r->cost_mean_usd) ? base::format_money({r->cost_mean_usd}) : std::string("unbounded");
 }
 
+/// How a run stands against the scenario's deadline and budget: "met", or what it misses and in how many trials.
+std::string constraints(const std::optional<planner::RunEstimate>& r) {
+  if (!r || (!r->p_deadline_miss && !r->p_budget_overrun)) return "-";
+  std::string out;
+  if (r->p_deadline_miss.value_or(0) > planner::kConstraintRisk)
+    out = "deadline " + fmt(100 * *r->p_deadline_miss, 0) + "%";
+  if (r->p_budget_overrun.value_or(0) > planner::kConstraintRisk)
+    out += (out.empty() ? "budget " : ", budget ") + fmt(100 * *r->p_budget_overrun, 0) + "%";
+  return out.empty() ? "met" : out;
+}
+
 void candidate_table(const planner::PlanResult& r, const std::vector<int>& rows, std::ostream& out) {
-  Table t({"#",  "gpus",     "tp",        "pp",        "vpp",    "cp",  "ep",      "dp",   "mb",       "gbs",
-           "sp", "schedule", "recompute", "optimizer", "step s", "MFU", "GiB/GPU", "days", "p90 days", "cost"});
+  Table t({"#",        "gpus",      "tp",        "pp",     "vpp", "cp",      "ep",   "dp",       "mb",   "gbs",   "sp",
+           "schedule", "recompute", "optimizer", "step s", "MFU", "GiB/GPU", "days", "p90 days", "cost", "misses"});
   for (int i : rows) {
     const auto& c = r.candidates[static_cast<std::size_t>(i)];
     const auto& L = c.layout;
@@ -101,7 +113,8 @@ void candidate_table(const planner::PlanResult& r, const std::vector<int>& rows,
            fmt(c.step.memory.total, 1),
            days(c.run, false),
            days(c.run, true),
-           money(c.run)});
+           money(c.run),
+           constraints(c.run)});
   }
   t.print(out);
 }
@@ -140,6 +153,34 @@ void print_plan(const planner::PlanResult& r, const scenario::Scenario& s, const
   for (int i = 0; i < static_cast<int>(r.candidates.size()) && i < a.top; ++i)
     top.push_back(i);
   candidate_table(r, top, out);
+  // The scenario's deadline and budget: whether any candidate meets them (those that do are ranked first).
+  if ((s.cost.deadline || s.cost.budget) && r.run_evaluated > 0) {
+    std::string what;
+    if (s.cost.deadline) what = "deadline " + fmt(s.cost.deadline->days(), 1) + " d";
+    if (s.cost.budget) what += (what.empty() ? "budget " : ", budget ") + base::format_money(*s.cost.budget);
+    const auto meeting = std::count_if(r.candidates.begin(), r.candidates.end(), [](const planner::Candidate& c) {
+      return c.run && planner::meets_constraints(*c.run);
+    });
+    out << what << ": ";
+    if (meeting > 0) {
+      out << meeting << " of the " << r.candidates.size()
+          << " run-level candidates meet it in at least 90% of trials, ranked first; misses: in how many trials the "
+             "others miss it\n";
+    } else {
+      double fastest = INFINITY, cheapest = INFINITY;
+      for (const auto& c : r.candidates)
+        if (c.run) {
+          fastest = std::min(fastest, c.run->time_to_train_p90_days);
+          cheapest = std::min(cheapest, c.run->cost_p90_usd);
+        }
+      out << "none of the " << r.candidates.size()
+          << " run-level candidates meets it in 90% of trials (misses: in how many trials each misses it; fewer "
+             "misses rank first); the shortest p90 is "
+          << (std::isfinite(fastest) ? fmt(fastest, 1) + " d" : std::string("never")) << " and the lowest p90 cost "
+          << (std::isfinite(cheapest) ? base::format_money({cheapest}) : std::string("unbounded"))
+          << ": relax the deadline or the budget, or plan other cluster sizes (--gpus)\n";
+    }
+  }
   // A searched batch (--free global_batch or all) trains to the scenario's target loss, not its token count: say so
   // where a listed candidate's batch differs from the scenario's.
   if (std::any_of(top.begin(), top.end(), [&](int i) {

@@ -68,7 +68,19 @@ struct RunEstimate {
   double cost_mean_usd = 0;
   double cost_p90_usd = 0;
   double goodput_mean = 0;
+  /// The fractions of the trials that miss the scenario's deadline and exceed its budget; none where it sets none.
+  std::optional<double> p_deadline_miss;
+  std::optional<double> p_budget_overrun;
 };
+
+/// A deadline or budget missed in more trials than this is a risk, as the report judges a plan (at its p90).
+inline constexpr double kConstraintRisk = 0.10;
+/// How many of the scenario's deadline and budget a run misses at that risk (0 where it sets neither). plan ranks
+/// candidates that miss fewer first, whatever the objective, and by the objective among those that miss as many.
+int constraints_missed(const RunEstimate& r);
+inline bool meets_constraints(const RunEstimate& r) {
+  return constraints_missed(r) == 0;
+}
 
 /// Simulates the whole run of a candidate (its parallel configuration, dp resolved, its step plan and healthy replica
 /// step) with `trials` Monte Carlo trials. Called concurrently from worker threads: it must be thread-safe and

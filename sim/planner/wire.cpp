@@ -121,6 +121,8 @@ results::Json run_wire(const RunEstimate& r) {
   j["cost_mean_usd"] = wire_double(r.cost_mean_usd);
   j["cost_p90_usd"] = wire_double(r.cost_p90_usd);
   j["goodput_mean"] = wire_double(r.goodput_mean);
+  if (r.p_deadline_miss) j["p_deadline_miss"] = *r.p_deadline_miss;
+  if (r.p_budget_overrun) j["p_budget_overrun"] = *r.p_budget_overrun;
   return j;
 }
 
@@ -138,6 +140,11 @@ RunEstimate read_run_wire(base::JsonReader& r) {
     if (!(v >= 0)) r.error(key, "is negative: a damaged or edited shard");
   if (!(e.goodput_mean >= 0 && e.goodput_mean <= 1))
     r.error("goodput_mean", "is not a fraction: a damaged or edited shard");
+  for (auto [key, slot] :
+       {std::pair{"p_deadline_miss", &e.p_deadline_miss}, std::pair{"p_budget_overrun", &e.p_budget_overrun}}) {
+    double p = 0;
+    if (r.optional(key, p, base::Range::between(0.0, 1.0))) *slot = p;
+  }
   r.finish();
   return e;
 }

@@ -143,4 +143,42 @@ TEST(SetOverrides, ARefusedDegreeIsTheOnlyError) {
   }
 }
 
+TEST(PlanConstraints, CandidatesThatMeetTheDeadlineRankFirstAndTheTableSaysWhatTheOthersMiss) {
+  // Found by a user trial: plan ranked by cost layouts certain to miss the scenario's deadline and budget, and said
+  // nothing; the one size that met the deadline was 21st. Llama 3 8B on 64 GPUs takes about 19 days, on 128 about 10.
+  const std::string scenario = kSource + "/scenarios/examples/llama3-8b-64-h100.json";
+  const std::vector<std::string> base = {"plan", scenario,   "--gpus", "64,128", "--objective",
+                                         "cost", "--trials", "5",      "--top",  "12"};
+  const auto plain = trainsim(base);
+  ASSERT_EQ(plain.code, kExitOk) << plain.err;
+  auto with_deadline = base;
+  with_deadline.insert(with_deadline.end(), {"--set", "cost.deadline=15 d"});
+  const auto o = trainsim(with_deadline);
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  // The four 128-GPU layouts under 15 days (CP 1-8) first, each "met"; the rest by cost, with what they miss.
+  EXPECT_NE(o.out.find("deadline 15.0 d: 4 of the 12 run-level candidates meet it"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("deadline 100%"), std::string::npos) << o.out;
+  with_deadline.push_back("--json");
+  const auto doc = nlohmann::json::parse(trainsim(with_deadline).out);
+  const auto& cands = doc.at("candidates");
+  ASSERT_EQ(cands.size(), 12u);
+  for (std::size_t i = 0; i < cands.size(); ++i) {
+    const auto& run = cands[i].at("run");
+    EXPECT_EQ(run.at("meets_constraints").get<bool>(), i < 4) << i;
+    EXPECT_EQ(run.at("time_to_train_days").at("p90").get<double>() <= 15.0, i < 4) << i;
+    EXPECT_EQ(run.at("p_deadline_miss").get<double>(), i < 4 ? 0.0 : 1.0) << i;
+    if (i < 4) {
+      EXPECT_EQ(cands[i].at("gpus").get<int>(), 128) << i;
+    }
+  }
+  EXPECT_EQ(cands[4].at("gpus").get<int>(), 64) << "then the cheapest of those that miss it";
+  // Without a deadline the cheaper 64-GPU layouts come first, and nothing is said about constraints.
+  EXPECT_EQ(plain.out.find("run-level candidates"), std::string::npos) << plain.out;
+  auto plain_json = base;
+  plain_json.push_back("--json");
+  const auto free = nlohmann::json::parse(trainsim(plain_json).out);
+  EXPECT_EQ(free.at("candidates")[0].at("gpus").get<int>(), 64);
+  EXPECT_FALSE(free.at("candidates")[0].at("run").contains("meets_constraints"));
+}
+
 }  // namespace
