@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <optional>
 
 namespace reports {
 
@@ -106,6 +107,44 @@ std::vector<std::pair<std::string, double>> waterfall(const ReportInput& in) {
 
 }  // namespace detail
 
+namespace {
+
+/// The step's larger loss that crosses its threshold (a pipeline bubble over 15%, exposed communication over 25%),
+/// and for communication its largest part, as a recommendation; none when neither does (a user trial: an MoE step
+/// losing 33% to expert-parallel all-to-alls was told to shrink its 18% bubble, and one losing 60% to them to use a
+/// smaller tensor-parallel degree).
+std::optional<Recommendation> step_loss(const ReportInput& in) {
+  using detail::percent;
+  const double step = in.step.step_time.seconds();
+  const auto& b = in.step.breakdown;
+  const double bubble = step > 0 ? (b.pp_bubble + b.pp_exposed).seconds() / step : 0.0;
+  const double comm = step > 0 ? (b.tp_exposed + b.dp_exposed + b.cp_exposed + b.ep_exposed).seconds() / step : 0.0;
+  if (bubble > 0.15 && (comm <= 0.25 || bubble >= comm))
+    return Recommendation{"pipeline-bubble", "Shrink the pipeline bubble (" + percent(bubble) +
+                                                 " of the step): more micro-batches per step, interleaved stages, or "
+                                                 "fewer stages."};
+  if (comm > 0.25) {
+    const std::pair<double, const char*> parts[] = {
+        {b.ep_exposed.seconds(),
+         "expert-parallel all-to-alls: experts within an NVLink domain, DeepEP, or overlapping them with another "
+         "micro-batch (parallel.ep_comm_overlap)"},
+        {b.tp_exposed.seconds(),
+         "tensor-parallel collectives: a smaller tensor-parallel degree or parallel.tp_comm_overlap"},
+        {b.dp_exposed.seconds(), "data-parallel reduction: more overlap (smaller buckets, overlap_param_gather)"},
+        {b.cp_exposed.seconds(),
+         "context-parallel exchanges: a smaller context-parallel degree or its all-gather form"}};
+    const auto* top = &parts[0];
+    for (const auto& p : parts)
+      if (p.first > top->first) top = &p;
+    return Recommendation{"exposed-comm", "Reduce exposed communication (" + percent(comm) +
+                                              " of the step; the largest part, " + percent(top->first / step) +
+                                              ", is " + top->second + ")."};
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 constexpr double kRiskThreshold = 0.10;  // a deadline or budget missed in more trials than this is a risk
 
 Recommendation recommend(const ReportInput& in) {
@@ -134,11 +173,25 @@ Recommendation recommend(const ReportInput& in) {
                                             " chance of exceeding " + detail::usd(in.budget_usd.value_or(NAN)) +
                                             " (p90 cost " + detail::usd(c.p90_usd) + ")."
                                       : std::string();
-  if (c.p_deadline_miss && *c.p_deadline_miss > kRiskThreshold)
-    return {"deadline-risk", "Add GPUs or relax the deadline: there is a " + percent(*c.p_deadline_miss, 0) +
-                                 " chance of missing " + days(in.deadline_days.value_or(NAN)) + " (p90 time to train " +
+  if (c.p_deadline_miss && *c.p_deadline_miss > kRiskThreshold) {
+    // A step that loses much of its time to its layout is fixed on the GPUs it has before more are bought, and more
+    // GPUs do not lower a cost that is over budget too (a user trial: "Add GPUs" for a 405B run losing 29% of its step
+    // to the pipeline bubble and over budget, where plan found a 34% faster layout on the same GPUs).
+    std::string lead = "Add GPUs or relax the deadline: ";
+    if (const auto loss = step_loss(in)) {
+      std::string fix = loss->action;
+      fix[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(fix[0])));
+      lead = "Fix the layout before adding GPUs (trainsim plan searches the layouts of these GPUs): " + fix +
+             " Then add GPUs or relax the deadline: ";
+    }
+    const std::string more_gpus = budget_also.empty() ? std::string()
+                                                      : " More GPUs shorten the run but do not lower its cost; a "
+                                                        "faster step or a lower price does.";
+    return {"deadline-risk", lead + "there is a " + percent(*c.p_deadline_miss, 0) + " chance of missing " +
+                                 days(in.deadline_days.value_or(NAN)) + " (p90 time to train " +
                                  days(r.time_to_train_days.p90) + "; the rule fires above " +
-                                 percent(kRiskThreshold, 0) + ")." + budget_also};
+                                 percent(kRiskThreshold, 0) + ")." + budget_also + more_gpus};
+  }
   if (c.p_budget_overrun && *c.p_budget_overrun > kRiskThreshold)
     return {"budget-risk",
             std::string(owned ? "Lower the cost of the owned cluster (node price, a longer amortisation, higher "
@@ -170,32 +223,7 @@ Recommendation recommend(const ReportInput& in) {
                             "); the costliest cause is " + top +
                             ": faster detection and restart or more spares pay off first there."};
   }
-  const double step = in.step.step_time.seconds();
-  const auto& b = in.step.breakdown;
-  // The larger of the two step losses that cross their thresholds, and for communication the largest part of it (a
-  // user trial: an MoE step losing 33% to expert-parallel all-to-alls was told to shrink its 18% bubble, and one
-  // losing 60% to them to use a smaller tensor-parallel degree).
-  const double bubble = step > 0 ? (b.pp_bubble + b.pp_exposed).seconds() / step : 0.0;
-  const double comm = step > 0 ? (b.tp_exposed + b.dp_exposed + b.cp_exposed + b.ep_exposed).seconds() / step : 0.0;
-  if (bubble > 0.15 && (comm <= 0.25 || bubble >= comm))
-    return {"pipeline-bubble", "Shrink the pipeline bubble (" + percent(bubble) +
-                                   " of the step): more micro-batches per step, interleaved stages, or fewer stages."};
-  if (comm > 0.25) {
-    const std::pair<double, const char*> parts[] = {
-        {b.ep_exposed.seconds(),
-         "expert-parallel all-to-alls: experts within an NVLink domain, DeepEP, or overlapping them with another "
-         "micro-batch (parallel.ep_comm_overlap)"},
-        {b.tp_exposed.seconds(),
-         "tensor-parallel collectives: a smaller tensor-parallel degree or parallel.tp_comm_overlap"},
-        {b.dp_exposed.seconds(), "data-parallel reduction: more overlap (smaller buckets, overlap_param_gather)"},
-        {b.cp_exposed.seconds(),
-         "context-parallel exchanges: a smaller context-parallel degree or its all-gather form"}};
-    const auto* top = &parts[0];
-    for (const auto& p : parts)
-      if (p.first > top->first) top = &p;
-    return {"exposed-comm", "Reduce exposed communication (" + percent(comm) + " of the step; the largest part, " +
-                                percent(top->first / step) + ", is " + top->second + ")."};
-  }
+  if (auto loss = step_loss(in)) return *loss;
   const auto& m = in.step.memory;
   if (m.capacity > 0 && m.total / m.capacity > 0.95)
     return {"memory-headroom", "Add headroom before committing: memory per GPU is " + percent(m.total / m.capacity) +
