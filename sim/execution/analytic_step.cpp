@@ -247,8 +247,21 @@ results::StepResult analytic_step(const StepPlan& plan) {
   Time best_end;
   // The breakdown describes the busiest rank (its passes, data-parallel wait and optimizer), as the replays do: the
   // bottleneck of an uneven pipeline. The rest of the step, to the last rank's end, is its pipeline wait.
+  // As the replay picks it: the most time computing first, then in collectives (step_sim.cpp), so that both describe
+  // the same rank (a user trial: a DualPipeV step described rank 1 here, EP exposed 3.3 s, and rank 0 in the replay,
+  // 1.3 s, at the same step time).
+  const auto computing = [&](int r) {
+    Time t;
+    for (int c = 0; c < v; ++c) {
+      const StageTotals& st = stage_totals(c, r);
+      for (const OpTotals* op : split ? std::array{&st.forward, &st.backward_input, &st.backward_weight}
+                                      : std::array<const OpTotals*, 3>{&st.forward, &st.backward, nullptr})
+        if (op != nullptr) t += Time{m * op->by_kind[static_cast<std::size_t>(SegKind::Compute)].ns};
+    }
+    return t;
+  };
   int critical = 0;
-  Time most, critical_dp_wait, critical_opt;
+  Time most, most_computing, critical_dp_wait, critical_opt;
   Time last = pipe;
   for (int r = 0; r < p; ++r) {
     if (dualpipe) last = dual.ends[static_cast<std::size_t>(r)];
@@ -343,8 +356,10 @@ results::StepResult analytic_step(const StepPlan& plan) {
     const auto i = static_cast<std::size_t>(r);
     const Time dp_wait = dp_end - last + gather;
     const Time work = Time{m * (f[i] + b[i]).ns} - saved_on(r) + dp_wait + opt;
-    if (work > most) {
+    const Time comp = computing(r);
+    if (r == 0 || std::pair{comp, work} > std::pair{most_computing, most}) {
       most = work;
+      most_computing = comp;
       critical = r;
       critical_dp_wait = dp_wait;
       critical_opt = opt;
