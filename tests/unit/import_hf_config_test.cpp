@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include <string>
+#include <tuple>
+#include <utility>
 
 namespace sim::cli::import_tests {
 namespace {
@@ -248,6 +250,70 @@ TEST(ImportHfConfig, TheFirstQwensRemoteCodeIsReadAsItBuildsTheModel) {
     "vocab_size": 64000, "hidden_act": "silu", "rms_norm_eps": 1e-6})")});
   ASSERT_EQ(other.code, kExitOk) << other.err;
   EXPECT_TRUE(contains(other.err, "\"baichuan\" is not a model type whose modeling code trainsim knows")) << other.err;
+}
+
+// A user trial imported configs of model types whose own keys were listed as "not modelled": Falcon's multi_query
+// (Falcon-7B came out at 8.2B with 71 key/value heads), Falcon-RW's and BLOOM's ALiBi (read as no position scheme,
+// where the README says ALiBi is refused), ChatGLM's key names (ffn_hidden_size, padded_vocab_size, ...), and the
+// bias keys of StableLM, Starcoder2 and InternLM.
+TEST(ImportHfConfig, FalconChatGlmAlibiAndTheBiasKeysOfTheirOwnModelTypes) {
+  support::TempDir dir;
+  auto params = [&](const std::string& name, const std::string& config) {
+    const std::string out = (dir.path() / (name + ".model.json")).string();
+    auto o = trainsim({"import", "hf-config", dir.write(name + ".json", config), "-o", out});
+    EXPECT_EQ(o.code, kExitOk) << name << ": " << o.err;
+    if (o.code != kExitOk) return std::pair{0.0, std::string()};
+    auto j = trainsim({"describe", "models", out, "--format", "json"});
+    return std::pair{nlohmann::json::parse(j.out)[0].at("params").get<double>(), read(out)};
+  };
+  // Falcon-7B (the keys of tiiuae/falcon-7b's config.json; FalconConfig's ffn_hidden_size 4 x hidden, gelu, tied):
+  // 32 x (4544 x (4544 + 2 x 64) + 4544^2 + 2 x 4544 x 18176) + 65024 x 4544 = 6,921,420,800 without the norms.
+  const auto [falcon, falcon_model] = params("falcon7b", R"({"model_type": "falcon", "alibi": false, "bias": false,
+    "hidden_size": 4544, "layer_norm_epsilon": 1e-05, "multi_query": true, "new_decoder_architecture": false,
+    "num_attention_heads": 71, "num_hidden_layers": 32, "parallel_attn": true, "vocab_size": 65024})");
+  EXPECT_NEAR(falcon, 6'921'420'800.0, 600'000.0) << falcon_model;
+  EXPECT_TRUE(contains(falcon_model, "\"kv_heads\": 1")) << falcon_model;
+  // Falcon-40B's new decoder architecture: num_kv_heads 8.
+  const auto [f40, f40_model] = params("falcon40b", R"({"model_type": "falcon", "hidden_size": 8192,
+    "layer_norm_epsilon": 1e-05, "new_decoder_architecture": true, "num_kv_heads": 8, "num_attention_heads": 128,
+    "num_hidden_layers": 60, "parallel_attn": true, "vocab_size": 65024})");
+  EXPECT_TRUE(contains(f40_model, "\"kv_heads\": 8")) << f40_model;
+  EXPECT_GT(f40, 41.2e9);
+  // ChatGLM3-6B (THUDM/chatglm3-6b's config.json, as mlc-ai/mlc-llm python/mlc_llm/model/model_preset.py at
+  // f2b1ffe068a84d4703fb695ac9a3615c88713a1a copies it): 28 x (4096 x 4608 + 4608 + 4096^2 + 4096 x 27392 + 13696 x
+  // 4096) + 2 x 65024 x 4096 + RMSNorms 28 x 2 x 4096 + 4096 = 6,243,584,000 (the card's 6.2B).
+  const auto [glm, glm_model] = params("chatglm3", R"({"model_type": "chatglm", "add_bias_linear": false,
+    "add_qkv_bias": true, "ffn_hidden_size": 13696, "hidden_size": 4096, "kv_channels": 128, "layernorm_epsilon": 1e-05,
+    "multi_query_attention": true, "multi_query_group_num": 2, "num_attention_heads": 32, "num_layers": 28,
+    "original_rope": true, "padded_vocab_size": 65024, "post_layer_norm": true, "rmsnorm": true, "seq_length": 8192,
+    "tie_word_embeddings": false})");
+  EXPECT_EQ(glm, 6'243'584'000.0) << glm_model;
+  EXPECT_TRUE(contains(glm_model, "\"norm\": \"rmsnorm\"")) << glm_model;
+  // ALiBi is refused, naming where it is: Falcon-RW's alibi, BLOOM's model type (its attention always adds it).
+  auto rw = trainsim({"import", "hf-config", dir.write("rw.json", R"({"model_type": "falcon", "alibi": true,
+    "bias": true, "hidden_size": 2048, "multi_query": false, "num_attention_heads": 32, "num_hidden_layers": 24,
+    "vocab_size": 50304})")});
+  EXPECT_EQ(rw.code, kExitBadInput);
+  EXPECT_TRUE(contains(rw.err, "rw.json: /alibi: ALiBi")) << rw.err;
+  auto bloom = trainsim({"import", "hf-config", dir.write("bloom.json", R"({"model_type": "bloom", "n_embed": 1024,
+    "n_head": 16, "n_layer": 24, "vocab_size": 250880})")});
+  EXPECT_EQ(bloom.code, kExitBadInput);
+  EXPECT_TRUE(contains(bloom.err, "bloom.json: /model_type: ALiBi")) << bloom.err;
+  EXPECT_FALSE(contains(bloom.err, "hidden size")) << "n_embed is BLOOM's hidden size: " << bloom.err;
+  // Bias keys of their own.
+  const std::string shape = R"("hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
+    "num_attention_heads": 4, "vocab_size": 100, "hidden_act": "silu")";
+  for (const auto& [name, keys, field] :
+       {std::tuple{"stablelm", R"("use_qkv_bias": true)", "\"qkv_bias\": true"},
+        std::tuple{"starcoder2", R"("use_bias": true)", "\"bias\": true"},
+        std::tuple{"internlm", R"("bias": true)", "\"qkv_bias\": true"}}) {
+    auto o = trainsim({"import", "hf-config",
+                       dir.write(std::string(name) + ".json",
+                                 "{\"model_type\": \"" + std::string(name) + "\", " + keys + ", " + shape + "}")});
+    ASSERT_EQ(o.code, kExitOk) << name << ": " << o.err;
+    EXPECT_TRUE(contains(o.out, field)) << name << ": " << o.out;
+    EXPECT_FALSE(contains(o.err, "not a model type whose modeling code")) << name << ": " << o.err;
+  }
 }
 
 }  // namespace
