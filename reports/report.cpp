@@ -152,11 +152,15 @@ Recommendation recommend(const ReportInput& in) {
   using detail::percent;
   const auto& r = in.run;
   const auto& c = in.cost;
-  if (r.never_finished > 0)
+  if (r.never_finished > 0) {
+    const bool too_long = r.never_finished_reason.find("simulator's range") != std::string::npos;
     return {"never-finishes", std::to_string(r.never_finished) + " of " + std::to_string(r.trials) +
-                                  " trials never finish (" + r.never_finished_reason +
-                                  "): at these failure rates the run stalls; shorten restarts, checkpoint more "
-                                  "often or add spares before committing to this plan."};
+                                  " trials never finish (" + r.never_finished_reason + ")" +
+                                  (too_long ? ": the run is longer than trainsim can simulate; plan fewer tokens, "
+                                              "more GPUs, or a window (training.duration)."
+                                            : ": at these failure rates the run stalls; shorten restarts, checkpoint "
+                                              "more often or add spares before committing to this plan.")};
+  }
   const double waiting = r.accounting.wall_s > 0 ? r.accounting.waiting_for_repair_s / r.accounting.wall_s : 0.0;
   if (waiting > 0.5) {
     std::string remedy = sim::results::waiting_remedy(r);

@@ -311,6 +311,16 @@ results::Json RunPartial::to_json() const {
   };
   j["goodput_bins"] = bins(a.goodput_hist);
   j["time_bins"] = a.steps_mode ? bins(a.time_hist) : Json::array();
+  // The finite values' range (Histogram::min/max), which quantiles are clamped to: null when none was added.
+  const auto range = [](const results::Histogram& h) {
+    if (!(h.min() <= h.max())) return Json();
+    Json o = Json::object();
+    o["min"] = h.min();
+    o["max"] = h.max();
+    return o;
+  };
+  j["goodput_range"] = range(a.goodput_hist);
+  j["time_range"] = a.steps_mode ? range(a.time_hist) : Json();
   j["never"] = a.never;
   j["first_never_trial"] = a.never > 0 ? Json(a.first_never_trial) : Json();
   j["first_never_reason"] = a.first_never_reason;
@@ -392,6 +402,24 @@ RunPartial RunPartial::from_json(base::JsonReader& r, const RunInputs& in) {
   };
   read_bins("goodput_bins", a.goodput_hist);
   read_bins("time_bins", a.time_hist);
+  const auto read_range = [&r](const char* key, results::Histogram& h) {
+    if (r.kind(key) == base::JsonReader::Kind::Null) {
+      r.accept(key);
+      return;
+    }
+    auto o = r.optional_object(key);
+    if (!o) return r.required_object(key), void();
+    double lo = 0, hi = 0;
+    if (o->required("min", lo) && o->required("max", hi)) {
+      if (lo <= hi)
+        h.widen(lo, hi);
+      else
+        o->error("max", "is below min: a damaged or edited shard");
+    }
+    o->finish();
+  };
+  read_range("goodput_range", a.goodput_hist);
+  read_range("time_range", a.time_hist);
   r.required("never", a.never, base::Range::at_least(0));
   if (r.kind("first_never_trial") == base::JsonReader::Kind::Null) {
     r.accept("first_never_trial");

@@ -175,10 +175,17 @@ TrialResult Trial::run() {
     // The horizon (steps mode) or the window's end: close the books at exactly that time. (The queue may also have
     // drained first: with no failure before the horizon and a completion beyond it, nothing is left to happen.)
     if (plan_.steps_mode) {
+      // A horizon cut to the simulator's 200 years is the run's length, not its failures (a user trial: a 201-year
+      // run was told that "at these failure rates the run stalls").
+      const bool capped = plan_.horizon.seconds() >= kMaxHorizonS * (1 - 1e-12);
       stop(false,
-           "not finished within the horizon of " + fmt(plan_.horizon.days()) + " days (" +
-               fmt(plan_.horizon.seconds() / plan_.failure_free.seconds()) + " x the failure-free time); progress " +
-               fmt(100.0 * current_progress() / plan_.total_steps) + "%",
+           std::string(capped ? "not finished within the simulator's range of 200 years, "
+                              : "not finished within the "
+                                "horizon of ") +
+               fmt(plan_.horizon.days()) + " days (" + fmt(plan_.horizon.seconds() / plan_.failure_free.seconds()) +
+               " x the failure-free time" +
+               (capped ? ": the run is too long to simulate; train fewer tokens or simulate a window)" : ")") +
+               "; progress " + fmt(100.0 * current_progress() / plan_.total_steps) + "%",
            plan_.horizon);
     } else {
       stop(true, "", plan_.window);

@@ -47,6 +47,7 @@ double Histogram::lower_edge(int bin) const {
 
 void Histogram::add(double x) {
   const int b = bin_of(x);
+  if (std::isfinite(x)) widen(x, x);
   ++count_;
   if (b < 0) {
     ++underflow_;
@@ -64,6 +65,11 @@ std::vector<std::pair<int, std::int64_t>> Histogram::nonzero_bins() const {
     if (counts_[static_cast<std::size_t>(b)] > 0) out.emplace_back(b, counts_[static_cast<std::size_t>(b)]);
   if (overflow_ > 0) out.emplace_back(bins(), overflow_);
   return out;
+}
+
+void Histogram::widen(double lo, double hi) {
+  min_ = std::min(min_, lo);
+  max_ = std::max(max_, hi);
 }
 
 bool Histogram::add_count(int bin, std::int64_t n) {
@@ -87,6 +93,7 @@ void Histogram::merge(const Histogram& other) {
   underflow_ += other.underflow_;
   overflow_ += other.overflow_;
   count_ += other.count_;
+  widen(other.min_, other.max_);
 }
 
 double Histogram::quantile(double q) const {
@@ -94,26 +101,34 @@ double Histogram::quantile(double q) const {
   // Nearest rank; the tiny shrink keeps q*n that is an integer up to rounding (0.1 * 200) on that integer.
   const auto rank =
       std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(q * static_cast<double>(count_) * (1 - 1e-12))));
+  // A value from a bin, kept inside the values seen.
+  const auto seen_range = [this](double v) { return min_ <= max_ ? std::clamp(v, min_, max_) : v; };
   std::int64_t seen = underflow_;
-  if (seen >= rank) return lo_;
+  if (seen >= rank) return seen_range(lo_);
   for (int b = 0; b < bins(); ++b) {
     seen += counts_[static_cast<std::size_t>(b)];
     if (seen < rank) continue;
-    return log_ ? lo_ * std::exp((b + 0.5) / scale_) : lo_ + (b + 0.5) / scale_;
+    return seen_range(log_ ? lo_ * std::exp((b + 0.5) / scale_) : lo_ + (b + 0.5) / scale_);
   }
   return std::numeric_limits<double>::infinity();
 }
 
 double Histogram::fraction_above(double x) const {
   if (count_ == 0) return std::numeric_limits<double>::quiet_NaN();
+  // Below every value seen: all are above. At or above the largest finite one, only the infinite values are (the
+  // overflow bin, when every finite value lies below hi).
+  if (min_ <= max_ && x < min_) return 1.0;
+  if (min_ <= max_ && x >= max_ && max_ < hi_) return static_cast<double>(overflow_) / static_cast<double>(count_);
   const int b = bin_of(x);
   double above = static_cast<double>(overflow_);
   if (b < 0) return static_cast<double>(count_ - underflow_) / static_cast<double>(count_);  // underflow: below lo
   if (b >= bins()) return above / static_cast<double>(count_);
   for (int i = b + 1; i < bins(); ++i)
     above += static_cast<double>(counts_[static_cast<std::size_t>(i)]);
-  // Within x's own bin, values are taken as spread evenly over the bin (in ln x for log bins).
-  const double lo = lower_edge(b), hi = lower_edge(b + 1);
+  // Within x's own bin, values are taken as spread evenly over the part of the bin inside the values seen (in ln x
+  // for log bins).
+  const double lo = std::max(lower_edge(b), min_), hi = std::min(lower_edge(b + 1), max_);
+  if (!(hi > lo)) return above / static_cast<double>(count_);
   const double share = log_ ? std::log(hi / x) / std::log(hi / lo) : (hi - x) / (hi - lo);
   above += share * static_cast<double>(counts_[static_cast<std::size_t>(b)]);
   return above / static_cast<double>(count_);

@@ -4,6 +4,7 @@
 #include "sim/results/json.hpp"
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -47,6 +48,13 @@ class Histogram {
   std::vector<std::pair<int, std::int64_t>> nonzero_bins() const;
   /// Adds `n` values to bin `bin` (-1 underflow, bins() overflow); false when the bin does not exist or n < 0.
   bool add_count(int bin, std::int64_t n);
+  /// The smallest and largest finite value added (min > max when none was): quantiles are clamped to them and
+  /// fraction_above reads them, so that trials that all fall in one bin (a run without failures, one trial) give
+  /// their own value, not the bin's midpoint (a user trial: 100 identical trials finishing at 201.365 d had a p50 of
+  /// 201.421 d and a 95% chance of missing a 201.37 d deadline). widen() restores them in a sharded run.
+  double min() const { return min_; }
+  double max() const { return max_; }
+  void widen(double lo, double hi);
 
  private:
   int bin_of(double x) const;  // -1 underflow, bins() overflow
@@ -58,6 +66,7 @@ class Histogram {
   double scale_ = 1;  // bins per unit of x (linear) or of ln x (log)
   std::vector<std::int64_t> counts_;
   std::int64_t underflow_ = 0, overflow_ = 0, count_ = 0;
+  double min_ = std::numeric_limits<double>::infinity(), max_ = -std::numeric_limits<double>::infinity();
 };
 
 /// Mean and percentiles over trials. +infinity (a trial that never finished) serialises as null.
