@@ -8,6 +8,12 @@ namespace sim::app {
 
 using results::Json;
 
+namespace {
+bool fits(const results::MemoryGib& m) {
+  return m.total <= m.capacity;
+}
+}  // namespace
+
 std::variant<StepOutcome, std::vector<parallel::Infeasible>> evaluate_step(const scenario::Scenario& s,
                                                                            const execution::StepOptions& opt) {
   auto setup = scenario::step_setup(s);
@@ -16,7 +22,7 @@ std::variant<StepOutcome, std::vector<parallel::Infeasible>> evaluate_step(const
   o.plan = execution::build_step_plan(o.inputs);
   o.result = execution::simulate_step(o.plan, opt);
   o.result.memory = scenario::memory_gib(s, o.inputs.layout);
-  o.result.fits = o.result.memory.total <= o.result.memory.capacity;
+  o.result.fits = fits(o.result.memory);
   return o;
 }
 
@@ -25,7 +31,7 @@ std::variant<KernelTable, std::vector<parallel::Infeasible>> step_kernels(const 
   if (auto* bad = std::get_if<std::vector<parallel::Infeasible>>(&setup)) return *bad;
   const auto& in = std::get<execution::StepInputs>(setup);
   KernelTable t{execution::kernel_table(in), scenario::memory_gib(s, in.layout)};
-  t.fits = t.memory.total <= t.memory.capacity;
+  t.fits = fits(t.memory);
   return t;
 }
 

@@ -153,19 +153,29 @@ void print_plan(const planner::PlanResult& r, const scenario::Scenario& s, const
   for (int i = 0; i < static_cast<int>(r.candidates.size()) && i < a.top; ++i)
     top.push_back(i);
   candidate_table(r, top, out);
-  // The scenario's deadline and budget: whether any candidate meets them (those that do are ranked first).
-  if ((s.cost.deadline || s.cost.budget) && r.run_evaluated > 0) {
+  // The scenario's deadline and budget, as the run level judged them: whether any candidate meets them (those that
+  // do are ranked first). A fixed duration has no deadline to miss (a review found "6 of the 6 meet it" said of one).
+  const auto judged = [&](auto field) {
+    return std::any_of(r.candidates.begin(), r.candidates.end(),
+                       [&](const planner::Candidate& c) { return c.run && (*c.run.*field).has_value(); });
+  };
+  const bool deadline = s.cost.deadline && judged(&planner::RunEstimate::p_deadline_miss);
+  const bool budget = s.cost.budget && judged(&planner::RunEstimate::p_budget_overrun);
+  if (s.cost.deadline && !deadline && r.run_evaluated > 0)
+    out << "cost.deadline does not apply to a fixed duration (training.duration): the run lasts that long\n";
+  if ((deadline || budget) && r.run_evaluated > 0) {
     std::string what;
-    if (s.cost.deadline) what = "deadline " + fmt(s.cost.deadline->days(), 1) + " d";
-    if (s.cost.budget) what += (what.empty() ? "budget " : ", budget ") + base::format_money(*s.cost.budget);
+    if (deadline) what = "deadline " + fmt(s.cost.deadline->days(), 1) + " d";
+    if (budget) what += (what.empty() ? "budget " : ", budget ") + base::format_money(*s.cost.budget);
     const auto meeting = std::count_if(r.candidates.begin(), r.candidates.end(), [](const planner::Candidate& c) {
       return c.run && planner::meets_constraints(*c.run);
     });
     out << what << ": ";
     if (meeting > 0) {
-      out << meeting << " of the " << r.candidates.size()
-          << " run-level candidates meet it in at least 90% of trials, ranked first; misses: in how many trials the "
-             "others miss it\n";
+      out << meeting << " of the " << r.candidates.size() << " run-level candidates meet "
+          << (deadline && budget ? "both" : "it")
+          << " in at least 90% of trials, ranked first; misses: in how many trials the others miss "
+          << (deadline && budget ? "which" : "it") << "\n";
     } else {
       double fastest = INFINITY, cheapest = INFINITY;
       for (const auto& c : r.candidates)
@@ -173,12 +183,18 @@ void print_plan(const planner::PlanResult& r, const scenario::Scenario& s, const
           fastest = std::min(fastest, c.run->time_to_train_p90_days);
           cheapest = std::min(cheapest, c.run->cost_p90_usd);
         }
-      out << "none of the " << r.candidates.size()
-          << " run-level candidates meets it in 90% of trials (misses: in how many trials each misses it; fewer "
-             "misses rank first); the shortest p90 is "
-          << (std::isfinite(fastest) ? fmt(fastest, 1) + " d" : std::string("never")) << " and the lowest p90 cost "
-          << (std::isfinite(cheapest) ? base::format_money({cheapest}) : std::string("unbounded"))
-          << ": relax the deadline or the budget, or plan other cluster sizes (--gpus)\n";
+      out << "none of the " << r.candidates.size() << " run-level candidates meets "
+          << (deadline && budget ? "both" : "it")
+          << " in 90% of trials (misses: in how many trials each misses it; fewer misses rank first);";
+      if (deadline) out << " the shortest p90 is " << (std::isfinite(fastest) ? fmt(fastest, 1) + " d" : "never");
+      if (budget)
+        out << (deadline ? " and" : "") << " the lowest p90 cost "
+            << (std::isfinite(cheapest) ? base::format_money({cheapest}) : std::string("unbounded"));
+      out << ": relax the "
+          << (deadline && budget ? "deadline or the budget"
+              : deadline         ? "deadline"
+                                 : "budget")
+          << ", or plan other cluster sizes (--gpus)\n";
     }
   }
   // A searched batch (--free global_batch or all) trains to the scenario's target loss, not its token count: say so

@@ -75,7 +75,7 @@ int kernels_command(const StepArgs& a, const Options& o, const scenario::Scenari
   auto verdict = [&] {
     if (kt.fits) return kExitOk;
     err << "does not fit: " << base::fmt(kt.memory.total, 1) << " of " << base::fmt(kt.memory.capacity, 1)
-        << " GiB per GPU (trainsim step " << base::printable(s.source) << " gives the breakdown)\n";
+        << " GiB per GPU (trainsim step with the same arguments, without --kernels, gives the breakdown)\n";
     return kExitInfeasible;
   };
   if (a.json || o.format == "json") {

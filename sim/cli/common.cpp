@@ -52,6 +52,13 @@ std::vector<std::string> scenario_notes(const scenario::Scenario& s) {
                     "\" sets the GEMM rate only: weights, gradients, activations and communication are counted at "
                     "a 16-bit layout's 2 bytes, so memory and communication are underestimated (about twice the "
                     "activations and tensor-parallel traffic in fp32)");
+  // A rent beside owned pricing is not read (a user trial: gpu_hour "9 USD" changed nothing): said, not refused, so
+  // that --set cost.pricing=owned still works on a scenario written for rent.
+  if (s.cost.pricing == cost::Pricing::Owned && s.cost.rent_given)
+    notes.push_back(
+        "cost.gpu_hour, price_kind and price_date are the rent of \"pricing\": \"rented\"; with "
+        "\"owned\" the cost comes from cost.owned (node_price, amortisation, utilisation), energy and "
+        "storage, and they are not read");
   // Call costs fitted by trainsim-calibrate describe nccl-tests' back-to-back calls; the step does not add them (a user
   // trial fitted 100 ms and saw the same step): said, rather than let a fitted profile look applied.
   const auto& lat = s.hardware.latency;

@@ -21,8 +21,8 @@
 #include "sim/scenario/scenario.hpp"
 
 #include <chrono>
-#include <functional>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <mutex>
 #include <ostream>
@@ -130,7 +130,6 @@ std::string megatron_flags_line(const std::string& flags, parallel::Schedule sch
 
 void print_step(const results::StepResult& r, const scenario::Scenario& s, const execution::StepInputs& in,
                 std::ostream& out);
-/// Prints the broken rules and returns the infeasible exit code.
 /// The notes step and run print and the report shows about what a scenario's numbers leave out: MoE routing taken as
 /// balanced; fp32/tf32 counted with 16-bit tensors; a profile's call costs not added to the step.
 std::vector<std::string> scenario_notes(const scenario::Scenario& s);
@@ -138,6 +137,7 @@ std::vector<std::string> scenario_notes(const scenario::Scenario& s);
 /// then are (a user trial: plan --objective cost ranked on storage alone, run printed 0.00 USD/h without a word).
 std::optional<std::string> missing_price_warning(const scenario::Scenario& s);
 
+/// Prints the broken rules and returns the infeasible exit code.
 int print_infeasible(const std::vector<parallel::Infeasible>& why, const scenario::Scenario& s, std::ostream& err);
 
 /// A progress bar on stderr with rate and ETA, drawn only on a terminal unless --progress says otherwise. Every

@@ -250,14 +250,16 @@ results::StepResult analytic_step(const StepPlan& plan) {
   // As the replay picks it: the most time computing first, then in collectives (step_sim.cpp), so that both describe
   // the same rank (a user trial: a DualPipeV step described rank 1 here, EP exposed 3.3 s, and rank 0 in the replay,
   // 1.3 s, at the same step time).
+  // A chunk's passes: forward, then the backward whole or split into its input and weight halves.
+  const auto passes_of = [split](const StageTotals& st) {
+    return split ? std::array{&st.forward, &st.backward_input, &st.backward_weight}
+                 : std::array<const OpTotals*, 3>{&st.forward, &st.backward, nullptr};
+  };
   const auto computing = [&](int r) {
     Time t;
-    for (int c = 0; c < v; ++c) {
-      const StageTotals& st = stage_totals(c, r);
-      for (const OpTotals* op : split ? std::array{&st.forward, &st.backward_input, &st.backward_weight}
-                                      : std::array<const OpTotals*, 3>{&st.forward, &st.backward, nullptr})
+    for (int c = 0; c < v; ++c)
+      for (const OpTotals* op : passes_of(stage_totals(c, r)))
         if (op != nullptr) t += Time{m * op->by_kind[static_cast<std::size_t>(SegKind::Compute)].ns};
-    }
     return t;
   };
   int critical = 0;
@@ -368,11 +370,7 @@ results::StepResult analytic_step(const StepPlan& plan) {
   std::array<Time, kCategories> acc{};
   const auto rc = static_cast<std::size_t>(critical);
   for (int c = 0; c < v; ++c) {
-    const StageTotals& st = stage_totals(c, critical);
-    const std::array<const OpTotals*, 3> passes =
-        split ? std::array{&st.forward, &st.backward_input, &st.backward_weight}
-              : std::array<const OpTotals*, 3>{&st.forward, &st.backward, nullptr};
-    for (const OpTotals* op : passes) {
+    for (const OpTotals* op : passes_of(stage_totals(c, critical))) {
       if (op == nullptr) continue;
       const auto kind = [op](SegKind k) { return op->by_kind[static_cast<std::size_t>(k)]; };
       acc[kCompute] += Time{m * kind(SegKind::Compute).ns};

@@ -222,6 +222,16 @@ void HfImport::falcon() {
 /// seq_length), a SwiGLU MLP, rotary positions on half of each head, and an output layer of its own (untied).
 void HfImport::chatglm() {
   Draft& d = out_.draft;
+  // The first ChatGLM-6B shares the model type but not the model: GLM's 2D positions and a gelu MLP of
+  // inner_hidden_size with biases on every linear (THUDM/chatglm-6b's modeling_chatglm.py).
+  for (const char* v1 : {"inner_hidden_size", "position_encoding_2d"})
+    if (present(v1)) {
+      used_.push_back(v1);
+      in_.error(v1,
+                "is the first ChatGLM-6B's (GLM's 2D positions, a gelu MLP of inner_hidden_size), which is not "
+                "modelled; ChatGLM2 and ChatGLM3 are");
+      return;
+    }
   if (const auto f = int_key("ffn_hidden_size"); f && *f > 0) d.put("model.ffn_hidden", *f, at("ffn_hidden_size"));
   if (const auto v = int_key("padded_vocab_size"); v && *v > 0) d.put("model.vocab", *v, at("padded_vocab_size"));
   if (bool_key("multi_query_attention").value_or(false))

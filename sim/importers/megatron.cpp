@@ -189,8 +189,12 @@ class MegatronImport {
       if (w.unknown && w.text.starts_with("$") && torchrun_line_ && !script_seen_) launcher_unread_ = true;
       if (w.text.ends_with(".py")) script_seen_ = true;
       if (w.unknown && w.text.starts_with("$")) {
-        out_.ignored.push_back({where(w.line), w.text + ": the file does not set it, so the flags it may hold are "
-                                                        "not read; write them out in the file"});
+        // Set in a loop or an if not run, it may hold the job's flags: refused, saying where (found by a review).
+        if (const auto set = shell::set_in_skipped(w.text, w.defaults))
+          error(w.line, *set + "; its flags are unread");
+        else
+          out_.ignored.push_back({where(w.line), w.text + ": the file does not set it, so the flags it may hold are "
+                                                          "not read; write them out in the file"});
         continue;
       }
       if (!w.text.starts_with("--") || w.text.size() == 2) continue;  // the command, the script, positional values

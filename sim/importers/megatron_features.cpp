@@ -203,7 +203,15 @@ void apply_architecture_features(const Context& c) {
   // Communication overlap: Transformer Engine's userbuffers for the sequence-parallel collectives, and the distributed
   // optimizer's parameter all-gather under the next forward.
   if (const Given* g = c.given("tp-comm-overlap")) d.put("parallel.tp_comm_overlap", true, where(c, *g));
-  if (const Given* g = c.given("overlap-param-gather")) d.put("parallel.overlap_param_gather", true, where(c, *g));
+  // Under Megatron-FSDP (ZeRO-3) the flag prefetches each unit's gather, which the ZeRO-3 model times by its units
+  // (parallel.overlap_param_gather is the distributed optimizer's, zero_stage 1-2).
+  if (const Given* g = c.given("overlap-param-gather")) {
+    if (c.lookup("parallel.zero_stage").value_or(0) >= 3)
+      c.out.notes.push_back({where(c, *g), g->flag + ": Megatron-FSDP's gathers are timed per unit (zero_stage 3), "
+                                                     "overlapped as its prefetch does"});
+    else
+      d.put("parallel.overlap_param_gather", true, where(c, *g));
+  }
   // Gradient reduction during the backward: only with --overlap-grad-reduce (arguments.py, off by default; without
   // it finalize_model_grads starts every bucket's collective after the last backward). ZeRO-3 / FSDP reduces each
   // unit as its backward ends, and under Megatron-DeepSpeed DeepSpeed's engine (its config's overlap_comm) does.

@@ -259,7 +259,9 @@ class Arith {
     char quote = 0;
     for (i_ += 1; i_ < s_.size(); ++i_) {
       const char ch = s_[i_];
-      if (quote) {
+      if (ch == '\\' && quote != '\'') {
+        ++i_;  // an escaped character: a\) is not the end
+      } else if (quote) {
         if (ch == quote) quote = 0;
       } else if (ch == '\'' || ch == '"') {
         quote = ch;
@@ -270,8 +272,10 @@ class Arith {
         return true;
       }
     }
-    fail("a $( without its )");
-    return false;
+    // Not balanced by this count (a case pattern's ")" inside the command): the command's output is unknown, and so
+    // is the rest of the expression, rather than a syntax error bash would not give.
+    i_ = s_.size();
+    return true;
   }
 
   std::string_view s_;

@@ -34,9 +34,18 @@ void assigned_in(const std::vector<Node>& nodes, std::set<std::string>& names) {
       assigned_in(b, names);
     }
     if (!n.var.empty()) names.insert(n.var);
-    for (const auto& t : n.words)
-      if (t.kind == Token::Kind::ArrayAssign || (t.kind == Token::Kind::Word && assignment_name(t.text) > 0))
-        names.insert(assigned_name(t));
+    // The assignments a statement makes: its leading words (after export, local, declare or readonly), not a command's
+    // arguments (a review: `echo TP=4` in a skipped if made TP unknown).
+    std::size_t k = 0;
+    if (!n.words.empty() && n.words[0].kind == Token::Kind::Word &&
+        (n.words[0].text == "export" || n.words[0].text == "local" || n.words[0].text == "declare" ||
+         n.words[0].text == "readonly"))
+      k = 1;
+    for (; k < n.words.size(); ++k) {
+      const Token& t = n.words[k];
+      if (t.kind != Token::Kind::ArrayAssign && !(t.kind == Token::Kind::Word && assignment_name(t.text) > 0)) break;
+      names.insert(assigned_name(t));
+    }
   }
 }
 
@@ -56,6 +65,13 @@ std::string unknown_value_reason(const std::string& value, const std::vector<std
     return "\"" + value +
            "\" refers to a variable, command or arithmetic the file does not define; give the value itself";
   return "\"" + value + "\" is not determined by the file: " + set;
+}
+
+std::optional<std::string> set_in_skipped(const std::string& value, const std::vector<std::string>& origins) {
+  if (std::none_of(origins.begin(), origins.end(),
+                   [](const std::string& o) { return o.find(kSetIn) != std::string::npos; }))
+    return std::nullopt;
+  return unknown_value_reason(value, origins);
 }
 
 bool Relevance::relevant(const std::vector<Node>& nodes, bool assignments) const {

@@ -5,6 +5,7 @@
 #include "sim/importers/shell.hpp"
 
 #include <functional>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -27,6 +28,8 @@ std::string set_where(const std::string& name, const std::string& what, const st
 /// Why a flag's value is unknown: where the file sets it from something it does not determine (the origins its
 /// word carries, set_where's), or that it names nothing the file defines.
 std::string unknown_value_reason(const std::string& value, const std::vector<std::string>& origins);
+/// unknown_value_reason's answer where the value was set in a statement not run; nullopt otherwise.
+std::optional<std::string> set_in_skipped(const std::string& value, const std::vector<std::string>& origins);
 
 class Relevance {
  public:

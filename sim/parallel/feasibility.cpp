@@ -3,6 +3,7 @@
 
 #include "sim/base/assert.hpp"
 
+#include <algorithm>
 #include <array>
 #include <numeric>
 #include <utility>
@@ -58,7 +59,7 @@ constexpr std::array kRules{
                "ep * expert_tp must divide tp*dp*cp (ep must divide dp*cp when expert_tp = tp): experts are sharded "
                "across data-parallel (and, with MoE parallel folding, tensor-parallel) ranks (Megatron-Core)"},
     LayoutRule{"expert-tp", "expert_tp must divide tp (Megatron-Core's expert tensor parallelism folds into tp)"},
-    LayoutRule{"moe-tp-needs-sp", "expert parallelism together with tensor parallelism needs sequence parallelism"},
+    LayoutRule{"moe-tp-needs-sp", "a model with experts under tensor parallelism needs sequence parallelism"},
     LayoutRule{"ep-overlap-needs-ep",
                "ep_comm_overlap overlaps expert-parallel all-to-alls: it needs ep > 1 (Megatron-Core)"},
     LayoutRule{"ep-overlap-schedule",
@@ -69,6 +70,8 @@ constexpr std::array kRules{
                "micro-batches "
                "(deepseek-ai/DualPipe)"},
     LayoutRule{"ep-overlap-recompute", "ep_comm_overlap cannot run with full recomputation (Megatron-Core)"},
+    LayoutRule{"recompute-num-layers",
+               "recompute_num_layers counts layers of one virtual stage: at most as many as the largest holds"},
     LayoutRule{"recompute-op-dense",
                "recompute \"op\" (PyTorch per-operator checkpointing, TorchTitan's policy) is modelled for dense "
                "blocks with multi-head or grouped-query attention, not for experts or MLA"},
@@ -302,6 +305,13 @@ std::vector<int> check_stages(const workload::ModelSpec& m, const ParallelConfig
 
 /// Experts against expert parallelism, data parallelism and sequence parallelism.
 void check_experts(const workload::ModelSpec& m, const ParallelConfig& c, int dp, RuleChecker& rules) {
+  // Megatron-Core's MoELayer.forward raises in training with TP and no sequence parallelism, whatever ep ("performance
+  // may degrade if MoE and tensor parallelism are enabled without also enabling sequence parallelism"); its token
+  // dispatcher takes each rank's sequence shard.
+  if (m.moe && c.ep == 1 && c.tp > 1 && !c.sequence_parallel)
+    rules.fail("moe-tp-needs-sp", "tp = " + str(c.tp) +
+                                      " needs sequence_parallel for a model with experts (Megatron-Core's MoE layer "
+                                      "requires it with TP)");
   if (c.ep == 1) return;
   if (!m.moe) {
     rules.fail("ep-dense-model",
@@ -388,6 +398,15 @@ std::variant<Layout, std::vector<Infeasible>> resolve_layout(const workload::Mod
     rules.fail("dp-shard", "dp_shard = " + str(config.dp_shard) + " does not divide dp = " + str(dp) +
                                " into whole sharding groups");
   auto split = check_stages(model, config, rules);
+  // Megatron-LM's --recompute-num-layers: layers per recomputed group (uniform) or recomputed per stage (block), of
+  // one model chunk; more than a chunk holds was capped silently (a user trial: 1,000 on 20-layer stages ran as 20).
+  if (config.recompute == Recompute::Full && config.recompute_num_layers > 1 && rules.empty()) {
+    const int most = split.empty() ? model.layers / std::max(1, config.pp * config.vpp)
+                                   : *std::max_element(split.begin(), split.end());
+    if (config.recompute_num_layers > most)
+      rules.fail("recompute-num-layers", "recompute_num_layers = " + str(config.recompute_num_layers) +
+                                             " but the largest virtual stage holds " + str(most) + " layers");
+  }
   check_experts(model, config, dp, rules);
   if (config.recompute == Recompute::Op && (model.moe || model.mla))
     rules.fail("recompute-op-dense",

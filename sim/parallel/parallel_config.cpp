@@ -233,6 +233,17 @@ ParallelConfig ParallelConfig::parse(base::JsonReader& in) {
   if (p.recompute != Recompute::Selective && in.has("recompute_modules"))
     in.error("recompute_modules", std::string("applies to \"recompute\": \"selective\" only (Megatron-Core), not \"") +
                                       to_string(p.recompute) + "\"");
+  // Megatron-Core's --overlap-param-gather all-gathers the distributed optimizer's (ZeRO-1/2) updated parameters
+  // under the next forward; without sharding nothing is gathered, and ZeRO-3 / FSDP gathers before each use (a user
+  // trial: true at zero_stage 0 and 3 changed nothing).
+  const int sharding = std::max(p.zero_stage, p.distributed_optimizer ? 1 : 0);
+  if (in.has("overlap_param_gather") && p.overlap_param_gather && (sharding < 1 || sharding > 2))
+    in.error("overlap_param_gather",
+             "applies to the distributed optimizer and ZeRO-2 (zero_stage 1-2), whose updated parameters are "
+             "all-gathered after the step; zero_stage " +
+                 std::to_string(p.zero_stage) +
+                 (sharding == 3 ? " gathers each unit's weights before it runs (memory.zero3_units, backward_prefetch)"
+                                : " gathers nothing"));
   // Only ZeRO-3 / FSDP FULL_SHARD gathers weights again in the backward; elsewhere the key would be silently ignored.
   if (in.has("backward_prefetch") && p.zero_stage < 3)
     in.error("backward_prefetch",

@@ -17,6 +17,7 @@ void parse_cost(JsonReader& c, CostConfig& cost) {
   if (c.optional_enum("pricing", pricing, {"rented", "owned"}))
     cost.pricing = pricing == "owned" ? cost::Pricing::Owned : cost::Pricing::Rented;
   base::Money m;
+  cost.rent_given = c.has("gpu_hour") || c.has("price_kind") || c.has("price_date");
   if (c.optional("gpu_hour", m, base::Sign::Positive)) {
     cost.gpu_hour = m;
     cost.price_source = "scenario cost.gpu_hour";

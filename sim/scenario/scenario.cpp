@@ -172,7 +172,11 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
     const auto& pc = s.parallel;
     // Not with a degree the reader refused: its placeholder would make up a mismatch (a user trial: --set
     // parallel.tp=abc was followed by "tp*pp*dp*cp = 1*4*64*1", a tp of 1 nobody gave).
-    const bool degrees_read = diag.items().size() == errors_before;
+    const bool degrees_read = std::none_of(diag.items().begin() + static_cast<std::ptrdiff_t>(errors_before),
+                                           diag.items().end(), [](const base::Diagnostic& d) {
+                                             return d.path == "/parallel/tp" || d.path == "/parallel/pp" ||
+                                                    d.path == "/parallel/dp" || d.path == "/parallel/cp";
+                                           });
     if (degrees_read && pc.dp && s.cluster.gpus > 0 &&
         static_cast<long long>(pc.tp) * pc.pp * *pc.dp * pc.cp != s.cluster.gpus)
       p->error("dp", "tp*pp*dp*cp = " + std::to_string(pc.tp) + "*" + std::to_string(pc.pp) + "*" +
@@ -180,6 +184,18 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
                          std::to_string(static_cast<long long>(pc.tp) * pc.pp * *pc.dp * pc.cp) +
                          " but cluster.gpus = " + std::to_string(s.cluster.gpus) +
                          "; they must agree (or omit dp to derive it)");
+    // Selective recomputation of modules the model does not have would recompute nothing (a user trial: ["moe"] on
+    // Llama 3 8B ran as no recomputation).
+    if (model && pc.recompute == parallel::Recompute::Selective && p->has("recompute_modules")) {
+      const std::pair<unsigned, bool> needs[] = {{parallel::kRecomputeMoe, s.model.moe.has_value()},
+                                                 {parallel::kRecomputeMoeAct, s.model.moe.has_value()},
+                                                 {parallel::kRecomputeMlaUpProj, s.model.mla.has_value()},
+                                                 {parallel::kRecomputeSharedExperts, s.model.shared_expert_ffn() > 0}};
+      for (const auto& [module, present] : needs)
+        if ((pc.recompute_modules & module) && !present)
+          p->error("recompute_modules", "\"" + parallel::recompute_module_names(module).front() +
+                                            "\": " + s.model.name + " has no such module; it would recompute nothing");
+    }
     // Expert-parallel settings on a model without experts would do nothing: say so rather than accept them.
     if (model && !s.model.moe)
       for (const char* key : {"moe_dispatch_dtype", "moe_dispatcher", "expert_tp", "ep_comm_overlap"})
@@ -358,6 +374,12 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
       if (rel.checkpoint.load && ck->has("read_bandwidth")) both("load", "read_bandwidth");
       if (rel.checkpoint.write && rel.checkpoint.load && ck->has("node_bandwidth"))
         both("write and load", "node_bandwidth");
+      // The GPU-to-host copy is what an asynchronous checkpoint blocks on; a blocking one never makes it (a user
+      // trial: 1 MB/s beside async false changed nothing).
+      if (ck->has("snapshot_bandwidth") && !rel.checkpoint.async)
+        ck->error("snapshot_bandwidth",
+                  "times the GPU-to-host copy of an asynchronous checkpoint; with \"async\": false the write blocks "
+                  "on storage (write_bandwidth, node_bandwidth): drop it or set async true");
       ck->finish();
     } else if (r->has("checkpoint")) {
       r->required_object("checkpoint");  // reports the wrong type

@@ -139,6 +139,7 @@ struct ReliabilityConfig {
 
 struct CostConfig {
   std::optional<base::Money> gpu_hour;  // default: the hardware profile's list price
+  bool rent_given = false;              // gpu_hour, price_kind or price_date in the file (not read when owned)
   std::optional<base::Time> deadline;
   std::optional<base::Money> budget;
   // Pricing, energy and storage (defaults and their sources: sim/cost/cost.hpp; keys: README "Cost model").

@@ -287,7 +287,8 @@ PassWork forward_pass(const ModelSpec& m, const LayerShape& s, const Dims& d) {
   // experts take after the expert-TP gather (d.moe_tokens x k x imbalance, the grouped GEMMs' rows) and sort.
   const double received = routed * s.moe_imbalance;
   const double at_experts = received * d.etp;
-  const bool sort_chunks = m.moe && s.ep > 1 && m.moe->experts / s.ep > 1;
+  // Chunks from several ranks (the all-to-all's, or the expert-TP gather's) are sorted by local expert.
+  const bool sort_chunks = m.moe && (s.ep > 1 || d.etp > 1) && m.moe->experts / s.ep > 1;
   // FP8 dispatch (LayerShape::moe_dispatch_fp8): each element crosses as one FP8 byte plus its share of the fp32
   // scale of its 1 x 128 tile (DeepEP's FP8 dispatch input: the FP8 tensor and [tokens, hidden / 128] fp32 scales).
   const bool fp8_dispatch = m.moe && s.ep > 1 && s.moe_dispatch_fp8 && s.fp8 != Fp8Scaling::None;

@@ -2,12 +2,15 @@
 // pricing a run's cost line names, a run without failures, `validate` with --set, and the GPU a step's breakdown
 // describes.
 #include "tests/support/cli.hpp"
+#include "tests/support/temp_dir.hpp"
 
 #include "sim/base/exit_code.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -141,6 +144,11 @@ TEST(SetOverrides, ARefusedDegreeIsTheOnlyError) {
     EXPECT_NE(o.err.find("--set parallel.tp: /parallel/tp"), std::string::npos) << o.err;
     EXPECT_EQ(o.err.find("tp*pp*dp*cp"), std::string::npos) << o.err;
   }
+  // Another key's error does not hide a real mismatch (a review).
+  const auto both = trainsim({"step", kSource + "/scenarios/examples/llama3-8b-64-h100.json", "--set", "parallel.dp=8",
+                              "--set", "parallel.recompute=bogus"});
+  EXPECT_NE(both.err.find("/parallel/recompute"), std::string::npos) << both.err;
+  EXPECT_NE(both.err.find("tp*pp*dp*cp = 2*1*8*1 = 16 but cluster.gpus = 64"), std::string::npos) << both.err;
 }
 
 TEST(PlanConstraints, CandidatesThatMeetTheDeadlineRankFirstAndTheTableSaysWhatTheOthersMiss) {
@@ -179,6 +187,26 @@ TEST(PlanConstraints, CandidatesThatMeetTheDeadlineRankFirstAndTheTableSaysWhatT
   const auto free = nlohmann::json::parse(trainsim(plain_json).out);
   EXPECT_EQ(free.at("candidates")[0].at("gpus").get<int>(), 64);
   EXPECT_FALSE(free.at("candidates")[0].at("run").contains("meets_constraints"));
+  // A fixed duration has no deadline to miss: said, not counted as met (a review found "6 of the 6 meet it").
+  support::TempDir dir;
+  std::ifstream in(scenario);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string tokens = "\"tokens\": \"1T\"";
+  text.replace(text.find(tokens), tokens.size(), "\"duration\": \"20 d\"");
+  auto window = base;
+  window[1] = dir.write("window.json", text);
+  window.insert(window.end(), {"--set", "cost.deadline=5 d"});
+  const auto w = trainsim(window);
+  ASSERT_EQ(w.code, kExitOk) << w.err;
+  EXPECT_NE(w.out.find("cost.deadline does not apply to a fixed duration"), std::string::npos) << w.out;
+  EXPECT_EQ(w.out.find("run-level candidates meet"), std::string::npos) << w.out;
+  // A budget alone: the line names the budget only.
+  auto budget = base;
+  budget.insert(budget.end(), {"--set", "cost.budget=1K USD"});
+  const auto b = trainsim(budget);
+  ASSERT_EQ(b.code, kExitOk) << b.err;
+  EXPECT_NE(b.out.find("budget 1000.00 USD: none of the 12 run-level candidates meets it"), std::string::npos) << b.out;
+  EXPECT_NE(b.out.find("relax the budget, or plan"), std::string::npos) << b.out;
 }
 
 }  // namespace

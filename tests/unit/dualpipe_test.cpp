@@ -153,6 +153,27 @@ TEST(DualPipeV, MixtralStepAgreesAcrossFidelitiesAndHidesAllToAlls) {
   }
 }
 
+TEST(DualPipeV, TheClosedFormDescribesTheRankTheReplayDescribes) {
+  // A user trial: DeepSeek-V3 on 1,024 B200s (PP 8 in a V of 16 stages, EP 64) timed 7.083 s at every fidelity, but
+  // the closed form described rank 1 (EP exposed 3.34 s, busiest by compute and all-to-alls) and the replay rank 0
+  // (1.32 s, busiest by compute, the embedding's and the loss's rank). Both now pick by compute first.
+  using sim::execution::Fidelity;
+  const auto dual = support::load_step("scenarios/validation/deepseek_v3_2048_h800_dualpipev.json",
+                                       {{"hardware", "\"b200-sxm-180gb\""},
+                                        {"cluster.gpus", "1024"},
+                                        {"parallel.pp", "8"},
+                                        {"parallel.pipeline_layout", "\"Ettt|(tttt|)*14ttmL\""},
+                                        {"parallel.recompute_modules", "[\"mlp\", \"moe_act\"]"},
+                                        {"parallel.global_batch", "4096"}});
+  const auto replica = support::run_step(dual, Fidelity::Replica);
+  const auto analytic = support::run_step(dual, Fidelity::Analytic);
+  EXPECT_NEAR(analytic.step_time.seconds() / replica.step_time.seconds(), 1.0, 0.01);
+  EXPECT_EQ(analytic.critical_gpu, 0);
+  EXPECT_EQ(replica.critical_gpu, 0);
+  EXPECT_NEAR(analytic.breakdown.compute.seconds() / replica.breakdown.compute.seconds(), 1.0, 0.05);
+  EXPECT_NEAR(analytic.breakdown.ep_exposed.seconds() / replica.breakdown.ep_exposed.seconds(), 1.0, 0.10);
+}
+
 TEST(DualPipeV, ThePlanHoldsEachRanksTwoStagesAndItsDataParallelStreamReducesBoth) {
   // The plan's work is looked up by chunk * pp + rank: under the V, chunk 1 of rank 0 is the last stage (its forward
   // runs the output layer on top of the same 4 layers) and chunk 1 of the last rank is stage pp, a middle one.

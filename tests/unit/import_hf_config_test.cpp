@@ -288,6 +288,12 @@ TEST(ImportHfConfig, FalconChatGlmAlibiAndTheBiasKeysOfTheirOwnModelTypes) {
     "original_rope": true, "padded_vocab_size": 65024, "post_layer_norm": true, "rmsnorm": true, "seq_length": 8192,
     "tie_word_embeddings": false})");
   EXPECT_EQ(glm, 6'243'584'000.0) << glm_model;
+  // The first ChatGLM-6B shares the model type, not the model (2D positions, a gelu MLP): refused (a review).
+  auto v1 = trainsim({"import", "hf-config", dir.write("chatglm6b.json", R"({"model_type": "chatglm",
+    "hidden_size": 4096, "inner_hidden_size": 16384, "num_attention_heads": 32, "num_layers": 28,
+    "position_encoding_2d": true, "vocab_size": 130528})")});
+  EXPECT_EQ(v1.code, kExitBadInput);
+  EXPECT_TRUE(contains(v1.err, "is the first ChatGLM-6B's")) << v1.err;
   EXPECT_TRUE(contains(glm_model, "\"norm\": \"rmsnorm\"")) << glm_model;
   // ALiBi is refused, naming where it is: Falcon-RW's alibi, BLOOM's model type (its attention always adds it).
   auto rw = trainsim({"import", "hf-config", dir.write("rw.json", R"({"model_type": "falcon", "alibi": true,
@@ -303,10 +309,9 @@ TEST(ImportHfConfig, FalconChatGlmAlibiAndTheBiasKeysOfTheirOwnModelTypes) {
   // Bias keys of their own.
   const std::string shape = R"("hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
     "num_attention_heads": 4, "vocab_size": 100, "hidden_act": "silu")";
-  for (const auto& [name, keys, field] :
-       {std::tuple{"stablelm", R"("use_qkv_bias": true)", "\"qkv_bias\": true"},
-        std::tuple{"starcoder2", R"("use_bias": true)", "\"bias\": true"},
-        std::tuple{"internlm", R"("bias": true)", "\"qkv_bias\": true"}}) {
+  for (const auto& [name, keys, field] : {std::tuple{"stablelm", R"("use_qkv_bias": true)", "\"qkv_bias\": true"},
+                                          std::tuple{"starcoder2", R"("use_bias": true)", "\"bias\": true"},
+                                          std::tuple{"internlm", R"("bias": true)", "\"qkv_bias\": true"}}) {
     auto o = trainsim({"import", "hf-config",
                        dir.write(std::string(name) + ".json",
                                  "{\"model_type\": \"" + std::string(name) + "\", " + keys + ", " + shape + "}")});

@@ -311,6 +311,8 @@ TEST(Shell, CommandSubstitutionInsideArithmeticIsAnUnknownOperand) {
   EXPECT_EQ(last_command("run $(( $(echo \")\") + 1 )) 3\n"), (W{"run", "$(( $(echo \")\") + 1 ))?", "3"}))
       << "a quoted parenthesis does not end the substitution";
   EXPECT_TRUE(contains(shell_error("X=$(( `nproc - 2 ))\n"), "a ` without its closing `"));
+  // An escaped parenthesis inside the substitution does not end it (a review).
+  EXPECT_EQ(last_command("run $(( $(echo a\\)) + 1 )) 3\n").back(), "3");
 }
 
 TEST(Shell, AnUndecidedIfThatOnlySetsVariablesIsNotRun) {
@@ -332,6 +334,18 @@ TEST(Shell, AnUndecidedIfThatOnlySetsVariablesIsNotRun) {
   // Branches that write flags are still refused.
   EXPECT_TRUE(contains(shell_error("X=$(hostname)\nif [ \"$X\" = a ]; then\n  run --tp 2\nfi\n"),
                        "line 2: this if cannot be decided"));
+  // Flags held in a variable the skipped if sets: the launch command's word that uses it is refused, saying where it
+  // was set (a review: EXTRA="$MOE_ARGS" was dropped as "the file does not set it" and a dense model written).
+  const auto held = megatron_error(
+      "MOE=\"--num-experts 8 --moe-router-topk 2\"\nEXTRA=\"\"\nif [ -f /etc/cluster ]; then\n  EXTRA=\"$MOE\"\nfi\n"
+      "torchrun pretrain_gpt.py --num-layers 2 --hidden-size 64 --num-attention-heads 4 --seq-length 128 "
+      "--micro-batch-size 1 --global-batch-size 8 --vocab-size 100 --train-iters 10 $EXTRA\n");
+  EXPECT_TRUE(contains(held, "line 6: \"$EXTRA\" is not determined by the file: EXTRA is set in the if at line 3"))
+      << held;
+  // A command's arguments are not assignments: `echo TP=4` in a skipped if leaves TP as the file set it.
+  const auto echo = read_shell("TP=2\nif [ -f /x ]; then\n  echo TP=4\nfi\nrun $TP\n", "t.sh");
+  ASSERT_EQ(echo.commands.size(), 1u);
+  EXPECT_EQ(echo.commands.back().words.back().text, "2");
 }
 
 TEST(ImportInputs, DevicesAndHugeFilesAreRefusedBeforeTheyAreRead) {

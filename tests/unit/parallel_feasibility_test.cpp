@@ -449,6 +449,13 @@ TEST(LayoutRule, MoeTpNeedsSp) {
             (Problems{{"moe-tp-needs-sp",
                        "tp = 2 with ep = 2 needs sequence_parallel (Megatron-Core requires it for "
                        "MoE with TP and EP)"}}));
+  // Without expert parallelism too: Megatron-Core's MoE layer raises in training with TP and no sequence
+  // parallelism (a review: the expert-TP gather then charged tp copies of tokens every rank holds).
+  c.ep = 1;
+  EXPECT_EQ(problems(model("mixtral-8x7b"), {16, 8, 8}, c, 4096),
+            (Problems{{"moe-tp-needs-sp",
+                       "tp = 2 needs sequence_parallel for a model with experts (Megatron-Core's MoE layer requires "
+                       "it with TP)"}}));
 }
 
 // Megatron-Core's asserts for --overlap-moe-expert-parallel-comm (transformer_config.py at d2c5e8b4).
@@ -569,6 +576,7 @@ TEST(LayoutRule, EveryRuleHasATestAbove) {
                                      "experts-ep",
                                      "ep-dp-cp",
                                      "moe-tp-needs-sp",
+                                     "recompute-num-layers",  // KeyScope.RecomputeNumLayers..., trial_scope_test.cpp
                                      "pipeline-split-accounting",
                                      "expert-tp",
                                      "first-last-stage-layers"};

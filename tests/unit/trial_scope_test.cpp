@@ -18,7 +18,79 @@ namespace {
 using support::trainsim;
 
 const std::string kSource = TRAINSIM_SOURCE_DIR;
+const std::string kLlama8b = kSource + "/scenarios/examples/llama3-8b-64-h100.json";
 const std::string kDefault = kSource + "/scenarios/default.json";
+
+support::CliOutcome step_with(std::vector<std::string> sets) {
+  std::vector<std::string> args = {"step", kLlama8b};
+  for (auto& s : sets) {
+    args.push_back("--set");
+    args.push_back(std::move(s));
+  }
+  return trainsim(args);
+}
+
+TEST(KeyScope, OverlapParamGatherAppliesToZeroOneAndTwo) {
+  // True at ZeRO-3 and without sharding changed nothing; at ZeRO-2 it acts.
+  for (const char* zero : {"parallel.zero_stage=3", "parallel.zero_stage=0"}) {
+    const auto o = step_with({zero, "parallel.overlap_param_gather=true", "parallel.tp=8"});
+    EXPECT_EQ(o.code, sim::base::kExitBadInput) << zero;
+    EXPECT_NE(o.err.find("/parallel/overlap_param_gather: applies to the distributed optimizer and ZeRO-2"),
+              std::string::npos)
+        << o.err;
+  }
+  EXPECT_EQ(step_with({"parallel.zero_stage=2", "parallel.overlap_param_gather=true"}).code, sim::base::kExitOk);
+}
+
+TEST(KeyScope, RecomputeNumLayersIsAtMostTheLayersOfAVirtualStage) {
+  // Megatron-LM's --recompute-num-layers counts layers of one model chunk; more was capped silently (a user trial:
+  // 1,000 on 20-layer stages ran as 20). Llama 3 8B's 32 layers over pp 4: 8 a stage.
+  const std::vector<std::string> full = {"parallel.pp=4", "parallel.tp=2", "parallel.recompute=full"};
+  auto with = [&](const char* n) {
+    auto sets = full;
+    sets.push_back(std::string("parallel.recompute_num_layers=") + n);
+    return step_with(sets);
+  };
+  EXPECT_EQ(with("8").code, sim::base::kExitOk);
+  const auto o = with("9");
+  EXPECT_EQ(o.code, sim::base::kExitInfeasible);
+  EXPECT_NE(o.err.find("[recompute-num-layers] recompute_num_layers = 9 but the largest virtual stage holds 8 layers"),
+            std::string::npos)
+      << o.err;
+}
+
+TEST(KeyScope, RecomputeModulesTheModelDoesNotHaveAreRefused) {
+  // ["moe"] on a dense model ran as no recomputation at all.
+  for (const char* module : {"moe", "moe_act", "mla_up_proj", "shared_experts"}) {
+    const auto o =
+        step_with({"parallel.recompute=selective", std::string("parallel.recompute_modules=[\"") + module + "\"]"});
+    EXPECT_EQ(o.code, sim::base::kExitBadInput) << module;
+    EXPECT_NE(o.err.find(std::string("\"") + module + "\": llama3-8b has no such module"), std::string::npos) << o.err;
+  }
+  EXPECT_EQ(step_with({"parallel.recompute=selective", "parallel.recompute_modules=[\"mlp\"]"}).code,
+            sim::base::kExitOk);
+}
+
+TEST(KeyScope, ASnapshotBandwidthNeedsAnAsynchronousCheckpoint) {
+  const auto o = trainsim({"run", kDefault, "--trials", "5", "--set", "reliability.checkpoint.async=false", "--set",
+                           "reliability.checkpoint.snapshot_bandwidth=1 MB/s"});
+  EXPECT_EQ(o.code, sim::base::kExitBadInput);
+  EXPECT_NE(o.err.find("/reliability/checkpoint/snapshot_bandwidth: times the GPU-to-host copy of an asynchronous"),
+            std::string::npos)
+      << o.err;
+}
+
+TEST(KeyScope, ARentBesideOwnedPricingIsSaidNotRead) {
+  // default.json sets gpu_hour; switching to owned pricing by --set still works, and says the rent is not read.
+  const auto o = trainsim(
+      {"run", kDefault, "--trials", "5", "--set", "cost.pricing=owned", "--set", "cost.owned.node_price=300K USD"});
+  ASSERT_EQ(o.code, sim::base::kExitOk) << o.err;
+  EXPECT_NE(o.err.find("cost.gpu_hour, price_kind and price_date are the rent of \"pricing\": \"rented\""),
+            std::string::npos)
+      << o.err;
+  const auto rented = trainsim({"run", kDefault, "--trials", "5"});
+  EXPECT_EQ(rented.err.find("are the rent of"), std::string::npos) << rented.err;
+}
 
 TEST(HistogramRange, TrialsInOneBinGiveTheirOwnValue) {
   // 100 identical trials at 201.36464 d had a p50 of 201.42 d (the bin's midpoint) and a 95% chance of missing a
