@@ -48,6 +48,12 @@ double Histogram::lower_edge(int bin) const {
 void Histogram::add(double x) {
   const int b = bin_of(x);
   if (std::isfinite(x)) widen(x, x);
+  if (exact_ok_ && exact_.size() < kExactValues) {
+    exact_.push_back(x);
+  } else if (exact_ok_) {
+    exact_ok_ = false;
+    std::vector<double>().swap(exact_);
+  }
   ++count_;
   if (b < 0) {
     ++underflow_;
@@ -72,8 +78,25 @@ void Histogram::widen(double lo, double hi) {
   max_ = std::max(max_, hi);
 }
 
+bool Histogram::restore_exact(std::vector<double> values) {
+  if (static_cast<std::int64_t>(values.size()) != count_ || values.size() > kExactValues) return false;
+  exact_ = std::move(values);
+  exact_ok_ = true;
+  return true;
+}
+
+std::vector<double> Histogram::sorted_exact() const {
+  std::vector<double> v = exact_;
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
 bool Histogram::add_count(int bin, std::int64_t n) {
   if (n < 0 || bin < -1 || bin > bins()) return false;
+  if (n > 0) {  // counts without their values: restore_exact() may give them back
+    exact_ok_ = false;
+    exact_.clear();
+  }
   if (bin < 0) {
     underflow_ += n;
   } else if (bin == bins()) {
@@ -94,6 +117,12 @@ void Histogram::merge(const Histogram& other) {
   overflow_ += other.overflow_;
   count_ += other.count_;
   widen(other.min_, other.max_);
+  if (exact_ok_ && other.exact_ok_ && exact_.size() + other.exact_.size() <= kExactValues) {
+    exact_.insert(exact_.end(), other.exact_.begin(), other.exact_.end());
+  } else {
+    exact_ok_ = false;
+    std::vector<double>().swap(exact_);
+  }
 }
 
 double Histogram::quantile(double q) const {
@@ -101,6 +130,8 @@ double Histogram::quantile(double q) const {
   // Nearest rank; the tiny shrink keeps q*n that is an integer up to rounding (0.1 * 200) on that integer.
   const auto rank =
       std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(q * static_cast<double>(count_) * (1 - 1e-12))));
+  if (exact_ok_ && static_cast<std::int64_t>(exact_.size()) == count_)
+    return sorted_exact()[static_cast<std::size_t>(std::min(rank, count_) - 1)];
   // A value from a bin, kept inside the values seen.
   const auto seen_range = [this](double v) { return min_ <= max_ ? std::clamp(v, min_, max_) : v; };
   std::int64_t seen = underflow_;
@@ -115,6 +146,9 @@ double Histogram::quantile(double q) const {
 
 double Histogram::fraction_above(double x) const {
   if (count_ == 0) return std::numeric_limits<double>::quiet_NaN();
+  if (exact_ok_ && static_cast<std::int64_t>(exact_.size()) == count_)
+    return static_cast<double>(std::count_if(exact_.begin(), exact_.end(), [x](double v) { return v > x; })) /
+           static_cast<double>(count_);
   // Below every value seen: all are above. At or above the largest finite one, only the infinite values are (the
   // overflow bin, when every finite value lies below hi).
   if (min_ <= max_ && x < min_) return 1.0;

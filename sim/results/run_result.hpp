@@ -55,6 +55,14 @@ class Histogram {
   double min() const { return min_; }
   double max() const { return max_; }
   void widen(double lo, double hi);
+  /// Up to kExactValues values are also kept as they are, and while every value added is kept, quantile() and
+  /// fraction_above() read them: a run of a few hundred or thousand trials gets its trials' own percentiles and
+  /// the exact fraction of them that misses a deadline (a user trial: 3 trials, two of which missed a deadline,
+  /// gave 0.92 from the bins). nullptr once more were added (or a shard's counts were restored without them).
+  static constexpr std::size_t kExactValues = 10000;
+  const std::vector<double>* exact() const { return exact_ok_ ? &exact_ : nullptr; }
+  /// A shard's kept values; false unless they are as many as the counts restored.
+  bool restore_exact(std::vector<double> values);
 
  private:
   int bin_of(double x) const;  // -1 underflow, bins() overflow
@@ -67,6 +75,9 @@ class Histogram {
   std::vector<std::int64_t> counts_;
   std::int64_t underflow_ = 0, overflow_ = 0, count_ = 0;
   double min_ = std::numeric_limits<double>::infinity(), max_ = -std::numeric_limits<double>::infinity();
+  std::vector<double> exact_;
+  bool exact_ok_ = true;
+  std::vector<double> sorted_exact() const;
 };
 
 /// Mean and percentiles over trials. +infinity (a trial that never finished) serialises as null.

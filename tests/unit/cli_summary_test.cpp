@@ -200,6 +200,7 @@ TEST(PlanConstraints, CandidatesThatMeetTheDeadlineRankFirstAndTheTableSaysWhatT
   ASSERT_EQ(w.code, kExitOk) << w.err;
   EXPECT_NE(w.out.find("cost.deadline does not apply to a fixed duration"), std::string::npos) << w.out;
   EXPECT_EQ(w.out.find("run-level candidates meet"), std::string::npos) << w.out;
+  EXPECT_EQ(w.out.find("never"), std::string::npos) << "a fixed duration lasts its window: " << w.out;
   // A budget alone: the line names the budget only.
   auto budget = base;
   budget.insert(budget.end(), {"--set", "cost.budget=1K USD"});

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -133,6 +134,22 @@ TEST(HistogramRange, ARunWithoutFailuresMeetsADeadlineItBeats) {
   const auto j = nlohmann::json::parse(o.out);
   ASSERT_LT(j.at("time_to_train_days").at("mean").get<double>(), 201.37);
   EXPECT_EQ(j.at("p_deadline_miss").get<double>(), 0.0);
+}
+
+TEST(HistogramRange, AFewTrialsGiveTheirOwnFractionOfMisses) {
+  // 3 trials, two of which missed a deadline between the first and the second, gave p_deadline_miss 0.92 from the
+  // bins (a user trial): a run of up to 10,000 trials keeps its trials' times, so it is 2 / 3.
+  const std::string s = kSource + "/scenarios/examples/llama3-8b-64-h100.json";
+  const auto first = trainsim({"run", s, "--trials", "3", "--json"});
+  ASSERT_EQ(first.code, sim::base::kExitOk) << first.err;
+  const auto t = nlohmann::json::parse(first.out).at("time_to_train_days");
+  const double lo = t.at("p10").get<double>(), mid = t.at("p50").get<double>();
+  ASSERT_LT(lo, mid);
+  char deadline[64];
+  std::snprintf(deadline, sizeof deadline, "cost.deadline=%.6f d", (lo + mid) / 2);
+  const auto o = trainsim({"run", s, "--trials", "3", "--json", "--set", deadline});
+  ASSERT_EQ(o.code, sim::base::kExitOk) << o.err;
+  EXPECT_DOUBLE_EQ(nlohmann::json::parse(o.out).at("p_deadline_miss").get<double>(), 2.0 / 3.0);
 }
 
 TEST(RunHorizon, ARunLongerThanTheSimulatorsRangeIsNotBlamedOnFailures) {
