@@ -7,7 +7,6 @@
 #include "sim/base/parallel_for.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <atomic>
 #include <cmath>
 #include <functional>
@@ -322,19 +321,8 @@ results::Json RunPartial::to_json() const {
   };
   j["goodput_range"] = range(a.goodput_hist);
   j["time_range"] = a.steps_mode ? range(a.time_hist) : Json();
-  // The values a small run keeps (Histogram::exact), as one text of shortest round-trip numbers ("inf" for a trial
-  // that never finished): null when the shard's histogram no longer keeps them.
-  const auto values = [](const results::Histogram& h) {
-    const auto* v = h.exact();
-    if (v == nullptr) return Json();
-    std::string text;
-    char buf[32];
-    for (double x : *v) {
-      const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, x);
-      text.append(text.empty() ? "" : " ").append(ec == std::errc{} ? std::string(buf, end) : std::string("nan"));
-    }
-    return Json(text);
-  };
+  // The values a small run keeps (Histogram::exact_text): null once the histogram no longer keeps them.
+  const auto values = [](const results::Histogram& h) { return h.exact() ? Json(h.exact_text()) : Json(); };
   j["goodput_values"] = values(a.goodput_hist);
   j["time_values"] = a.steps_mode ? values(a.time_hist) : Json();
   j["never"] = a.never;
@@ -437,28 +425,12 @@ RunPartial RunPartial::from_json(base::JsonReader& r, const RunInputs& in) {
   read_range("goodput_range", a.goodput_hist);
   read_range("time_range", a.time_hist);
   const auto read_values = [&r](const char* key, results::Histogram& h) {
+    std::string text, why;
     if (r.kind(key) == base::JsonReader::Kind::Null) {
       r.accept(key);
-      return;
+    } else if (r.required(key, text) && !h.restore_exact_text(text, why)) {
+      r.error(key, why + ": a damaged or edited shard");
     }
-    std::string text;
-    if (!r.required(key, text)) return;
-    std::vector<double> v;
-    for (std::size_t at = 0; at < text.size();) {
-      const auto end = std::min(text.find(' ', at), text.size());
-      const std::string word = text.substr(at, end - at);
-      double x = 0;
-      if (word == "inf") {
-        x = std::numeric_limits<double>::infinity();
-      } else if (const auto [p, ec] = std::from_chars(word.data(), word.data() + word.size(), x);
-                 ec != std::errc{} || p != word.data() + word.size()) {
-        r.error(key, "\"" + word + "\" is not a number: a damaged or edited shard");
-        return;
-      }
-      v.push_back(x);
-      at = end + 1;
-    }
-    if (!h.restore_exact(std::move(v))) r.error(key, "does not hold one value per trial: a damaged or edited shard");
   };
   read_values("goodput_values", a.goodput_hist);
   read_values("time_values", a.time_hist);

@@ -5,6 +5,7 @@
 #include "sim/base/table.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <limits>
 
@@ -83,6 +84,33 @@ bool Histogram::restore_exact(std::vector<double> values) {
   exact_ = std::move(values);
   exact_ok_ = true;
   return true;
+}
+
+std::string Histogram::exact_text() const {
+  std::string text;
+  char buf[32];
+  for (double x : exact_) {
+    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, x);
+    text.append(text.empty() ? "" : " ").append(ec == std::errc{} ? std::string(buf, end) : std::string("nan"));
+  }
+  return text;
+}
+
+bool Histogram::restore_exact_text(const std::string& text, std::string& why) {
+  std::vector<double> v;
+  for (std::size_t at = 0; at < text.size();) {
+    const auto end = std::min(text.find(' ', at), text.size());
+    double x = 0;
+    const auto [p, ec] = std::from_chars(text.data() + at, text.data() + end, x);
+    if (ec != std::errc{} || p != text.data() + end) {
+      why = "\"" + text.substr(at, end - at) + "\" is not a number";
+      return false;
+    }
+    v.push_back(x);
+    at = end + 1;
+  }
+  if (!restore_exact(std::move(v))) why = "does not hold one value per trial";
+  return why.empty();
 }
 
 std::vector<double> Histogram::sorted_exact() const {

@@ -63,6 +63,10 @@ class Histogram {
   const std::vector<double>* exact() const { return exact_ok_ ? &exact_ : nullptr; }
   /// A shard's kept values; false unless they are as many as the counts restored.
   bool restore_exact(std::vector<double> values);
+  /// The kept values as one text of shortest round-trip numbers ("inf" for a trial that never finished), and back
+  /// (false, with the reason, for a word that is no number or a count that is not the histogram's).
+  std::string exact_text() const;
+  bool restore_exact_text(const std::string& text, std::string& why);
 
  private:
   int bin_of(double x) const;  // -1 underflow, bins() overflow
