@@ -81,7 +81,7 @@ constexpr std::array kPowerUnits{UnitFactor{"W", 1.0}, UnitFactor{"kW", 1e3}, Un
 constexpr std::array kMoneyUnits{UnitFactor{"USD", 1.0}};
 // SI multipliers written straight after the number of a count or an amount of money: "15T", "25M USD".
 constexpr std::array kCountSuffixes{
-    UnitFactor{"K", 1e3}, UnitFactor{"M", 1e6},  UnitFactor{"B", 1e9},
+    UnitFactor{"K", 1e3}, UnitFactor{"k", 1e3},  UnitFactor{"M", 1e6},  UnitFactor{"B", 1e9},
     UnitFactor{"G", 1e9}, UnitFactor{"T", 1e12}, UnitFactor{"P", 1e15},
 };
 

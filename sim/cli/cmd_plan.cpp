@@ -165,7 +165,9 @@ void print_plan(const planner::PlanResult& r, const scenario::Scenario& s, const
     out << "cost.deadline does not apply to a fixed duration (training.duration): the run lasts that long\n";
   if ((deadline || budget) && r.run_evaluated > 0) {
     std::string what;
-    if (deadline) what = "deadline " + fmt(s.cost.deadline->days(), 1) + " d";
+    // As given: one decimal, or two where one would round it (19.05 d read as 19.1 d, a user trial).
+    const double d = s.cost.deadline ? s.cost.deadline->days() : 0.0;
+    if (deadline) what = "deadline " + fmt(d, std::abs(d * 10 - std::round(d * 10)) > 1e-9 ? 2 : 1) + " d";
     if (budget) what += (what.empty() ? "budget " : ", budget ") + base::format_money(*s.cost.budget);
     const auto meeting = std::count_if(r.candidates.begin(), r.candidates.end(), [](const planner::Candidate& c) {
       return c.run && planner::meets_constraints(*c.run);

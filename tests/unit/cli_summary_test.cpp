@@ -208,6 +208,10 @@ TEST(PlanConstraints, CandidatesThatMeetTheDeadlineRankFirstAndTheTableSaysWhatT
   ASSERT_EQ(b.code, kExitOk) << b.err;
   EXPECT_NE(b.out.find("budget 1000.00 USD: none of the 12 run-level candidates meets it"), std::string::npos) << b.out;
   EXPECT_NE(b.out.find("relax the budget, or plan"), std::string::npos) << b.out;
+  // A deadline is shown as given, not rounded past it (19.05 d read as 19.1 d, a user trial).
+  auto precise = base;
+  precise.insert(precise.end(), {"--set", "cost.deadline=19.05 d"});
+  EXPECT_NE(trainsim(precise).out.find("deadline 19.05 d:"), std::string::npos);
 }
 
 }  // namespace

@@ -17,6 +17,9 @@ TEST(Quantity, ParsesTheFormsOfTheScenarioContract) {
   EXPECT_DOUBLE_EQ(parse_count("15T").value->n, 15e12);
   EXPECT_DOUBLE_EQ(parse_money("2.50 USD").value->usd, 2.5);
   EXPECT_DOUBLE_EQ(parse_money("25M USD").value->usd, 25e6);
+  // SI's lower-case kilo as well as K (a user trial: "300k USD" was refused where the output prints "116.7K USD").
+  EXPECT_DOUBLE_EQ(parse_money("300k USD").value->usd, 300e3);
+  EXPECT_DOUBLE_EQ(parse_money("300K USD").value->usd, 300e3);
   EXPECT_EQ(*parse_bytes("80 GiB").value, 80_GiB);
   EXPECT_EQ(*parse_bytes("80 GB").value, 80_GB);
   EXPECT_DOUBLE_EQ(parse_flop_rate("989 TFLOP/s").value->flops_per_s, 989e12);
