@@ -335,6 +335,16 @@ Record convert(const json& r) {
                                   ? "bf16 gradients (grad_reduce_in_fp32 = False for FP8 in the recipe's script)"
                                   : "bf16 gradients (as the release's published BF16 memory logs measure)");
   }
+  // Meta's Llama 3 pre-training (arXiv:2407.21783, 2024-07-31) ran before FlashAttention-3 was published
+  // (arXiv:2407.08608, 2024-07-11), on Meta's stack of the time, whose fused attention was FlashAttention-2: xFormers'
+  // memory_efficient_attention has dispatched to it by default since 0.0.21, and 0.0.23 added FlashAttention 2.3.6 with
+  // the block-diagonal causal masks that document masking needs (facebookresearch/xformers CHANGELOG.md at 36f15721).
+  if (fam_name == "llama3-paper") {
+    training["attention_kernel"] = "flash2";
+    out.assumptions.push_back(
+        "FlashAttention-2-class attention kernel (Meta's 2024 stack; FlashAttention-3 was published after "
+        "pre-training)");
+  }
   if (fam->fsdp_like && std::string(fam->name) != "llama3-paper") {
     // TorchTitan runs PyTorch SDPA (its flash backend is FlashAttention-2). llm-foundry's MPT runs Tri Dao's Triton
     // FlashAttention: its benchmark script's default (submit_benchmarks.py: --attn_impl default 'triton', llm-foundry
