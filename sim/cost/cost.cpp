@@ -92,10 +92,13 @@ double tail_mean(const results::Histogram& h, double q) {
   // The worst k = ceil((1-q) n) values have nearest ranks n-k+1 .. n; quantile((r - 0.5) / n) is the value of rank r.
   const auto k =
       std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil((1.0 - q) * static_cast<double>(n) - 1e-9)));
-  // The trials' own times where the histogram keeps them: the mean of the worst k, sorted once.
+  // The trials' own times where the histogram keeps them: the mean of the worst k. They are summed in ascending order:
+  // the kept values arrive in the order the threads finished their trials, and nth_element leaves the tail in an order
+  // that follows it, so an unsorted sum differed in its last bit from run to run (a user trial, 2 threads).
   if (const auto* exact = h.exact(); exact && static_cast<std::int64_t>(exact->size()) == n) {
     std::vector<double> v = *exact;
     std::nth_element(v.begin(), v.begin() + (n - k), v.end());
+    std::sort(v.begin() + (n - k), v.end());
     double sum = 0;
     for (auto it = v.begin() + (n - k); it != v.end(); ++it)
       sum += *it;

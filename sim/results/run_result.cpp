@@ -89,7 +89,8 @@ bool Histogram::restore_exact(std::vector<double> values) {
 std::string Histogram::exact_text() const {
   std::string text;
   char buf[32];
-  for (double x : exact_) {
+  // Ascending, so that a shard's text does not depend on the order in which its threads finished their trials.
+  for (double x : sorted_exact()) {
     const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, x);
     text.append(text.empty() ? "" : " ").append(ec == std::errc{} ? std::string(buf, end) : std::string("nan"));
   }
