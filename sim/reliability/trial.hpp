@@ -170,7 +170,8 @@ class Trial final : public engine::Component {
   Time phase_end_;
   std::uint64_t phase_gen_ = 0;
   std::size_t down_cause_ = 0;
-  std::size_t shrink_cause_ = static_cast<std::size_t>(-1);
+  std::size_t shrink_cause_ = static_cast<std::size_t>(-1);  // the failure whose nodes the shrunk job lacks
+  std::size_t node_cause_ = static_cast<std::size_t>(-1);    // the failure that last sent nodes to repair
 
   // Running: the cursor.
   Time run_t_;

@@ -406,6 +406,30 @@ RunInputs eight_replica_job(double solve_h, double node_mtbf_h, double repair_h)
   return in;
 }
 
+// A software crash (no part to repair) while the job runs shrunk for a node under repair restarts it shrunk again.
+// The shrunk running was charged to whichever failure stopped the job last, so the software crash took over the
+// node failure's cost (a user trial: 11.6 times its cost per failure without node failures).
+TEST(RunMonteCarlo, RunningShrunkIsChargedToTheFailureThatShrankTheJob) {
+  RunInputs in = eight_replica_job(/*solve_h=*/24 * 30, /*node_mtbf_h=*/8 * 48.0, /*repair_h=*/24);
+  in.when_spares_exhausted = OnSparesExhausted::Shrink;
+  in.components.push_back(component("software", FailureScope::Job, 12.0, FailureEffect::Crash));
+  const results::RunSummary both = run_monte_carlo(in, 16, 5, 2);
+  in.components.erase(in.components.begin());
+  const results::RunSummary alone = run_monte_carlo(in, 16, 5, 2);
+  auto per_failure = [](const results::RunSummary& r, const std::string& name) {
+    for (const auto& c : r.causes)
+      if (c.name == name) return c.lost_gpu_hours_mean / c.interruptions_mean;
+    return -1.0;
+  };
+  const double shared = per_failure(both, "software"), own = per_failure(alone, "software");
+  std::printf("[shrink cause] software crash: %.2f GPU-h each beside node failures, %.2f alone; node %.2f\n", shared,
+              own, per_failure(both, "node"));
+  EXPECT_GT(both.accounting.degraded_s, 0.0);
+  // Its lost work costs more while shrunk (a step takes twice as long), never the shrink itself.
+  EXPECT_LT(shared, 1.5 * own);
+  EXPECT_GT(per_failure(both, "node"), 5 * shared);
+}
+
 TEST(RunMonteCarlo, AShrunkJobTakesItsReplicasBackAndIgnoresTheNodesItLeftIdle) {
   // 64 GPUs in 8 replicas of one node, no spares, node crashes every 12 h with 2 h repairs, a step that halves with
   // half the replicas (one lost node: 8 -> 4 replicas, the batch dividing only over powers of two). Shrunk, the job
