@@ -73,11 +73,15 @@ struct Recommendation {
 /// that a reader can disagree with them):
 ///   never-finishes   some trials never finish                        -> shorten restarts, checkpoint, add spares
 ///   waiting          waiting for repairs > 50% of wall time          -> add spares or allow elastic shrinking
-///   deadline-risk    P(miss deadline) > 20%                          -> add GPUs or relax the deadline
-///   budget-risk      P(exceed budget) > 20%                          -> lower the price or raise the budget
-///   checkpoint-cost  checkpoint time > 5% of wall time               -> checkpoint less often / asynchronously
-///   lost-work        lost work > 5% of wall time                     -> checkpoint more often
-///   failures         goodput p50 < 90%                               -> reduce exposure to the top failure cause
+///   deadline-risk    P(miss deadline) > 10%                          -> fix the layout, add GPUs or relax the deadline
+///   budget-risk      P(exceed budget) > 10%                          -> lower the price or raise the budget
+///   checkpoint-cost  checkpoint time or lost work > 5% of wall time  -> at an optimum interval (Young's, Daly's, or
+///                    a given one within 1% of Daly's wall time): cheaper checkpoints (async, bandwidth);
+///                    otherwise checkpoint time > 5%: checkpoint less often / asynchronously
+///   lost-work        lost work > 5% of wall time, interval not optimal -> checkpoint more often
+///   failures         goodput p50 < 90%                               -> the lever with the largest share of the wall
+///                    time: cheaper checkpoints, faster detection and restart, or more spares; and the costliest
+///                    cause
 ///   pipeline-bubble  pipeline bubble + exposed PP > 15% of the step  -> more micro-batches or interleaving
 ///   exposed-comm     exposed TP/DP/CP/EP communication > 25%         -> change the parallel layout
 ///   memory-headroom  memory > 95% of capacity                        -> more recomputation or sharding
