@@ -174,11 +174,14 @@ Baseline parse_baseline(const base::JsonDocument& doc) {
       // Every trainsim result metric is zero or more (times, rates, fractions, sizes, costs, counts).
       if (e->required("value", x.value) && x.value < 0)
         e->error("value", show(x.value, "") + " is negative; every trainsim result metric is zero or more");
-      e->optional("unit", x.unit);
-      e->optional("rtol", x.rtol, base::Range::between(0, 10));
+      // The unit and both tolerances are part of the file (docs/ci.md), not defaults: a baseline without them was
+      // checked at rtol 0.01, half what --update-baseline writes for run-level metrics, without a word (a user trial).
+      e->required("unit", x.unit);
+      e->required("rtol", x.rtol, base::Range::between(0, 10));
       // An absolute tolerance at most 10x the value, as rtol is at most 10 (found by a user trial: atol 1e308 switched
-      // the regression gate off). A zero value takes any tolerance up to 1e6 in its unit.
-      if (e->optional("atol", x.atol, base::Range::at_least(0)) &&
+      // the regression gate off). A zero value takes any tolerance up to 1e6 in its unit; a negative value is refused
+      // above, and its tolerance is not compared with it.
+      if (e->required("atol", x.atol, base::Range::at_least(0)) && x.value >= 0 &&
           x.atol > std::max(10 * x.value, 1e6 * (x.value == 0)))
         e->error("atol", show(x.atol, "") + " is more than 10x the value " + show(x.value, "") +
                              "; a tolerance that wide disables the check (rtol is at most 10 too)");
@@ -262,8 +265,12 @@ class Checker {
         }
       }
       // A baseline that could not be written was not updated (a user trial: "3 updated" beside the refusal).
+      // It says so in its own rows, since the summary line no longer calls every skip "does not fit" (a user trial).
       for (auto& row : rep.rows)
-        if (row.status == Status::Updated) row.status = Status::Skipped;
+        if (row.status == Status::Updated) {
+          row.status = Status::Skipped;
+          row.message = "not updated: the baseline file could not be written (the error below says why)";
+        }
       for (const auto& d : e.items())
         rep.rows.push_back({"input", "", "", Status::Error, d.to_string()});
     }
@@ -522,7 +529,7 @@ class Checker {
     char rel[48];
     // A baseline of zero has no relative change: the absolute one instead.
     if (m.value != 0)
-      std::snprintf(rel, sizeof rel, "%+.2f%%", 100.0 * (v - m.value) / std::abs(m.value));
+      std::snprintf(rel, sizeof rel, "%+.2f%%", 100.0 * ((v - m.value) / std::abs(m.value)));  // 1e308: -100%, not -inf
     else
       std::snprintf(rel, sizeof rel, "%+.6g from 0", v);
     const std::string expected = show(m.value, unit) + " (" + (m.lower_is_better ? "lower" : "higher") +

@@ -224,7 +224,7 @@ int check_command(const CheckArgs& a, const Options& o, std::ostream& out, std::
   out << "\n"
       << reps.size() << " scenario(s): " << counts[0] << " ok, " << counts[1] << " improved, " << counts[2]
       << " updated, " << counts[3] << " failed, " << counts[4] << " error(s)"
-      << (counts[5] > 0 ? ", " + std::to_string(counts[5]) + " skipped (the configuration does not fit)" : "") << "\n";
+      << (counts[5] > 0 ? ", " + std::to_string(counts[5]) + " skipped" : "") << "\n";
   if (!a.junit.empty()) {
     base::write_file_atomic(a.junit, junit_text(reps));
     if (!o.quiet) err << "wrote " << a.junit << "\n";

@@ -84,7 +84,7 @@ TEST_F(Check, AScenarioThatDoesNotFitFailsWithAJUnitFailureWhateverItExpects) {
   // found them dropped, which a CI history reads as deleted).
   EXPECT_TRUE(contains(xml, "name=\"mfu &gt;= 0.01\"")) << xml;
   EXPECT_TRUE(contains(xml, "skipped=\"1\"")) << xml;
-  EXPECT_TRUE(contains(o.out, "1 skipped (the configuration does not fit)")) << o.out;
+  EXPECT_TRUE(contains(o.out, ", 1 skipped\n")) << o.out;
   // Without any expectation too: a configuration that would crash never passes.
   const auto bare = dir_.write("bare.json", too_big.substr(0, too_big.find(", \"expect\"")) + " }");
   o = trainsim({"check", bare});
@@ -207,6 +207,12 @@ TEST_F(Check, BaselinesAreOnePerScenarioFileAndRewrittenInTheSameBytes) {
   auto zero = trainsim({"check", a, "--baseline", (dir_.path() / "z").string()});
   EXPECT_TRUE(contains(zero.out, " from 0)")) << zero.out;
   EXPECT_FALSE(contains(zero.out, "+0.00%")) << zero.out;
+  // A huge baseline: the change is -100%, not -inf% (the percentage overflowed before the division; a user trial).
+  dir_.write("h/s.json", R"({"schema": "trainsim.baseline/1", "scenario": "check-test",
+    "metrics": {"step_time_s": {"value": 1e308, "unit": "s", "rtol": 0.01, "atol": 0, "direction": "lower_is_better"}}})");
+  auto huge = trainsim({"check", a, "--baseline", (dir_.path() / "h").string()});
+  EXPECT_TRUE(contains(huge.out, "(-100.00%)")) << huge.out;
+  EXPECT_FALSE(contains(huge.out, "inf%")) << huge.out;
 }
 
 TEST_F(Check, ABaselineFolderThatIsNotOneIsBadInputAndALinkIsNotWrittenThrough) {
@@ -230,6 +236,17 @@ TEST_F(Check, ABaselineFolderThatIsNotOneIsBadInputAndALinkIsNotWrittenThrough) 
   EXPECT_EQ(link.code, kExitBadInput) << link.err;
   EXPECT_TRUE(contains(link.err, "is a symbolic link")) << link.err;
   EXPECT_TRUE(std::filesystem::is_empty(dir_.path() / "elsewhere"));
+  // A baseline file that is a link: its rows say they were not updated, and the summary does not call them "does not
+  // fit" (a user trial).
+  std::filesystem::create_directories(dir_.path() / "lb");
+  const auto target = dir_.write("target.json", R"({"schema": "trainsim.baseline/1", "scenario": "check-test",
+    "metrics": {"mfu": {"value": 0.3, "unit": "", "rtol": 0.5, "atol": 0, "direction": "higher_is_better"}}})");
+  std::filesystem::create_symlink(target, dir_.path() / "lb" / "s.json");
+  auto file_link =
+      trainsim({"check", s, "--baseline", (dir_.path() / "lb").string(), "--update-baseline", "--junit", junit()});
+  EXPECT_EQ(file_link.code, kExitBadInput) << file_link.err;
+  EXPECT_FALSE(contains(file_link.out, "does not fit")) << file_link.out;
+  EXPECT_TRUE(contains(read(junit()), "not updated: the baseline file could not be written")) << read(junit());
   // A hand-written description survives --update-baseline.
   dir_.write("baselines/s.json", R"({"schema": "trainsim.baseline/1", "scenario": "check-test",
     "description": "kept by hand", "metrics": {"mfu": {"value": 0.3, "unit": "", "rtol": 0.5, "atol": 0,
@@ -254,7 +271,7 @@ TEST_F(Check, TolerancesAndDirectionComeFromTheBaselineFile) {
   const auto s = dir_.write("s.json", scenario(R"({ "fits": true })"));
   dir_.write("baselines/s.json", R"({"schema": "trainsim.baseline/1", "scenario": "check-test",
     "metrics": {"mfu": {"value": 0.99, "unit": "", "rtol": 0, "atol": 0.5, "direction": "higher_is_better"},
-                "step_time": {"value": 0.001, "rtol": 0, "atol": 0, "direction": "lower_is_better"}}})");
+                "step_time": {"value": 0.001, "rtol": 0, "atol": 0, "unit": "s", "direction": "lower_is_better"}}})");
   auto o = trainsim({"check", s, "--baseline", baselines()});
   EXPECT_EQ(o.code, kExitCheckFailed);
   EXPECT_TRUE(contains(o.err, "step_time regressed")) << o.err;
@@ -272,31 +289,38 @@ TEST_F(Check, BadBaselineFilesExitTwo) {
     EXPECT_TRUE(contains(read(junit()), "<error message=")) << "a bad input is a JUnit error: " << read(junit());
   };
   bad("{ not json", "baselines/s.json");
-  bad(R"({"schema": "trainsim.baseline/1", "scenario": "x", "metrics": {"mfu": {"value": 0.5, "direction": "up"}}})",
+  bad(R"({"schema": "trainsim.baseline/1", "scenario": "x", "metrics": {"mfu": {"value": 0.5, "unit": "", "rtol": 0.01, "atol": 0, "direction": "up"}}})",
       "/metrics/mfu/direction");
-  bad(R"({"schema": "trainsim.baseline/1", "scenario": "x", "metrics": {"mfu": {"value": "0.5", "direction": "higher_is_better"}}})",
+  bad(R"({"schema": "trainsim.baseline/1", "scenario": "x", "metrics": {"mfu": {"value": "0.5", "unit": "", "rtol": 0.01, "atol": 0, "direction": "higher_is_better"}}})",
       "/metrics/mfu/value");
-  bad(R"({"schema": "trainsim.baseline/1", "scenario": "x", "metrics": {"mfu": {"value": 0.5, "direction": "higher_is_better", "tol": 1}}})",
+  bad(R"({"schema": "trainsim.baseline/1", "scenario": "x", "metrics": {"mfu": {"value": 0.5, "unit": "", "rtol": 0.01, "atol": 0, "direction": "higher_is_better", "tol": 1}}})",
       "unknown key \"tol\"");
-  bad(R"({"schema": "trainsim.baseline/1", "scenario": "check-test", "metrics": {"nope": {"value": 1, "direction": "lower_is_better"}}})",
+  bad(R"({"schema": "trainsim.baseline/1", "scenario": "check-test", "metrics": {"nope": {"value": 1, "unit": "", "rtol": 0.01, "atol": 0, "direction": "lower_is_better"}}})",
       "\"nope\" is not a field");
   // Baselines that cannot be compared (issue 22): another scenario's, another unit, a value no result has.
-  bad(R"({"schema": "trainsim.baseline/1", "scenario": "other", "metrics": {"mfu": {"value": 0.5, "direction": "higher_is_better"}}})",
+  bad(R"({"schema": "trainsim.baseline/1", "scenario": "other", "metrics": {"mfu": {"value": 0.5, "unit": "", "rtol": 0.01, "atol": 0, "direction": "higher_is_better"}}})",
       "/scenario: the baseline is for scenario \"other\", not \"check-test\"");
-  bad(R"({"schema": "trainsim.baseline/1", "scenario": "check-test", "metrics": {"step_time_s": {"value": 900, "unit": "ms", "direction": "lower_is_better"}}})",
+  bad(R"({"schema": "trainsim.baseline/1", "scenario": "check-test", "metrics": {"step_time_s": {"value": 900, "unit": "ms", "rtol": 0.01, "atol": 0, "direction": "lower_is_better"}}})",
       "/metrics/step_time_s/unit: \"ms\" is not the unit of step_time_s (write \"s\")");
-  bad(R"({"schema": "trainsim.baseline/1", "scenario": "check-test", "metrics": {"mfu": {"value": 0.5, "unit": "s", "direction": "higher_is_better"}}})",
+  bad(R"({"schema": "trainsim.baseline/1", "scenario": "check-test", "metrics": {"mfu": {"value": 0.5, "unit": "s", "rtol": 0.01, "atol": 0, "direction": "higher_is_better"}}})",
       "/metrics/mfu/unit: \"s\" is not the unit of mfu (a plain number");
-  bad(R"({"schema": "trainsim.baseline/1", "scenario": "check-test", "metrics": {"time_to_train_days.p50": {"value": -3, "direction": "lower_is_better"}}})",
+  bad(R"({"schema": "trainsim.baseline/1", "scenario": "check-test", "metrics": {"time_to_train_days.p50": {"value": -3, "unit": "d", "rtol": 0.01, "atol": 0, "direction": "lower_is_better"}}})",
       "/metrics/time_to_train_days.p50/value: -3 is negative");
   bad(R"({"schema": "trainsim.scenario/1"})", "is not accepted; expected \"trainsim.baseline/1\"");
-  bad(R"({"schema": "trainsim.baseline/1", "scenario": "check-test", "metrics": {"step_time_s": {"value": 2, "atol": 1e308, "direction": "lower_is_better"}}})",
+  // The unit and the tolerances are part of the file (docs/ci.md): a baseline without them was checked at rtol 0.01
+  // without a word (a user trial).
+  bad(R"({"schema": "trainsim.baseline/1", "scenario": "check-test", "metrics": {"mfu": {"value": 0.5, "unit": "", "atol": 0, "direction": "higher_is_better"}}})",
+      "/metrics/mfu/rtol: missing required field \"rtol\"");
+  bad(R"({"schema": "trainsim.baseline/1", "scenario": "check-test", "metrics": {"mfu": {"value": 0.5, "rtol": 0.01, "atol": 0, "direction": "higher_is_better"}}})",
+      "/metrics/mfu/unit: missing required field \"unit\"");
+  bad(R"({"schema": "trainsim.baseline/1", "scenario": "check-test", "metrics": {"step_time_s": {"value": 2, "atol": 1e308, "unit": "s", "rtol": 0.01, "direction": "lower_is_better"}}})",
       "/metrics/step_time_s/atol: 1e+308 is more than 10x the value");
   // validate refuses what check would, without a result to compare with (found by a user trial: it passed both).
   for (const auto& [metric, fragment] :
-       {std::pair<std::string, std::string>{R"("nope": {"value": 1, "direction": "lower_is_better"})",
-                                            "/metrics/nope: \"nope\" is not a field of the step or run result"},
-        {R"("step_time_s": {"value": 900, "unit": "ms", "direction": "lower_is_better"})",
+       {std::pair<std::string, std::string>{
+            R"("nope": {"value": 1, "unit": "", "rtol": 0.01, "atol": 0, "direction": "lower_is_better"})",
+            "/metrics/nope: \"nope\" is not a field of the step or run result"},
+        {R"("step_time_s": {"value": 900, "unit": "ms", "rtol": 0.01, "atol": 0, "direction": "lower_is_better"})",
          "/metrics/step_time_s/unit: \"ms\" is not the unit of step_time_s (write \"s\")"}}) {
     const auto file = dir_.write("baselines/v.json",
                                  R"({"schema": "trainsim.baseline/1", "scenario": "x", "metrics": {)" + metric + "}}");
