@@ -52,6 +52,9 @@ extern "C" void on_signal(int) {
 void install_interrupt_handlers() {
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
+  // A reader that closes the pipe early (`| head`) makes the next write fail with EPIPE, which the output writer
+  // reports ("cannot write to standard output", exit 2), instead of killing the process silently with exit 141.
+  std::signal(SIGPIPE, SIG_IGN);
 }
 
 bool interrupt_requested() {

@@ -225,6 +225,13 @@ for target in "$full_dev" closed; do
   t "stdout-$tag:explain" fail "$trainsim" step "$good" --explain
 done
 stdout_to=$work/last.out
+# A reader that closes the pipe early (`| head -c 1`) under a megabyte of JSON: exit 2 with a message, not killed by
+# SIGPIPE (exit 141, nothing said; a user trial).
+cases=$((cases + 1))
+case_name=stdout-pipe-closed-early case_cmd=("$trainsim" plan "$good" --free all --top 1000 --json)
+{ timeout -s KILL 20 "${case_cmd[@]}" --trials 2 2>"$work/last.err"; echo $? >"$work/pipe.rc"; } | head -c 1 >/dev/null
+pipe_rc=$(cat "$work/pipe.rc")
+[ "$pipe_rc" -eq 2 ] && grep -q "cannot write to standard output" "$work/last.err" || fail "exit $pipe_rc"
 
 # ---- 4. names that try to leave trainsim-out/ or reach the terminal ----------------------------------------------
 names=(".." "." "../../outside" "/tmp" "a/../../b" "" "...." $'\e[31mred\e[0m' $'::add-mask::x' $'two\nlines'
@@ -379,9 +386,9 @@ t "calibrate-date-ok" ok "$calibrate" import nccl-tests "$in/nccl.log" --date 20
 mkdir -p "$in/baselines"
 good_name=$(basename "$good" .json)
 baseline_cases=(
-  'other-scenario {"schema": "trainsim.baseline/1", "scenario": "another", "metrics": {"mfu": {"value": 0.5, "direction": "higher_is_better"}}}'
-  'other-unit {"schema": "trainsim.baseline/1", "scenario": "ci-llama3-8b-16-h100", "metrics": {"step_time_s": {"value": 900, "unit": "ms", "direction": "lower_is_better"}}}'
-  'negative {"schema": "trainsim.baseline/1", "scenario": "ci-llama3-8b-16-h100", "metrics": {"step_time_s": {"value": -1, "direction": "lower_is_better"}}}'
+  'other-scenario {"schema": "trainsim.baseline/1", "scenario": "another", "metrics": {"mfu": {"value": 0.5, "unit": "", "rtol": 0.01, "atol": 0, "direction": "higher_is_better"}}}'
+  'other-unit {"schema": "trainsim.baseline/1", "scenario": "ci-llama3-8b-16-h100", "metrics": {"step_time_s": {"value": 900, "unit": "ms", "rtol": 0.01, "atol": 0, "direction": "lower_is_better"}}}'
+  'negative {"schema": "trainsim.baseline/1", "scenario": "ci-llama3-8b-16-h100", "metrics": {"step_time_s": {"value": -1, "unit": "s", "rtol": 0.01, "atol": 0, "direction": "lower_is_better"}}}'
 )
 for entry in "${baseline_cases[@]}"; do
   read -r name text <<<"$entry"
