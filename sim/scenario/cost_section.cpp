@@ -18,7 +18,16 @@ void parse_cost(JsonReader& c, CostConfig& cost) {
     cost.pricing = pricing == "owned" ? cost::Pricing::Owned : cost::Pricing::Rented;
   base::Money m;
   cost.rent_given = c.has("gpu_hour") || c.has("price_kind") || c.has("price_date");
-  if (c.optional("gpu_hour", m, base::Sign::Positive)) {
+  // Upper bounds far above any price, so that no cost overflows to infinity (a user trial: gpu_hour 1e306 USD gave
+  // null costs and exit 0, where an out-of-range deadline is refused).
+  auto at_most = [](JsonReader& r, std::string_view key, const base::Money& v, double limit, const char* what) {
+    if (v.usd <= limit) return true;
+    char buf[128];
+    std::snprintf(buf, sizeof buf, "%.6g USD is out of range: at most %.6g USD %s", v.usd, limit, what);
+    r.error(key, buf);
+    return false;
+  };
+  if (c.optional("gpu_hour", m, base::Sign::Positive) && at_most(c, "gpu_hour", m, 1e6, "per GPU-hour")) {
     cost.gpu_hour = m;
     cost.price_source = "scenario cost.gpu_hour";
   }
@@ -26,7 +35,7 @@ void parse_cost(JsonReader& c, CostConfig& cost) {
   c.optional("price_date", cost.price_date);
   base::Time t;
   if (c.optional("deadline", t)) cost.deadline = t;
-  if (c.optional("budget", m, base::Sign::Positive)) cost.budget = m;
+  if (c.optional("budget", m, base::Sign::Positive) && at_most(c, "budget", m, 1e15, "for the run")) cost.budget = m;
   // A price with a unit the strict reader does not know ("0.08 USD/kWh"): read the text, parse it here.
   auto unit_price = [](JsonReader& r, std::string_view key, auto parse, double& out) {
     std::string text;
@@ -38,7 +47,8 @@ void parse_cost(JsonReader& c, CostConfig& cost) {
     }
   };
   if (auto o = c.optional_object("owned")) {
-    if (o->required("node_price", m, base::Sign::Positive)) cost.owned.node_price = m;
+    if (o->required("node_price", m, base::Sign::Positive) && at_most(*o, "node_price", m, 1e12, "per node"))
+      cost.owned.node_price = m;
     unit_price(*o, "amortisation", cost::parse_years, cost.owned.amortisation_years);
     if (o->optional_fraction("utilisation", cost.owned.utilisation) && cost.owned.utilisation <= 0)
       o->error("utilisation", "must be greater than zero");

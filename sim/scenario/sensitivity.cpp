@@ -2,7 +2,7 @@
 #include "sim/scenario/sensitivity.hpp"
 
 #include "sim/base/assert.hpp"
-#include "sim/workload/params.hpp"
+#include "sim/scenario/run_setup.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -95,10 +95,13 @@ cost::CostInputs cost_inputs(const Scenario& s) {
   ci.energy = s.cost.energy;
   ci.storage = s.cost.storage;
   ci.price_source = s.cost.price_source;
-  // 16-bit weights plus fp32 master weights and Adam moments: 14 bytes per parameter (Rajbhandari et al. 2020,
-  // Sec. 3.1), the checkpoint size run_setup.cpp uses for write and load times.
-  const double params = workload::count_params(s.model).total(s.model.layers);
-  ci.storage.checkpoint = base::Bytes{static_cast<std::int64_t>(std::llround(params * 14.0))};
+  // The checkpoint's bytes as run_setup.cpp writes and loads them (weights and optimizer states in the scenario's
+  // dtypes: 14 bytes per parameter by default, Rajbhandari et al. 2020, Sec. 3.1); the total does not depend on the
+  // layout, only where the bytes sit does. It was 14 bytes whatever the dtypes (a user trial: master_weights "none"
+  // wrote 6 bytes per parameter and stored 14).
+  const reliability::CheckpointShape sh = checkpoint_shape(s, parallel::Layout{});
+  ci.storage.checkpoint =
+      base::Bytes{static_cast<std::int64_t>(std::llround(sh.params * (sh.weight_bytes + sh.optimizer_bytes)))};
   return ci;
 }
 

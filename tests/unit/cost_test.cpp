@@ -362,7 +362,27 @@ INSTANTIATE_TEST_SUITE_P(
                       BadCost{R"({"owned": {"node_price": "300K USD"}})", "/cost/owned", "only with"},
                       BadCost{R"({"pricing": "owned", "owned": {"node_price": "300K USD", "amortisation": "4"}})",
                               "/cost/owned/amortisation", "not a period"},
-                      BadCost{R"({"energy": {"pue": 0.9}})", "/cost/energy/pue", ""}));
+                      BadCost{R"({"energy": {"pue": 0.9}})", "/cost/energy/pue", ""},
+                      // Prices that would overflow every cost to infinity (a user trial: null costs, exit 0).
+                      BadCost{R"({"gpu_hour": "1e306 USD"})", "/cost/gpu_hour", "out of range"},
+                      BadCost{R"({"budget": "1e300 USD"})", "/cost/budget", "out of range"},
+                      BadCost{R"({"pricing": "owned", "owned": {"node_price": "1e200 USD"}})", "/cost/owned/node_price",
+                              "out of range"}));
+
+// The kept checkpoints are stored at the checkpoint's own bytes (weights and optimizer states in the scenario's
+// dtypes), not 14 bytes per parameter whatever they are (a user trial: master_weights "none" wrote 6 bytes per
+// parameter and stored 14).
+TEST(CostScenario, StorageIsCountedAtTheCheckpointsOwnBytes) {
+  auto storage = [](const std::vector<scenario::Override>& o) {
+    auto s = scenario::load_default_scenario(o);
+    return scenario::cost_inputs(s).storage.checkpoint.n;
+  };
+  const double params = 70.55e9;  // Llama 3 70B, about: the ratio is what is checked
+  const auto full = storage({});
+  const auto none = storage({{"training.master_weights", "\"none\""}});
+  EXPECT_NEAR(static_cast<double>(full) / params, 14.0, 0.2);
+  EXPECT_NEAR(static_cast<double>(none) / static_cast<double>(full), 6.0 / 14.0, 1e-9);
+}
 
 }  // namespace
 }  // namespace sim::cost
