@@ -171,8 +171,10 @@ std::string provenance(const ReportInput& in) {
                        " (model FLOPs, Narayanan et al. SC21 convention / hardware FLOPs with recomputation)");
   const auto& ck = in.run.checkpoint;
   row("checkpoints",
-      ck.policy + ", every " + detail::minutes(ck.interval_s) + ", write " + seconds(ck.write_s) +
-          (ck.async ? " (asynchronous)" : " (blocking)") +
+      ck.policy + ", " +
+          (std::isfinite(ck.interval_s) ? "every " + detail::minutes(ck.interval_s)
+                                        : std::string("none needed (no failures modelled)")) +
+          ", write " + seconds(ck.write_s) + (ck.async ? " (asynchronous)" : " (blocking)") +
           (ck.policy == "fixed" && std::isfinite(ck.optimum_interval_s) && std::isfinite(ck.wall_vs_optimum)
                ? "; Daly's optimum " + detail::minutes(ck.optimum_interval_s) +
                      " (the given interval's expected wall time is " + percent(ck.wall_vs_optimum) + " longer)"

@@ -165,11 +165,15 @@ TEST(ExtremeInput, ZeroFailureRatesMeanNoInterruptionsAndNoCheckpointsWhenAuto) 
   EXPECT_DOUBLE_EQ(acc.at("wall").get<double>(), acc.at("productive").get<double>());
   EXPECT_DOUBLE_EQ(j.at("time_to_train_days").at("mean").get<double>(),
                    j.at("work").at("failure_free_days").get<double>());
-  // Without failures no interval is optimal: Daly's optimum and the cost of missing it are null.
+  // Without failures no interval is optimal: Daly's optimum, the cost of missing it and the interval itself are null
+  // (the interval was the simulator's 90-year stand-in for "never": a user trial).
   EXPECT_TRUE(j.at("checkpoint").at("optimum_interval_s").is_null());
+  EXPECT_TRUE(j.at("checkpoint").at("interval_s").is_null());
+  EXPECT_TRUE(j.at("checkpoint").at("interval_steps").is_null());
   expect_all_finite(j, "run",
                     {"job_mtbf_h", "never_finished/reason", "cost_per_failure_usd", "sample_trial",
-                     "checkpoint/optimum_interval_s", "checkpoint/wall_vs_optimum"});
+                     "checkpoint/optimum_interval_s", "checkpoint/wall_vs_optimum", "checkpoint/interval_s",
+                     "checkpoint/interval_steps"});
 }
 
 TEST(ExtremeInput, ZeroFailureRatesWithFixedCheckpointsLoseOnlyTheCheckpointOverhead) {
