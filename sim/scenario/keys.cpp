@@ -108,7 +108,9 @@ const std::vector<KeyDoc>& extension_keys() {
       {"reliability.detection.crash", "\"2 min\"", "a duration", "time to notice a crash"},
       {"reliability.detection.straggler", "\"10 min\"", "a duration", "time to find and drain a fail-slow GPU"},
       {"reliability.detection.sdc", "\"1 h\"", "a duration", "time to notice silent data corruption"},
-      {"reliability.straggler_slowdown", "1.2", "1 to 100", "a fail-slow GPU's step-time factor"},
+      {"reliability.straggler_slowdown", "1.2", "1 to 100",
+       "a fail-slow GPU's compute slowdown (its kernels take this many times as long; the step that follows is "
+       "simulated, the factor itself beyond 16,384 GPUs)"},
       {"reliability.checkpoint.interval", "\"auto\"", "\"auto\" (Daly's optimum), a duration, \"N steps\"",
        "compute time or optimizer steps between checkpoints"},
       {"reliability.checkpoint.write", "\"auto\"", "\"auto\" (bytes / bandwidth), a duration",
