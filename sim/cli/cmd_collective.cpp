@@ -139,10 +139,33 @@ int collective_command(const CollectiveArgs& a, const Options& o, std::ostream& 
   const collectives::CallCosts costs{s.hardware.latency.base, s.hardware.latency.launch};
   const auto rows = collectives::sweep(*op, *algorithm, cluster.group, sizes, costs, *cluster.topology);
   const int p = a.gpus;
-  const int per_node = (p + cluster.nodes - 1) / cluster.nodes;
+  // Nodes are filled in order, as mpirun fills its slots: the last node may hold fewer ranks (12 ranks on 8-GPU nodes
+  // are 8 + 4). The header said "2 nodes x 6", a layout it had not simulated (a user trial).
+  const int per_node = a.per_node > 0 ? a.per_node : std::min(p, config.gpus_per_node);
+  const int on_last = p - (cluster.nodes - 1) * per_node;
   // All-to-all, send/receive and broadcast are timed as direct transfers (every pair, or root to each), with no
   // algorithm or protocol chosen: name that, not the cost model's default ring / LL.
   const bool direct = *op == Op::AllToAll || *op == Op::SendRecv || *op == Op::Broadcast;
+  // An algorithm asked for that cannot run the operation is refused, as NCCL refuses an NCCL_ALGO it cannot use; it was
+  // replaced by a ring without a word (a user trial).
+  if (*algorithm != collectives::Algorithm::Auto && p >= 2) {
+    if (direct)
+      throw base::ConfigError("--algorithm", "",
+                              "\"" + a.algorithm + "\": " + collectives::nccl_name(*op) +
+                                  " is timed as direct transfers, with no algorithm to choose; leave --algorithm auto");
+    for (const auto& r : rows) {
+      if (r.size.n <= 0 || r.algorithm == *algorithm) continue;
+      const std::string why =
+          *algorithm == collectives::Algorithm::Tree ? "the tree runs all-reduce only"
+          : *algorithm == collectives::Algorithm::Nvls
+              ? "NVLink SHARP runs all-reduce only, where the profile's and cluster's NVLink switches reduce (nvls), "
+                "on one NVLink domain or on the same number (two or more) of ranks in each"
+              : "it needs two or more nodes with the same number (two or more) of ranks each";
+      throw base::ConfigError("--algorithm", "",
+                              "\"" + a.algorithm + "\" does not apply to " + collectives::nccl_name(*op) + " over " +
+                                  std::to_string(p) + " ranks (" + why + "); use ring or auto");
+    }
+  }
   auto algorithm_name = [&](const collectives::SweepRow& r) {
     return direct ? std::string("direct") : std::string(collectives::to_string(r.algorithm));
   };
@@ -157,6 +180,7 @@ int collective_command(const CollectiveArgs& a, const Options& o, std::ostream& 
     j["ranks"] = p;
     j["nodes"] = cluster.nodes;
     j["ranks_per_node"] = per_node;
+    j["ranks_on_last_node"] = on_last;
     j["hardware"] = s.hardware.name;
     j["algorithm"] = a.algorithm;
     j["base_latency_us"] = static_cast<double>(s.hardware.latency.base[static_cast<std::size_t>(*op)].ns) / 1e3;
@@ -180,8 +204,12 @@ int collective_command(const CollectiveArgs& a, const Options& o, std::ostream& 
   }
 
   out << "# trainsim collective: " << collectives::nccl_name(*op) << " over " << p << " rank" << (p == 1 ? "" : "s")
-      << " (" << cluster.nodes << " node" << (cluster.nodes == 1 ? "" : "s") << " x " << per_node << "), "
-      << s.hardware.name << ", algorithm " << a.algorithm << "; predicted, not measured\n";
+      << " ("
+      << (on_last == per_node ? std::to_string(cluster.nodes) + " node" + (cluster.nodes == 1 ? "" : "s") + " x " +
+                                    std::to_string(per_node)
+                              : std::to_string(cluster.nodes) + " nodes: " + std::to_string(cluster.nodes - 1) + " x " +
+                                    std::to_string(per_node) + " and the last with " + std::to_string(on_last))
+      << "), " << s.hardware.name << ", algorithm " << a.algorithm << "; predicted, not measured\n";
   // The profile's call costs, where it has any (hardware profile section "latency"), so a time can be traced to them.
   const base::Time op_base = s.hardware.latency.base[static_cast<std::size_t>(*op)];
   if (op_base > base::Time::zero() || s.hardware.latency.launch > base::Time::zero())

@@ -103,8 +103,12 @@ TEST(CollectiveCommand, NvlsReducesInTheSwitchesWhereTheProfileSaysTheyCan) {
   EXPECT_EQ(json_rows(across.out)[0].algorithm, "nvls") << "two nodes: NVLS-tree";
   const auto a100 = trainsim({"collective", "all_reduce", "--gpus", "8", "--size", "1G", "--algorithm", "nvls",
                               "--hardware", "a100-sxm4-80gb", "--json"});
-  ASSERT_EQ(a100.code, 0) << a100.err;
-  EXPECT_EQ(json_rows(a100.out)[0].algorithm, "ring") << "A100's NVSwitches do not reduce";
+  EXPECT_EQ(a100.code, 2) << "A100's NVSwitches do not reduce: refused, not run as a ring (a user trial)";
+  EXPECT_NE(a100.err.find("does not apply"), std::string::npos) << a100.err;
+  const auto a100_auto =
+      trainsim({"collective", "all_reduce", "--gpus", "8", "--size", "1G", "--hardware", "a100-sxm4-80gb", "--json"});
+  ASSERT_EQ(a100_auto.code, 0) << a100_auto.err;
+  EXPECT_EQ(json_rows(a100_auto.out)[0].algorithm, "ring") << "A100's NVSwitches do not reduce";
 }
 
 TEST(CollectiveCommand, AHardwareProfileAloneBringsItsOwnNodesAndNics) {
@@ -237,12 +241,42 @@ TEST(CollectiveCommand, BadArgumentsAreClearErrors) {
       {{"collective", "all_reduce", "--gpus", "8", "--per-node", "9"}, "--per-node"},
       {{"collective", "all_reduce", "--gpus", "8", "--algorithm", "trees"}, "--algorithm"},
       {{"collective", "all_reduce", "--gpus", "8", "--hardware", "h101"}, "h101"},
+      // An algorithm that cannot run the operation is refused, as NCCL refuses such an NCCL_ALGO; it was replaced by a
+      // ring without a word (a user trial).
+      {{"collective", "all_reduce", "--gpus", "8", "--algorithm", "nvls", "--hardware", "a100-sxm4-80gb", "--size",
+        "1G"},
+       "\"nvls\" does not apply to all_reduce over 8 ranks (NVLink SHARP"},
+      {{"collective", "all_gather", "--gpus", "16", "--algorithm", "tree", "--size", "1G"},
+       "the tree runs all-reduce only"},
+      {{"collective", "alltoall", "--gpus", "8", "--algorithm", "ring", "--size", "1G"}, "timed as direct transfers"},
   };
   for (const auto& c : cases) {
     const auto o = trainsim(c.args);
     EXPECT_EQ(o.code, 2) << c.args.back() << ": " << o.out;
     EXPECT_NE(o.err.find(c.says), std::string::npos) << o.err;
   }
+}
+
+// Ranks fill nodes in order, as mpirun fills its slots: 12 ranks on 8-GPU nodes are 8 + 4, and the header says so
+// (it said "2 nodes x 6", a layout it had not simulated: a user trial).
+TEST(CollectiveCommand, AnUnevenRankCountFillsNodesInOrderAndSaysSo) {
+  const auto o = trainsim({"collective", "all_reduce", "--gpus", "12", "--size", "1G"});
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.out.find("(2 nodes: 1 x 8 and the last with 4)"), std::string::npos) << o.out;
+  const auto j = trainsim({"collective", "all_reduce", "--gpus", "12", "--size", "1G", "--json"});
+  EXPECT_NE(j.out.find("\"ranks_per_node\": 8"), std::string::npos) << j.out;
+  EXPECT_NE(j.out.find("\"ranks_on_last_node\": 4"), std::string::npos) << j.out;
+}
+
+// A broadcast over two HGX H100 nodes pipelines down the chains of NCCL's ring channels, which cross the nodes on all
+// eight rails: its bus bandwidth is the all-gather's on the same links, not one NIC's (46 GB/s before: a user trial).
+TEST(CollectiveCommand, ABroadcastAcrossNodesUsesEveryRail) {
+  const auto b = trainsim({"collective", "broadcast", "--gpus", "16", "--size", "8G", "--json"});
+  const auto g = trainsim({"collective", "all_gather", "--gpus", "16", "--size", "8G", "--json"});
+  ASSERT_EQ(b.code, 0) << b.err;
+  ASSERT_EQ(g.code, 0) << g.err;
+  const double broadcast = json_rows(b.out)[0].busbw, gather = json_rows(g.out)[0].busbw;
+  EXPECT_NEAR(broadcast / gather, 1.0, 0.05) << broadcast << " against " << gather << " GB/s";
 }
 
 sim::topology::TopologyConfig h100_cluster() {
