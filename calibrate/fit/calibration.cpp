@@ -213,6 +213,20 @@ Calibration calibrate(std::span<const Measurement> ms, const sim::hardware::Hard
         }))
       continue;
     const double fraction = ab->busbw.bytes_per_s / link.bandwidth;
+    // On NVLink switches that reduce (the base profile's nvlink.sharp), an all-reduce runs as NVLS and its bus
+    // bandwidth passes the per-direction link rate (up to 2(n-1)/n of it): not a ring's fraction. efficiency.nvlink
+    // stays the base profile's, and the NVLS fit against the simulator below sets efficiency.nvls (a user trial: the
+    // usual 8-GPU H100 log, ~475 GB/s, was refused, though compare matched it within 1% on the base profile).
+    const int n = std::max(2, ab->max_ranks);
+    if (link.scope == Scope::Nvlink && ab->op == CollectiveOp::AllReduce && base.nvlink.sharp && fraction > 1.0 &&
+        fraction <= 2.0 * (n - 1) / n) {
+      c.notes.push_back(
+          "all_reduce over nvlink: bus bandwidth " + fmt(ab->busbw.gbytes_per_s()) + " GB/s is " + fmt(fraction) +
+          " of " + link.what +
+          ", above what a ring reaches: NVLink SHARP's in-switch reduction; efficiency.nvlink kept at the "
+          "base profile's, and efficiency.nvls is fitted against the simulator");
+      continue;
+    }
     // A fraction above 1 is outside the physical bound of the base profile: it is refused, never clamped, so that
     // the profile holds only what was fitted.
     if (fraction > 1.0)

@@ -294,7 +294,17 @@ class TextParser {
     // A row starts with its size; a negative one (a misprinted or edited log) is refused there, not skipped.
     const bool negative = !tokens.empty() && tokens[0].size() > 1 && tokens[0][0] == '-' &&
                           is_unsigned(std::string_view(tokens[0]).substr(1)) && section_.layout;
-    if (tokens.empty() || (!is_unsigned(tokens[0]) && !negative)) return;  // other program output, warnings
+    if (tokens.empty() || (!is_unsigned(tokens[0]) && !negative)) {  // other program output, warnings
+      // An aborted run ("Test NCCL failure", "Test CUDA failure", "Test failure"): its rows so far are kept, but the
+      // run did not finish, which may point at faulty hardware; it was imported without a word (a user trial).
+      if (line.find("Test NCCL failure") != std::string_view::npos ||
+          line.find("Test CUDA failure") != std::string_view::npos ||
+          line.find("Test failure") != std::string_view::npos)
+        result_.notes.push_back(origin_ + ":" + std::to_string(line_no_) +
+                                ": the run stopped with a failure, so its table is incomplete: \"" +
+                                std::string(line.substr(first, 160)) + "\"");
+      return;
+    }
     row(tokens);
   }
 

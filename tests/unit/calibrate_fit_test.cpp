@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <iostream>
@@ -198,6 +199,25 @@ TEST(Calibration, ABusBandwidthAboveTheLinkIsRefusedWithItsFitNotClamped) {
     EXPECT_NE(what.find("R^2 "), std::string::npos) << "the refusal reports the fit: " << what;
     EXPECT_NE(what.find("not written"), std::string::npos) << what;
   }
+}
+
+// One H100 node's all-reduce runs as NVLS on NVLink switches that reduce: ~475 GB/s of bus bandwidth, 1.06 of the
+// per-direction link rate, is not a ring's fraction and not a misread log (a user trial: the usual 8-GPU log was
+// refused). efficiency.nvlink keeps the base profile's value; the fit against the simulator sets efficiency.nvls.
+TEST(Calibration, AnNvlsAllReduceAboveTheLinkRateIsNotARingFraction) {
+  const auto hw = h100();
+  ASSERT_TRUE(hw.nvlink.sharp);
+  Noise noise("calibration-nvls");
+  const auto ms = collective_points(CollectiveOp::AllReduce, Scope::Nvlink, 12e-6, 1.06 * 450e9, {8}, noise);
+  const auto c = calibrate(ms, hw, {"synthetic.jsonl"});
+  EXPECT_EQ(c.efficiency.nvlink, hw.efficiency.nvlink);
+  EXPECT_TRUE(std::any_of(c.notes.begin(), c.notes.end(), [](const std::string& n) {
+    return n.find("NVLink SHARP's in-switch reduction") != std::string::npos;
+  }));
+  // Beyond what NVLS can reach on 8 ranks (2 x 7 / 8 = 1.75 of the link), it is refused as before.
+  Noise noise2("calibration-nvls-2");
+  const auto too_fast = collective_points(CollectiveOp::AllReduce, Scope::Nvlink, 12e-6, 1.9 * 450e9, {8}, noise2);
+  EXPECT_THROW((void)calibrate(too_fast, hw, {"synthetic.jsonl"}), FitError);
 }
 
 // ---- too few or inconsistent points -----------------------------------------------------------------------------

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
 #include <string>
 
 namespace calibrate::fit {
@@ -44,6 +46,20 @@ TEST(NcclTestsText, AllReduceOnEightGpusGivesOneRecordPerColumnGroup) {
   // busbw = algbw * 2(p-1)/p, as the log printed it (354.04 GB/s for 4 GiB out-of-place).
   EXPECT_NEAR(busbw(r.records[22]).gbytes_per_s(), 354.04, 0.01);
   EXPECT_NE(r.records[22].source.find("all_reduce_perf_8xh100.log:29"), std::string::npos) << r.records[22].source;
+}
+
+// A run that stopped with "Test NCCL failure" keeps its rows, with a note that the table is incomplete (it was imported
+// without a word: a user trial).
+TEST(NcclTestsText, ARunThatStoppedWithAFailureIsNoted) {
+  std::ifstream f(kData + "all_reduce_perf_8xh100.log");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  const std::string text = ss.str() + "dgx-h100-07: Test NCCL failure common.cu:1005 'unhandled cuda error'\n";
+  const auto r = parse_nccl_tests_text(text, "failed.log", {});
+  EXPECT_EQ(r.records.size(), 24u);
+  ASSERT_FALSE(r.notes.empty());
+  EXPECT_NE(r.notes.back().find("the run stopped with a failure"), std::string::npos) << r.notes.back();
+  EXPECT_NE(r.notes.back().find("Test NCCL failure common.cu:1005"), std::string::npos) << r.notes.back();
 }
 
 TEST(NcclTestsText, SeveralOpsInOneLogAcrossTwoNodesWithoutDataCheck) {
