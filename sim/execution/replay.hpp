@@ -236,6 +236,12 @@ class Gpu final : public engine::Component {
 
   std::size_t op_ = 0;
   std::size_t seg_ = 0;
+  // The op in hand, looked up once when it starts (run_segment and segment_done ran work() and a scan of the stage's
+  // buckets on every segment: about a tenth of a replica replay's instructions). Its buckets become ready in list
+  // order (ready_after does not decrease), so a cursor finds the next.
+  const OpWork* work_ = nullptr;
+  const std::vector<DpBucket>* buckets_ = nullptr;  // null when this op releases none segment by segment
+  std::size_t bucket_cursor_ = 0;
   State state_ = State::Ready;
   Category cat_ = kIdle;
   Time since_;

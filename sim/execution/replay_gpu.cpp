@@ -64,12 +64,16 @@ void Gpu::begin_op() {
   }
   op_start_ = now();
   seg_ = 0;
+  work_ = &work(op);
+  // Gradient buckets become ready during the last micro-batch's gradient pass of each chunk (ZeRO >= 2: during every
+  // micro-batch's).
+  buckets_ = reduces_buckets(op) && !whole_bucket_op(op) ? &replay_.plan().stage(op.chunk, rank_).buckets : nullptr;
+  bucket_cursor_ = 0;
   run_segment();
 }
 
 void Gpu::run_segment() {
-  const PipeOp& op = replay_.program(rank_)[op_];
-  const OpWork& w = work(op);
+  const OpWork& w = *work_;
   if (seg_ == w.segments.size()) {
     end_op();
     return;
@@ -114,21 +118,18 @@ void Gpu::run_segment() {
 }
 
 void Gpu::segment_done() {
-  const PipeOp& op = replay_.program(rank_)[op_];
-  const OpWork& w = work(op);
-  const TimedSegment& s = w.segments[seg_];
-  if (s.kind != SegKind::Compute)
+  const TimedSegment& s = work_->segments[seg_];
+  if (record_ && s.kind != SegKind::Compute)
     record(
         s.kind == SegKind::Tp   ? 1
         : s.kind == SegKind::Cp ? 4
         : s.kind == SegKind::Dp ? 3
                                 : 5,
         [&]() -> const std::string& { return replay_.plan().labels[s.label]; }, since_, now());
-  // Gradient buckets become ready during the last micro-batch's gradient pass of each chunk (ZeRO >= 2: during
-  // every micro-batch's).
-  if (reduces_buckets(op) && !whole_bucket_op(op)) {
-    for (const auto& b : replay_.plan().stage(op.chunk, rank_).buckets)
-      if (b.ready_after == static_cast<int>(seg_)) enqueue_bucket();
+  if (buckets_ != nullptr) {
+    const auto seg = static_cast<int>(seg_);
+    for (; bucket_cursor_ < buckets_->size() && (*buckets_)[bucket_cursor_].ready_after <= seg; ++bucket_cursor_)
+      if ((*buckets_)[bucket_cursor_].ready_after == seg) enqueue_bucket();
   }
   ++seg_;
   run_segment();
