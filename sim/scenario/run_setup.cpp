@@ -188,6 +188,10 @@ reliability::RunInputs run_inputs(const Scenario& s, const execution::StepPlan& 
   const execution::Fidelity fid = simulate_straggler ? execution::Fidelity::Replica : execution::Fidelity::Analytic;
   auto simulate = [base, other, fid](int live) -> double {
     Scenario sc = base;
+    // The step simulator's cluster is whole nodes: a shrunk state that leaves part of a node (replicas of 20 GPUs on
+    // 8-GPU nodes) is not simulated, and the job shrinks further or waits. It aborted the run and the planner's whole
+    // search with a topology error about a GPU count the user never gave (a user trial: 24, 40, 56, 72 GPUs).
+    if (const int per_node = std::max(1, base.cluster.gpus_per_node); (live * other) % per_node != 0) return -1;
     sc.cluster.gpus = live * other;
     sc.parallel.dp = live;
     const StepSetup setup = step_setup(sc);

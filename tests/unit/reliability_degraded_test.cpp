@@ -54,6 +54,24 @@ TEST(DegradedStates, AStateTheGlobalBatchDoesNotDivideOverCannotRun) {
   EXPECT_GT(sixteen, w.healthy);
 }
 
+// A shrunk state that leaves part of a node (two replicas of 20 GPUs on 8-GPU nodes: one is 2.5 nodes) cannot be
+// simulated on whole nodes: it is a state the job cannot run in, not a topology error that aborted `run` and the
+// planner's whole search (a user trial: 24, 40, 56 and 72 GPUs failed with "found 12/20/28/36").
+TEST(DegradedStates, AShrunkStateOfPartNodesIsNotRunNotAnError) {
+  auto s =
+      load_scenario(std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/default.json", {{"cluster.gpus", "40"},
+                                                                                   {"parallel.tp", "4"},
+                                                                                   {"parallel.pp", "5"},
+                                                                                   {"parallel.dp", "2"},
+                                                                                   {"parallel.recompute", "\"full\""}});
+  const auto plan = execution::build_step_plan(std::get<execution::StepInputs>(step_setup(s)));
+  execution::StepOptions o;
+  const base::Time healthy = execution::simulate_step(plan, o).step_time;
+  const auto in = run_inputs(s, plan, healthy, /*simulate_straggler=*/false);
+  EXPECT_EQ(in.step_time(reliability::ClusterState{1, 1.0}), base::Time::max());
+  EXPECT_EQ(in.step_time(reliability::ClusterState{0, 1.0}), healthy);
+}
+
 TEST(DegradedStates, FailureDomainsComeFromTheTopology) {
   // Rail-optimised fat tree with 32-port leaves: a leaf carries one GPU of each of 32 nodes; racks of 4 nodes
   // (topology::TopologyConfig). The run level uses the same sizes.
