@@ -96,13 +96,30 @@ TEST(PlanSpace, SchedulesFollowVirtualStagesAndShardingFollowsThePipeline) {
       EXPECT_EQ(c.schedule, parallel::Schedule::OneFOneB);
     }
     if (c.zero_stage >= 2) {
-      EXPECT_EQ(c.pp, 1) << "ZeRO-2/3 are searched without pipeline parallelism only";
+      EXPECT_EQ(c.pp, 1) << "ZeRO-2/3 are searched without pipeline parallelism only (the scenario's: ZeRO-0)";
     }
     if (c.tp == 1) {
       EXPECT_FALSE(c.sequence_parallel);
     }
     EXPECT_FALSE(c.dp.has_value()) << "dp is derived";
   }
+}
+
+// A freed stage keeps the scenario's own among the candidates: the 405B example (ZeRO-2 with PP 16, as Llama 3's FSDP
+// ran) with --free zero_stage searched levels 0-1 only and answered "infeasible" beside the layout it had just shown
+// to fit (a user trial).
+TEST(PlanSpace, AFreedZeroStageKeepsTheScenariosOwn) {
+  const auto s =
+      scenario::load_scenario(std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/examples/llama3-405b-16384-h100.json");
+  ASSERT_EQ(s.parallel.zero_stage, 2);
+  ASSERT_GT(s.parallel.pp, 1);
+  planner::PlanOptions opt;
+  opt.free = {"zero_stage"};
+  const auto p = scenario::plan_problem(s, opt, false);
+  bool own = false;
+  for (const auto& c : enumerate(p, 8))
+    own = own || (c.zero_stage == 2 && c.pp == s.parallel.pp);
+  EXPECT_TRUE(own);
 }
 
 TEST(PlanSpace, DualPipeVIsTriedBesideInterleavingForMoeWithExpertParallelism) {
