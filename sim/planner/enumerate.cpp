@@ -194,7 +194,7 @@ void enumerate_batch(const PlanProblem& problem, int gpus, const ParallelConfig&
     cps = one(base.cp);
   } else {
     for (int d : divisors(gpus))
-      if (d <= kMaxCp) cps.push_back(d);
+      if (d <= kMaxCp || d == base.cp) cps.push_back(d);  // the scenario's own beyond the cap too
   }
   std::vector<int> pps;
   if (f.pp) {
@@ -330,15 +330,17 @@ void enumerate_batch(const PlanProblem& problem, int gpus, const ParallelConfig&
           if (f.micro_batch) {
             mbs = one(base.micro_batch);
           } else if (dp > 0 && base.global_batch % dp == 0) {
+            // The scenario's own micro-batch beyond the cap too (a user trial: micro-batch 32 fitted and was faster,
+            // and plan never tried it).
             for (int d : divisors(base.global_batch / dp))
-              if (d <= kMaxMicroBatch) mbs.push_back(d);
+              if (d <= kMaxMicroBatch || d == base.micro_batch) mbs.push_back(d);
           } else {
             mbs = one(1);  // the batch does not divide: the rule says so
           }
 
           for (Schedule schedule : schedules)
             for (int ep : eps)
-              if (schedule != Schedule::DualPipeV || ep > 1)
+              if (schedule != Schedule::DualPipeV || ep > 1 || (schedule == base.schedule && ep == base.ep))
                 for (bool sp : sps)
                   for (const auto& [zero, distopt] : shardings)
                     for (Recompute recompute : recomputes)

@@ -122,6 +122,34 @@ TEST(PlanSpace, AFreedZeroStageKeepsTheScenariosOwn) {
   EXPECT_TRUE(own);
 }
 
+// The scenario's own micro-batch is tried beyond the search's cap of 16 (a user trial: 32 fitted, was faster, and was
+// never tried, nor said to be left out).
+TEST(PlanSpace, TheScenariosOwnMicroBatchIsTriedBeyondTheCap) {
+  Loaded l(tiny_scenario(R"({"global_batch": 64, "micro_batch": 32})"));
+  planner::PlanOptions opt;
+  opt.free = {"micro_batch"};
+  const auto p = scenario::plan_problem(l.s, opt, false);
+  bool own = false;
+  for (const auto& c : enumerate(p, 8))
+    own = own || c.micro_batch == 32;
+  EXPECT_TRUE(own);
+}
+
+// DualPipeV is searched with expert parallelism only, but a scenario that runs it at ep 1 keeps that layout when ep
+// is freed (a user trial: it fit, ranked about fifth, and was never generated).
+TEST(PlanSpace, TheScenariosOwnDualPipeVAtEpOneIsKept) {
+  const auto s =
+      scenario::load_scenario(std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/ci/mixtral-8x7b-32-h100-ep.json",
+                              {{"parallel.schedule", "\"dualpipev\""}, {"parallel.vpp", "2"}, {"parallel.ep", "1"}});
+  planner::PlanOptions opt;
+  opt.free = {"ep"};
+  const auto p = scenario::plan_problem(s, opt, false);
+  bool own = false;
+  for (const auto& c : enumerate(p, 8))
+    own = own || (c.schedule == parallel::Schedule::DualPipeV && c.ep == 1);
+  EXPECT_TRUE(own);
+}
+
 TEST(PlanSpace, DualPipeVIsTriedBesideInterleavingForMoeWithExpertParallelism) {
   // Two chunks per rank are run round robin or in DualPipe's V, the latter where its paired passes hide the
   // all-to-alls: an MoE model with ep > 1.
