@@ -244,20 +244,6 @@ void fit_with_model(Calibration& c, std::span<const Measurement> measurements,
     first_sim_ns = simulated(small, *first);
     const CallCostFit f = fit_call_costs(measured_ns(small), first_sim_ns, std::nullopt);
     launch = f.launch_ns;
-    // The host's issue time is a floor under every call it timed, whichever op: it cannot exceed the fastest call of
-    // these logs. A widest run whose small sizes are network latency fitted a 40 us "launch" over an 8-GPU log that
-    // measured 10 us, and predicted that log 4x slow (a user trial): the rest goes to that op's base cost below.
-    double fastest_ns = std::numeric_limits<double>::infinity();
-    for (const auto& g : groups)
-      if (g.ranks >= 2)
-        for (const auto& m : g.points)
-          if (m.bytes.n > 0) fastest_ns = std::min(fastest_ns, m.time.s * 1e9);
-    if (launch > fastest_ns) {
-      c.notes.push_back(describe(*first) + ": a launch floor of " + fmt(launch / 1e3) +
-                        " us would exceed the fastest call these logs measured (" + fmt(fastest_ns / 1e3) +
-                        " us); capped there, and the rest of its small-message time fitted as its base cost");
-      launch = fastest_ns;
-    }
     if (launch > 0) {
       c.latency.launch = sim::base::Time{static_cast<std::int64_t>(std::llround(launch))};
       c.latency_fitted.push_back("launch");
