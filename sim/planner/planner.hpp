@@ -225,6 +225,15 @@ std::string megatron_flags(const PlanProblem& problem, const parallel::ParallelC
 /// Indices of the points not dominated in (x, y), both minimised, ordered by x then y; of equal points the first.
 std::vector<int> pareto_front(const std::vector<std::pair<double, double>>& points);
 
+/// The planner's screen: indices (ascending) of the points that no other point beats by more than `x_margin` (a
+/// fraction) in x at no larger y; of equal points the first.
+std::vector<int> pareto_front_within(const std::vector<std::pair<double, double>>& points, double x_margin);
+
+/// The closed form's disagreement with the replay that the screen allows for: a point within 0.5% of a faster one at no
+/// smaller memory is kept for the replica stage (the fidelities agree within 3% on most points, docs/validation.md, and
+/// near-ties are where their order flips).
+inline constexpr double kScreenMargin = 0.005;
+
 /// The `trainsim plan --json` object (schema trainsim.plan/1): the first top_k candidates and the Pareto front.
 results::Json to_json(const PlanResult& r, int top_k);
 

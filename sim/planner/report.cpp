@@ -5,6 +5,7 @@
 #include "sim/parallel/megatron_flags.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 
 namespace sim::planner {
@@ -34,6 +35,28 @@ std::vector<int> pareto_front(const std::vector<std::pair<double, double>>& poin
     }
   }
   return front;
+}
+
+std::vector<int> pareto_front_within(const std::vector<std::pair<double, double>>& points, double x_margin) {
+  std::vector<int> order(points.size());
+  std::iota(order.begin(), order.end(), 0);
+  // By y, then x, then index: every point before one has no larger y, so it is dominated when the smallest x seen so
+  // far is below its own by the margin, or when the point before it is the same point (the first of equals stays).
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    const auto& pa = points[static_cast<std::size_t>(a)];
+    const auto& pb = points[static_cast<std::size_t>(b)];
+    return pa.second != pb.second ? pa.second < pb.second : pa.first < pb.first;
+  });
+  std::vector<int> kept;
+  double best_x = std::numeric_limits<double>::infinity();
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    const auto& p = points[static_cast<std::size_t>(order[k])];
+    const bool repeat = k > 0 && points[static_cast<std::size_t>(order[k - 1])] == p;
+    if (!repeat && !(best_x <= p.first * (1.0 - x_margin))) kept.push_back(order[k]);
+    best_x = std::min(best_x, p.first);
+  }
+  std::sort(kept.begin(), kept.end());
+  return kept;
 }
 
 namespace {
