@@ -139,6 +139,26 @@ bool nvls_applies(Op op, const Layout& l, const topology::Topology& topo) {
   return l.domains.size() == 1 ? l.domains.front().size() >= 2 : hierarchical_applies(l);
 }
 
+// NCCL's rings over the rails (collective.hpp): a ring in each domain carrying what does not cross it and, at the same
+// time, a ring across the domains on each of the k rails carrying 1 / k of `bytes`, the ring's bytes per link. Uneven,
+// a domain's ranks beyond its k exits forward every ring over NVLink: all of the bytes.
+void add_rings_over_rails(std::vector<PhaseSpec>& out, const Layout& l, std::int64_t k, base::Bytes bytes,
+                          std::int64_t steps, std::int64_t inter_steps) {
+  const auto m = static_cast<std::int64_t>(l.domains.size());
+  PhaseSpec intra{{}, l.even ? share(bytes, k - 1, k) : bytes, steps - inter_steps};
+  for (const auto& d : l.domains)
+    add_ring(intra.edges, d);
+  out.push_back(std::move(intra));
+  PhaseSpec inter{{}, share(bytes, 1, k), inter_steps, /*concurrent=*/true};
+  std::vector<GpuId> rail(static_cast<std::size_t>(m));
+  for (std::size_t j = 0; j < static_cast<std::size_t>(k); ++j) {
+    for (std::size_t d = 0; d < rail.size(); ++d)
+      rail[d] = l.domains[d][j];
+    add_ring(inter.edges, rail);
+  }
+  out.push_back(std::move(inter));
+}
+
 // The phases of one (op, concrete algorithm) on a group.
 std::vector<PhaseSpec> plan(Op op, Algorithm algorithm, std::span<const GpuId> group, const Layout& l, base::Bytes n,
                             const topology::Topology& topo) {
@@ -158,19 +178,7 @@ std::vector<PhaseSpec> plan(Op op, Algorithm algorithm, std::span<const GpuId> g
       // as its rings do: each rail carries n / k (a user trial: one NIC per domain gave 46 GB/s over two HGX H100
       // nodes, against all-gather's 367 on the same links). Within a domain each link carries the rest.
       if (const std::int64_t k = rails(l); k > 0) {
-        const auto m = static_cast<std::int64_t>(l.domains.size());
-        PhaseSpec intra{{}, l.even ? share(n, k - 1, k) : n, (p - 1) - (m - 1)};
-        for (const auto& d : l.domains)
-          add_ring(intra.edges, d);
-        out.push_back(std::move(intra));
-        PhaseSpec inter{{}, share(n, 1, k), m - 1, /*concurrent=*/true};
-        std::vector<GpuId> rail(static_cast<std::size_t>(m));
-        for (std::size_t j = 0; j < static_cast<std::size_t>(k); ++j) {
-          for (std::size_t d = 0; d < rail.size(); ++d)
-            rail[d] = l.domains[d][j];
-          add_ring(inter.edges, rail);
-        }
-        out.push_back(std::move(inter));
+        add_rings_over_rails(out, l, k, n, p - 1, static_cast<std::int64_t>(l.domains.size()) - 1);
         return out;
       }
       std::vector<GpuId> order = ring_order(l);
@@ -280,20 +288,7 @@ std::vector<PhaseSpec> plan(Op op, Algorithm algorithm, std::span<const GpuId> g
   const std::int64_t ring_steps = op == Op::AllReduce ? 2 * (p - 1) : p - 1;
   if (const std::int64_t k = rails(l); k > 0) {  // NCCL's rings over the rails (header): NVLink and rails at once
     const auto m = static_cast<std::int64_t>(l.domains.size());
-    const std::int64_t inter_steps = op == Op::AllReduce ? 2 * (m - 1) : m - 1;
-    // Uneven, a domain's ranks beyond its k exits forward every ring over NVLink: all of the ring bytes.
-    PhaseSpec intra{{}, l.even ? share(ring_bytes, k - 1, k) : ring_bytes, ring_steps - inter_steps};
-    for (const auto& d : l.domains)
-      add_ring(intra.edges, d);
-    out.push_back(std::move(intra));
-    PhaseSpec inter{{}, share(ring_bytes, 1, k), inter_steps, /*concurrent=*/true};
-    std::vector<GpuId> rail(static_cast<std::size_t>(m));
-    for (std::size_t j = 0; j < static_cast<std::size_t>(k); ++j) {
-      for (std::size_t d = 0; d < rail.size(); ++d)
-        rail[d] = l.domains[d][j];
-      add_ring(inter.edges, rail);
-    }
-    out.push_back(std::move(inter));
+    add_rings_over_rails(out, l, k, ring_bytes, ring_steps, op == Op::AllReduce ? 2 * (m - 1) : m - 1);
     return out;
   }
   PhaseSpec s{{}, ring_bytes, ring_steps};
