@@ -241,7 +241,15 @@ Recommendation recommend(const ReportInput& in) {
     // faster restarts nothing for checkpoint writes (a user trial: "faster detection and restart or more spares" where
     // those took 0.8% of the wall time and checkpointing 9.4%).
     const double recovery = (a.detection_s + a.restart_s) / wall;
-    const double nodes = (a.waiting_for_repair_s + a.degraded_s) / wall;
+    const double nodes = (a.waiting_for_repair_s + a.degraded_s + a.drain_s) / wall;
+    // Degraded running is fail-slow GPUs' as well as a shrunk job's; where the stragglers lose most of the GPU-hours,
+    // spares are not the lever (a review: "more spares" for a straggler-only failure model).
+    double straggler_h = 0, all_h = 0;
+    for (const auto& cause : r.causes) {
+      all_h += cause.lost_gpu_hours_mean;
+      if (cause.effect == "straggler") straggler_h += cause.lost_gpu_hours_mean;
+    }
+    const bool slow_gpus = all_h > 0 && straggler_h > 0.5 * all_h;
     const double checkpoints = ck_share + lost_share;
     std::string lever;
     if (checkpoints >= recovery && checkpoints >= nodes)
@@ -250,6 +258,10 @@ Recommendation recommend(const ReportInput& in) {
     else if (recovery >= nodes)
       lever = "detection and restarts take " + percent(recovery) +
               " of the wall time: faster detection and restart pay off first";
+    else if (slow_gpus)
+      lever = "running slowed by fail-slow GPUs and draining them take " + percent(nodes) +
+              " of the wall time: finding and draining stragglers sooner (reliability.detection.straggler) pays off "
+              "first";
     else
       lever = "waiting for repaired nodes and running shrunk take " + percent(nodes) +
               " of the wall time: more spares pay off first";

@@ -3,6 +3,7 @@
 #include "sim/base/exit_code.hpp"
 
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <exception>
 #include <iostream>
@@ -10,6 +11,9 @@
 
 int main(int argc, char** argv) {
   std::ios::sync_with_stdio(false);
+  // A reader that closes the pipe early: the write fails (EPIPE) and is reported below, as trainsim does, instead of
+  // a silent SIGPIPE kill (exit 141; a review).
+  std::signal(SIGPIPE, SIG_IGN);
   std::vector<std::string> args(argv + 1, argv + argc);
   int code = sim::base::kExitInternal;
   try {

@@ -224,7 +224,9 @@ Calibration calibrate(std::span<const Measurement> ms, const sim::hardware::Hard
           "all_reduce over nvlink: bus bandwidth " + fmt(ab->busbw.gbytes_per_s()) + " GB/s is " + fmt(fraction) +
           " of " + link.what +
           ", above what a ring reaches: NVLink SHARP's in-switch reduction; efficiency.nvlink kept at the "
-          "base profile's, and efficiency.nvls is fitted against the simulator");
+          "base profile's; efficiency.nvls is the NVLS fit's against the simulator where the fit runs NVLS "
+          "(--algorithm "
+          "auto or nvls), else the base profile's");
       continue;
     }
     // A fraction above 1 is outside the physical bound of the base profile: it is refused, never clamped, so that

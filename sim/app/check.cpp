@@ -149,7 +149,7 @@ struct Baseline {
 /// guessed), or "": check and validate refuse it alike.
 std::string unit_mismatch(const BaselineMetric& m, const std::string& path) {
   const std::string unit = unit_of(path);
-  if (m.unit.empty() || m.unit == unit) return "";
+  if (m.unit == unit) return "";  // "" is a plain number's unit, not "any" (a review: 3292.22 as step_time_s "")
   return "\"" + m.unit + "\" is not the unit of " + path + " (" +
          (unit.empty() ? "a plain number: write \"\"" : "write \"" + unit + "\"") + ")";
 }

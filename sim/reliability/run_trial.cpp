@@ -482,6 +482,9 @@ void Trial::decide() {
       can_shrink = plan_.job.dp - drop >= plan_.min_dp_replicas;
     }
     if (!can_shrink) {
+      // Not running: no replica count stands, and the next decide() compares its drop with none (a review: a stale
+      // count kept the shrink charged to a failure whose node was back).
+      missing_replicas_ = 0;
       record("waiting_for_repair", "");
       enter(Phase::Waiting, Time::max());
       return;

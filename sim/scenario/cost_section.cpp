@@ -37,10 +37,17 @@ void parse_cost(JsonReader& c, CostConfig& cost) {
   if (c.optional("deadline", t)) cost.deadline = t;
   if (c.optional("budget", m, base::Sign::Positive) && at_most(c, "budget", m, 1e15, "for the run")) cost.budget = m;
   // A price with a unit the strict reader does not know ("0.08 USD/kWh"): read the text, parse it here.
-  auto unit_price = [](JsonReader& r, std::string_view key, auto parse, double& out) {
+  // Each within bounds far beyond any real one, so that no cost overflows to infinity (a review: 1e306 USD/kWh, or an
+  // amortisation of 1e-300 years, gave null costs and exit 0).
+  auto unit_price = [](JsonReader& r, std::string_view key, auto parse, double& out, double lo, double hi,
+                       const char* range) {
     std::string text;
     if (!r.optional(key, text)) return;
     if (auto p = parse(text)) {
+      if (*p.value < lo || *p.value > hi) {
+        r.error(key, "\"" + text + "\" is out of range: " + range);
+        return;
+      }
       out = *p.value;
     } else {
       r.error(key, p.error);
@@ -49,7 +56,8 @@ void parse_cost(JsonReader& c, CostConfig& cost) {
   if (auto o = c.optional_object("owned")) {
     if (o->required("node_price", m, base::Sign::Positive) && at_most(*o, "node_price", m, 1e12, "per node"))
       cost.owned.node_price = m;
-    unit_price(*o, "amortisation", cost::parse_years, cost.owned.amortisation_years);
+    unit_price(*o, "amortisation", cost::parse_years, cost.owned.amortisation_years, 1.0 / 365.25, 1000.0,
+               "from 1 day to 1000 years");
     if (o->optional_fraction("utilisation", cost.owned.utilisation) && cost.owned.utilisation <= 0)
       o->error("utilisation", "must be greater than zero");
     o->finish();
@@ -62,14 +70,15 @@ void parse_cost(JsonReader& c, CostConfig& cost) {
   cost.energy.billed = cost.pricing == cost::Pricing::Owned;  // a rented GPU-hour includes power
   if (auto e = c.optional_object("energy")) {
     e->optional("pue", cost.energy.pue, Range::between(1.0, 3.0));
-    unit_price(*e, "price", cost::parse_energy_price, cost.energy.usd_per_kwh);
+    unit_price(*e, "price", cost::parse_energy_price, cost.energy.usd_per_kwh, 0.0, 1e6, "at most 1e6 USD/kWh");
     e->optional_fraction("idle_fraction", cost.energy.idle_fraction);
     e->optional("node_power", cost.energy.node_power);
     e->optional("billed", cost.energy.billed);
     e->finish();
   }
   if (auto st = c.optional_object("storage")) {
-    unit_price(*st, "price", cost::parse_storage_price, cost.storage.usd_per_gb_month);
+    unit_price(*st, "price", cost::parse_storage_price, cost.storage.usd_per_gb_month, 0.0, 1e6,
+               "at most 1e6 USD/GB-month");
     st->optional("checkpoints_kept", cost.storage.checkpoints_kept, Range::between(0, 1'000'000));
     st->finish();
   }

@@ -313,6 +313,9 @@ TEST_F(Check, BadBaselineFilesExitTwo) {
       "/metrics/mfu/rtol: missing required field \"rtol\"");
   bad(R"({"schema": "trainsim.baseline/1", "scenario": "check-test", "metrics": {"mfu": {"value": 0.5, "rtol": 0.01, "atol": 0, "direction": "higher_is_better"}}})",
       "/metrics/mfu/unit: missing required field \"unit\"");
+  // "" is a plain number's unit, not "any": a time in ms written as "" passed as a 99.9% improvement (a review).
+  bad(R"({"schema": "trainsim.baseline/1", "scenario": "check-test", "metrics": {"step_time_s": {"value": 3292.2, "unit": "", "rtol": 0.01, "atol": 0, "direction": "lower_is_better"}}})",
+      "/metrics/step_time_s/unit");
   bad(R"({"schema": "trainsim.baseline/1", "scenario": "check-test", "metrics": {"step_time_s": {"value": 2, "atol": 1e308, "unit": "s", "rtol": 0.01, "direction": "lower_is_better"}}})",
       "/metrics/step_time_s/atol: 1e+308 is more than 10x the value");
   // validate refuses what check would, without a result to compare with (found by a user trial: it passed both).

@@ -351,23 +351,27 @@ TEST_P(CostScenarioBadInput, ExitsTwoNamingFileAndPath) {
 
 INSTANTIATE_TEST_SUITE_P(
     Cases, CostScenarioBadInput,
-    ::testing::Values(BadCost{R"({"gpu_hour": "2.50 USD", "energy": {"pu": 1.2}})", "/cost/energy",
-                              "unknown key \"pu\""},
-                      BadCost{R"({"gpu_hour": "2.50 USD", "prcing": "owned"})", "/cost", "unknown key \"prcing\""},
-                      BadCost{R"({"energy": {"price": "0.08"}})", "/cost/energy/price", "has no unit"},
-                      BadCost{R"({"gpu_hour": "2.50"})", "/cost/gpu_hour", "no unit"},
-                      BadCost{R"({"gpu_hour": "-2.50 USD"})", "/cost/gpu_hour", "must be greater than zero"},
-                      BadCost{R"({"storage": {"price": "-0.02 USD/GB-month"}})", "/cost/storage/price", "negative"},
-                      BadCost{R"({"pricing": "owned"})", "/cost/owned", "needs \"owned\""},
-                      BadCost{R"({"owned": {"node_price": "300K USD"}})", "/cost/owned", "only with"},
-                      BadCost{R"({"pricing": "owned", "owned": {"node_price": "300K USD", "amortisation": "4"}})",
-                              "/cost/owned/amortisation", "not a period"},
-                      BadCost{R"({"energy": {"pue": 0.9}})", "/cost/energy/pue", ""},
-                      // Prices that would overflow every cost to infinity (a user trial: null costs, exit 0).
-                      BadCost{R"({"gpu_hour": "1e306 USD"})", "/cost/gpu_hour", "out of range"},
-                      BadCost{R"({"budget": "1e300 USD"})", "/cost/budget", "out of range"},
-                      BadCost{R"({"pricing": "owned", "owned": {"node_price": "1e200 USD"}})", "/cost/owned/node_price",
-                              "out of range"}));
+    ::testing::Values(
+        BadCost{R"({"gpu_hour": "2.50 USD", "energy": {"pu": 1.2}})", "/cost/energy", "unknown key \"pu\""},
+        BadCost{R"({"gpu_hour": "2.50 USD", "prcing": "owned"})", "/cost", "unknown key \"prcing\""},
+        BadCost{R"({"energy": {"price": "0.08"}})", "/cost/energy/price", "has no unit"},
+        BadCost{R"({"gpu_hour": "2.50"})", "/cost/gpu_hour", "no unit"},
+        BadCost{R"({"gpu_hour": "-2.50 USD"})", "/cost/gpu_hour", "must be greater than zero"},
+        BadCost{R"({"storage": {"price": "-0.02 USD/GB-month"}})", "/cost/storage/price", "negative"},
+        BadCost{R"({"pricing": "owned"})", "/cost/owned", "needs \"owned\""},
+        BadCost{R"({"owned": {"node_price": "300K USD"}})", "/cost/owned", "only with"},
+        BadCost{R"({"pricing": "owned", "owned": {"node_price": "300K USD", "amortisation": "4"}})",
+                "/cost/owned/amortisation", "not a period"},
+        BadCost{R"({"energy": {"pue": 0.9}})", "/cost/energy/pue", ""},
+        // Prices that would overflow every cost to infinity (a user trial: null costs, exit 0).
+        BadCost{R"({"gpu_hour": "1e306 USD"})", "/cost/gpu_hour", "out of range"},
+        BadCost{R"({"budget": "1e300 USD"})", "/cost/budget", "out of range"},
+        BadCost{R"({"pricing": "owned", "owned": {"node_price": "1e200 USD"}})", "/cost/owned/node_price",
+                "out of range"},
+        BadCost{R"({"energy": {"price": "1e306 USD/kWh", "billed": true}})", "/cost/energy/price", "out of range"},
+        BadCost{R"({"storage": {"price": "1e306 USD/GB-month"}})", "/cost/storage/price", "out of range"},
+        BadCost{R"({"pricing": "owned", "owned": {"node_price": "300K USD", "amortisation": "1e-300 y"}})",
+                "/cost/owned/amortisation", "out of range"}));
 
 // The kept checkpoints are stored at the checkpoint's own bytes (weights and optimizer states in the scenario's
 // dtypes), not 14 bytes per parameter whatever they are (a user trial: master_weights "none" wrote 6 bytes per

@@ -436,6 +436,12 @@ TEST(ReportRecommendation, FailuresAdviceFollowsWhereTheTimeGoes) {
   a.waiting_for_repair_s = 0.06 * a.wall_s;
   EXPECT_NE(recommend(in).action.find("more spares pay off first"), std::string::npos) << recommend(in).action;
   EXPECT_NE(recommend(in).action.find("the costliest cause is faulty_gpu"), std::string::npos) << recommend(in).action;
+  // Degraded running lost mostly to fail-slow GPUs: spares are not the lever (a review).
+  a.waiting_for_repair_s = 0;
+  a.degraded_s = 0.06 * a.wall_s;
+  in.run.causes = {{"slow_gpu", "straggler", 5, 5000}, {"faulty_gpu", "crash", 2, 300}};
+  EXPECT_NE(recommend(in).action.find("reliability.detection.straggler"), std::string::npos) << recommend(in).action;
+  EXPECT_EQ(recommend(in).action.find("more spares"), std::string::npos) << recommend(in).action;
 }
 
 TEST(ReportHtml, TheCheckpointsRowNamesDalysOptimumBesideAGivenInterval) {
