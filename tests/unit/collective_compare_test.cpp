@@ -207,6 +207,36 @@ TEST(CollectiveFitWithModel, OneProcessDrivingFourGpusLeavesALaunchFloorThatPred
   EXPECT_TRUE(cmp.sizes.front().launch_bound) << "8 B: the host's issue time";
 }
 
+// An all-gather on one node (10 us at small sizes: the host's issue time) beside an all-reduce over four nodes (about
+// 40 us: network latency, a fixed cost of that op). The widest run's floor was taken as the launch, 40 us, which
+// predicted the one-node log 4x slow (a user trial): the launch is capped at the fastest call measured on one host,
+// and the all-reduce's rest is its base cost.
+TEST(CollectiveFitWithModel, ALaunchFloorDoesNotExceedTheFastestCallOnOneHost) {
+  const auto base = sim::scenario::load_hardware("h100-sxm5-80gb");
+  // The trial's logs, alpha-beta: t = 10 us + n / 300 GB/s on one node, t = 40 us + n / 100 GB/s over four.
+  std::vector<Measurement> ms;
+  for (const auto& [op, nodes, alpha_us, gbps] :
+       {std::tuple{CollectiveOp::AllGather, 1, 10.0, 300.0}, std::tuple{CollectiveOp::AllReduce, 4, 40.0, 100.0}}) {
+    for (std::int64_t n = 8; n <= (std::int64_t{1} << 30); n *= 4) {
+      Measurement m;
+      m.kind = Kind::Collective;
+      m.collective = op;
+      m.scope = nodes > 1 ? Scope::Network : Scope::Nvlink;
+      m.ranks = 8 * nodes;
+      m.nodes = nodes;
+      m.bytes = Bytes{n};
+      m.time = sim::base::Duration{alpha_us * 1e-6 + static_cast<double>(n) / (gbps * 1e9)};
+      ms.push_back(m);
+    }
+  }
+  Calibration c = calibrate::fit::calibrate(ms, base, {"synthetic"});
+  fit_with_model(c, ms, base, cluster_of("h100-sxm5-80gb"));
+  EXPECT_LE(static_cast<double>(c.latency.launch.ns), 10'000 + 8 / 300.0 + 1)
+      << "a floor under every call one host measured";
+  EXPECT_TRUE(std::any_of(c.notes.begin(), c.notes.end(),
+                          [](const std::string& n) { return n.find("capped there") != std::string::npos; }));
+}
+
 // Two hosts of 8 H100s, measured with NCCL_ALGO=Ring at a NIC efficiency of 0.55: run as trainsim's auto, the same
 // all-reduce is NVLS-tree, bound by the switches, and says nothing of the NICs (efficiency kept, with a note); fitted
 // with the algorithm the run used, the efficiency is found again.
