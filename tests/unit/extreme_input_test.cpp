@@ -170,10 +170,10 @@ TEST(ExtremeInput, ZeroFailureRatesMeanNoInterruptionsAndNoCheckpointsWhenAuto) 
   EXPECT_TRUE(j.at("checkpoint").at("optimum_interval_s").is_null());
   EXPECT_TRUE(j.at("checkpoint").at("interval_s").is_null());
   EXPECT_TRUE(j.at("checkpoint").at("interval_steps").is_null());
-  expect_all_finite(j, "run",
-                    {"job_mtbf_h", "never_finished/reason", "cost_per_failure_usd", "sample_trial",
-                     "checkpoint/optimum_interval_s", "checkpoint/wall_vs_optimum", "checkpoint/interval_s",
-                     "checkpoint/interval_steps"});
+  expect_all_finite(
+      j, "run",
+      {"job_mtbf_h", "never_finished/reason", "cost_per_failure_usd", "sample_trial", "checkpoint/optimum_interval_s",
+       "checkpoint/wall_vs_optimum", "checkpoint/interval_s", "checkpoint/interval_steps"});
 }
 
 TEST(ExtremeInput, ZeroFailureRatesWithFixedCheckpointsLoseOnlyTheCheckpointOverhead) {
