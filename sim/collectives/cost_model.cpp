@@ -407,10 +407,12 @@ base::Time CollectiveCostModel::direct_time(Op op, std::span<const GpuId> group,
     load_layout();
     if (domains_ >= 2 && fewest_ >= 2) {  // the chains over the rails, as collective.cpp's plan() lays them out
       const std::int64_t k = fewest_, m = domains_;
-      const PhaseCost a =
-          cost_of(intra_rings(even_ ? share(n, k - 1, k) : n, std::int64_t{p} - 1 - (m - 1)), identity_terms());
-      const PhaseCost b = cost_of(inter_rings(share(n, 1, k), m - 1), identity_terms());
-      return add_concurrent(base::Time::zero(), a.latency, a.transfer, b.latency, b.transfer);
+      Program prog;
+      prog.phases[0] = intra_rings(even_ ? share(n, k - 1, k) : n, std::int64_t{p} - 1 - (m - 1));
+      prog.phases[1] = inter_rings(share(n, 1, k), m - 1);
+      prog.count = 2;
+      prog.concurrent = true;
+      return run(prog, identity_terms());
     }
     const auto root_node = std::lower_bound(by_id.begin(), by_id.end(), group.front()) - by_id.begin();
     const auto root = static_cast<int>(std::find(ring_.begin(), ring_.end(), root_node) - ring_.begin());
