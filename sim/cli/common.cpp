@@ -46,12 +46,6 @@ std::optional<std::string> moe_routing_note(const scenario::Scenario& s) {
 std::vector<std::string> scenario_notes(const scenario::Scenario& s) {
   std::vector<std::string> notes;
   if (auto n = moe_routing_note(s)) notes.push_back(*n);
-  // A user trial: fp32 and tf32 changed the GEMM rate only, so an fp32 layout "fitted" at a bf16 layout's memory.
-  if (s.training.dtype == hardware::Dtype::Fp32 || s.training.dtype == hardware::Dtype::Tf32)
-    notes.push_back(std::string("training.dtype \"") + hardware::to_string(s.training.dtype) +
-                    "\" sets the GEMM rate only: weights, gradients, activations and communication are counted at "
-                    "a 16-bit layout's 2 bytes, so memory and communication are underestimated (about twice the "
-                    "activations and tensor-parallel traffic in fp32)");
   // A rent beside owned pricing is not read (a user trial: gpu_hour "9 USD" changed nothing): said, not refused, so
   // that --set cost.pricing=owned still works on a scenario written for rent.
   if (s.cost.pricing == cost::Pricing::Owned && s.cost.rent_given)

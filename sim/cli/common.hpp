@@ -131,7 +131,7 @@ std::string megatron_flags_line(const std::string& flags, parallel::Schedule sch
 void print_step(const results::StepResult& r, const scenario::Scenario& s, const execution::StepInputs& in,
                 std::ostream& out);
 /// The notes step and run print and the report shows about what a scenario's numbers leave out: MoE routing taken as
-/// balanced; fp32/tf32 counted with 16-bit tensors; a profile's call costs not added to the step.
+/// balanced; a profile's call costs not added to the step.
 std::vector<std::string> scenario_notes(const scenario::Scenario& s);
 /// Rented pricing without a price (a hardware profile with none, cost.gpu_hour not given): what the run's costs
 /// then are (a user trial: plan --objective cost ranked on storage alone, run printed 0.00 USD/h without a word).

@@ -28,6 +28,10 @@ inline double optimizer_bytes_per_param(bool fp32_main_grads, double state_bytes
 inline double grad_bytes(bool fp32_main_grads) {
   return fp32_main_grads ? 4.0 : 2.0;
 }
-constexpr double kParamBytes = 2.0;
+/// Weight bytes on the wire (ZeRO-3 / FSDP gathers, the distributed optimizer's parameter all-gather): the
+/// parameters' dtype, 16-bit in mixed precision, fp32 in fp32 / tf32 training (hardware::tensor_bytes).
+inline double param_bytes(hardware::Dtype training_dtype) {
+  return hardware::tensor_bytes(training_dtype);
+}
 
 }  // namespace sim::execution

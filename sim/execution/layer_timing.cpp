@@ -28,6 +28,7 @@ workload::LayerShape layer_shape(const StepInputs& in) {
   shape.fp8 = in.dtype == hardware::Dtype::Fp8 || in.dtype == hardware::Dtype::Fp4 ? in.fp8_scaling
                                                                                    : workload::Fp8Scaling::None;
   shape.moe_dispatch_fp8 = in.parallel.moe_dispatch_fp8 && shape.fp8 != workload::Fp8Scaling::None;
+  shape.act_bytes = hardware::tensor_bytes(in.dtype);  // a function of dtype, which the layer cache's key holds
   return shape;
 }
 

@@ -227,14 +227,16 @@ StepPlan Planner::build() {
   const std::uint16_t reduce_label = label(kReduceLabel);
   auto gather_time_dense = [&](double params) {
     if (shard_group().size() < 2) return Time::zero();
-    return collective(collectives::Op::AllGather, shard_group(), params * kParamBytes, siblings_of(shard_group()));
+    return collective(collectives::Op::AllGather, shard_group(), params * param_bytes(in_.dtype),
+                      siblings_of(shard_group()));
   };
   auto gather_time = [&](double params, double expert) {
     if (!zero3) return Time::zero();
     if (expert_groups && expert > 0) {
-      const Time experts = edp_group().size() < 2 ? Time::zero()
-                                                  : collective(collectives::Op::AllGather, edp_group(),
-                                                               expert * kParamBytes, siblings_of(edp_group()));
+      const Time experts = edp_group().size() < 2
+                               ? Time::zero()
+                               : collective(collectives::Op::AllGather, edp_group(), expert * param_bytes(in_.dtype),
+                                            siblings_of(edp_group()));
       return gather_time_dense(params - expert) + experts;
     }
     return gather_time_dense(params);
@@ -479,8 +481,8 @@ StepPlan Planner::build() {
     if (gather_after) {
       st.param_gather = gather_time_dense(st.params_local - own_experts);
       if (own_experts > 0 && edp_group().size() > 1)
-        st.param_gather +=
-            collective(collectives::Op::AllGather, edp_group(), own_experts * kParamBytes, siblings_of(edp_group()));
+        st.param_gather += collective(collectives::Op::AllGather, edp_group(), own_experts * param_bytes(in_.dtype),
+                                      siblings_of(edp_group()));
     }
     if (gather_after && in_.parallel.overlap_param_gather && !st.buckets.empty()) {
       // --overlap-param-gather (Megatron-Core DistributedDataParallel: the all-gathers are issued bucket by bucket, a
@@ -496,7 +498,8 @@ StepPlan Planner::build() {
       st.param_gather = std::max(first_bucket, st.param_gather > forward ? st.param_gather - forward : Time::zero());
     }
     st.param_gather_bytes =
-        gather_after ? Bytes{static_cast<std::int64_t>(std::llround(st.params_local * kParamBytes))} : Bytes{};
+        gather_after ? Bytes{static_cast<std::int64_t>(std::llround(st.params_local * param_bytes(in_.dtype)))}
+                     : Bytes{};
     built.push_back({first, last, dp_group, &rt, layers, v, recomputed_layers - recomputed_before});
   }
   if (L.v_shape) {  // built in model order; kept as StepPlan::stage() reads them, chunk * pp + rank
@@ -511,7 +514,8 @@ StepPlan Planner::build() {
   if (L.pp > 1) {
     const int a = placement_.gpu(0, 0, 0, 0);
     const int b = placement_.gpu(0, 0, 0, 1);
-    const double bytes = static_cast<double>(L.micro_batch) * in_.seq_len / L.cp * model_.hidden * 2.0 / L.tp;
+    const double bytes = static_cast<double>(L.micro_batch) * in_.seq_len / L.cp * model_.hidden *
+                         hardware::tensor_bytes(in_.dtype) / L.tp;
     const std::array<topology::GpuId, 2> pair{a, b};
     plan.p2p = cost_model_.time(collectives::Op::SendRecv, collectives::Algorithm::Auto, pair,
                                 Bytes{static_cast<std::int64_t>(bytes)});

@@ -17,6 +17,12 @@ enum class Dtype { Fp32, Tf32, Bf16, Fp16, Fp8, Fp4 };
 inline constexpr std::array kAllDtypes{Dtype::Fp32, Dtype::Tf32, Dtype::Bf16, Dtype::Fp16, Dtype::Fp8, Dtype::Fp4};
 const char* to_string(Dtype d);
 std::optional<Dtype> dtype_from_string(std::string_view s);
+/// Bytes per element of the weights and activations a step of this training dtype stores and moves: 4 for fp32 and
+/// tf32 (TF32 is a tensor-core mode over fp32 tensors: NVIDIA A100 Tensor Core GPU Architecture whitepaper, "TF32"),
+/// 2 otherwise (bf16 and fp16; FP8 and FP4 training keep 16-bit weights and activations and cast per GEMM).
+inline double tensor_bytes(Dtype d) {
+  return d == Dtype::Fp32 || d == Dtype::Tf32 ? 4.0 : 2.0;
+}
 
 struct GpuSpec {
   std::string model;

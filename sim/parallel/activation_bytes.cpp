@@ -24,7 +24,7 @@ double gradient_working_bytes(const ModelSpec& m, const ActivationShape& a) {
     f = m.moe->ffn_hidden / etp;
   }
   const double inner = m.gated() ? 2 * f : f;
-  return kBf16 * tokens * std::max(f + inner, inner + static_cast<double>(m.hidden));
+  return a.element_bytes * tokens * std::max(f + inner, inner + static_cast<double>(m.hidden));
 }
 
 }  // namespace activation_bytes
@@ -38,10 +38,11 @@ using workload::ModelSpec;
 /// Activation bytes of one MLP block's inner tensors for `tokens` tokens of inner size f on one TP rank:
 /// GELU stores its input and output (Korthikanti: 2 x 2sbf/t = 16sbh/t for f = 4h); SwiGLU stores the gate and up
 /// projections it multiplies (2 x 2sbf/t) and their product, the down projection's input (2sbf/t). With FP8
-/// activations the down projection's input is kept in FP8 (1 byte; MemoryOptions::fp8_activations).
-double mlp_inner_bytes(const ModelSpec& m, double tokens, double f, double t, bool fp8 = false) {
-  const double per_matrix = kBf16 * tokens * f / t;
-  const double down_input = (fp8 ? kFp8 : kBf16) * tokens * f / t;
+/// activations the down projection's input is kept in FP8 (1 byte; MemoryOptions::fp8_activations). `elem`: bytes
+/// per element (ActivationShape::element_bytes).
+double mlp_inner_bytes(const ModelSpec& m, double tokens, double f, double t, double elem, bool fp8 = false) {
+  const double per_matrix = elem * tokens * f / t;
+  const double down_input = (fp8 ? kFp8 : elem) * tokens * f / t;
   return (m.gated() ? 2 * per_matrix : per_matrix) + down_input;
 }
 
@@ -55,7 +56,7 @@ double score_bytes(const ModelSpec& m, const ActivationShape& a) {
   const double s_q = static_cast<double>(a.seq_len) / a.cp;
   if (a.flash_attention) return kFp32 * heads * s_q * b;
   const double s_k = a.seq_len;
-  const double per_element = kBf16 + (a.attention_dropout ? kMask + kBf16 : 0.0);
+  const double per_element = a.element_bytes + (a.attention_dropout ? kMask + a.element_bytes : 0.0);
   return per_element * heads * s_q * s_k * b;
 }
 
@@ -80,16 +81,18 @@ MoeParts moe_parts(const ModelSpec& m, const ActivationShape& a, double sigma) {
   const double etp = a.expert_tp > 0 ? a.expert_tp : t;
   // The busiest expert-parallel rank receives moe_imbalance times the mean (MemoryOptions::moe_imbalance).
   const double routed = s * b * e.top_k * etp / t * a.moe_imbalance;
-  const double in_bytes = a.fp8_activations ? kFp8 : kBf16;  // the experts' first GEMM input
+  const double in_bytes = a.fp8_activations ? kFp8 : a.element_bytes;  // the experts' first GEMM input
   MoeParts p;
   p.routing = kFp32 * s * b * e.experts * sigma;  // router probabilities (fp32: assumption)
   // The dispatched expert inputs. Not the expert outputs: Megatron-Core 0.13's "memory efficient token permutation
   // by moving the probs multiplication from unpermutation to activation function of GroupedMLP" (Megatron-LM
   // megatron/core/transformer/moe/README.md, What's New) leaves the combine nothing to save.
   p.routing += in_bytes * routed * h;
-  p.experts = mlp_inner_bytes(m, routed, e.ffn_hidden, etp, a.fp8_activations);  // routed experts' inner tensors
-  p.expert_act = (a.fp8_activations ? kFp8 : kBf16) * routed * e.ffn_hidden / etp;
-  p.shared = mlp_inner_bytes(m, s * b, m.shared_expert_ffn(), t, a.fp8_activations);  // shared experts see all
+  p.experts = mlp_inner_bytes(m, routed, e.ffn_hidden, etp, a.element_bytes,
+                              a.fp8_activations);  // routed experts' inner tensors
+  p.expert_act = (a.fp8_activations ? kFp8 : a.element_bytes) * routed * e.ffn_hidden / etp;
+  p.shared = mlp_inner_bytes(m, s * b, m.shared_expert_ffn(), t, a.element_bytes,
+                             a.fp8_activations);  // shared experts see all
   return p;
 }
 
@@ -120,11 +123,12 @@ LayerParts layer_parts(const ModelSpec& m, const ActivationShape& a) {
   const double kv = static_cast<double>(kv_heads_per_rank(m, a.tp)) * m.head_dim();
   const double mask = a.dropout ? kMask : 0.0;
   const bool moe = m.moe && a.moe_layer;
+  const double elem = a.element_bytes;  // a stored activation element: 2 bytes, 4 in fp32 training
 
   LayerParts p;
   // Attention block (Korthikanti: 11sbh + 5as^2b).
-  p.input = kBf16 * sbh * sigma;                            // input norm's input
-  const double gemm_in = a.fp8_activations ? kFp8 : kBf16;  // what a linear layer saves of its input
+  p.input = elem * sbh * sigma;                            // input norm's input
+  const double gemm_in = a.fp8_activations ? kFp8 : elem;  // what a linear layer saves of its input
   // The QKV projection's input; whole with DTensor tensor parallelism (MemoryOptions::sp_gathered_inputs).
   const double norm_share = a.sp_gathered_inputs ? 1.0 : sigma;
   p.norm_out = gemm_in * sbh * norm_share;
@@ -134,24 +138,24 @@ LayerParts layer_parts(const ModelSpec& m, const ActivationShape& a) {
     // values, split over t (what mla_up_proj recomputes); the attention output, heads * v_head_dim / t.
     const auto& l = *m.mla;
     const double heads = static_cast<double>(m.heads) / t;
-    p.fixed += kBf16 * s * b * (l.q_lora_rank + l.kv_lora_rank + l.qk_rope_head_dim);
-    p.mla_up = kBf16 * s * b * heads * (2.0 * m.head_dim() + l.v_head_dim);
+    p.fixed += elem * s * b * (l.q_lora_rank + l.kv_lora_rank + l.qk_rope_head_dim);
+    p.mla_up = elem * s * b * heads * (2.0 * m.head_dim() + l.v_head_dim);
     p.fixed += gemm_in * s * b * heads * l.v_head_dim;
   } else {
-    p.fixed = kBf16 * sbq / t;          // Q
-    p.fixed += 2 * kBf16 * s * b * kv;  // K and V (GQA: kv_heads * head_dim wide)
-    p.fixed += gemm_in * sbq / t;       // attention output: the output projection's input
+    p.fixed = elem * sbq / t;          // Q
+    p.fixed += 2 * elem * s * b * kv;  // K and V (GQA: kv_heads * head_dim wide)
+    p.fixed += gemm_in * sbq / t;      // attention output: the output projection's input
   }
   p.scores = score_bytes(m, a);   // scores / softmax, or the fused kernel's statistics
   p.fixed += mask * sbh * sigma;  // attention-block dropout mask
   // MLP block (Korthikanti: 19sbh for GELU with f = 4h).
-  p.fixed += kBf16 * sbh * sigma;  // post-attention norm's input
+  p.fixed += elem * sbh * sigma;  // post-attention norm's input
   // The router's, shared experts' or first MLP projection's input (the norm's output).
   p.norm_out += gemm_in * sbh * norm_share;
   if (moe) {
     p.moe = moe_parts(m, a, sigma);
   } else {
-    p.mlp = mlp_inner_bytes(m, s * b, m.dense_ffn(), t, a.fp8_activations);
+    p.mlp = mlp_inner_bytes(m, s * b, m.dense_ffn(), t, a.element_bytes, a.fp8_activations);
     p.mlp_act = gemm_in * s * b * m.dense_ffn() / t;
   }
   p.fixed += mask * sbh * sigma;  // MLP dropout mask
@@ -200,8 +204,9 @@ double layer_activation_bytes(const ModelSpec& model, const ActivationShape& sha
       const double s = static_cast<double>(shape.seq_len) / shape.cp, b = shape.micro_batch;
       const double t = shape.tp, h = model.hidden;
       const double kv = static_cast<double>(kv_heads_per_rank(model, shape.tp)) * model.head_dim();
-      const double tp_outputs = t > 1 ? 2 * kBf16 * s * b * h / t : 0.0;
-      return parts.input + kBf16 * s * b * (2 * model.q_width() / t + kv + model.dense_ffn() / t + h) + parts.scores +
+      const double e = shape.element_bytes;
+      const double tp_outputs = t > 1 ? 2 * e * s * b * h / t : 0.0;
+      return parts.input + e * s * b * (2 * model.q_width() / t + kv + model.dense_ffn() / t + h) + parts.scores +
              tp_outputs;
     }
     case Recompute::None:

@@ -19,17 +19,18 @@ namespace sim::parallel {
 //   cp x 2q on the last CP rank, whose steps all attend to whole query chunks; the backward holds two buffers of
 //   packed keys, values and their gradients (2 x 2 x 2 x 2kv) and dq (2q).
 double cp_exchange_bytes(const workload::ModelSpec& model, const Layout& layout, CpCommType type, double tokens,
-                         double kv_heads) {
+                         double kv_heads, double element_bytes) {
   if (layout.cp <= 1) return 0;
-  constexpr double kBf16 = 2, kFp32 = 4;
+  const double elem = element_bytes;  // the 16-bit tensors above (bf16): 4 bytes in fp32 training
+  constexpr double kFp32 = 4;
   // Keys, queries and their gradients at the query/key width; values and the outputs at the value width (MLA's
   // v_head_dim: DeepSeek-V2/V3's 128 beside 192).
   const double d = model.head_dim(), dv = model.value_head_dim();
   const double q = tokens * model.heads / layout.tp * d, out = tokens * model.heads / layout.tp * dv;
   const double kv = tokens * kv_heads * (d + dv);  // keys and values together
   const double cp = layout.cp;
-  return type == CpCommType::AllGather ? kBf16 * cp * kv + kFp32 * (q + kv) + 2 * kFp32 * kv + kBf16 * kv
-                                       : std::max(kBf16 * cp * (kv + out), kBf16 * (2 * 2 * kv + q));
+  return type == CpCommType::AllGather ? elem * cp * kv + kFp32 * (q + kv) + 2 * kFp32 * kv + elem * kv
+                                       : std::max(elem * cp * (kv + out), elem * (2 * 2 * kv + q));
 }
 
 }  // namespace sim::parallel

@@ -201,6 +201,7 @@ RankInvariants rank_invariants(const ModelSpec& model, const Layout& layout, con
   shape.expert_tp = layout.expert_tp;
   shape.moe_imbalance = options.moe_load(layout.ep);
   shape.sp_gathered_inputs = options.sp_gathered_inputs;
+  shape.element_bytes = options.element_bytes;
   inv.bytes = kind_bytes(model, config, shape);
   return inv;
 }
@@ -282,8 +283,11 @@ MemoryBreakdown memory_on_rank(const ModelSpec& model, const Layout& layout, con
   // and an 8-byte optimizer where nothing else holds 16-bit weights (ZeRO-3's shards, or no sharding at all); no fp32
   // copy at all (pure 16-bit training) 2-byte weights and gradients and a 4-byte optimizer.
   using MW = MemoryOptions::MasterWeights;
-  const bool fp32_params = options.master_weights == MW::Params && (zero3 || !sharded_optimizer);
-  const bool pure_16bit = options.master_weights == MW::None;
+  // fp32 / tf32 training (MemoryOptions::element_bytes 4): the fp32 parameters are the master however they are
+  // sharded, with no 16-bit copy.
+  const bool fp32_training = options.element_bytes > 2;
+  const bool fp32_params = fp32_training || (options.master_weights == MW::Params && (zero3 || !sharded_optimizer));
+  const bool pure_16bit = options.master_weights == MW::None && !fp32_training;
   double weights = sharded(fp32_params ? kFp32 : kBf16, zero3);
   // FP8 copies of the transformer layers' GEMM weights and their transposes (memory.hpp), of the layers this GPU
   // holds unsharded (with ZeRO-3 only the gathered units, counted with the buffers).
@@ -338,6 +342,7 @@ MemoryBreakdown memory_on_rank(const ModelSpec& model, const Layout& layout, con
   const double t = layout.tp;
   const double sigma = shape.sequence_parallel ? 1.0 / t : 1.0;
   const double sbh = s * b * h;
+  const double e = options.element_bytes;  // a 16-bit tensor's element: 4 bytes in fp32 training
   double buffers = static_cast<double>(options.runtime_reserve.n);
   // Korthikanti Sec. 4.3, input embedding: its dropout mask, sbh (over t with SP), per micro-batch in flight.
   if (pipeline_rank == 0 && shape.dropout) buffers += kMask * sbh * sigma * held.front();
@@ -365,15 +370,15 @@ MemoryBreakdown memory_on_rank(const ModelSpec& model, const Layout& layout, con
     // which needs the output projection's input and the logits' gradient, 2sbh + 2sbV/t; the softmax is freed by the
     // B pass, so one micro-batch at a time holds the loss's buffers.
     const int loss_live = config.schedule == Schedule::ZeroBubbleH1 ? std::min(in_flight, 1) : in_flight;
-    const double w_pending = kBf16 * sbh * sigma + kBf16 * logit_count;
-    loss = ((2 * kBf16 * sbh * sigma + per_logit * logit_count) * loss_live + w_pending * (in_flight - loss_live)) *
+    const double w_pending = e * sbh * sigma + e * logit_count;
+    loss = ((2 * e * sbh * sigma + per_logit * logit_count) * loss_live + w_pending * (in_flight - loss_live)) *
            (1 + model.mtp_layers);  // + MTP heads
-    if (!options.upcast_cross_entropy) loss += kBf16 * logit_count;
+    if (!options.upcast_cross_entropy) loss += e * logit_count;
   }
   // Plus context parallelism's key/value exchange (cp_exchange.cpp), never live beside the loss's logits: the larger.
   const double kv_heads =
       options.repeated_kv || model.mla.has_value() ? model.heads / t : kv_heads_per_rank(model, layout.tp);
-  buffers += std::max(loss, cp_exchange_bytes(model, layout, config.cp_comm_type, s * b, kv_heads));
+  buffers += std::max(loss, cp_exchange_bytes(model, layout, config.cp_comm_type, s * b, kv_heads, e));
   // ASSUMPTION: pipeline point-to-point receive buffers, one activation and one gradient tensor of 2sbh (over t with
   // SP, Megatron sends the sequence-parallel shard). With PyTorch's pipelining runtime (MemoryOptions), per chunk of
   // this rank: a forward receive buffer per micro-batch beyond the in-flight ones (those are the first layer's saved
@@ -389,21 +394,21 @@ MemoryBreakdown memory_on_rank(const ModelSpec& model, const Layout& layout, con
       if (stage > 0) tensors += std::max(0.0, m - in_flight);
       if (stage < stages - 1) tensors += m + in_flight;
     }
-    buffers += tensors * kBf16 * sbh * sigma;
+    buffers += tensors * e * sbh * sigma;
   } else if (layout.pp > 1) {
-    buffers += 2 * kBf16 * sbh * sigma;
+    buffers += 2 * e * sbh * sigma;
   }
   // ASSUMPTION: with sequence parallelism the all-gathered input of one TP block (2sbh) is live during its GEMM.
-  if (shape.sequence_parallel) buffers += kBf16 * sbh;
+  if (shape.sequence_parallel) buffers += e * sbh;
   // ASSUMPTION: the MoE all-to-all holds the k dispatched copies of the tokens twice (send and receive).
-  if (model.moe) buffers += 2 * kBf16 * s * b * model.moe->top_k * h;
+  if (model.moe) buffers += 2 * e * s * b * model.moe->top_k * h;
   // ZeRO-3 (Rajbhandari et al. 2020, Sec. 5.3) / FSDP all-gather a unit's weights before use: options.zero3_units
   // layers (the one in use and the prefetched next, by default) are whole in bf16 at any time, with their FP8 copies.
   if (zero3) {
     const double unit = std::max(inv.moe_layer.total(), inv.dense_layer.total());
     double gathered = options.zero3_units * unit;
     if (options.zero3_live_params > 0) gathered = std::min(gathered, options.zero3_live_params);
-    buffers += gathered * (kBf16 + (options.fp8_weight_copies ? kFp8Copies : 0.0));
+    buffers += gathered * (e + (options.fp8_weight_copies ? kFp8Copies : 0.0));
   }
   out.buffers = whole_bytes(buffers);
   out.total = out.params + out.grads + out.optimizer + out.activations + out.buffers;

@@ -110,6 +110,11 @@ struct MemoryOptions {
   /// the two norm outputs, the attention output (the projection's input) and the MLP activation output (the down
   /// projection's input). training.fp8_activations; default on when training.dtype is fp8.
   bool fp8_activations = false;
+  /// Bytes per element of the tensors a step stores in its training dtype (hardware::tensor_bytes of
+  /// training.dtype): 2 in mixed precision; 4 in fp32 / tf32 training, whose weights, activations and buffers are
+  /// fp32 and whose fp32 parameters are their own master (Megatron-LM without --bf16/--fp16 uses FP32Optimizer, no
+  /// copy; 4 + 4 + 8 = 16 bytes per parameter, sharded as MasterWeights::Params but whole under ZeRO 1-2 too).
+  double element_bytes = 2;
   /// How the loss holds the logits (training.cross_entropy), per logit of the last stage's micro-batch:
   /// - fused (default): Megatron-Core's vocabulary-parallel cross entropy keeps the fp32 softmax for its backward,
   ///   4 B (Korthikanti et al. 2022, Sec. 4.3, "output layer");
@@ -198,6 +203,7 @@ struct ActivationShape {
   double moe_imbalance = 1;  // the busiest expert-parallel rank's routed tokens over the mean (MemoryOptions)
   bool moe_layer = true;     // for a model with experts: this layer is an MoE layer (false: one of its dense layers)
   bool sp_gathered_inputs = false;  // MemoryOptions::sp_gathered_inputs: the norm outputs saved whole, not sharded
+  double element_bytes = 2;         // MemoryOptions::element_bytes: a stored activation element (4 in fp32 training)
 };
 
 /// Bytes of activations one transformer layer stores for the backward pass, for one micro-batch, on one GPU.
@@ -270,9 +276,10 @@ MemoryBreakdown peak_memory(const workload::ModelSpec& model, const Layout& layo
 
 /// Bytes one layer's attention holds for context parallelism's key/value exchange (parallel.cp_comm_type), beyond the
 /// attention of an unsplit sequence: `tokens` local tokens (s/cp x micro-batch), `kv_heads` key/value heads per rank
-/// as the attention call receives them. 0 without context parallelism. Sources in cp_exchange.cpp.
+/// as the attention call receives them, `element_bytes` per 16-bit tensor element (4 in fp32 training). 0 without
+/// context parallelism. Sources in cp_exchange.cpp.
 double cp_exchange_bytes(const workload::ModelSpec& model, const Layout& layout, CpCommType type, double tokens,
-                         double kv_heads);
+                         double kv_heads, double element_bytes = 2);
 
 /// Whether the breakdown fits in `capacity` bytes of HBM.
 bool fits(const MemoryBreakdown& memory, base::Bytes capacity);

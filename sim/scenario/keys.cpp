@@ -167,8 +167,8 @@ const std::vector<KeyDoc>& schema_keys() {
       {"parallel.global_batch", "required", "a multiple of micro_batch x dp", "sequences per step"},
       {"training.seq_len", "required", "a positive integer", "trained sequence length"},
       {"training.dtype", "\"bf16\"",
-       "\"fp32\", \"tf32\", \"bf16\", \"fp16\", \"fp8\", \"fp4\" (the profile's rates; fp32 and tf32 set the GEMM rate "
-       "only, tensors stay 2 bytes)",
+       "\"fp32\", \"tf32\", \"bf16\", \"fp16\", \"fp8\", \"fp4\" (the profile's rates; fp32 and tf32 store and move "
+       "4-byte weights and activations, the parameters their own master)",
        "training precision"},
       {"reliability.failures", "\"default\"", "\"default\" (the profile's), \"none\", a file, an inline object",
        "failure components"},

@@ -46,9 +46,9 @@ reliability::CheckpointShape checkpoint_shape(const Scenario& s, const parallel:
   reliability::CheckpointShape sh;
   const auto pc = workload::count_params(s.model);
   sh.params = pc.total(s.model.layers);
-  // 16-bit weights (4 bytes in fp32 training) plus fp32 master weights and Adam's two moments, 12 bytes per
+  // 16-bit weights plus fp32 master weights and Adam's two moments, 12 bytes per
   // parameter (Rajbhandari et al., "ZeRO", SC20, Sec. 3.1: K = 12 for mixed-precision Adam); gradients are not saved.
-  sh.weight_bytes = s.training.dtype == hardware::Dtype::Fp32 || s.training.dtype == hardware::Dtype::Tf32 ? 4 : 2;
+  sh.weight_bytes = 2;  // fp32 training: master_weights "params" (training_section.cpp), below
   // With training.main_params / exp_avg / exp_avg_sq, the moments are saved in their dtype and the master in fp16
   // or fp32; an fp32 master kept as remainders is counted whole (4 B), the larger of what a checkpoint can hold.
   using MO = parallel::MemoryOptions;

@@ -120,6 +120,16 @@ void parse_training(JsonReader& t, Scenario& s, bool have_model, bool have_hardw
     mo.master_weights = master == "params" ? parallel::MemoryOptions::MasterWeights::Params
                         : master == "none" ? parallel::MemoryOptions::MasterWeights::None
                                            : parallel::MemoryOptions::MasterWeights::Separate;
+  // fp32 / tf32 training stores its tensors in fp32 (hardware::tensor_bytes), and its fp32 parameters are their own
+  // master: no 16-bit copy beside a master, no pure 16-bit state.
+  mo.element_bytes = hardware::tensor_bytes(s.training.dtype);
+  if (mo.element_bytes > 2) {
+    if (t.has("master_weights") && mo.master_weights != parallel::MemoryOptions::MasterWeights::Params)
+      t.error("master_weights", "\"" + master + "\" describes 16-bit weights, but training.dtype is \"" +
+                                    hardware::to_string(s.training.dtype) +
+                                    "\", whose fp32 parameters are their own master: use \"params\" or leave it out");
+    mo.master_weights = parallel::MemoryOptions::MasterWeights::Params;
+  }
   if (mo.master_weights == parallel::MemoryOptions::MasterWeights::None) {
     // Pure 16-bit training keeps and reduces 16-bit gradients.
     if (t.has("main_grads") && mo.fp32_main_grads)

@@ -16,8 +16,6 @@ using detail::gemm;
 
 namespace {
 
-constexpr double kAct = 2.0;  // bytes per activation element (bf16/fp16; fp8 GEMMs keep 16-bit activations)
-
 Kernel memory(const char* name, double bytes) {
   return Kernel{KernelKind::Memory, name, 0, 0, 0, 1, 0, bytes};
 }
@@ -152,16 +150,16 @@ void sp_layout_copy(PassWork& p, const LayerShape& s, const Dims& d, const std::
 void tp_enter(PassWork& p, const LayerShape& s, const Dims& d, const std::string& label, bool fp8_input = false) {
   if (s.tp <= 1 || !s.sequence_parallel) return;
   const bool fp8 = fp8_input && s.fp8 != Fp8Scaling::None && s.fp8 != Fp8Scaling::Rowwise;
-  Segment c = comm(CommKind::TpAllGather, d.tokens * d.h * (fp8 ? 1.0 : kAct), label);
-  if (fp8) c.backward_bytes = d.tokens * d.h * kAct;
+  Segment c = comm(CommKind::TpAllGather, d.tokens * d.h * (fp8 ? 1.0 : s.act_bytes), label);
+  if (fp8) c.backward_bytes = d.tokens * d.h * s.act_bytes;
   p.segments.push_back(std::move(c));
-  sp_layout_copy(p, s, d, label + "_copy", fp8 ? 1.0 : kAct);
+  sp_layout_copy(p, s, d, label + "_copy", fp8 ? 1.0 : s.act_bytes);
 }
 void tp_leave(PassWork& p, const LayerShape& s, const Dims& d, const std::string& label) {
   if (s.tp <= 1) return;
-  sp_layout_copy(p, s, d, label + "_copy", kAct);
-  p.segments.push_back(
-      comm(s.sequence_parallel ? CommKind::TpReduceScatter : CommKind::TpAllReduce, d.tokens * d.h * kAct, label));
+  sp_layout_copy(p, s, d, label + "_copy", s.act_bytes);
+  p.segments.push_back(comm(s.sequence_parallel ? CommKind::TpReduceScatter : CommKind::TpAllReduce,
+                            d.tokens * d.h * s.act_bytes, label));
 }
 
 std::vector<Kernel> attention_core_backward(const LayerShape& s, const Dims& d) {
@@ -178,8 +176,8 @@ std::vector<Kernel> attention_core_backward(const LayerShape& s, const Dims& d) 
   const double scores = bh * d.s_local * d.s_kv;
   std::vector<Kernel> out{gemm("context_dgrad_v", d.s_kv, d.dv, d.s_local, bh),
                           gemm("context_dgrad_p", d.s_local, d.s_kv, d.dv, bh)};
-  if (s.attention_dropout) out.push_back(memory("attn_dropout_bwd", scores * (kAct * 2 + 1)));
-  out.push_back(memory("softmax_bwd", scores * kAct * 3));
+  if (s.attention_dropout) out.push_back(memory("attn_dropout_bwd", scores * (s.act_bytes * 2 + 1)));
+  out.push_back(memory("softmax_bwd", scores * s.act_bytes * 3));
   out.push_back(gemm("scores_dgrad_q", d.s_local, d.d, d.s_kv, bh));
   out.push_back(gemm("scores_dgrad_k", d.s_kv, d.d, d.s_local, bh));
   return out;
@@ -225,7 +223,7 @@ constexpr double kEagerRmsNormBytes = 36, kEagerRopeBytes = 20, kEagerSwigluByte
 
 double activation_bytes(const ModelSpec& m, const LayerShape& s, const Dims& d) {
   // Elementwise activation between the MLP matrices: bias-GELU reads and writes f; SwiGLU reads 2f, writes f.
-  const double per_element = !m.gated() ? kAct * 2.0 : s.eager_kernels ? kEagerSwigluBytes : kAct * 3.0;
+  const double per_element = !m.gated() ? s.act_bytes * 2.0 : s.eager_kernels ? kEagerSwigluBytes : s.act_bytes * 3.0;
   if (!m.moe) return d.tokens * d.f * per_element;
   const double fe = static_cast<double>(m.moe->ffn_hidden);
   const double elements =
@@ -236,9 +234,10 @@ double activation_bytes(const ModelSpec& m, const LayerShape& s, const Dims& d) 
 PassWork forward_pass(const ModelSpec& m, const LayerShape& s, const Dims& d) {
   PassWork p;
   const bool eager_rms = s.eager_kernels && m.norm == Norm::RmsNorm;
-  const double norm_bytes = d.tokens_sp * d.h * (eager_rms ? kEagerRmsNormBytes : kAct * 2);  // read x, write norm(x)
+  const double norm_bytes =
+      d.tokens_sp * d.h * (eager_rms ? kEagerRmsNormBytes : s.act_bytes * 2);  // read x, write norm(x)
   // Residual add (read two, write one), with the dropout mask when the model trains with dropout.
-  const double residual_bytes = d.tokens_sp * d.h * (kAct * 3 + (s.dropout ? 1 : 0));
+  const double residual_bytes = d.tokens_sp * d.h * (s.act_bytes * 3 + (s.dropout ? 1 : 0));
   // Attention block.
   add(p, compute("attn_norm", {memory("attn_norm", norm_bytes)}));
   tp_enter(p, s, d, "attn_ag", /*fp8_input=*/!m.mla);
@@ -251,8 +250,8 @@ PassWork forward_pass(const ModelSpec& m, const LayerShape& s, const Dims& d) {
     linear(attn, s, "qkv", d.tokens, (d.q_heads + 2 * d.kv_heads) * d.d, d.h, 1, Fp8Input::FusedWithNorm);
   }
   if (m.position_embedding == PositionEmbedding::Rope)
-    attn.push_back(
-        memory("rope", d.tokens * (d.q_heads + d.kv_heads) * d.d * (s.eager_kernels ? kEagerRopeBytes : kAct * 2)));
+    attn.push_back(memory(
+        "rope", d.tokens * (d.q_heads + d.kv_heads) * d.d * (s.eager_kernels ? kEagerRopeBytes : s.act_bytes * 2)));
   for (auto& k : attention_core_forward(s, d))
     attn.push_back(k);
   linear(attn, s, "attn_out", d.tokens, d.h, d.q_heads * d.dv);
@@ -293,12 +292,12 @@ PassWork forward_pass(const ModelSpec& m, const LayerShape& s, const Dims& d) {
   // scale of its 1 x 128 tile (DeepEP's FP8 dispatch input: the FP8 tensor and [tokens, hidden / 128] fp32 scales).
   const bool fp8_dispatch = m.moe && s.ep > 1 && s.moe_dispatch_fp8 && s.fp8 != Fp8Scaling::None;
   constexpr double kFp8Dispatch = 1.0 + 4.0 / 128;
-  const double dispatched = fp8_dispatch ? kFp8Dispatch : kAct;
+  const double dispatched = fp8_dispatch ? kFp8Dispatch : s.act_bytes;
   // With FP8 dispatch the permutation and the sort after the dispatch move FP8 tokens; their backward mirrors move
   // the 16-bit gradients, as without it.
   auto moved = [&](const char* name, double elements) {
     Kernel k = memory(name, elements * dispatched);
-    if (fp8_dispatch) k.backward_bytes = 2.0 * elements * kAct;
+    if (fp8_dispatch) k.backward_bytes = 2.0 * elements * s.act_bytes;
     return k;
   };
   if (m.moe) {
@@ -315,12 +314,12 @@ PassWork forward_pass(const ModelSpec& m, const LayerShape& s, const Dims& d) {
     add(p, compute("router", std::move(route)));
     if (s.ep > 1) {
       Segment c = comm(CommKind::EpAllToAll, received * d.h * dispatched, "dispatch");
-      if (fp8_dispatch) c.backward_bytes = received * d.h * kAct;  // the tokens' gradients return 16-bit
+      if (fp8_dispatch) c.backward_bytes = received * d.h * s.act_bytes;  // the tokens' gradients return 16-bit
       p.segments.push_back(std::move(c));
     }
     if (d.etp > 1) {
       Segment g = comm(CommKind::EtpAllGather, at_experts * d.h * dispatched, "moe_etp_ag");
-      if (fp8_dispatch) g.backward_bytes = at_experts * d.h * kAct;
+      if (fp8_dispatch) g.backward_bytes = at_experts * d.h * s.act_bytes;
       p.segments.push_back(std::move(g));
     }
   }
@@ -336,22 +335,22 @@ PassWork forward_pass(const ModelSpec& m, const LayerShape& s, const Dims& d) {
   mlp.push_back(memory("activation", activation_bytes(m, s, d)));
   for (std::size_t i = 1; i < gemms.size(); ++i)
     linear(mlp, s, gemms[i].name, gemms[i].m, gemms[i].n, gemms[i].k, gemms[i].count);
-  if (sort_chunks) mlp.push_back(memory("moe_unsort_chunks", 2 * at_experts * d.h * kAct));
+  if (sort_chunks) mlp.push_back(memory("moe_unsort_chunks", 2 * at_experts * d.h * s.act_bytes));
   add(p, compute("mlp", std::move(mlp)));
   if (m.moe && d.etp > 1) {
-    Segment r = comm(CommKind::EtpReduceScatter, at_experts * d.h * kAct, "moe_etp_rs");
+    Segment r = comm(CommKind::EtpReduceScatter, at_experts * d.h * s.act_bytes, "moe_etp_rs");
     if (fp8_dispatch)
       r.backward_bytes = at_experts * d.h * kFp8Dispatch;  // the output gradients reach the experts in FP8
     p.segments.push_back(std::move(r));
   }
   if (m.moe && s.ep > 1) {
-    Segment c = comm(CommKind::EpAllToAll, received * d.h * kAct, "combine");
+    Segment c = comm(CommKind::EpAllToAll, received * d.h * s.act_bytes, "combine");
     // The output gradients reach the experts in FP8 (DeepSeek-V3 Sec. 3.3.4: the activation gradient before the
     // down-projections is quantised likewise); the experts' own cast of that gradient stays counted per GEMM.
     if (fp8_dispatch) c.backward_bytes = received * d.h * kFp8Dispatch;
     p.segments.push_back(std::move(c));
   }
-  if (m.moe) add(p, compute("moe_unpermute", {memory("moe_unpermute", (local + routed) * d.h * kAct)}));
+  if (m.moe) add(p, compute("moe_unpermute", {memory("moe_unpermute", (local + routed) * d.h * s.act_bytes)}));
   if (!m.moe || shared) tp_leave(p, s, d, "mlp_rs");
   add(p, compute("mlp_residual", {memory("mlp_residual", residual_bytes)}));
   return p;
@@ -461,8 +460,9 @@ std::vector<Kernel> attention_core_forward(const LayerShape& s, const Dims& d) {
                    0, true}};
   }
   const double scores = bh * d.s_local * d.s_kv;
-  std::vector<Kernel> out{gemm("scores", d.s_local, d.s_kv, d.d, bh), memory("scale_mask_softmax", scores * kAct * 2)};
-  if (s.attention_dropout) out.push_back(memory("attn_dropout", scores * (kAct * 2 + 1)));
+  std::vector<Kernel> out{gemm("scores", d.s_local, d.s_kv, d.d, bh),
+                          memory("scale_mask_softmax", scores * s.act_bytes * 2)};
+  if (s.attention_dropout) out.push_back(memory("attn_dropout", scores * (s.act_bytes * 2 + 1)));
   out.push_back(gemm("context", d.s_local, d.dv, d.s_kv, bh));
   for (auto& k : out)
     k.attention_core = true;
@@ -520,7 +520,7 @@ LayerWork layer_work(const ModelSpec& m, const LayerShape& s, RecomputeMode reco
     // what the attention call receives: grouped keys and values, or with repeated_kv one per query head (TorchTitan's
     // Llama calls repeat_kv before SDPA, torchtitan/models/llama/model.py at 0199cbc1, and PyTorch's context parallel
     // gathers what SDPA is given).
-    const double kv_bytes = d.tokens * (s.repeated_kv ? d.q_heads : d.kv_heads) * (d.d + d.dv) * kAct;
+    const double kv_bytes = d.tokens * (s.repeated_kv ? d.q_heads : d.kv_heads) * (d.d + d.dv) * s.act_bytes;
     auto insert_cp = [&](PassWork& p, double factor, const char* label) {
       for (std::size_t i = 0; i < p.segments.size(); ++i) {
         if (p.segments[i].label == "attn" || p.segments[i].label == "attn_bwd") {
@@ -540,10 +540,10 @@ LayerWork layer_work(const ModelSpec& m, const LayerShape& s, RecomputeMode reco
 LayerWork embedding_work(const ModelSpec& m, const LayerShape& s) {
   const Dims d = dims(m, s);
   LayerWork w;
-  add(w.forward, compute("embedding", {memory("embedding_lookup", d.tokens * d.h * kAct * 2)}));
+  add(w.forward, compute("embedding", {memory("embedding_lookup", d.tokens * d.h * s.act_bytes * 2)}));
   // Vocab-parallel embedding: each rank looks up its vocabulary slice and the partial rows are summed.
   tp_leave(w.forward, s, d, "embedding_ar");
-  add(w.backward_weight, compute("embedding_wgrad", {memory("embedding_grad", d.tokens * d.h * kAct * 3)}));
+  add(w.backward_weight, compute("embedding_wgrad", {memory("embedding_grad", d.tokens * d.h * s.act_bytes * 3)}));
   return w;
 }
 
@@ -552,8 +552,8 @@ LayerWork output_work(const ModelSpec& m, const LayerShape& s) {
   const double v = static_cast<double>(m.vocab) / s.tp;
   LayerWork w;
   const bool eager_rms = s.eager_kernels && m.norm == Norm::RmsNorm;
-  add(w.forward,
-      compute("final_norm", {memory("final_norm", d.tokens_sp * d.h * (eager_rms ? kEagerRmsNormBytes : kAct * 2))}));
+  add(w.forward, compute("final_norm", {memory("final_norm", d.tokens_sp * d.h *
+                                                                 (eager_rms ? kEagerRmsNormBytes : s.act_bytes * 2))}));
   tp_enter(w.forward, s, d, "logits_ag");
   Segment logits = compute("logits", {gemm("logits", d.tokens, v, d.h),
                                       // fp32 logits: write, then max/sum/log-softmax passes of the loss
@@ -565,7 +565,7 @@ LayerWork output_work(const ModelSpec& m, const LayerShape& s) {
   if (s.tp > 1 && s.sequence_parallel)
     tp_leave(w.backward_input, s, d, "logits_rs_bwd");
   else if (s.tp > 1)
-    w.backward_input.segments.push_back(comm(CommKind::TpAllReduce, d.tokens * d.h * kAct, "logits_ar_bwd"));
+    w.backward_input.segments.push_back(comm(CommKind::TpAllReduce, d.tokens * d.h * s.act_bytes, "logits_ar_bwd"));
   w.backward_input.model_flops = w.forward.model_flops;
   w.backward_weight.model_flops = w.forward.model_flops;
   return w;

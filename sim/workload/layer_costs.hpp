@@ -56,6 +56,10 @@ struct LayerShape {
   /// before the dispatch, which moves FP8 with one fp32 scale per 128 channels, as does the combine's backward; the
   /// combine and the dispatch's backward stay 16-bit (DeepSeek-V3, arXiv:2412.19437 Sec. 3.3.4).
   bool moe_dispatch_fp8 = false;
+  /// Bytes per activation element the layer's memory-bound kernels and tensor-, context- and expert-parallel
+  /// collectives move: 2 for 16-bit training (FP8 GEMMs keep 16-bit activations), 4 for fp32 / tf32
+  /// (hardware::tensor_bytes). PyTorch eager mode's fp32-intermediate constants (eager_kernels) stay as measured.
+  double act_bytes = 2;
 };
 
 enum class KernelKind {

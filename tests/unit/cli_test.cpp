@@ -397,15 +397,33 @@ TEST(Formats, MdAndCsvAsDesignMdListsThemAndRefusedWhereACommandWouldIgnoreThem)
   }
 }
 
-TEST(StepNotes, Fp32AndTf32SayTheirTensorsAreCountedAtTwoBytes) {
-  // A user trial: fp32 changed the GEMM rate only, memory and traffic stayed a bf16 layout's, without a word.
+TEST(StepNotes, Fp32AndTf32CountTheirTensorsAtFourBytes) {
+  // A user trial: fp32 changed the GEMM rate only, memory and traffic stayed a bf16 layout's (later with a note).
+  // fp32 training's weights and activations are 4 bytes and its fp32 parameters their own master (Megatron-LM's
+  // FP32Optimizer keeps no copy): 4 + 4 + 8 bytes per parameter, the moments sharded by the distributed optimizer.
   const std::string s = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/ci/llama3-8b-16-h100.json";
-  auto fp32 = trainsim({"step", s, "--set", "training.dtype=fp32"});
-  ASSERT_EQ(fp32.code, kExitOk) << fp32.err;
-  EXPECT_NE(fp32.err.find("sets the GEMM rate only"), std::string::npos) << fp32.err;
-  auto bf16 = trainsim({"step", s});
-  EXPECT_EQ(bf16.err.find("sets the GEMM rate only"), std::string::npos) << bf16.err;
+  auto bf16 = trainsim({"step", s, "--json"});
+  ASSERT_EQ(bf16.code, kExitOk) << bf16.err;
   EXPECT_EQ(bf16.err.find("call costs"), std::string::npos) << bf16.err;
+  const auto b = nlohmann::json::parse(bf16.out)["memory_gib"];
+  for (const char* dtype : {"fp32", "tf32"}) {
+    auto r = trainsim({"step", s, "--json", "--set", std::string("training.dtype=") + dtype});
+    ASSERT_EQ(r.code, kExitInfeasible) << dtype << r.err;  // 104 GiB of 80: twice the activations and weights
+    EXPECT_EQ(r.err.find("2 bytes"), std::string::npos) << r.err;
+    const auto f = nlohmann::json::parse(r.out)["memory_gib"];
+    EXPECT_NEAR(f["params"].get<double>(), 2 * b["params"].get<double>(), 1e-6) << dtype;
+    EXPECT_NEAR(f["grads"].get<double>(), b["grads"].get<double>(), 1e-6) << dtype;  // fp32 main gradients both
+    EXPECT_NEAR(f["optimizer"].get<double>(), b["optimizer"].get<double>() * 8 / 12, 1e-3) << dtype;
+    // Every stored activation doubles but the fused attention's fp32 statistics.
+    const double ratio = f["activations"].get<double>() / b["activations"].get<double>();
+    EXPECT_GT(ratio, 1.95) << dtype;
+    EXPECT_LE(ratio, 2.0) << dtype;
+  }
+  // A separate 16-bit copy or pure 16-bit state contradicts fp32 parameters: refused, naming the key.
+  auto sep = trainsim({"step", s, "--set", "training.dtype=fp32", "--set", "training.master_weights=separate"});
+  EXPECT_EQ(sep.code, kExitBadInput) << sep.err;
+  EXPECT_NE(sep.err.find("training.master_weights"), std::string::npos) << sep.err;
+  EXPECT_NE(sep.err.find("their own master"), std::string::npos) << sep.err;
   // A profile with fitted call costs: the step says it does not add them (a user trial fitted 100 ms, saw no change).
   std::ifstream in(std::string(TRAINSIM_SOURCE_DIR) + "/hardware_profiles/h100-sxm5-80gb.json");
   auto profile = nlohmann::json::parse(in);

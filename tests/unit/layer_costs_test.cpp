@@ -110,6 +110,38 @@ TEST(LayerCosts, RepeatedKeysAndValuesMultiplyWhatContextParallelismMoves) {
   EXPECT_EQ(cp_bytes(layer_work(m, no_cp, RecomputeMode::None).forward), 0) << "nothing to move without CP";
 }
 
+/// fp32 / tf32 training moves and touches 4-byte activations (LayerShape::act_bytes): every tensor- and
+/// context-parallel collective's payload and every memory-bound kernel's bytes double; the GEMMs are the same.
+TEST(LayerCosts, Fp32ActivationsDoubleTheCollectivesAndMemoryBoundBytes) {
+  const auto m = scenario::load_model("llama3-8b");
+  auto totals = [](const PassWork& p) {
+    std::pair<double, double> comm_memory{0, 0};
+    for (const auto& seg : p.segments) {
+      if (seg.is_comm) comm_memory.first += seg.comm_bytes;
+      for (const auto& k : seg.kernels)
+        if (k.kind == KernelKind::Memory) comm_memory.second += k.bytes;
+    }
+    return comm_memory;
+  };
+  LayerShape s;
+  s.seq_len = 8192;
+  s.tp = 4;
+  s.cp = 2;
+  s.sequence_parallel = true;
+  const auto half = layer_work(m, s, RecomputeMode::None);
+  s.act_bytes = 4;
+  const auto full = layer_work(m, s, RecomputeMode::None);
+  for (auto pass : {&LayerWork::forward, &LayerWork::backward_input}) {
+    const auto [comm16, memory16] = totals(half.*pass);
+    const auto [comm32, memory32] = totals(full.*pass);
+    EXPECT_GT(comm16, 0);
+    EXPECT_DOUBLE_EQ(comm32, 2 * comm16);
+    EXPECT_GT(memory16, 0);
+    EXPECT_DOUBLE_EQ(memory32, 2 * memory16);
+  }
+  EXPECT_EQ(executed_gemm_flops(full.forward), executed_gemm_flops(half.forward));
+}
+
 TEST(LayerCosts, FullRecomputeRepeatsTheForward) {
   const auto m = scenario::load_model("gpt3-175b");
   LayerShape s;

@@ -63,8 +63,10 @@ TEST(HybridSharding, GradientsReduceScatterInACopyThenAllReduceItsShardAcrossThe
         time_of(collectives::Op::ReduceScatter, node, n, topo) + time_of(collectives::Op::AllReduce, rail, n / 8, topo);
     EXPECT_NEAR(b.duration.seconds(), expected.seconds(), 1e-9);
   }
-  EXPECT_NEAR(st.param_gather.seconds(),
-              time_of(collectives::Op::AllGather, node, st.params_local * kParamBytes, topo).seconds(), 1e-9);
+  EXPECT_NEAR(
+      st.param_gather.seconds(),
+      time_of(collectives::Op::AllGather, node, st.params_local * param_bytes(hardware::Dtype::Bf16), topo).seconds(),
+      1e-9);
   // The whole group's reduce-scatter and gather, as without dp_shard.
   const auto whole = llama8b(1, 0);
   EXPECT_EQ(whole.plan.dp_shard, 0);
