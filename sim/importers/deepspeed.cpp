@@ -40,6 +40,8 @@ class DeepSpeedImport {
         precision(in, k);
       } else if (k == "tensor_parallel" && in.kind(k) == Kind::Object) {
         tensor_parallel(in);
+      } else if (k == "data_types" && in.kind(k) == Kind::Object) {
+        data_types(in, ignored);
       } else if (k == "communication_data_type") {
         std::string v;
         if (in.optional_enum(k, v, {"fp32", "fp16", "bf16", "bfp16"})) comm_dtype_ = {v, at(in, k)};
@@ -305,7 +307,32 @@ class DeepSpeedImport {
     const auto* dtype = d.find("training.dtype");
     const bool bf16 =
         dtype && std::holds_alternative<std::string>(dtype->value) && std::get<std::string>(dtype->value) == "bf16";
-    if (!bf16 || d.integer("parallel.zero_stage").value_or(0) != 0) return;
+    if (!bf16) return;
+    const auto stage = d.integer("parallel.zero_stage").value_or(0);
+    // data_types.grad_accum_dtype (engine.py, get_data_types: fp32 by default for bf16 without ZeRO, else the model's
+    // dtype) picks the optimizer (_do_optimizer_sanity_check): bf16 with fp32 accumulation at stage 0, or at stage 1
+    // without offload, is BF16_Optimizer; bf16 accumulation at stage 0 is the plain optimizer on bf16 parameters.
+    const std::string& accum = grad_accum_.first;
+    if (stage == 0 && accum == "bf16") {
+      out_.not_modelled.push_back({grad_accum_.second,
+                                   "bf16 at ZeRO stage 0: DeepSpeed then steps the bf16 parameters with the plain "
+                                   "optimizer (no fp32 master); set training.master_weights \"none\" to model it"});
+      return;
+    }
+    if (stage == 1 && accum == "fp32") {
+      out_.notes.push_back({grad_accum_.second,
+                            "bf16 with fp32 gradient accumulation at ZeRO stage 1 runs DeepSpeed's BF16_Optimizer "
+                            "(engine.py): fp32 gradients (training.main_grads \"fp32\")"});
+      d.override_value("training.main_grads", std::string("fp32"),
+                       grad_accum_.second +
+                           " (bf16 with fp32 accumulation at ZeRO stage 1: DeepSpeed's "
+                           "BF16_Optimizer keeps the gradients in fp32)");
+      return;
+    }
+    if (!accum.empty() && accum != "bf16" && stage >= 2)
+      out_.not_modelled.push_back({grad_accum_.second, "\"" + accum + "\" at ZeRO stage " + std::to_string(stage) +
+                                                           ": ZeRO's optimizer accumulates in the model's bf16"});
+    if (stage != 0) return;
     const std::string why = " (bf16 without ZeRO: DeepSpeed's BF16_Optimizer";
     out_.notes.push_back({origin_,
                           "bf16 without ZeRO runs DeepSpeed's BF16_Optimizer: zero_stage 1 (its fp32 master "
@@ -323,6 +350,27 @@ class DeepSpeedImport {
                        origin_ + why +
                            " keeps the gradients in fp32; its bf16 all-reduce moves what a reduce-scatter of fp32 "
                            "gradients does)");
+    }
+  }
+
+  /// data_types (DeepSpeed's runtime config): grad_accum_dtype, the gradients' accumulation dtype, which bf16_optimizer
+  /// reads; its other keys are listed as ignored.
+  void data_types(JsonReader& in, std::vector<std::string>& ignored) {
+    auto t = in.required_object("data_types");
+    if (!t) return;
+    for (const auto& k : t->keys()) {
+      if (k != "grad_accum_dtype") {
+        ignored.push_back(t->path(k));
+        continue;
+      }
+      std::string v;
+      // DeepSpeed's DtypeEnum spellings (runtime/config.py).
+      if (t->optional_enum(k, v, {"fp32", "float32", "float", "fp16", "float16", "half", "bf16", "bfloat16", "bfloat"}))
+        grad_accum_ = {v == "float32" || v == "float" ? "fp32"
+                       : v.starts_with("bf")          ? "bf16"
+                       : v == "fp32"                  ? "fp32"
+                                                      : "fp16",
+                       at(*t, k)};
     }
   }
 
@@ -363,6 +411,7 @@ class DeepSpeedImport {
   std::optional<std::int64_t> tbs_, micro_, gas_;
   bool dtype_seen_ = false;
   std::pair<std::string, std::string> comm_dtype_;            // communication_data_type and where it was given
+  std::pair<std::string, std::string> grad_accum_;            // data_types.grad_accum_dtype (fp32, fp16, bf16), where
   std::optional<std::pair<bool, std::string>> overlap_comm_;  // zero_optimization.overlap_comm and where
 };
 

@@ -279,7 +279,7 @@ class TitanImport : public titan::Reader {
   /// torch.compile ([compile] enable of 2025, [training] compile of 2024; TorchTitan's default false): compiled,
   /// the elementwise ops fuse ("fused" kernels); eager, RMSNorm, RoPE and SwiGLU run as separate ops
   /// (training.kernels).
-  /// Returns whether the model is compiled.
+  /// Returns whether the model is compiled (enabled, and "model" among [compile] components where those are given).
   bool compiling(const TomlValue* tr, const TomlValue* comp) {
     const TomlValue* v = nullptr;
     std::string where;
@@ -300,8 +300,16 @@ class TitanImport : public titan::Reader {
       error(v->line, where.substr(origin_.size() + 1) + ": expected true or false, found " + v->type_name());
       return false;
     }
-    out_.draft.put("training.kernels", std::string(v->boolean ? "fused" : "eager"), where);
-    return v->boolean;
+    // [compile] components (TorchTitan of 2025, default ["model", "loss"]): the transformer blocks are compiled only
+    // when "model" is among them (torchtitan/config/job_config.py, Compile; a user trial imported ["loss"] as fused).
+    bool model = v->boolean;
+    if (const TomlValue* c = comp ? comp->get("components") : nullptr; model && c && c->type == Type::Array) {
+      model = std::any_of(c->array.begin(), c->array.end(),
+                          [](const TomlValue& e) { return e.type == Type::String && e.string == "model"; });
+      if (!model) where = origin_ + " [compile] components without \"model\" (the model runs eagerly)";
+    }
+    out_.draft.put("training.kernels", std::string(model ? "fused" : "eager"), where);
+    return model;
   }
 
   /// How context parallelism moves keys and values (context_parallel_rotate_method, "allgather" by default; in
@@ -436,11 +444,12 @@ class TitanImport : public titan::Reader {
 
   /// TorchTitan's loss is PyTorch's cross_entropy on the logits cast to fp32 (training.cross_entropy "upcast": 12 B
   /// per logit at its backward); [compile] components with "loss" (TorchTitan of 2025) compiles it, and Inductor's
-  /// fused kernel keeps no fp32 copy: "fused".
+  /// fused kernel keeps no fp32 copy: "fused". Without components the default, ["model", "loss"], compiles it too
+  /// (torchtitan/config/job_config.py, Compile); [training] compile of 2024 compiled the model only.
   void loss(const TomlValue* comp) {
-    bool compiled = false;
     const TomlValue* components = comp ? comp->get("components") : nullptr;
     const TomlValue* enable = comp ? comp->get("enable") : nullptr;
+    bool compiled = !components && enable && enable->type == Type::Bool && enable->boolean;
     if (components) {
       used("compile", "components");
       if (components->type != Type::Array) {
@@ -453,7 +462,10 @@ class TitanImport : public titan::Reader {
       compiled = compiled && enable && enable->type == Type::Bool && enable->boolean;
     }
     out_.draft.put("training.cross_entropy", std::string(compiled ? "fused" : "upcast"),
-                   compiled ? origin_ + " [compile] components \"loss\" (compiled: no fp32 copy of the logits)"
+                   compiled ? origin_ +
+                                  (components ? " [compile] components \"loss\""
+                                              : " [compile] enable (components by default \"model\" and \"loss\")") +
+                                  " (compiled: no fp32 copy of the logits)"
                             : origin_ + " (TorchTitan's loss: cross_entropy on the logits cast to fp32)",
                    true);
   }

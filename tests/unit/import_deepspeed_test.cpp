@@ -143,5 +143,35 @@ TEST(ImportDeepSpeed, Bf16WithoutZeroIsTheBf16OptimizersZeroOneSharding) {
   EXPECT_TRUE(contains(fp32.err, "half its bytes")) << fp32.err;
 }
 
+TEST(ImportDeepSpeed, Bf16WithFp32AccumulationAtStageOneIsTheBf16Optimizer) {
+  // A user trial: data_types.grad_accum_dtype "fp32" (a Megatron-DeepSpeed launch script's config) was listed as
+  // ignored and the gradients taken as bf16, so a layout that needs 90 GiB "fit" 80. DeepSpeed's engine picks its
+  // BF16_Optimizer for bf16 with fp32 accumulation at stage 1 (engine.py, _do_optimizer_sanity_check).
+  support::TempDir dir;
+  auto run = [&](const std::string& extra, int stage) {
+    return trainsim({"import", "deepspeed",
+                     dir.write("ds.json", R"({"train_batch_size": 8, "train_micro_batch_size_per_gpu": 1,
+      "bf16": {"enabled": true}, "zero_optimization": {"stage": )" +
+                                              std::to_string(stage) + "}" + extra + "}"),
+                     "--model", "llama3-8b", "--hardware", "h100-sxm5-80gb", "--gpus", "8", "--tokens", "1B", "--set",
+                     "training.seq_len=4096"});
+  };
+  const auto fp32 = run(R"(, "data_types": {"grad_accum_dtype": "fp32"})", 1);
+  ASSERT_EQ(fp32.code, kExitOk) << fp32.err;
+  EXPECT_TRUE(contains(fp32.out, "\"main_grads\": \"fp32\"")) << fp32.out;
+  EXPECT_TRUE(contains(fp32.err, "BF16_Optimizer")) << fp32.err;
+  EXPECT_FALSE(contains(fp32.err, "/data_types: not modelled")) << "read, not ignored: " << fp32.err;
+  const auto plain = run("", 1);  // the model's bf16 by default under ZeRO
+  ASSERT_EQ(plain.code, kExitOk) << plain.err;
+  EXPECT_TRUE(contains(plain.out, "\"main_grads\": \"bf16\"")) << plain.out;
+  // bf16 accumulation at stage 0 is no BF16_Optimizer: said, not guessed; a bad spelling names its path.
+  const auto bf16 = run(R"(, "data_types": {"grad_accum_dtype": "bf16"})", 0);
+  ASSERT_EQ(bf16.code, kExitOk) << bf16.err;
+  EXPECT_TRUE(contains(bf16.err, "plain optimizer")) << bf16.err;
+  const auto bad = run(R"(, "data_types": {"grad_accum_dtype": "int8"})", 1);
+  EXPECT_EQ(bad.code, kExitBadInput) << bad.err;
+  EXPECT_TRUE(contains(bad.err, "/data_types/grad_accum_dtype")) << bad.err;
+}
+
 }  // namespace
 }  // namespace sim::cli::import_tests
