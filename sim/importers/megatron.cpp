@@ -189,9 +189,9 @@ class MegatronImport {
       if (w.unknown && w.text.starts_with("$") && torchrun_line_ && !script_seen_) launcher_unread_ = true;
       if (w.text.ends_with(".py")) script_seen_ = true;
       if (w.unknown && w.text.starts_with("$")) {
-        // Set in a loop or an if not run, it may hold the job's flags: refused, saying where (found by a review).
-        if (const auto set = shell::set_in_skipped(w.text, w.defaults))
-          error(w.line, *set + "; its flags are unread");
+        // Set in a loop or an if not run, or under an operator not evaluated, it may hold the job's flags: refused.
+        if (const auto why = shell::unread_flags(w))
+          error(w.line, *why);
         else
           out_.ignored.push_back({where(w.line), w.text + ": the file does not set it, so the flags it may hold are "
                                                           "not read; write them out in the file"});

@@ -330,7 +330,7 @@ class Shell {
     }
     if (head.kind == Token::Kind::Word && head.text == "unset") {
       for (std::size_t j = k + 1; j < n.words.size(); ++j)
-        ex_.vars().erase(n.words[j].text);
+        ex_.unset(n.words[j]);
       return;
     }
     if (head.kind == Token::Kind::Word && head.text == "shift" && positional_) {
@@ -466,6 +466,11 @@ class Shell {
       for (const auto& w : words) {
         e.text += w.text;
         v.defaults.insert(v.defaults.end(), w.defaults.begin(), w.defaults.end());
+      }
+      if (const auto open = name.find('['); open != std::string::npos) {  // ARGS[1]=40 (a user trial: skipped)
+        e.defaults = std::move(v.defaults);
+        ex_.assign_element(name.substr(0, open), name.substr(open + 1, name.size() - open - 2), std::move(e), append);
+        return;
       }
       v.values.push_back(std::move(e));
     }

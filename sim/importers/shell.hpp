@@ -36,6 +36,9 @@ struct ShellWord {
   /// An unknown word whose only unknowns are variables the file does not set: its text with those empty, as bash
   /// gives it in an environment that sets nothing (a test's operand reads it; a flag's value stays unknown).
   std::optional<std::string> unset_empty = std::nullopt;
+  /// Holds one of bash's operators trainsim does not evaluate (${A[@]/--bf16/--fp16}, ${X%pat}, ${A[@]:1}, ${X,,})
+  /// applied to a variable the file sets: its value is not what the file's text says.
+  bool operator_expansion = false;
 };
 
 /// One simple command as it would run (assignment-only statements are not commands). #SBATCH directives are commands

@@ -24,11 +24,13 @@ std::vector<ShellWord> finalize(std::vector<ShellWord> words) {
         continue;
       }
       only_unset = only_unset && i + 1 < w.text.size() && w.text[i + 1] == kUnset;
+      w.operator_expansion = w.operator_expansion || (i + 1 < w.text.size() && w.text[i + 1] == kOperator);
       i = std::min(w.text.find(kUnknown, i + 1), w.text.size());
     }
     if (only_unset) w.unset_empty = empty;
     std::erase(w.text, kUnknown);
     std::erase(w.text, kUnset);
+    std::erase(w.text, kOperator);
   }
   return words;
 }
@@ -37,6 +39,11 @@ std::size_t assignment_name(std::string_view raw) {
   std::size_t i = 0;
   while (i < raw.size() && name_char(raw[i], i == 0))
     ++i;
+  if (i > 0 && i < raw.size() && raw[i] == '[') {  // NAME[subscript]= (Expander::assign_element)
+    const auto close = raw.find(']', i);
+    if (close == std::string_view::npos) return 0;
+    i = close + 1;
+  }
   if (i == 0 || i >= raw.size()) return 0;
   if (raw[i] == '=') return i;
   if (raw[i] == '+' && i + 1 < raw.size() && raw[i + 1] == '=') return i;
@@ -88,7 +95,8 @@ void Expander::end_field(Building& b) {
 void Expander::add(Building& b, Expansion e, std::string_view raw, int line, bool quoted, bool split) {
   b.cur.defaults.insert(b.cur.defaults.end(), e.defaults.begin(), e.defaults.end());
   if (!e.known) {  // kept as written, between markers: the words it ends up in are unknown, the others are not
-    literal(b, std::string(1, kUnknown) + (e.unset ? std::string(1, kUnset) : "") + std::string(raw) + kUnknown, line);
+    const std::string mark = e.unset ? std::string(1, kUnset) : e.op ? std::string(1, kOperator) : std::string();
+    literal(b, std::string(1, kUnknown) + mark + std::string(raw) + kUnknown, line);
     return;
   }
   if (quoted || !split) {
@@ -137,6 +145,61 @@ void Expander::add(Building& b, Expansion e, std::string_view raw, int line, boo
     }
     attach();
   }
+}
+
+void Expander::assign_element(const std::string& name, const std::string& subscript, Elem value, bool append) {
+  const int line = value.line;
+  std::string text;
+  for (const auto& w : expand({Token::Kind::Word, subscript, line}, false))
+    text += w.text;
+  std::string why;
+  const auto k = shell::arithmetic(
+      text, [&](std::string_view n) { return lookup_int(n); }, why);
+  if (!k || *k < 0) error(line, name + "[" + subscript + "]: a subscript the file does not determine");
+  auto it = vars_.find(name);
+  if (it != vars_.end() && !it->second.known) return;  // unknown it stays
+  Var& v = vars_[name];
+  if (it == vars_.end()) v.line = line;
+  v.array = true;
+  const auto at = static_cast<std::size_t>(*k);
+  if (at > v.values.size())
+    error(line, name + "[" + subscript + "]=: element " + std::to_string(at) + " of an array of " +
+                    std::to_string(v.values.size()) +
+                    " leaves bash's array sparse, which trainsim does not read; append instead (" + name + "+=(...))");
+  if (at == v.values.size()) {
+    v.values.push_back(std::move(value));
+  } else if (append) {
+    v.values[at].text += value.text;
+  } else {
+    v.values[at] = std::move(value);
+  }
+  check_size(v, line, name);
+}
+
+void Expander::unset(const Token& word) {
+  std::string text;
+  for (const auto& w : expand(word, false))
+    text += w.text;
+  if (text.starts_with("-")) return;  // -v, -f: what follows is named on its own
+  const auto open = text.find('[');
+  if (open == std::string::npos) {
+    vars_.erase(text);
+    return;
+  }
+  const std::string name = text.substr(0, open);
+  auto it = vars_.find(name);
+  if (it == vars_.end() || !it->second.known) return;
+  std::string why;
+  const std::string subscript = text.substr(open + 1, text.find(']', open) - open - 1);
+  const auto k = shell::arithmetic(
+      subscript, [&](std::string_view n) { return lookup_int(n); }, why);
+  auto& values = it->second.values;
+  if (k && *k >= 0 && static_cast<std::size_t>(*k) >= values.size()) return;  // nothing there
+  if (!k || static_cast<std::size_t>(*k) + 1 != values.size())
+    error(word.line, "unset " + text +
+                         ": removing an element but the last leaves bash's array sparse, which "
+                         "trainsim does not read; rebuild the array without it");
+  values.pop_back();
 }
 
 /// The fields of a word: expansion, word splitting of unquoted results when `split`, quote removal.
@@ -245,7 +308,8 @@ Expander::Expansion Expander::parameter(std::string_view inner, std::string_view
       word = inner.substr(i + o.size());
       break;
     }
-  if (op.empty() && i != inner.size()) return {{}, false};  // ${X#pat}, ${X/a/b}, ${X:1:2}, ...: not evaluated
+  if (op.empty() && i != inner.size())  // ${X#pat}, ${X/a/b}, ${X:1:2}, ...: not evaluated
+    return {.known = false, .op = !name.empty() && vars_.count(name) != 0};
   if (name.empty()) return {{}, false};
 
   const auto it = vars_.find(name);

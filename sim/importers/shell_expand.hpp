@@ -27,6 +27,9 @@ inline constexpr char kUnknown = '\x01';
 // Right after the opening kUnknown: the unknown text is a variable the file does not set (bare $NAME), which bash, in
 // the environment the README documents (one that sets nothing), expands to nothing.
 inline constexpr char kUnset = '\x02';
+// Right after the opening kUnknown: the unknown text applies one of bash's operators trainsim does not evaluate
+// (${X/a/b}, ${X%pat}, ${X:1:2}, ${X,,}, ...) to a variable the file sets (ShellWord::operator_expansion).
+inline constexpr char kOperator = '\x03';
 
 struct Var {
   std::vector<Elem> values = {};
@@ -62,6 +65,12 @@ class Expander {
   void charge(std::size_t n, int line);
   /// A variable's size against the limit on one value.
   void check_size(const Var& v, int line, const std::string& name);
+  /// NAME[subscript]=value or +=value (bash manual, "Arrays"): the element set or appended to. Arrays are read dense,
+  /// so a subscript past the end but one (which bash would leave sparse) is refused, naming the line.
+  void assign_element(const std::string& name, const std::string& subscript, Elem value, bool append);
+  /// `unset` of one word, quotes removed: a variable, or an array's last element; another element (which bash would
+  /// leave sparse) is refused.
+  void unset(const Token& word);
 
  private:
   /// What one $-expansion gave.
@@ -71,6 +80,7 @@ class Expander {
     bool at = false;  // "${ARR[@]}": one word per element even inside double quotes
     std::vector<std::string> defaults = {};
     bool unset = false;  // unknown because it names a variable the file does not set
+    bool op = false;     // unknown because an operator not evaluated applies to a variable the file sets
   };
   struct Building {
     std::vector<ShellWord> fields;

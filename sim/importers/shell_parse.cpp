@@ -169,6 +169,7 @@ class Tokenizer {
       if (meta(c)) break;
       if (c == '\\') {
         if (continuation() > 0) break;  // a continuation ends the word
+        escaped_blank_at_line_end();
         i_ = std::min(i_ + 2, s_.size());
       } else if (c == '\'') {
         const auto end = s_.find('\'', i_ + 1);
@@ -191,6 +192,21 @@ class Tokenizer {
     const bool fd = i_ < s_.size() && (s_[i_] == '<' || s_[i_] == '>') &&
                     std::all_of(raw.begin(), raw.end(), [](char x) { return x >= '0' && x <= '9'; });
     if (!fd) out.push_back({Token::Kind::Word, std::move(raw), line});
+  }
+
+  /// A backslash before blanks that end the line (--swiglu, a backslash, a blank, the newline): bash reads an escaped
+  /// blank, a word of its own, and ends the command at the newline, so the lines below run as commands of their own and
+  /// the script fails. Read as a continuation it would simulate a launch that never runs (a user trial): refused.
+  void escaped_blank_at_line_end() const {
+    std::size_t j = i_ + 1;
+    if (j >= s_.size() || (s_[j] != ' ' && s_[j] != '\t')) return;
+    while (j < s_.size() && (s_[j] == ' ' || s_[j] == '\t' || s_[j] == '\r'))
+      ++j;
+    if (j < s_.size() && s_[j] != '\n') return;
+    throw ConfigError(
+        origin_, "line " + std::to_string(line_),
+        "a backslash followed by a blank ends the line: bash passes an escaped blank as an argument and ends the "
+        "command here, so the lines below are not part of it; delete the blank after the backslash");
   }
 
   /// NAME=( elements ): words, comments and newlines up to the closing parenthesis.

@@ -22,7 +22,8 @@ bool is_launcher(const std::string& command) {
 
 std::string assigned_name(const Token& t) {
   if (t.kind == Token::Kind::ArrayAssign) return t.text.ends_with('+') ? t.text.substr(0, t.text.size() - 1) : t.text;
-  return t.text.substr(0, assignment_name(t.text));
+  const std::string name = t.text.substr(0, assignment_name(t.text));
+  return name.substr(0, name.find('['));  // ARGS[1]=... sets ARGS
 }
 
 void assigned_in(const std::vector<Node>& nodes, std::set<std::string>& names) {
@@ -72,6 +73,15 @@ std::optional<std::string> set_in_skipped(const std::string& value, const std::v
                    [](const std::string& o) { return o.find(kSetIn) != std::string::npos; }))
     return std::nullopt;
   return unknown_value_reason(value, origins);
+}
+
+std::optional<std::string> unread_flags(const ShellWord& w) {
+  if (const auto set = set_in_skipped(w.text, w.defaults)) return *set + "; its flags are unread";
+  if (w.operator_expansion)  // a user trial: "${ARGS[@]/--bf16/--fp16}" was read as unset, its flags lost
+    return w.text +
+           ": bash's pattern, substring and case operators are not evaluated by trainsim, so the flags it holds "
+           "would be unread; write them out in the file";
+  return std::nullopt;
 }
 
 bool Relevance::relevant(const std::vector<Node>& nodes, bool assignments) const {

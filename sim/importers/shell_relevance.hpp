@@ -30,6 +30,10 @@ std::string set_where(const std::string& name, const std::string& what, const st
 std::string unknown_value_reason(const std::string& value, const std::vector<std::string>& origins);
 /// unknown_value_reason's answer where the value was set in a statement not run; nullopt otherwise.
 std::optional<std::string> set_in_skipped(const std::string& value, const std::vector<std::string>& origins);
+/// Why the flags an unknown word of a launch command may hold cannot be read, where the file does set what it
+/// expands (set in a statement not run, or under one of bash's operators trainsim does not evaluate); nullopt for a
+/// variable the file does not set (empty in the environment the README documents).
+std::optional<std::string> unread_flags(const ShellWord& w);
 
 class Relevance {
  public:

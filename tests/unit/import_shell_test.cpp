@@ -89,6 +89,41 @@ TEST(Shell, ArraysKeepQuotedElementsAndSplitThemWhenUnquoted) {
   EXPECT_EQ(last_command("E=()\nrun \"${E[@]}\" x\n"), (W{"run", "x"})) << "an empty array gives no word";
 }
 
+// A user trial: ARGS[1]=40 ran as a command and unset "ARGS[3]" removed nothing, so the import kept layers 80 and tp 2.
+TEST(Shell, ArrayElementsAreSetAndUnsetAsBashDoesOrRefusedWhereBashLeavesGaps) {
+  const std::string a = "A=(--num-layers 80 --bf16 --tp 2)\n";
+  EXPECT_EQ(last_command(a + "A[1]=40\nrun \"${A[@]}\"\n"), (W{"run", "--num-layers", "40", "--bf16", "--tp", "2"}));
+  EXPECT_EQ(last_command(a + "I=2; A[I+2]+=0\nrun ${A[@]}\n"),
+            (W{"run", "--num-layers", "80", "--bf16", "--tp", "20"}));
+  EXPECT_EQ(last_command(a + "A[5]=x\nrun ${A[@]}\n"), (W{"run", "--num-layers", "80", "--bf16", "--tp", "2", "x"}))
+      << "one past the end appends";
+  EXPECT_EQ(last_command("B[0]=--fp16\nrun ${B[@]}\n"), (W{"run", "--fp16"})) << "a new array";
+  EXPECT_EQ(last_command(a + "unset \"A[4]\"; unset 'A[3]'\nrun ${A[@]}\n"),
+            (W{"run", "--num-layers", "80", "--bf16"}));
+  EXPECT_EQ(last_command(a + "unset -v A\nrun ${A[@]} x\n"), (W{"run", "${A[@]}?", "x"})) << "unset: as if never set";
+  EXPECT_TRUE(
+      contains(shell_error(a + "A[9]=x\n"), "line 2: A[9]=: element 9 of an array of 5 leaves bash's array sparse"))
+      << shell_error(a + "A[9]=x\n");
+  EXPECT_TRUE(contains(shell_error(a + "unset 'A[1]'\n"), "line 2: unset A[1]: removing an element but the last"))
+      << shell_error(a + "unset 'A[1]'\n");
+}
+
+// A user trial: "${ARGS[@]/--bf16/--fp16}" expanded to nothing, with "the file does not set it", and the flags were
+// lost; a backslash then a blank at a line's end was read as a continuation of a command bash ends there.
+TEST(MegatronScript, OperatorsNotEvaluatedAndEscapedBlanksAtLineEndAreRefused) {
+  const std::string tail = " --num-layers 2 --hidden-size 64 --num-attention-heads 2\n";
+  for (const char* use : {"\"${A[@]/--bf16/--fp16}\"", "${P% --bf16}", "${P,,}", "${A[@]:1}", "${P:0:6}"}) {
+    const auto e = megatron_error(
+        std::string("A=(--bf16 --sequence-parallel)\nP=\"--bf16\"\ntorchrun pretrain_gpt.py ") + use + tail);
+    EXPECT_TRUE(contains(e, "line 3: ")) << use << ": " << e;
+    EXPECT_TRUE(contains(e, "operators are not evaluated by trainsim")) << use << ": " << e;
+  }
+  // Of a variable the file does not set, bash gives nothing: not refused (the README's environment).
+  EXPECT_EQ(megatron_error("torchrun pretrain_gpt.py ${UNSET_ARGS%% *}" + tail), "(no error)");
+  const auto blank = shell_error("run --a 1 \\ \n  --b 2\n");
+  EXPECT_TRUE(contains(blank, "line 1: a backslash followed by a blank ends the line")) << blank;
+}
+
 TEST(Shell, StringHeldFlagsSplitAndUnknownPartsStayInTheirWord) {
   EXPECT_EQ(last_command("N=2\nARGS=\" \\\n  --tp $N \\\n  --pp 2 \\\n  \"\nCMD=\"`pwd`/x.py $ARGS\"\nrun $CMD\n"),
             (W{"run", "`pwd`/x.py?", "--tp", "2", "--pp", "2"}));
