@@ -225,6 +225,13 @@ class DeepSpeedImport {
                           k +
                           " or set its device to \"none\" to estimate "
                           "the GPU-resident run");
+      } else if (k.starts_with("zero_hpz") || k.starts_with("zero_quantized")) {
+        // ZeRO++ (Wang et al., arXiv:2306.10209): a secondary weight partition inside the node and quantized weight
+        // gathers and gradient reductions change the memory and the traffic (a user trial found them "ignored").
+        out_.not_modelled.push_back({at(*z, k),
+                                     "ZeRO++ is not modelled: weights are gathered and gradients reduced "
+                                     "in 16 bits over the whole data-parallel group, without a secondary "
+                                     "partition"});
       } else {
         ignored.push_back(z->path(k));
       }

@@ -217,10 +217,7 @@ class TitanImport : public titan::Reader {
       }
     }
 
-    std::string list;
-    for (const auto& k : ignored_)
-      list += (list.empty() ? "" : ", ") + k;
-    if (!list.empty()) out_.ignored.push_back({origin_, list + ": not modelled by trainsim"});
+    report_unread(root);
     if (!errors_.empty()) throw base::ConfigError(errors_);
     return std::move(out_);
   }

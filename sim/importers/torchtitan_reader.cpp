@@ -3,6 +3,7 @@
 #include "sim/importers/torchtitan_reader.hpp"
 
 #include <algorithm>
+#include <set>
 
 namespace sim::importers::titan {
 
@@ -31,6 +32,47 @@ std::optional<std::int64_t> Reader::integer(const std::string& section, const To
     return std::nullopt;
   }
   return v->integer;
+}
+
+void Reader::report_unread(const TomlValue& root) {
+  std::string list;
+  for (const auto& k : ignored_) {
+    const auto dot = k.find('.');
+    const std::string section = k.substr(0, dot), key = dot == std::string::npos ? "" : k.substr(dot + 1);
+    const TomlValue* table = root.get(section);
+    const TomlValue* v = table && !key.empty() ? table->get(key) : nullptr;
+    auto named = [&](std::initializer_list<const char*> words) {
+      return std::any_of(words.begin(), words.end(), [&](const char* w) { return key.find(w) != std::string::npos; });
+    };
+    // TorchTitan's defaults for such keys (1 for a degree, an empty list or string, false) change nothing.
+    const bool at_default =
+        v && ((v->type == Type::Integer && v->integer == 1) || (v->type == Type::Array && v->array.empty()) ||
+              (v->type == Type::String && v->string.empty()) || (v->type == Type::Bool && !v->boolean));
+    const bool layout_section =
+        section == "parallelism" || section == "training" || section == "experimental" || section == "model";
+    // TorchTitan's own keys that name a parallelism but change the speed or memory only.
+    static const std::set<std::string, std::less<>> kSpeedOnly{"disable_loss_parallel", "enable_loss_parallel",
+                                                               "pipeline_parallel_expert_parallel_overlap",
+                                                               "enable_compiled_autograd"};
+    const bool speed_only = kSpeedOnly.count(key) != 0;
+    if (v && layout_section && !at_default && !speed_only &&
+        named(
+            {"degree", "parallel", "batch", "seq_len", "layers", "stage", "split", "microbatch", "schedule", "fqns"})) {
+      error(v->line, "[" + section + "] " + key +
+                         ": not read by trainsim, and its name says it may set the layout or the batch (TorchTitan "
+                         "itself refuses keys it does not know, torchtitan/config/manager.py); give it through the "
+                         "keys the README lists, or --set the scenario field");
+    } else if (v && !at_default &&
+               (speed_only ||
+                named({"dtype", "precision", "float8", "fp8", "offload", "overlap", "async", "quantiz"}))) {
+      out_.not_modelled.push_back({origin_ + " [" + section + "] " + key,
+                                   "not read by trainsim; its name says it may change the precision, "
+                                   "memory or speed, which the estimate then does not show"});
+    } else {
+      list += (list.empty() ? "" : ", ") + k;
+    }
+  }
+  if (!list.empty()) out_.ignored.push_back({origin_, list + ": not modelled by trainsim"});
 }
 
 std::optional<std::string> Reader::text(const std::string& section, const TomlValue* t, const char* key) {

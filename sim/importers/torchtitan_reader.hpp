@@ -37,6 +37,11 @@ class Reader {
   /// [activation_checkpoint] selective_ac_option N (layer_sac_) as recomputation once the model and the split are known
   /// (torchtitan_pipeline.cpp).
   void layer_selective_checkpointing(Draft& d);
+  /// The keys left unread, once everything is read: refused where the name says it may set the layout or the batch
+  /// and the value is not TorchTitan's default (TorchTitan itself refuses keys it does not know: a typo such as
+  /// tensor_paralel_degree must not pass as "not modelled"), warned where it says precision, memory or speed, listed
+  /// as ignored otherwise.
+  void report_unread(const TomlValue& root);
 
   const std::string& origin_;
   Import out_;

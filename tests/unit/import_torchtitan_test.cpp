@@ -214,6 +214,37 @@ TEST(ImportTorchTitan, TheModelRunsEagerlyUnlessItIsACompiledComponent) {
   EXPECT_EQ(kernels("[compile]\nenable = false\ncomponents = [\"model\"]\n"), "eager");
 }
 
+// A user trial: tensor_paralel_degree, tensor_parallel_size, pipeline_parallel_degre and global_batchsize were listed
+// as "ignored: not modelled" and the run imported as tp 1, pp 1, batch 8; TorchTitan refuses keys it does not know.
+TEST(ImportTorchTitan, UnreadKeysNamingTheLayoutOrBatchAreRefusedAndPrecisionOnesWarned) {
+  auto error_of = [](const std::string& text) -> std::string {
+    try {
+      (void)importers::import_torchtitan_text(text, "t.toml");
+    } catch (const base::ConfigError& e) {
+      return e.what();
+    }
+    return "(no error)";
+  };
+  for (const char* typo :
+       {"[parallelism]\ntensor_paralel_degree = 2\n", "[parallelism]\ntensor_parallel_size = 2\n",
+        "[training]\nglobal_batchsize = 64\n", "[experimental]\npipeline_parallel_degree = 4\n",
+        "[parallelism]\npipeline_parallel_degree = 2\npipeline_parallel_split_points = [\"layers.4\"]\n"}) {
+    const auto e = error_of(typo);
+    EXPECT_TRUE(contains(e, "t.toml: line ")) << typo << e;
+    EXPECT_TRUE(contains(e, "may set the layout or the batch")) << typo << e;
+  }
+  // At TorchTitan's default they change nothing (2024's configs carry [experimental] pipeline_parallel_degree = 1).
+  EXPECT_EQ(error_of("[experimental]\npipeline_parallel_degree = 1\ncontext_parallel_degree = 1\n"), "(no error)");
+  const auto im = importers::import_torchtitan_text(
+      "[parallelism]\ndisable_loss_parallel = true\n[optimizer]\nstate_dtype = \"bfloat16\"\n[metrics]\nlog_freq = 1\n",
+      "t.toml");
+  ASSERT_EQ(im.not_modelled.size(), 2u);
+  EXPECT_TRUE(contains(im.not_modelled[0].where + im.not_modelled[1].where, "disable_loss_parallel"));
+  EXPECT_TRUE(contains(im.not_modelled[0].where + im.not_modelled[1].where, "state_dtype"));
+  ASSERT_EQ(im.ignored.size(), 1u);
+  EXPECT_TRUE(contains(im.ignored[0].what, "metrics.log_freq")) << im.ignored[0].what;
+}
+
 TEST(ImportTorchTitan, ContextParallelismMovesRepeatedKeysAndValues) {
   // TorchTitan's Llama repeats the key/value heads before SDPA, which context parallelism then gathers.
   auto kv = [](const std::string& text) { return torchtitan_drafted(text, "training.attention_kv"); };
