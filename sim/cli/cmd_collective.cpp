@@ -137,8 +137,18 @@ int collective_command(const CollectiveArgs& a, const Options& o, std::ostream& 
   const std::vector<base::Bytes> sizes = sizes_of(a);
   const auto cluster = collectives::sweep_cluster(config, a.gpus, a.per_node);
   const collectives::CallCosts costs{s.hardware.latency.base, s.hardware.latency.launch};
-  const auto rows = collectives::sweep(*op, *algorithm, cluster.group, sizes, costs, *cluster.topology);
+  auto rows = collectives::sweep(*op, *algorithm, cluster.group, sizes, costs, *cluster.topology);
   const int p = a.gpus;
+  // One rank moves nothing over a link, but nccl-tests times what NCCL does then: an out-of-place copy of the buffer
+  // (read and written once in HBM), at least the launch floor. It printed 0 us (a user trial).
+  if (p == 1)
+    for (auto& r : rows) {
+      const double copy_s = 2.0 * static_cast<double>(r.size.n) / s.hardware.gpu.hbm_bandwidth.bytes_per_s;
+      r.time = std::max(base::Time::from_seconds(copy_s), s.hardware.latency.launch);
+      r.algbw = {r.time > base::Time::zero() ? static_cast<double>(r.size.n) / r.time.seconds() : 0.0};
+      r.busbw = {};
+      r.launch_bound = r.time == s.hardware.latency.launch && r.time > base::Time::zero();
+    }
   // Nodes are filled in order, as mpirun fills its slots: the last node may hold fewer ranks (12 ranks on 8-GPU nodes
   // are 8 + 4). The header said "2 nodes x 6", a layout it had not simulated (a user trial).
   const int per_node = a.per_node > 0 ? a.per_node : std::min(p, config.gpus_per_node);
@@ -167,10 +177,11 @@ int collective_command(const CollectiveArgs& a, const Options& o, std::ostream& 
     }
   }
   auto algorithm_name = [&](const collectives::SweepRow& r) {
+    if (p == 1) return std::string("copy");
     return direct ? std::string("direct") : std::string(collectives::to_string(r.algorithm));
   };
   auto protocol_name = [&](const collectives::SweepRow& r) {
-    return direct ? std::string("-") : std::string(collectives::to_string(r.protocol));
+    return direct || p == 1 ? std::string("-") : std::string(collectives::to_string(r.protocol));
   };
 
   if (a.json || o.format == "json") {
@@ -217,6 +228,9 @@ int collective_command(const CollectiveArgs& a, const Options& o, std::ostream& 
         << fmt(static_cast<double>(op_base.ns) / 1e3, 2) << " us added to each call, latency.launch "
         << fmt(static_cast<double>(s.hardware.latency.launch.ns) / 1e3, 2)
         << " us a floor (the host's issue time for back-to-back calls)\n";
+  if (p == 1)
+    out << "# one rank: no link is used; the time is NCCL's out-of-place copy of the buffer at " << s.hardware.gpu.model
+        << "'s HBM bandwidth (read and write), which nccl-tests times; bus bandwidth 0\n";
   out << "#\n";
   out << "#                                                              predicted\n"
          "#       size         count      type   redop    root     time   algbw   busbw  algorithm  protocol\n"

@@ -268,6 +268,23 @@ TEST(CollectiveCommand, AnUnevenRankCountFillsNodesInOrderAndSaysSo) {
   EXPECT_NE(j.out.find("\"ranks_on_last_node\": 4"), std::string::npos) << j.out;
 }
 
+// One rank: nccl-tests times NCCL's out-of-place copy of the buffer; trainsim printed 0 us (a user trial). H100's
+// 3.35 TB/s HBM read and written once: 1 GiB in 641 us, algbw half the HBM rate, busbw 0.
+TEST(CollectiveCommand, OneRankIsTheLocalCopyOfTheBuffer) {
+  for (const char* op : {"all_reduce", "all_gather", "reduce_scatter", "broadcast"}) {
+    const auto j = trainsim({"collective", op, "--gpus", "1", "--size", "1G", "--json"});
+    ASSERT_EQ(j.code, 0) << op << j.err;
+    const auto rows = json_rows(j.out);
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_NEAR(rows[0].time_us, 2.0 * (1 << 30) / 3.35e12 * 1e6, 1.0) << op;
+    EXPECT_NEAR(rows[0].algbw, 3350.0 / 2, 1.0) << op;
+    EXPECT_EQ(rows[0].busbw, 0.0) << op;
+    EXPECT_EQ(rows[0].algorithm, "copy") << op;
+  }
+  const auto t = trainsim({"collective", "all_reduce", "--gpus", "1", "--size", "1G"});
+  EXPECT_NE(t.out.find("# one rank: no link is used"), std::string::npos) << t.out;
+}
+
 // A broadcast over two HGX H100 nodes pipelines down the chains of NCCL's ring channels, which cross the nodes on all
 // eight rails: its bus bandwidth is the all-gather's on the same links, not one NIC's (46 GB/s before: a user trial).
 TEST(CollectiveCommand, ABroadcastAcrossNodesUsesEveryRail) {
