@@ -16,10 +16,11 @@ inline double bucket_params(int dp) {
 /// Adam in mixed precision touches per local parameter: the main gradient read by the gradient-norm pass and by the
 /// step (fp32: 2 x 4), the master weight and the two moments read and written (fp32: 3 x 8), the 16-bit weight
 /// written (2): 34 bytes with Megatron's defaults. `state_bytes` is what the optimizer keeps per parameter
-/// (parallel::MemoryOptions::optimizer_state_bytes: 12 by default, 6 with bf16 moments and 16-bit master remainders).
-inline double optimizer_bytes_per_param(bool fp32_main_grads, double state_bytes) {
+/// (parallel::MemoryOptions::optimizer_state_bytes: 12 by default, 6 with bf16 moments and 16-bit master remainders);
+/// `writes_16bit_weights` false where the parameters are themselves the master (no 16-bit copy to write).
+inline double optimizer_bytes_per_param(bool fp32_main_grads, double state_bytes, bool writes_16bit_weights) {
   const double grad = fp32_main_grads ? 4.0 : 2.0;
-  return 2 * grad + 2 * state_bytes + 2.0;
+  return 2 * grad + 2 * state_bytes + (writes_16bit_weights ? 2.0 : 0.0);
 }
 /// Gradient bytes on the wire: the main gradients' dtype (training.main_grads), as memory counts them. bf16 training
 /// reduces fp32 main gradients by default (Megatron-LM forces accumulate_allreduce_grads_in_fp32 for bf16,

@@ -475,7 +475,8 @@ StepPlan Planner::build() {
                    own_experts / static_cast<double>(expert_groups ? placement_.size(parallel::Dim::Edp) : 1)
              : st.params_local;
     st.optimizer = hardware::memory_time(
-        hw_.gpu, hw_.efficiency, shard * optimizer_bytes_per_param(in_.fp32_main_grads, in_.optimizer_state_bytes));
+        hw_.gpu, hw_.efficiency,
+        shard * optimizer_bytes_per_param(in_.fp32_main_grads, in_.optimizer_state_bytes, in_.writes_16bit_weights));
     const bool gather_after =
         zero && !zero3 && (shard_group().size() > 1 || (own_experts > 0 && edp_group().size() > 1));
     if (gather_after) {

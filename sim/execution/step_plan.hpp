@@ -82,6 +82,9 @@ struct StepInputs {
   bool fp32_main_grads = true;
   /// Bytes per parameter the optimizer keeps and rewrites (parallel::MemoryOptions::optimizer_state_bytes).
   double optimizer_state_bytes = 12;
+  /// The optimizer writes a 16-bit copy of each weight after its step (a separate master: MemoryOptions::MasterWeights
+  /// Separate); where the parameters are the master (FSDP's fp32 parameters, fp32 training, pure 16-bit) it does not.
+  bool writes_16bit_weights = true;
   /// The fused attention kernel's class (FA3 / cuDNN as Transformer Engine runs it, FlashAttention-2, Triton).
   hardware::AttentionKernel attention_kernel = hardware::AttentionKernel::Fused;
   /// PyTorch eager-mode elementwise kernels (scenario training.kernels "eager"; workload::LayerShape::eager_kernels).

@@ -193,8 +193,7 @@ class MegatronImport {
         if (const auto why = shell::unread_flags(w))
           error(w.line, *why);
         else
-          out_.ignored.push_back({where(w.line), w.text + ": the file does not set it, so the flags it may hold are "
-                                                          "not read; write them out in the file"});
+          out_.ignored.push_back({where(w.line), shell::unexpanded(w)});
         continue;
       }
       if (!w.text.starts_with("--") || w.text.size() == 2) continue;  // the command, the script, positional values

@@ -323,14 +323,16 @@ class Shell {
                                            head.text == "local" || head.text == "readonly")) {
       for (std::size_t j = k + 1; j < n.words.size(); ++j) {
         const Token& t = n.words[j];
+        // export, readonly and local take no element (bash: "not a valid identifier", the array unchanged).
+        const bool element = t.kind == Token::Kind::Word && t.text.find('[') < assignment_name(t.text);
+        if (element && head.text != "declare" && head.text != "typeset") continue;
         if (t.kind == Token::Kind::ArrayAssign || (t.kind == Token::Kind::Word && assignment_name(t.text) > 0))
           assign(t);
       }
       return;
     }
     if (head.kind == Token::Kind::Word && head.text == "unset") {
-      for (std::size_t j = k + 1; j < n.words.size(); ++j)
-        ex_.unset(n.words[j]);
+      ex_.unset(std::vector<Token>(n.words.begin() + static_cast<std::ptrdiff_t>(k) + 1, n.words.end()));
       return;
     }
     if (head.kind == Token::Kind::Word && head.text == "shift" && positional_) {

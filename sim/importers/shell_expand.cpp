@@ -40,9 +40,23 @@ std::size_t assignment_name(std::string_view raw) {
   while (i < raw.size() && name_char(raw[i], i == 0))
     ++i;
   if (i > 0 && i < raw.size() && raw[i] == '[') {  // NAME[subscript]= (Expander::assign_element)
-    const auto close = raw.find(']', i);
-    if (close == std::string_view::npos) return 0;
-    i = close + 1;
+    // The matching ']', past brackets inside ${...} and $(...) (A[${#A[@]}]=x, bash's append idiom).
+    int brackets = 0, nested = 0;
+    for (; i < raw.size(); ++i) {
+      const char c = raw[i];
+      if (c == '$' && i + 1 < raw.size() && (raw[i + 1] == '{' || raw[i + 1] == '(')) {
+        ++nested;
+        ++i;
+      } else if (nested > 0 && (c == '}' || c == ')')) {
+        --nested;
+      } else if (nested == 0 && c == '[') {
+        ++brackets;
+      } else if (nested == 0 && c == ']' && --brackets == 0) {
+        break;
+      }
+    }
+    if (i >= raw.size()) return 0;
+    ++i;
   }
   if (i == 0 || i >= raw.size()) return 0;
   if (raw[i] == '=') return i;
@@ -147,19 +161,37 @@ void Expander::add(Building& b, Expansion e, std::string_view raw, int line, boo
   }
 }
 
-void Expander::assign_element(const std::string& name, const std::string& subscript, Elem value, bool append) {
-  const int line = value.line;
+/// An array subscript's value (bash manual, "Arrays": an arithmetic expression; negative counts back from the end of
+/// `size` elements), or nullopt with `why` when the file does not determine it.
+std::optional<std::int64_t> Expander::subscript_value(const std::string& subscript, int line, std::size_t size,
+                                                      std::string& why) {
   std::string text;
   for (const auto& w : expand({Token::Kind::Word, subscript, line}, false))
     text += w.text;
-  std::string why;
-  const auto k = shell::arithmetic(
+  auto k = shell::arithmetic(
       text, [&](std::string_view n) { return lookup_int(n); }, why);
-  if (!k || *k < 0) error(line, name + "[" + subscript + "]: a subscript the file does not determine");
+  if (k && *k < 0) {
+    *k += static_cast<std::int64_t>(size);
+    if (*k < 0) why = "a negative subscript past the array's start";
+  }
+  if (k && *k < 0) return std::nullopt;
+  return k;
+}
+
+void Expander::assign_element(const std::string& name, const std::string& subscript, Elem value, bool append) {
+  const int line = value.line;
   auto it = vars_.find(name);
   if (it != vars_.end() && !it->second.known) return;  // unknown it stays
   Var& v = vars_[name];
   if (it == vars_.end()) v.line = line;
+  std::string why;
+  const auto k = subscript_value(subscript, line, v.values.size(), why);
+  if (!k) {  // an associative array's key (declare -A), or a subscript the file does not determine: unknown
+    v.known = false;
+    v.defaults.push_back(name + " is set at line " + std::to_string(line) + " under the subscript [" + subscript +
+                         "], which trainsim does not evaluate" + (why.empty() ? "" : " (" + why + ")"));
+    return;
+  }
   v.array = true;
   const auto at = static_cast<std::size_t>(*k);
   if (at > v.values.size())
@@ -176,30 +208,37 @@ void Expander::assign_element(const std::string& name, const std::string& subscr
   check_size(v, line, name);
 }
 
-void Expander::unset(const Token& word) {
-  std::string text;
-  for (const auto& w : expand(word, false))
-    text += w.text;
-  if (text.starts_with("-")) return;  // -v, -f: what follows is named on its own
-  const auto open = text.find('[');
-  if (open == std::string::npos) {
-    vars_.erase(text);
-    return;
+void Expander::unset(const std::vector<Token>& words) {
+  for (const auto& word : words) {
+    std::string text;
+    for (const auto& w : expand(word, false))
+      text += w.text;
+    if (text == "-f" || text == "-n") return;  // functions, or name references: no variable is removed
+    if (text.starts_with("-")) continue;       // -v: variables, the default
+    const auto open = text.find('[');
+    if (open == std::string::npos) {
+      vars_.erase(text);
+      continue;
+    }
+    const std::string name = text.substr(0, open);
+    auto it = vars_.find(name);
+    if (it == vars_.end() || !it->second.known) continue;
+    auto& values = it->second.values;
+    const std::string subscript = text.substr(open + 1, text.rfind(']') > open ? text.rfind(']') - open - 1 : 0);
+    if (subscript == "@" || subscript == "*") {  // every element
+      values.clear();
+      continue;
+    }
+    std::string why;
+    const auto k = subscript_value(subscript, word.line, values.size(), why);
+    if (k && static_cast<std::size_t>(*k) >= values.size()) continue;  // nothing there
+    if (!k || static_cast<std::size_t>(*k) + 1 != values.size())
+      error(word.line, "unset " + text + ": " +
+                           (k ? "removing an element but the last leaves bash's array sparse, which trainsim does "
+                                "not read; rebuild the array without it"
+                              : "a subscript the file does not determine" + (why.empty() ? "" : " (" + why + ")")));
+    values.pop_back();
   }
-  const std::string name = text.substr(0, open);
-  auto it = vars_.find(name);
-  if (it == vars_.end() || !it->second.known) return;
-  std::string why;
-  const std::string subscript = text.substr(open + 1, text.find(']', open) - open - 1);
-  const auto k = shell::arithmetic(
-      subscript, [&](std::string_view n) { return lookup_int(n); }, why);
-  auto& values = it->second.values;
-  if (k && *k >= 0 && static_cast<std::size_t>(*k) >= values.size()) return;  // nothing there
-  if (!k || static_cast<std::size_t>(*k) + 1 != values.size())
-    error(word.line, "unset " + text +
-                         ": removing an element but the last leaves bash's array sparse, which "
-                         "trainsim does not read; rebuild the array without it");
-  values.pop_back();
 }
 
 /// The fields of a word: expansion, word splitting of unquoted results when `split`, quote removal.
@@ -308,8 +347,15 @@ Expander::Expansion Expander::parameter(std::string_view inner, std::string_view
       word = inner.substr(i + o.size());
       break;
     }
-  if (op.empty() && i != inner.size())  // ${X#pat}, ${X/a/b}, ${X:1:2}, ...: not evaluated
-    return {.known = false, .op = !name.empty() && vars_.count(name) != 0};
+  if (op.empty() && i != inner.size()) {  // ${X#pat}, ${X/a/b}, ${X:1:2}, ...: not evaluated
+    // Marked where the variable holds flags (a word starting with '-'): a path (${MEGATRON%/}) holds none.
+    const auto it = name.empty() ? vars_.end() : vars_.find(name);
+    const bool flags =
+        it != vars_.end() && std::any_of(it->second.values.begin(), it->second.values.end(), [](const Elem& e) {
+          return e.text.starts_with('-') || e.text.find(" -") != std::string::npos;
+        });
+    return {.known = false, .op = flags};
+  }
   if (name.empty()) return {{}, false};
 
   const auto it = vars_.find(name);

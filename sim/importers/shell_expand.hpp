@@ -68,9 +68,9 @@ class Expander {
   /// NAME[subscript]=value or +=value (bash manual, "Arrays"): the element set or appended to. Arrays are read dense,
   /// so a subscript past the end but one (which bash would leave sparse) is refused, naming the line.
   void assign_element(const std::string& name, const std::string& subscript, Elem value, bool append);
-  /// `unset` of one word, quotes removed: a variable, or an array's last element; another element (which bash would
-  /// leave sparse) is refused.
-  void unset(const Token& word);
+  /// `unset` with its words, quotes removed: variables, an array's last element or all of them ([@]); another
+  /// element (which bash would leave sparse) is refused; -f and -n remove no variable.
+  void unset(const std::vector<Token>& words);
 
  private:
   /// What one $-expansion gave.
@@ -96,6 +96,8 @@ class Expander {
   Expansion dollar(std::string_view text, int line);
   Expansion parameter(std::string_view inner, std::string_view text, int line);
   std::optional<std::int64_t> lookup_int(std::string_view name) const;
+  std::optional<std::int64_t> subscript_value(const std::string& subscript, int line, std::size_t size,
+                                              std::string& why);
   std::size_t dollar_end(const std::string& r, std::size_t i, int line) const;
 
   const std::string& origin_;

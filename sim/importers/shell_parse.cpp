@@ -199,10 +199,10 @@ class Tokenizer {
   /// the script fails. Read as a continuation it would simulate a launch that never runs (a user trial): refused.
   void escaped_blank_at_line_end() const {
     std::size_t j = i_ + 1;
-    if (j >= s_.size() || (s_[j] != ' ' && s_[j] != '\t')) return;
+    if (in_array_ || j >= s_.size() || (s_[j] != ' ' && s_[j] != '\t')) return;
     while (j < s_.size() && (s_[j] == ' ' || s_[j] == '\t' || s_[j] == '\r'))
       ++j;
-    if (j < s_.size() && s_[j] != '\n') return;
+    if (j < s_.size() && s_[j] != '\n' && s_[j] != '#') return;  // a comment after the blank ends the line too
     throw ConfigError(
         origin_, "line " + std::to_string(line_),
         "a backslash followed by a blank ends the line: bash passes an escaped blank as an argument and ends the "
@@ -236,7 +236,9 @@ class Tokenizer {
                               "; quote it if it is part of an element");
       } else {
         std::vector<Token> element;
+        in_array_ = true;  // an escaped blank ends no command here: the array goes on (escaped_blank_at_line_end)
         word(element);
+        in_array_ = false;
         for (auto& e : element)
           t.elements.push_back(std::move(e));
       }
@@ -246,6 +248,7 @@ class Tokenizer {
 
   std::string_view s_;
   const std::string& origin_;
+  bool in_array_ = false;  // reading an element of NAME=( ... )
   std::size_t i_ = 0;
   int line_;
   int depth_;

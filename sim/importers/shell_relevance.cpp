@@ -84,6 +84,14 @@ std::optional<std::string> unread_flags(const ShellWord& w) {
   return std::nullopt;
 }
 
+std::string unexpanded(const ShellWord& w) {
+  return w.text +
+         (w.unset_empty ? ": the file does not set it, so the flags it may hold are not read"
+                        : ": trainsim cannot expand it (a command's output, or a bash operator it does not "
+                          "evaluate), so the flags it may hold are not read") +
+         "; write them out in the file";
+}
+
 bool Relevance::relevant(const std::vector<Node>& nodes, bool assignments) const {
   return std::any_of(nodes.begin(), nodes.end(), [&](const Node& n) { return relevant(n, assignments); });
 }

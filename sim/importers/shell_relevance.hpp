@@ -34,6 +34,9 @@ std::optional<std::string> set_in_skipped(const std::string& value, const std::v
 /// expands (set in a statement not run, or under one of bash's operators trainsim does not evaluate); nullopt for a
 /// variable the file does not set (empty in the environment the README documents).
 std::optional<std::string> unread_flags(const ShellWord& w);
+/// What an unknown word of a launch command that unread_flags lets pass is, for the "ignored" list: a variable the
+/// file does not set, or text trainsim cannot expand (a command's output, an operator on a value without flags).
+std::string unexpanded(const ShellWord& w);
 
 class Relevance {
  public:

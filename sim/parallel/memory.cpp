@@ -373,7 +373,9 @@ MemoryBreakdown memory_on_rank(const ModelSpec& model, const Layout& layout, con
     const double w_pending = e * sbh * sigma + e * logit_count;
     loss = ((2 * e * sbh * sigma + per_logit * logit_count) * loss_live + w_pending * (in_flight - loss_live)) *
            (1 + model.mtp_layers);  // + MTP heads
-    if (!options.upcast_cross_entropy) loss += e * logit_count;
+    // The caller's 16-bit logits beside the fused loss's fp32 copy; fp32 logits are cast in place (.float() is a
+    // no-op on them), so fp32 training holds no second copy (a review).
+    if (!options.upcast_cross_entropy && e < kFp32) loss += e * logit_count;
   }
   // Plus context parallelism's key/value exchange (cp_exchange.cpp), never live beside the loss's logits: the larger.
   const double kv_heads =

@@ -279,7 +279,7 @@ MemoryBreakdown peak_memory(const workload::ModelSpec& model, const Layout& layo
 /// as the attention call receives them, `element_bytes` per 16-bit tensor element (4 in fp32 training). 0 without
 /// context parallelism. Sources in cp_exchange.cpp.
 double cp_exchange_bytes(const workload::ModelSpec& model, const Layout& layout, CpCommType type, double tokens,
-                         double kv_heads, double element_bytes = 2);
+                         double kv_heads, double element_bytes);
 
 /// Whether the breakdown fits in `capacity` bytes of HBM.
 bool fits(const MemoryBreakdown& memory, base::Bytes capacity);

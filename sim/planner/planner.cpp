@@ -77,6 +77,7 @@ execution::StepInputs step_inputs(const PlanProblem& p, const ParallelConfig& c,
   in.attention_dropout = p.attention_dropout;
   in.fp32_main_grads = p.memory.fp32_main_grads;
   in.optimizer_state_bytes = p.memory.optimizer_state_bytes();
+  in.writes_16bit_weights = p.memory.master_weights == parallel::MemoryOptions::MasterWeights::Separate;
   return in;
 }
 

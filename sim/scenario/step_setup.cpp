@@ -107,6 +107,7 @@ StepSetup step_setup(const Scenario& s) {
   in.attention_dropout = s.memory.attention_dropout > 0;
   in.fp32_main_grads = s.memory.fp32_main_grads;
   in.optimizer_state_bytes = s.memory.optimizer_state_bytes();
+  in.writes_16bit_weights = s.memory.master_weights == parallel::MemoryOptions::MasterWeights::Separate;
   in.data_tokens_per_s = data_tokens_per_s(s);
   return in;
 }

@@ -106,6 +106,17 @@ TEST(Shell, ArrayElementsAreSetAndUnsetAsBashDoesOrRefusedWhereBashLeavesGaps) {
       << shell_error(a + "A[9]=x\n");
   EXPECT_TRUE(contains(shell_error(a + "unset 'A[1]'\n"), "line 2: unset A[1]: removing an element but the last"))
       << shell_error(a + "unset 'A[1]'\n");
+  // A review: bash's append idiom, negative subscripts, [@], unset -f, export of an element, associative keys.
+  EXPECT_EQ(last_command("A=(--bf16)\nA[${#A[@]}]=--tp\nA[${#A[*]}]=2\nrun ${A[@]}\n"),
+            (W{"run", "--bf16", "--tp", "2"}));
+  EXPECT_EQ(last_command(a + "A[-1]=4\nrun ${A[@]}\n"), (W{"run", "--num-layers", "80", "--bf16", "--tp", "4"}));
+  EXPECT_EQ(last_command(a + "unset 'A[-1]'\nrun ${A[@]}\n"), (W{"run", "--num-layers", "80", "--bf16", "--tp"}));
+  EXPECT_EQ(last_command(a + "unset 'A[@]'\nrun ${A[@]} x\n"), (W{"run", "x"}));
+  EXPECT_EQ(last_command(a + "unset -f A\nrun ${A[@]}\n"), (W{"run", "--num-layers", "80", "--bf16", "--tp", "2"}))
+      << "-f removes functions, not variables";
+  EXPECT_EQ(last_command(a + "export A[1]=40\nrun ${A[@]}\n"), (W{"run", "--num-layers", "80", "--bf16", "--tp", "2"}))
+      << "bash: not a valid identifier, the array unchanged";
+  EXPECT_EQ(shell_error("declare -A M\nM[key]=v\nrun x\n"), "(no error)") << "an associative array left unused";
 }
 
 // A user trial: "${ARGS[@]/--bf16/--fp16}" expanded to nothing, with "the file does not set it", and the flags were
@@ -122,6 +133,13 @@ TEST(MegatronScript, OperatorsNotEvaluatedAndEscapedBlanksAtLineEndAreRefused) {
   EXPECT_EQ(megatron_error("torchrun pretrain_gpt.py ${UNSET_ARGS%% *}" + tail), "(no error)");
   const auto blank = shell_error("run --a 1 \\ \n  --b 2\n");
   EXPECT_TRUE(contains(blank, "line 1: a backslash followed by a blank ends the line")) << blank;
+  const auto comment = shell_error("run --a 1 \\  # precision\n  --b 2\n");
+  EXPECT_TRUE(contains(comment, "line 1: a backslash followed by a blank ends the line")) << comment;
+  // Inside an array the newline ends no command: bash goes on with the elements (a review).
+  EXPECT_EQ(last_command("A=(\n  --bf16 \\ \n  --tp 2\n)\nrun ${A[@]}\n"), (W{"run", "--bf16", "--tp", "2"}));
+  // An operator on a value without flags (a path) is no flag list: the script's word is not refused.
+  const auto path = megatron_error("M=/opt/megatron/\ntorchrun ${M%/}/pretrain_gpt.py --num-layers 2\n");
+  EXPECT_EQ(path.find("operators are not evaluated"), std::string::npos) << path;
 }
 
 TEST(Shell, StringHeldFlagsSplitAndUnknownPartsStayInTheirWord) {
