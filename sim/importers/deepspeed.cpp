@@ -314,6 +314,10 @@ class DeepSpeedImport {
     const auto* dtype = d.find("training.dtype");
     const bool bf16 =
         dtype && std::holds_alternative<std::string>(dtype->value) && std::get<std::string>(dtype->value) == "bf16";
+    if (!bf16 && !grad_accum_.first.empty())  // said, not dropped (a review)
+      out_.notes.push_back({grad_accum_.second,
+                            "read with bf16 only, where it picks DeepSpeed's BF16_Optimizer; "
+                            "with this config's precision it changes nothing trainsim models"});
     if (!bf16) return;
     const auto stage = d.integer("parallel.zero_stage").value_or(0);
     // data_types.grad_accum_dtype (engine.py, get_data_types: fp32 by default for bf16 without ZeRO, else the model's
@@ -372,11 +376,12 @@ class DeepSpeedImport {
       }
       std::string v;
       // DeepSpeed's DtypeEnum spellings (runtime/config.py).
-      if (t->optional_enum(k, v, {"fp32", "float32", "float", "fp16", "float16", "half", "bf16", "bfloat16", "bfloat"}))
-        grad_accum_ = {v == "float32" || v == "float" ? "fp32"
-                       : v.starts_with("bf")          ? "bf16"
-                       : v == "fp32"                  ? "fp32"
-                                                      : "fp16",
+      if (t->optional_enum(k, v,
+                           {"fp32", "float32", "float", "torch.float32", "fp16", "float16", "half", "torch.float16",
+                            "bf16", "bfloat16", "bfloat", "torch.bfloat16"}))
+        grad_accum_ = {v == "float32" || v == "float" || v == "fp32" || v == "torch.float32" ? "fp32"
+                       : v.find("bf") != std::string::npos                                   ? "bf16"
+                                                                                             : "fp16",
                        at(*t, k)};
     }
   }

@@ -34,7 +34,73 @@ std::optional<std::int64_t> Reader::integer(const std::string& section, const To
   return v->integer;
 }
 
+namespace {
+
+// TorchTitan's job-config keys of the sections that shape a step, over its releases of 2024-2025
+// (torchtitan/config_manager.py, then torchtitan/config/job_config.py: the Parallelism, Training and Experimental
+// dataclasses and their older spellings). A key outside these is none of TorchTitan's.
+const std::set<std::string, std::less<>> kTitanKeys{
+    // [parallelism]
+    "parallelism.data_parallel_replicate_degree", "parallelism.data_parallel_shard_degree",
+    "parallelism.fsdp_reshard_after_forward", "parallelism.tensor_parallel_degree", "parallelism.disable_loss_parallel",
+    "parallelism.enable_async_tensor_parallel", "parallelism.pipeline_parallel_degree",
+    "parallelism.pipeline_parallel_split_points", "parallelism.pipeline_parallel_layers_per_stage",
+    "parallelism.pipeline_parallel_schedule", "parallelism.pipeline_parallel_schedule_csv",
+    "parallelism.pipeline_parallel_microbatch_size", "parallelism.pipeline_parallel_first_stage_less_layers",
+    "parallelism.pipeline_parallel_last_stage_less_layers", "parallelism.module_fqns_per_model_part",
+    "parallelism.context_parallel_degree", "parallelism.context_parallel_rotate_method",
+    "parallelism.expert_parallel_degree", "parallelism.expert_tensor_parallel_degree",
+    "parallelism.expert_parallel_comm_backend", "parallelism.enable_compiled_autograd",
+    "parallelism.pipeline_parallel_expert_parallel_overlap",
+    // [training]
+    "training.dataset", "training.dataset_path", "training.local_batch_size", "training.global_batch_size",
+    "training.batch_size", "training.seq_len", "training.max_norm", "training.steps", "training.warmup_steps",
+    "training.enable_cpu_offload", "training.mixed_precision_param", "training.mixed_precision_reduce",
+    "training.compile", "training.gc_freq", "training.gc_debug", "training.seed", "training.deterministic",
+    "training.deterministic_warn_only", "training.dtype", "training.data_parallel_degree",
+    "training.data_parallel_replicate_degree", "training.data_parallel_shard_degree", "training.tensor_parallel_degree",
+    "training.enable_loss_parallel", "training.disable_loss_parallel", "training.fp8_linear",
+    "training.enable_float8_linear", "training.enable_fsdp_float8_all_gather",
+    "training.precompute_float8_dynamic_scale_for_fsdp", "training.enable_compiled_autograd",
+    "training.debug_moe_force_load_balance",
+    // [experimental] of 2024
+    "experimental.pipeline_parallel_degree", "experimental.pipeline_parallel_split_points",
+    "experimental.pipeline_parallel_schedule", "experimental.pipeline_parallel_schedule_csv",
+    "experimental.pipeline_parallel_microbatches", "experimental.context_parallel_degree",
+    "experimental.context_parallel_rotate_method", "experimental.enable_async_tensor_parallel",
+    "experimental.enable_compiled_autograd", "experimental.custom_import", "experimental.custom_args_module",
+    "experimental.custom_model_path"};
+
+// TorchTitan keys that set the layout which trainsim does not read, and the value at which they change nothing.
+bool layout_key_at_default(const std::string& k, const TomlValue& v) {
+  static const std::set<std::string, std::less<>> kOne{
+      "experimental.pipeline_parallel_degree", "experimental.context_parallel_degree",
+      "parallelism.pipeline_parallel_first_stage_less_layers", "parallelism.pipeline_parallel_last_stage_less_layers"};
+  if (kOne.count(k) != 0) return v.type == Type::Integer && v.integer == 1;
+  if (k == "training.data_parallel_degree") return v.type == Type::Integer && v.integer == -1;
+  return (v.type == Type::Array && v.array.empty()) || (v.type == Type::String && v.string.empty());
+}
+
+}  // namespace
+
 void Reader::report_unread(const TomlValue& root) {
+  static const std::set<std::string, std::less<>> kLayoutUnread{"parallelism.pipeline_parallel_split_points",
+                                                                "parallelism.pipeline_parallel_schedule_csv",
+                                                                "parallelism.pipeline_parallel_first_stage_less_layers",
+                                                                "parallelism.pipeline_parallel_last_stage_less_layers",
+                                                                "parallelism.module_fqns_per_model_part",
+                                                                "experimental.pipeline_parallel_degree",
+                                                                "experimental.pipeline_parallel_split_points",
+                                                                "experimental.pipeline_parallel_schedule_csv",
+                                                                "experimental.pipeline_parallel_microbatches",
+                                                                "experimental.context_parallel_degree",
+                                                                "training.data_parallel_degree"};
+  // What shapes the step; [checkpoint], [metrics], [job], [profiling], [comm], [validation] ... do not.
+  static const std::set<std::string, std::less<>> kStepSections{
+      "parallelism", "training", "experimental", "compile", "model", "optimizer", "activation_checkpoint", "float8"};
+  static const std::set<std::string, std::less<>> kSpeedOnly{
+      "parallelism.disable_loss_parallel", "training.enable_loss_parallel", "training.disable_loss_parallel",
+      "parallelism.pipeline_parallel_expert_parallel_overlap"};
   std::string list;
   for (const auto& k : ignored_) {
     const auto dot = k.find('.');
@@ -44,30 +110,34 @@ void Reader::report_unread(const TomlValue& root) {
     auto named = [&](std::initializer_list<const char*> words) {
       return std::any_of(words.begin(), words.end(), [&](const char* w) { return key.find(w) != std::string::npos; });
     };
-    // TorchTitan's defaults for such keys (1 for a degree, an empty list or string, false) change nothing.
-    const bool at_default =
-        v && ((v->type == Type::Integer && v->integer == 1) || (v->type == Type::Array && v->array.empty()) ||
-              (v->type == Type::String && v->string.empty()) || (v->type == Type::Bool && !v->boolean));
-    const bool layout_section =
-        section == "parallelism" || section == "training" || section == "experimental" || section == "model";
-    // TorchTitan's own keys that name a parallelism but change the speed or memory only.
-    static const std::set<std::string, std::less<>> kSpeedOnly{"disable_loss_parallel", "enable_loss_parallel",
-                                                               "pipeline_parallel_expert_parallel_overlap",
-                                                               "enable_compiled_autograd"};
-    const bool speed_only = kSpeedOnly.count(key) != 0;
-    if (v && layout_section && !at_default && !speed_only &&
-        named(
-            {"degree", "parallel", "batch", "seq_len", "layers", "stage", "split", "microbatch", "schedule", "fqns"})) {
-      error(v->line, "[" + section + "] " + key +
-                         ": not read by trainsim, and its name says it may set the layout or the batch (TorchTitan "
-                         "itself refuses keys it does not know, torchtitan/config/manager.py); give it through the "
-                         "keys the README lists, or --set the scenario field");
-    } else if (v && !at_default &&
-               (speed_only ||
+    const bool shapes_step = kStepSections.count(section) != 0 || section.starts_with("quantize");
+    const bool titan = kTitanKeys.count(k) != 0;
+    const bool layout_named =
+        named({"degree", "parallel", "batch", "seq_len", "layers", "stage", "split", "microbatch", "schedule", "fqns"});
+    const bool refused =
+        v &&
+        ((kLayoutUnread.count(k) != 0 && !layout_key_at_default(k, *v)) ||
+         (!titan && layout_named && (section == "parallelism" || section == "training" || section == "experimental")));
+    const bool off = v && ((v->type == Type::Bool && !v->boolean) ||
+                           (v->type == Type::String && (v->string.empty() || v->string == "disabled")));
+    if (refused) {
+      error(v->line,
+            "[" + section + "] " + key + ": " +
+                (titan ? "TorchTitan's key sets the layout, which trainsim does not read from it"
+                       : "not a TorchTitan key (TorchTitan refuses keys it does not know, "
+                         "torchtitan/config/manager.py), and its name says it may set the layout or the batch") +
+                "; give the layout through the keys the README lists, or --set the scenario field");
+    } else if (v && shapes_step && !off &&
+               (kSpeedOnly.count(k) != 0 ||
                 named({"dtype", "precision", "float8", "fp8", "offload", "overlap", "async", "quantiz"}))) {
       out_.not_modelled.push_back({origin_ + " [" + section + "] " + key,
                                    "not read by trainsim; its name says it may change the precision, "
                                    "memory or speed, which the estimate then does not show"});
+    } else if (v && !titan && v->type != Type::Table &&  // a sub-table ([training.data]) is a newer config's
+               (section == "parallelism" || section == "training" || section == "experimental")) {
+      out_.not_modelled.push_back({origin_ + " [" + section + "] " + key,
+                                   "not a TorchTitan key trainsim knows (TorchTitan refuses keys it does not know: a "
+                                   "typo, or a fork's key?); not read"});
     } else {
       list += (list.empty() ? "" : ", ") + k;
     }

@@ -156,7 +156,7 @@ TEST(ImportDeepSpeed, Bf16WithFp32AccumulationAtStageOneIsTheBf16Optimizer) {
                      "--model", "llama3-8b", "--hardware", "h100-sxm5-80gb", "--gpus", "8", "--tokens", "1B", "--set",
                      "training.seq_len=4096"});
   };
-  const auto fp32 = run(R"(, "data_types": {"grad_accum_dtype": "fp32"})", 1);
+  const auto fp32 = run(R"(, "data_types": {"grad_accum_dtype": "torch.float32"})", 1);  // DtypeEnum's spellings
   ASSERT_EQ(fp32.code, kExitOk) << fp32.err;
   EXPECT_TRUE(contains(fp32.out, "\"main_grads\": \"fp32\"")) << fp32.out;
   EXPECT_TRUE(contains(fp32.err, "BF16_Optimizer")) << fp32.err;
