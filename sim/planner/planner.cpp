@@ -353,11 +353,11 @@ Candidate replica_candidate(const Search& search, const PlanProblem& problem, in
 }
 
 /// Phase 3 for one candidate: the run level on its step plan.
-RunEstimate run_level(const Search& search, const PlanProblem& problem, const PlanOptions& options,
-                      const Candidate& c) {
+RunEstimate run_level(const Search& search, const PlanProblem& problem, const PlanOptions& options, const Candidate& c,
+                      const std::atomic<bool>& stop) {
   const Size& size = search.sizes[static_cast<std::size_t>(search.points[static_cast<std::size_t>(c.index)].size)];
   const auto plan = execution::build_step_plan(step_inputs(problem, c.parallel, c.layout, size));
-  return problem.run(c.parallel, plan, c.step, options.run_trials);
+  return problem.run(c.parallel, plan, c.step, options.run_trials, stop);
 }
 
 /// Positions in `cands` of the run level's finalists: the best run_candidates of each cluster size (at least top_k)
@@ -442,8 +442,9 @@ PlanResult plan(const PlanProblem& problem, const PlanOptions& options) {
   std::vector<Candidate> out;
   if (problem.run) {
     const auto fin = finalists(replica, summary.gpus, options);
+    const std::atomic<bool> never{false};  // the farm's processes stop with the job (MPI has no Ctrl-C of its own)
     const auto run_texts = options.farm(static_cast<int>(fin.size()), [&](int j) {
-      return run_wire(run_level(search, problem, options, replica[fin[static_cast<std::size_t>(j)]])).dump(-1);
+      return run_wire(run_level(search, problem, options, replica[fin[static_cast<std::size_t>(j)]], never)).dump(-1);
     });
     SIM_ASSERT(run_texts.size() == fin.size(), "the farm returns one result per task");
     for (std::size_t j = 0; j < fin.size(); ++j) {
@@ -492,10 +493,11 @@ PlanShard plan_shard(const PlanProblem& problem, const PlanOptions& options, int
   // Phase 3: the run level for this slice's finalists, a superset of its share of the global finalists.
   if (problem.run) {
     const auto fin = finalists(shard.candidates, search.summary.gpus, options);
-    parallel_for(static_cast<int>(fin.size()), threads, 1, options.progress, [&](int j) {
-      Candidate& c = shard.candidates[fin[static_cast<std::size_t>(j)]];
-      c.run = run_level(search, problem, options, c);
-    });
+    parallel_for(static_cast<int>(fin.size()), threads, 1, options.progress,
+                 [&](int, int j, const std::atomic<bool>& stop) {
+                   Candidate& c = shard.candidates[fin[static_cast<std::size_t>(j)]];
+                   c.run = run_level(search, problem, options, c, stop);
+                 });
   }
   return shard;
 }

@@ -79,7 +79,7 @@ planner::PlanProblem plan_problem(const Scenario& s, const planner::PlanOptions&
     by_size->emplace(g, std::move(copy));
   }
   p.run = [by_size](const parallel::ParallelConfig& parallel, const execution::StepPlan& plan,
-                    const results::StepResult& step, int trials) {
+                    const results::StepResult& step, int trials, const std::atomic<bool>& stop) {
     const Scenario& original = by_size->at(plan.gpus);
     Scenario sc = original;
     sc.parallel = parallel;
@@ -96,7 +96,10 @@ planner::PlanProblem plan_problem(const Scenario& s, const planner::PlanOptions&
         d.file = sc.source;
       throw base::ConfigError(std::move(bad));
     }
-    const auto run = reliability::run_monte_carlo(in, trials, sc.reliability.seed, /*threads=*/1);
+    // Polled about ten times a second while the trials run: an abandoned plan stops this candidate's trials too.
+    const auto run = reliability::run_monte_carlo(in, trials, sc.reliability.seed, /*threads=*/1, [&stop](int, int) {
+      if (stop.load(std::memory_order_relaxed)) throw planner::Abandoned{};
+    });
     // The cost model of `trainsim run` (pricing, energy, storage) for the candidate's cluster size.
     const auto c = cost::run_cost(run, cost_inputs(sc));
     planner::RunEstimate e;

@@ -10,7 +10,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace sim::planner {
@@ -148,6 +151,27 @@ TEST(PlanShards, ReadingRejectsAShardOfAnotherSearch) {
     EXPECT_NE(std::string(e.what()).find("another trainsim build or with other plan options"), std::string::npos)
         << e.what();
   }
+}
+
+// A user trial: Ctrl-C during plan's run level went unheard for two minutes, each finalist's trials running on. The
+// evaluator is now handed the plan's stop flag: here it waits for it (at most a minute, then fails the test).
+TEST(PlanCancellation, AnAbandonedPlanStopsTheRunLevelItIsEvaluating) {
+  Fixture f;
+  struct Cancel {};
+  std::atomic<bool> evaluating{false}, saw_stop{false};
+  f.problem.run = [&](const parallel::ParallelConfig&, const execution::StepPlan&, const results::StepResult&, int,
+                      const std::atomic<bool>& stop) -> RunEstimate {
+    evaluating = true;
+    for (int ms = 0; ms < 60'000 && !stop.load(); ++ms)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    saw_stop = stop.load();
+    throw Abandoned{};
+  };
+  f.opt.progress = [&](int, int) {
+    if (evaluating.load()) throw Cancel{};
+  };
+  EXPECT_THROW(plan(f.problem, f.opt), Cancel);
+  EXPECT_TRUE(saw_stop.load()) << "the evaluation ran to its end, not stopped";
 }
 
 }  // namespace
