@@ -39,6 +39,23 @@ reliability::RunInputs run_inputs(const scenario::Scenario& s, const StepOutcome
   return in;
 }
 
+void check_run_work(const scenario::Scenario& s, const reliability::RunInputs& in, base::Time step, int trials,
+                    const std::string& trials_from) {
+  const double per_trial = reliability::interruptions_per_trial(in, step);
+  if (per_trial * trials <= reliability::kMaxRunInterruptions) return;
+  const auto most = static_cast<long long>(std::max(1.0, std::floor(reliability::kMaxRunInterruptions / per_trial)));
+  char per[32], all[32];
+  std::snprintf(per, sizeof per, "%.3g", per_trial);
+  std::snprintf(all, sizeof all, "%.3g", per_trial * trials);
+  const std::string why = std::to_string(trials) + " trials of about " + per +
+                          " interruptions each (the job's failure rate over its failure-free time) simulate " + all +
+                          " in all, beyond the " +
+                          "1e10 one command simulates (about half an hour on two cores); give " + std::to_string(most) +
+                          " trials or fewer, or check the failure rates";
+  if (trials_from.empty()) throw base::ConfigError(s.source, "/reliability/trials", why);
+  throw base::ConfigError(trials_from, "", why);
+}
+
 namespace {
 
 scenario::SensitivityOptions sensitivity_options(int trials, std::uint64_t seed, int threads) {
@@ -106,6 +123,7 @@ void share_sensitivity(const scenario::Scenario& s, const reliability::RunInputs
 RunOutcome evaluate_run(const scenario::Scenario& s, const StepOutcome& step, int trials, std::uint64_t seed,
                         int threads, const Progress& progress, bool sensitivity) {
   const auto in = run_inputs(s, step);
+  check_run_work(s, in, step.result.step_time, trials, trials == s.reliability.trials ? "" : "--trials");
   auto run = reliability::run_monte_carlo(in, trials, seed, threads, progress);
   return finish_run(s, step, in, std::move(run), threads, progress, sensitivity);
 }

@@ -27,6 +27,11 @@ struct RunOutcome {
 /// ConfigError naming the scenario file when they are unusable.
 reliability::RunInputs run_inputs(const scenario::Scenario& s, const StepOutcome& step);
 
+/// Refuses, naming reliability.trials (or `trials_from`, the option that gave them), a run whose trials would simulate
+/// more than reliability::kMaxRunInterruptions interruptions in all.
+void check_run_work(const scenario::Scenario& s, const reliability::RunInputs& in, base::Time step, int trials,
+                    const std::string& trials_from = "");
+
 /// The run: `trials` Monte Carlo trials from `seed` on `threads` threads. With `sensitivity`, also reruns the Monte
 /// Carlo with each input moved +-20% (scenario::run_sensitivity, min(trials, 200) trials) and adds "sensitivity" to
 /// the JSON. `progress` hears of finished trials and reruns and may cancel (see Progress).

@@ -135,6 +135,7 @@ int print_infeasible(const std::vector<parallel::Infeasible>& why, const scenari
 ProgressBar::ProgressBar(std::ostream& err, const std::string& mode, bool quiet, std::string unit)
     : err_(err),
       on_(!quiet && (mode == "always" || (mode == "auto" && ::isatty(2) != 0))),
+      lines_(!quiet && mode == "auto" && ::isatty(2) == 0),
       unit_(std::move(unit)),
       start_(now_()),
       last_(start_) {}
@@ -142,7 +143,10 @@ ProgressBar::ProgressBar(std::ostream& err, const std::string& mode, bool quiet,
 void ProgressBar::update(int done, int total) {
   polling_.polled();  // from now on a signal waits for this check instead of ending the process
   if (interrupt_requested()) throw Interrupted{};  // stops the loop; nothing is written
-  if (!on_) return;
+  if (!on_) {
+    if (lines_) progress_line(done, total);
+    return;
+  }
   std::lock_guard lock(mutex_);
   // A new phase: another total, or an unfinished count after a finished one (parallel_for reports from one thread, in
   // order).
@@ -172,6 +176,31 @@ void ProgressBar::update(int done, int total) {
        << ", " << (timed ? fmt(rate, 0) + "/s, ETA " + fmt(eta, 0) + " s" : std::string("timing")) << "   "
        << std::flush;
   if (done == total) err_ << "\n";
+}
+
+void ProgressBar::progress_line(int done, int total) {
+  // Where stderr is no terminal (CI logs), a line a minute once a phase has run for a minute: a long run is seen
+  // working, with its rate and ETA (a user trial's run printed nothing for weeks of work); short runs print nothing.
+  std::lock_guard lock(mutex_);
+  const auto t = now_();
+  if (total != lines_total_) {
+    if (lines_total_ >= 0 && !next_units_.empty()) {
+      unit_ = std::move(next_units_.front());
+      next_units_.erase(next_units_.begin());
+    }
+    lines_total_ = total;
+    lines_start_ = lines_last_ = t;
+    return;
+  }
+  if (done >= total || t - lines_last_ < std::chrono::seconds(60)) return;
+  lines_last_ = t;
+  const double elapsed = std::chrono::duration<double>(t - lines_start_).count();
+  const double rate = elapsed > 0 ? done / elapsed : 0;
+  err_ << "progress: " << done << "/" << total << " " << unit_ << ", "
+       << (rate > 0 ? fmt(rate, rate < 10 ? 2 : 0) + "/s, ETA " + fmt((total - done) / rate, 0) + " s"
+                    : std::string("none done yet"))
+       << "\n"
+       << std::flush;
 }
 
 void ProgressBar::use_clock(std::function<std::chrono::steady_clock::time_point()> now) {

@@ -154,8 +154,13 @@ class ProgressBar {
   void use_clock(std::function<std::chrono::steady_clock::time_point()> now);
 
  private:
+  void progress_line(int done, int total);
+
   std::ostream& err_;
   bool on_;
+  bool lines_;  // --progress auto without a terminal: a plain line a minute on long phases (progress_line)
+  int lines_total_ = -1;
+  std::chrono::steady_clock::time_point lines_start_, lines_last_;
   std::string unit_;
   std::vector<std::string> next_units_;
   int total_ = -1;

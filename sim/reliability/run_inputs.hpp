@@ -164,6 +164,13 @@ std::vector<base::Diagnostic> check_inputs(const RunInputs& in);
 double job_failure_rate(const RunInputs& in);
 /// Job MTBF = 1 / sum of rates (DESIGN.md, "Modelling"); infinite without components.
 base::Duration job_mtbf(const RunInputs& in);
+/// The interruptions one trial is expected to simulate at least: the job's failure rate over its failure-free time
+/// (`step0` x total_steps, or the window), at most the ten million events after which a trial stops (trial.hpp).
+double interruptions_per_trial(const RunInputs& in, base::Time step0);
+/// What one command simulates at most over all its trials: about half an hour on two cores (some 5-8 million
+/// interruptions a second, measured on this project's CI machine). A run beyond it is refused before it starts (a user
+/// trial: a 10-minute job MTBF over 200 years with ten million trials would have run for weeks, silently).
+inline constexpr double kMaxRunInterruptions = 1e10;
 
 /// Nodes under repair at a random moment, on average: sum over components that take nodes out of the job of
 /// rate x nodes taken x mean repair time (Little's law, L = lambda W).

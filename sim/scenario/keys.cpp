@@ -174,7 +174,10 @@ const std::vector<KeyDoc>& schema_keys() {
        "failure components"},
       {"reliability.restart", "\"10 min\"", "a duration", "job restart after a failure is found"},
       {"reliability.hang_timeout", "\"10 min\"", "a duration", "time until a hang is found"},
-      {"reliability.trials", "1000", "1 to 10,000,000", "Monte Carlo trials"},
+      {"reliability.trials", "1000",
+       "1 to 10,000,000, and at most 1e10 simulated interruptions in all (trials x the job's failure rate x its "
+       "failure-free time)",
+       "Monte Carlo trials"},
       {"reliability.seed", "42", "an integer >= 0", "the trials' random seed"},
       {"reliability.checkpoint.async", "true", "true, false",
        "asynchronous checkpoints: a GPU-to-host snapshot blocks, the write runs beside training"},

@@ -2,6 +2,8 @@
 // it after the model, hardware, cluster and parallel sections, whose values its checks read).
 #include "sim/scenario/training_section.hpp"
 
+#include "sim/reliability/run_inputs.hpp"
+
 #include <string>
 
 namespace sim::scenario::detail {
@@ -52,6 +54,10 @@ void parse_training(JsonReader& t, Scenario& s, bool have_model, bool have_hardw
   const bool has_duration = t.optional("duration", duration);
   if (has_tokens) s.training.tokens = tokens;
   if (has_duration) s.training.duration = duration;
+  // The run level's range (a user trial: 250 years passed step and validate, then run blamed "/work/window").
+  if (has_duration && duration.seconds() > reliability::kMaxHorizonS)
+    t.error("duration", std::to_string(static_cast<long long>(duration.seconds() / (365.25 * 86400.0))) +
+                            " years is beyond the simulator's range of 200 years");
   if (t.has("tokens") && t.has("duration"))
     t.error("give either \"tokens\" (train until done) or \"duration\" (a fixed window), not both");
   std::string dtype;

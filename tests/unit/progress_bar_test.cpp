@@ -2,6 +2,7 @@
 #include "sim/cli/common.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <sstream>
@@ -36,6 +37,30 @@ TEST(ProgressBar, APhaseIsTimedFromTheLastOnesEndAndNoRateIsShownBeforeAQuarterS
   EXPECT_NE(first.find("21/1834 finalists, timing"), std::string::npos) << first;
   now_s = 3.0;
   EXPECT_NE(line(500, 1834).find("500/1834 finalists, 500/s, ETA 3 s"), std::string::npos) << err.str();
+}
+
+TEST(ProgressBar, WithoutATerminalALongPhasePrintsALineAMinute) {
+  // A user trial: a run of weeks printed nothing in CI (--progress auto, stderr a pipe), like a hang.
+  if (::isatty(2) != 0) GTEST_SKIP() << "stderr is a terminal here: auto draws the bar instead";
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point t0{};
+  double now_s = 0;
+  std::ostringstream err;
+  ProgressBar bar(err, "auto", false, "trials");
+  bar.use_clock([&] { return t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(now_s)); });
+  bar.update(0, 1000);
+  now_s = 30;
+  bar.update(10, 1000);
+  EXPECT_EQ(err.str(), "") << "nothing in the first minute";
+  now_s = 60;
+  bar.update(20, 1000);
+  EXPECT_EQ(err.str(), "progress: 20/1000 trials, 0.33/s, ETA 2940 s\n");
+  now_s = 90;
+  bar.update(30, 1000);
+  EXPECT_EQ(err.str(), "progress: 20/1000 trials, 0.33/s, ETA 2940 s\n") << "then a line a minute";
+  now_s = 200;
+  bar.update(1000, 1000);
+  EXPECT_EQ(err.str().find("1000/1000"), std::string::npos) << "no line at the end";
 }
 
 }  // namespace

@@ -67,6 +67,36 @@ TEST(RunCommand, BadSparesAndAMissingFailuresFileNameTheKey) {
   EXPECT_EQ(trainsim({"run", kDefault, "--trials", "2", "--set", "reliability.spares=128"}).code, kExitOk);
 }
 
+// A user trial: a 10-minute job MTBF over a 200-year window with ten million trials (all within the documented
+// ranges) ran for weeks, silently; a window past 200 years passed validate and step, then run blamed "/work/window".
+TEST(RunCommand, AHopelessAmountOfWorkAndAWindowPastTheRangeAreRefusedUpFront) {
+  support::TempDir dir;
+  const std::string storm = dir.write("storm.json", R"({"schema": "trainsim.scenario/1", "name": "storm",
+    "model": "llama3-8b", "hardware": "h100-sxm5-80gb", "cluster": {"gpus": 16},
+    "parallel": {"tp": 1, "pp": 1, "cp": 2, "zero_stage": 1, "micro_batch": 1, "global_batch": 64},
+    "training": {"seq_len": 8192, "duration": "10400 w"},
+    "reliability": {"failures": {"components": [{"name": "x", "scope": "job", "mtbf": "10 min", "effect": "crash",
+                                                 "repair": "0 h"}]},
+                    "restart": "1 s", "detection": {"crash": "1 s"}, "trials": 10000000},
+    "expect": {"goodput.p50": {"min": 0.5}}})");
+  for (const char* cmd : {"run", "check"}) {
+    const auto o = trainsim({cmd, storm});
+    EXPECT_EQ(o.code, kExitBadInput) << cmd << o.err;
+    EXPECT_NE(o.err.find("storm.json: /reliability/trials: 10000000 trials of about 1e+07 interruptions each"),
+              std::string::npos)
+        << cmd << o.err;
+    EXPECT_NE(o.err.find("give 1000 trials or fewer"), std::string::npos) << o.err;
+  }
+  const auto given = trainsim({"run", storm, "--trials", "2000"});
+  EXPECT_EQ(given.code, kExitBadInput);
+  EXPECT_NE(given.err.find("--trials: 2000 trials"), std::string::npos) << given.err;
+  const auto far = trainsim({"validate", storm, "--set", "training.duration=\"10500 w\""});
+  EXPECT_EQ(far.code, kExitBadInput);
+  EXPECT_NE(far.err.find("/training/duration: 201 years is beyond the simulator's range of 200 years"),
+            std::string::npos)
+      << far.err;
+}
+
 // The run level's settings as the run used them, defaults included, in the run JSON's resolved scenario and the
 // report's effective configuration (a user trial found restart, swap, detection and repair times printed nowhere).
 TEST(RunCommand, TheResolvedScenarioNamesTheRunLevelSettingsAsUsed) {
