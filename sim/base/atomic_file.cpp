@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <iterator>
 #include <optional>
 #include <set>
 
@@ -155,11 +156,30 @@ bool replaceable(const std::string& path, struct stat* st) {
   refuse(path, "is a block device or another special file");
 }
 
+/// A relative output path is refused where one of its existing parent folders is a symbolic link: a checkout a pull
+/// request controls could point `reports` anywhere, and `--out reports/pr123` would then write there (a user trial).
+/// An absolute path is taken as its writer typed it.
+void refuse_linked_parents(const std::string& shown, const fs::path& path) {
+  if (path.is_absolute()) return;
+  fs::path prefix;
+  for (auto it = path.begin(); it != path.end(); ++it) {
+    if (std::next(it) == path.end()) break;  // the last component is the caller's to check
+    prefix /= *it;
+    struct stat st {};
+    if (::lstat(prefix.c_str(), &st) != 0) return;  // from here on nothing exists: nothing can be linked
+    if (S_ISLNK(st.st_mode))
+      throw ConfigError(shown, "",
+                        "its folder " + prefix.string() +
+                            " is a symbolic link, which trainsim does not write through; name the real folder");
+  }
+}
+
 }  // namespace
 
 void write_file_atomic(const std::string& path, std::string_view content, bool may_replace_input) {
   if (path.empty()) throw ConfigError("(empty file name)", "", "an output path must not be empty");
   if (const auto fd = stream_fd(path)) return write_in_place(path, *fd, content);
+  refuse_linked_parents(path, fs::path(path));
   const HoldInterrupts hold;
   struct stat st {};
   if (!replaceable(path, &st)) {
@@ -216,6 +236,7 @@ void check_folder(const std::string& dir, const fs::path& d) {
   if (dir.empty()) throw ConfigError("(empty folder name)", "", "an output folder must not be empty");
   if (name == "." || name == ".." || name.empty())
     throw ConfigError(dir, "", "names the current or a parent folder; name a folder for the report files");
+  refuse_linked_parents(dir, d);
   struct stat st {};
   if (::lstat(d.c_str(), &st) != 0) return;
   if (S_ISLNK(st.st_mode))

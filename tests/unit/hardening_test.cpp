@@ -154,6 +154,24 @@ TEST(OutputFolder, RefusesLinksAndParentNames) {
             std::string::npos);
 }
 
+// A user trial: a relative output path through a linked parent folder (a checkout's `reports -> /elsewhere`, then
+// `--out reports/pr123`) wrote outside the workspace. Refused for files and folders; an absolute path is as typed.
+TEST(OutputFolder, ARelativePathThroughALinkedParentIsRefused) {
+  support::TempDir d;
+  fs::create_directories(d.path() / "outside");
+  fs::create_directory_symlink(d.path() / "outside", d.path() / "reports");
+  const fs::path cwd = fs::current_path();
+  fs::current_path(d.path());
+  const std::string file = error_of([] { sim::base::write_file_atomic("reports/t.json", "{}"); });
+  const std::string folder = error_of([] { const sim::base::FolderLock l("reports/pr123"); });
+  fs::current_path(cwd);
+  EXPECT_NE(file.find("reports/t.json: its folder reports is a symbolic link"), std::string::npos) << file;
+  EXPECT_NE(folder.find("reports/pr123: its folder reports is a symbolic link"), std::string::npos) << folder;
+  EXPECT_TRUE(fs::is_empty(d.path() / "outside")) << "nothing written through the link";
+  sim::base::write_file_atomic((d.path() / "reports" / "abs.json").string(), "{}");
+  EXPECT_TRUE(fs::exists(d.path() / "outside" / "abs.json")) << "an absolute path is taken as typed";
+}
+
 // ---- the reader --------------------------------------------------------------------------------------------------
 
 TEST(InputReader, RefusesWhatCouldBlockOrNeverEnd) {
