@@ -6,6 +6,7 @@
 #include "sim/base/errors.hpp"
 #include "sim/base/input_file.hpp"
 #include "sim/base/json_reader.hpp"
+#include "sim/base/printable.hpp"
 
 #include <algorithm>
 #include <array>
@@ -206,7 +207,9 @@ bool parse_rank_line(const std::vector<std::string>& t, TextSection& s) {
   }
   const int rank = std::stoi(t[1]);
   if (s.ranks.contains(rank) && !s.repeated_rank) s.repeated_rank = rank;
-  s.ranks[rank] = {host, device};
+  // Escaped where not valid UTF-8 (base::printable: \xNN), so that the JSON-lines records stay readable by fit (a user
+  // trial: a 0xFF byte in a device name was written raw, then refused as "ill-formed UTF-8" by trainsim-calibrate fit).
+  s.ranks[rank] = {sim::base::printable(host), sim::base::printable(device)};
   return true;
 }
 

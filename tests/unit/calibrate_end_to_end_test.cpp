@@ -231,6 +231,25 @@ TEST(CalibrateEndToEnd, ImportThenFitFromNcclTestsLogs) {
   EXPECT_NE(compared.out.find("busbw within 15% at >= 64 MiB: 4 of 4"), std::string::npos) << compared.out;
 }
 
+// A user trial: a device name with the bytes 0xFF 0xFE was written raw into the JSON-lines records, which fit then
+// refused as "ill-formed UTF-8". The name is escaped (\xff) and the records read back.
+TEST(CalibrateEndToEnd, ALogWithBytesThatAreNotUtf8ImportsRecordsFitReads) {
+  support::TempDir dir;
+  std::string log = slurp(kData + "all_reduce_perf_8xh100.log");
+  for (std::size_t at = log.find("NVIDIA H100"); at != std::string::npos; at = log.find("NVIDIA H100", at + 1))
+    log.replace(at, 6, "NV\xff\xfeIA");
+  const std::string path = dir.write("bytes.log", log);
+  const auto measurements = (dir.path() / "m.jsonl").string();
+  auto imported = calibrate_cli(dir, {"import", "nccl-tests", path, "--out", measurements});
+  ASSERT_EQ(imported.code, 0) << imported.err;
+  const std::string records = slurp(measurements);
+  EXPECT_EQ(records.find('\xff'), std::string::npos) << "no raw byte in the records";
+  EXPECT_NE(records.find("xff"), std::string::npos) << "the byte escaped: " << records.substr(0, 400);
+  auto fit =
+      calibrate_cli(dir, {"fit", measurements, "--base", "h100-sxm5-80gb", "--out", (dir.path() / "p.json").string()});
+  EXPECT_EQ(fit.code, 0) << fit.err;
+}
+
 TEST(CalibrateEndToEnd, WhatALogDoesNotSayIsGivenToImportAndCompareAlike) {
   // A user trial's real logs: one whose op only its command line named (compare's error said "pass --op", which
   // compare lacked), one pasted without its rank lines (no way to say it ran on 2 hosts, so its network bandwidth was

@@ -111,11 +111,12 @@ TEST(MeasurementErrors, EveryBadLineIsReportedWithFileLineAndField) {
 
 // Found by fuzzing: a positive but sub-nanosecond time made a bandwidth or GEMM rate infinite.
 TEST(MeasurementErrors, TimesUnderANanosecondAndRankCountsPastTheLimitAreRefused) {
+  // With their derived fields, which must not draw a second, false "unknown key" error (a user trial).
   const std::string text =
-      R"({"schema":"trainsim.measurement/1","kind":"hbm","op":"copy","bytes":1000,"seconds":1e-310})"
+      R"({"schema":"trainsim.measurement/1","kind":"hbm","op":"copy","bytes":1000,"seconds":1e-310,"gbps":1})"
       "\n"
       R"({"schema":"trainsim.measurement/1","kind":"collective","op":"all_reduce","bytes":1024,"ranks":2097152,)"
-      R"("scope":"network","seconds":0.001})"
+      R"("scope":"network","seconds":0.001,"algbw_gbps":1,"busbw_gbps":2})"
       "\n";
   try {
     parse_measurements(text, "x.jsonl");
@@ -124,6 +125,7 @@ TEST(MeasurementErrors, TimesUnderANanosecondAndRankCountsPastTheLimitAreRefused
     const std::string msg = e.what();
     EXPECT_NE(msg.find("x.jsonl:1: /seconds:"), std::string::npos) << msg;
     EXPECT_NE(msg.find("x.jsonl:2: /ranks:"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find("unknown key"), std::string::npos) << msg;
   }
   const auto fast =
       parse_measurements(R"({"schema":"trainsim.measurement/1","kind":"hbm","op":"copy","bytes":1000,"seconds":1e-9})"
