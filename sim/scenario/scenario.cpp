@@ -117,6 +117,27 @@ hardware::HardwareProfile hardware_from(const JsonDocument& doc) {
 }
 
 /// Resolves a "model" / "hardware" member: a name or path (string) or an inline object.
+/// A referenced file's problems, reported against the member that named it: the file itself (not found, a folder, a
+/// device: no JSON path) at the scenario's key with the name and where it was looked for (user trials: "nonexist.json:
+/// cannot open" named neither the scenario nor the key); a problem inside the file at its own place in that file.
+void report_reference(JsonReader& in, std::string_view key, const std::string& name, const std::string& base_dir,
+                      const ConfigError& e) {
+  for (const auto& d : e.items()) {
+    if (d.file.empty()) {
+      in.error(key, d.message);
+    } else if (d.path.empty()) {
+      const bool relative = looks_like_path(name) && std::filesystem::path(name).is_relative();
+      in.error(key, "\"" + name + "\": " + d.message +
+                        (!relative          ? std::string()
+                         : base_dir.empty() ? std::string(" (a relative path is looked for in the working folder)")
+                                            : " (a relative path is looked for beside the scenario file, in " +
+                                                  base_dir + ", then in the working folder)"));
+    } else {
+      in.diagnostics().add(d);
+    }
+  }
+}
+
 template <class Spec, class FromDoc>
 std::optional<Spec> resolve_member(JsonReader& in, std::string_view key, std::string_view folder,
                                    const std::string& base_dir, FromDoc from_doc) {
@@ -135,14 +156,7 @@ std::optional<Spec> resolve_member(JsonReader& in, std::string_view key, std::st
   try {
     return from_doc(open_named(name, folder, base_dir));
   } catch (const ConfigError& e) {
-    // A referenced file's problems are reported against the member that named it.
-    for (const auto& d : e.items()) {
-      if (d.file.empty()) {
-        in.error(key, d.message);
-      } else {
-        in.diagnostics().add(d);
-      }
-    }
+    report_reference(in, key, name, base_dir, e);
     return std::nullopt;
   }
 }
@@ -287,21 +301,7 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
             diag.add(d);
           rel.failures = name;
         } catch (const ConfigError& e) {
-          for (const auto& d : e.items()) {
-            if (d.file.empty()) {
-              r->error("failures", d.message);
-            } else if (d.path.empty() && d.message.starts_with("cannot open")) {
-              // The named file itself, at the scenario key, with where it was looked for (a user trial).
-              r->error("failures", "\"" + name + "\": " + d.message +
-                                       (std::filesystem::path(name).is_relative()
-                                            ? " (a relative path is looked for beside the scenario file, " +
-                                                  (base_dir.empty() ? std::string("the working folder") : base_dir) +
-                                                  ", then in the working folder)"
-                                            : std::string()));
-            } else {
-              diag.add(d);
-            }
-          }
+          report_reference(*r, "failures", name, base_dir, e);
         }
       }
     }

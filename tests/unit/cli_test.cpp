@@ -153,6 +153,18 @@ TEST_F(BadInput, UnknownBuiltinModel) {
   expect_bad_input(validate_variant(dir_, R"("llama3-8b")", R"("llama3-9b")"), "/model", "not a built-in model");
 }
 
+// A user trial: a referenced file that cannot be read was reported as "nonexist.json: cannot open", naming neither the
+// scenario nor its key; a failures file's message read "beside the scenario file, the working folder, then in the
+// working folder".
+TEST_F(BadInput, AReferencedFileThatCannotBeReadIsNamedAtTheScenarioKey) {
+  expect_bad_input(validate_variant(dir_, R"("llama3-8b")", R"("nonexist.json")"), "/model",
+                   "\"nonexist.json\": cannot open: no such file (a relative path is looked for beside the scenario "
+                   "file, in " +
+                       dir_.path().string() + ", then in the working folder)");
+  expect_bad_input(validate_variant(dir_, R"("h100-sxm5-80gb")", "\"" + dir_.path().string() + "\""), "/hardware",
+                   "is a directory");
+}
+
 TEST_F(BadInput, DpDisagreesWithGpuCount) {
   expect_bad_input(validate_variant(dir_, R"("pp": 2,)", R"("pp": 2, "dp": 8,)"), "/parallel/dp",
                    "tp*pp*dp*cp = 2*2*8*1 = 32 but cluster.gpus = 64");
