@@ -332,6 +332,9 @@ std::string markdown_escape(std::string_view s) {
       case '&':
         out += "&amp;";
         break;
+      case '@':  // summary.md is posted as a PR comment: "@name" in a scenario would notify that user (a user trial)
+        out += "&#64;";
+        break;
       case '\n':
       case '\r':
       case '\t':

@@ -110,7 +110,7 @@ std::vector<std::string> csv_columns();
 const std::vector<std::string>& chart_ids();
 
 /// Escapes for the other formats (HTML escaping is reports::html_escape in svg.hpp).
-std::string markdown_escape(std::string_view s);  // \ ` * _ [ ] | < > & and newlines, for table cells and text
+std::string markdown_escape(std::string_view s);  // \ ` * _ [ ] | # < > & @ and newlines, for cells and text
 std::string csv_field(std::string_view s);        // RFC 4180 quoting when needed
 
 }  // namespace reports

@@ -263,6 +263,7 @@ TEST(ReportEscaping, MarkdownEscapesPipesBackticksAndHtml) {
   EXPECT_EQ(markdown_escape("a|b`c"), "a\\|b\\`c");
   EXPECT_EQ(markdown_escape("<b>&"), "&lt;b&gt;&amp;");
   EXPECT_EQ(markdown_escape("two\nlines"), "two lines");
+  EXPECT_EQ(markdown_escape("cc @octocat"), "cc &#64;octocat") << "no mention from a scenario's text in a PR comment";
   EXPECT_EQ(html_escape("<a href='x'>\"&\"</a>"), "&lt;a href=&#39;x&#39;&gt;&quot;&amp;&quot;&lt;/a&gt;");
 }
 
