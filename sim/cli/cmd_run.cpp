@@ -13,6 +13,8 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -207,7 +209,18 @@ std::string default_out_dir(const scenario::Scenario& s) {
     safe += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.') ? c : '_';
   // A leading dot would let "." and ".." name trainsim-out itself or the working directory; it also hides the folder.
   if (!safe.empty() && safe.front() == '.') safe.front() = '_';
-  return "trainsim-out/" + (safe.empty() ? std::string("scenario") : safe.substr(0, 200));
+  if (safe.empty()) safe = "scenario";
+  if (safe.size() > 200 || safe != s.name) {
+    // Two names the rewrite makes alike ("a/b" and "a_b") keep folders of their own (a user trial: one run's report
+    // silently replaced the other's): the rewritten name carries the original's FNV-1a hash.
+    std::uint64_t h = 14695981039346656037ull;
+    for (unsigned char c : s.name)
+      h = (h ^ c) * 1099511628211ull;
+    char tag[18];
+    std::snprintf(tag, sizeof tag, "-%08llx", static_cast<unsigned long long>(h & 0xffffffffull));
+    safe = safe.substr(0, 200) + tag;
+  }
+  return "trainsim-out/" + safe;
 }
 
 }  // namespace

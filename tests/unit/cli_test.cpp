@@ -351,6 +351,22 @@ TEST(Cli, MainJobRunsTheBuiltInDefault) {
   EXPECT_TRUE(std::filesystem::exists("trainsim-out/llama3-70b-on-1024-h100/result.json"));
 }
 
+// A user trial: the names "a/b" and "a_b" both wrote trainsim-out/a_b/, one run silently replacing the other's
+// report. A rewritten name carries its original's hash; a name that needs no rewriting keeps its folder (above).
+TEST(Cli, NamesRewrittenAlikeKeepReportFoldersOfTheirOwn) {
+  std::vector<std::string> folders;
+  for (const char* name : {"cli-fold/er", "cli-fold_er"}) {
+    auto o = trainsim({"--set", "reliability.trials=5", "--set", std::string("name=\"") + name + "\""});
+    ASSERT_EQ(o.code, kExitOk) << o.err;
+    const auto at = o.err.find("wrote trainsim-out/");
+    ASSERT_NE(at, std::string::npos) << o.err;
+    folders.push_back(o.err.substr(at + 6, o.err.find('/', at + 19) - at - 6));
+  }
+  EXPECT_EQ(folders[1], "trainsim-out/cli-fold_er") << "a safe name keeps its folder";
+  EXPECT_TRUE(folders[0].starts_with("trainsim-out/cli-fold_er-")) << folders[0];
+  EXPECT_NE(folders[0], folders[1]);
+}
+
 TEST(Cli, SetOverridesTheScenario) {
   auto step_time = [](std::vector<std::string> sets) {
     // A name of its own: the main job's folder trainsim-out/<name> takes one writer at a time (issue 22), and other
