@@ -7,6 +7,7 @@
 #include "sim/scenario/run_setup.hpp"
 #include "sim/scenario/sensitivity.hpp"
 
+#include <cstdio>
 #include <string>
 
 namespace sim::app {
@@ -30,12 +31,15 @@ reliability::RunInputs run_inputs(const scenario::Scenario& s, const StepOutcome
     }
     throw base::ConfigError(std::move(problems));
   }
-  if (in.total_steps && *in.total_steps * step.result.step_time.seconds() > reliability::kMaxHorizonS)
+  if (in.total_steps && *in.total_steps * step.result.step_time.seconds() > reliability::kMaxHorizonS) {
+    char days[32], step_s[32];  // %g: 1e300 tokens gave a 300-digit day count (a user trial)
+    std::snprintf(days, sizeof days, "%.3g", *in.total_steps * step.result.step_time.seconds() / 86400.0);
+    std::snprintf(step_s, sizeof step_s, "%.4g", step.result.step_time.seconds());
     throw base::ConfigError(s.source, "/training/tokens",
-                            "takes " + std::to_string(*in.total_steps * step.result.step_time.seconds() / 86400.0) +
-                                " days without a failure at " + std::to_string(step.result.step_time.seconds()) +
+                            std::string("takes ") + days + " days without a failure at " + step_s +
                                 " s per step, beyond the simulator's range of 200 years; train fewer tokens or "
                                 "simulate a window (training.duration)");
+  }
   return in;
 }
 

@@ -95,6 +95,12 @@ TEST(RunCommand, AHopelessAmountOfWorkAndAWindowPastTheRangeAreRefusedUpFront) {
   EXPECT_NE(far.err.find("/training/duration: 201 years is beyond the simulator's range of 200 years"),
             std::string::npos)
       << far.err;
+  // Tokens past the range: a readable day count (1e300 tokens printed a 300-digit number).
+  const auto many = trainsim({"run", kDefault, "--set", "training.tokens=\"1e300\""});
+  EXPECT_EQ(many.code, kExitBadInput);
+  EXPECT_NE(many.err.find("/training/tokens: takes "), std::string::npos) << many.err;
+  EXPECT_NE(many.err.find("e+2"), std::string::npos) << many.err;
+  EXPECT_LT(many.err.size(), 600u) << many.err;
 }
 
 // The run level's settings as the run used them, defaults included, in the run JSON's resolved scenario and the
