@@ -80,9 +80,11 @@ scenario::Scenario load_shards_scenario(const std::vector<ShardFile>& shards, co
       return load_scenario_or_default(path, so);
     } catch (const base::ConfigError& e) {
       auto items = e.items();
-      items.push_back({"merge", "",
-                       "the shards ran scenario \"" + first.header.scenario +
-                           "\" (a path relative to where they ran): merge there, or give the file with --scenario"});
+      // The hint is for the shards' own scenario path; a --scenario given is the user's file, whose error says it all.
+      if (a.scenario.empty())
+        items.push_back({"merge", "",
+                         "the shards ran scenario \"" + first.header.scenario +
+                             "\" (a path relative to where they ran): merge there, or give the file with --scenario"});
       throw base::ConfigError(std::move(items));
     }
   }();

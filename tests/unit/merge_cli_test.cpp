@@ -248,6 +248,10 @@ TEST(Merge, NeedsTheScenarioTheShardsRan) {
   EXPECT_EQ(o.code, kExitBadInput);
   EXPECT_NE(o.err.find("give the file with --scenario"), std::string::npos) << o.err;
   EXPECT_EQ(trainsim(merge_args(shards, {"--scenario", (dir.path() / "moved.json").string()})).code, kExitOk);
+  // A --scenario given that cannot be read: its own error, not the hint to give --scenario (a user trial).
+  o = trainsim(merge_args(shards, {"--scenario", (dir.path() / "gone.json").string()}));
+  EXPECT_EQ(o.code, kExitBadInput);
+  EXPECT_EQ(o.err.find("give the file with --scenario"), std::string::npos) << o.err;
 
   std::string edited = read(kScenario);
   edited.replace(edited.find("\"global_batch\": 64"), 18, "\"global_batch\": 32");
