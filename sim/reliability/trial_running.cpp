@@ -257,10 +257,7 @@ void Trial::stall() {
            fmt(plan_.interval.seconds() / 60.0) + " min + checkpoint " + fmt(plan_.blocking.seconds() / 60.0) +
            " min + restart " + fmt((plan_.restart + plan_.load).seconds() / 60.0) + " min)";
   }
-  // A fixed window is paid for to its end: the job keeps failing and recovering until then (a user trial: a stalled
-  // 365-day window was costed for the 1.4 days before the stall was called). Training for tokens just never ends.
-  const Time end = plan_.steps_mode || phase_ == Phase::Running ? now() : std::max(now(), plan_.window);
-  stop(false, why, end);
+  stop(false, why, now());
 }
 
 // Ends the trial at time t and closes the books: the accounting sums to the wall time exactly.
