@@ -7,6 +7,8 @@
 #include "sim/scenario/run_setup.hpp"
 #include "sim/scenario/sensitivity.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <string>
 
@@ -44,18 +46,24 @@ reliability::RunInputs run_inputs(const scenario::Scenario& s, const StepOutcome
 }
 
 void check_run_work(const scenario::Scenario& s, const reliability::RunInputs& in, base::Time step, int trials,
-                    const std::string& trials_from) {
+                    const std::string& trials_from, bool report, int shards) {
   const double per_trial = reliability::interruptions_per_trial(in, step);
-  if (per_trial * trials <= reliability::kMaxRunInterruptions) return;
-  const auto most = static_cast<long long>(std::max(1.0, std::floor(reliability::kMaxRunInterruptions / per_trial)));
-  char per[32], all[32];
+  // The report's what-if reruns: one at the base and eight with an input moved +-20% (scenario::run_sensitivity).
+  const double reruns = report ? 9 * 1.2 * scenario::sensitivity_trials(trials) : 0.0;
+  const double per_command = std::ceil(static_cast<double>(trials) / std::max(1, shards)) + reruns;
+  if (per_trial * per_command <= reliability::kMaxRunInterruptions) return;
+  const double room = reliability::kMaxRunInterruptions / per_trial - reruns;
+  const auto most = static_cast<long long>(std::max(1.0, std::floor(room)) * std::max(1, shards));
+  char per[32], all[32], bound[32];
   std::snprintf(per, sizeof per, "%.3g", per_trial);
-  std::snprintf(all, sizeof all, "%.3g", per_trial * trials);
-  const std::string why = std::to_string(trials) + " trials of about " + per +
-                          " interruptions each (the job's failure rate over its failure-free time) simulate " + all +
-                          " in all, beyond the " +
-                          "1e10 one command simulates (about half an hour on two cores); give " + std::to_string(most) +
-                          " trials or fewer, or check the failure rates";
+  std::snprintf(all, sizeof all, "%.3g", per_trial * per_command);
+  std::snprintf(bound, sizeof bound, "%.0e", reliability::kMaxRunInterruptions);
+  const std::string why =
+      std::to_string(trials) + " trials" + (shards > 1 ? " over " + std::to_string(shards) + " shards" : "") +
+      " of about " + per + " interruptions each (the job's failure rate over its failure-free time)" +
+      (report ? ", with the report's what-if reruns," : "") + " simulate " + all + (shards > 1 ? " per shard" : "") +
+      ", beyond the " + bound + " one command simulates (about 20 minutes on two cores); give " + std::to_string(most) +
+      " trials or fewer, or check the failure rates";
   if (trials_from.empty()) throw base::ConfigError(s.source, "/reliability/trials", why);
   throw base::ConfigError(trials_from, "", why);
 }
@@ -127,7 +135,7 @@ void share_sensitivity(const scenario::Scenario& s, const reliability::RunInputs
 RunOutcome evaluate_run(const scenario::Scenario& s, const StepOutcome& step, int trials, std::uint64_t seed,
                         int threads, const Progress& progress, bool sensitivity) {
   const auto in = run_inputs(s, step);
-  check_run_work(s, in, step.result.step_time, trials, trials == s.reliability.trials ? "" : "--trials");
+  check_run_work(s, in, step.result.step_time, trials, trials == s.reliability.trials ? "" : "--trials", sensitivity);
   auto run = reliability::run_monte_carlo(in, trials, seed, threads, progress);
   return finish_run(s, step, in, std::move(run), threads, progress, sensitivity);
 }

@@ -27,10 +27,11 @@ struct RunOutcome {
 /// ConfigError naming the scenario file when they are unusable.
 reliability::RunInputs run_inputs(const scenario::Scenario& s, const StepOutcome& step);
 
-/// Refuses, naming reliability.trials (or `trials_from`, the option that gave them), a run whose trials would simulate
-/// more than reliability::kMaxRunInterruptions interruptions in all.
+/// Refuses, naming reliability.trials (or `trials_from`, the option that gave them), a command whose trials would
+/// simulate more than reliability::kMaxRunInterruptions interruptions: `trials` split over `shards` commands, and with
+/// `report` the report's nine what-if reruns of sensitivity_trials(trials) trials at up to 1.2x the failure rates.
 void check_run_work(const scenario::Scenario& s, const reliability::RunInputs& in, base::Time step, int trials,
-                    const std::string& trials_from = "");
+                    const std::string& trials_from, bool report, int shards = 1);
 
 /// The run: `trials` Monte Carlo trials from `seed` on `threads` threads. With `sensitivity`, also reruns the Monte
 /// Carlo with each input moved +-20% (scenario::run_sensitivity, min(trials, 200) trials) and adds "sensitivity" to

@@ -168,7 +168,8 @@ int run_command(const RunArgs& a, const Options& o, std::ostream& out, std::ostr
   if (const int* code = std::get_if<int>(&stepped)) return *code;
   const auto& step = std::get<StepOutcome>(stepped);
   const auto in = app::run_inputs(s, step);
-  app::check_run_work(s, in, step.result.step_time, slice.count, a.trials > 0 ? "--trials" : "");
+  app::check_run_work(s, in, step.result.step_time, trials, a.trials > 0 ? "--trials" : "", !report_dir.empty(),
+                      shard ? a.shard_count : 1);
   const int threads = thread_count(a.threads, group.local_size());
   ProgressBar bar(err, o.progress, o.quiet);
   if (!report_dir.empty()) bar.then(kSensitivityUnit);

@@ -183,15 +183,18 @@ void ProgressBar::progress_line(int done, int total) {
   // working, with its rate and ETA (a user trial's run printed nothing for weeks of work); short runs print nothing.
   std::lock_guard lock(mutex_);
   const auto t = now_();
-  if (total != lines_total_) {
+  // A new phase: another total, or a count that went back (a phase of the same total as the last: a review).
+  if (total != lines_total_ || done < lines_done_) {
     if (lines_total_ >= 0 && !next_units_.empty()) {
       unit_ = std::move(next_units_.front());
       next_units_.erase(next_units_.begin());
     }
     lines_total_ = total;
+    lines_done_ = done;
     lines_start_ = lines_last_ = t;
     return;
   }
+  lines_done_ = done;
   if (done >= total || t - lines_last_ < std::chrono::seconds(60)) return;
   lines_last_ = t;
   const double elapsed = std::chrono::duration<double>(t - lines_start_).count();
@@ -265,8 +268,8 @@ void print_run(const results::RunSummary& r, const cost::CostSummary& c, const s
   const std::string burn = std::string(c.pricing == "owned" ? "owned, amortised at " : "rented at ") +
                            base::format_money({c.burn_usd_per_hour}) + "/h for the cluster";
   if (r.work == "window") {
-    out << "cost            " << money(c.mean_usd) << " for the " << fmt(r.accounting.wall_s / 86400.0, 1)
-        << " d window (" << burn << ")\n";
+    out << "cost            " << money(c.mean_usd) << " for the " << fmt(r.window_days, 1) << " d window (" << burn
+        << ")\n";
     if (c.p_budget_overrun)
       out << "budget          " << (*c.p_budget_overrun > 0 ? "exceeded" : "within")
           << (s.cost.budget ? " (" + base::format_money(*s.cost.budget) + ", cost.budget)" : "") << "\n";

@@ -159,7 +159,7 @@ class ProgressBar {
   std::ostream& err_;
   bool on_;
   bool lines_;  // --progress auto without a terminal: a plain line a minute on long phases (progress_line)
-  int lines_total_ = -1;
+  int lines_total_ = -1, lines_done_ = 0;
   std::chrono::steady_clock::time_point lines_start_, lines_last_;
   std::string unit_;
   std::vector<std::string> next_units_;

@@ -140,7 +140,10 @@ CostSummary run_cost(const results::RunSummary& run, const CostInputs& in) {
   const double per_day = c.burn_usd_per_hour * 24.0 + energy_per_day + storage_per_day;
   c.usd_per_wall_day = per_day;
   const bool window = run.work == "window";
-  const double wall_days = window ? acc_days : run.time_to_train_days.mean;
+  // A fixed window is paid for to its end: a trial that stalls (or meets the event cap) keeps its cluster, failing and
+  // recovering, until then (a user trial: a 365-day window stalled after 1.4 days was costed for the 1.4 days). The
+  // days after the stall are not spread over the causes or phases: the waterfall shows them on their own.
+  const double wall_days = window ? std::max(acc_days, run.window_days) : run.time_to_train_days.mean;
   c.mean_usd = times(per_day, wall_days);
   c.energy_usd_mean = times(energy_per_day, wall_days);
   c.storage_usd_mean = times(storage_per_day, wall_days);
@@ -165,7 +168,8 @@ CostSummary run_cost(const results::RunSummary& run, const CostInputs& in) {
   // Waterfall of the mean cost: the compute bill split by where the wall time went, then energy and storage. Each
   // cause's GPU-hours cover its detection, restart, lost work, repair waits and degraded running (run_trial.cpp).
   if (std::isfinite(wall_days) && acc_days > 0) {
-    const double k = wall_days / acc_days;  // 1 unless the summary's mean and its accounting disagree
+    // 1 unless the summary's mean and its accounting disagree; a window's days past a stall are not scaled in.
+    const double k = window ? 1.0 : wall_days / acc_days;
     const double compute = c.burn_usd_per_hour * a.productive_s / 3600.0 * k;
     const double checkpoints = c.burn_usd_per_hour * a.checkpoint_s / 3600.0 * k;
     std::vector<std::pair<std::string, double>> causes;
@@ -182,7 +186,8 @@ CostSummary run_cost(const results::RunSummary& run, const CostInputs& in) {
     c.waterfall_usd.emplace_back("checkpoints", checkpoints);
     c.waterfall_usd.insert(c.waterfall_usd.end(), causes.begin(), causes.end());
     if (std::abs(residual) > 1e-6 * std::max(1.0, c.mean_usd))
-      c.waterfall_usd.emplace_back("unattributed downtime", residual);
+      c.waterfall_usd.emplace_back(
+          window && run.never_finished > 0 ? "stalled until the window's end" : "unattributed downtime", residual);
     c.waterfall_usd.emplace_back("energy", c.energy_usd_mean);
     c.waterfall_usd.emplace_back("storage", c.storage_usd_mean);
   }

@@ -83,13 +83,14 @@ inline bool meets_constraints(const RunEstimate& r) {
   return constraints_missed(r) == 0;
 }
 
+/// What a RunEvaluator throws once it sees `stop`; plan() then propagates the exception that abandoned the plan.
+struct Abandoned {};
+
 /// Simulates the whole run of a candidate (its parallel configuration, dp resolved, its step plan and healthy replica
 /// step) with `trials` Monte Carlo trials. Called concurrently from worker threads: it must be thread-safe and
 /// deterministic (fixed seed), and it must not start threads of its own that depend on the machine (results must not
 /// depend on the thread count). `stop` is set when the plan is being abandoned (Ctrl-C heard by PlanOptions::progress):
 /// a long evaluation looks at it and stops by throwing (a user trial: plan went on for two minutes after SIGINT).
-/// What a RunEvaluator throws once it sees `stop`; plan() then propagates the exception that abandoned the plan.
-struct Abandoned {};
 using RunEvaluator =
     std::function<RunEstimate(const parallel::ParallelConfig& parallel, const execution::StepPlan& plan,
                               const results::StepResult& step, int trials, const std::atomic<bool>& stop)>;

@@ -167,7 +167,7 @@ base::Duration job_mtbf(const RunInputs& in) {
 
 double interruptions_per_trial(const RunInputs& in, base::Time step0) {
   const double span_s = in.total_steps ? *in.total_steps * step0.seconds() : in.window ? in.window->seconds() : 0.0;
-  return std::min(job_failure_rate(in) * span_s, 1e7);
+  return std::min(job_failure_rate(in) * span_s, kMaxTrialEvents / 3);
 }
 
 double mean_nodes_in_repair(const RunInputs& in) {

@@ -165,11 +165,14 @@ double job_failure_rate(const RunInputs& in);
 /// Job MTBF = 1 / sum of rates (DESIGN.md, "Modelling"); infinite without components.
 base::Duration job_mtbf(const RunInputs& in);
 /// The interruptions one trial is expected to simulate at least: the job's failure rate over its failure-free time
-/// (`step0` x total_steps, or the window), at most the ten million events after which a trial stops (trial.hpp).
+/// (`step0` x total_steps, or the window), at most what a trial reaches before it stops at its event cap (every
+/// interruption takes at least three events: the failure, its detection and the restart; trial.hpp).
 double interruptions_per_trial(const RunInputs& in, base::Time step0);
-/// What one command simulates at most over all its trials: about half an hour on two cores (some 5-8 million
-/// interruptions a second, measured on this project's CI machine). A run beyond it is refused before it starts (a user
-/// trial: a 10-minute job MTBF over 200 years with ten million trials would have run for weeks, silently).
+/// The most a trial simulates before it stops as never finished (trial.hpp, Trial's event cap).
+inline constexpr double kMaxTrialEvents = 10'000'000;
+/// What one command simulates at most over all its trials: about 20 minutes on two cores (a trial at the event cap,
+/// 3.3 million interruptions, took 0.4-0.9 s on this project's 2-core CI machine). A run beyond it is refused before
+/// it starts (a user trial: a 10-minute job MTBF over 200 years with ten million trials would have run for weeks).
 inline constexpr double kMaxRunInterruptions = 1e10;
 
 /// Nodes under repair at a random moment, on average: sum over components that take nodes out of the job of

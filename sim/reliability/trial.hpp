@@ -80,7 +80,7 @@ class Trial final : public engine::Component {
  private:
   // A realistic trial needs thousands of events (Llama 3's 54 days: 419 interruptions, a few events each; a month on
   // 131,072 GPUs: tens of thousands). Ten million means failures far faster than any step: stop, as never finished.
-  static constexpr std::uint64_t kMaxTrialEvents = 10'000'000;
+  static constexpr auto kMaxTrialEvents = static_cast<std::uint64_t>(reliability::kMaxTrialEvents);
   enum class Phase : std::uint8_t { Running, Detecting, Draining, Waiting, Restarting, Done };
   enum class Kind : std::uint64_t { Failure = 1, PhaseEnd, Complete, SdcDetect, StragglerDetect, RepairDone };
   static constexpr int kKindShift = 56;

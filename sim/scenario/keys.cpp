@@ -86,7 +86,8 @@ const std::vector<KeyDoc>& extension_keys() {
       {"parallel.order", "\"tp-cp-dp-pp\"", "the four of tp, cp, dp, pp joined by '-', innermost first",
        "how ranks are placed on GPUs (Megatron-LM's order; ep folds into dp)"},
       {"training.tokens", "not given", "a count (\"15T\")", "tokens to train: needed by run and plan, not step"},
-      {"training.duration", "not given", "a duration (\"54 d\")", "wall time to simulate, in place of tokens"},
+      {"training.duration", "not given", "a duration (\"54 d\"), at most 200 years",
+       "wall time to simulate, in place of tokens"},
       {"training.fp8_recipe", "\"delayed\"", "\"delayed\", \"tensorwise\", \"rowwise\", \"blockwise\", \"mxfp8\"",
        "FP8 scaling recipe (dtype fp8 only)"},
       {"training.attention_kernel", "\"fused\"", "\"fused\", \"flash2\", \"triton\"", "the attention kernel's class"},
@@ -175,8 +176,8 @@ const std::vector<KeyDoc>& schema_keys() {
       {"reliability.restart", "\"10 min\"", "a duration", "job restart after a failure is found"},
       {"reliability.hang_timeout", "\"10 min\"", "a duration", "time until a hang is found"},
       {"reliability.trials", "1000",
-       "1 to 10,000,000, and at most 1e10 simulated interruptions in all (trials x the job's failure rate x its "
-       "failure-free time)",
+       "1 to 10,000,000, and at most 1e10 simulated interruptions in one command (trials x the job's failure rate x "
+       "its failure-free time)",
        "Monte Carlo trials"},
       {"reliability.seed", "42", "an integer >= 0", "the trials' random seed"},
       {"reliability.checkpoint.async", "true", "true, false",

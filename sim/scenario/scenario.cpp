@@ -116,17 +116,20 @@ hardware::HardwareProfile hardware_from(const JsonDocument& doc) {
   return h;
 }
 
-/// Resolves a "model" / "hardware" member: a name or path (string) or an inline object.
 /// A referenced file's problems, reported against the member that named it: the file itself (not found, a folder, a
-/// device: no JSON path) at the scenario's key with the name and where it was looked for (user trials: "nonexist.json:
-/// cannot open" named neither the scenario nor the key); a problem inside the file at its own place in that file.
+/// device) at the scenario's key with the name, and where a relative one was looked for (user trials: "nonexist.json:
+/// cannot open" named neither the scenario nor the key); a problem in the text of a file found at that file.
 void report_reference(JsonReader& in, std::string_view key, const std::string& name, const std::string& base_dir,
                       const ConfigError& e) {
   for (const auto& d : e.items()) {
     if (d.file.empty()) {
       in.error(key, d.message);
-    } else if (d.path.empty()) {
-      const bool relative = looks_like_path(name) && std::filesystem::path(name).is_relative();
+    } else if (d.path.empty() && !d.message.starts_with("invalid JSON") &&
+               !d.message.starts_with("the file is empty") && !d.message.starts_with("has a NUL") &&
+               !d.message.starts_with("is UTF-16")) {
+      // Not found, a folder, a device: the name as given. A file found whose text is wrong stays at its own path.
+      const bool relative =
+          looks_like_path(name) && std::filesystem::path(name).is_relative() && d.message.starts_with("cannot open");
       in.error(key, "\"" + name + "\": " + d.message +
                         (!relative          ? std::string()
                          : base_dir.empty() ? std::string(" (a relative path is looked for in the working folder)")
@@ -138,6 +141,7 @@ void report_reference(JsonReader& in, std::string_view key, const std::string& n
   }
 }
 
+/// Resolves a "model" / "hardware" member: a name or path (string) or an inline object.
 template <class Spec, class FromDoc>
 std::optional<Spec> resolve_member(JsonReader& in, std::string_view key, std::string_view folder,
                                    const std::string& base_dir, FromDoc from_doc) {

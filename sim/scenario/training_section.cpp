@@ -4,6 +4,7 @@
 
 #include "sim/reliability/run_inputs.hpp"
 
+#include <cmath>
 #include <string>
 
 namespace sim::scenario::detail {
@@ -56,8 +57,9 @@ void parse_training(JsonReader& t, Scenario& s, bool have_model, bool have_hardw
   if (has_duration) s.training.duration = duration;
   // The run level's range (a user trial: 250 years passed step and validate, then run blamed "/work/window").
   if (has_duration && duration.seconds() > reliability::kMaxHorizonS)
-    t.error("duration", std::to_string(static_cast<long long>(duration.seconds() / (365.25 * 86400.0))) +
-                            " years is beyond the simulator's range of 200 years");
+    t.error("duration", std::to_string(static_cast<long long>(std::ceil(duration.days()))) +
+                            " days is beyond the simulator's range of 200 years (" +
+                            std::to_string(static_cast<long long>(reliability::kMaxHorizonS / 86400.0)) + " days)");
   if (t.has("tokens") && t.has("duration"))
     t.error("give either \"tokens\" (train until done) or \"duration\" (a fixed window), not both");
   std::string dtype;

@@ -164,7 +164,13 @@ TEST(OutputFolder, ARelativePathThroughALinkedParentIsRefused) {
   fs::current_path(d.path());
   const std::string file = error_of([] { sim::base::write_file_atomic("reports/t.json", "{}"); });
   const std::string folder = error_of([] { const sim::base::FolderLock l("reports/pr123"); });
+  fs::create_directories(d.path() / "real");
+  sim::base::write_file_atomic("./real/a.json", "{}");  // no link on the way: written
+  fs::current_path(d.path() / "real");
+  sim::base::write_file_atomic("../b.json", "{}");
   fs::current_path(cwd);
+  EXPECT_TRUE(fs::exists(d.path() / "real" / "a.json"));
+  EXPECT_TRUE(fs::exists(d.path() / "b.json"));
   EXPECT_NE(file.find("reports/t.json: its folder reports is a symbolic link"), std::string::npos) << file;
   EXPECT_NE(folder.find("reports/pr123: its folder reports is a symbolic link"), std::string::npos) << folder;
   EXPECT_TRUE(fs::is_empty(d.path() / "outside")) << "nothing written through the link";

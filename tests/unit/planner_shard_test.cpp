@@ -1,5 +1,6 @@
 // Distributed planning (issue 9): shards of a search merged, and a task farm, give exactly what one process gives;
 // merge refuses shards that do not tile one search.
+#include "sim/app/step.hpp"
 #include "sim/base/errors.hpp"
 #include "sim/base/json_reader.hpp"
 #include "sim/planner/planner.hpp"
@@ -14,6 +15,7 @@
 #include <chrono>
 #include <string>
 #include <thread>
+#include <variant>
 #include <vector>
 
 namespace sim::planner {
@@ -172,6 +174,23 @@ TEST(PlanCancellation, AnAbandonedPlanStopsTheRunLevelItIsEvaluating) {
   };
   EXPECT_THROW(plan(f.problem, f.opt), Cancel);
   EXPECT_TRUE(saw_stop.load()) << "the evaluation ran to its end, not stopped";
+}
+
+// The scenario's own evaluator (scenario::plan_problem) polls the flag while its trials run: a stop already set ends
+// the Monte Carlo with Abandoned instead of a result (a review: the test above replaces the evaluator).
+TEST(PlanCancellation, TheScenariosRunEvaluatorStopsItsTrials) {
+  Fixture f;
+  f.opt.progress = nullptr;
+  const auto shard = plan_shard(f.problem, f.opt, 0, 1);
+  ASSERT_FALSE(shard.candidates.empty());
+  const Candidate& c = shard.candidates.front();
+  scenario::Scenario sized = f.s;
+  sized.cluster.gpus = c.gpus;
+  sized.parallel = c.parallel;
+  const auto step = app::evaluate_step(sized, {});
+  ASSERT_TRUE(std::holds_alternative<app::StepOutcome>(step));
+  const std::atomic<bool> stop{true};
+  EXPECT_THROW((void)f.problem.run(c.parallel, std::get<app::StepOutcome>(step).plan, c.step, 100000, stop), Abandoned);
 }
 
 }  // namespace

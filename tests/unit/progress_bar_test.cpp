@@ -61,6 +61,16 @@ TEST(ProgressBar, WithoutATerminalALongPhasePrintsALineAMinute) {
   now_s = 200;
   bar.update(1000, 1000);
   EXPECT_EQ(err.str().find("1000/1000"), std::string::npos) << "no line at the end";
+  // A second phase of the same total (a review): its own clock and unit, not the first phase's.
+  bar.then("reruns");
+  err.str("");
+  bar.update(0, 1000);
+  now_s = 230;
+  bar.update(10, 1000);
+  EXPECT_EQ(err.str(), "") << "a new phase, timed from its own start";
+  now_s = 261;
+  bar.update(61, 1000);
+  EXPECT_EQ(err.str(), "progress: 61/1000 reruns, 1.00/s, ETA 939 s\n");
 }
 
 }  // namespace

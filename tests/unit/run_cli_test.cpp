@@ -82,17 +82,23 @@ TEST(RunCommand, AHopelessAmountOfWorkAndAWindowPastTheRangeAreRefusedUpFront) {
   for (const char* cmd : {"run", "check"}) {
     const auto o = trainsim({cmd, storm});
     EXPECT_EQ(o.code, kExitBadInput) << cmd << o.err;
-    EXPECT_NE(o.err.find("storm.json: /reliability/trials: 10000000 trials of about 1e+07 interruptions each"),
+    EXPECT_NE(o.err.find("storm.json: /reliability/trials: 10000000 trials of about 3.33e+06 interruptions each"),
               std::string::npos)
         << cmd << o.err;
-    EXPECT_NE(o.err.find("give 1000 trials or fewer"), std::string::npos) << o.err;
+    EXPECT_NE(o.err.find("give 3000 trials or fewer"), std::string::npos) << o.err;
   }
-  const auto given = trainsim({"run", storm, "--trials", "2000"});
+  const auto given = trainsim({"run", storm, "--trials", "4000"});
   EXPECT_EQ(given.code, kExitBadInput);
-  EXPECT_NE(given.err.find("--trials: 2000 trials"), std::string::npos) << given.err;
+  EXPECT_NE(given.err.find("--trials: 4000 trials"), std::string::npos) << given.err;
+  // Shards: each is one command; the advice is for the whole run (a review found the shard's count in it).
+  const auto sharded = trainsim({"run", storm, "--trials", "16000", "--shard-index", "0", "--shard-count", "4", "--out",
+                                 dir.path().string() + "/s0.jsonl"});
+  EXPECT_EQ(sharded.code, kExitBadInput);
+  EXPECT_NE(sharded.err.find("16000 trials over 4 shards"), std::string::npos) << sharded.err;
+  EXPECT_NE(sharded.err.find("give 12000 trials or fewer"), std::string::npos) << sharded.err;
   const auto far = trainsim({"validate", storm, "--set", "training.duration=\"10500 w\""});
   EXPECT_EQ(far.code, kExitBadInput);
-  EXPECT_NE(far.err.find("/training/duration: 201 years is beyond the simulator's range of 200 years"),
+  EXPECT_NE(far.err.find("/training/duration: 73500 days is beyond the simulator's range of 200 years (73050 days)"),
             std::string::npos)
       << far.err;
   // Tokens past the range: a readable day count (1e300 tokens printed a 300-digit number).
@@ -131,6 +137,34 @@ TEST(RunCommand, ImpossibleRunIsReportedAsNeverFinishing) {
   ASSERT_EQ(o.code, kExitOk) << o.err;
   EXPECT_NE(o.out.find("NEVER FINISHED  4 of 4 trials"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("time to train   p50 never"), std::string::npos) << o.out;
+  // A fixed window that stalls is paid for to its end (a user trial: it was costed for the 1.4 days before the stall
+  // was called), with the days after the stall on a waterfall line of their own, not charged to the phase or the
+  // cause that came last (a review). Stalled by crashes, and while running (stragglers slow the job, never stop it).
+  support::TempDir dir;
+  const std::string head = R"({"schema": "trainsim.scenario/1", "name": "w",
+    "model": "llama3-8b", "hardware": "h100-sxm5-80gb", "cluster": {"gpus": 16},
+    "parallel": {"tp": 1, "pp": 1, "cp": 2, "zero_stage": 1, "micro_batch": 1, "global_batch": 64},
+    "training": {"seq_len": 8192, "duration": "365 d"}, "reliability": {"trials": 2, )";
+  const std::string crash =
+      R"("failures": {"components": [{"name": "x", "scope": "job", "mtbf": "1 s", "effect": "crash"}]}}})";
+  const std::string slow = R"("failures": {"components": [{"name": "x", "scope": "job", "mtbf": "1 s",
+      "effect": "straggler"}]}, "detection": {"straggler": "30 d"}, "checkpoint": {"interval": "300 d"}}})";
+  for (const std::string& tail : {crash, slow}) {
+    auto w = trainsim({"run", dir.write("w.json", head + tail), "--json"});
+    ASSERT_EQ(w.code, kExitOk) << w.err;
+    const auto j = nlohmann::json::parse(w.out);
+    ASSERT_GT(j["never_finished"]["trials"].get<int>(), 0) << w.out.substr(0, 300);
+    const double burn = j["cost_usd"]["burn_per_hour"].get<double>();
+    EXPECT_NEAR(j["cost_usd"]["mean"].get<double>(), burn * 24 * 365, burn * 24) << tail;
+    bool stalled_line = false;
+    for (const auto& item : j["cost_usd"]["waterfall"])
+      stalled_line = stalled_line || item["label"] == "stalled until the window's end";
+    EXPECT_TRUE(stalled_line) << j["cost_usd"]["waterfall"].dump();
+    double accounted = 0;
+    for (const auto& [k, v] : j["time_accounting_days"].items())
+      accounted += v.get<double>();
+    EXPECT_LT(accounted, 100.0) << "the trial's own accounting stops at the stall: " << j["time_accounting_days"];
+  }
 }
 
 TEST(RunCommand, AnOutDirectoryThatCannotBeCreatedIsBadInput) {
