@@ -1,6 +1,7 @@
 // sim/cli/cmd_run.cpp: `trainsim run` (Monte Carlo over the whole training run) and the main job.
 #include "sim/base/atomic_file.hpp"
 #include "sim/base/errors.hpp"
+#include "sim/base/rng.hpp"
 #include "sim/cli/app.hpp"
 #include "sim/cli/common.hpp"
 #include "sim/cli/report_input.hpp"
@@ -214,11 +215,8 @@ std::string default_out_dir(const scenario::Scenario& s) {
   if (safe.size() > 200 || safe != s.name) {
     // Two names the rewrite makes alike ("a/b" and "a_b") keep folders of their own (a user trial: one run's report
     // silently replaced the other's): the rewritten name carries the original's FNV-1a hash.
-    std::uint64_t h = 14695981039346656037ull;
-    for (unsigned char c : s.name)
-      h = (h ^ c) * 1099511628211ull;
     char tag[18];
-    std::snprintf(tag, sizeof tag, "-%08llx", static_cast<unsigned long long>(h & 0xffffffffull));
+    std::snprintf(tag, sizeof tag, "-%08llx", static_cast<unsigned long long>(base::fnv1a64(s.name) & 0xffffffffull));
     safe = safe.substr(0, 200) + tag;
   }
   return "trainsim-out/" + safe;

@@ -156,10 +156,7 @@ void ProgressBar::update(int done, int total) {
       // The phase began when the last one ended, not at its first report: timed from that report, a user trial saw
       // "21/1834 configs, 525000000/s, ETA 0 s".
       start_ = last_;
-      if (!next_units_.empty()) {
-        unit_ = std::move(next_units_.front());
-        next_units_.erase(next_units_.begin());
-      }
+      next_unit();
     }
     total_ = total;
   }
@@ -178,6 +175,12 @@ void ProgressBar::update(int done, int total) {
   if (done == total) err_ << "\n";
 }
 
+void ProgressBar::next_unit() {
+  if (next_units_.empty()) return;
+  unit_ = std::move(next_units_.front());
+  next_units_.erase(next_units_.begin());
+}
+
 void ProgressBar::progress_line(int done, int total) {
   // Where stderr is no terminal (CI logs), a line a minute once a phase has run for a minute: a long run is seen
   // working, with its rate and ETA (a user trial's run printed nothing for weeks of work); short runs print nothing.
@@ -185,10 +188,7 @@ void ProgressBar::progress_line(int done, int total) {
   const auto t = now_();
   // A new phase: another total, or a count that went back (a phase of the same total as the last: a review).
   if (total != lines_total_ || done < lines_done_) {
-    if (lines_total_ >= 0 && !next_units_.empty()) {
-      unit_ = std::move(next_units_.front());
-      next_units_.erase(next_units_.begin());
-    }
+    if (lines_total_ >= 0) next_unit();
     lines_total_ = total;
     lines_done_ = done;
     lines_start_ = lines_last_ = t;

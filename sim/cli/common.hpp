@@ -155,6 +155,7 @@ class ProgressBar {
 
  private:
   void progress_line(int done, int total);
+  void next_unit();  // a new phase takes the unit then() queued, if any (the caller holds mutex_)
 
   std::ostream& err_;
   bool on_;
