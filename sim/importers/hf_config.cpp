@@ -96,6 +96,7 @@ Import HfImport::run() {
   if (model_type == "chatglm") chatglm();
 
   // Defaults of the transformers classes for absent keys.
+  gemma_defaults(model_type);
   if (const auto heads = d.integer("model.heads"); heads && !d.has("model.kv_heads")) {
     d.put("model.kv_heads", *heads, origin_ + " (no num_key_value_heads: multi-head attention)");
   }
@@ -189,9 +190,26 @@ void HfImport::activation(const std::string& model_type) {
 
 void HfImport::architecture_checks(const std::string& model_type) {
   Draft& d = out_.draft;
-  if (const auto hd = int_key("head_dim"); hd && *hd > 0) d.put("model.head_dim", *hd, at("head_dim"));
+  attention_kinds(model_type);
   // Multi-head latent attention (DeepseekV2Config / DeepseekV3Config; q_lora_rank null: a full query projection).
   const char* kMla[] = {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"};
+  // An MLA config saved by a recent transformers carries head_dim = qk_rope_head_dim (DeepseekV3Config sets it so):
+  // bookkeeping, not a head size (MLA's are qk_nope_head_dim + qk_rope_head_dim and v_head_dim). A user trial found
+  // such files refused with "omit head_dim".
+  const auto hd = int_key("head_dim");
+  if (hd && present("kv_lora_rank") && in_.kind("qk_rope_head_dim") == Kind::Integer) {
+    std::int64_t rope = 0;
+    in_.optional("qk_rope_head_dim", rope);
+    if (*hd == rope)
+      out_.notes.push_back({at("head_dim"),
+                            "equals qk_rope_head_dim, as transformers' DeepseekV3Config sets it: "
+                            "not read (MLA's head sizes are qk_nope_head_dim + qk_rope_head_dim "
+                            "and v_head_dim)"});
+    else
+      d.put("model.head_dim", *hd, at("head_dim"));
+  } else if (hd && *hd > 0) {
+    d.put("model.head_dim", *hd, at("head_dim"));
+  }
   const bool mla_keys = std::any_of(std::begin(kMla) + 2, std::end(kMla), [&](const char* k) { return present(k); });
   if (!present("kv_lora_rank") && (mla_keys || model_type == "deepseek_v2" || model_type == "deepseek_v3") &&
       in_.kind("kv_lora_rank") != Kind::Missing) {
@@ -220,8 +238,20 @@ void HfImport::architecture_checks(const std::string& model_type) {
   // Dense and MoE layers: DeepseekV3 (layer_idx >= first_k_dense_replace and layer_idx % moe_layer_freq == 0) and
   // Qwen2/3-MoE ((layer_idx + 1) % decoder_sparse_step == 0 and layer_idx not in mlp_only_layers).
   const bool moe = d.has("model.moe.experts");
-  if (auto k = int_key("first_k_dense_replace"); k && moe && *k > 0)
+  // transformers 5 writes the layers' kinds as mlp_layer_types ("dense" or "sparse" for each layer); without it or
+  // first_k_dense_replace, DeepseekV3Config's and DeepseekV32Config's default is 3 dense layers first.
+  if (in_.kind("mlp_layer_types") == Kind::Array && moe) {
+    used_.push_back("mlp_layer_types");
+    mlp_layer_types();
+  } else if (auto k = int_key("first_k_dense_replace"); k && moe && *k > 0) {
     d.put("model.moe.first_k_dense", *k, at("first_k_dense_replace"));
+  } else if (!k && moe && (model_type == "deepseek_v3" || model_type == "deepseek_v32")) {
+    d.put("model.moe.first_k_dense", std::int64_t{3},
+          at("model_type") + " (no first_k_dense_replace: its config class's default 3)", true);
+    out_.notes.push_back({at("model_type"),
+                          "no first_k_dense_replace: layers 0-2 dense, as DeepseekV3Config's "
+                          "default"});
+  }
   if (auto f = int_key("moe_layer_freq"); f && moe && *f > 1) d.put("model.moe.layer_freq", *f, at("moe_layer_freq"));
   // Group-limited routing (DeepseekV2/V3Config n_group, topk_group: a token's experts within its best topk_group of
   // n_group groups); one group, or every group chosen, is no limit.

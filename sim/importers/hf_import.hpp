@@ -82,6 +82,11 @@ class HfImport {
   void falcon();
   void chatglm();
   void positions(const std::string& model_type);
+  void gemma_defaults(const std::string& model_type);
+  /// transformers 5's mlp_layer_types ("dense" or "sparse" per layer): the MoE layer pattern.
+  void mlp_layer_types();
+  /// Attention trainsim does not model (DeepSeek Sparse Attention's indexer, bidirectional attention): refused.
+  void attention_kinds(const std::string& model_type);
 
   const std::string& origin_;
   JsonReader& in_;

@@ -4,6 +4,7 @@
 #include "sim/importers/hf_import.hpp"
 
 #include <algorithm>
+#include <iterator>
 
 namespace sim::importers::detail {
 
@@ -248,6 +249,73 @@ void HfImport::chatglm() {
   for (const char* k : {"original_rope", "rope_ratio", "apply_residual_connection_post_layernorm", "post_layer_norm",
                         "apply_query_key_layer_scaling", "attention_softmax_in_fp32", "fp32_residual_connection"})
     if (present(k)) used_.push_back(k);
+}
+
+/// Gemma's config classes set the head size and the head counts themselves (transformers' GemmaConfig: 16 query and
+/// 16 key/value heads; Gemma2Config and Gemma3TextConfig: 8 and 4; all three head_dim 256, whatever hidden_size / heads
+/// is). Gemma 3 12B's config, saved without head_dim, has 16 heads of 256 on a 3,840-wide model: 11.77B parameters
+/// (the Gemma 3 report's Table 1: 1,012M embedding + 10,759M non-embedding), where heads of 240 gave 11.62B; Gemma 3
+/// 4B's text_config gives no head count at all (a user trial).
+void HfImport::gemma_defaults(const std::string& model_type) {
+  if (model_type != "gemma" && model_type != "gemma2" && model_type != "gemma3_text") return;
+  Draft& d = out_.draft;
+  const bool first = model_type == "gemma";
+  const std::string cls = first ? "GemmaConfig" : model_type == "gemma2" ? "Gemma2Config" : "Gemma3TextConfig";
+  if (!d.has("model.heads"))
+    d.put("model.heads", std::int64_t{first ? 16 : 8},
+          at("model_type") + " (" + cls + "'s default num_attention_heads " + (first ? "16" : "8") + ")", true);
+  if (!d.has("model.kv_heads"))
+    d.put("model.kv_heads", std::int64_t{first ? 16 : 4},
+          at("model_type") + " (" + cls + "'s default num_key_value_heads " + (first ? "16" : "4") + ")", true);
+  if (!present("head_dim"))
+    d.put("model.head_dim", std::int64_t{256}, at("model_type") + " (" + cls + "'s default head_dim 256)", true);
+}
+
+void HfImport::attention_kinds(const std::string& model_type) {
+  // DeepSeek-V3.2's sparse attention (transformers' DeepseekV32Config: a lightning indexer of index_n_heads heads of
+  // index_head_dim picks index_topk keys per query, 2,048 by default): the indexer's weights and the sparse core
+  // change the parameter count, the FLOPs and the memory at long sequences.
+  const char* kIndexer[] = {"index_topk", "index_n_heads", "index_head_dim", "use_sparse_attention"};
+  const bool indexer = std::any_of(std::begin(kIndexer), std::end(kIndexer), [&](const char* k) { return present(k); });
+  if (indexer || model_type == "deepseek_v32") {
+    used_.insert(used_.end(), std::begin(kIndexer), std::end(kIndexer));
+    in_.error(indexer ? (present("index_topk")       ? "index_topk"
+                         : present("index_n_heads")  ? "index_n_heads"
+                         : present("index_head_dim") ? "index_head_dim"
+                                                     : "use_sparse_attention")
+                      : "model_type",
+              "DeepSeek Sparse Attention (a lightning indexer choosing index_topk keys for each query) is not "
+              "modelled: its indexer's weights and its sparse attention change the parameter count, FLOPs and "
+              "memory; trainsim models full and sliding-window attention (give the model without the indexer "
+              "keys and model_type deepseek_v3 to estimate it as dense MLA)");
+  }
+  // Bidirectional attention (Gemma 3's use_bidirectional_attention, EmbeddingGemma): every query sees every key, twice
+  // the score FLOPs of the causal attention trainsim models.
+  if (const auto bidirectional = bool_key("use_bidirectional_attention"); bidirectional && *bidirectional)
+    in_.error("use_bidirectional_attention",
+              "is true: bidirectional (non-causal) attention is not modelled; trainsim's attention is causal, half "
+              "the score matrix of a bidirectional layer");
+}
+
+void HfImport::mlp_layer_types() {
+  std::vector<std::string> kinds;
+  if (!in_.optional("mlp_layer_types", kinds)) return;
+  const auto layers = out_.draft.integer("model.layers").value_or(0);
+  if (static_cast<std::int64_t>(kinds.size()) != layers) {
+    in_.error("mlp_layer_types", "has " + std::to_string(kinds.size()) + " entries for " + std::to_string(layers) +
+                                     " layers (num_hidden_layers): give one kind per layer");
+    return;
+  }
+  std::vector<std::int64_t> pattern;
+  for (std::size_t i = 0; i < kinds.size(); ++i) {
+    if (kinds[i] != "dense" && kinds[i] != "sparse") {
+      in_.error("mlp_layer_types", "entry " + std::to_string(i) + " is \"" + kinds[i] +
+                                       "\"; accepted: \"dense\" (an MLP), \"sparse\" (the MoE layer)");
+      return;
+    }
+    pattern.push_back(kinds[i] == "sparse" ? 1 : 0);
+  }
+  out_.draft.put("model.moe.layer_pattern", pattern, at("mlp_layer_types"));
 }
 
 }  // namespace sim::importers::detail

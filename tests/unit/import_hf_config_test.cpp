@@ -113,6 +113,80 @@ TEST(ImportHfConfig, Gemma3TextModelTakesItsClassDefaults) {
   EXPECT_TRUE(contains(g2.out, "\"activation\": \"geglu\"")) << g2.out;
 }
 
+// A user trial (2026-12-07) with real config.json files: Gemma 3 12B's text_config has no head_dim (Gemma3TextConfig's
+// is 256, whatever 3,840 / 16 is) and was counted at 11.62B against the report's 11.77B; Gemma 3 4B's has no head
+// counts and was refused; an MLA config saved by transformers 5 (head_dim = qk_rope_head_dim) was refused; DeepSeek
+// Sparse Attention's indexer and use_bidirectional_attention were dropped; mlp_layer_types was dropped and
+// DeepseekV3Config's 3 dense layers with it.
+TEST(ImportHfConfig, ClassDefaultsAndKeysOfRecentTransformersAreReadOrRefused) {
+  support::TempDir dir;
+  auto params = [&](const std::string& file) {
+    auto j = trainsim({"describe", "models", file, "--format", "json"});
+    EXPECT_EQ(j.code, kExitOk) << j.err;
+    return j.code == kExitOk ? nlohmann::json::parse(j.out)[0].at("params").get<double>() : 0.0;
+  };
+  // mlx-community/gemma-3-12b-pt-4bit's text_config (sizes as google/gemma-3-12b-pt): 11,765,665,536 with heads of 256.
+  const auto g12 = dir.write("gemma3_12b.json", R"({"model_type": "gemma3", "text_config": {"hidden_size": 3840,
+    "intermediate_size": 15360, "model_type": "gemma3_text", "num_attention_heads": 16, "num_hidden_layers": 48,
+    "num_key_value_heads": 8, "rope_scaling": {"factor": 8.0, "rope_type": "linear"}, "sliding_window": 1024}})");
+  EXPECT_NEAR(params(g12), 11.77e9, 0.003 * 11.77e9) << "Gemma 3 report, Table 1: 1,012M + 10,759M";
+  // google/gemma-3-4b-it's text_config: no head counts (Gemma3TextConfig: 8 heads, 4 key/value heads of 256).
+  const auto g4 = dir.write("gemma3_4b.json", R"({"model_type": "gemma3", "text_config": {"hidden_size": 2560,
+    "intermediate_size": 10240, "model_type": "gemma3_text", "num_hidden_layers": 34,
+    "rope_scaling": {"factor": 8.0, "rope_type": "linear"}, "sliding_window": 1024}})");
+  EXPECT_NEAR(params(g4), 3.88e9, 0.01 * 3.88e9) << "Gemma 3 report, Table 1: 675M + 3,209M";
+  auto imported = trainsim({"import", "hf-config", g4});
+  EXPECT_TRUE(contains(imported.out, "\"head_dim\": 256")) << imported.out;
+  EXPECT_TRUE(contains(imported.out, "\"kv_heads\": 4")) << imported.out;
+  // DeepSeek-V2-Lite as transformers 5 saves it: head_dim 64 = qk_rope_head_dim; 15,706,484,224 (its safetensors).
+  const std::string lite = R"({"model_type": "deepseek_v2", "hidden_size": 2048, "intermediate_size": 10944,
+    "moe_intermediate_size": 1408, "num_hidden_layers": 27, "num_attention_heads": 16, "num_key_value_heads": 16,
+    "n_routed_experts": 64, "n_shared_experts": 2, "num_experts_per_tok": 6, "first_k_dense_replace": 1,
+    "q_lora_rank": null, "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+    "vocab_size": 102400, "hidden_act": "silu", "tie_word_embeddings": false, "head_dim": HD})";
+  auto with_head_dim = [&](const std::string& hd) {
+    std::string s = lite;
+    s.replace(s.find("HD"), 2, hd);
+    return dir.write("lite" + hd + ".json", s);
+  };
+  EXPECT_NEAR(params(with_head_dim("64")), 15706484224.0, 1e6);
+  expect_bad(trainsim({"import", "hf-config", with_head_dim("96")}), {"omit head_dim"});
+  // mlp_layer_types decides the dense layers; without it or first_k_dense_replace, DeepseekV3Config's 3.
+  const std::string v3 = R"({"model_type": "deepseek_v3", "hidden_size": 7168, "intermediate_size": 18432,
+    "moe_intermediate_size": 2048, "num_hidden_layers": 61, "num_attention_heads": 128, "num_key_value_heads": 128,
+    "n_routed_experts": 256, "n_shared_experts": 1, "num_experts_per_tok": 8, "q_lora_rank": 1536,
+    "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128, "vocab_size": 129280,
+    "hidden_act": "silu", "num_nextn_predict_layers": 0 EXTRA})";
+  auto v3_with = [&](const std::string& name, const std::string& extra) {
+    std::string s = v3;
+    s.replace(s.find("EXTRA"), 5, extra);
+    return dir.write(name, s);
+  };
+  const double r1 = params(v3_with("v3_default.json", ""));
+  EXPECT_NEAR(r1, 671.03e9, 0.002 * 671.03e9) << "DeepSeek-V3: 671B without its MTP module";
+  std::string kinds = R"(, "mlp_layer_types": [)";
+  for (int i = 0; i < 61; ++i)
+    kinds += std::string(i ? ", " : "") + (i < 3 ? "\"dense\"" : "\"sparse\"");
+  EXPECT_NEAR(params(v3_with("v3_kinds.json", kinds + "]")), r1, 1.0);
+  std::string five = R"(, "mlp_layer_types": [)";
+  for (int i = 0; i < 61; ++i)
+    five += std::string(i ? ", " : "") + (i < 5 ? "\"dense\"" : "\"sparse\"");
+  EXPECT_LT(params(v3_with("v3_five.json", five + "]")), r1 - 20e9) << "two more dense layers";
+  expect_bad(trainsim({"import", "hf-config", v3_with("v3_short.json", R"(, "mlp_layer_types": ["dense"])")}),
+             {"/mlp_layer_types: has 1 entries for 61 layers"});
+  expect_bad(trainsim({"import", "hf-config",
+                       v3_with("v3_hash.json", five.replace(five.find("\"sparse\""), 8, "\"hash_moe\"") + "]")}),
+             {"/mlp_layer_types: entry 5 is \"hash_moe\""});
+  // DeepSeek-V3.2's indexer (transformers' DeepseekV32Config) and bidirectional attention: refused, not dropped.
+  expect_bad(trainsim({"import", "hf-config", v3_with("v32.json", R"(, "index_topk": 2048, "index_n_heads": 64,
+    "index_head_dim": 128)")}),
+             {"/index_topk: DeepSeek Sparse Attention"});
+  expect_bad(trainsim({"import", "hf-config", dir.write("bidir.json", R"({"model_type": "gemma3_text",
+    "hidden_size": 640, "intermediate_size": 2048, "num_hidden_layers": 18, "num_attention_heads": 4,
+    "num_key_value_heads": 1, "head_dim": 256, "vocab_size": 262144, "use_bidirectional_attention": true})")}),
+             {"/use_bidirectional_attention: is true: bidirectional (non-causal) attention is not modelled"});
+}
+
 TEST(ImportHfConfig, MalformedInputsExitTwo) {
   support::TempDir dir;
   expect_bad(
