@@ -435,24 +435,7 @@ class MegatronImport {
 
     apply_model();
 
-    // Virtual pipeline stages from layers per virtual stage: vpp = layers / (pp x N).
-    if (const Given* g = given("num-layers-per-virtual-pipeline-stage")) {
-      const auto per = python_int(g->value);
-      const auto layers = lookup("model.layers");
-      const auto pp = lookup("parallel.pp");
-      if (!layers) {
-        out_.unresolved.push_back({where(*g),
-                                   "needs the number of layers (--num-layers or a model config) to "
-                                   "derive the virtual pipeline size",
-                                   "parallel.vpp"});
-      } else if (per && pp && *layers % (*pp * *per) != 0) {
-        error(g->line, g->flag + " " + g->value + ": " + std::to_string(*layers) + " layers do not split into " +
-                           "pipeline size " + std::to_string(*pp) + " x " + g->value +
-                           " layers per virtual stage (Megatron-LM requires it)");
-      } else if (per && pp) {
-        d.put("parallel.vpp", *layers / (*pp * *per), where(*g) + " (layers / (pp x this))");
-      }
-    }
+    megatron::apply_virtual_pipeline(context());
 
     // Global batch: Megatron-LM's default is micro-batch x data-parallel size.
     if (!d.has("parallel.global_batch")) {

@@ -19,6 +19,7 @@ const std::vector<FlagSpec>& flag_specs() {
       {"expert-tensor-parallel-size", Kind::Int, "parallel.expert_tp"},
       {"virtual-pipeline-model-parallel-size", Kind::Int, "parallel.vpp"},
       {"num-layers-per-virtual-pipeline-stage", Kind::Int, nullptr},
+      {"num-virtual-stages-per-pipeline-rank", Kind::Int, "parallel.vpp"},
       {"num-layers", Kind::Int, "model.layers"},
       {"hidden-size", Kind::Int, "model.hidden"},
       {"ffn-hidden-size", Kind::Int, "model.ffn_hidden"},
@@ -283,7 +284,9 @@ Unread classify_unread(const std::string& n, std::string& why) {
       {"moe-router-fusion", "the router is timed as its unfused kernels"},
       {"no-fp8-wgrad", "weight gradients in bf16 are timed in FP8"},
       {"fp8-dot-product-attention", "attention stays bf16 in trainsim's FP8 model"},
-      {"fp8-multi-head-attention", "attention stays bf16 in trainsim's FP8 model"}};
+      {"fp8-multi-head-attention", "attention stays bf16 in trainsim's FP8 model"},
+      {"microbatch-group-size-per-virtual-pipeline-stage",
+       "the interleaved schedule runs micro-batches in groups of the pipeline size (Megatron-LM's default)"}};
   // Model-defining spellings of forks (MindSpeed-LLM, Pai-Megatron-Patch), with Megatron-LM's.
   static const std::map<std::string, const char*, std::less<>> fork_spellings = {
       {"multi-head-latent-attention", "--multi-latent-attention"},
@@ -305,8 +308,9 @@ Unread classify_unread(const std::string& n, std::string& why) {
     return Unread::ShapesModel;
   }
   // Words that name the model's shape, the layout or the batch: refused, since a wrong model is worse than none.
-  for (const char* word : {"expert", "head", "layer", "hidden", "ffn", "intermediate", "latent", "lora", "dense",
-                           "vocab", "parallel-size", "seq-len", "seq-length", "batch-size", "window"})
+  for (const char* word :
+       {"expert", "head", "layer", "hidden", "ffn", "intermediate", "latent", "lora", "dense", "vocab", "parallel-size",
+        "seq-len", "seq-length", "batch-size", "window", "virtual", "stage"})
     if (n.find(word) != std::string::npos) {
       why =
           "not a Megatron-LM flag trainsim reads, and its name says it may set the model's shape, the layout or "

@@ -87,6 +87,9 @@ void apply_megatron_deepspeed_moe(const Context& c);
 /// Data-parallel sharding (megatron_sharding.cpp): Megatron-DeepSpeed's --zero-stage, Megatron-FSDP's
 /// --data-parallel-sharding-strategy, --use-torch-fsdp2, --num-distributed-optimizer-instances (hybrid sharding).
 void apply_sharding_flags(const Context& c);
+/// Virtual pipeline stages from --num-layers-per-virtual-pipeline-stage N, as Megatron-LM derives them
+/// (megatron_features.cpp); --num-virtual-stages-per-pipeline-rank gives them directly.
+void apply_virtual_pipeline(const Context& c);
 /// Training features: --grad-reduce-in-bf16 (bf16 main gradients), dropout (Megatron-LM's default 0.1), the attention
 /// backend, --recompute-method / --recompute-num-layers / --recompute-modules, uneven first and last pipeline stages.
 void apply_training_features(const Context& c);

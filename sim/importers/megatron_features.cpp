@@ -321,6 +321,52 @@ void apply_megatron_deepspeed_moe(const Context& c) {
   }
 }
 
+void apply_virtual_pipeline(const Context& c) {
+  const Given* g = c.given("num-layers-per-virtual-pipeline-stage");
+  if (!g) return;
+  if (const Given* n = c.given("num-virtual-stages-per-pipeline-rank")) {
+    c.error(n->line, n->flag + " and " + g->flag + " cannot both be given (Megatron-LM refuses them together)");
+    return;
+  }
+  for (const char* uneven : {"decoder-first-pipeline-num-layers", "decoder-last-pipeline-num-layers"})
+    if (const Given* u = c.given(uneven)) {
+      c.error(g->line, g->flag + " with " + u->flag +
+                           ": Megatron-LM asks for --num-virtual-stages-per-pipeline-rank with uneven pipeline stages");
+      return;
+    }
+  // Megatron-LM's validate_args (megatron/training/arguments.py): the layers, plus one for each of
+  // --account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split, split evenly over the pipeline
+  // ranks, and a rank's layers into virtual stages of N: vpp = (layers + accounted) / pp / N. Without the accounted
+  // layers, a 94-layer Qwen3-235B with both flags (96 over PP 8, N 3) was refused (a user trial).
+  const auto per = python_int(g->value);
+  const auto layers = c.lookup("model.layers");
+  const auto pp = c.lookup("parallel.pp");
+  if (!layers) {
+    c.out.unresolved.push_back({where(c, *g),
+                                "needs the number of layers (--num-layers or a model config) to derive the virtual "
+                                "pipeline size",
+                                "parallel.vpp"});
+    return;
+  }
+  if (!per || !pp || *per < 1 || *pp < 1) return;
+  std::int64_t counted = *layers;
+  std::string accounted;
+  for (const char* f : {"account-for-embedding-in-pipeline-split", "account-for-loss-in-pipeline-split"})
+    if (c.given(f)) {
+      ++counted;
+      accounted += std::string(accounted.empty() ? " + 1 for " : " and 1 for ") + "--" + f;
+    }
+  const std::string split = std::to_string(*layers) + " layers" + accounted;
+  if (counted % *pp != 0 || (counted / *pp) % *per != 0) {
+    c.error(g->line, g->flag + " " + g->value + ": " + split + " do not split into pipeline size " +
+                         std::to_string(*pp) + " x " + g->value +
+                         " layers per virtual stage (Megatron-LM requires it)");
+    return;
+  }
+  c.out.draft.put("parallel.vpp", counted / *pp / *per,
+                  where(c, *g) + " ((layers" + (accounted.empty() ? "" : " + accounted") + ") / (pp x this))");
+}
+
 void apply_training_features(const Context& c) {
   Draft& d = c.out.draft;
   // Offloading to the CPU changes the step (host transfers) and memory, and is not modelled: refused, as the
