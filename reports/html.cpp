@@ -92,7 +92,8 @@ std::string bottom_line(const ReportInput& in) {
   std::string out = "<section id=\"bottom-line\"><h2>Bottom line</h2>\n<div class=\"cards\">\n";
   if (r.work == "steps") {
     out += card("", "Time to train", "p50 " + days(r.time_to_train_days.p50),
-                "p90 " + days(r.time_to_train_days.p90) + " · failure-free " + days(r.failure_free_days));
+                "p10 " + days(r.time_to_train_days.p10) + " · p90 " + days(r.time_to_train_days.p90) +
+                    " · failure-free " + days(r.failure_free_days));
   } else {
     out += card("", "Simulated window", days(r.window_days), "fixed duration, no time to train");
   }
@@ -105,9 +106,11 @@ std::string bottom_line(const ReportInput& in) {
   out += card(risk_class(c.p_budget_overrun), "P(exceed budget)",
               c.p_budget_overrun ? percent(*c.p_budget_overrun) : std::string(in.budget_usd ? "n/a" : "no budget"),
               in.budget_usd ? "budget " + usd(*in.budget_usd) : std::string("set cost.budget to judge"));
-  out += card("", "Cost of failures", usd(c.failures_usd_mean),
-              fixed(r.interruptions_mean, 1) + " interruptions · " + usd(c.per_failure_mean_usd) + " each · " +
-                  percent(c.mean_usd > 0 ? c.failures_usd_mean / c.mean_usd : NAN) + " of cost");
+  out += card(
+      "", "Cost of failures", usd(c.failures_usd_mean),
+      fixed(r.interruptions_mean, 1) + " interruptions · " + usd(c.per_failure_mean_usd) + " each · " +
+          (std::isfinite(c.mean_usd) ? percent(c.mean_usd > 0 ? c.failures_usd_mean / c.mean_usd : NAN) + " of cost"
+                                     : std::string("the cost is unbounded")));
   out += card(r.goodput.p50 >= 0.9   ? "good"
               : r.goodput.p50 >= 0.8 ? "warn"
                                      : "bad",
@@ -254,8 +257,10 @@ std::string render_html(const ReportInput& in) {
                     "bills them, energy and storage. Burn rate " +
                     usd(in.cost.burn_usd_per_hour) + " per hour for the cluster.");
   out += figure(detail::chart_sensitivity_tornado(in),
-                "p50 cost with one input moved at a time (failure rates, checkpoint write time, restart time, "
-                "price, achieved MFU), widest swing first; the vertical line is the baseline p50 cost.");
+                "p50 cost with one input moved " + percent(in.sensitivity_delta, 0) + " down and " +
+                    percent(in.sensitivity_delta, 0) +
+                    " up at a time (failure rates, checkpoint write time, restart time, price, achieved MFU), widest "
+                    "swing first; the vertical line is the baseline p50 cost.");
   out += "</section>\n";
 
   out += provenance(in);

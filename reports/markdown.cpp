@@ -44,7 +44,7 @@ std::string render_markdown(const ReportInput& in) {
   out += row({"---", "---:", "---:", "---"});
   if (r.work == "steps")
     out += row({"time to train", days(r.time_to_train_days.p50), days(r.time_to_train_days.p90),
-                "failure-free " + days(r.failure_free_days)});
+                "p10 " + days(r.time_to_train_days.p10) + ", failure-free " + days(r.failure_free_days)});
   else
     out += row({"simulated window", days(r.window_days), days(r.window_days), "fixed duration"});
   out += row({"cost", usd(c.p50_usd), usd(c.p90_usd),
@@ -57,9 +57,12 @@ std::string render_markdown(const ReportInput& in) {
               opt_percent(c.p_deadline_miss, in.deadline_days.has_value(), "no deadline")});
   out += row({"P(exceed budget" + (in.budget_usd ? " " + usd(*in.budget_usd) : std::string()) + ")",
               opt_percent(c.p_budget_overrun, in.budget_usd.has_value(), "no budget")});
-  out += row({"cost of failures (mean)", usd(c.failures_usd_mean) + " (" +
-                                             percent(c.mean_usd > 0 ? c.failures_usd_mean / c.mean_usd : NAN) +
-                                             " of cost)"});
+  out += row(
+      {"cost of failures (mean)",
+       usd(c.failures_usd_mean) + " (" +
+           (std::isfinite(c.mean_usd) ? percent(c.mean_usd > 0 ? c.failures_usd_mean / c.mean_usd : NAN) + " of cost"
+                                      : std::string("the cost is unbounded")) +
+           ")"});
   out += row({"interruptions per run",
               fixed(r.interruptions_mean, 1) + " (job MTBF " + sim::results::job_mtbf_text(r, 1) + ")"});
   if (r.never_finished > 0)

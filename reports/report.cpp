@@ -3,6 +3,7 @@
 
 #include "reports/format.hpp"
 #include "reports/svg.hpp"
+#include "sim/base/rng.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -152,16 +153,25 @@ Recommendation recommend(const ReportInput& in) {
   using detail::percent;
   const auto& r = in.run;
   const auto& c = in.cost;
+  const double waiting = r.accounting.wall_s > 0 ? r.accounting.waiting_for_repair_s / r.accounting.wall_s : 0.0;
   if (r.never_finished > 0) {
     const bool too_long = r.never_finished_reason.find("simulator's range") != std::string::npos;
+    // A run stalled waiting for repaired nodes needs spares or shrinking, which faster restarts or more checkpoints
+    // do not give (a user trial: both still never finished; on_spares_exhausted "shrink" finished in 2.9 d).
+    const std::string stall =
+        waiting > 0.5 ? ": the run waits " + percent(waiting) + " of its wall time for repaired nodes; " +
+                            sim::results::waiting_remedy(r) + " before committing to this plan."
+                      : ": at these failure rates the run stalls; shorten restarts, checkpoint more often or add "
+                        "spares before committing to this plan.";
     return {"never-finishes", std::to_string(r.never_finished) + " of " + std::to_string(r.trials) +
                                   " trials never finish (" + r.never_finished_reason + ")" +
                                   (too_long ? ": the run is longer than trainsim can simulate; plan fewer tokens, "
                                               "more GPUs, or a window (training.duration)."
-                                            : ": at these failure rates the run stalls; shorten restarts, checkpoint "
-                                              "more often or add spares before committing to this plan.")};
+                                            : stall)};
   }
-  const double waiting = r.accounting.wall_s > 0 ? r.accounting.waiting_for_repair_s / r.accounting.wall_s : 0.0;
+  if (in.unpriced)
+    return {"unpriced", "Give a price before deciding on cost: " + in.unpriced_reason +
+                            ". The time and risk figures stand; every cost here counts checkpoint storage alone."};
   if (waiting > 0.5) {
     std::string remedy = sim::results::waiting_remedy(r);
     remedy[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(remedy[0])));
@@ -286,12 +296,7 @@ Recommendation recommend(const ReportInput& in) {
 }
 
 std::uint64_t fnv1a64(std::string_view bytes) {
-  std::uint64_t h = 14695981039346656037ULL;
-  for (unsigned char c : bytes) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  return h;
+  return sim::base::fnv1a64(bytes);
 }
 
 std::string hex64(std::uint64_t v) {

@@ -54,8 +54,12 @@ struct ReportInput {
   sim::results::RunSummary run;
   sim::cost::CostSummary cost;
   std::vector<SensitivityBar> sensitivity;  // empty: the tornado says it was not computed
+  double sensitivity_delta = 0.2;           // each tornado input moved down and up by this fraction
   std::optional<double> deadline_days;
   std::optional<double> budget_usd;
+  /// The hardware has no price and the scenario gives none: every compute cost is 0 (unpriced_reason says why).
+  bool unpriced = false;
+  std::string unpriced_reason;
   /// Assumptions that move the answer and that the reader may not share, one sentence each (e.g. MoE routing taken
   /// as balanced); shown under the recommended action.
   std::vector<std::string> notes;
@@ -71,7 +75,9 @@ struct Recommendation {
 
 /// The recommended action, by the first rule that holds, in this order (thresholds are judgement, stated here so
 /// that a reader can disagree with them):
-///   never-finishes   some trials never finish                        -> shorten restarts, checkpoint, add spares
+///   never-finishes   some trials never finish                        -> spares or shrinking when the run waits for
+///                    repairs over half its wall time; else shorten restarts, checkpoint, add spares
+///   unpriced         no price for the hardware and none given        -> give a price before deciding on cost
 ///   waiting          waiting for repairs > 50% of wall time          -> add spares or allow elastic shrinking
 ///   deadline-risk    P(miss deadline) > 10%                          -> fix the layout, add GPUs or relax the deadline
 ///   budget-risk      P(exceed budget) > 10%                          -> lower the price or raise the budget

@@ -276,7 +276,7 @@ SIM_QUANTITY_ACCESSORS(Bytes, parse_bytes, "size")
 SIM_QUANTITY_ACCESSORS(Bandwidth, parse_bandwidth, "bandwidth")
 SIM_QUANTITY_ACCESSORS(FlopRate, parse_flop_rate, "FLOP rate")
 SIM_QUANTITY_ACCESSORS(Power, parse_power, "power")
-SIM_QUANTITY_ACCESSORS(Money, parse_money, "amount")
+SIM_QUANTITY_ACCESSORS(Money, parse_money, "money amount")
 #undef SIM_QUANTITY_ACCESSORS
 
 bool JsonReader::required(std::string_view key, Count& out, Sign s) {

@@ -52,7 +52,9 @@ constexpr MetricSpec kMetrics[] = {
     {"cost_usd.p50", "cost p50", 0, 1.0, "USD"},
     {"cost_usd.p90", "cost p90", 0, 1.0, "USD"},
     {"cost_usd.cvar95", "cost CVaR95", 0, 1.0, "USD"},
+    {"deadline_days", "deadline", 1, 1.0, "d"},
     {"p_deadline_miss", "P(miss deadline)", 1, 100.0, "%"},
+    {"budget_usd", "budget", 0, 1.0, "USD"},
     {"p_budget_overrun", "P(over budget)", 1, 100.0, "%"},
 };
 constexpr std::size_t kMetricCount = std::size(kMetrics);
@@ -157,6 +159,8 @@ std::optional<double> metric_of(const RunOutcome& r, const results::StepResult& 
   if (key == "cost_usd.cvar95") return finite(c.cvar95_usd);
   if (key == "p_deadline_miss") return c.p_deadline_miss;
   if (key == "p_budget_overrun") return c.p_budget_overrun;
+  if (key == "deadline_days") return c.deadline_days;
+  if (key == "budget_usd") return c.budget_usd;
   return std::nullopt;
 }
 
@@ -263,6 +267,17 @@ int compare_command(const CompareArgs& a, const Options& o, std::ostream& out, s
            text(m, delta_of(A.values[i], B.values[i]), true), change});
   }
   t.print(out);
+  // Probabilities of missing different goals are not a change in risk (a user trial read -100 pts from a 200 d to a
+  // 210 d deadline, every other row equal).
+  for (const auto& [key, what] : {std::pair{"deadline_days", "deadline"}, std::pair{"budget_usd", "budget"}}) {
+    std::size_t i = 0;
+    while (std::string_view(kMetrics[i].key) != key)
+      ++i;
+    if (A.values[i] != B.values[i])
+      out << "note: A and B judge different " << what << "s: their P("
+          << (std::string_view(what) == "deadline" ? "miss deadline" : "over budget")
+          << ") rows compare different goals, not a change in risk\n";
+  }
   return kExitOk;
 }
 

@@ -203,10 +203,22 @@ void print_plan(const planner::PlanResult& r, const scenario::Scenario& s, const
   // where a listed candidate's batch differs from the scenario's.
   if (std::any_of(top.begin(), top.end(), [&](int i) {
         return r.candidates[static_cast<std::size_t>(i)].parallel.global_batch != s.parallel.global_batch;
-      }))
+      })) {
     out << "gbs other than the scenario's " << s.parallel.global_batch
         << ": days and cost are for the tokens that batch needs to reach the loss the scenario's batch reaches on its "
-           "tokens (McCandlish et al. 2018: E(B) = E_min(1 + B/B_noise))\n";
+           "tokens (McCandlish et al. 2018: E(B) = E_min(1 + B/B_noise))";
+    // Each such candidate's token count, so that `trainsim run` with its batch and tokens reproduces its days (a user
+    // trial had to derive 13.66T for gbs 512 itself).
+    std::string listed;
+    for (int i : top) {
+      const auto& c = r.candidates[static_cast<std::size_t>(i)];
+      if (c.parallel.global_batch == s.parallel.global_batch || !c.run || c.run->tokens <= 0) continue;
+      listed += std::string(listed.empty() ? ": " : ", ") + "#" + std::to_string(i + 1) + " (gbs " +
+                std::to_string(c.parallel.global_batch) + ") " + base::format_count(base::Count{c.run->tokens}) +
+                " tokens";
+    }
+    out << listed << "\n";
+  }
   out << "\nMegatron-LM flags\n";
   for (int i : top) {
     const auto& c = r.candidates[static_cast<std::size_t>(i)];

@@ -239,7 +239,10 @@ void print_run(const results::RunSummary& r, const cost::CostSummary& c, const s
   out << "checkpoint      " << results::checkpoint_interval_text(r, 1);
   if (std::isfinite(r.job_mtbf_h) || ck.policy == "fixed") {
     out << " (" << ck.policy;
-    if (ck.policy == "fixed") out << ", " << fmt(ck.interval_steps, 0) << (ck.interval_steps == 1 ? " step" : " steps");
+    // Daly's or Young's optimum is used in whole steps: said, since the optimum itself (printed beside a given
+    // interval) is not rounded (a user trial read 3.4 and 3.5 min for the same job).
+    out << ", " << fmt(ck.interval_steps, 0) << (ck.interval_steps == 1 ? " step" : " steps");
+    if (ck.policy != "fixed") out << ": its optimum in whole steps";
     out << ")";
   }
   out << ", overhead " << pct(ck.overhead_fraction) << "\n";

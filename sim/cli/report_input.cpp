@@ -6,8 +6,10 @@
 #include "sim/base/input_file.hpp"
 #include "sim/base/quantity.hpp"
 #include "sim/base/builtin.hpp"
+#include "sim/scenario/sensitivity.hpp"
 #include "sim/workload/params.hpp"
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -75,11 +77,27 @@ reports::ReportInput report_input(const scenario::Scenario& s, const StepOutcome
   in.facts = facts_of(s, step);
   for (const auto& note : scenario_notes(s))
     in.notes.push_back(note);
-  if (const auto w = missing_price_warning(s)) in.notes.push_back(*w);
+  if (const auto w = missing_price_warning(s)) {
+    in.notes.push_back(*w);
+    in.unpriced = true;
+    in.unpriced_reason = *w;
+  }
+  // Spare nodes are not in the rented cost (README, "Cost"): said beside it, with what they would add if rented for
+  // the job (a user trial found a less reliable cluster cheaper, its larger auto-sized pool free).
+  if (s.cost.pricing == cost::Pricing::Rented && r.run.spares > 0 && s.cluster.gpus > 0) {
+    const double share = static_cast<double>(r.run.spares) * s.cluster.gpus_per_node / s.cluster.gpus;
+    char pct[32];
+    std::snprintf(pct, sizeof pct, "%.1f%%", 100 * share);
+    in.notes.push_back("the " + std::to_string(r.run.spares) +
+                       " spare nodes (reliability.spares) are not priced: they are taken as the provider's pool or "
+                       "your fleet's; rented for this job they would add " +
+                       pct + " to the compute cost");
+  }
   in.gpus = s.cluster.gpus;
   in.step = step.result;
   in.run = r.run;
   in.cost = r.cost;
+  in.sensitivity_delta = scenario::SensitivityOptions{}.delta;  // what `run` moves each input by (app/run.cpp)
   for (const auto& row : r.sensitivity)
     in.sensitivity.push_back({row.parameter, row.low_cost_usd, row.high_cost_usd, row.low_days, row.high_days,
                               row.base_cost_usd, row.base_days});

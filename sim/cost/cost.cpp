@@ -193,6 +193,8 @@ CostSummary run_cost(const results::RunSummary& run, const CostInputs& in) {
   }
 
   const auto& hist = run.time_to_train_hist;
+  if (in.deadline) c.deadline_days = in.deadline->days();
+  if (in.budget) c.budget_usd = in.budget->usd;
   // A fixed duration (training.duration) has one cost, so the budget is exceeded or not; a deadline does not apply.
   if (window && in.budget && std::isfinite(c.mean_usd)) c.p_budget_overrun = c.mean_usd > in.budget->usd ? 1.0 : 0.0;
   if (!window && hist.count() > 0) {
@@ -268,6 +270,8 @@ void add_cost_json(results::Json& j, const CostSummary& c) {
   per["by_cause"] = std::move(by);
   j["p_deadline_miss"] = c.p_deadline_miss ? results::Json(*c.p_deadline_miss) : results::Json();
   j["p_budget_overrun"] = c.p_budget_overrun ? results::Json(*c.p_budget_overrun) : results::Json();
+  j["deadline_days"] = c.deadline_days ? results::Json(*c.deadline_days) : results::Json();
+  j["budget_usd"] = c.budget_usd ? results::Json(*c.budget_usd) : results::Json();
 }
 
 }  // namespace sim::cost

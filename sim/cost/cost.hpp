@@ -92,6 +92,9 @@ struct CostSummary {
   std::vector<std::pair<std::string, double>> per_failure_usd;  // mean cost of one interruption, by cause
   std::optional<double> p_deadline_miss;
   std::optional<double> p_budget_overrun;
+  /// The deadline and budget those two judge (the scenario's cost.deadline and cost.budget); none where it sets none.
+  std::optional<double> deadline_days;
+  std::optional<double> budget_usd;
 
   double cvar95_usd = 0;  // mean cost of the worst 5% of trials
   double energy_usd_mean = 0;

@@ -69,6 +69,9 @@ struct RunEstimate {
   double cost_mean_usd = 0;
   double cost_p90_usd = 0;
   double goodput_mean = 0;
+  /// The tokens the run trains (whole steps of this candidate's global batch; another batch than the scenario's
+  /// trains McCandlish's E(B) for the same loss); 0 for a fixed window (training.duration).
+  double tokens = 0;
   /// The fractions of the trials that miss the scenario's deadline and exceed its budget; none where it sets none.
   std::optional<double> p_deadline_miss;
   std::optional<double> p_budget_overrun;

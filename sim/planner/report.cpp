@@ -104,6 +104,7 @@ results::Json candidate_json(const Candidate& c, int rank) {
     r["cost_usd"]["mean"] = c.run->cost_mean_usd;
     r["cost_usd"]["p90"] = c.run->cost_p90_usd;
     r["goodput"]["mean"] = c.run->goodput_mean;
+    if (c.run->tokens > 0) r["tokens"] = c.run->tokens;
     // The scenario's deadline and budget (as `trainsim run` gives them), and whether this run meets both at p90.
     if (c.run->p_deadline_miss) r["p_deadline_miss"] = *c.run->p_deadline_miss;
     if (c.run->p_budget_overrun) r["p_budget_overrun"] = *c.run->p_budget_overrun;

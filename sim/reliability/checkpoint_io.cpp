@@ -39,7 +39,7 @@ CheckpointIo checkpoint_io(const CheckpointShape& sh, const CheckpointStorage& s
   const double gpu = weights / (sh.weights_sharded ? sharded_over : replica) +
                      experts / (sh.weights_sharded ? sharded_over : shards) +
                      optimizer / (sh.optimizer_sharded ? sharded_over : replica);
-  io.per_gpu_max = bytes(gpu);
+  io.per_gpu_max = bytes(gpu * std::max(1.0, sh.busiest_rank_factor));
   // The busiest node holds replica 0's first GPUs: node_gpus of them, of which in_replica belong to replica 0 and
   // in_shards hold a distinct shard of the experts' first copy.
   const double node_gpus = std::min(std::max(1, sh.gpus_per_node), gpus);

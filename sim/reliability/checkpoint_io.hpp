@@ -25,6 +25,9 @@ struct CheckpointShape {
   /// Copies of the sharded states (hybrid sharding: dp / dp_shard groups, each sharding one whole copy); one copy is
   /// written, so the totals do not change, but each GPU holds and snapshots shard_copies times more.
   int shard_copies = 1;
+  /// The busiest pipeline rank's parameters over the mean rank's (the first stage holds the word embedding, the last
+  /// the output layer): the busiest GPU's share, and so the snapshot, is this much above an even split.
+  double busiest_rank_factor = 1;
 };
 
 /// The storage a checkpoint goes to, and what else uses it.
@@ -68,9 +71,9 @@ struct CheckpointIo {
 /// Bytes: params x (weight + optimizer bytes), saved once (Megatron's distributed checkpoint deduplicates replicas).
 /// The busiest GPU holds weights / (gpus / dp) (one replica's shard; / gpus when weights are sharded), the routed
 /// experts' weights / expert_shards instead, plus optimizer / gpus (sharded) or / (gpus / dp) (replicated, saved by
-/// one replica); the busiest node holds replica 0's share on its GPUs (all of the weights when a replica fits in a
-/// node), the expert shards of its first GPUs, and its GPUs' optimizer shards.
-/// Times (each the slower of two bounds, a transfer at the binding rate):
+/// one replica), times busiest_rank_factor; the busiest node holds replica 0's share on its GPUs (all of the weights
+/// when a replica fits in a node), the expert shards of its first GPUs, and its GPUs' optimizer shards. Times (each the
+/// slower of two bounds, a transfer at the binding rate):
 ///   write = max(per_node_max / per_node, total / min(write, shared - data_reads))
 ///   load  = max(per_node_max / per_node, total / min(read,  shared - data_reads))
 /// Loading reads each byte once and broadcasts it within the data-parallel group, as MegaScale does (Jiang et al.,

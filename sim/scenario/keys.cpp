@@ -184,7 +184,8 @@ const std::vector<KeyDoc>& schema_keys() {
        "asynchronous checkpoints: a GPU-to-host snapshot blocks, the write runs beside training"},
       {"cost.gpu_hour", "the profile's price", "a price (\"2.50 USD\")", "rent per GPU-hour"},
       {"cost.deadline", "not given", "a duration", "deadline whose miss probability is reported"},
-      {"cost.budget", "not given", "a price", "budget whose overrun probability is reported"},
+      {"cost.budget", "not given", "a price",
+       "budget whose overrun probability is reported (needs a GPU-hour price: the profile's or cost.gpu_hour)"},
       {"expect", "not given", "checks on step and run metrics", "what `trainsim check` asserts"},
   };
   return keys;

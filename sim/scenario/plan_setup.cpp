@@ -111,6 +111,7 @@ planner::PlanProblem plan_problem(const Scenario& s, const planner::PlanOptions&
     e.cost_mean_usd = c.mean_usd;
     e.cost_p90_usd = c.p90_usd;
     e.goodput_mean = run.goodput.mean;
+    if (in.total_steps) e.tokens = *in.total_steps * plan.tokens;
     e.p_deadline_miss = c.p_deadline_miss;
     e.p_budget_overrun = c.p_budget_overrun;
     return e;

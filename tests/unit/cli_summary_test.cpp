@@ -89,6 +89,10 @@ TEST(RunSummaryText, AProfileWithoutAPriceIsSaidAndPlanByCostIsRefused) {
   EXPECT_NE(plan.err.find("--objective: cost ranks by price"), std::string::npos) << plan.err;
   const auto compare = trainsim(with({"compare", scenario, scenario, "--trials", "5"}));
   EXPECT_NE(compare.err.find("has no price"), std::string::npos) << compare.err;
+  // A budget without a price is refused: judged on storage alone it had a 0.0% chance of being exceeded.
+  const auto budget = trainsim(with({"run", scenario, "--trials", "5", "--set", "cost.budget=12M USD"}));
+  EXPECT_EQ(budget.code, sim::base::kExitBadInput) << budget.out;
+  EXPECT_NE(budget.err.find("/cost/budget: needs a price"), std::string::npos) << budget.err;
   const auto priced = trainsim(with({"run", scenario, "--trials", "5", "--set", "cost.gpu_hour=6 USD"}));
   EXPECT_EQ(priced.err.find("no price"), std::string::npos) << priced.err;
 }

@@ -99,6 +99,26 @@ TEST(CompareCommand, ReadsResultFiles) {
   auto s = metrics_of(same.out);
   EXPECT_DOUBLE_EQ(*s["cost_usd.mean"].delta, 0.0);
   EXPECT_DOUBLE_EQ(*s["time_to_train_days.p90"].delta, 0.0);
+  EXPECT_DOUBLE_EQ(*s["deadline_days"].b, 200.0) << "the result file's deadline";
+}
+
+TEST(CompareCommand, SaysWhenTheTwoSidesJudgeDifferentDeadlinesOrBudgets) {
+  // A user trial: a 200 d against a 210 d deadline read as P(miss deadline) 100% -> 0%, every other row equal, with
+  // neither deadline shown. The goals are rows now, and a note says the risk rows compare different goals.
+  support::TempDir dir;
+  std::string later = default_text();
+  const std::string from = "\"deadline\": \"200 d\"";
+  ASSERT_NE(later.find(from), std::string::npos);
+  later.replace(later.find(from), from.size(), "\"deadline\": \"210 d\"");
+  const auto a = dir.write("a.json", default_text());
+  const auto b = dir.write("b.json", later);
+  const auto o = trainsim({"compare", a, b, "--trials", "10"});
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  EXPECT_NE(o.out.find("200.0 d     210.0 d"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("note: A and B judge different deadlines"), std::string::npos) << o.out;
+  EXPECT_EQ(o.out.find("different budgets"), std::string::npos) << o.out;
+  const auto same = trainsim({"compare", a, a, "--trials", "10"});
+  EXPECT_EQ(same.out.find("note:"), std::string::npos) << same.out;
 }
 
 TEST(CompareCommand, RejectsOtherFilesWithTheirPath) {

@@ -12,7 +12,9 @@
 #include "tests/support/temp_dir.hpp"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <limits>
 #include <numeric>
 #include <stdexcept>
@@ -539,6 +541,18 @@ TEST(PlanCommand, ShowsEachCandidatesGlobalBatchAndWhatASearchedBatchTrainsTo) {
   ASSERT_EQ(searched.code, cli::kExitOk) << searched.err;
   EXPECT_NE(searched.out.find("gbs other than the scenario's 8: days and cost are for the tokens"), std::string::npos)
       << searched.out;
+  // Each such candidate's tokens are printed and in the JSON, so that `trainsim run` reproduces its days (a user trial
+  // had to derive them from E(B)).
+  EXPECT_NE(searched.out.find(" tokens\n"), std::string::npos) << searched.out;
+  EXPECT_NE(searched.out.find(": #1 (gbs "), std::string::npos) << searched.out;
+  auto json = plan_top3(path, {"--free", "global_batch", "--json"});
+  ASSERT_EQ(json.code, cli::kExitOk) << json.err;
+  for (const auto& c : nlohmann::json::parse(json.out).at("candidates")) {
+    const double tokens = c.at("run").at("tokens").get<double>();
+    const double batch_tokens = c.at("parallel").at("global_batch").get<double>() * 1024;  // tiny_scenario's seq_len
+    EXPECT_GT(tokens, 0);
+    EXPECT_NEAR(std::fmod(tokens, batch_tokens), 0.0, 1e-6) << "whole steps of the candidate's batch";
+  }
 }
 
 TEST(PlanCommand, SaysHowAJobKeepsPowerOfTwoGroupsInsideNvl72Domains) {

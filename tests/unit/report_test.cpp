@@ -384,8 +384,21 @@ TEST(ReportRecommendation, RulesFireInTheDocumentedOrder) {
   in.run.on_spares_exhausted = "shrink";
   EXPECT_EQ(recommend(in).action.find("allow elastic shrinking"), std::string::npos) << recommend(in).action;
   EXPECT_NE(recommend(in).action.find("elastic shrinking is on"), std::string::npos) << recommend(in).action;
+  // A price missing: no cost rule judges storage alone (a user trial: GB300 without a price, "Proceed ... p90 cost
+  // $144").
+  in.unpriced = true;
+  in.unpriced_reason = "the hardware profile gb300-nvl72 has no price";
+  EXPECT_EQ(recommend(in).rule, "unpriced");
+  EXPECT_NE(recommend(in).action.find("gb300-nvl72 has no price"), std::string::npos) << recommend(in).action;
   in.run.never_finished = 3;
   EXPECT_EQ(recommend(in).rule, "never-finishes");
+  // Stalled waiting for repaired nodes: spares or shrinking, not faster restarts (a user trial: both still never
+  // finished, shrinking finished in 2.9 d).
+  EXPECT_NE(recommend(in).action.find("waits 60.0% of its wall time for repaired nodes; add spare nodes"),
+            std::string::npos)
+      << recommend(in).action;
+  in.run.accounting.waiting_for_repair_s = 0;
+  EXPECT_NE(recommend(in).action.find("shorten restarts"), std::string::npos) << recommend(in).action;
 }
 
 TEST(ReportRecommendation, AGivenCheckpointIntervalIsPointedAtDalysOptimum) {
