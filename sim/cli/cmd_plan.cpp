@@ -6,6 +6,7 @@
 #include "sim/cli/common.hpp"
 #include "sim/cli/shard_file.hpp"
 #include "sim/base/table.hpp"
+#include "sim/parallel/feasibility.hpp"
 #include "sim/scenario/plan_setup.hpp"
 
 #include <CLI/CLI.hpp>
@@ -88,6 +89,14 @@ std::string constraints(const std::optional<planner::RunEstimate>& r) {
   return out.empty() ? "met" : out;
 }
 
+/// Memory above this fraction of the GPU's is marked: trainsim's peaks are up to 18% below published ones
+/// (docs/memory-validation.md), so such a candidate may not fit (a user trial: a top pick at 79.638 of 79.647 GiB).
+constexpr double kTightMemory = 0.95;
+
+bool tight(const planner::Candidate& c) {
+  return c.step.memory.capacity > 0 && c.step.memory.total > kTightMemory * c.step.memory.capacity;
+}
+
 void candidate_table(const planner::PlanResult& r, const std::vector<int>& rows, std::ostream& out) {
   Table t({"#",        "gpus",      "tp",        "pp",     "vpp", "cp",      "ep",   "dp",       "mb",   "gbs",   "sp",
            "schedule", "recompute", "optimizer", "step s", "MFU", "GiB/GPU", "days", "p90 days", "cost", "misses"});
@@ -110,13 +119,31 @@ void candidate_table(const planner::PlanResult& r, const std::vector<int>& rows,
            sharding(c.parallel),
            fmt(c.step.step_time.seconds(), 3),
            pct(c.step.mfu),
-           fmt(c.step.memory.total, 1),
+           fmt(c.step.memory.total, 1) + (tight(c) ? "!" : ""),
            days(c.run, false),
            days(c.run, true),
            money(c.run),
            constraints(c.run)});
   }
   t.print(out);
+  if (std::any_of(rows.begin(), rows.end(), [&](int i) { return tight(r.candidates[static_cast<std::size_t>(i)]); }))
+    out << "GiB/GPU !: over " << fmt(100 * kTightMemory, 0)
+        << "% of the GPU's memory; trainsim's peaks are up to 18% below published ones (docs/memory-validation.md), "
+           "so such a layout may run out of memory: prefer one with headroom, or add recomputation\n";
+}
+
+/// What each rule that pruned points says, one line each: the ids alone told a user nothing (a user trial), and only
+/// layer-passes was documented.
+void explain_pruned(const planner::PlanResult& r, std::ostream& out) {
+  for (const auto& [id, count] : r.infeasible) {
+    if (id == "out of memory") {
+      out << "  out of memory: the worst pipeline stage's peak memory per GPU exceeds the GPU's (trainsim step "
+             "shows the breakdown)\n";
+      continue;
+    }
+    for (const auto& rule : parallel::layout_rules())
+      if (id == rule.id) out << "  " << rule.id << ": " << rule.description << "\n";
+  }
 }
 
 void print_plan(const planner::PlanResult& r, const scenario::Scenario& s, const PlanArgs& a, std::ostream& out) {
@@ -134,7 +161,9 @@ void print_plan(const planner::PlanResult& r, const scenario::Scenario& s, const
     for (std::size_t i = 0; i < r.infeasible.size(); ++i)
       out << (i ? ", " : "") << r.infeasible[i].first << " " << r.infeasible[i].second;
     out << "\n";
+    explain_pruned(r, out);
   }
+  if (r.candidates.empty()) return;  // nothing feasible: no table (the command says why on stderr)
   // What each objective ranks by, as a column of the table below.
   // Time is the step time x the steps to the same target: with the global batch free, batches reach it in different
   // numbers of steps (found by a user trial: "by time" ranked 3.8 s above 2.0 s steps, by the days it implied).

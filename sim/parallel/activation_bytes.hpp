@@ -12,8 +12,8 @@ constexpr double kFp32 = 4;
 constexpr double kMask = 1;  // a dropout mask element (Korthikanti et al. 2022 count 1 byte)
 constexpr double kFp8 = 1;   // an FP8 activation element
 
-/// Key/value heads one tensor-parallel rank holds: a share of them, or one whole head when tp exceeds kv_heads
-/// (Megatron-Core replicates query groups then; resolve_layout's kv-heads-tp rule guarantees one of the two).
+/// Key/value heads one tensor-parallel rank holds: its share (resolve_layout's kv-heads-tp rule makes them divide; one
+/// whole head otherwise, for MLA models, whose kv_heads are not split this way).
 inline int kv_heads_per_rank(const workload::ModelSpec& m, int tp) {
   return m.kv_heads % tp == 0 ? m.kv_heads / tp : 1;
 }

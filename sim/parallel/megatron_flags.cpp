@@ -63,8 +63,14 @@ MegatronArgs megatron_args(const ParallelConfig& config, const Layout& layout, c
         flag("--virtual-pipeline-model-parallel-size", layout.vpp);
       }
     }
-    if (!even && middle_even && per.front() != per[1]) flag("--decoder-first-pipeline-num-layers", per.front());
-    if (!even && middle_even && per.back() != per[1]) flag("--decoder-last-pipeline-num-layers", per.back());
+    // With the embedding and loss accounted for, those flags give the short first and last stages themselves;
+    // Megatron-Core refuses --decoder-first/last-pipeline-num-layers beside them ("cannot be set at the same time
+    // with account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split", TransformerConfig; a
+    // user trial found the planner printing both).
+    if (!accounted && !even && middle_even && per.front() != per[1])
+      flag("--decoder-first-pipeline-num-layers", per.front());
+    if (!accounted && !even && middle_even && per.back() != per[1])
+      flag("--decoder-last-pipeline-num-layers", per.back());
   }
   if (dualpipe)
     comments.push_back(

@@ -121,6 +121,7 @@ results::Json run_wire(const RunEstimate& r) {
   j["cost_mean_usd"] = wire_double(r.cost_mean_usd);
   j["cost_p90_usd"] = wire_double(r.cost_p90_usd);
   j["goodput_mean"] = wire_double(r.goodput_mean);
+  if (r.tokens > 0) j["tokens"] = wire_double(r.tokens);
   if (r.p_deadline_miss) j["p_deadline_miss"] = *r.p_deadline_miss;
   if (r.p_budget_overrun) j["p_budget_overrun"] = *r.p_budget_overrun;
   return j;
@@ -134,6 +135,8 @@ RunEstimate read_run_wire(base::JsonReader& r) {
   read_wire_double(r, "cost_mean_usd", e.cost_mean_usd);
   read_wire_double(r, "cost_p90_usd", e.cost_p90_usd);
   read_wire_double(r, "goodput_mean", e.goodput_mean);
+  if (r.has("tokens")) read_wire_double(r, "tokens", e.tokens);
+  if (!(e.tokens >= 0)) r.error("tokens", "is negative: a damaged or edited shard");
   for (const auto& [key, v] : {std::pair{"time_to_train_mean_days", e.time_to_train_mean_days},
                                std::pair{"time_to_train_p90_days", e.time_to_train_p90_days},
                                std::pair{"cost_mean_usd", e.cost_mean_usd}, std::pair{"cost_p90_usd", e.cost_p90_usd}})

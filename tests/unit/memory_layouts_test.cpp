@@ -2,6 +2,7 @@
 // gradient precision, FP8 weight copies, the reserve), Megatron-LM's pipeline splits, head_dim, and the parameter
 // counts of models with MLA, mixed dense/MoE layers and multi-token prediction (issue 16).
 #include "sim/base/errors.hpp"
+#include "sim/parallel/megatron_flags.hpp"
 #include "sim/parallel/memory.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "tests/support/layout.hpp"
@@ -370,6 +371,24 @@ TEST(PipelineSplit, Llama31_405bWithEmbeddingAndLossCountedAsLayers) {
   bad.schedule = Schedule::Interleaved;
   bad.account_for_embedding = true;
   EXPECT_EQ(broken_rules(llama, {64, 8, 8}, bad, 8192), std::vector<std::string>{"pipeline-split-accounting"});
+}
+
+TEST(PipelineSplit, AccountedLayersWriteNoFirstOrLastStageFlags) {
+  // Llama 3 405B over PP 8 without interleaving, embedding and loss counted: 15 layers on the first and last stages,
+  // 16 on the others. The accounting flags write that split; Megatron-Core refuses --decoder-first/last-pipeline-
+  // num-layers beside them (TransformerConfig), which the flags printed too (a user trial, on a plan's candidate).
+  const auto llama = scenario::load_model("llama3-405b");
+  ParallelConfig c = pipeline_config(8, 8, 1152);
+  c.sequence_parallel = true;
+  c.distributed_optimizer = true;
+  c.account_for_embedding = true;
+  c.account_for_loss = true;
+  const Layout l = resolve(llama, {576, 4, 72}, c, 8192);
+  ASSERT_EQ(l.layers_per_stage.front(), 15);
+  const std::string flags = megatron_flags(c, l, llama, 8192, hardware::Dtype::Bf16);
+  EXPECT_NE(flags.find("--account-for-embedding-in-pipeline-split"), std::string::npos) << flags;
+  EXPECT_EQ(flags.find("--decoder-first-pipeline-num-layers"), std::string::npos) << flags;
+  EXPECT_EQ(flags.find("--decoder-last-pipeline-num-layers"), std::string::npos) << flags;
 }
 
 TEST(PipelineSplit, AStageMayHoldTheEmbeddingOrTheLossAlone) {

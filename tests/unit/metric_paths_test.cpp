@@ -74,6 +74,9 @@ TEST(MetricPaths, AreExactlyTheNumbersOfTheStepAndRunResults) {
   found.erase("step.critical_gpu");
   // The resolved scenario is the run's provenance (its inputs), not a result a check bounds.
   std::erase_if(found, [](const std::string& p) { return p.starts_with("resolved_scenario."); });
+  // The deadline and budget the risks judge: the scenario's inputs beside them (for compare), not results.
+  found.erase("deadline_days");
+  found.erase("budget_usd");
   for (const auto& p : found)
     EXPECT_EQ(resolve_metric(p, causes), p) << p << " is a number of a result that `expect` cannot name";
   // Every listed path is in one of the outputs (as itself, or under "step." in the run result).

@@ -112,13 +112,21 @@ TEST(ResolveLayout, InterleavedChunkCOfRankRIsVirtualStageCTimesPpPlusR) {
   EXPECT_EQ(l.layers_on_rank(3), 11 + 9);
 }
 
-TEST(ResolveLayout, ReplicatesKeyValueHeadsWhenTpIsAMultipleOfThem) {
-  // Llama 3 70B has 8 KV heads; at tp = 16 each rank holds one, replicated (Megatron-Core GQA). TP across the NVLink
-  // domain (16 on an 8-GPU domain) is slow but allowed.
+TEST(ResolveLayout, KeyValueHeadsAreNeverReplicatedOverTensorParallelism) {
+  // Llama 3 70B has 8 KV heads: Megatron-Core refuses tp = 16 ("num_query_groups (8) must be a multiple of
+  // tensor_model_parallel_size (16)", megatron/core/transformer/transformer_config.py); trainsim had replicated them
+  // and its planner recommended such layouts (a user trial). TP across the NVLink domain alone (16 on an 8-GPU domain)
+  // is slow but allowed: 64 heads and 16 KV heads at tp 16.
   auto c = tp8_pp4();
   c.tp = 16;
   c.global_batch = 512;
-  EXPECT_EQ(problems(model("llama3-70b"), kHgx1024, c, 8192), Problems{});
+  EXPECT_EQ(problems(model("llama3-70b"), kHgx1024, c, 8192),
+            (Problems{{"kv-heads-tp",
+                       "kv_heads = 8 is not divisible by tp = 16 (Megatron-Core needs the query groups "
+                       "to split evenly over tensor parallelism)"}}));
+  auto m = model("llama3-70b");
+  m.kv_heads = 16;
+  EXPECT_EQ(problems(m, kHgx1024, c, 8192), Problems{});
 }
 
 TEST(ResolveLayout, SequenceParallelAtTp1IsANoOpNotAnError) {
@@ -169,9 +177,13 @@ TEST(LayoutRule, WorldSizeProduct) {
 }
 
 TEST(LayoutRule, HeadsTp) {
-  // 12 heads, 4 KV heads: tp = 8 cannot split the heads (the KV heads replicate, 8 % 4 == 0).
+  // 12 heads in 4 query groups: tp = 8 splits neither (a GQA model whose heads split splits its groups too, unless
+  // the groups are fewer than tp: 32 heads in 4 groups at tp 8 fails kv-heads-tp alone, LayoutRule.KvHeadsTp).
   EXPECT_EQ(problems(toy(12, 4, 4096), kHgx1024, tp8_pp4(), 8192),
-            (Problems{{"heads-tp", "heads = 12 is not divisible by tp = 8"}}));
+            (Problems{{"heads-tp", "heads = 12 is not divisible by tp = 8"},
+                      {"kv-heads-tp",
+                       "kv_heads = 4 is not divisible by tp = 8 (Megatron-Core needs the query groups "
+                       "to split evenly over tensor parallelism)"}}));
 }
 
 TEST(LayoutRule, KvHeadsTp) {
@@ -180,8 +192,8 @@ TEST(LayoutRule, KvHeadsTp) {
   c.global_batch = 2048;
   EXPECT_EQ(problems(toy(24, 6, 8192), kHgx1024, c, 8192),
             (Problems{{"kv-heads-tp",
-                       "kv_heads = 6 is not divisible by tp = 4, and tp is not a multiple of kv_heads "
-                       "(key/value heads split or replicate whole)"}}));
+                       "kv_heads = 6 is not divisible by tp = 4 (Megatron-Core needs the query groups to "
+                       "split evenly over tensor parallelism)"}}));
 }
 
 TEST(LayoutRule, FfnTp) {
@@ -197,11 +209,14 @@ TEST(LayoutRule, ExpertFfnTp) {
 }
 
 TEST(LayoutRule, TpNvlinkDomain) {
-  // GB200 NVL72: a domain of 72 GPUs; tp = 16 neither divides 72 nor is a multiple of it.
+  // GB200 NVL72: a domain of 72 GPUs; tp = 16 neither divides 72 nor is a multiple of it (Llama 3 70B with 16 KV
+  // heads, so that only this rule fails).
   auto c = tp8_pp4();
   c.tp = 16;
   c.global_batch = 1152;
-  EXPECT_EQ(problems(model("llama3-70b"), {1152, 4, 72}, c, 8192),
+  auto m = model("llama3-70b");
+  m.kv_heads = 16;
+  EXPECT_EQ(problems(m, {1152, 4, 72}, c, 8192),
             (Problems{{"tp-nvlink-domain",
                        "tp = 16 neither divides the NVLink domain of 72 GPUs nor is a multiple "
                        "of it (TP groups would straddle domains unevenly)"}}));
