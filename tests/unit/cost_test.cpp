@@ -388,5 +388,25 @@ TEST(CostScenario, StorageIsCountedAtTheCheckpointsOwnBytes) {
   EXPECT_NEAR(static_cast<double>(none) / static_cast<double>(full), 6.0 / 14.0, 1e-9);
 }
 
+TEST(HistogramCdf, RisesFromUnderflowToOneMinusOverflowAtBinEdges) {
+  auto h = sim::results::Histogram::linear(0, 10, 10);
+  EXPECT_TRUE(h.cdf().empty());
+  for (double x : {-1.0, 0.5, 2.5, 2.7, 9.9, 12.0})
+    h.add(x);
+  const auto c = h.cdf();
+  ASSERT_EQ(c.size(), 11U);
+  EXPECT_DOUBLE_EQ(c.front().first, 0);
+  EXPECT_DOUBLE_EQ(c.front().second, 1.0 / 6);  // the underflow value
+  EXPECT_DOUBLE_EQ(c[1].first, 1);
+  EXPECT_DOUBLE_EQ(c[1].second, 2.0 / 6);
+  EXPECT_DOUBLE_EQ(c[3].second, 4.0 / 6);
+  EXPECT_DOUBLE_EQ(c.back().first, 10);
+  EXPECT_DOUBLE_EQ(c.back().second, 5.0 / 6);  // the overflow value is never below an edge
+  for (std::size_t i = 1; i < c.size(); ++i)
+    EXPECT_GE(c[i].second, c[i - 1].second);
+  // Consistent with fraction_above at bin edges.
+  EXPECT_NEAR(1 - c[3].second, h.fraction_above(3.0), 1e-12);
+}
+
 }  // namespace
 }  // namespace sim::cost

@@ -524,5 +524,13 @@ TEST(ModelFeatures, RefusalsAreClear) {
             std::string::npos);
 }
 
+TEST(PaddedVocab, RoundsUpToA128TimesTpMultipleAsMegatronDoes) {
+  EXPECT_EQ(padded_vocab(50257, 1), 50304);    // GPT-2/3 vocabulary, the well-known 50304
+  EXPECT_EQ(padded_vocab(50257, 8), 51200);    // 1024 * 50
+  EXPECT_EQ(padded_vocab(128256, 8), 129024);  // Llama 3: 1024 * 126
+  EXPECT_EQ(padded_vocab(32000, 8), 32768);
+  EXPECT_EQ(padded_vocab(32000, 1), 32000);
+}
+
 }  // namespace
 }  // namespace sim::parallel

@@ -113,18 +113,14 @@ TEST(ResolveLayout, InterleavedChunkCOfRankRIsVirtualStageCTimesPpPlusR) {
 }
 
 TEST(ResolveLayout, KeyValueHeadsAreNeverReplicatedOverTensorParallelism) {
-  // Llama 3 70B has 8 KV heads: Megatron-Core refuses tp = 16 ("num_query_groups (8) must be a multiple of
-  // tensor_model_parallel_size (16)", megatron/core/transformer/transformer_config.py); trainsim had replicated them
-  // and its planner recommended such layouts (a user trial). TP across the NVLink domain alone (16 on an 8-GPU domain)
-  // is slow but allowed: 64 heads and 16 KV heads at tp 16.
+  // Megatron-Core refuses tp 16 for Llama 3 70B's 8 KV heads (TransformerConfig); trainsim replicated them (a user
+  // trial). TP across the NVLink domain alone (16 on 8-GPU domains) is slow but allowed: 16 KV heads at tp 16.
   auto c = tp8_pp4();
   c.tp = 16;
   c.global_batch = 512;
-  EXPECT_EQ(problems(model("llama3-70b"), kHgx1024, c, 8192),
-            (Problems{{"kv-heads-tp",
-                       "kv_heads = 8 is not divisible by tp = 16 (Megatron-Core needs the query groups "
-                       "to split evenly over tensor parallelism)"}}));
   auto m = model("llama3-70b");
+  ASSERT_EQ(problems(m, kHgx1024, c, 8192).size(), 1u);
+  EXPECT_EQ(problems(m, kHgx1024, c, 8192).front().rule, "kv-heads-tp");
   m.kv_heads = 16;
   EXPECT_EQ(problems(m, kHgx1024, c, 8192), Problems{});
 }
@@ -177,8 +173,7 @@ TEST(LayoutRule, WorldSizeProduct) {
 }
 
 TEST(LayoutRule, HeadsTp) {
-  // 12 heads in 4 query groups: tp = 8 splits neither (a GQA model whose heads split splits its groups too, unless
-  // the groups are fewer than tp: 32 heads in 4 groups at tp 8 fails kv-heads-tp alone, LayoutRule.KvHeadsTp).
+  // 12 heads in 4 query groups: tp = 8 splits neither.
   EXPECT_EQ(problems(toy(12, 4, 4096), kHgx1024, tp8_pp4(), 8192),
             (Problems{{"heads-tp", "heads = 12 is not divisible by tp = 8"},
                       {"kv-heads-tp",
@@ -599,14 +594,6 @@ TEST(LayoutRule, EveryRuleHasATestAbove) {
   for (const auto& r : layout_rules())
     listed.insert(r.id);
   EXPECT_EQ(listed, tested);
-}
-
-TEST(PaddedVocab, RoundsUpToA128TimesTpMultipleAsMegatronDoes) {
-  EXPECT_EQ(padded_vocab(50257, 1), 50304);    // GPT-2/3 vocabulary, the well-known 50304
-  EXPECT_EQ(padded_vocab(50257, 8), 51200);    // 1024 * 50
-  EXPECT_EQ(padded_vocab(128256, 8), 129024);  // Llama 3: 1024 * 126
-  EXPECT_EQ(padded_vocab(32000, 8), 32768);
-  EXPECT_EQ(padded_vocab(32000, 1), 32000);
 }
 
 }  // namespace
