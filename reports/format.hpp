@@ -14,6 +14,8 @@ std::string days(double d);                     // "187.0 d"; "never" for +inf, 
 std::string percent(double f, int digits = 1);  // 0.4213 -> "42.1%"; "n/a" for NaN
 std::string seconds(double s);                  // "8.912 s", "145 ms"
 std::string minutes(double s);                  // an interval in seconds: "6.6 min", "58.4 h"
+/// `part` as a share of the mean cost: "12.3% of cost", or "the cost is unbounded" (a run that never finishes).
+std::string share_of_cost(double part_usd, double mean_usd);
 
 /// One labelled part of the step time, in display order, with its colour.
 struct Part {

@@ -16,6 +16,7 @@ using detail::fixed;
 using detail::per_failure_usd;
 using detail::percent;
 using detail::seconds;
+using detail::share_of_cost;
 using detail::usd;
 
 // Inline styles only: the page's Content-Security-Policy forbids everything else.
@@ -106,11 +107,9 @@ std::string bottom_line(const ReportInput& in) {
   out += card(risk_class(c.p_budget_overrun), "P(exceed budget)",
               c.p_budget_overrun ? percent(*c.p_budget_overrun) : std::string(in.budget_usd ? "n/a" : "no budget"),
               in.budget_usd ? "budget " + usd(*in.budget_usd) : std::string("set cost.budget to judge"));
-  out += card(
-      "", "Cost of failures", usd(c.failures_usd_mean),
-      fixed(r.interruptions_mean, 1) + " interruptions · " + usd(c.per_failure_mean_usd) + " each · " +
-          (std::isfinite(c.mean_usd) ? percent(c.mean_usd > 0 ? c.failures_usd_mean / c.mean_usd : NAN) + " of cost"
-                                     : std::string("the cost is unbounded")));
+  out += card("", "Cost of failures", usd(c.failures_usd_mean),
+              fixed(r.interruptions_mean, 1) + " interruptions · " + usd(c.per_failure_mean_usd) + " each · " +
+                  share_of_cost(c.failures_usd_mean, c.mean_usd));
   out += card(r.goodput.p50 >= 0.9   ? "good"
               : r.goodput.p50 >= 0.8 ? "warn"
                                      : "bad",

@@ -12,6 +12,7 @@ using detail::days;
 using detail::fixed;
 using detail::percent;
 using detail::seconds;
+using detail::share_of_cost;
 using detail::usd;
 
 std::string row(std::initializer_list<std::string> cells) {
@@ -57,12 +58,8 @@ std::string render_markdown(const ReportInput& in) {
               opt_percent(c.p_deadline_miss, in.deadline_days.has_value(), "no deadline")});
   out += row({"P(exceed budget" + (in.budget_usd ? " " + usd(*in.budget_usd) : std::string()) + ")",
               opt_percent(c.p_budget_overrun, in.budget_usd.has_value(), "no budget")});
-  out += row(
-      {"cost of failures (mean)",
-       usd(c.failures_usd_mean) + " (" +
-           (std::isfinite(c.mean_usd) ? percent(c.mean_usd > 0 ? c.failures_usd_mean / c.mean_usd : NAN) + " of cost"
-                                      : std::string("the cost is unbounded")) +
-           ")"});
+  out += row({"cost of failures (mean)",
+              usd(c.failures_usd_mean) + " (" + share_of_cost(c.failures_usd_mean, c.mean_usd) + ")"});
   out += row({"interruptions per run",
               fixed(r.interruptions_mean, 1) + " (job MTBF " + sim::results::job_mtbf_text(r, 1) + ")"});
   if (r.never_finished > 0)

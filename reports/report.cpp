@@ -45,6 +45,11 @@ std::string percent(double f, int digits) {
   return fixed(100.0 * f, digits) + "%";
 }
 
+std::string share_of_cost(double part_usd, double mean_usd) {
+  if (!std::isfinite(mean_usd)) return "the cost is unbounded";
+  return percent(mean_usd > 0 ? part_usd / mean_usd : NAN) + " of cost";
+}
+
 std::string minutes(double s) {
   if (std::isnan(s)) return "n/a";
   return s < 5940 ? fixed(s / 60.0, 1) + " min" : fixed(s / 3600.0, 1) + " h";
@@ -169,9 +174,6 @@ Recommendation recommend(const ReportInput& in) {
                                               "more GPUs, or a window (training.duration)."
                                             : stall)};
   }
-  if (in.unpriced)
-    return {"unpriced", "Give a price before deciding on cost: " + in.unpriced_reason +
-                            ". The time and risk figures stand; every cost here counts checkpoint storage alone."};
   if (waiting > 0.5) {
     std::string remedy = sim::results::waiting_remedy(r);
     remedy[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(remedy[0])));
@@ -285,6 +287,10 @@ Recommendation recommend(const ReportInput& in) {
   if (m.capacity > 0 && m.total / m.capacity > 0.95)
     return {"memory-headroom", "Add headroom before committing: memory per GPU is " + percent(m.total / m.capacity) +
                                    " of capacity; use more recomputation or a higher ZeRO stage."};
+  // Without a price the plan cannot be judged on cost: in place of "proceed" (the time rules above still fire first).
+  if (in.unpriced)
+    return {"unpriced", "Give a price before deciding on cost: " + in.unpriced_reason +
+                            ". The time and risk figures stand; every cost here leaves out compute."};
   std::string why = "p90 time to train " + days(r.time_to_train_days.p90) + ", p90 cost " + detail::usd(c.p90_usd);
   if (r.work != "steps") why = "goodput p50 " + percent(r.goodput.p50) + " over the window";
   if (c.p_deadline_miss) why += ", " + percent(*c.p_deadline_miss) + " chance of missing the deadline";

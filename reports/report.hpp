@@ -77,7 +77,6 @@ struct Recommendation {
 /// that a reader can disagree with them):
 ///   never-finishes   some trials never finish                        -> spares or shrinking when the run waits for
 ///                    repairs over half its wall time; else shorten restarts, checkpoint, add spares
-///   unpriced         no price for the hardware and none given        -> give a price before deciding on cost
 ///   waiting          waiting for repairs > 50% of wall time          -> add spares or allow elastic shrinking
 ///   deadline-risk    P(miss deadline) > 10%                          -> fix the layout, add GPUs or relax the deadline
 ///   budget-risk      P(exceed budget) > 10%                          -> lower the price or raise the budget
@@ -91,6 +90,7 @@ struct Recommendation {
 ///   pipeline-bubble  pipeline bubble + exposed PP > 15% of the step  -> more micro-batches or interleaving
 ///   exposed-comm     exposed TP/DP/CP/EP communication > 25%         -> change the parallel layout
 ///   memory-headroom  memory > 95% of capacity                        -> more recomputation or sharding
+///   unpriced         no price for the hardware and none given        -> give a price before deciding on cost
 ///   proceed          otherwise                                       -> the plan holds; proceed
 Recommendation recommend(const ReportInput& in);
 

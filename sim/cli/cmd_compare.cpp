@@ -273,7 +273,7 @@ int compare_command(const CompareArgs& a, const Options& o, std::ostream& out, s
     std::size_t i = 0;
     while (std::string_view(kMetrics[i].key) != key)
       ++i;
-    if (A.values[i] != B.values[i])
+    if (A.values[i] && B.values[i] && *A.values[i] != *B.values[i])
       out << "note: A and B judge different " << what << "s: their P("
           << (std::string_view(what) == "deadline" ? "miss deadline" : "over budget")
           << ") rows compare different goals, not a change in risk\n";

@@ -126,6 +126,10 @@ void candidate_table(const planner::PlanResult& r, const std::vector<int>& rows,
            constraints(c.run)});
   }
   t.print(out);
+}
+
+/// The note under the ranked table when a listed candidate is marked "!" (tight()).
+void tight_memory_note(const planner::PlanResult& r, const std::vector<int>& rows, std::ostream& out) {
   if (std::any_of(rows.begin(), rows.end(), [&](int i) { return tight(r.candidates[static_cast<std::size_t>(i)]); }))
     out << "GiB/GPU !: over " << fmt(100 * kTightMemory, 0)
         << "% of the GPU's memory; trainsim's peaks are up to 18% below published ones (docs/memory-validation.md), "
@@ -182,6 +186,7 @@ void print_plan(const planner::PlanResult& r, const scenario::Scenario& s, const
   for (int i = 0; i < static_cast<int>(r.candidates.size()) && i < a.top; ++i)
     top.push_back(i);
   candidate_table(r, top, out);
+  tight_memory_note(r, top, out);
   // The scenario's deadline and budget, as the run level judged them: whether any candidate meets them (those that
   // do are ranked first). A fixed duration has no deadline to miss (a review found "6 of the 6 meet it" said of one).
   const auto judged = [&](auto field) {

@@ -5,11 +5,11 @@
 #include "sim/base/errors.hpp"
 #include "sim/base/input_file.hpp"
 #include "sim/base/quantity.hpp"
+#include "sim/base/table.hpp"
 #include "sim/base/builtin.hpp"
 #include "sim/scenario/sensitivity.hpp"
 #include "sim/workload/params.hpp"
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -86,12 +86,10 @@ reports::ReportInput report_input(const scenario::Scenario& s, const StepOutcome
   // the job (a user trial found a less reliable cluster cheaper, its larger auto-sized pool free).
   if (s.cost.pricing == cost::Pricing::Rented && r.run.spares > 0 && s.cluster.gpus > 0) {
     const double share = static_cast<double>(r.run.spares) * s.cluster.gpus_per_node / s.cluster.gpus;
-    char pct[32];
-    std::snprintf(pct, sizeof pct, "%.1f%%", 100 * share);
     in.notes.push_back("the " + std::to_string(r.run.spares) +
                        " spare nodes (reliability.spares) are not priced: they are taken as the provider's pool or "
                        "your fleet's; rented for this job they would add " +
-                       pct + " to the compute cost");
+                       base::fmt(100 * share, 1) + "% to the compute cost");
   }
   in.gpus = s.cluster.gpus;
   in.step = step.result;

@@ -240,7 +240,8 @@ void HfImport::architecture_checks(const std::string& model_type) {
   const bool moe = d.has("model.moe.experts");
   // transformers 5 writes the layers' kinds as mlp_layer_types ("dense" or "sparse" for each layer); without it or
   // first_k_dense_replace, DeepseekV3Config's and DeepseekV32Config's default is 3 dense layers first.
-  if (in_.kind("mlp_layer_types") == Kind::Array && moe) {
+  const bool kinds = in_.kind("mlp_layer_types") == Kind::Array && moe;
+  if (kinds) {
     used_.push_back("mlp_layer_types");
     mlp_layer_types();
   } else if (auto k = int_key("first_k_dense_replace"); k && moe && *k > 0) {
@@ -252,7 +253,12 @@ void HfImport::architecture_checks(const std::string& model_type) {
                           "no first_k_dense_replace: layers 0-2 dense, as DeepseekV3Config's "
                           "default"});
   }
-  if (auto f = int_key("moe_layer_freq"); f && moe && *f > 1) d.put("model.moe.layer_freq", *f, at("moe_layer_freq"));
+  if (auto f = int_key("moe_layer_freq"); f && moe && *f > 1) {
+    if (kinds)  // the per-layer kinds say it all; a frequency beside them could only disagree (a review)
+      in_.error("moe_layer_freq", "is given beside mlp_layer_types, which names every layer's kind: give one of them");
+    else
+      d.put("model.moe.layer_freq", *f, at("moe_layer_freq"));
+  }
   // Group-limited routing (DeepseekV2/V3Config n_group, topk_group: a token's experts within its best topk_group of
   // n_group groups); one group, or every group chosen, is no limit.
   const auto groups = int_key("n_group"), chosen = int_key("topk_group");

@@ -275,9 +275,13 @@ void HfImport::attention_kinds(const std::string& model_type) {
   // DeepSeek-V3.2's sparse attention (transformers' DeepseekV32Config: a lightning indexer of index_n_heads heads of
   // index_head_dim picks index_topk keys per query, 2,048 by default): the indexer's weights and the sparse core
   // change the parameter count, the FLOPs and the memory at long sequences.
+  // "use_sparse_attention": false alone turns it off (a review found such a DeepSeek-V3 config refused).
   const char* kIndexer[] = {"index_topk", "index_n_heads", "index_head_dim", "use_sparse_attention"};
-  const bool indexer = std::any_of(std::begin(kIndexer), std::end(kIndexer), [&](const char* k) { return present(k); });
-  if (indexer || model_type == "deepseek_v32") {
+  const bool sparse_off = bool_key("use_sparse_attention") == false;
+  const bool indexer = std::any_of(std::begin(kIndexer), std::end(kIndexer), [&](const char* k) {
+    return present(k) && !(sparse_off && std::string_view(k) == "use_sparse_attention");
+  });
+  if (indexer || (model_type == "deepseek_v32" && !sparse_off)) {
     used_.insert(used_.end(), std::begin(kIndexer), std::end(kIndexer));
     in_.error(indexer ? (present("index_topk")       ? "index_topk"
                          : present("index_n_heads")  ? "index_n_heads"
@@ -314,6 +318,13 @@ void HfImport::mlp_layer_types() {
       return;
     }
     pattern.push_back(kinds[i] == "sparse" ? 1 : 0);
+  }
+  // first_k_dense_replace, which transformers keeps beside the list, must agree with it (read, not "ignored").
+  if (const auto k = int_key("first_k_dense_replace")) {
+    const auto dense_first = std::find(pattern.begin(), pattern.end(), 1) - pattern.begin();
+    if (*k != dense_first)
+      in_.error("first_k_dense_replace", "is " + std::to_string(*k) + " but mlp_layer_types starts with " +
+                                             std::to_string(dense_first) + " dense layers: give one of them");
   }
   out_.draft.put("model.moe.layer_pattern", pattern, at("mlp_layer_types"));
 }

@@ -88,8 +88,8 @@ std::span<const LayoutRule> layout_rules();
 ///    first/last_stage_layers fix the first / last pipeline rank's layers (divided evenly over its vpp chunks) and
 ///    the other ranks split the rest evenly.
 ///  - The vocabulary is NOT a rule: it is padded to a multiple of 128 * tp as Megatron-LM does (see padded_vocab).
-///  - Key/value heads either split over tp (kv_heads % tp == 0) or are replicated whole (tp % kv_heads == 0), as
-///    Megatron-Core does for GQA when tp exceeds the number of query groups.
+///  - Key/value heads split over tp (kv_heads % tp == 0): Megatron-Core's TransformerConfig refuses query groups
+///    that do not ("num_query_groups must be a multiple of tensor_model_parallel_size"); MLA has none.
 ///  - Tensor parallelism over the network is allowed (Megatron-LM runs it, slowly); what is infeasible is a tp that
 ///    neither divides the NVLink domain nor is a multiple of it, so that TP groups straddle domains unevenly.
 ///  - sequence_parallel with tp = 1 is a no-op, not a rule: Megatron-LM silently turns it off ("disable sequence

@@ -36,9 +36,9 @@ ParamsPerGpu layer_params(const ModelSpec& model, const Layout& layout, bool moe
                         h * (a.kv_lora_rank + a.qk_rope_head_dim) + norm * a.kv_lora_rank;
     attention = down + (counts.attention_per_layer - down) / t;
   } else {
-    // Attention: Q and O split over t; K and V split over t, or one replicated head per rank (GQA with t >
-    // kv_heads). Biases travel with their matrices (the row-parallel output bias, h values, is replicated in
-    // Megatron; ignored).
+    // Attention: Q, K, V and O split over t (tp divides the kv heads: resolve_layout's kv-heads-tp; MLA's one head
+    // per rank is the max(1, ...) of kv_heads_per_rank). Biases travel with their matrices (the row-parallel output
+    // bias, h values, is replicated in Megatron; ignored).
     const double kv_width = static_cast<double>(model.kv_heads) * model.head_dim();
     const double kv_part = 2 * h * kv_width + (model.qkv_bias ? 2 * kv_width : 0.0);
     const double kv_share = static_cast<double>(kv_heads_per_rank(model, layout.tp)) / model.kv_heads;

@@ -25,8 +25,8 @@ struct CheckpointShape {
   /// Copies of the sharded states (hybrid sharding: dp / dp_shard groups, each sharding one whole copy); one copy is
   /// written, so the totals do not change, but each GPU holds and snapshots shard_copies times more.
   int shard_copies = 1;
-  /// The busiest pipeline rank's parameters over the mean rank's (the first stage holds the word embedding, the last
-  /// the output layer): the busiest GPU's share, and so the snapshot, is this much above an even split.
+  /// The busiest pipeline rank's checkpoint bytes over the mean rank's (the first stage holds the word embedding, the
+  /// last the output layer): the busiest GPU's share, and so the snapshot, is this much above an even split.
   double busiest_rank_factor = 1;
 };
 

@@ -109,6 +109,12 @@ double mean_of(Int128 sum, std::int64_t n, double scale = 1.0) {
   return static_cast<double>(sum) / scale / static_cast<double>(n);
 }
 
+/// A mean time, never below zero: the trials' parts are whole nanoseconds that sum exactly to their wall time, and a
+/// part can carry a few nanoseconds of another's rounding (a user trial read degraded -2.6e-15 d, printed -0.0).
+double mean_time_s(Int128 sum_ns, std::int64_t n) {
+  return std::max(0.0, mean_of(sum_ns, n, 1e9));
+}
+
 results::RunSummary summarise(const RunInputs& in, const RunPlan& plan, const Accumulator& a, int trials,
                               std::uint64_t seed) {
   results::RunSummary s;
@@ -194,15 +200,15 @@ results::RunSummary summarise(const RunInputs& in, const RunPlan& plan, const Ac
   s.checkpoint.durable_mean = mean_of(a.durable, n);
 
   results::TimeAccounting& t = s.accounting;
-  t.wall_s = mean_of(a.wall_ns, n, 1e9);
-  t.productive_s = mean_of(a.productive_ns, n, 1e9);
-  t.checkpoint_s = mean_of(a.checkpoint_ns, n, 1e9);
-  t.detection_s = mean_of(a.detection_ns, n, 1e9);
-  t.restart_s = mean_of(a.restart_ns, n, 1e9);
-  t.lost_work_s = mean_of(a.lost_work_ns, n, 1e9);
-  t.waiting_for_repair_s = mean_of(a.waiting_ns, n, 1e9);
-  t.degraded_s = mean_of(a.degraded_ns, n, 1e9);
-  t.drain_s = mean_of(a.drain_ns, n, 1e9);
+  t.wall_s = mean_time_s(a.wall_ns, n);
+  t.productive_s = mean_time_s(a.productive_ns, n);
+  t.checkpoint_s = mean_time_s(a.checkpoint_ns, n);
+  t.detection_s = mean_time_s(a.detection_ns, n);
+  t.restart_s = mean_time_s(a.restart_ns, n);
+  t.lost_work_s = mean_time_s(a.lost_work_ns, n);
+  t.waiting_for_repair_s = mean_time_s(a.waiting_ns, n);
+  t.degraded_s = mean_time_s(a.degraded_ns, n);
+  t.drain_s = mean_time_s(a.drain_ns, n);
 
   s.never_finished = a.never;
   s.never_finished_reason = a.first_never_reason;

@@ -82,7 +82,7 @@ void parse_cost(JsonReader& c, CostConfig& cost) {
     st->optional("checkpoints_kept", cost.storage.checkpoints_kept, Range::between(0, 1'000'000));
     st->finish();
   }
-  // A budget without a price was judged on storage alone: GB300 (no public price) gave "0.0% of exceeding" a 12M USD
+  // A budget without a price was judged without compute: GB300 (no public price) gave "0.0% of exceeding" a 12M USD
   // budget and "Proceed" (a user trial). The hardware's price, if any, is in cost.gpu_hour already.
   if (cost.budget && cost.pricing == cost::Pricing::Rented && !cost.gpu_hour)
     c.error("budget",

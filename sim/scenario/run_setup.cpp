@@ -82,12 +82,22 @@ reliability::CheckpointShape checkpoint_shape(const Scenario& s, const parallel:
   // The pipeline ranks do not hold equal shares: the busiest GPU, whose bytes the asynchronous snapshot copies, is on
   // the rank with the most parameters (a user trial: the default scenario's snapshot counted an even 5.24 GB where
   // its first stage's GPUs hold 5.39).
+  // Bytes, not parameters: a rank's dense weights and their optimizer states are sharded over data parallelism, its
+  // experts' over the smaller expert-data-parallel group (ParamsPerGpu), so an MoE rank with the embedding is not the
+  // one with the most bytes (a review: DeepSeek-V3's snapshot counted 12.5 GB against 7.6 GB held).
   if (layout.pp > 1) {
+    const double dense_group = std::max(1, layout.dp * layout.cp);
+    const double expert_group = std::max(1.0, dense_group / std::max(1, layout.ep));
+    auto per_param = [&](double group) {
+      return sh.weight_bytes / (sh.weights_sharded ? group : 1.0) +
+             sh.optimizer_bytes / (sh.optimizer_sharded ? group : 1.0);
+    };
     double most = 0, sum = 0;
     for (int r = 0; r < layout.pp; ++r) {
-      const double p = parallel::params_per_gpu(s.model, layout, r).total();
-      most = std::max(most, p);
-      sum += p;
+      const auto p = parallel::params_per_gpu(s.model, layout, r);
+      const double bytes = p.dense * per_param(dense_group) + p.expert * per_param(expert_group);
+      most = std::max(most, bytes);
+      sum += bytes;
     }
     if (sum > 0) sh.busiest_rank_factor = most / (sum / layout.pp);
   }
@@ -162,6 +172,16 @@ reliability::RunInputs run_inputs(const Scenario& s, const execution::StepPlan& 
 
   if (s.training.tokens) in.total_steps = std::ceil(s.training.tokens->n / plan.tokens);
   if (s.training.duration) in.window = *s.training.duration;
+  // A trial is cut off at horizon_factor x its failure-free time and counted as never finishing, so a deadline or a
+  // budget beyond that horizon read cut-off trials as misses: a user trial had "6.5% deadline risk" for a 10-day
+  // deadline on a 2-day horizon, where every trial finishes within 0.1 d. The horizon reaches past both.
+  if (in.total_steps && healthy > base::Time::zero()) {
+    const double failure_free_s = *in.total_steps * healthy.seconds();
+    double limit_s = s.cost.deadline ? s.cost.deadline->seconds() : 0.0;
+    if (s.cost.budget && s.cost.gpu_hour && s.cost.pricing == cost::Pricing::Rented && s.cluster.gpus > 0)
+      limit_s = std::max(limit_s, s.cost.budget->usd / (s.cost.gpu_hour->usd * s.cluster.gpus) * 3600.0);
+    in.horizon_factor = std::max(in.horizon_factor, 1.05 * limit_s / failure_free_s);
+  }
   in.spares = s.reliability.spares.value_or(reliability::auto_spares(in));
   // A pool larger than the job can never be in use all at once ("auto" stops at the job's size); a user trial found
   // 200 spares for 128 nodes accepted without a word.

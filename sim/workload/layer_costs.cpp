@@ -101,7 +101,7 @@ Dims dims(const ModelSpec& m, const LayerShape& s) {
   d.d = m.head_dim();
   d.dv = m.value_head_dim();
   d.q_heads = static_cast<double>(m.heads) / s.tp;
-  d.kv_heads = std::max(1.0, static_cast<double>(m.kv_heads) / s.tp);  // replicated when kv_heads < tp
+  d.kv_heads = std::max(1.0, static_cast<double>(m.kv_heads) / s.tp);  // tp divides them (kv-heads-tp); MLA's keep one
   d.f = static_cast<double>(m.ffn_hidden) / s.tp;
   d.etp = s.expert_tp > 0 ? s.expert_tp : s.tp;
   // Folding needs sequence parallelism with tp > 1 (Megatron-Core requires it for MoE with TP; resolve_layout's

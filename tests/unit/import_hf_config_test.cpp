@@ -172,6 +172,14 @@ TEST(ImportHfConfig, ClassDefaultsAndKeysOfRecentTransformersAreReadOrRefused) {
   for (int i = 0; i < 61; ++i)
     five += std::string(i ? ", " : "") + (i < 5 ? "\"dense\"" : "\"sparse\"");
   EXPECT_LT(params(v3_with("v3_five.json", five + "]")), r1 - 20e9) << "two more dense layers";
+  // Beside the list, first_k_dense_replace must agree and moe_layer_freq is refused (a review: both mishandled).
+  EXPECT_NEAR(params(v3_with("v3_kinds_k3.json", kinds + R"(], "first_k_dense_replace": 3)")), r1, 1.0);
+  expect_bad(trainsim({"import", "hf-config", v3_with("v3_kinds_k5.json", kinds + R"(], "first_k_dense_replace": 5)")}),
+             {"/first_k_dense_replace: is 5 but mlp_layer_types starts with 3 dense layers"});
+  expect_bad(trainsim({"import", "hf-config", v3_with("v3_kinds_freq.json", kinds + R"(], "moe_layer_freq": 2)")}),
+             {"/moe_layer_freq: is given beside mlp_layer_types"});
+  // "use_sparse_attention": false is dense MLA, not DeepSeek Sparse Attention.
+  EXPECT_NEAR(params(v3_with("v3_dense.json", R"(, "use_sparse_attention": false)")), r1, 1.0);
   expect_bad(trainsim({"import", "hf-config", v3_with("v3_short.json", R"(, "mlp_layer_types": ["dense"])")}),
              {"/mlp_layer_types: has 1 entries for 61 layers"});
   expect_bad(trainsim({"import", "hf-config",

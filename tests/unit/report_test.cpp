@@ -384,12 +384,16 @@ TEST(ReportRecommendation, RulesFireInTheDocumentedOrder) {
   in.run.on_spares_exhausted = "shrink";
   EXPECT_EQ(recommend(in).action.find("allow elastic shrinking"), std::string::npos) << recommend(in).action;
   EXPECT_NE(recommend(in).action.find("elastic shrinking is on"), std::string::npos) << recommend(in).action;
-  // A price missing: no cost rule judges storage alone (a user trial: GB300 without a price, "Proceed ... p90 cost
-  // $144").
+  // A price missing: "proceed" is not said of costs without compute (a user trial: GB300 without a price, "Proceed
+  // ... p90 cost $144"); the time rules still come first (a review: a certain deadline miss was hidden behind it).
   in.unpriced = true;
   in.unpriced_reason = "the hardware profile gb300-nvl72 has no price";
-  EXPECT_EQ(recommend(in).rule, "unpriced");
-  EXPECT_NE(recommend(in).action.find("gb300-nvl72 has no price"), std::string::npos) << recommend(in).action;
+  EXPECT_EQ(recommend(in).rule, "waiting");
+  auto plain = sample_input();  // where "proceed" would be said
+  plain.unpriced = true;
+  plain.unpriced_reason = in.unpriced_reason;
+  EXPECT_EQ(recommend(plain).rule, "unpriced");
+  EXPECT_NE(recommend(plain).action.find("gb300-nvl72 has no price"), std::string::npos) << recommend(plain).action;
   in.run.never_finished = 3;
   EXPECT_EQ(recommend(in).rule, "never-finishes");
   // Stalled waiting for repaired nodes: spares or shrinking, not faster restarts (a user trial: both still never

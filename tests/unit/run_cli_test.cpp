@@ -269,6 +269,28 @@ TEST(RunCommand, TheRiskLinesNameTheDeadlineAndBudgetTheyAreAbout) {
   EXPECT_NE(o.out.find("chance of exceeding it (12.00M USD, cost.budget)"), std::string::npos) << o.out;
 }
 
+TEST(RunCommand, ADeadlineOrBudgetPastTheHorizonIsJudgedOnFinishedTrials) {
+  // A user trial: a job failing every 5 minutes with 5-minute synchronous writes, 1B tokens (failure-free 0.02 d), was
+  // cut off at 100 x that (1.95 d) and its unfinished trials counted as missing a 10-day deadline and a 1M USD budget
+  // (6.5% each), where every trial finishes within 0.1 d of progress per day. The horizon now reaches past both.
+  support::TempDir dir;
+  const auto path = dir.write("never.json", R"({"schema": "trainsim.scenario/1", "name": "never",
+    "model": "llama3-8b", "hardware": "h100-sxm5-80gb", "cluster": {"gpus": 64, "gpus_per_node": 8},
+    "parallel": {"tp": 2, "pp": 1, "dp": 32, "zero_stage": 1, "sequence_parallel": true, "micro_batch": 1,
+                 "global_batch": 128},
+    "training": {"seq_len": 8192, "tokens": "1B", "dtype": "bf16"},
+    "reliability": {"failures": {"components": [{"name": "jobfail", "scope": "job", "mtbf": "5 min",
+                                                 "effect": "crash", "repair": "0 h"}]},
+                    "checkpoint": {"interval": "auto", "write": "5 min", "async": false}, "restart": "10 min"},
+    "cost": {"gpu_hour": "2 USD", "deadline": "10 d", "budget": "1M USD"}})");
+  const Outcome o = trainsim({"run", path, "--trials", "200", "--json"});
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  const auto j = nlohmann::json::parse(o.out);
+  EXPECT_EQ(j.at("never_finished").at("trials").get<int>(), 0) << o.out.substr(0, 2000);
+  EXPECT_DOUBLE_EQ(j.at("p_deadline_miss").get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(j.at("p_budget_overrun").get<double>(), 0.0);
+}
+
 TEST(RunCommand, AnIntervalInStepsCheckpointsEveryThatManySteps) {
   // "1000 steps" (a launch script's --save-interval): the interval is 1,000 healthy steps, whatever their length.
   auto o = trainsim(
