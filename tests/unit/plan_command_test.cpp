@@ -76,7 +76,8 @@ TEST(PlanCommand, ShowsEachCandidatesGlobalBatchAndWhatASearchedBatchTrainsTo) {
   EXPECT_NE(searched.out.find(": #1 (gbs "), std::string::npos) << searched.out;
   auto json = plan_top3(path, {"--free", "global_batch", "--json"});
   ASSERT_EQ(json.code, cli::kExitOk) << json.err;
-  for (const auto& c : nlohmann::json::parse(json.out).at("candidates")) {
+  const auto doc = nlohmann::json::parse(json.out);  // a named value: a range-for over a temporary's member dangles
+  for (const auto& c : doc.at("candidates")) {
     const double tokens = c.at("run").at("tokens").get<double>();
     const double batch_tokens = c.at("parallel").at("global_batch").get<double>() * 1024;  // tiny_scenario's seq_len
     EXPECT_GT(tokens, 0);
