@@ -209,7 +209,8 @@ struct ActivationShape {
 /// Bytes of activations one transformer layer stores for the backward pass, for one micro-batch, on one GPU.
 /// Per tensor, after Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer Models", Sec. 4
 /// (bf16 activations: 2 bytes per element, dropout masks 1 byte); s = seq_len / cp, b, h, a heads, t = tp, f the MLP
-/// inner size, kv = key/value width per GPU (kv_heads * head_dim / t; tp divides the kv heads, resolve_layout's kv-heads-tp):
+/// inner size, kv = key/value width per GPU (kv_heads * head_dim / t; tp divides the kv heads, resolve_layout's
+/// kv-heads-tp):
 ///   norm inputs 2 x 2sbh, attention/MLP block inputs 2 x 2sbh, attention dropout mask sbh, MLP dropout mask sbh
 ///   (all divided by t with sequence parallelism, whole without);
 ///   Q 2sbh/t, K and V 2sb*kv each; attention output (projection input) 2sbh/t;

@@ -127,8 +127,8 @@ enum class RecomputeMode { None, Selective, Full, Op };
 
 /// Per-GEMM accounting of a transformer layer (dense or MoE) on one GPU:
 ///   attention: QKV projection m = b*s/cp tokens, k = h, n = (a/t + 2*max(1, g/t))*d  (GQA, Ainslie et al. 2023;
-///   tp divides g, resolve_layout's kv-heads-tp; the max(1, ...) is MLA's); scores and context 2 * 2*b*(a/t)*(s/cp)*s*d each;
-///   output projection k = a*d/t, n = h; MLP 2 (GELU) or 3 (SwiGLU) matrices of h x f/t; MoE: router h x E, top_k
+///   tp divides g, resolve_layout's kv-heads-tp; the max(1, ...) is MLA's); scores and context 2 * 2*b*(a/t)*(s/cp)*s*d
+///   each; output projection k = a*d/t, n = h; MLP 2 (GELU) or 3 (SwiGLU) matrices of h x f/t; MoE: router h x E, top_k
 ///   routed tokens spread over E/ep local experts.
 /// Backward GEMMs cost twice the forward (input and weight gradients, Narayanan et al. SC21 Sec. 5.1); fused
 /// attention backward 2.5x its forward (it recomputes the scores: Dao et al. 2022, Sec. 3.1).
