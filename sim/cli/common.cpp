@@ -234,6 +234,10 @@ void print_run(const results::RunSummary& r, const cost::CostSummary& c, const s
       << "time / wall time)\n";
   out << "interruptions   " << fmt(r.interruptions_mean, 1) << " per run; job MTBF " << results::job_mtbf_text(r, 2)
       << "\n";
+  if (const auto& t = s.reliability.trace)
+    out << "                replayed from " << base::printable(t->source) << ": " << t->events.size()
+        << " failures over " << base::format_time(base::Time::from_seconds(t->span_s))
+        << ", repeated after it, the same in every trial\n";
   out << "lost GPU-hours  " << fmt(r.lost_gpu_hours_mean, 0) << " per run\n";
   const auto& ck = r.checkpoint;
   out << "checkpoint      " << results::checkpoint_interval_text(r, 1);
@@ -395,8 +399,8 @@ void print_scenario(const scenario::Scenario& s, std::ostream& out) {
       << (s.training.tokens ? base::format_count(*s.training.tokens) + " tokens"
                             : "window " + base::format_time(*s.training.duration))
       << "\n";
-  out << "failures   " << s.reliability.components.size() << " component classes (" << s.reliability.failures << "), "
-      << s.reliability.trials << " trials, seed " << s.reliability.seed << "\n";
+  out << "failures   " << base::printable(scenario::failures_line(s.reliability)) << ", " << s.reliability.trials
+      << " trials, seed " << s.reliability.seed << "\n";
 }
 
 void print_leaves(const results::Json& j, std::ostream& out) {

@@ -42,8 +42,8 @@ std::vector<std::pair<std::string, std::string>> facts_of(const scenario::Scenar
                                                 : "window " + base::format_time(*s.training.duration)) +
                                  ", sequence " + std::to_string(s.training.seq_len) + ", global batch " +
                                  std::to_string(s.parallel.global_batch));
-  f.emplace_back("failures", std::to_string(s.reliability.components.size()) + " component classes (" +
-                                 s.reliability.failures + "), " + std::to_string(s.reliability.trials) + " trials");
+  f.emplace_back("failures",
+                 scenario::failures_line(s.reliability) + ", " + std::to_string(s.reliability.trials) + " trials");
   return f;
 }
 

@@ -149,6 +149,19 @@ std::vector<base::Diagnostic> check_inputs(const RunInputs& in) {
   if (in.min_dp_replicas < 1 || in.min_dp_replicas > std::max(1, j.dp))
     bad("/min_dp_replicas", "must lie between 1 and dp");
   if (!(in.horizon_factor >= 1.0)) bad("/horizon_factor", "must be >= 1");
+  if (in.trace) {
+    const FailureTrace& t = *in.trace;
+    if (!(t.span_s > 0) || !std::isfinite(t.span_s)) bad("/trace/span", "must be a positive, finite duration");
+    if (t.events.size() > kMaxTraceEvents)
+      bad("/trace/events", std::to_string(t.events.size()) + " events; at most " + std::to_string(kMaxTraceEvents));
+    for (std::size_t i = 0; i < t.events.size() && i < kMaxTraceEvents; ++i) {
+      const auto& e = t.events[i];
+      const std::string at = "/trace/events/" + std::to_string(i);
+      if (!(e.at_s >= 0 && e.at_s < t.span_s)) bad(at + "/at", "must lie in [0, span)");
+      if (i > 0 && e.at_s < t.events[i - 1].at_s) bad(at + "/at", "events must be in time order");
+      if (!first.contains(e.component)) bad(at + "/component", "\"" + e.component + "\" is not a failure component");
+    }
+  }
   if (in.stall_interruptions < 1) bad("/stall_interruptions", "must be >= 1");
   return out;
 }
@@ -156,7 +169,9 @@ std::vector<base::Diagnostic> check_inputs(const RunInputs& in) {
 double job_failure_rate(const RunInputs& in) {
   double rate = 0;
   for (const auto& c : in.components)
-    if (c.mtbf.s > 0) rate += instances(in.job, c.scope) / c.mtbf.s;
+    if (c.mtbf.s > 0 && (!in.trace || c.effect == hardware::FailureEffect::LossSpike))
+      rate += instances(in.job, c.scope) / c.mtbf.s;
+  if (in.trace && in.trace->span_s > 0) rate += static_cast<double>(in.trace->events.size()) / in.trace->span_s;
   return rate;
 }
 
@@ -172,6 +187,16 @@ double interruptions_per_trial(const RunInputs& in, base::Time step0) {
 
 double mean_nodes_in_repair(const RunInputs& in) {
   double mean = 0;
+  if (in.trace) {
+    if (!(in.trace->span_s > 0)) return 0;
+    std::unordered_map<std::string_view, const hardware::FailureComponentSpec*> by_name;
+    for (const auto& c : in.components)
+      by_name.emplace(c.name, &c);
+    for (const auto& e : in.trace->events)
+      if (const auto it = by_name.find(e.component); it != by_name.end() && it->second->repair.s > 0)
+        mean += nodes_affected(in.job, it->second->scope) * it->second->repair.s / in.trace->span_s;  // L = lambda W
+    return mean;
+  }
   for (const auto& c : in.components)
     if (c.mtbf.s > 0 && c.repair.s > 0)
       mean += instances(in.job, c.scope) / c.mtbf.s * nodes_affected(in.job, c.scope) * c.repair.s;  // L = lambda W

@@ -110,10 +110,32 @@ struct CheckpointSpec {
   base::Time blocking() const { return async ? snapshot : write; }
 };
 
+/// One failure of a replayed trace: when, from the job's start in wall-clock time, and which component failed (its
+/// effect, scope, detection and repair are that component's).
+struct TraceEvent {
+  double at_s = 0;
+  std::string component;
+};
+
+/// A failure log replayed in place of sampled arrivals (DESIGN.md, sim/reliability: "trace replay"): every trial sees
+/// the same failures at the same times, repeated every `span_s` (the window the log covers, quiet time after its
+/// last event included) for as long as the run lasts. What still varies between trials: repair times and which node a
+/// failure hits while the job runs shrunk. Loss spikes (training.loss_spikes, a per-step rate) still arrive as drawn.
+struct FailureTrace {
+  double span_s = 0;
+  std::vector<TraceEvent> events;  // in time order
+  std::string source;              // where it came from ("failures/llama3.json", "inline"), for the summary
+};
+
+/// The most events a trace may list (one per line of a log; a year of Llama 3's rate on 16,384 GPUs is 2,800).
+inline constexpr std::size_t kMaxTraceEvents = 1'000'000;
+
 /// Everything one run-level simulation needs, as plain values (the caller derives them from a scenario).
 struct RunInputs {
   JobShape job;
   std::vector<hardware::FailureComponentSpec> components;  // e.g. a hardware profile's `failures`
+  /// When set, the failures are replayed from it instead of drawn from the components' rates (loss spikes excepted).
+  std::optional<FailureTrace> trace;
   DetectionDelays detection;
   /// Step-time factor of a straggler (the caller's step level turns it into a step time): 1.2, a fail-slow GPU as
   /// Greyhound measured it in ByteDance's clusters ("20% slower" under thermal throttling, a "maximum performance drop
@@ -160,7 +182,7 @@ struct RunInputs {
 std::vector<base::Diagnostic> check_inputs(const RunInputs& in);
 
 /// Failures per second of the whole job: sum over components of instances / MTBF. Weibull components enter with
-/// their long-run rate (renewal theorem: 1 / mean).
+/// their long-run rate (renewal theorem: 1 / mean). With a trace: its events per span, plus loss spikes.
 double job_failure_rate(const RunInputs& in);
 /// Job MTBF = 1 / sum of rates (DESIGN.md, "Modelling"); infinite without components.
 base::Duration job_mtbf(const RunInputs& in);
@@ -176,7 +198,7 @@ inline constexpr double kMaxTrialEvents = 10'000'000;
 inline constexpr double kMaxRunInterruptions = 1e10;
 
 /// Nodes under repair at a random moment, on average: sum over components that take nodes out of the job of
-/// rate x nodes taken x mean repair time (Little's law, L = lambda W).
+/// rate x nodes taken x mean repair time (Little's law, L = lambda W); with a trace, over its events per span.
 double mean_nodes_in_repair(const RunInputs& in);
 /// The spare pool a scenario gets by default: the smallest pool that covers the nodes under repair at once with
 /// probability 0.99 when their number is Poisson with mean_nodes_in_repair (an M/G/infinity queue: Poisson whatever

@@ -5,6 +5,9 @@
 
 #include "sim/reliability/trial.hpp"
 
+#include <string_view>
+#include <unordered_map>
+
 namespace sim::reliability {
 
 namespace {
@@ -38,7 +41,17 @@ RunPlan make_plan(const RunInputs& in, Time step0) {
     cp.detect = in.detection.of(c.effect);
     cp.rollback_steps = c.rollback_steps;
     cp.thinned = c.scope != FailureScope::Job;
+    cp.sampled = !in.trace || c.effect == FailureEffect::LossSpike;
     p.components.push_back(std::move(cp));
+  }
+  if (in.trace) {
+    std::unordered_map<std::string_view, std::size_t> index;
+    for (std::size_t i = 0; i < in.components.size(); ++i)
+      index.emplace(in.components[i].name, i);
+    p.trace_span_s = in.trace->span_s;
+    p.trace.reserve(in.trace->events.size());
+    for (const auto& e : in.trace->events)
+      if (const auto it = index.find(e.component); it != index.end()) p.trace.emplace_back(e.at_s, it->second);
   }
   p.mtbf = job_mtbf(in);
   p.policy = in.checkpoint.policy;
@@ -142,9 +155,11 @@ Trial::Trial(engine::Simulator& sim, const RunPlan& plan, LocalStepTimes& steps,
 TrialResult Trial::run() {
   const double horizon_s = plan_.horizon.seconds();
   for (std::size_t c = 0; c < sources_.size(); ++c) {
+    if (!plan_.components[c].sampled) continue;
     init_source(c);
     schedule_source(c, horizon_s);
   }
+  schedule_trace(0);
   epochs_.push_back(Epoch{0.0, 0});
   restore_ = 0;
   resume_running();
@@ -199,8 +214,13 @@ void Trial::handle(std::uint64_t arg) {
   const std::uint64_t payload = arg & kPayloadMask;
   switch (kind) {
     case Kind::Failure:
-      on_arrival(static_cast<std::size_t>(payload));
+      on_arrival(static_cast<std::size_t>(payload), true);
       break;
+    case Kind::TraceFailure: {
+      schedule_trace(payload + 1);
+      on_arrival(plan_.trace[payload % plan_.trace.size()].second, false);
+      break;
+    }
     case Kind::PhaseEnd:
       if (payload == phase_gen_) on_phase_end();
       break;
@@ -256,15 +276,25 @@ void Trial::schedule_source(std::size_t c, double horizon_s) {
   if (t <= horizon_s) schedule_at(Time::from_seconds(t), pack(Kind::Failure, c));
 }
 
-void Trial::on_arrival(std::size_t c) {
+// The trace's event `n` counted over its repetitions: event n % size of repetition n / size.
+void Trial::schedule_trace(std::uint64_t n) {
+  if (plan_.trace.empty()) return;
+  const std::uint64_t size = plan_.trace.size();
+  const double t = plan_.trace[n % size].first + static_cast<double>(n / size) * plan_.trace_span_s;
+  if (t <= plan_.horizon.seconds()) schedule_at(Time::from_seconds(t), pack(Kind::TraceFailure, n));
+}
+
+void Trial::on_arrival(std::size_t c, bool sampled) {
   const ComponentPlan& cp = plan_.components[c];
   // Thinning keeps the stream aligned whatever the state: a uniform is drawn for every arrival. A failure of a
   // part the job no longer holds (its node is out, not replaced) does not reach the job.
   const double u = sources_[c].rng.uniform();
   const double hit = u * plan_.job.nodes;  // which node, in [0, nodes): those in use first, then idle, then out
   const bool reaches_job = !cp.thinned || hit < static_cast<double>(plan_.job.nodes - missing_nodes_);
-  advance_source(c);
-  schedule_source(c, plan_.horizon.seconds());
+  if (sampled) {
+    advance_source(c);
+    schedule_source(c, plan_.horizon.seconds());
+  }
   if (!reaches_job) return;
   // A shrunk job runs on the nodes of its remaining replicas: a failure of a healthy node it left idle sends that
   // node to repair but stops nothing.

@@ -11,6 +11,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sim::reliability {
@@ -29,11 +30,16 @@ struct ComponentPlan {
   base::Time detect;          // detection delay of its effect
   double rollback_steps = 0;  // loss spike: roll back to a checkpoint at least this many steps before its onset
   bool thinned = true;        // arrivals thinned by the fraction of the job's nodes still in it (not job scope)
+  bool sampled = true;        // arrivals drawn from its law; false when a trace replays the failures
 };
 
 /// Everything derived once per Monte Carlo run and shared read-only by all trials.
 struct RunPlan {
   std::vector<ComponentPlan> components;
+  /// A replayed trace (RunInputs::trace): each event's time from the start and its component's index, in time order,
+  /// repeated every trace_span_s; empty and 0 without one.
+  std::vector<std::pair<double, std::size_t>> trace;
+  double trace_span_s = 0;
   JobShape job;
   base::Time step0;           // healthy step time
   double interval_steps = 0;  // steps between checkpoints (whole steps, at least 1)

@@ -82,7 +82,15 @@ class Trial final : public engine::Component {
   // 131,072 GPUs: tens of thousands). Ten million means failures far faster than any step: stop, as never finished.
   static constexpr auto kMaxTrialEvents = static_cast<std::uint64_t>(reliability::kMaxTrialEvents);
   enum class Phase : std::uint8_t { Running, Detecting, Draining, Waiting, Restarting, Done };
-  enum class Kind : std::uint64_t { Failure = 1, PhaseEnd, Complete, SdcDetect, StragglerDetect, RepairDone };
+  enum class Kind : std::uint64_t {
+    Failure = 1,
+    PhaseEnd,
+    Complete,
+    SdcDetect,
+    StragglerDetect,
+    RepairDone,
+    TraceFailure
+  };
   static constexpr int kKindShift = 56;
   static constexpr std::uint64_t kPayloadMask = (std::uint64_t{1} << kKindShift) - 1;
   static std::uint64_t pack(Kind k, std::uint64_t payload) {
@@ -108,7 +116,8 @@ class Trial final : public engine::Component {
   void init_source(std::size_t c);
   void advance_source(std::size_t c);
   void schedule_source(std::size_t c, double horizon_s);
-  void on_arrival(std::size_t c);
+  void schedule_trace(std::uint64_t n);
+  void on_arrival(std::size_t c, bool sampled);
   void interrupt(std::size_t c);
   void corrupt(std::size_t c);
   void slow_down(std::size_t c);

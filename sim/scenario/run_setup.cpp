@@ -123,6 +123,7 @@ reliability::RunInputs run_inputs(const Scenario& s, const execution::StepPlan& 
   const auto [nodes_per_leaf, nodes_per_rack] = failure_domains(plan.topology.get());
   in.job = reliability::JobShape::make(s.cluster.gpus, s.cluster.gpus_per_node, L.dp, nodes_per_leaf, nodes_per_rack);
   in.components = s.reliability.components;
+  in.trace = s.reliability.trace;
   in.detection.hang = s.reliability.hang_timeout;
   if (s.reliability.detect_crash) in.detection.crash = *s.reliability.detect_crash;
   if (s.reliability.detect_straggler) in.detection.straggler = *s.reliability.detect_straggler;

@@ -6,6 +6,7 @@
 #include "sim/parallel/memory.hpp"
 #include "sim/parallel/parallel_config.hpp"
 #include "sim/reliability/checkpoint_io.hpp"
+#include "sim/reliability/run_inputs.hpp"
 #include "sim/topology/topology.hpp"
 #include "sim/workload/layer_costs.hpp"
 #include "sim/workload/model_spec.hpp"
@@ -122,6 +123,8 @@ struct CheckpointConfig {
 struct ReliabilityConfig {
   std::string failures = "default";                        // "default", a file name, or "inline"
   std::vector<hardware::FailureComponentSpec> components;  // effective list after defaults / replace
+  /// The failures object's "trace": a failure log replayed instead of drawn arrivals (reliability::FailureTrace).
+  std::optional<reliability::FailureTrace> trace;
   CheckpointConfig checkpoint;
   base::Time restart;
   base::Time hang_timeout;
@@ -136,6 +139,10 @@ struct ReliabilityConfig {
   int trials = 1000;
   std::uint64_t seed = 42;
 };
+
+/// "19 component classes (default)", and with a trace "...; failures replayed from inline: 12 over 54.0 d, repeated
+/// after it": the failure model in one line, for the CLI's and the report's effective configuration.
+std::string failures_line(const ReliabilityConfig& r);
 
 struct CostConfig {
   std::optional<base::Money> gpu_hour;  // default: the hardware profile's list price

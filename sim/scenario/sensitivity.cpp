@@ -31,6 +31,11 @@ const std::vector<Move>& moves() {
        [](reliability::RunInputs& in, double f) {
          for (auto& c : in.components)
            c.mtbf.s /= f;  // rate x f
+         if (in.trace) {   // a replayed log at f times its rate: the same failures, f times closer together
+           in.trace->span_s /= f;
+           for (auto& e : in.trace->events)
+             e.at_s /= f;
+         }
        }},
       {"checkpoint write time",
        [](reliability::RunInputs& in, double f) {

@@ -1,0 +1,144 @@
+// tests/unit/reliability_trace_test.cpp: failure-trace replay (DESIGN.md, sim/reliability: "trace replay"). A trace's
+// failures arrive at their logged times, in every trial, repeated after the trace's span; the cost of each is checked
+// against hand-computed timelines, and a scenario's trace is read strictly.
+#include "sim/reliability/monte_carlo.hpp"
+#include "sim/reliability/run_inputs.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "tests/support/scenario_errors.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace sim::reliability {
+namespace {
+
+using base::Time;
+using hardware::FailureEffect;
+using hardware::FailureScope;
+
+hardware::FailureComponentSpec component(std::string name, FailureScope scope, FailureEffect effect, double repair_s) {
+  hardware::FailureComponentSpec c;
+  c.name = std::move(name);
+  c.scope = scope;
+  c.mtbf = base::Duration{1e12};  // never, by its own law: only the trace makes it fail
+  c.effect = effect;
+  c.repair = base::Duration{repair_s};
+  return c;
+}
+
+/// One node, 1 s steps, 10,000 steps; synchronous checkpoints every 1,000 steps of 10 s; detection 0, restart 100 s,
+/// load 0, swap 0; no spares: a node failure waits for its repair (fixed times, so every trial is the same).
+RunInputs one_node(std::vector<TraceEvent> events, double span_s) {
+  RunInputs in;
+  in.job = JobShape::make(8, 8, 1);
+  in.components = {component("software", FailureScope::Job, FailureEffect::Crash, 0),
+                   component("gpu", FailureScope::Gpu, FailureEffect::Crash, 3600)};
+  in.trace = FailureTrace{.span_s = span_s, .events = std::move(events), .source = "test"};
+  in.detection.crash = Time::zero();
+  in.restart = Time::from_seconds(100);
+  in.node_swap = Time::zero();
+  in.checkpoint = CheckpointSpec{.policy = CheckpointPolicy::Fixed,
+                                 .interval = Time::zero(),
+                                 .interval_steps = 1000,
+                                 .write = Time::from_seconds(10),
+                                 .async = false,
+                                 .snapshot = Time::zero(),
+                                 .load = Time::zero(),
+                                 .write_basis = {},
+                                 .load_basis = {},
+                                 .snapshot_basis = {}};
+  in.exponential_repair = false;
+  in.spares = 0;
+  in.total_steps = 10000;
+  in.step_time = [](const ClusterState&) { return Time::from_seconds(1.0); };
+  return in;
+}
+
+TEST(FailureTrace, EachReplayedFailureCostsWhatItsTimelineSays) {
+  const auto quiet = run_monte_carlo(one_node({}, 1e6), 4, 1, 1);
+  EXPECT_EQ(quiet.interruptions_mean, 0.0);
+  // A crash at 2,500 s: checkpoints are durable at 1,010 s (step 1,000) and 2,020 s (step 2,000), so 480 steps are
+  // lost, then 100 s of restart.
+  const auto one = run_monte_carlo(one_node({{2500, "software"}}, 1e6), 4, 1, 1);
+  EXPECT_EQ(one.interruptions_mean, 1.0);
+  EXPECT_NEAR(one.accounting.wall_s - quiet.accounting.wall_s, 480 + 100, 1e-6);
+  EXPECT_NEAR(one.accounting.lost_work_s, 480, 1e-6);
+  EXPECT_EQ(one.time_to_train_days.p10, one.time_to_train_days.p90) << "every trial replays the same failure";
+  // A GPU at the same time takes its node for the 1 h repair; without a spare the job waits for it.
+  const auto gpu = run_monte_carlo(one_node({{2500, "gpu"}}, 1e6), 4, 1, 1);
+  EXPECT_NEAR(gpu.accounting.wall_s - quiet.accounting.wall_s, 480 + 3600 + 100, 1e-6);
+  EXPECT_NEAR(gpu.accounting.waiting_for_repair_s, 3600, 1e-6);
+}
+
+TEST(FailureTrace, RepeatsAfterItsSpanAndSetsTheJobMtbf) {
+  // One crash every 3,000 s (at 2,500 s of each span) until the run is done.
+  RunInputs in = one_node({{2500, "software"}}, 3000);
+  EXPECT_NEAR(job_mtbf(in).s, 3000, 1e-9) << "the trace's rate: events per span";
+  const auto r = run_monte_carlo(in, 2, 1, 1);
+  const double wall = r.accounting.wall_s;
+  EXPECT_EQ(r.interruptions_mean, std::floor((wall - 2500) / 3000) + 1) << "every repetition before the end";
+  EXPECT_GT(r.interruptions_mean, 2);
+  // Sampled components are silent under a trace: the same components without it, at these MTBFs, never fail.
+  RunInputs drawn = in;
+  drawn.trace.reset();
+  EXPECT_EQ(run_monte_carlo(drawn, 2, 1, 1).interruptions_mean, 0.0);
+}
+
+TEST(FailureTrace, InputsAreChecked) {
+  RunInputs in = one_node({{10, "nope"}, {5, "software"}, {4000, "software"}}, 3000);
+  std::string all;
+  for (const auto& d : check_inputs(in))
+    all += d.path + ": " + d.message + "\n";
+  EXPECT_NE(all.find("/trace/events/0/component: \"nope\" is not a failure component"), std::string::npos) << all;
+  EXPECT_NE(all.find("/trace/events/1/at: events must be in time order"), std::string::npos) << all;
+  EXPECT_NE(all.find("/trace/events/2/at: must lie in [0, span)"), std::string::npos) << all;
+}
+
+}  // namespace
+}  // namespace sim::reliability
+
+namespace sim::scenario {
+namespace {
+
+using support::load_error;
+
+TEST(FailureTraceScenario, IsReadStrictlyAndSummarised) {
+  // A trace alone replays against the hardware profile's components.
+  const std::string trace =
+      R"({"trace": {"span": "54 d", "events": [{"at": "30 d", "component": "network_switch_cable"}, {"at": "2.5 h", )"
+      R"("component": "faulty_gpu"}]}})";
+  const Scenario s = load_default_scenario({{"reliability.failures", trace}});
+  ASSERT_TRUE(s.reliability.trace.has_value());
+  EXPECT_FALSE(s.reliability.components.empty()) << "the profile's components stay";
+  ASSERT_EQ(s.reliability.trace->events.size(), 2u);
+  EXPECT_EQ(s.reliability.trace->events[0].component, "faulty_gpu") << "sorted by time";
+  EXPECT_NEAR(s.reliability.trace->events[0].at_s, 9000, 1e-9);
+  EXPECT_NE(failures_line(s.reliability).find("failures replayed from inline: 2 over 54.0 d, repeated after it"),
+            std::string::npos)
+      << failures_line(s.reliability);
+
+  const std::string bad = load_error(
+      {{"reliability.failures",
+        R"({"trace": {"span": "1 d", "events": [{"at": "2 d", "component": "faulty_gpu"}, {"at": "1 h", "component": "faulty_gpv"}]}})"}});
+  EXPECT_NE(bad.find("/reliability/failures/trace/events/0/at"), std::string::npos) << bad;
+  EXPECT_NE(bad.find("lies at or beyond the trace's span (24.0 h)"), std::string::npos) << bad;
+  EXPECT_NE(bad.find("/reliability/failures/trace/events/1/component"), std::string::npos) << bad;
+  EXPECT_NE(bad.find("did you mean \"faulty_gpu\"?"), std::string::npos) << bad;
+  EXPECT_NE(
+      load_error({{"reliability.failures", R"({"trace": {"events": []}})"}}).find("/reliability/failures/trace/span"),
+      std::string::npos);
+  EXPECT_NE(load_error({{"reliability.failures", R"({"trace": {"span": "1 d", "events": [], "when": 1}})"}})
+                .find("unknown key"),
+            std::string::npos);
+  // Components of its own replace the profile's, as without a trace: the trace may name only those.
+  const std::string own = load_error(
+      {{"reliability.failures", R"({"components": [{"name": "x", "scope": "job", "mtbf": "10 d", "effect": "crash"}], )"
+                                R"("trace": {"span": "1 d", "events": [{"at": "1 h", "component": "faulty_gpu"}]}})"}});
+  EXPECT_NE(own.find("its components: x"), std::string::npos) << own;
+}
+
+}  // namespace
+}  // namespace sim::scenario
