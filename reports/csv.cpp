@@ -79,6 +79,9 @@ const std::vector<Cell>& cells() {
            all += (all.empty() ? "" : "; ") + h.what + " " + h.algorithm + ":" + h.hex;
          return text(all);
        }},
+      // Appended after the first release's columns, so that readers by position keep working.
+      {"time_to_train_p10_days", [](const ReportInput& in) { return number(in.run.time_to_train_days.p10); }},
+      {"cost_p10_usd", [](const ReportInput& in) { return number(in.cost.p10_usd); }},
   };
   return c;
 }

@@ -99,7 +99,8 @@ std::string bottom_line(const ReportInput& in) {
     out += card("", "Simulated window", days(r.window_days), "fixed duration, no time to train");
   }
   out += card("", "Cost", "p50 " + usd(c.p50_usd),
-              "p90 " + usd(c.p90_usd) + (c.cvar95_usd > 0 ? " · CVaR95 " + usd(c.cvar95_usd) : "") +
+              "p10 " + usd(c.p10_usd) + " · p90 " + usd(c.p90_usd) +
+                  (c.cvar95_usd > 0 ? " · CVaR95 " + usd(c.cvar95_usd) : "") +
                   (c.pricing.empty() ? "" : " · " + c.pricing));
   out += card(risk_class(c.p_deadline_miss), "P(miss deadline)",
               c.p_deadline_miss ? percent(*c.p_deadline_miss) : std::string(in.deadline_days ? "n/a" : "no deadline"),

@@ -49,7 +49,8 @@ std::string render_markdown(const ReportInput& in) {
   else
     out += row({"simulated window", days(r.window_days), days(r.window_days), "fixed duration"});
   out += row({"cost", usd(c.p50_usd), usd(c.p90_usd),
-              "mean " + usd(c.mean_usd) + (c.cvar95_usd > 0 ? ", CVaR95 " + usd(c.cvar95_usd) : "")});
+              "p10 " + usd(c.p10_usd) + ", mean " + usd(c.mean_usd) +
+                  (c.cvar95_usd > 0 ? ", CVaR95 " + usd(c.cvar95_usd) : "")});
   out += row({"goodput", percent(r.goodput.p50), percent(r.goodput.p10) + " (p10)", "productive time / wall time"});
   out += "\n";
   out += row({"risk", "value"});

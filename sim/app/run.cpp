@@ -2,6 +2,7 @@
 #include "sim/app/run.hpp"
 
 #include "sim/base/errors.hpp"
+#include "sim/base/quantity.hpp"
 #include "sim/reliability/monte_carlo.hpp"
 #include "sim/reliability/trial.hpp"
 #include "sim/scenario/run_setup.hpp"
@@ -120,6 +121,27 @@ RunOutcome finish_run(const scenario::Scenario& s, const StepOutcome& step, cons
   for (const auto& c : in.components)
     repair[c.name] = c.repair.hours();
   rel["repair_h"] = std::move(repair);
+  // Checkpoints as the run used them (trial 43: the report's configuration showed none of them): the policy, the
+  // interval the scenario gave, and the storage rates behind "auto" write and load times (the times themselves are the
+  // result's `checkpoint` object).
+  const auto& ck = s.reliability.checkpoint;
+  auto& cj = rel["checkpoint"];
+  cj["interval"] = ck.auto_interval        ? results::Json("auto (Daly)")
+                   : ck.interval_steps > 0 ? results::Json(std::to_string(ck.interval_steps) + " steps")
+                                           : results::Json(base::format_time(ck.interval));
+  cj["async"] = ck.async;
+  cj["write_from"] = ck.write ? "given" : "bytes and bandwidth";
+  cj["load_from"] = ck.load ? "given" : "bytes and bandwidth";
+  cj["write_bandwidth_gb_s"] = ck.storage.write.bytes_per_s / 1e9;
+  cj["read_bandwidth_gb_s"] = ck.storage.read.bytes_per_s / 1e9;
+  cj["node_bandwidth_gb_s"] = ck.storage.per_node.bytes_per_s / 1e9;
+  cj["snapshot_bandwidth_gb_s"] = ck.storage.snapshot.bytes_per_s / 1e9;
+  cj["storage_bandwidth_gb_s"] = s.data.storage_bandwidth.bytes_per_s / 1e9;
+  if (const auto& t = s.reliability.trace) {
+    rel["failure_trace"]["source"] = t->source;
+    rel["failure_trace"]["events"] = static_cast<std::int64_t>(t->events.size());
+    rel["failure_trace"]["span_days"] = t->span_s / 86400.0;
+  }
   o.resolved_scenario = resolved;
   o.json["resolved_scenario"] = std::move(resolved);
   return o;

@@ -149,8 +149,9 @@ CostSummary run_cost(const results::RunSummary& run, const CostInputs& in) {
   c.storage_usd_mean = times(storage_per_day, wall_days);
   c.energy_mwh_mean = times(mwh_per_day, wall_days);
   if (window) {
-    c.p50_usd = c.p90_usd = c.cvar95_usd = c.mean_usd;
+    c.p10_usd = c.p50_usd = c.p90_usd = c.cvar95_usd = c.mean_usd;
   } else {
+    c.p10_usd = times(per_day, run.time_to_train_days.p10);
     c.p50_usd = times(per_day, run.time_to_train_days.p50);
     c.p90_usd = times(per_day, run.time_to_train_days.p90);
     c.cvar95_usd =
@@ -242,6 +243,7 @@ void add_cost_json(results::Json& j, const CostSummary& c) {
   results::Json& cost = j["cost_usd"];
   cost = results::Json::object();
   cost["mean"] = c.mean_usd;
+  cost["p10"] = c.p10_usd;
   cost["p50"] = c.p50_usd;
   cost["p90"] = c.p90_usd;
   cost["cvar95"] = c.cvar95_usd;

@@ -85,7 +85,7 @@ struct CostInputs {
 };
 
 struct CostSummary {
-  double mean_usd = 0, p50_usd = 0, p90_usd = 0;
+  double mean_usd = 0, p10_usd = 0, p50_usd = 0, p90_usd = 0;
   double burn_usd_per_hour = 0;                                 // the whole cluster, idle or not (compute price only)
   double failures_usd_mean = 0;                                 // lost GPU-hours of every cause, at the price
   double per_failure_mean_usd = 0;                              // over every interruption

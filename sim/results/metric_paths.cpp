@@ -66,6 +66,7 @@ constexpr std::string_view kRun[] = {
     "checkpoint.load_s",
     "checkpoint.durable_per_trial",
     "cost_usd.mean",
+    "cost_usd.p10",
     "cost_usd.p50",
     "cost_usd.p90",
     "cost_usd.cvar95",

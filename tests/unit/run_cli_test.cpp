@@ -124,10 +124,25 @@ TEST(RunCommand, TheResolvedScenarioNamesTheRunLevelSettingsAsUsed) {
   EXPECT_EQ(rel.at("spares_from").get<std::string>(), "auto");
   EXPECT_EQ(rel.at("on_spares_exhausted").get<std::string>(), "shrink");
   EXPECT_EQ(rel.at("repair_h").at("faulty_gpu").get<double>(), 24.0);
+  // The checkpoint settings and storage rates (trial 43: none of them were shown).
+  EXPECT_EQ(rel.at("checkpoint").at("interval").get<std::string>(), "auto (Daly)");
+  EXPECT_TRUE(rel.at("checkpoint").at("async").get<bool>());
+  EXPECT_EQ(rel.at("checkpoint").at("write_from").get<std::string>(), "bytes and bandwidth");
+  EXPECT_NEAR(rel.at("checkpoint").at("write_bandwidth_gb_s").get<double>(), 111.0, 0.1);
+  EXPECT_EQ(rel.at("checkpoint").at("snapshot_bandwidth_gb_s").get<double>(), 25.0);
+  // The cost's p10 beside its p50 and p90, as the time to train has it: the same price per wall day.
+  const auto j = nlohmann::json::parse(o.out);
+  const auto& cost = j.at("cost_usd");
+  const auto& days = j.at("time_to_train_days");
+  EXPECT_LE(cost.at("p10").get<double>(), cost.at("p50").get<double>());
+  EXPECT_NEAR(cost.at("p10").get<double>() / days.at("p10").get<double>(),
+              cost.at("p50").get<double>() / days.at("p50").get<double>(), 1e-6 * cost.at("p50").get<double>());
   std::ifstream in(report + "/report.html");
   std::stringstream html;
   html << in.rdbuf();
   EXPECT_NE(html.str().find("&quot;restart_s&quot;: 1200"), std::string::npos) << "the effective configuration";
+  EXPECT_NE(html.str().find("&quot;write_bandwidth_gb_s&quot;: 111."), std::string::npos) << "checkpoint rates";
+  EXPECT_NE(html.str().find("p10 $"), std::string::npos) << "the cost card's p10";
 }
 
 TEST(RunCommand, ImpossibleRunIsReportedAsNeverFinishing) {
