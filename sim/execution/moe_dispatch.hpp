@@ -13,8 +13,9 @@ namespace sim::execution {
 /// balanced random routing, a token meets E[distinct nodes] = n (1 - C(E - E/n, k) / C(E, k)) nodes instead of k
 /// experts: the all-to-all's payload, whose network part bounds it across nodes, scales by that over k. With
 /// group-limited routing (MoeSpec::router_groups; DeepSeek-V3's node-limited routing, arXiv:2412.19437 Sec. 2.1.2)
-/// the draws come from the token's chosen groups only, which caps the nodes it reaches. 1 inside one node (NVLink
-/// only) and for a dense model. Group counts that neither divide nor are divided by the node count keep the
+/// the draws come from the token's chosen groups only, which caps the nodes it reaches. Inside one node (NVLink only)
+/// the same count over the group's ranks: DeepEP's intranode dispatch sends a token once per rank holding one of its
+/// experts. 1 for a dense model. Group counts that neither divide nor are divided by the node (rank) count keep the
 /// unlimited figure (an upper bound).
 double deepep_network_share(const workload::ModelSpec& model, const topology::Topology& topo,
                             const std::vector<int>& group);

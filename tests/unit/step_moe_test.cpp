@@ -94,6 +94,16 @@ TEST(MoeDispatcher, NodeLimitedRoutingCapsTheNodesATokenReaches) {
   model.moe->router_groups = 4;
   model.moe->router_group_topk = 2;
   EXPECT_NEAR(deepep_network_share(model, *s.inputs.topology, ep_group), 3.62901 / 8, 1e-4);
+  // Inside one node DeepEP sends a token once per rank holding one of its experts: EP 8 on GPUs 0-7, 32 experts per
+  // rank, unlimited routing: 8 (1 - C(224,8)/C(256,8)) = 5.295 ranks of 8; node-limited, 3.629 (8 groups, one per
+  // rank). It was 1 (every routed copy sent), which made intranode DeepEP 1.5x the bytes it moves.
+  const std::vector<int> one_node = {0, 1, 2, 3, 4, 5, 6, 7};
+  model.moe->router_groups = model.moe->router_group_topk = 0;
+  EXPECT_NEAR(deepep_network_share(model, *s.inputs.topology, one_node), 5.29465 / 8, 1e-4);
+  model.moe->router_groups = 8;
+  model.moe->router_group_topk = 4;
+  EXPECT_NEAR(deepep_network_share(model, *s.inputs.topology, one_node), 3.62901 / 8, 1e-4);
+  EXPECT_EQ(deepep_network_share(model, *s.inputs.topology, {0}), 1.0) << "one rank: nothing to deduplicate";
 }
 
 }  // namespace
