@@ -117,10 +117,13 @@ RunOutcome finish_run(const scenario::Scenario& s, const StepOutcome& step, cons
   rel["spares"] = o.run.spares;
   rel["spares_from"] = s.reliability.spares ? "given" : "auto";
   rel["on_spares_exhausted"] = o.run.on_spares_exhausted;
-  results::Json repair = results::Json::object();
-  for (const auto& c : in.components)
+  results::Json repair = results::Json::object(), mtbf = results::Json::object();
+  for (const auto& c : in.components) {
     repair[c.name] = c.repair.hours();
+    mtbf[c.name] = c.mtbf.hours();  // per instance of its scope (a user trial: a changed MTBF left the hash alone)
+  }
   rel["repair_h"] = std::move(repair);
+  rel["mtbf_h"] = std::move(mtbf);
   // Checkpoints as the run used them (trial 43: the report's configuration showed none of them): the policy, the
   // interval the scenario gave, and the storage rates behind "auto" write and load times (the times themselves are the
   // result's `checkpoint` object).

@@ -150,6 +150,7 @@ Json scenario_json(const scenario::Scenario& s) {
   j["training"]["duration_s"] = s.training.duration ? Json(s.training.duration->seconds()) : Json();
   j["training"]["dtype"] = hardware::to_string(s.training.dtype);
   j["reliability"]["failure_components"] = static_cast<int>(s.reliability.components.size());
+  if (!s.reliability.failures_sha256.empty()) j["reliability"]["failures_sha256"] = s.reliability.failures_sha256;
   j["reliability"]["trials"] = s.reliability.trials;
   j["reliability"]["seed"] = static_cast<std::int64_t>(s.reliability.seed);
   // Every input of the cost, as the run used it (a user trial: an owned cluster's configuration showed only the

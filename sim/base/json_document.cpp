@@ -219,6 +219,13 @@ void JsonDocument::set(std::string_view dotted_path, std::string_view value_text
                           std::to_string(kMaxDepth) + " levels");
   Json value;
   try {
+    // A value that is JSON is held to the rules of files: a duplicate key is refused, not resolved to the last one
+    // (a user trial: two "trace" keys in one --set ran the second silently, where the same text in a file was refused).
+    StructureCheck check;
+    if (!Json::sax_parse(value_text.begin(), value_text.end(), &check, nlohmann::detail::input_format_t::json,
+                         /*strict=*/true, /*ignore_comments=*/false) &&
+        !check.problem.empty())
+      throw ConfigError("--set", "", "the value of " + std::string(dotted_path) + " is invalid JSON: " + check.problem);
     value = Json::parse(value_text);
   } catch (const Json::exception&) {
     value = std::string(value_text);  // not JSON: a plain string such as 400 Gbit/s

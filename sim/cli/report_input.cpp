@@ -91,6 +91,13 @@ reports::ReportInput report_input(const scenario::Scenario& s, const StepOutcome
                        "your fleet's; rented for this job they would add " +
                        base::fmt(100 * share, 1) + "% to the compute cost");
   }
+  // A replayed failure log changes what every failure figure means: said where the summary is read (a user trial:
+  // only the CLI and the HTML's configuration named it; summary.md did not).
+  if (const auto& t = s.reliability.trace)
+    in.notes.push_back("failures are replayed from " + t->source + " (" + std::to_string(t->events.size()) +
+                       (t->events.size() == 1 ? " failure" : " failures") + " over " +
+                       base::format_time(base::Time::from_seconds(t->span_s)) +
+                       ", repeated after it), the same in every trial, not drawn from failure rates");
   in.gpus = s.cluster.gpus;
   in.step = step.result;
   in.run = r.run;

@@ -289,8 +289,12 @@ void Trial::on_arrival(std::size_t c, bool sampled) {
   // Thinning keeps the stream aligned whatever the state: a uniform is drawn for every arrival. A failure of a
   // part the job no longer holds (its node is out, not replaced) does not reach the job.
   const double u = sources_[c].rng.uniform();
-  const double hit = u * plan_.job.nodes;  // which node, in [0, nodes): those in use first, then idle, then out
-  const bool reaches_job = !cp.thinned || hit < static_cast<double>(plan_.job.nodes - missing_nodes_);
+  // Which node, in [0, nodes): those in use first, then idle, then out. A logged failure (a trace's) happened to a
+  // part the job held: it hits one of the nodes still there (a user trial: a second failure while the first node was
+  // out was absorbed by it in 1 trial in 8, though the log has two).
+  const double present = static_cast<double>(plan_.job.nodes - missing_nodes_);
+  const double hit = u * (sampled ? plan_.job.nodes : present);
+  const bool reaches_job = !cp.thinned || hit < present;
   if (sampled) {
     advance_source(c);
     schedule_source(c, plan_.horizon.seconds());

@@ -4,7 +4,7 @@
 #include "sim/scenario/cluster_section.hpp"
 #include "sim/scenario/cost_section.hpp"
 #include "sim/scenario/expect_section.hpp"
-#include "sim/scenario/failure_trace_section.hpp"
+#include "sim/scenario/failures_section.hpp"
 #include "sim/scenario/training_section.hpp"
 
 #include "sim/base/json_reader.hpp"
@@ -87,16 +87,6 @@ JsonDocument open_named(const std::string& name, std::string_view folder, const 
                                                 : "hardware profile") +
                         (hint.empty() ? "" : " (did you mean \"" + hint + "\"?)") + "; built-in: " + join_names(names) +
                         "; or give a path to a .json file");
-}
-
-/// The failure model in effect: a failures object's components, after the hardware profile's unless they replace them.
-std::vector<hardware::FailureComponentSpec> effective_components(const hardware::HardwareProfile& hw,
-                                                                 const std::vector<hardware::FailureComponentSpec>& own,
-                                                                 bool replace) {
-  std::vector<hardware::FailureComponentSpec> out;
-  if (!replace) out = hw.failures;
-  out.insert(out.end(), own.begin(), own.end());
-  return out;
 }
 
 void require_schema(const JsonDocument& doc, std::string_view expected) {
@@ -287,15 +277,7 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
     const auto fk = r->kind("failures");
     if (fk == JsonReader::Kind::Object) {
       if (auto f = r->required_object("failures")) {
-        // A trace alone replays against the hardware profile's components (nothing replaces them).
-        const bool own = f->has("components") || !f->has("trace");
-        for (auto& c : f->object_array("components", own))
-          inline_components.push_back(hardware::FailureComponentSpec::parse(c));
-        hardware::check_failure_components(*f, "components", inline_components);
-        replace = own;
-        f->optional("replace", replace);
-        rel.trace =
-            detail::parse_failure_trace(*f, effective_components(s.hardware, inline_components, replace), "inline");
+        rel.trace = detail::read_failures_object(*f, s.hardware, "inline", inline_components, replace);
         f->finish();
         rel.failures = "inline";
       }
@@ -309,14 +291,8 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
           JsonDocument fd = open_named(name, "failures", base_dir);
           Diagnostics fdiag(fd.origin());
           JsonReader fr = fd.root(fdiag);
-          const bool own = fr.has("components") || !fr.has("trace");
-          for (auto& c : fr.object_array("components", own))
-            inline_components.push_back(hardware::FailureComponentSpec::parse(c));
-          hardware::check_failure_components(fr, "components", inline_components);
-          replace = own;
-          fr.optional("replace", replace);
-          rel.trace =
-              detail::parse_failure_trace(fr, effective_components(s.hardware, inline_components, replace), name);
+          rel.trace = detail::read_failures_object(fr, s.hardware, name, inline_components, replace);
+          rel.failures_sha256 = base::sha256_hex(fd.dump());
           std::string ignored;
           fr.optional("schema", ignored);
           fr.optional("description", ignored);
@@ -437,8 +413,8 @@ Scenario parse_scenario(const JsonDocument& doc, const std::string& base_dir) {
     if (r->optional("seed", seed, Range::at_least(0))) rel.seed = static_cast<std::uint64_t>(seed);
     r->finish();
   }
-  rel.components =
-      rel.failures == "default" ? s.hardware.failures : effective_components(s.hardware, inline_components, replace);
+  rel.components = rel.failures == "default" ? s.hardware.failures
+                                             : detail::effective_components(s.hardware, inline_components, replace);
 
   s.cost.gpu_hour = s.hardware.price ? std::optional<base::Money>(s.hardware.price->gpu_hour) : std::nullopt;
   s.cost.energy.node_power = s.hardware.node.power;

@@ -125,6 +125,9 @@ struct ReliabilityConfig {
   std::vector<hardware::FailureComponentSpec> components;  // effective list after defaults / replace
   /// The failures object's "trace": a failure log replayed instead of drawn arrivals (reliability::FailureTrace).
   std::optional<reliability::FailureTrace> trace;
+  /// SHA-256 of a failure file's document (reliability.failures naming a file; empty otherwise): its contents are
+  /// part of the run's provenance, as the scenario document's are (scenario::Scenario::document_sha256).
+  std::string failures_sha256;
   CheckpointConfig checkpoint;
   base::Time restart;
   base::Time hang_timeout;

@@ -5,10 +5,12 @@
 #include "sim/reliability/run_inputs.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "tests/support/scenario_errors.hpp"
+#include "tests/support/temp_dir.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -138,6 +140,81 @@ TEST(FailureTraceScenario, IsReadStrictlyAndSummarised) {
       {{"reliability.failures", R"({"components": [{"name": "x", "scope": "job", "mtbf": "10 d", "effect": "crash"}], )"
                                 R"("trace": {"span": "1 d", "events": [{"at": "1 h", "component": "faulty_gpu"}]}})"}});
   EXPECT_NE(own.find("its components: x"), std::string::npos) << own;
+}
+
+}  // namespace
+}  // namespace sim::scenario
+
+// User trial 48's findings, each a test.
+namespace sim::reliability {
+namespace {
+
+TEST(FailureTrace, ALoggedFailureHitsANodeTheJobStillHolds) {
+  // Two GPU failures 60 s apart while the job is down, one spare, waiting for repairs: the second needs a repair of
+  // its own in every trial. It hit the already failed node in 1 trial of 8 (8 nodes), which then finished early.
+  RunInputs in = one_node({{1000, "gpu"}, {1060, "gpu"}}, 1e6);
+  in.job = JobShape::make(64, 8, 8);
+  in.spares = 1;
+  in.when_spares_exhausted = OnSparesExhausted::Wait;
+  in.detection.crash = Time::from_seconds(120);
+  const auto r = run_monte_carlo(in, 64, 3, 1);
+  EXPECT_EQ(r.time_to_train_days.p10, r.time_to_train_days.p90) << "fixed repairs: every trial the same";
+  // The spare covers the first node; the job waits for the first repair (1 h after 1,000 s), from detection at 1,120 s.
+  EXPECT_NEAR(r.accounting.waiting_for_repair_s, 4600 - 1120, 1e-6);
+}
+
+}  // namespace
+}  // namespace sim::reliability
+
+namespace sim::scenario {
+namespace {
+
+using support::load_error;
+
+TEST(FailureTraceScenario, TrialFortyEightsInputsAreRefusedOrOrdered) {
+  // A span the clock cannot hold was an internal error when the summary printed it.
+  EXPECT_NE(load_error({{"reliability.failures",
+                         R"({"trace": {"span": "107000 d", "events": [{"at": "1 s", "component": "software_bug"}]}})"}})
+                .find("/reliability/failures/trace/span: is longer than a run can be"),
+            std::string::npos);
+  // Events at one instant in component-name order, whatever the log's.
+  const Scenario s = load_default_scenario(
+      {{"reliability.failures", R"({"trace": {"span": "1 d", "events": [{"at": "1 h", "component": "software_bug"}, )"
+                                R"({"at": "1 h", "component": "faulty_gpu"}]}})"}});
+  EXPECT_EQ(s.reliability.trace->events[0].component, "faulty_gpu");
+  // A duplicate key in a --set value is refused as in a file, not resolved to the last one.
+  EXPECT_NE(load_error({{"reliability.failures", R"({"trace": {"span": "1 d", "events": []}, "trace": {}})"}})
+                .find("invalid JSON: duplicate key \"trace\""),
+            std::string::npos);
+  // What a failures object takes, named.
+  EXPECT_NE(load_error({{"reliability.failures", "{}"}})
+                .find("expected \"components\" (failure components), a "
+                      "\"trace\" (a failure log to replay) or both"),
+            std::string::npos);
+  EXPECT_NE(load_error({{"reliability.failures", R"({"traces": {}})"}}).find("did you mean \"trace\""),
+            std::string::npos);
+  const std::string twice = load_error(
+      {{"reliability.failures", R"({"replace": false, "components": [{"name": "software_bug", "scope": "job", )"
+                                R"("mtbf": "10 d", "effect": "crash"}]})"}});
+  EXPECT_NE(twice.find("/reliability/failures/components: [0] \"software_bug\" is already a component of the "
+                       "hardware profile"),
+            std::string::npos)
+      << twice;
+  // A failure file's contents are provenance: its SHA-256 changes with any event (a user trial: two traces 2,000 s
+  // apart gave different results under one configuration hash).
+  support::TempDir dir;
+  auto hash_of = [&](const std::string& at) {
+    const auto path = (dir.path() / ("f" + at + ".json")).string();
+    std::ofstream(path) << R"({"trace": {"span": "30 d", "events": [{"at": ")" << at
+                        << R"(", "component": "software_bug"}]}})";
+    return load_default_scenario({{"reliability.failures", "\"" + path + "\""}}).reliability.failures_sha256;
+  };
+  EXPECT_EQ(hash_of("1000 s").size(), 64u);
+  EXPECT_NE(hash_of("1000 s"), hash_of("3000 s"));
+  EXPECT_NE(load_error({{"reliability.failures", R"({"components": [], "trace": {"span": "1 d", "events": [{"at": )"
+                                                 R"("1 h", "component": "x"}]}})"}})
+                .find("the failure model has no components"),
+            std::string::npos);
 }
 
 }  // namespace
