@@ -399,7 +399,7 @@ void add_plan_command(CLI::App& app, const Options& o, CommandList& commands) {
       ->check(CLI::Range(1, 1'000'000));
   cmd->add_option("--free", a->free,
                   "Parallel fields to search although the scenario gives them: all, or e.g. tp,pp,micro_batch "
-                  "(searched: micro-batches up to 16, cp up to 32, ZeRO-2/3 without pipelines; the scenario's own "
+                  "(searched: micro-batches up to 16, cp up to 32, ZeRO-3 without pipelines; the scenario's own "
                   "micro-batch, cp and ZeRO stage always)")
       ->delimiter(',');
   cmd->add_option("--threads", a->threads, "Worker threads (default: all cores); results do not depend on it")

@@ -17,6 +17,7 @@
 
 #include <limits>
 #include <numeric>
+#include <set>
 #include <stdexcept>
 
 namespace sim::planner {
@@ -82,14 +83,30 @@ TEST(PlanSpace, SchedulesFollowVirtualStagesAndShardingFollowsThePipeline) {
     if (c.pp == 1) {
       EXPECT_EQ(c.schedule, parallel::Schedule::OneFOneB);
     }
-    if (c.zero_stage >= 2) {
-      EXPECT_EQ(c.pp, 1) << "ZeRO-2/3 are searched without pipeline parallelism only (the scenario's: ZeRO-0)";
+    if (c.zero_stage == 3) {
+      EXPECT_EQ(c.pp, 1) << "ZeRO-3 is searched without pipeline parallelism only (the scenario's: ZeRO-0)";
     }
     if (c.tp == 1) {
       EXPECT_FALSE(c.sequence_parallel);
     }
     EXPECT_FALSE(c.dp.has_value()) << "dp is derived";
   }
+}
+
+// ZeRO-2 with a pipeline (Llama 3 405B's layout) is searched whatever the scenario's own stage, so that a freed stage's
+// answer does not depend on where the search started (trial 45: it was searched only from a ZeRO-2 scenario).
+TEST(PlanSpace, ZeroTwoWithAPipelineIsSearchedFromAnyStartingStage) {
+  std::set<std::pair<int, int>> seen[2];
+  for (int start : {0, 1}) {
+    Loaded l(tiny_scenario(R"({"global_batch": 64, "zero_stage": )" + std::to_string(start) + "}"));
+    planner::PlanOptions opt;
+    opt.free = {"zero_stage"};
+    for (const auto& c : enumerate(scenario::plan_problem(l.s, opt, false), 8))
+      seen[start].insert({c.zero_stage, c.pp});
+  }
+  EXPECT_EQ(seen[0], seen[1]);
+  EXPECT_TRUE(seen[0].contains({2, 2})) << "ZeRO-2 with PP 2";
+  EXPECT_FALSE(seen[0].contains({3, 2})) << "ZeRO-3 without a pipeline only";
 }
 
 // A freed stage keeps the scenario's own among the candidates: the 405B example (ZeRO-2 with PP 16, as Llama 3's FSDP
