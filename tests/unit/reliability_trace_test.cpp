@@ -42,16 +42,11 @@ RunInputs one_node(std::vector<TraceEvent> events, double span_s) {
   in.detection.crash = Time::zero();
   in.restart = Time::from_seconds(100);
   in.node_swap = Time::zero();
-  in.checkpoint = CheckpointSpec{.policy = CheckpointPolicy::Fixed,
-                                 .interval = Time::zero(),
-                                 .interval_steps = 1000,
-                                 .write = Time::from_seconds(10),
-                                 .async = false,
-                                 .snapshot = Time::zero(),
-                                 .load = Time::zero(),
-                                 .write_basis = {},
-                                 .load_basis = {},
-                                 .snapshot_basis = {}};
+  in.checkpoint.policy = CheckpointPolicy::Fixed;  // every 1,000 steps, synchronous, 10 s; nothing to load
+  in.checkpoint.interval_steps = 1000;
+  in.checkpoint.write = Time::from_seconds(10);
+  in.checkpoint.async = false;
+  in.checkpoint.load = Time::zero();
   in.exponential_repair = false;
   in.spares = 0;
   in.total_steps = 10000;
