@@ -23,6 +23,7 @@ reliability::RunInputs run_inputs(const scenario::Scenario& s, const StepOutcome
     if (path == "/work/total_steps") return "/training/tokens";
     if (path == "/work/window") return "/training/duration";
     if (path == "/checkpoint/snapshot") return "/reliability/checkpoint/snapshot_bandwidth";
+    if (path.starts_with("/trace")) return "/reliability/failures" + path;
     for (const char* key : {"/spares", "/node_swap", "/detection", "/straggler_slowdown", "/checkpoint/"})
       if (path.starts_with(key)) return "/reliability" + path;
     return path;

@@ -129,16 +129,23 @@ struct StructureCheck : nlohmann::json_sax<Json> {
   }
 };
 
+/// A duplicate key or nesting beyond kMaxDepth in JSON text, or "" (also for a syntax error: the parse that follows
+/// reports it in nlohmann's words).
+std::string structure_problem(std::string_view text) {
+  StructureCheck check;
+  const bool clean = Json::sax_parse(text.begin(), text.end(), &check, nlohmann::detail::input_format_t::json,
+                                     /*strict=*/true, /*ignore_comments=*/false);
+  return clean ? std::string() : check.problem;
+}
+
 JsonDocument parse_impl(std::string_view text, const std::string& origin, auto make) {
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos)
     throw ConfigError(origin, "", "the file is empty; expected a JSON object");
   // Duplicate keys and excessive nesting are rejected by a first, event-only pass (nlohmann alone keeps the last
   // duplicate). Not by a parse callback: nlohmann's callback parser walks the parent object at the end of every
   // child object, so an object of n objects (an "expect" of 50,000 metrics) took O(n^2), minutes.
-  StructureCheck check;
-  const bool clean = Json::sax_parse(text.begin(), text.end(), &check, nlohmann::detail::input_format_t::json,
-                                     /*strict=*/true, /*ignore_comments=*/false);
-  if (!clean && !check.problem.empty()) throw ConfigError(origin, "", "invalid JSON: " + check.problem);
+  if (const std::string problem = structure_problem(text); !problem.empty())
+    throw ConfigError(origin, "", "invalid JSON: " + problem);
   try {
     Json root = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/true, /*ignore_comments=*/false);
     return make(std::move(root));
@@ -221,11 +228,9 @@ void JsonDocument::set(std::string_view dotted_path, std::string_view value_text
   try {
     // A value that is JSON is held to the rules of files: a duplicate key is refused, not resolved to the last one
     // (a user trial: two "trace" keys in one --set ran the second silently, where the same text in a file was refused).
-    StructureCheck check;
-    if (!Json::sax_parse(value_text.begin(), value_text.end(), &check, nlohmann::detail::input_format_t::json,
-                         /*strict=*/true, /*ignore_comments=*/false) &&
-        !check.problem.empty())
-      throw ConfigError("--set", "", "the value of " + std::string(dotted_path) + " is invalid JSON: " + check.problem);
+    if (const std::string problem = structure_problem(value_text); !problem.empty())
+      throw ConfigError("--set", "",
+                        "the value of " + std::string(dotted_path.substr(0, 80)) + " is invalid JSON: " + problem);
     value = Json::parse(value_text);
   } catch (const Json::exception&) {
     value = std::string(value_text);  // not JSON: a plain string such as 400 Gbit/s

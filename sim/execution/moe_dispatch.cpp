@@ -1,4 +1,4 @@
-// sim/execution/moe_dispatch.cpp: DeepEP's once-per-node dispatch (moe_dispatch.hpp).
+// sim/execution/moe_dispatch.cpp: DeepEP's deduplicated dispatch, once per node or rank (moe_dispatch.hpp).
 #include "sim/execution/moe_dispatch.hpp"
 
 #include "sim/workload/moe_routing.hpp"

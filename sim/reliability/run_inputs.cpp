@@ -159,17 +159,23 @@ std::vector<base::Diagnostic> check_inputs(const RunInputs& in) {
       const std::string at = "/trace/events/" + std::to_string(i);
       if (!(e.at_s >= 0 && e.at_s < t.span_s)) bad(at + "/at", "must lie in [0, span)");
       if (i > 0 && e.at_s < t.events[i - 1].at_s) bad(at + "/at", "events must be in time order");
-      if (!first.contains(e.component)) bad(at + "/component", "\"" + e.component + "\" is not a failure component");
+      const auto it = first.find(e.component);
+      if (it == first.end() || it->second == static_cast<std::size_t>(-1) || it->second >= t.replaces)
+        bad(at + "/component", "\"" + e.component + "\" is not a failure component the trace replaces");
     }
   }
   if (in.stall_interruptions < 1) bad("/stall_interruptions", "must be >= 1");
   return out;
 }
 
+bool replaced_by_trace(const RunInputs& in, std::size_t i) {
+  return in.trace && i < in.trace->replaces;
+}
+
 double job_failure_rate(const RunInputs& in) {
   double rate = 0;
-  for (const auto& c : in.components)
-    if (c.mtbf.s > 0 && (!in.trace || c.effect == hardware::FailureEffect::LossSpike))
+  for (std::size_t i = 0; i < in.components.size(); ++i)
+    if (const auto& c = in.components[i]; c.mtbf.s > 0 && !replaced_by_trace(in, i))
       rate += instances(in.job, c.scope) / c.mtbf.s;
   if (in.trace && in.trace->span_s > 0) rate += static_cast<double>(in.trace->events.size()) / in.trace->span_s;
   return rate;
@@ -182,23 +188,33 @@ base::Duration job_mtbf(const RunInputs& in) {
 
 double interruptions_per_trial(const RunInputs& in, base::Time step0) {
   const double span_s = in.total_steps ? *in.total_steps * step0.seconds() : in.window ? in.window->seconds() : 0.0;
-  return std::min(job_failure_rate(in) * span_s, kMaxTrialEvents / 3);
+  if (!in.trace || !(in.trace->span_s > 0)) return std::min(job_failure_rate(in) * span_s, kMaxTrialEvents / 3);
+  // A trace's count is exact: whole repetitions, then the events of the last partial one (a review: the mean rate let
+  // a log bunched at its start pass the guard with a fraction of the events it replays).
+  const FailureTrace& t = *in.trace;
+  const double reps = std::floor(span_s / t.span_s), rest = span_s - reps * t.span_s;
+  const auto in_rest = std::upper_bound(t.events.begin(), t.events.end(), rest,
+                                        [](double x, const TraceEvent& e) { return x < e.at_s; }) -
+                       t.events.begin();
+  RunInputs drawn = in;
+  drawn.trace->events.clear();  // what the trace leaves drawn
+  return std::min(
+      reps * static_cast<double>(t.events.size()) + static_cast<double>(in_rest) + job_failure_rate(drawn) * span_s,
+      kMaxTrialEvents / 3);
 }
 
 double mean_nodes_in_repair(const RunInputs& in) {
   double mean = 0;
-  if (in.trace) {
-    if (!(in.trace->span_s > 0)) return 0;
+  if (in.trace && in.trace->span_s > 0) {
     std::unordered_map<std::string_view, const hardware::FailureComponentSpec*> by_name;
     for (const auto& c : in.components)
       by_name.emplace(c.name, &c);
     for (const auto& e : in.trace->events)
       if (const auto it = by_name.find(e.component); it != by_name.end() && it->second->repair.s > 0)
         mean += nodes_affected(in.job, it->second->scope) * it->second->repair.s / in.trace->span_s;  // L = lambda W
-    return mean;
   }
-  for (const auto& c : in.components)
-    if (c.mtbf.s > 0 && c.repair.s > 0)
+  for (std::size_t i = 0; i < in.components.size(); ++i)
+    if (const auto& c = in.components[i]; c.mtbf.s > 0 && c.repair.s > 0 && !replaced_by_trace(in, i))
       mean += instances(in.job, c.scope) / c.mtbf.s * nodes_affected(in.job, c.scope) * c.repair.s;  // L = lambda W
   return mean;
 }

@@ -120,11 +120,15 @@ struct TraceEvent {
 /// A failure log replayed in place of sampled arrivals (DESIGN.md, sim/reliability: "trace replay"): every trial sees
 /// the same failures at the same times, repeated every `span_s` (the window the log covers, quiet time after its
 /// last event included) for as long as the run lasts. What still varies between trials: repair times and which node a
-/// failure hits while the job runs shrunk. Loss spikes (training.loss_spikes, a per-step rate) still arrive as drawn.
+/// failure hits while the job runs shrunk. Loss spikes (training.loss_spikes, a per-step rate) still arrive as drawn
+/// (FailureTrace::replaces).
 struct FailureTrace {
   double span_s = 0;
   std::vector<TraceEvent> events;  // in time order
   std::string source;              // where it came from ("failures/llama3.json", "inline"), for the summary
+  /// The trace replaces the arrivals of RunInputs::components[0, replaces); those after (the loss-spike component the
+  /// caller adds for training.loss_spikes) are still drawn. Events may name only the replaced ones.
+  std::size_t replaces = static_cast<std::size_t>(-1);
 };
 
 /// The most events a trace may list (one per line of a log; a year of Llama 3's rate on 16,384 GPUs is 2,800).
@@ -182,11 +186,15 @@ struct RunInputs {
 std::vector<base::Diagnostic> check_inputs(const RunInputs& in);
 
 /// Failures per second of the whole job: sum over components of instances / MTBF. Weibull components enter with
-/// their long-run rate (renewal theorem: 1 / mean). With a trace: its events per span, plus loss spikes.
+/// their long-run rate (renewal theorem: 1 / mean). With a trace: its events per span, plus the components it leaves
+/// drawn.
 double job_failure_rate(const RunInputs& in);
 /// Job MTBF = 1 / sum of rates (DESIGN.md, "Modelling"); infinite without components.
 base::Duration job_mtbf(const RunInputs& in);
+/// Whether a trace replaces component `i`'s drawn arrivals.
+bool replaced_by_trace(const RunInputs& in, std::size_t i);
 /// The interruptions one trial is expected to simulate at least: the job's failure rate over its failure-free time
+/// (a trace's events counted exactly, however bunched)
 /// (`step0` x total_steps, or the window), at most what a trial reaches before it stops at its event cap (every
 /// interruption takes at least three events: the failure, its detection and the restart; trial.hpp).
 double interruptions_per_trial(const RunInputs& in, base::Time step0);

@@ -41,17 +41,18 @@ RunPlan make_plan(const RunInputs& in, Time step0) {
     cp.detect = in.detection.of(c.effect);
     cp.rollback_steps = c.rollback_steps;
     cp.thinned = c.scope != FailureScope::Job;
-    cp.sampled = !in.trace || c.effect == FailureEffect::LossSpike;
+    cp.sampled = !replaced_by_trace(in, p.components.size());
     p.components.push_back(std::move(cp));
   }
   if (in.trace) {
     std::unordered_map<std::string_view, std::size_t> index;
     for (std::size_t i = 0; i < in.components.size(); ++i)
       index.emplace(in.components[i].name, i);
-    p.trace_span_s = in.trace->span_s;
+    p.trace_span_ns = std::max<std::int64_t>(1, Time::from_seconds(in.trace->span_s).ns);
     p.trace.reserve(in.trace->events.size());
     for (const auto& e : in.trace->events)
-      if (const auto it = index.find(e.component); it != index.end()) p.trace.emplace_back(e.at_s, it->second);
+      if (const auto it = index.find(e.component); it != index.end())
+        p.trace.emplace_back(std::min(Time::from_seconds(e.at_s).ns, p.trace_span_ns - 1), it->second);
   }
   p.mtbf = job_mtbf(in);
   p.policy = in.checkpoint.policy;
@@ -280,8 +281,12 @@ void Trial::schedule_source(std::size_t c, double horizon_s) {
 void Trial::schedule_trace(std::uint64_t n) {
   if (plan_.trace.empty()) return;
   const std::uint64_t size = plan_.trace.size();
-  const double t = plan_.trace[n % size].first + static_cast<double>(n / size) * plan_.trace_span_s;
-  if (t <= plan_.horizon.seconds()) schedule_at(Time::from_seconds(t), pack(Kind::TraceFailure, n));
+  const auto rep = static_cast<std::int64_t>(n / size);
+  // Past the horizon (at most 200 years, and the span at least 1 ns) nothing is scheduled: rep x span cannot overflow
+  // before that test stops the chain.
+  if (rep > plan_.horizon.ns / std::max<std::int64_t>(1, plan_.trace_span_ns)) return;
+  const std::int64_t t = plan_.trace[n % size].first + rep * plan_.trace_span_ns;
+  if (t <= plan_.horizon.ns) schedule_at(Time{t}, pack(Kind::TraceFailure, n));
 }
 
 void Trial::on_arrival(std::size_t c, bool sampled) {

@@ -36,10 +36,12 @@ struct ComponentPlan {
 /// Everything derived once per Monte Carlo run and shared read-only by all trials.
 struct RunPlan {
   std::vector<ComponentPlan> components;
-  /// A replayed trace (RunInputs::trace): each event's time from the start and its component's index, in time order,
-  /// repeated every trace_span_s; empty and 0 without one.
-  std::vector<std::pair<double, std::size_t>> trace;
-  double trace_span_s = 0;
+  /// A replayed trace (RunInputs::trace): each event's time from the start in integer nanoseconds and its component's
+  /// index, in time order, repeated every trace_span_ns; empty and 0 without one. Integers, so that a repetition's
+  /// first event never lands before the previous one's last (a review: in doubles, an event a nanosecond before the
+  /// span's end was scheduled in the past after 92 repetitions).
+  std::vector<std::pair<std::int64_t, std::size_t>> trace;
+  std::int64_t trace_span_ns = 0;
   JobShape job;
   base::Time step0;           // healthy step time
   double interval_steps = 0;  // steps between checkpoints (whole steps, at least 1)

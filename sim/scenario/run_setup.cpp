@@ -124,6 +124,7 @@ reliability::RunInputs run_inputs(const Scenario& s, const execution::StepPlan& 
   in.job = reliability::JobShape::make(s.cluster.gpus, s.cluster.gpus_per_node, L.dp, nodes_per_leaf, nodes_per_rack);
   in.components = s.reliability.components;
   in.trace = s.reliability.trace;
+  if (in.trace) in.trace->replaces = in.components.size();  // not the loss-spike component added below: still drawn
   in.detection.hang = s.reliability.hang_timeout;
   if (s.reliability.detect_crash) in.detection.crash = *s.reliability.detect_crash;
   if (s.reliability.detect_straggler) in.detection.straggler = *s.reliability.detect_straggler;

@@ -158,6 +158,43 @@ TEST(FailureTrace, ALoggedFailureHitsANodeTheJobStillHolds) {
   EXPECT_NEAR(r.accounting.waiting_for_repair_s, 4600 - 1120, 1e-6);
 }
 
+// Review 49's findings.
+TEST(FailureTrace, TimesAreWholeNanosecondsSoARepetitionNeverStartsBeforeThePreviousEnds) {
+  // An event a nanosecond before the end of a 777,777.7 s span: in doubles, repetition 91's last event landed 16 ns
+  // after repetition 92's first, which the engine refused as scheduled in the past (an internal error).
+  RunInputs in = one_node({{0, "software"}, {777777.699999999, "software"}}, 777777.7);
+  in.total_steps.reset();
+  in.window = Time::from_seconds(1000 * 86400.0);
+  const auto r = run_monte_carlo(in, 1, 1, 1);
+  EXPECT_GT(r.interruptions_mean, 2 * 111);  // two per repetition, 111 repetitions in 1,000 d
+}
+
+TEST(FailureTrace, ReplacesTheFailureComponentsAndLeavesTrainingsLossSpikesDrawn) {
+  // A failure component of effect loss_spike is replayed like any other: never drawn (it was drawn beside its logged
+  // events); a component after `replaces` (the one run_setup adds for training.loss_spikes) is drawn.
+  RunInputs in = one_node({}, 1e6);
+  hardware::FailureComponentSpec spike = component("spike", FailureScope::Job, FailureEffect::LossSpike, 0);
+  spike.mtbf = base::Duration{600};  // every 10 min by its law
+  in.components.push_back(spike);
+  EXPECT_EQ(run_monte_carlo(in, 2, 1, 1).interruptions_mean, 0.0) << "replaced by an empty trace";
+  in.trace->replaces = 2;  // software and gpu replaced; spike drawn
+  EXPECT_GT(run_monte_carlo(in, 2, 1, 1).interruptions_mean, 5.0);
+  EXPECT_NEAR(job_mtbf(in).s, 600, 1e-9) << "the drawn component's rate, and no events";
+}
+
+TEST(FailureTrace, TheWorkGuardCountsATracesEventsExactly) {
+  // 10,000 failures in the first day of a one-year log, over a run of 19 days: the mean rate says 520, the run meets
+  // all 10,000.
+  std::vector<TraceEvent> events(10000);
+  for (std::size_t i = 0; i < events.size(); ++i)
+    events[i] = {static_cast<double>(i) * 8.0, "software"};
+  RunInputs in = one_node(std::move(events), 365 * 86400.0);
+  in.total_steps = 19 * 86400.0;
+  EXPECT_EQ(interruptions_per_trial(in, Time::from_seconds(1)), 10000.0);
+  in.total_steps = 400 * 86400.0;  // one whole repetition and 35 days of the next
+  EXPECT_EQ(interruptions_per_trial(in, Time::from_seconds(1)), 20000.0);
+}
+
 }  // namespace
 }  // namespace sim::reliability
 
