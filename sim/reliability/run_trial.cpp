@@ -282,11 +282,12 @@ void Trial::schedule_trace(std::uint64_t n) {
   if (plan_.trace.empty()) return;
   const std::uint64_t size = plan_.trace.size();
   const auto rep = static_cast<std::int64_t>(n / size);
-  // Past the horizon (at most 200 years, and the span at least 1 ns) nothing is scheduled: rep x span cannot overflow
-  // before that test stops the chain.
-  if (rep > plan_.horizon.ns / std::max<std::int64_t>(1, plan_.trace_span_ns)) return;
-  const std::int64_t t = plan_.trace[n % size].first + rep * plan_.trace_span_ns;
-  if (t <= plan_.horizon.ns) schedule_at(Time{t}, pack(Kind::TraceFailure, n));
+  // Past the horizon (at most 200 years, and the span at least 1 ns) nothing is scheduled. Compared before adding, so
+  // that neither rep x span nor the sum overflows (a 200-year span on a 200-year window sums to 400 years).
+  if (rep > plan_.horizon.ns / plan_.trace_span_ns) return;
+  const std::int64_t start = rep * plan_.trace_span_ns;  // at most the horizon
+  const std::int64_t at = plan_.trace[n % size].first;
+  if (at <= plan_.horizon.ns - start) schedule_at(Time{start + at}, pack(Kind::TraceFailure, n));
 }
 
 void Trial::on_arrival(std::size_t c, bool sampled) {

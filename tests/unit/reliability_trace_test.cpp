@@ -169,6 +169,18 @@ TEST(FailureTrace, TimesAreWholeNanosecondsSoARepetitionNeverStartsBeforeThePrev
   EXPECT_GT(r.interruptions_mean, 2 * 111);  // two per repetition, 111 repetitions in 1,000 d
 }
 
+TEST(FailureTrace, ASpanOfTheSimulatorsWholeRangeDoesNotOverflowTheClock) {
+  // A 199-year log on a 199-year window: repetition 1 would start at 199 years and its last event lie near 398, past
+  // the integer-nanosecond clock's 292 (signed overflow, caught by UBSan); it is not scheduled at all.
+  const double years = 199 * 365.25 * 86400.0;
+  RunInputs in = one_node({{0, "software"}, {years - 1, "software"}}, years);
+  in.total_steps.reset();
+  in.window = Time::from_seconds(years);
+  const auto r = run_monte_carlo(in, 1, 1, 1);
+  EXPECT_GE(r.interruptions_mean, 2.0);
+  EXPECT_LE(r.interruptions_mean, 3.0);
+}
+
 TEST(FailureTrace, ReplacesTheFailureComponentsAndLeavesTrainingsLossSpikesDrawn) {
   // A failure component of effect loss_spike is replayed like any other: never drawn (it was drawn beside its logged
   // events); a component after `replaces` (the one run_setup adds for training.loss_spikes) is drawn.
