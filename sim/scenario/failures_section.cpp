@@ -1,4 +1,4 @@
-// sim/scenario/failures_section.cpp: a failures object's "trace" (see the header).
+// sim/scenario/failures_section.cpp: a failures object: its components, "replace" and "trace" (see the header).
 #include "sim/scenario/failures_section.hpp"
 
 #include "sim/scenario/scenario.hpp"
