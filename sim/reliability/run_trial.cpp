@@ -318,13 +318,15 @@ void Trial::on_arrival(std::size_t c, bool sampled) {
   if (phase_ == Phase::Running) advance_to(now());
   // Counted once, when it interrupts work: a crash of a job already down (being detected, or waiting for repairs)
   // only takes its part out; corruption needs a running job; a restart or a drain in progress is work it stops.
+  // A straggler stops nothing when it starts (the job runs on, slower): it is counted when its drain, or the restart
+  // it makes start over, stops work (on_straggler_detected); one swapped out at another failure's restart is never
+  // counted (a user trial: it was counted at onset though nothing stopped, and the count depended on timing).
   const bool corrupting = cp.effect == FailureEffect::Sdc || cp.effect == FailureEffect::LossSpike;
-  const bool interrupts =
-      phase_ == Phase::Running || (!corrupting && (phase_ == Phase::Restarting || phase_ == Phase::Draining));
-  if (interrupts) {
-    ++result_.interruptions[c];
-    record(hardware::to_string(cp.effect), cp.name);
-  }
+  const bool slows = cp.effect == FailureEffect::Straggler;
+  const bool interrupts = !slows && (phase_ == Phase::Running ||
+                                     (!corrupting && (phase_ == Phase::Restarting || phase_ == Phase::Draining)));
+  if (interrupts) ++result_.interruptions[c];
+  if (interrupts || (slows && phase_ == Phase::Running)) record(hardware::to_string(cp.effect), cp.name);
   switch (cp.effect) {
     case FailureEffect::Crash:
     case FailureEffect::Hang:
@@ -446,9 +448,11 @@ void Trial::on_straggler_detected(std::uint64_t gen) {
     discard_running();
     restore_ = durable_p_;
     down_cause_ = stragglers_.front();
+    ++result_.interruptions[down_cause_];
     record("drain", plan_.components[down_cause_].name);
     enter(Phase::Draining, now() + plan_.drain_write);
   } else if (phase_ == Phase::Restarting) {
+    ++result_.interruptions[stragglers_.front()];
     close_phase();  // swap the slow node in, restart over
     decide();
   }

@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -167,6 +168,26 @@ TEST(FailureTrace, TimesAreWholeNanosecondsSoARepetitionNeverStartsBeforeThePrev
   in.window = Time::from_seconds(1000 * 86400.0);
   const auto r = run_monte_carlo(in, 1, 1, 1);
   EXPECT_GT(r.interruptions_mean, 2 * 111);  // two per repetition, 111 repetitions in 1,000 d
+}
+
+TEST(FailureTrace, AStragglerCountsWhenItsDrainStopsWorkNotWhenItStarts) {
+  // Trial 48: a straggler was counted when it began, though the job ran on; one swapped out at another failure's
+  // restart (its health check) was counted and never drained. Now: counted once, when its drain stops work.
+  auto counts = [](std::vector<TraceEvent> events) {
+    RunInputs in = one_node(std::move(events), 1e6);
+    in.components.push_back(component("slow", FailureScope::Gpu, FailureEffect::Straggler, 0));
+    const auto r = run_monte_carlo(in, 2, 1, 1);
+    std::map<std::string, double> by;
+    for (const auto& c : r.causes)
+      by[c.name] = c.interruptions_mean;
+    return by;
+  };
+  const auto swapped = counts({{1000, "slow"}, {1300, "software"}});  // found at 1,600 s; the crash came first
+  EXPECT_EQ(swapped.at("slow"), 0.0);
+  EXPECT_EQ(swapped.at("software"), 1.0);
+  const auto drained = counts({{1000, "software"}, {1050, "slow"}});  // during the restart; drained at 1,650 s
+  EXPECT_EQ(drained.at("slow"), 1.0);
+  EXPECT_EQ(drained.at("software"), 1.0);
 }
 
 TEST(FailureTrace, ASpanOfTheSimulatorsWholeRangeDoesNotOverflowTheClock) {

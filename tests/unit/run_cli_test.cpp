@@ -175,10 +175,11 @@ TEST(RunCommand, ImpossibleRunIsReportedAsNeverFinishing) {
     for (const auto& item : j["cost_usd"]["waterfall"])
       stalled_line = stalled_line || item["label"] == "stalled until the window's end";
     EXPECT_TRUE(stalled_line) << j["cost_usd"]["waterfall"].dump();
-    double accounted = 0;
-    for (const auto& [k, v] : j["time_accounting_days"].items())
-      accounted += v.get<double>();
-    EXPECT_LT(accounted, 100.0) << "the trial's own accounting stops at the stall: " << j["time_accounting_days"];
+    // The trial's own accounting stops where it stalls (the crash flood: no durable checkpoint between interruptions;
+    // the straggler flood, counted only when drained since trial 48: the event cap after about 73 days), not at the
+    // window's end.
+    EXPECT_LT(j["time_accounting_days"]["wall"].get<double>(), 100.0)
+        << "the trial's own accounting stops at the stall: " << j["time_accounting_days"];
   }
 }
 
