@@ -235,9 +235,8 @@ void print_run(const results::RunSummary& r, const cost::CostSummary& c, const s
   out << "interruptions   " << fmt(r.interruptions_mean, 1) << " per run; job MTBF " << results::job_mtbf_text(r, 2)
       << "\n";
   if (const auto& t = s.reliability.trace)
-    out << "                replayed from " << base::printable(t->source) << ": " << t->events.size()
-        << (t->events.size() == 1 ? " failure over " : " failures over ")
-        << base::format_time(base::Time::from_seconds(t->span_s)) << ", repeated after it, the same in every trial\n";
+    out << "                replayed from " << base::printable(t->source) << ": "
+        << base::printable(scenario::trace_extent(*t)) << ", repeated after it, the same in every trial\n";
   out << "lost GPU-hours  " << fmt(r.lost_gpu_hours_mean, 0) << " per run\n";
   const auto& ck = r.checkpoint;
   out << "checkpoint      " << results::checkpoint_interval_text(r, 1);

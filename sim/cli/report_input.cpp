@@ -94,9 +94,7 @@ reports::ReportInput report_input(const scenario::Scenario& s, const StepOutcome
   // A replayed failure log changes what every failure figure means: said where the summary is read (a user trial:
   // only the CLI and the HTML's configuration named it; summary.md did not).
   if (const auto& t = s.reliability.trace)
-    in.notes.push_back("failures are replayed from " + t->source + " (" + std::to_string(t->events.size()) +
-                       (t->events.size() == 1 ? " failure" : " failures") + " over " +
-                       base::format_time(base::Time::from_seconds(t->span_s)) +
+    in.notes.push_back("failures are replayed from " + t->source + " (" + scenario::trace_extent(*t) +
                        ", repeated after it), the same in every trial, not drawn from failure rates");
   in.gpus = s.cluster.gpus;
   in.step = step.result;

@@ -172,11 +172,21 @@ bool replaced_by_trace(const RunInputs& in, std::size_t i) {
   return in.trace && i < in.trace->replaces;
 }
 
-double job_failure_rate(const RunInputs& in) {
+namespace {
+
+/// Failures per second of the components whose arrivals are drawn (all of them without a trace).
+double drawn_rate(const RunInputs& in) {
   double rate = 0;
   for (std::size_t i = 0; i < in.components.size(); ++i)
     if (const auto& c = in.components[i]; c.mtbf.s > 0 && !replaced_by_trace(in, i))
       rate += instances(in.job, c.scope) / c.mtbf.s;
+  return rate;
+}
+
+}  // namespace
+
+double job_failure_rate(const RunInputs& in) {
+  double rate = drawn_rate(in);
   if (in.trace && in.trace->span_s > 0) rate += static_cast<double>(in.trace->events.size()) / in.trace->span_s;
   return rate;
 }
@@ -196,11 +206,8 @@ double interruptions_per_trial(const RunInputs& in, base::Time step0) {
   const auto in_rest = std::upper_bound(t.events.begin(), t.events.end(), rest,
                                         [](double x, const TraceEvent& e) { return x < e.at_s; }) -
                        t.events.begin();
-  RunInputs drawn = in;
-  drawn.trace->events.clear();  // what the trace leaves drawn
-  return std::min(
-      reps * static_cast<double>(t.events.size()) + static_cast<double>(in_rest) + job_failure_rate(drawn) * span_s,
-      kMaxTrialEvents / 3);
+  return std::min(reps * static_cast<double>(t.events.size()) + static_cast<double>(in_rest) + drawn_rate(in) * span_s,
+                  kMaxTrialEvents / 3);
 }
 
 double mean_nodes_in_repair(const RunInputs& in) {

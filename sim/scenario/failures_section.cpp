@@ -112,6 +112,11 @@ std::optional<reliability::FailureTrace> parse_failure_trace(
 
 namespace sim::scenario {
 
+std::string trace_extent(const reliability::FailureTrace& t) {
+  return std::to_string(t.events.size()) + (t.events.size() == 1 ? " failure over " : " failures over ") +
+         base::format_time(base::Time::from_seconds(t.span_s));
+}
+
 std::string failures_line(const ReliabilityConfig& r) {
   std::string out = std::to_string(r.components.size()) + " component classes (" + r.failures + ")";
   if (r.trace)

@@ -146,6 +146,8 @@ struct ReliabilityConfig {
 /// "19 component classes (default)", and with a trace "...; failures replayed from inline: 12 over 54.0 d, repeated
 /// after it": the failure model in one line, for the CLI's and the report's effective configuration.
 std::string failures_line(const ReliabilityConfig& r);
+/// A replayed trace's extent, "12 failures over 54.0 d" ("1 failure over ..."), for the summary and the report's note.
+std::string trace_extent(const reliability::FailureTrace& t);
 
 struct CostConfig {
   std::optional<base::Money> gpu_hour;  // default: the hardware profile's list price
