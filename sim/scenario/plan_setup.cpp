@@ -2,6 +2,7 @@
 #include "sim/scenario/plan_setup.hpp"
 
 #include "sim/base/errors.hpp"
+#include "sim/base/quantity.hpp"
 #include "sim/cost/cost.hpp"
 #include "sim/parallel/memory.hpp"
 #include "sim/reliability/monte_carlo.hpp"
@@ -9,7 +10,9 @@
 #include "sim/scenario/sensitivity.hpp"
 #include "sim/scenario/step_setup.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <memory>
 
@@ -78,8 +81,13 @@ planner::PlanProblem plan_problem(const Scenario& s, const planner::PlanOptions&
     copy.cluster.gpus = g;
     by_size->emplace(g, std::move(copy));
   }
-  p.run = [by_size](const parallel::ParallelConfig& parallel, const execution::StepPlan& plan,
-                    const results::StepResult& step, int trials, const std::atomic<bool>& stop) {
+  // The run level simulates up to this many finalists (planner::finalists: the best max(run_candidates, top_k) of
+  // each size), each with `trials` trials: each gets its share of the one-command bound `trainsim run` holds to
+  // (reliability::kMaxRunInterruptions), so a plan of tiny MTBFs or years of training is refused, not run for hours.
+  const double finalists =
+      static_cast<double>(std::max({1, opt.run_candidates, opt.top_k})) * static_cast<double>(p.gpus.size());
+  p.run = [by_size, finalists](const parallel::ParallelConfig& parallel, const execution::StepPlan& plan,
+                               const results::StepResult& step, int trials, const std::atomic<bool>& stop) {
     const Scenario& original = by_size->at(plan.gpus);
     Scenario sc = original;
     sc.parallel = parallel;
@@ -95,6 +103,27 @@ planner::PlanProblem plan_problem(const Scenario& s, const planner::PlanOptions&
       for (auto& d : bad)
         d.file = sc.source;
       throw base::ConfigError(std::move(bad));
+    }
+    if (in.total_steps && *in.total_steps * step.step_time.seconds() > reliability::kMaxHorizonS)
+      throw base::ConfigError(sc.source, "/training/tokens",
+                              "a candidate (" + std::to_string(plan.gpus) + " GPUs, " +
+                                  base::format_time(step.step_time) +
+                                  " per step) takes more than the simulator's 200 years without a failure; train "
+                                  "fewer tokens or simulate a window (training.duration)");
+    if (const double per_trial = reliability::interruptions_per_trial(in, step.step_time);
+        per_trial * trials * finalists > reliability::kMaxRunInterruptions) {
+      char per[32], bound[32];
+      std::snprintf(per, sizeof per, "%.3g", per_trial);
+      std::snprintf(bound, sizeof bound, "%.0e", reliability::kMaxRunInterruptions);
+      const auto most = static_cast<long long>(
+          std::max(1.0, std::floor(reliability::kMaxRunInterruptions / (per_trial * finalists))));
+      throw base::ConfigError("--trials", "",
+                              std::to_string(trials) + " run-level trials for each of up to " +
+                                  std::to_string(std::lround(finalists)) + " finalists, of about " + per +
+                                  " interruptions each (a candidate on " + std::to_string(plan.gpus) +
+                                  " GPUs: the job's failure rate over its failure-free time), go beyond the " + bound +
+                                  " one command simulates; give --trials " + std::to_string(most) +
+                                  " or fewer, or check the failure rates");
     }
     // Polled about ten times a second while the trials run: an abandoned plan stops this candidate's trials too.
     const auto run = reliability::run_monte_carlo(in, trials, sc.reliability.seed, /*threads=*/1, [&stop](int, int) {

@@ -137,5 +137,30 @@ TEST(PlanCommand, SaysHowAJobKeepsPowerOfTwoGroupsInsideNvl72Domains) {
   EXPECT_EQ(quiet.err.find("NVLink domains"), std::string::npos) << quiet.err;
 }
 
+// The run level's trials are bounded as `trainsim run`'s are (1e10 simulated interruptions in one command), shared
+// over the finalists: a plan of a ten-minute MTBF at 100,000 trials each ran on for hours (a review: `run` refused
+// the same work, `plan` had no bound), and a plan whose candidates train for more than 200 years is refused too.
+TEST(PlanCommand, RunLevelWorkIsBoundedLikeARuns) {
+  support::TempDir dir;
+  const std::string failures = R"("reliability": {"failures": {"components": [{"name": "x", "mtbf": "10 min",
+    "effect": "crash", "scope": "node", "repair": "1 h"}]}})";
+  const auto path = dir.write("flood.json", R"({"schema": "trainsim.scenario/1", "name": "flood",
+    "model": "llama3-8b", "hardware": "h100-sxm5-80gb", "cluster": {"gpus": 64},
+    "parallel": {"tp": 2, "pp": 1, "zero_stage": 1, "micro_batch": 1, "global_batch": 512},
+    "training": {"seq_len": 8192, "tokens": "100T"}, )" +
+                                                failures + "}");
+  auto t = support::trainsim({"plan", path, "--objective", "cost", "--trials", "100000", "--progress", "never"});
+  EXPECT_EQ(t.code, cli::kExitBadInput) << t.err;
+  EXPECT_NE(t.err.find("error: --trials: 100000 run-level trials for each of up to 20 finalists"), std::string::npos)
+      << t.err;
+  EXPECT_NE(t.err.find("give --trials "), std::string::npos) << t.err;
+  std::string text = tiny_scenario(R"({"global_batch": 8})");
+  text.replace(text.find("\"1B\""), 4, "\"1e21\"");
+  auto ages = support::trainsim({"plan", dir.write("ages.json", text), "--objective", "risk", "--progress", "never"});
+  EXPECT_EQ(ages.code, cli::kExitBadInput) << ages.err;
+  EXPECT_NE(ages.err.find("/training/tokens: a candidate (8 GPUs, "), std::string::npos) << ages.err;
+  EXPECT_NE(ages.err.find("more than the simulator's 200 years"), std::string::npos) << ages.err;
+}
+
 }  // namespace
 }  // namespace sim::planner
