@@ -494,6 +494,22 @@ class Parser {
 
 }  // namespace
 
+namespace {
+
+/// Whether the shell keyword `word` starts at s[i] in a command's position: a whole word, first in its command
+/// (after "(", ";", "&", "|" or a newline, blanks aside), so `$(echo case)` is an argument, not a case statement.
+bool keyword_at(std::string_view s, std::size_t i, std::string_view word) {
+  if (s.substr(i, word.size()) != word) return false;
+  if (i + word.size() < s.size() && std::string_view(" \t\n;)|&").find(s[i + word.size()]) == std::string_view::npos)
+    return false;
+  std::size_t k = i;
+  while (k > 0 && (s[k - 1] == ' ' || s[k - 1] == '\t'))
+    --k;
+  return k > 0 && std::string_view("(;|&\n").find(s[k - 1]) != std::string_view::npos;
+}
+
+}  // namespace
+
 std::size_t skip_double_quoted(std::string_view s, std::size_t i, const std::string& origin, int line, int depth) {
   if (depth > kMaxDepth)
     throw ConfigError(origin, "line " + std::to_string(line),
@@ -531,10 +547,17 @@ std::size_t skip_dollar(std::string_view s, std::size_t i, const std::string& or
   const char open = s[i + 1];
   const char close = open == '(' ? ')' : '}';
   int level = 0;
+  int cases = 0;  // case ... esac statements open inside a command substitution
   for (std::size_t j = i + 1; j < s.size(); ++j) {
     const char c = s[j];
     if (c == '\\') {
       ++j;
+    } else if (open == '(' && (keyword_at(s, j, "case") || (cases > 0 && keyword_at(s, j, "esac")))) {
+      cases += s[j] == 'c' ? 1 : -1;
+      j += 3;
+    } else if (c == close && open == '(' && cases > 0 && level == 1) {
+      // A case pattern's ")" ($(case $x in 70b) echo 8;; esac)) closes the pattern, not the substitution (bash's
+      // grammar: a pattern list ends at ")"; a user trial's launch script was refused at "unexpected ;;").
     } else if (c == '\'' && open == '(') {
       const auto end = s.find('\'', j + 1);
       if (end == std::string_view::npos) break;
