@@ -205,6 +205,30 @@ std::vector<PhaseSpec> plan(Op op, Algorithm algorithm, std::span<const GpuId> g
   }
 
   if (algorithm == Algorithm::Tree) {  // all-reduce only (resolve() guarantees it)
+    if (hierarchical_applies(l)) {     // NCCL's tree over k ranks in each of m domains (collective.hpp)
+      const auto k = static_cast<std::int64_t>(l.domains.front().size());
+      const auto m = static_cast<int>(l.domains.size());
+      PhaseSpec chains{{}, share(n, k - 1, k), 2 * (k - 1)};
+      for (const auto& d : l.domains) {
+        const std::size_t before = chains.edges.size();
+        add_ring(chains.edges, d);
+        for (std::size_t e = before, end = chains.edges.size(); e < end; ++e)
+          chains.edges.emplace_back(chains.edges[e].second, chains.edges[e].first);
+      }
+      out.push_back(std::move(chains));
+      const DoubleBinaryTree t = double_binary_tree(m);
+      PhaseSpec across{{}, share(n, 1, 2 * k), 2 * ceil_log2(m), /*concurrent=*/true};
+      for (std::size_t j = 0; j < static_cast<std::size_t>(k); ++j)
+        for (const auto& parent : t.parent)
+          for (std::size_t r = 0; r < static_cast<std::size_t>(m); ++r) {
+            const int u = parent[r];
+            if (u < 0) continue;
+            across.edges.emplace_back(l.domains[r][j], l.domains[static_cast<std::size_t>(u)][j]);  // reduce up
+            across.edges.emplace_back(l.domains[static_cast<std::size_t>(u)][j], l.domains[r][j]);  // broadcast down
+          }
+      out.push_back(std::move(across));
+      return out;
+    }
     const std::vector<GpuId> order = ring_order(l);
     const DoubleBinaryTree t = double_binary_tree(static_cast<int>(p));
     PhaseSpec s{{}, share(n, 1, 2), 2 * ceil_log2(static_cast<int>(p))};
@@ -425,6 +449,7 @@ std::vector<Phase> lower(CollectiveCostModel& model, Op op, Algorithm algorithm,
       most = std::max(most, static_cast<int>(d.size()));
     terms = protocol_terms(chosen.protocol, a == Algorithm::Tree, static_cast<int>(l.domains.size()), most,
                            op == Op::AllGather || op == Op::ReduceScatter);
+    if (a == Algorithm::Tree) terms.rate *= tree_correction(chosen.protocol, n);
   }
   std::vector<Phase> phases;
   std::vector<LinkId> path;
@@ -481,8 +506,9 @@ Timed fastest_protocol(Op op, Algorithm a, std::span<const GpuId> group, base::B
   const bool gather_or_scatter = op == Op::AllGather || op == Op::ReduceScatter;
   Timed best;
   for (Protocol p : kProtocols) {
-    const ProtocolTerms terms =
+    ProtocolTerms terms =
         protocol_terms(p, a == Algorithm::Tree, static_cast<int>(l.domains.size()), most, gather_or_scatter);
+    if (a == Algorithm::Tree) terms.rate *= tree_correction(p, n);
     const base::Time t = detail::saturating_add(terms.base, time_of(specs, topo, terms));
     if (t < best.time) best = {t, p};
   }

@@ -56,8 +56,7 @@ struct Phase {
 ///   beyond, NCCL's tuner halves its network bandwidth, tuning.cc, and runs rings, as the 4- and 8-node H100 logs of
 ///   docs/validation.md show), each with its fastest NCCL protocol (protocol.hpp: LL,
 ///   LL128 or Simple, their step latencies, fixed costs and bandwidth fractions; an explicit algorithm also runs its
-///   fastest protocol). NCCL's own tree is a chain inside nodes plus a tree
-///   across them; ours is one double binary tree over all ranks in ring order.
+///   fastest protocol).
 Algorithm resolve(Op op, Algorithm algorithm, std::span<const topology::GpuId> group, base::Bytes n,
                   const topology::Topology& topo);
 
@@ -85,8 +84,19 @@ Algorithm resolve(Op op, Algorithm algorithm, std::span<const topology::GpuId> g
 ///   bytes: T = (2(p-1) - 2(m-1)) a_nvl + 2(m-1) a_net + max(R/B_nvl, R/(k B_net)). (One ring through one NIC per
 ///   domain, the lowering before, took such a group up to k times as long as its rails: docs/validation.md's Qwen3-32B
 ///   on 256 GB200s);
-/// - Tree: one phase, every tree edge carries ceil(n/2) both ways (reduce up, broadcast down, pipelined), latency
-///   2 ceil(log2 p) a;
+/// - Tree in one domain, or over domains holding different numbers of ranks: one double binary tree over all ranks in
+///   ring order, one phase, every tree edge carrying ceil(n/2) both ways (reduce up, broadcast down, pipelined),
+///   latency 2 ceil(log2 p) a;
+/// - Tree over k >= 2 ranks in each of m >= 2 domains (the group even): NCCL's, a chain inside each domain and double
+///   binary trees across the domains, one pair per rail (channel): rail j's trees join the j-th GPU of each domain and
+///   carry n/(2k) per edge both ways, and its chain runs through the domain's k GPUs from GPU j, n/k per edge both
+///   ways, so the k chains use each ring edge of the domain k - 1 times: one phase of the domains' ring edges both ways
+///   carrying (k-1)/k n and, concurrently (pipelined), the trees across, 2(k-1) NVLink and 2 ceil(log2 m) network
+///   steps, NCCL's latency 2((k-1) intraLat + log2(m) interLat) (ncclTopoTuneModel, tuning.cc at the commit below).
+///   Each NIC then carries about 2n/k each way, as the rings over the rails do. Source: NCCL's tree topology
+///   (src/graph/trees.cc: "intra-node chain, inter-node double binary tree"; src/device/all_reduce.h, runTreeSplit).
+///   One tree over all ranks in ring order, the lowering before, crossed each domain boundary through one GPU's NIC and
+///   gave 64 H100s 55 GB/s of bus bandwidth at 1 GiB against the rings' 334;
 /// - Nvls in one domain of k: one phase shaped as a ring in the domain, each rank moving n (k+1)/k each way at the NVLS
 ///   rate (closed_form.hpp's nvls_allreduce_time; the transfers carry nvls_link_bytes(), that traffic at the NVLink
 ///   links' rate), 2 steps (up, down): T = 2a + n (k+1)/k / B_nvls. NVLS-tree (m >= 2 domains of k): that phase in

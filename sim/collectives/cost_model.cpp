@@ -349,11 +349,36 @@ CollectiveCostModel::Choice CollectiveCostModel::nvls_choice(base::Bytes n) {
   return {Algorithm::Nvls, detail::saturating_add(t.base, run(prog, t)), Protocol::Simple};
 }
 
+// Over k ranks in each of m >= 2 domains, NCCL's tree (collective.hpp): a chain in each domain per rail, k chains
+// that use each ring edge of the domain k - 1 times, both ways, and concurrently k double binary trees across the
+// domains, one per rail, as NVLS-tree's; never cut (two phases, each O(p)). Otherwise:
+
 // Both trees of double_binary_tree() over the ring order, from one walk of tree 0: tree 1 is its mirror image (p even)
 // or its shift by one (p odd), so tree 0's edge (r, u) gives tree 1's (p-1-r, p-1-u), resp. (r+1, u+1) mod p.
 // `*cut`: no protocol can beat `beat` (the phase is a lower bound, end_phase_raw()).
 CollectiveCostModel::Program CollectiveCostModel::tree_program(base::Bytes n, base::Time beat, bool* cut) {
   const auto p = static_cast<int>(nodes_.size());
+  if (hierarchical_applies()) {
+    const int k = domain_start_[1];
+    const int m = domains_;
+    Program prog;
+    begin_phase(/*exchanges=*/true);
+    for (int d = 0; d < m; ++d)
+      for (int i = 0; i < k; ++i)
+        add_exchange(d * k + i, d * k + (i + 1 == k ? 0 : i + 1));
+    prog.phases[0] = end_phase_raw(share(n, k - 1, k), 2 * std::int64_t{k - 1}, base::Time::max(), nullptr);
+    begin_phase(/*exchanges=*/true);
+    for (int j = 0; j < k; ++j)
+      for (int tree = 0; tree < 2; ++tree)
+        for (int r = 0; r < m; ++r)
+          if (const int u = double_binary_tree_parent(m, tree, r); u >= 0) add_exchange(r * k + j, u * k + j);
+    prog.phases[1] =
+        end_phase_raw(share(n, 1, 2 * std::int64_t{k}), 2 * std::int64_t{ceil_log2(m)}, base::Time::max(), nullptr);
+    prog.count = 2;
+    prog.concurrent = true;
+    if (cut) *cut = false;
+    return prog;
+  }
   begin_phase(/*exchanges=*/true);  // reduce up, broadcast down: every tree edge both ways
   for (int r = 1; r < p; ++r) {     // rank 0 is the root of tree 0
     const int u = double_binary_tree_parent(p, 0, r);

@@ -60,8 +60,10 @@ CollectiveCostModel::Choice CollectiveCostModel::fastest(Op op, Algorithm a, bas
   for (int d = 0; d < domains_; ++d)
     most = std::max(most, domain_start_[index(d + 1)] - domain_start_[index(d)]);
   const bool gather_or_scatter = op == Op::AllGather || op == Op::ReduceScatter;
-  for (std::size_t i = 0; i < kProtocols.size(); ++i)
+  for (std::size_t i = 0; i < kProtocols.size(); ++i) {
     candidates_[i] = protocol_terms(kProtocols[i], a == Algorithm::Tree, domains_, most, gather_or_scatter);
+    if (a == Algorithm::Tree) candidates_[i].rate *= tree_correction(kProtocols[i], n);
+  }
   Program prog;
   switch (a) {
     case Algorithm::Tree: {

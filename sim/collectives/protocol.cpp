@@ -53,6 +53,19 @@ ProtocolTerms protocol_terms(Protocol p, bool tree, int domains, int ranks_per_d
   return t;
 }
 
+double tree_correction(Protocol p, base::Bytes n) {
+  // Tenths, [protocol = LL, LL128, Simple][floor(log2(n / 64 B))], 64 B to 256 MiB.
+  constexpr int kTenths[3][23] = {{10, 10, 10, 10, 9, 8, 7, 7, 7, 7, 6, 5, 4, 4, 5, 6, 7, 8, 9, 10, 10, 10, 10},
+                                  {10, 10, 10, 10, 10, 9, 8, 8, 8, 7, 6, 6, 6, 6, 6, 6, 8, 9, 9, 9, 9, 10, 10},
+                                  {9, 9, 9, 9, 9, 9, 9, 8, 7, 6, 6, 5, 5, 5, 5, 6, 7, 8, 7, 7, 8, 9, 9}};
+  if (n.n < 64) return 1.0;
+  int log_size = 0;
+  for (std::int64_t units = n.n >> 6; units > 1; units >>= 1)
+    ++log_size;
+  if (log_size >= 23) return 1.0;
+  return kTenths[static_cast<std::size_t>(p)][log_size] / 10.0;
+}
+
 ProtocolTerms nvls_terms() {
   ProtocolTerms t;
   t.nvlink_latency = 23.0 / 2 / 0.6;  // hwLat[NVLINK][NVLS][SIMPLE] over two steps, per LL ring step

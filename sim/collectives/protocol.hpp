@@ -54,6 +54,14 @@ struct ProtocolTerms {
 /// `gather_or_scatter`: an all-gather or reduce-scatter (LL keeps 1/3 of the bandwidth inside one domain).
 ProtocolTerms protocol_terms(Protocol p, bool tree, int domains, int ranks_per_domain, bool gather_or_scatter);
 
+/// NCCL's correction of its trees' bandwidth by buffer size ("Trees are not perfectly sticking to the model for medium
+/// sizes"): a factor per protocol and power of two from 64 B (index floor(log2(n / 64))) below 512 MiB, 1 beyond and
+/// below 64 B; down to 0.4 (LL), 0.6 (LL128) and 0.5 (Simple) between 128 KiB and 4 MiB. Source: NVIDIA/nccl
+/// src/graph/tuning.cc, treeCorrectionFactor and ncclTopoGetAlgoTime (the 23-entry table of NCCL 2.19 to 2.23, applied
+/// to all-reduce trees). trainsim applies it to the tree's bandwidth fraction (ProtocolTerms::rate) of every
+/// tree, as NCCL's tuner does to its predicted bandwidth.
+double tree_correction(Protocol p, base::Bytes n);
+
 /// NVLS and NVLS-tree, which NCCL runs with Simple only. tuning.cc's hwLat (same commit): NVLink NVLS Simple 23 us,
 /// the in-switch reduce and multicast, here two steps (up, down) of 11.5 us, i.e. 11.5 / 0.6 times the profile's NVLink
 /// step; Net NVLSTree Simple 14 us per tree step across nodes, 14 / 2.7 times the profile's rail step; baseLat 0. The

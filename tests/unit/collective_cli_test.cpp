@@ -124,7 +124,10 @@ TEST(CollectiveCommand, AHardwareProfileAloneBringsItsOwnNodesAndNics) {
   ASSERT_EQ(alone.code, 0) << alone.err;
   ASSERT_EQ(with_scenario.code, 0) << with_scenario.err;
   EXPECT_DOUBLE_EQ(json_rows(alone.out)[0].time_us, json_rows(with_scenario.out)[0].time_us);
-  EXPECT_LT(json_rows(alone.out)[0].busbw, 200.0) << "two nodes of 8 x 25 GB/s";
+  const auto ring = trainsim({"collective", "all_reduce", "--gpus", "16", "--size", "1G", "--hardware",
+                              "a100-sxm4-80gb", "--algorithm", "ring", "--json"});
+  ASSERT_EQ(ring.code, 0) << ring.err;
+  EXPECT_LT(json_rows(ring.out)[0].busbw, 200.0) << "the rings over two nodes of 8 x 25 GB/s";
   const auto trays = trainsim(
       {"collective", "alltoall", "--gpus", "64", "--size", "64M", "--hardware", "gb200-nvl72", "--per-node", "4"});
   const auto plain = trainsim({"collective", "alltoall", "--gpus", "64", "--size", "64M", "--hardware", "gb200-nvl72"});
