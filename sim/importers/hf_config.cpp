@@ -15,6 +15,32 @@
 namespace sim::importers {
 namespace detail {
 
+/// A MoE model type whose config leaves its expert keys out takes its config class's defaults (a user trial: a
+/// Mixtral config without num_local_experts was imported as a dense 7.2B model, silently): MixtralConfig's 8 experts,
+/// top 2 (transformers configuration_mixtral.py); Qwen3MoeConfig's 128 experts, top 8, moe_intermediate_size 768
+/// (configuration_qwen3_moe.py). The other MoE types' class defaults are not carried: left unresolved, by name.
+void HfImport::moe_defaults(const std::string& model_type) {
+  Draft& d = out_.draft;
+  if (d.has("model.moe.experts")) return;
+  const std::string from = at("model_type") + " (its config class's default";
+  if (model_type == "mixtral") {
+    d.put("model.moe.experts", std::int64_t{8}, from + " num_local_experts 8)", true);
+    if (!d.has("model.moe.top_k")) d.put("model.moe.top_k", std::int64_t{2}, from + " num_experts_per_tok 2)", true);
+  } else if (model_type == "qwen3_moe") {
+    d.put("model.moe.experts", std::int64_t{128}, from + " num_experts 128)", true);
+    if (!d.has("model.moe.top_k")) d.put("model.moe.top_k", std::int64_t{8}, from + " num_experts_per_tok 8)", true);
+    if (!d.has("model.moe.ffn_hidden"))
+      d.put("model.moe.ffn_hidden", std::int64_t{768}, from + " moe_intermediate_size 768)", true);
+  } else if (model_type == "qwen2_moe" || model_type == "deepseek_v2" || model_type == "deepseek_v3" ||
+             model_type == "llama4" || model_type == "llama4_text") {
+    out_.unresolved.push_back({origin_,
+                               "\"" + model_type +
+                                   "\" is a mixture of experts, but the config gives no expert count (num_experts, "
+                                   "num_local_experts or n_routed_experts); give --set moe.experts=N",
+                               "model.moe.experts"});
+  }
+}
+
 Import HfImport::run() {
   const auto keys = in_.keys();  // every key is looked at: those not read below are listed as ignored
   Draft& d = out_.draft;
@@ -117,6 +143,7 @@ Import HfImport::run() {
                                "transformers' Llama-like classes read them; check the parameter count (trainsim "
                                "describe models) against the model card"});
   architecture_checks(model_type);
+  moe_defaults(model_type);
   if (d.has("model.moe.experts")) {
     if (!d.has("model.moe.top_k"))
       out_.unresolved.push_back(

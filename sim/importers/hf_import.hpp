@@ -73,6 +73,7 @@ class HfImport {
   /// Keys beyond the classic decoder layer: head_dim, MLA, dense and MoE layers, sliding windows, layer kinds, QK-norm,
   /// multi-token prediction. What trainsim does not model (linear or state-space attention) is refused, never dropped.
   void architecture_checks(const std::string& model_type);
+  void moe_defaults(const std::string& model_type);
 
   // Rules of particular model types (hf_model_rules.cpp).
   void biases(const std::string& model_type);

@@ -36,6 +36,35 @@ TEST(ImportHfConfig, MixtralToAModelThatValidatesAndMatchesTheBuiltIn) {
   EXPECT_EQ(with(out), with("mixtral-8x7b"));
 }
 
+// A MoE config without its expert keys takes its config class's defaults, or is left unresolved by name: a Mixtral
+// config without num_local_experts was imported as a dense 7.2B model (a user trial).
+TEST(ImportHfConfig, MoeTypesWithoutExpertKeysTakeTheirClassDefaultsOrAreUnresolved) {
+  support::TempDir dir;
+  const auto mixtral = dir.write("mixtral.json", R"({"model_type": "mixtral", "num_hidden_layers": 32,
+    "hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32, "num_key_value_heads": 8,
+    "vocab_size": 32000, "max_position_embeddings": 32768, "hidden_act": "silu", "tie_word_embeddings": false})");
+  auto j = trainsim({"describe", "models", mixtral, "--format", "json"});
+  ASSERT_EQ(j.code, kExitOk) << j.err;
+  EXPECT_NEAR(nlohmann::json::parse(j.out)[0].at("params").get<double>(), 46.7e9, 0.01 * 46.7e9) << "8 experts";
+  auto o = trainsim({"import", "hf-config", mixtral});
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  EXPECT_TRUE(contains(o.out, "\"experts\": 8")) << o.out;
+  EXPECT_TRUE(contains(o.out, "\"top_k\": 2")) << o.out;
+  const auto qwen = dir.write("qwen3moe.json", R"({"model_type": "qwen3_moe", "num_hidden_layers": 48,
+    "hidden_size": 2048, "intermediate_size": 6144, "num_attention_heads": 32, "num_key_value_heads": 4,
+    "head_dim": 128, "vocab_size": 151936, "hidden_act": "silu"})");
+  auto q = trainsim({"import", "hf-config", qwen});
+  ASSERT_EQ(q.code, kExitOk) << q.err;
+  for (const char* field : {"\"experts\": 128", "\"top_k\": 8", "\"ffn_hidden\": 768"})
+    EXPECT_TRUE(contains(q.out, field)) << field << "\n" << q.out;
+  const auto ds = dir.write("ds.json", R"({"model_type": "deepseek_v3", "num_hidden_layers": 4, "hidden_size": 1024,
+    "intermediate_size": 2048, "num_attention_heads": 8, "vocab_size": 1000, "hidden_act": "silu"})");
+  auto d = trainsim({"import", "hf-config", ds});
+  EXPECT_NE(d.code, kExitOk);
+  EXPECT_TRUE(contains(d.err, "\"deepseek_v3\" is a mixture of experts, but the config gives no expert count"))
+      << d.err;
+}
+
 // A multimodal config (Llama 4's Llama4ForConditionalGeneration) holds its language model in text_config, which was
 // refused ("no architecture found"). Llama 4's text model (transformers' Llama4TextConfig, the fields of
 // meta-llama/Llama-4-Scout-17B-16E's config.json): MoE layers with one shared expert of intermediate_size, dense
