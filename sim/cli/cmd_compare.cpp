@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -176,14 +177,26 @@ std::variant<Side, int> simulate(const std::string& path, const CompareArgs& a, 
         << " of " << fmt(step.result.memory.capacity, 1) << " GiB per GPU)\n";
     return static_cast<int>(kExitInfeasible);
   }
-  const int trials = a.trials > 0 ? a.trials : s.reliability.trials;
-  const std::uint64_t seed = a.seed >= 0 ? static_cast<std::uint64_t>(a.seed) : s.reliability.seed;
-  ProgressBar bar(err, o.progress, o.quiet);
-  const auto r = evaluate_run(s, step, trials, seed, thread_count(a.threads), bar);
   Side side;
   side.source = path;
   side.name = s.name;
   side.kind = "scenario";
+  // A step's scenario (neither training.tokens nor training.duration: a step has no length, issue 17) is compared on
+  // its step; the run's rows read "-" (a user trial: compare refused two scenarios that `step` runs).
+  if (!s.training.tokens && !s.training.duration) {
+    if (!o.quiet)
+      err << "note: " << base::printable(path)
+          << ": no training.tokens or training.duration; compared on its step only (a run needs one)\n";
+    const std::string_view step_keys[] = {"step.step_time_s", "step.tokens_per_s", "step.mfu"};
+    for (std::size_t i = 0; i < kMetricCount; ++i)
+      if (std::find(std::begin(step_keys), std::end(step_keys), kMetrics[i].key) != std::end(step_keys))
+        side.values[i] = metric_of(RunOutcome{}, step.result, kMetrics[i].key);
+    return side;
+  }
+  const int trials = a.trials > 0 ? a.trials : s.reliability.trials;
+  const std::uint64_t seed = a.seed >= 0 ? static_cast<std::uint64_t>(a.seed) : s.reliability.seed;
+  ProgressBar bar(err, o.progress, o.quiet);
+  const auto r = evaluate_run(s, step, trials, seed, thread_count(a.threads), bar);
   for (std::size_t i = 0; i < kMetricCount; ++i)
     side.values[i] = metric_of(r, step.result, kMetrics[i].key);
   return side;

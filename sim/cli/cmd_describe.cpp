@@ -312,13 +312,17 @@ int describe_failures(const Options& o, std::ostream& out) {
 
 /// A scenario as `run` would take it: with the --set overrides, and through the checks that run applies after
 /// loading (the step's inputs, the run level's ranges), so that what validate accepts never fails later as bad input.
-void validate_as_run(const std::string& f, const Options& o) {
+/// A scenario with neither training.tokens nor training.duration is a step's (issue 17: a step has no length): valid,
+/// the run level's checks skipped; false then (a user trial: validate refused what `step` runs).
+bool validate_as_run(const std::string& f, const Options& o) {
   const auto s = scenario::load_scenario(f, overrides_of(o));
   execution::StepOptions analytic;
   analytic.fidelity = execution::Fidelity::Analytic;
   auto evaluated = evaluate_step(s, analytic);
+  if (!s.training.tokens && !s.training.duration) return false;
   if (const auto* step = std::get_if<StepOutcome>(&evaluated); step != nullptr && step->result.fits)
     (void)app::run_inputs(s, *step);
+  return true;
 }
 
 int validate(const std::vector<std::string>& files, const Options& o, std::ostream& out, std::ostream& err) {
@@ -331,13 +335,15 @@ int validate(const std::vector<std::string>& files, const Options& o, std::ostre
         continue;
       }
       const auto kind = scenario::validate_file(f, overrides_of(o));  // --set applies to scenarios, as in run
-      if (kind == scenario::FileKind::Scenario) validate_as_run(f, o);
+      const bool runs = kind != scenario::FileKind::Scenario || validate_as_run(f, o);
       if (kind != scenario::FileKind::Scenario && !o.sets.empty())
         throw base::ConfigError("--set", "", "applies to scenario files, not to " + f);
       const char* what = kind == scenario::FileKind::Scenario ? "scenario"
                          : kind == scenario::FileKind::Model  ? "model"
                                                               : "hardware profile";
-      out << "ok  " << base::printable(f) << " (" << what << ")\n";
+      out << "ok  " << base::printable(f) << " (" << what
+          << (runs ? "" : "; step only: run, and plan by cost or risk, need training.tokens or training.duration")
+          << ")\n";
     } catch (const base::ConfigError& e) {
       ++bad;
       for (const auto& d : e.items())

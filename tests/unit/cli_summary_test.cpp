@@ -219,3 +219,30 @@ TEST(PlanConstraints, CandidatesThatMeetTheDeadlineRankFirstAndTheTableSaysWhatT
 }
 
 }  // namespace
+
+namespace {
+
+// A step's scenario (no training.tokens, no training.duration) is valid and compared on its step: `validate` and
+// `compare` refused what `step` runs (a user trial); `run` still refuses it, naming /training.
+TEST(StepOnlyScenario, ValidatesAndComparesOnItsStep) {
+  support::TempDir dir;
+  const auto path = dir.write("step.json", R"({"schema": "trainsim.scenario/1", "name": "step-only",
+    "model": "llama3-8b", "hardware": "h100-sxm5-80gb", "cluster": {"gpus": 16},
+    "parallel": {"tp": 2, "zero_stage": 1, "micro_batch": 1, "global_batch": 64}, "training": {"seq_len": 8192}})");
+  const auto v = trainsim({"validate", path});
+  EXPECT_EQ(v.code, kExitOk) << v.err;
+  EXPECT_NE(v.out.find("step only: run, and plan by cost or risk, need training.tokens"), std::string::npos) << v.out;
+  const auto c = trainsim({"compare", path, path, "--json"});
+  ASSERT_EQ(c.code, kExitOk) << c.err;
+  const auto j = nlohmann::json::parse(c.out);
+  for (const auto& m : j.at("metrics")) {
+    const std::string key = m.at("metric");
+    EXPECT_EQ(m.at("a").is_null(), key.rfind("step.", 0) != 0) << key;
+  }
+  EXPECT_NE(c.err.find("compared on its step only"), std::string::npos) << c.err;
+  const auto r = trainsim({"run", path, "--trials", "5"});
+  EXPECT_NE(r.code, kExitOk);
+  EXPECT_NE(r.err.find("/training: missing \"tokens\""), std::string::npos) << r.err;
+}
+
+}  // namespace
