@@ -62,7 +62,8 @@ void check_run_work(const scenario::Scenario& s, const reliability::RunInputs& i
   std::snprintf(bound, sizeof bound, "%.0e", reliability::kMaxRunInterruptions);
   const std::string why =
       std::to_string(trials) + " trials" + (shards > 1 ? " over " + std::to_string(shards) + " shards" : "") +
-      " of about " + per + " interruptions each (the job's failure rate over its failure-free time)" +
+      " of about " + per +
+      " interruptions each (the job's failure rate over the time it trains, failures' cost included)" +
       (report ? ", with the report's what-if reruns," : "") + " simulate " + all + (shards > 1 ? " per shard" : "") +
       ", beyond the " + bound + " one command simulates (about 20 minutes on two cores); give " + std::to_string(most) +
       " trials or fewer, or check the failure rates";

@@ -193,10 +193,10 @@ double job_failure_rate(const RunInputs& in);
 base::Duration job_mtbf(const RunInputs& in);
 /// Whether a trace replaces component `i`'s drawn arrivals.
 bool replaced_by_trace(const RunInputs& in, std::size_t i);
-/// The interruptions one trial is expected to simulate at least: the job's failure rate over its failure-free time
-/// (a trace's events counted exactly, however bunched)
-/// (`step0` x total_steps, or the window), at most what a trial reaches before it stops at its event cap (every
-/// interruption takes at least three events: the failure, its detection and the restart; trial.hpp).
+/// The interruptions one trial is expected to simulate: the job's failure rate (a trace's events counted exactly,
+/// however bunched) over the time it trains (`step0` x total_steps, lengthened by what failures cost in Daly's
+/// expectation, or the window), at most what a trial reaches before it stops at its event cap (an interruption takes
+/// at least two events, the failure and the restart; trial.hpp).
 double interruptions_per_trial(const RunInputs& in, base::Time step0);
 /// The most a trial simulates before it stops as never finished (trial.hpp, Trial's event cap).
 inline constexpr double kMaxTrialEvents = 10'000'000;

@@ -180,7 +180,7 @@ const std::vector<KeyDoc>& schema_keys() {
       {"reliability.hang_timeout", "\"10 min\"", "a duration", "time until a hang is found"},
       {"reliability.trials", "1000",
        "1 to 10,000,000, and at most 1e10 simulated interruptions in one command (trials x the job's failure rate x "
-       "its failure-free time)",
+       "the time it trains)",
        "Monte Carlo trials"},
       {"reliability.seed", "42", "an integer >= 0", "the trials' random seed"},
       {"reliability.checkpoint.async", "true", "true, false",

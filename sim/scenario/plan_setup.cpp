@@ -121,7 +121,7 @@ planner::PlanProblem plan_problem(const Scenario& s, const planner::PlanOptions&
                               std::to_string(trials) + " run-level trials for each of up to " +
                                   std::to_string(std::lround(finalists)) + " finalists, of about " + per +
                                   " interruptions each (a candidate on " + std::to_string(plan.gpus) +
-                                  " GPUs: the job's failure rate over its failure-free time), go beyond the " + bound +
+                                  " GPUs: the job's failure rate over the time it trains), go beyond the " + bound +
                                   " one command simulates; give --trials " + std::to_string(most) +
                                   " or fewer, or check the failure rates");
     }

@@ -85,6 +85,24 @@ TEST(RunMonteCarlo, GoodputMatchesDalysExpectedWallTimeWhereItsAssumptionsHold) 
   }
 }
 
+// The work guard counts interruptions over the time a run trains, failures' cost included (Daly's expected wall
+// time), not over its failure-free time: loss spikes every step passed at 2.4e5 interruptions per trial where a trial
+// simulated 4.3 million (a user trial), so a command the guard let through ran for hours.
+TEST(RunMonteCarlo, TheWorkGuardCountsInterruptionsOverTheTimeARunTrains) {
+  RunInputs in = daly_model(/*mtbf_h=*/6, /*delta_min=*/5, /*restart_min=*/10, /*solve_h=*/2000);
+  const double tau = daly_interval(base::Duration{300}, base::Duration{6 * 3600.0}).s;
+  const double wall = daly_expected_wall_time(base::Duration{2000 * 3600.0}, base::Duration{tau}, base::Duration{300},
+                                              base::Duration{600}, base::Duration{6 * 3600.0})
+                          .s;
+  EXPECT_NEAR(interruptions_per_trial(in, Time::from_seconds(1)), wall / (6 * 3600.0), 1e-6 * wall);
+  EXPECT_GT(wall, 2000 * 3600.0 * 1.2) << "a fifth longer than failure-free at least";
+  const double simulated = run_monte_carlo(in, 8, 3, 2).interruptions_mean;
+  EXPECT_NEAR(simulated, wall / (6 * 3600.0), 0.05 * simulated) << "what a trial meets";
+  // Failures every few seconds against a ten-minute restart: no trial finishes, each runs to its event cap.
+  in.components = {component("spike", FailureScope::Job, 3.0 / 3600, FailureEffect::Crash)};
+  EXPECT_EQ(interruptions_per_trial(in, Time::from_seconds(1)), kMaxTrialEvents / 2);
+}
+
 /// Least-squares fit of W(tau) = a/tau + b tau + c (the first-order shape of the expected wall time) through the
 /// sweep; its minimum is at sqrt(a/b).
 double fitted_optimum(const std::vector<double>& tau, const std::vector<double>& wall) {
