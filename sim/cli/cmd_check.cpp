@@ -80,8 +80,22 @@ std::string junit_text(const std::vector<ScenarioReport>& reps) {
   return reports::junit_xml(suites);
 }
 
-/// GitHub workflow-command escaping (actions/toolkit, command.ts): data escapes % CR LF; properties also : and ,.
-std::string gh_escape(std::string_view s, bool property) {
+/// GitHub workflow-command escaping (actions/toolkit, command.ts): data escapes % CR LF; properties also : and ,. The
+/// text is made inert first (base::printable: escape sequences, BEL and other controls shown as \xNN; a user trial's
+/// scenario name carried a clear-screen sequence into the CI log), line by line for data, whose newlines stay %0A.
+std::string gh_escape(std::string_view raw, bool property) {
+  std::string s;
+  if (property) {
+    s = base::printable(raw);
+  } else {
+    for (std::size_t at = 0;;) {
+      const std::size_t nl = raw.find('\n', at);
+      s += base::printable(raw.substr(at, nl == std::string_view::npos ? std::string_view::npos : nl - at));
+      if (nl == std::string_view::npos) break;
+      s += '\n';
+      at = nl + 1;
+    }
+  }
   std::string out;
   for (char c : s) {
     if (c == '%') {

@@ -343,6 +343,16 @@ TEST_F(Check, GithubActionsAnnotationsAndStepSummary) {
   ::unsetenv("GITHUB_STEP_SUMMARY");
   EXPECT_EQ(o.code, kExitCheckFailed);
   EXPECT_TRUE(contains(o.out, "::error file=" + s + ",title=trainsim check%3A check-test::mfu = 0.")) << o.out;
+  // A name with an escape sequence and BEL reaches the annotation inert (a user trial: raw ESC cleared the CI log's
+  // terminal and set its title).
+  ::setenv("GITHUB_ACTIONS", "true", 1);
+  ::setenv("GITHUB_STEP_SUMMARY", summary.c_str(), 1);
+  auto evil = trainsim({"check", s, "--set", R"(name="evil\u001b[2J\u001b]0;owned\u0007")"});
+  ::unsetenv("GITHUB_ACTIONS");
+  ::unsetenv("GITHUB_STEP_SUMMARY");
+  EXPECT_EQ(evil.out.find('\x1b'), std::string::npos) << evil.out;
+  EXPECT_EQ(evil.out.find('\x07'), std::string::npos) << evil.out;
+  EXPECT_TRUE(contains(evil.out, "title=trainsim check%3A evil\\x1b[2J\\x1b]0;owned\\x07::")) << evil.out;
   const std::string md = read(summary);
   EXPECT_TRUE(contains(md, "| check-test | mfu |")) << md;
   EXPECT_TRUE(contains(md, "**FAIL**")) << md;
