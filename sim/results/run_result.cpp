@@ -107,6 +107,12 @@ bool Histogram::restore_exact_text(const std::string& text, std::string& why) {
       why = "\"" + text.substr(at, end - at) + "\" is not a number";
       return false;
     }
+    // A trial's value is finite and inside the range the shard states (a user trial merged a "nan" and a -1e308 with
+    // exit 0, and the merged risk moved).
+    if (!std::isfinite(x) || (min_ <= max_ && (x < min_ || x > max_))) {
+      why = "\"" + text.substr(at, end - at) + "\" is not a finite value within the shard's range";
+      return false;
+    }
     v.push_back(x);
     at = end + 1;
   }

@@ -1,6 +1,7 @@
 // Hostile and careless input found by a user trial (2026-12-05): inputs that grew time and memory as n^2, and
 // importers that wrote a framework default for a value the file gives but cannot be read.
 #include "sim/cli/app.hpp"
+#include "sim/base/sha256.hpp"
 #include "tests/support/cli.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -216,6 +217,41 @@ TEST(HostileInput, MergeRefusesRunShardsWhoseCountsNoSliceCanHave) {
     const auto r = trainsim({"merge", shards[0], dir.write("edited.json", edited)});
     EXPECT_EQ(r.code, kExitBadInput) << to;
     EXPECT_TRUE(contains(r.err, "damaged or edited shard")) << r.err;
+  }
+}
+
+TEST(HostileInput, MergeRefusesATrialValueThatIsNotFiniteOrOutsideItsRange) {
+  // Found by a user trial: a "nan" (or -1e308) among a shard's trial times, its payload hash recomputed, merged with
+  // exit 0 and moved the merged deadline and budget risks.
+  support::TempDir dir;
+  const std::string scenario = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/ci/llama3-8b-256-h100-run.json";
+  std::vector<std::string> shards;
+  for (const char* i : {"0", "1"}) {
+    shards.push_back((dir.path() / (std::string("s") + i + ".json")).string());
+    ASSERT_EQ(
+        trainsim({"run", scenario, "--trials", "4", "--shard-index", i, "--shard-count", "2", "--out", shards.back()})
+            .code,
+        kExitOk);
+  }
+  std::string text;
+  {
+    std::ifstream in(shards[1]);
+    text.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const auto newline = text.find('\n');
+  for (const std::string bad : {"nan", "-1e308"}) {
+    std::string payload = text.substr(newline + 1);
+    const auto key = payload.find("\"time_values\":\"");
+    ASSERT_NE(key, std::string::npos) << payload;
+    const auto first = key + std::string("\"time_values\":\"").size();
+    payload.replace(first, payload.find_first_of(" \"", first) - first, bad);
+    std::string header = text.substr(0, newline);
+    const auto hash = header.find("\"payload_sha256\":\"") + std::string("\"payload_sha256\":\"").size();
+    header.replace(hash, 64, base::sha256_hex(payload));
+    const auto r = trainsim({"merge", shards[0], dir.write("edited-" + bad + ".json", header + "\n" + payload)});
+    EXPECT_EQ(r.code, kExitBadInput) << bad << ": " << r.out;
+    EXPECT_TRUE(contains(r.err, "/time_values: \"" + bad + "\" is not a finite value within the shard's range"))
+        << r.err;
   }
 }
 
