@@ -9,6 +9,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+
 #include <cmath>
 #include <memory>
 
@@ -37,8 +39,20 @@ int scale_command(const ScaleArgs& a, const Options& o, std::ostream& out, std::
   if (a.gpus.empty()) throw base::ConfigError("--gpus", "", "give the cluster sizes to compare, e.g. --gpus 64,512");
   for (int g : a.gpus)
     if (g < 1) throw base::ConfigError("--gpus", "", std::to_string(g) + ": a cluster size is a positive GPU count");
+  // Each size once, in the order given; at most kMaxSizes (a user trial: the same size 10,000 times planned and ran
+  // each, about two hours, where `plan` searches each size once).
+  constexpr std::size_t kMaxSizes = 64;
+  std::vector<int> sizes;
+  for (int g : a.gpus)
+    if (std::find(sizes.begin(), sizes.end(), g) == sizes.end()) sizes.push_back(g);
+  if (sizes.size() > kMaxSizes)
+    throw base::ConfigError("--gpus", "",
+                            std::to_string(sizes.size()) + " cluster sizes: at most " + std::to_string(kMaxSizes) +
+                                " in one command (each is a plan and a run)");
+  if (sizes.size() < a.gpus.size() && !o.quiet)
+    err << "note: --gpus names a size more than once; each is simulated once\n";
   std::vector<Row> rows;
-  for (int g : a.gpus) {
+  for (int g : sizes) {
     // The planner's best strategy at this size by time to the target: every parallel field free but the global
     // batch, so that each size trains the scenario's tokens on its batch ("all" would free the batch too, and the
     // planner would trade it for McCandlish's token efficiency, which `plan --free global_batch` answers).

@@ -6,6 +6,7 @@
 #include "tests/support/temp_dir.hpp"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>
@@ -266,6 +267,17 @@ TEST(HostileInput, SmallerEdgesFoundByTheSameTrial) {
   const auto zero = trainsim({"scale", scenario, "--gpus", "0"});
   EXPECT_EQ(zero.code, kExitBadInput);
   EXPECT_TRUE(contains(zero.err, "positive GPU count")) << zero.err;
+  // A size given twice is simulated once; more than 64 sizes are refused (the same size 10,000 times ran for hours).
+  const auto twice = trainsim({"scale", scenario, "--gpus", "16,16", "--trials", "2", "--json"});
+  ASSERT_EQ(twice.code, kExitOk) << twice.err;
+  EXPECT_EQ(nlohmann::json::parse(twice.out).at("sizes").size(), 1u) << twice.out;
+  EXPECT_TRUE(contains(twice.err, "each is simulated once")) << twice.err;
+  std::string many = "16";
+  for (int i = 2; i <= 65; ++i)
+    many += "," + std::to_string(16 * i);
+  const auto too_many = trainsim({"scale", scenario, "--gpus", many});
+  EXPECT_EQ(too_many.code, kExitBadInput);
+  EXPECT_TRUE(contains(too_many.err, "65 cluster sizes: at most 64")) << too_many.err;
   // Work past the simulator's 200 years names the scenario's key, not the run level's internal one.
   const auto long_run = trainsim({"run", scenario, "--trials", "2", "--set", "training.tokens=1e19"});
   EXPECT_EQ(long_run.code, kExitBadInput);
