@@ -54,6 +54,26 @@ TEST(DegradedStates, AStateTheGlobalBatchDoesNotDivideOverCannotRun) {
   EXPECT_GT(sixteen, w.healthy);
 }
 
+// A shrunk state is never faster than the healthy one: ZeRO-1 over 4,096 replicas of a tiny model is latency-bound
+// (its reduce-scatter and all-gather rings take (p - 1) steps each), so half the replicas simulate faster; the run had
+// credited that as negative lost time (a user trial: goodput 121%, lost GPU-hours -8.5e9).
+TEST(DegradedStates, AShrunkStateIsNeverFasterThanTheHealthyJob) {
+  Wired w{load_scenario_text(R"({"schema": "trainsim.scenario/1", "name": "latency-bound",
+    "model": {"name": "tiny", "layers": 2, "hidden": 256, "ffn_hidden": 1024, "heads": 4, "vocab": 1024,
+              "activation": "gelu", "max_seq_len": 1024},
+    "hardware": "h100-sxm5-80gb", "cluster": {"gpus": 4096},
+    "parallel": {"tp": 1, "pp": 1, "zero_stage": 1, "micro_batch": 1, "global_batch": 4096},
+    "training": {"seq_len": 1024, "tokens": "1B"}})",
+                             "t.json"),
+          {},
+          {}};
+  const auto plan = execution::build_step_plan(std::get<execution::StepInputs>(step_setup(w.s)));
+  w.healthy = execution::simulate_step(plan, execution::StepOptions{}).step_time;
+  w.in = run_inputs(w.s, plan, w.healthy, /*simulate_straggler=*/false);
+  const base::Time half = w.in.step_time(reliability::ClusterState{2048, 1.0});
+  EXPECT_GE(half, w.healthy);
+}
+
 // A shrunk state that leaves part of a node (two replicas of 20 GPUs on 8-GPU nodes: one is 2.5 nodes) cannot be
 // simulated on whole nodes: it is a state the job cannot run in, not a topology error that aborted `run` and the
 // planner's whole search (a user trial: 24, 40, 56 and 72 GPUs failed with "found 12/20/28/36").
