@@ -82,20 +82,20 @@ TEST(RunCommand, AHopelessAmountOfWorkAndAWindowPastTheRangeAreRefusedUpFront) {
   for (const char* cmd : {"run", "check"}) {
     const auto o = trainsim({cmd, storm});
     EXPECT_EQ(o.code, kExitBadInput) << cmd << o.err;
-    EXPECT_NE(o.err.find("storm.json: /reliability/trials: 10000000 trials of about 3.33e+06 interruptions each"),
+    EXPECT_NE(o.err.find("storm.json: /reliability/trials: 10000000 trials of about 5e+06 interruptions each"),
               std::string::npos)
         << cmd << o.err;
-    EXPECT_NE(o.err.find("give 3000 trials or fewer"), std::string::npos) << o.err;
+    EXPECT_NE(o.err.find("give 2000 trials or fewer"), std::string::npos) << o.err;
   }
-  const auto given = trainsim({"run", storm, "--trials", "4000"});
+  const auto given = trainsim({"run", storm, "--trials", "3000"});
   EXPECT_EQ(given.code, kExitBadInput);
-  EXPECT_NE(given.err.find("--trials: 4000 trials"), std::string::npos) << given.err;
+  EXPECT_NE(given.err.find("--trials: 3000 trials"), std::string::npos) << given.err;
   // Shards: each is one command; the advice is for the whole run (a review found the shard's count in it).
   const auto sharded = trainsim({"run", storm, "--trials", "16000", "--shard-index", "0", "--shard-count", "4", "--out",
                                  dir.path().string() + "/s0.jsonl"});
   EXPECT_EQ(sharded.code, kExitBadInput);
   EXPECT_NE(sharded.err.find("16000 trials over 4 shards"), std::string::npos) << sharded.err;
-  EXPECT_NE(sharded.err.find("give 12000 trials or fewer"), std::string::npos) << sharded.err;
+  EXPECT_NE(sharded.err.find("give 8000 trials or fewer"), std::string::npos) << sharded.err;
   const auto far = trainsim({"validate", storm, "--set", "training.duration=\"10500 w\""});
   EXPECT_EQ(far.code, kExitBadInput);
   EXPECT_NE(far.err.find("/training/duration: 73500 days is beyond the simulator's range of 200 years (73050 days)"),
