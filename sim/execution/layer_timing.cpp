@@ -3,6 +3,7 @@
 
 #include "sim/execution/moe_dispatch.hpp"
 #include "sim/hardware/compute_model.hpp"
+#include "sim/parallel/feasibility.hpp"
 
 #include <algorithm>
 
@@ -29,6 +30,11 @@ workload::LayerShape layer_shape(const StepInputs& in) {
                                                                                    : workload::Fp8Scaling::None;
   shape.moe_dispatch_fp8 = in.parallel.moe_dispatch_fp8 && shape.fp8 != workload::Fp8Scaling::None;
   shape.act_bytes = hardware::tensor_bytes(in.dtype);  // a function of dtype, which the layer cache's key holds
+  // A vocabulary tp does not divide runs padded to Megatron-LM's multiple of 128 x tp (GPT-3's 50,257 over TP 4: a
+  // slice of 12,672 where vocab / tp gave 12,564.25, a user trial); one it divides runs as given (megatron_flags
+  // writes --make-vocab-size-divisible-by so). A function of the model and tp, which the layer cache's key holds.
+  if (in.model != nullptr && L.tp > 1 && in.model->vocab % L.tp != 0)
+    shape.vocab_per_rank = static_cast<double>(parallel::padded_vocab(in.model->vocab, L.tp)) / L.tp;
   return shape;
 }
 

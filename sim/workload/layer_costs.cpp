@@ -549,7 +549,7 @@ LayerWork embedding_work(const ModelSpec& m, const LayerShape& s) {
 
 LayerWork output_work(const ModelSpec& m, const LayerShape& s) {
   const Dims d = dims(m, s);
-  const double v = static_cast<double>(m.vocab) / s.tp;
+  const double v = s.vocab_per_rank > 0 ? s.vocab_per_rank : static_cast<double>(m.vocab) / s.tp;
   LayerWork w;
   const bool eager_rms = s.eager_kernels && m.norm == Norm::RmsNorm;
   add(w.forward, compute("final_norm", {memory("final_norm", d.tokens_sp * d.h *

@@ -60,6 +60,9 @@ struct LayerShape {
   /// collectives move: 2 for 16-bit training (FP8 GEMMs keep 16-bit activations), 4 for fp32 / tf32
   /// (hardware::tensor_bytes). PyTorch eager mode's fp32-intermediate constants (eager_kernels) stay as measured.
   double act_bytes = 2;
+  /// The output layer's and embedding's vocabulary slice per tensor-parallel rank; 0: vocab / tp. Megatron-LM pads a
+  /// vocabulary that tp does not divide (execution::layer_shape sets the padded slice: parallel::padded_vocab).
+  double vocab_per_rank = 0;
 };
 
 enum class KernelKind {

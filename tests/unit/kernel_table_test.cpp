@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <tuple>
 #include <variant>
 #include <vector>
 
@@ -94,6 +95,27 @@ TEST(KernelTable, ContextParallelRingIsExposedAsTheStepTimesIt) {
           EXPECT_EQ(r.exposed, r.time);
       }
     EXPECT_EQ(ring, 1) << type;
+  }
+}
+
+// A vocabulary tp does not divide is padded as Megatron-LM pads it (a multiple of 128 x tp): GPT-3's 50,257 over TP 4
+// is a logits GEMM of 12,672 columns per rank (it was 12,564.25, vocab / tp); one tp divides keeps its size.
+TEST(KernelTable, TheLogitsRunOnMegatronsPaddedVocabularySlice) {
+  for (const auto& [model, tp, dp, columns] :
+       {std::tuple{"gpt3-175b", "4", "64", 12672.0}, std::tuple{"llama3-70b", "8", "32", 16032.0}}) {
+    const auto s = scenario::load_default_scenario({{"model", std::string("\"") + model + "\""},
+                                                    {"parallel.tp", tp},
+                                                    {"parallel.pp", "4"},
+                                                    {"parallel.dp", dp},
+                                                    {"training.seq_len", "2048"}});
+    const auto rows = execution::kernel_table(std::get<execution::StepInputs>(scenario::step_setup(s)));
+    int logits = 0;
+    for (const auto& r : rows)
+      if (r.name == "logits" && r.pass == std::string("forward")) {
+        ++logits;
+        EXPECT_DOUBLE_EQ(r.n, columns) << model;
+      }
+    EXPECT_EQ(logits, 1) << model;
   }
 }
 
