@@ -95,7 +95,9 @@ void print_step(const results::StepResult& r, const scenario::Scenario& s, const
       << " dense peak" << (peak ? " of " + fmt(peak->flops_per_s / 1e12, 0) + " TFLOP/s" : std::string())
       << ", Narayanan et al. SC21 convention, no recomputation"
       << (peak && bf16 && s.training.dtype != hardware::Dtype::Bf16
-              ? "; " + pct(r.mfu * peak->flops_per_s / bf16->flops_per_s) + " of the bf16 peak"
+              ? "; against the bf16 dense peak of " + fmt(bf16->flops_per_s / 1e12, 0) + " TFLOP/s, " +
+                    pct(r.mfu * peak->flops_per_s / bf16->flops_per_s) +
+                    (r.mfu * peak->flops_per_s > bf16->flops_per_s ? ", above it: the lower precision's gain" : "")
               : std::string())
       << ")\n";
   out << "HFU             " << pct(r.hfu) << "  (hardware FLOPs, recomputation counted)\n";

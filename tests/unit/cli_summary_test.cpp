@@ -246,3 +246,16 @@ TEST(StepOnlyScenario, ValidatesAndComparesOnItsStep) {
 }
 
 }  // namespace
+
+namespace {
+
+// An FP8 or FP4 step's MFU line names the bf16 peak it also quotes, and says when the rate passes it (a user trial read
+// "117.5% of the bf16 peak" beside MFU 29.4% on an NVFP4 run as a bug).
+TEST(StepSummaryText, TheBf16MfuNamesItsPeak) {
+  const auto o = trainsim({"step", support::kDefaultScenario, "--set", "training.dtype=\"fp8\""});
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  EXPECT_NE(o.out.find("; against the bf16 dense peak of 989 TFLOP/s, "), std::string::npos) << o.out;
+  EXPECT_EQ(o.out.find("above it"), std::string::npos) << o.out;
+}
+
+}  // namespace
