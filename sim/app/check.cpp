@@ -487,6 +487,7 @@ class Checker {
     for (const auto& f : planner::FixedFields::names())
       if (f != "global_batch") opt.free.push_back(f);
     opt.threads = a_.threads;
+    opt.progress = progress_;  // the search's configurations on the bar (a user trial: minutes with nothing shown)
     const auto plan = planner::plan(scenario::plan_problem(s, opt, /*with_run_level=*/false), opt);
     const std::string expected = "<= " + pct(fraction) + " slower than the best";
     if (plan.candidates.empty())

@@ -213,7 +213,8 @@ int check_command(const CheckArgs& a, const Options& o, std::ostream& out, std::
                                   .overrides = overrides_of(o)};
   std::vector<ScenarioReport> reps;
   for (const auto& path : a.scenarios) {
-    ProgressBar bar(err, o.progress, o.quiet);
+    // A check runs trials (run-level metrics), then screens configurations (within_best), each a phase of its own.
+    ProgressBar bar(err, o.progress, o.quiet, "trials or configurations");
     reps.push_back(app::check_scenario(path, options, progress_of(bar)));
     if (!reps.back().baseline_written.empty() && !o.quiet) err << "wrote " << reps.back().baseline_written << "\n";
   }
