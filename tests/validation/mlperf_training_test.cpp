@@ -57,7 +57,7 @@ TEST(OutOfSample, MlperfTrainingRowsAsPublished) {
     std::printf("  %-7s %2d rows, mean |error| %.1f%%\n", gpu.c_str(), v.second, 100 * v.first / v.second);
   const double mape = sum_abs / static_cast<double>(rows.size());
   std::printf("MLPerf Training, %zu rows: MAPE %.1f%%\n", rows.size(), 100 * mape);
-X
+  // Measured 2026-12-07: 5.2% over the 18 rows (4.8% over the 17 without v5.1's NVFP4 run).
   EXPECT_LT(mape, 0.06);
 }
 
