@@ -291,7 +291,7 @@ class Shell {
       saved.emplace_back(name, it == ex_.vars().end() ? std::nullopt : std::optional<Var>(it->second));
     }
     for (const auto& t : prefix)
-      assign(t);
+      ex_.assign(t);
     f();
     for (auto it = saved.rbegin(); it != saved.rend(); ++it) {
       if (it->second) {
@@ -315,7 +315,7 @@ class Shell {
     }
     if (k == n.words.size()) {  // assignments alone: they set the script's variables
       for (const auto& t : prefix)
-        assign(t);
+        ex_.assign(t);
       return;
     }
     const Token& head = n.words[k];
@@ -327,7 +327,7 @@ class Shell {
         const bool element = t.kind == Token::Kind::Word && t.text.find('[') < assignment_name(t.text);
         if (element && head.text != "declare" && head.text != "typeset") continue;
         if (t.kind == Token::Kind::ArrayAssign || (t.kind == Token::Kind::Word && assignment_name(t.text) > 0))
-          assign(t);
+          ex_.assign(t);
       }
       return;
     }
@@ -441,59 +441,6 @@ class Shell {
       out.push_back({std::string(text.substr(start, i - start)), line});
     }
     return out;
-  }
-
-  void assign(const Token& t) {
-    std::string name = t.text;
-    bool append = false;
-    Var v;
-    v.line = t.line;
-    if (t.kind == Token::Kind::ArrayAssign) {
-      if (name.ends_with('+')) {
-        name.pop_back();
-        append = true;
-      }
-      v.array = true;
-      for (const auto& e : t.elements)
-        for (auto& w : ex_.expand(e, true))
-          v.values.push_back({std::move(w.text), w.line, std::move(w.defaults)});
-    } else {
-      const std::size_t len = assignment_name(t.text);
-      name = t.text.substr(0, len);
-      append = t.text[len] == '+';
-      Token value = t;
-      value.text = t.text.substr(len + (append ? 2 : 1));
-      auto words = ex_.expand(value, false);
-      Elem e{"", t.line};
-      for (const auto& w : words) {
-        e.text += w.text;
-        v.defaults.insert(v.defaults.end(), w.defaults.begin(), w.defaults.end());
-      }
-      if (const auto open = name.find('['); open != std::string::npos) {  // ARGS[1]=40 (a user trial: skipped)
-        e.defaults = std::move(v.defaults);
-        ex_.assign_element(name.substr(0, open), name.substr(open + 1, name.size() - open - 2), std::move(e), append);
-        return;
-      }
-      v.values.push_back(std::move(e));
-    }
-    auto it = ex_.vars().find(name);
-    if (append && it != ex_.vars().end()) {
-      Var& old = it->second;
-      old.known = old.known && v.known;
-      old.defaults.insert(old.defaults.end(), v.defaults.begin(), v.defaults.end());
-      if (v.array) {
-        old.array = true;
-        old.values.insert(old.values.end(), v.values.begin(), v.values.end());
-      } else if (!old.values.empty()) {
-        old.values.front().text += v.values.front().text;
-      } else {
-        old.values = v.values;
-      }
-      ex_.check_size(old, t.line, name);
-      return;
-    }
-    ex_.check_size(v, t.line, name);
-    ex_.vars()[name] = std::move(v);
   }
 
   /// $1 ... ${N}, $# and $@ / $* from the given arguments; one past the last is unset, and a bare reference to it

@@ -161,6 +161,61 @@ void Expander::add(Building& b, Expansion e, std::string_view raw, int line, boo
   }
 }
 
+/// NAME=value, NAME+=value, NAME=(...) and NAME+=(...): the variable set or appended to (bash manual, "Shell
+/// Parameters"); NAME[i]=value is assign_element's.
+void Expander::assign(const Token& t) {
+  std::string name = t.text;
+  bool append = false;
+  Var v;
+  v.line = t.line;
+  if (t.kind == Token::Kind::ArrayAssign) {
+    if (name.ends_with('+')) {
+      name.pop_back();
+      append = true;
+    }
+    v.array = true;
+    for (const auto& e : t.elements)
+      for (auto& w : expand(e, true))
+        v.values.push_back({std::move(w.text), w.line, std::move(w.defaults)});
+  } else {
+    const std::size_t len = assignment_name(t.text);
+    name = t.text.substr(0, len);
+    append = t.text[len] == '+';
+    Token value = t;
+    value.text = t.text.substr(len + (append ? 2 : 1));
+    auto words = expand(value, false);
+    Elem e{"", t.line};
+    for (const auto& w : words) {
+      e.text += w.text;
+      v.defaults.insert(v.defaults.end(), w.defaults.begin(), w.defaults.end());
+    }
+    if (const auto open = name.find('['); open != std::string::npos) {  // ARGS[1]=40 (a user trial: skipped)
+      e.defaults = std::move(v.defaults);
+      assign_element(name.substr(0, open), name.substr(open + 1, name.size() - open - 2), std::move(e), append);
+      return;
+    }
+    v.values.push_back(std::move(e));
+  }
+  auto it = vars_.find(name);
+  if (append && it != vars_.end()) {
+    Var& old = it->second;
+    old.known = old.known && v.known;
+    old.defaults.insert(old.defaults.end(), v.defaults.begin(), v.defaults.end());
+    if (v.array) {
+      old.array = true;
+      old.values.insert(old.values.end(), v.values.begin(), v.values.end());
+    } else if (!old.values.empty()) {
+      old.values.front().text += v.values.front().text;
+    } else {
+      old.values = v.values;
+    }
+    check_size(old, t.line, name);
+    return;
+  }
+  check_size(v, t.line, name);
+  vars_[name] = std::move(v);
+}
+
 /// An array subscript's value (bash manual, "Arrays": an arithmetic expression; negative counts back from the end of
 /// `size` elements), or nullopt with `why` when the file does not determine it.
 std::optional<std::int64_t> Expander::subscript_value(const std::string& subscript, int line, std::size_t size,

@@ -65,6 +65,8 @@ class Expander {
   void charge(std::size_t n, int line);
   /// A variable's size against the limit on one value.
   void check_size(const Var& v, int line, const std::string& name);
+  /// An assignment token: NAME=value, NAME+=value, NAME=(...), NAME+=(...) or NAME[subscript]=value.
+  void assign(const Token& t);
   /// NAME[subscript]=value or +=value (bash manual, "Arrays"): the element set or appended to. Arrays are read dense,
   /// so a subscript past the end but one (which bash would leave sparse) is refused, naming the line.
   void assign_element(const std::string& name, const std::string& subscript, Elem value, bool append);
