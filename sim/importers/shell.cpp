@@ -107,6 +107,8 @@ class Shell {
           // and refused only where a flag uses it (a user trial found such loops refused outright).
           std::set<std::string> names;
           if (!n.var.empty()) names.insert(n.var);
+          for (const auto& t : n.words)  // for ((i = 0; ...))
+            if (t.kind == Token::Kind::Arith) shell::arith_assigned(t.text, names);
           assigned_in(n.children, names);
           if (!n.arms.empty()) assigned_in(n.arms[0].second, names);
           const std::string list = forget(names, n.line,
@@ -223,7 +225,12 @@ class Shell {
 
   std::optional<bool> status_of(const Node& n, std::string& why) {
     std::optional<bool> s;
-    if (n.kind == Node::Kind::Simple && !n.words.empty() && n.words.front().kind == Token::Kind::Word) {
+    if (n.kind == Node::Kind::Simple && !n.words.empty() && n.words.front().kind == Token::Kind::Arith) {
+      // (( expression )): true when it is not 0 (bash manual, "Conditional Constructs").
+      const auto v = arithmetic_command(n.words.front());
+      if (!v) why = "it tests ((" + n.words.front().text + ")), whose operands the file does not determine";
+      if (v) s = *v != 0;
+    } else if (n.kind == Node::Kind::Simple && !n.words.empty() && n.words.front().kind == Token::Kind::Word) {
       const std::string& cmd = n.words.front().text;
       if (cmd == "[" || cmd == "[[" || cmd == "test") {
         std::vector<ShellWord> words;
@@ -269,6 +276,7 @@ class Shell {
   /// A for loop whose list expands to no word, all of it known (for A in "$@" with no arguments), never runs.
   bool runs_over_nothing(const Node& n) {
     for (const auto& t : n.words) {
+      if (t.kind == Token::Kind::Arith) return false;  // for ((...)): its condition decides
       if (t.text == "$@" || t.text == "\"$@\"" || t.text == "$*" || t.text == "\"$*\"") {
         // No arguments (--args ""): "$@" is no word at all.
         const auto it = ex_.vars().find("@");
@@ -302,7 +310,16 @@ class Shell {
     }
   }
 
+  /// (( expression )): evaluated with what it assigns (bash manual, "Conditional Constructs").
+  std::optional<std::int64_t> arithmetic_command(const Token& t) {
+    return ex_.arithmetic(t.text, "((" + t.text + "))", t.line);
+  }
+
   void simple(const Node& n) {
+    if (!n.words.empty() && n.words.front().kind == Token::Kind::Arith) {
+      arithmetic_command(n.words.front());
+      return;
+    }
     std::size_t k = 0;
     std::vector<Token> prefix;  // leading assignments
     for (; k < n.words.size(); ++k) {
@@ -355,6 +372,20 @@ class Shell {
       out_.notes.push_back("line " + std::to_string(n.line) +
                            ": the script exits here as written; what follows is "
                            "not read");
+      return;
+    }
+    if (head.kind == Token::Kind::Word && head.text == "let") {  // let EXPR ...: each an arithmetic expression
+      for (std::size_t j = k + 1; j < n.words.size(); ++j)
+        for (const auto& w : finalize(ex_.expand(n.words[j], true))) {
+          if (!w.unknown) {
+            ex_.arithmetic(w.text, "let " + w.text, n.line);
+            continue;
+          }
+          std::set<std::string> names;
+          shell::arith_assigned(w.text, names);
+          for (const auto& name : names)
+            ex_.set_integer(name, std::nullopt, "let " + w.text, n.line);
+        }
       return;
     }
     ShellCommand cmd{n.line, {}};

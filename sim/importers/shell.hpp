@@ -4,16 +4,17 @@
 // shell_expand.cpp, shell_arith.cpp and shell_conditions.cpp: expansion, arithmetic and tests) covers what launch
 // scripts use: NAME=value and NAME=(array) assignments (also after export/declare/local, += appends, unset; before a
 // command, NAME=value is that command's environment only, as bash has it), $NAME, ${NAME}, ${NAME:-default} and the
-// other default forms, ${ARR[@]} / ${ARR[i]} / ${#ARR[@]}, $((arithmetic)), '...' and "..." quotes, word splitting of
-// unquoted expansions (flags held in strings), backslash continuations, comments, #SBATCH directives, heredocs given to
-// sbatch / bash / sh / srun / cat, `if` / `elif` / `else` with [ ], [[ ]] and test conditions, && and ||. The script is
-// read as run with the invocation's arguments and environment (ShellInvocation; by default none, in an environment that
-// sets nothing): ${1:-x} and ${SLURM_NNODES:-1} take their defaults when not given (recorded on the word), while a bare
-// $1 or $SLURM_NNODES that is not given, $(command) and `command` are unknown (the word says so). Given arguments are
-// $1 ... ${N}, $#, $@ and $* (an argument past the last given is empty, as bash has it; `shift` drops them). A
-// condition that cannot be decided from the file, and loops, case statements and functions, are skipped when they
-// assign nothing and hold no --flag; otherwise they are refused naming the line. Memory and time are bounded: the text,
-// every expansion and their sum are capped (A=$A$A repeated is refused, not followed), and nesting is limited.
+// other default forms, ${ARR[@]} / ${ARR[i]} / ${#ARR[@]}, $((arithmetic)), (( )) and let (octal 010, 0x1F, 2#101; ++,
+// +=, = assign as bash does), '...' and "..." quotes, word splitting of unquoted expansions (flags held in strings),
+// backslash continuations, comments, #SBATCH directives, heredocs given to sbatch / bash / sh / srun / cat, `if` /
+// `elif` / `else` with [ ], [[ ]] and test conditions, && and ||. The script is read as run with the invocation's
+// arguments and environment (ShellInvocation; by default none, in an environment that sets nothing): ${1:-x} and
+// ${SLURM_NNODES:-1} take their defaults when not given (recorded on the word), while a bare $1 or $SLURM_NNODES that
+// is not given, $(command) and `command` are unknown (the word says so). Given arguments are $1 ... ${N}, $#, $@ and $*
+// (an argument past the last given is empty, as bash has it; `shift` drops them). A condition that cannot be decided
+// from the file, and loops, case statements and functions, are skipped when they assign nothing and hold no --flag;
+// otherwise they are refused naming the line. Memory and time are bounded: the text, every expansion and their sum are
+// capped (A=$A$A repeated is refused, not followed), and nesting is limited.
 #pragma once
 #include "sim/base/errors.hpp"
 
@@ -92,7 +93,7 @@ ShellScript read_shell(std::string_view text, const std::string& origin, const F
 namespace shell {
 
 struct Token {
-  enum class Kind { Word, Op, Newline, ArrayAssign, Sbatch, Heredoc };
+  enum class Kind { Word, Op, Newline, ArrayAssign, Sbatch, Heredoc, Arith };
   Kind kind = Kind::Word;
   std::string text;  // raw word (quotes kept), operator, array name (with "+" for +=), or #SBATCH / heredoc body
   int line = 0;

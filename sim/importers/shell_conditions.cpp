@@ -4,9 +4,27 @@
 #include "sim/importers/shell_arith.hpp"
 
 #include <algorithm>
+#include <charconv>
 
 namespace sim::importers::shell {
 namespace {
+
+bool blank(char c) {
+  return c == ' ' || c == '\t' || c == '\n';
+}
+
+/// A decimal integer as test's -eq and the others read one: blanks around, a sign, digits (bash's legal_number).
+std::optional<std::int64_t> decimal(std::string_view t) {
+  while (!t.empty() && blank(t.front()))
+    t.remove_prefix(1);
+  while (!t.empty() && blank(t.back()))
+    t.remove_suffix(1);
+  if (t.starts_with('+')) t.remove_prefix(1);
+  std::int64_t v = 0;
+  const auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v, 10);
+  if (t.empty() || ec != std::errc{} || p != t.data() + t.size()) return std::nullopt;
+  return v;
+}
 
 class Test {
  public:
@@ -108,7 +126,10 @@ class Test {
     if (op == ">") return a->text > b->text;
     std::string why;
     const auto none = [](std::string_view) -> std::optional<std::int64_t> { return std::nullopt; };
-    const auto x = arithmetic(a->text, none, why), y = arithmetic(b->text, none, why);
+    // [ ] and test read decimal integers (bash manual, "Bash Conditional Expressions": "may be positive or negative
+    // integers"; 010 is ten); [[ ]] evaluates its operands as arithmetic expressions, where 010 is octal eight.
+    const auto x = dbl_ ? arithmetic(a->text, none, why) : decimal(a->text);
+    const auto y = dbl_ ? arithmetic(b->text, none, why) : decimal(b->text);
     if (!x || !y) return undecided("\"" + a->text + " " + op + " " + b->text + "\" compares non-integers"), false;
     if (op == "-eq") return *x == *y;
     if (op == "-ne") return *x != *y;

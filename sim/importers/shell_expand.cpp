@@ -4,6 +4,7 @@
 #include "sim/importers/shell_expand.hpp"
 
 #include "sim/importers/shell_arith.hpp"
+#include "sim/importers/shell_relevance.hpp"
 
 #include <algorithm>
 
@@ -355,10 +356,7 @@ Expander::Expansion Expander::dollar(std::string_view text, int line) {
     return {{{it == vars_.end() ? "0" : it->second.values.front().text, line}}};
   }
   if (text.starts_with("$((") && text.ends_with("))")) {
-    std::string why;
-    const auto v = shell::arithmetic(
-        text.substr(3, text.size() - 5), [&](std::string_view name) { return lookup_int(name); }, why);
-    if (!v && !why.empty()) error(line, std::string(text) + ": " + why);
+    const auto v = arithmetic(text.substr(3, text.size() - 5), text, line);
     if (!v) return {{}, false};
     return {{{std::to_string(*v), line}}};
   }
@@ -472,16 +470,61 @@ Expander::Expansion Expander::parameter(std::string_view inner, std::string_view
   return d;
 }
 
-/// A variable's value as an arithmetic operand (bash evaluates it as an expression; names inside are not followed).
-std::optional<std::int64_t> Expander::lookup_int(std::string_view name) const {
-  auto it = vars_.find(std::string(name));
+/// A variable's (first) value where the file determines it; nullptr otherwise.
+const std::string* Expander::known_text(std::string_view name) const {
+  const auto it = vars_.find(std::string(name));
   if (it == vars_.end() || !it->second.known || it->second.values.empty() ||
       it->second.values.front().text.find(kUnknown) != std::string::npos)
-    return std::nullopt;
+    return nullptr;
+  return &it->second.values.front().text;
+}
+
+/// A variable's value as an arithmetic operand (bash evaluates it as an expression, so NODES=010 is octal eight; a
+/// null value is 0; names inside are not followed). A value bash fails on (08) is kept in lookup_error_.
+std::optional<std::int64_t> Expander::lookup_int(std::string_view name) {
+  const std::string* text = known_text(name);
+  if (text == nullptr) return std::nullopt;
+  const std::string& value = *text;
+  if (std::all_of(value.begin(), value.end(), is_space)) return 0;
   std::string why;
-  return shell::arithmetic(
-      it->second.values.front().text, [](std::string_view) -> std::optional<std::int64_t> { return std::nullopt; },
-      why);
+  const auto v = shell::arithmetic(
+      value, [](std::string_view) -> std::optional<std::int64_t> { return std::nullopt; }, why);
+  if (!v && !why.empty() && lookup_error_.empty()) lookup_error_ = std::string(name) + "=\"" + value + "\": " + why;
+  return v;
+}
+
+std::optional<std::int64_t> Expander::arithmetic(std::string_view expr, std::string_view shown, int line) {
+  std::string why;
+  lookup_error_.clear();
+  const auto v = shell::arithmetic(
+      expr, [&](std::string_view name) { return lookup_int(name); }, why,
+      [&](std::string_view name, std::optional<std::int64_t> value) {
+        set_integer(std::string(name), value, shown, line);
+      },
+      [&](std::string_view name) -> std::optional<std::string> {
+        const std::string* text = known_text(name);
+        return text == nullptr ? std::nullopt : std::optional<std::string>(*text);
+      });
+  if (!lookup_error_.empty()) error(line, std::string(shown) + ": " + lookup_error_);
+  if (!v && !why.empty()) error(line, std::string(shown) + ": " + why);
+  return v;
+}
+
+void Expander::set_integer(const std::string& name, std::optional<std::int64_t> value, std::string_view shown,
+                           int line) {
+  if (!value) {
+    const std::string where = " at line " + std::to_string(line) +
+                              " from an operand the file does not determine (or in a branch that depends on one)";
+    vars_[name] = Var{{}, false, false, line, {set_where(name, "arithmetic " + std::string(shown), where)}};
+    return;
+  }
+  Elem e{std::to_string(*value), line};
+  const auto it = vars_.find(name);
+  if (it != vars_.end() && it->second.known && it->second.array && !it->second.values.empty()) {
+    it->second.values.front() = std::move(e);  // an array's element 0, as bash assigns NAME
+    return;
+  }
+  vars_[name] = Var{{std::move(e)}, true, false, line};
 }
 
 /// The end of the $-expansion at r[i] ($NAME, $1, $@, ${...}, $(...), `...`).

@@ -73,6 +73,12 @@ class Expander {
   /// `unset` with its words, quotes removed: variables, an array's last element or all of them ([@]); another
   /// element (which bash would leave sparse) is refused; -f and -n remove no variable.
   void unset(const std::vector<Token>& words);
+  /// An arithmetic expression (bash manual, "Shell Arithmetic") as $((expr)), (( expr )) and let evaluate it, `shown`
+  /// as written: its value, nullopt where an operand is unknown. What it assigns (=, +=, ++, ...) is made to the
+  /// variables, as bash makes it; an expression bash fails on (08, a division by zero) is refused, naming the line.
+  std::optional<std::int64_t> arithmetic(std::string_view expr, std::string_view shown, int line);
+  /// A variable set by arithmetic, or made unknown by it (nullopt), naming where.
+  void set_integer(const std::string& name, std::optional<std::int64_t> value, std::string_view shown, int line);
 
  private:
   /// What one $-expansion gave.
@@ -97,7 +103,8 @@ class Expander {
   void add(Building& b, Expansion e, std::string_view raw, int line, bool quoted, bool split);
   Expansion dollar(std::string_view text, int line);
   Expansion parameter(std::string_view inner, std::string_view text, int line);
-  std::optional<std::int64_t> lookup_int(std::string_view name) const;
+  const std::string* known_text(std::string_view name) const;
+  std::optional<std::int64_t> lookup_int(std::string_view name);
   std::optional<std::int64_t> subscript_value(const std::string& subscript, int line, std::size_t size,
                                               std::string& why);
   std::size_t dollar_end(const std::string& r, std::size_t i, int line) const;
@@ -105,6 +112,7 @@ class Expander {
   const std::string& origin_;
   std::map<std::string, Var> vars_;
   bool positional_given_ = false;
+  std::string lookup_error_;  // why a variable's value is not an arithmetic expression bash evaluates
   std::size_t total_ = 0;
   int nesting_ = 0;
 };

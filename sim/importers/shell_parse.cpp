@@ -98,6 +98,8 @@ class Parser {
       Node n{Node::Kind::Opaque, at};
       n.what = t_[pos_].text + " loop";
       if (pos_ + 1 < t_.size() && t_[pos_ + 1].kind == Token::Kind::Word) n.var = t_[pos_ + 1].text;
+      const bool arithmetic = pos_ + 1 < t_.size() && t_[pos_ + 1].kind == Token::Kind::Arith;  // for ((i=0; ...))
+      if (arithmetic) n.words.push_back(t_[pos_ + 1]);
       // The words after "in" (kept as the loop's list; none without "in": the positional arguments).
       bool in_list = false;
       while (pos_ < t_.size() && !word("do")) {
@@ -105,7 +107,7 @@ class Parser {
         if (word("in")) in_list = true;
         ++pos_;
       }
-      if (!in_list) n.words.push_back({Token::Kind::Word, "\"$@\"", at});
+      if (!in_list && !arithmetic) n.words.push_back({Token::Kind::Word, "\"$@\"", at});
       expect("do", at, n.what);
       n.children = list({"done"});
       expect("done", at, n.what);
@@ -185,13 +187,18 @@ class Parser {
         n.children.push_back(std::move(body));
         return n;
       }
-      if (t.kind == Token::Kind::Word || t.kind == Token::Kind::ArrayAssign) body.words.push_back(t);
+      if (t.kind == Token::Kind::Word || t.kind == Token::Kind::ArrayAssign || t.kind == Token::Kind::Arith)
+        body.words.push_back(t);
     }
     error(at, "case without a matching \"esac\"");
   }
 
   Node simple() {
     Node n{Node::Kind::Simple, line()};
+    if (pos_ < t_.size() && t_[pos_].kind == Token::Kind::Arith) {  // (( expression ))
+      n.words.push_back(t_[pos_++]);
+      return n;
+    }
     if (word("[[")) {  // [[ ... ]]: && || < > inside are operands of the test
       while (pos_ < t_.size() && !word("]]")) {
         if (t_[pos_].kind == Token::Kind::Newline) error(n.line, "[[ without a matching ]] on its line");

@@ -2,6 +2,7 @@
 // (shell_relevance.hpp).
 #include "sim/importers/shell_relevance.hpp"
 
+#include "sim/importers/shell_arith.hpp"
 #include "sim/importers/shell_expand.hpp"
 
 #include <algorithm>
@@ -26,8 +27,27 @@ std::string assigned_name(const Token& t) {
   return name.substr(0, name.find('['));  // ARGS[1]=... sets ARGS
 }
 
+void arith_assigned_in(const Token& t, std::set<std::string>& names) {
+  if (t.kind == Token::Kind::Arith) arith_assigned(t.text, names);
+  if (t.kind != Token::Kind::Word) return;
+  for (auto at = t.text.find("$(("); at != std::string::npos; at = t.text.find("$((", at + 3)) {
+    int depth = 0;
+    std::size_t end = at + 1;
+    for (; end < t.text.size(); ++end) {
+      depth += t.text[end] == '(' ? 1 : t.text[end] == ')' ? -1 : 0;
+      if (depth == 0) break;
+    }
+    arith_assigned(std::string_view(t.text).substr(at + 3, end - std::min(end, at + 3)), names);
+  }
+}
+
 void assigned_in(const std::vector<Node>& nodes, std::set<std::string>& names) {
   for (const auto& n : nodes) {
+    for (const auto& t : n.words)
+      arith_assigned_in(t, names);
+    if (!n.words.empty() && n.words[0].kind == Token::Kind::Word && n.words[0].text == "let")
+      for (const auto& t : n.words)
+        arith_assigned(t.text, names);
     assigned_in(n.children, names);
     assigned_in(n.otherwise, names);
     for (const auto& [c, b] : n.arms) {
@@ -97,6 +117,13 @@ bool Relevance::relevant(const std::vector<Node>& nodes, bool assignments) const
 }
 
 bool Relevance::relevant(const Node& n, bool assignments) const {
+  if (assignments) {
+    std::set<std::string> names;
+    for (const auto& t : n.words)
+      arith_assigned_in(t, names);
+    if (!n.words.empty() && n.words[0].kind == Token::Kind::Word && n.words[0].text == "let") return true;
+    if (!names.empty()) return true;
+  }
   if (relevant(n.children, assignments) || relevant(n.otherwise, assignments)) return true;
   for (const auto& [c, b] : n.arms)
     if (relevant(c, assignments) || relevant(b, assignments)) return true;
@@ -148,6 +175,9 @@ bool Relevance::assignment_matters(const Token& t, bool only_flags) const {
 bool Relevance::assigns_anywhere(const std::vector<Node>& nodes) const {
   for (const auto& n : nodes)
     for (const auto& t : n.words) {
+      std::set<std::string> names;
+      arith_assigned_in(t, names);
+      if (!names.empty() || (t.kind == Token::Kind::Word && t.text == "let")) return true;
       std::string_view raw = t.text;
       if (t.kind == Token::Kind::Word && assignment_name(raw) > 0 && assignment_matters(t)) return true;
     }

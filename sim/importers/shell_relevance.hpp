@@ -20,6 +20,8 @@ std::string basename(const std::string& s);
 bool is_launcher(const std::string& command);
 /// The variable an assignment token sets.
 std::string assigned_name(const Token& t);
+/// The variables a (( )) command or the $(( )) expansions in a word may assign (++, =, +=, ...).
+void arith_assigned_in(const Token& t, std::set<std::string>& names);
 /// The variables statements assign, at any depth.
 void assigned_in(const std::vector<Node>& nodes, std::set<std::string>& names);
 /// What a variable set by a statement the reader does not run (a loop, an undecided if) carries to its uses: "NAME

@@ -1,6 +1,6 @@
 // sim/importers/shell_tokens.cpp: a launch script's tokens (words with their quotes kept, operators, array
-// assignments, heredoc bodies, #SBATCH directives), and the ends of the quotes and expansions inside a word.
-// shell_parse.cpp makes statements of them; expansion is shell_expand.cpp's.
+// assignments, heredoc bodies, #SBATCH directives, (( )) commands), and the ends of the quotes and expansions inside a
+// word. shell_parse.cpp makes statements of them; expansion is shell_expand.cpp's.
 #include "sim/importers/shell.hpp"
 
 #include <algorithm>
@@ -89,6 +89,44 @@ class Tokenizer {
     }
   }
 
+  /// Whether a command may start here (after nothing, a newline, an operator that ends or joins commands, a case
+  /// pattern's ")", or a reserved word a command follows): "((" there opens an arithmetic command.
+  static bool command_position(const std::vector<Token>& out) {
+    if (out.empty() || out.back().kind == Token::Kind::Newline) return true;
+    static const std::set<std::string_view> kOps = {";", "&", "&&", "||", "|", "|&", "(", ")", ";;"};
+    static const std::set<std::string_view> kWords = {"then",  "do",    "else", "elif", "if",
+                                                      "while", "until", "!",    "{",    "for"};
+    const Token& t = out.back();
+    return (t.kind == Token::Kind::Op && kOps.contains(t.text)) ||
+           (t.kind == Token::Kind::Word && kWords.contains(t.text));
+  }
+
+  /// (( expression )) from the "((" at i_: the index past its "))", or npos where the parentheses do not close as one
+  /// (bash then reads nested subshells, as it does "( (").
+  std::size_t arithmetic_end() const {
+    int depth = 0;
+    for (std::size_t j = i_ + 2; j < s_.size(); ++j) {
+      const char c = s_[j];
+      if (c == '\\') {
+        ++j;
+      } else if (c == '\'') {
+        j = s_.find('\'', j + 1);
+        if (j == std::string_view::npos) return j;
+      } else if (c == '"') {
+        j = skip_double_quoted(s_, j, origin_, line_) - 1;
+      } else if (c == '$' && j + 1 < s_.size() && (s_[j + 1] == '(' || s_[j + 1] == '{')) {
+        j = skip_dollar(s_, j, origin_, line_) - 1;
+      } else if (c == '(') {
+        ++depth;
+      } else if (c == ')' && depth > 0) {
+        --depth;
+      } else if (c == ')') {
+        return j + 1 < s_.size() && s_[j + 1] == ')' ? j + 2 : std::string_view::npos;
+      }
+    }
+    return std::string_view::npos;
+  }
+
   /// The length of the line continuation at i_ (a backslash before LF or CRLF), 0 if there is none. Before a lone CR
   /// the backslash only escapes the CR: a CR is not a line of its own, and counting it would number later words past
   /// the text's last line.
@@ -106,6 +144,18 @@ class Tokenizer {
       if (s_.substr(i_).starts_with(o)) {
         found = o;
         break;
+      }
+    // (( expression )): an arithmetic command (bash manual, "Conditional Constructs"), run in this shell, so that what
+    // it assigns stays; read as one token, its continuations removed.
+    if (found == "(" && s_.substr(i_).starts_with("((") && command_position(out))
+      if (const auto end = arithmetic_end(); end != std::string_view::npos) {
+        std::string text(s_.substr(i_ + 2, end - i_ - 4));
+        for (auto at = text.find("\\\n"); at != std::string::npos; at = text.find("\\\n", at))
+          text.erase(at, 2);
+        out.push_back({Token::Kind::Arith, std::move(text), line_});
+        line_ += lines_in(s_, i_, end);
+        i_ = end;
+        return;
       }
     out.push_back({Token::Kind::Op, std::string(found), line_});
     i_ += found.size();

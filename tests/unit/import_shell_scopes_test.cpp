@@ -1,0 +1,116 @@
+// The launch-script reader (sim/importers/shell.hpp) where bash reads text another way than it looks: arithmetic reads
+// 010 as octal and makes the assignments it writes. Each case is what bash
+// prints for the same lines (bash 5.2).
+#include "sim/importers/importers.hpp"
+#include "sim/importers/shell.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace sim::importers {
+namespace {
+
+using W = std::vector<std::string>;
+
+bool contains(const std::string& text, const std::string& fragment) {
+  return text.find(fragment) != std::string::npos;
+}
+
+std::vector<std::string> words_of(const ShellCommand& c) {
+  std::vector<std::string> out;
+  for (const auto& w : c.words)
+    out.push_back(w.text + (w.unknown ? "?" : ""));
+  return out;
+}
+
+/// The words of the script's last command.
+std::vector<std::string> last_command(const std::string& script) {
+  const auto s = read_shell(script, "t.sh");
+  return s.commands.empty() ? W{} : words_of(s.commands.back());
+}
+
+std::string shell_error(const std::string& script) {
+  try {
+    read_shell(script, "t.sh");
+  } catch (const base::ConfigError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+// The model flags every Megatron-LM case below shares.
+const std::string kModel =
+    "    --num-layers 32 --hidden-size 4096 --ffn-hidden-size 14336 --num-attention-heads 32 --seq-length 8192 \\\n"
+    "    --max-position-embeddings 8192 --global-batch-size 128 --vocab-size 128256 --bf16 --train-iters 1000";
+
+// bash manual, "Shell Arithmetic": "Constants with a leading 0 are interpreted as octal numbers. A leading '0x' or
+// '0X' denotes hexadecimal. Otherwise, numbers take the form [base#]n"; a variable's value is evaluated as an
+// expression, so NODES=010 is 8 too. A tester's trial: --nnodes $((NODES)) with NODES=010 read 10 nodes.
+TEST(ShellScopes, ArithmeticReadsIntegerConstantsAsBashDoes) {
+  EXPECT_EQ(last_command("run $((010)) $((0x1F)) $((0X1f)) $((2#101)) $((64#_)) $((36#z)) $((36#Z)) $((64#Z)) "
+                         "$((10#08)) $((0)) $((00)) $((0x))\n"),
+            (W{"run", "8", "31", "31", "5", "63", "35", "35", "61", "8", "0", "0", "0"}));
+  EXPECT_EQ(last_command("NODES=010\nE=\nrun $((NODES)) $NODES $((NODES * 2)) $((E + 1))\n"),
+            (W{"run", "8", "010", "16", "1"}))
+      << "as an operand only: the word $NODES stays 010, and a null value is 0";
+  EXPECT_EQ(last_command("N=08\nS=\"2+3\"\nrun $((10#$N)) $((10#${N} + 1)) $((S * 2)) $(($S * 2))\n"),
+            (W{"run", "8", "9", "10", "$(($S * 2))?"}))
+      << "$S is text before it is evaluated (2+3 * 2 is 8), which trainsim leaves unknown";
+  for (const std::string bad : {"$((08))", "$((37#Z))", "$((1#1))", "$((65#1))", "$((2#))", "$((2#2))", "$((0#1))"})
+    EXPECT_TRUE(contains(shell_error("X=1\nY=" + bad + "\n"), "line 2: " + bad)) << bad;
+  EXPECT_TRUE(contains(shell_error("X=$((09))\n"), "value too great for base (bash reads a number with a leading 0"));
+  EXPECT_TRUE(contains(shell_error("N=08\nX=$((N + 1))\n"), "N=\"08\": \"08\": value too great for base"));
+  // [ ] reads decimal integers; [[ ]] arithmetic.
+  EXPECT_EQ(last_command("if [ 010 -eq 10 ]; then A=1; else A=2; fi\n"
+                         "if [[ 010 -eq 8 ]]; then B=1; else B=2; fi\nrun $A $B\n"),
+            (W{"run", "1", "1"}));
+  EXPECT_EQ(last_command("run $(( 0 == 1 < 2 )) $(( 6 & 3 )) $(( 6 | 3 ^ 1 )) $(( 1 << 4 >> 2 )) $(( ~0 ))\n"),
+            (W{"run", "0", "2", "6", "4", "-1"}))
+      << "== below <, and the bit operators";
+}
+
+// bash manual, "Shell Arithmetic": id++ id-- ++id --id and = *= /= %= += -= <<= >>= &= ^= |= assign; && || and ?:
+// evaluate only what decides. A tester's trial: --pipeline-model-parallel-size $((++PP)) with PP=1 read 1, not 2.
+TEST(ShellScopes, ArithmeticAssignsAndIncrementsAsBashDoes) {
+  EXPECT_EQ(last_command("PP=1\nrun $((++PP)) $PP $((PP++)) $PP $((--PP)) $((PP--)) $PP $((--5)) $((- -PP))\n"),
+            (W{"run", "2", "2", "2", "3", "2", "2", "1", "5", "1"}));
+  EXPECT_EQ(last_command("X=5\nrun $((X+=2)) $X $((X*=3)) $((X-=1)) $((X/=4)) $((X%=3)) $((X<<=2)) $((Y = X - 1)) $Y "
+                         "$((A = B = 2, A + B))\n"),
+            (W{"run", "7", "7", "21", "20", "5", "2", "8", "7", "7", "4"}));
+  EXPECT_EQ(last_command("A=0\nrun $((0 && A++)) $A $((1 || A++)) $A $((1 ? A : A++)) $((0 ? A++ : A)) $A $((1 && "
+                         "A++)) $A\n"),
+            (W{"run", "0", "0", "1", "0", "0", "0", "0", "0", "1"}))
+      << "only what decides is evaluated";
+  EXPECT_EQ(last_command("A=0\nrun $((U ? A=1 : 0)) $A\n"), (W{"run", "$((U ? A=1 : 0))?", "$A?"}))
+      << "a branch that may run leaves what it assigns unknown";
+  EXPECT_EQ(last_command("run $((U++)) $U\n"), (W{"run", "$((U++))?", "$U?"}));
+  EXPECT_EQ(last_command("run $((U || 1)) $((U && 0))\n"), (W{"run", "1", "0"}));
+  // (( )) and let are arithmetic commands of this shell.
+  EXPECT_EQ(last_command("TP=2\n((TP=8))\n(( TP += 1 ))\nlet \"PP = TP * 2\" PP++\nrun $TP $PP\n"),
+            (W{"run", "9", "19"}));
+  EXPECT_EQ(last_command("TP=8\nif (( TP > 4 )); then A=big; else A=small; fi\n(( TP > 9 )) || B=no\nrun $A $B\n"),
+            (W{"run", "big", "no"}));
+  EXPECT_TRUE(contains(shell_error("X=$((Y = 1/0))\n"), "division by zero"));
+  EXPECT_TRUE(contains(shell_error("X=$((1 = 2))\n"), "line 1"));
+  // What a loop not run would assign by arithmetic is unknown after it.
+  EXPECT_EQ(last_command("N=1\nfor h in $(cat hosts); do echo $((N++)); done\nrun $N\n"), (W{"run", "$N?"}));
+  EXPECT_EQ(last_command("N=1\nfor ((i = 0; i < 4; i++)); do (( N *= 2 )); done\nrun $N $i\n"),
+            (W{"run", "$N?", "$i?"}));
+  EXPECT_EQ(last_command("N=1\nif [ -f /x ]; then let N++; fi\nrun $N\n"), (W{"run", "$N?"}));
+  EXPECT_TRUE(contains(shell_error("N=1\ncase $X in a) (( N++ ));; esac\n"), "line 2: a case statement that sets"));
+
+  const auto im = import_megatron_text(
+      "NODES=010\nPP=1\ntorchrun --nproc_per_node 8 --nnodes $((NODES)) "
+      "pretrain_gpt.py \\\n    --tensor-model-parallel-size $((010)) \\\n"
+      "    --pipeline-model-parallel-size $((++PP)) --micro-batch-size 1 \\\n" +
+          kModel + "\n",
+      "arith.sh");
+  EXPECT_EQ(im.draft.integer("parallel.tp"), 8);
+  EXPECT_EQ(im.draft.integer("parallel.pp"), 2);
+  EXPECT_EQ(im.draft.integer("cluster.gpus"), 64) << "8 nodes of 8";
+}
+
+}  // namespace
+}  // namespace sim::importers
