@@ -87,6 +87,14 @@ class Shell {
   }
 
   void exec(const Node& n) {
+    if (n.subshell) {
+      subshell(n.line, [&] { exec_here(n); });
+      return;
+    }
+    exec_here(n);
+  }
+
+  void exec_here(const Node& n) {
     switch (n.kind) {
       case Node::Kind::Simple:
         simple(n);
@@ -225,6 +233,10 @@ class Shell {
 
   std::optional<bool> status_of(const Node& n, std::string& why) {
     std::optional<bool> s;
+    if (n.background) {  // bash manual, "Lists of Commands": an asynchronous command's status is 0
+      exec(n);
+      return true;
+    }
     if (n.kind == Node::Kind::Simple && !n.words.empty() && n.words.front().kind == Token::Kind::Arith) {
       // (( expression )): true when it is not 0 (bash manual, "Conditional Constructs").
       const auto v = arithmetic_command(n.words.front());
@@ -310,6 +322,34 @@ class Shell {
     }
   }
 
+  /// Runs `f` as bash runs a subshell (bash manual, "Command Execution Environment": ( list ), a command of a pipeline,
+  /// an asynchronous list, and a child shell such as bash -c): it starts with the script's variables and arguments,
+  /// and what it assigns, shifts or unsets, and an exit, end with it. The commands it runs are read as any others.
+  template <class F>
+  void subshell(int line, F&& f) {
+    std::size_t size = 0;
+    for (const auto& [name, v] : ex_.vars()) {
+      size += name.size();
+      for (const auto& e : v.values)
+        size += e.text.size() + 8;
+    }
+    copied_ += size;
+    if (copied_ > kShellMaxCopied)
+      error(line, "the script's subshells, pipelines and background jobs copy its variables past " +
+                      std::to_string(kShellMaxCopied >> 20) +
+                      " MiB in all; trainsim reads launch scripts whose copies stay under that");
+    auto vars = ex_.vars();
+    const auto args = args_;
+    const bool positional = positional_;
+    ++subshells_;
+    f();
+    --subshells_;
+    stopped_ = false;
+    ex_.vars() = std::move(vars);
+    args_ = args;
+    positional_ = positional;
+  }
+
   /// (( expression )): evaluated with what it assigns (bash manual, "Conditional Constructs").
   std::optional<std::int64_t> arithmetic_command(const Token& t) {
     return ex_.arithmetic(t.text, "((" + t.text + "))", t.line);
@@ -368,6 +408,11 @@ class Shell {
     }
     if (head.kind == Token::Kind::Word && head.text == "exit") {
       stopped_ = true;
+      if (subshells_ > 0) {  // exits the subshell, or the child shell, only
+        out_.notes.push_back("line " + std::to_string(n.line) +
+                             ": exit ends the subshell (or child shell) it runs in; what follows it there is not read");
+        return;
+      }
       out_.exit_line = n.line;
       out_.notes.push_back("line " + std::to_string(n.line) +
                            ": the script exits here as written; what follows is "
@@ -389,13 +434,23 @@ class Shell {
       return;
     }
     ShellCommand cmd{n.line, {}};
+    // Expanded once: what the expansions assign stays in the script ($((N++)) in X=$((N++)) cmd), as bash has it.
+    std::vector<std::pair<std::string, Var>> given;
     with_prefix(prefix, [&] {
       for (const auto& t : prefix) {
         const Var& v = ex_.vars()[assigned_name(t)];
+        given.emplace_back(assigned_name(t), v);
         if (v.known && !v.array && !v.values.empty() && v.values.front().text.find(kUnknown) == std::string::npos)
           cmd.env.emplace_back(assigned_name(t), v.values.front().text);
       }
     });
+    const auto child = [&](const std::string& text, int line) {  // a child shell, given the prefix's variables
+      subshell(line, [&] {
+        for (const auto& [name, v] : given)
+          ex_.vars()[name] = v;
+        run(text, line, depth_ + 1);
+      });
+    };
     for (std::size_t j = k; j < n.words.size(); ++j) {
       const Token& t = n.words[j];
       if (t.kind == Token::Kind::Sbatch) {
@@ -432,7 +487,7 @@ class Shell {
         cmd.words.resize(j);
         if (!cmd.words.empty()) out_.commands.push_back(std::move(cmd));
         if (!launcher.env.empty()) out_.commands.push_back(std::move(launcher));
-        with_prefix(prefix, [&] { run(script.text, script.line, depth_ + 1); });
+        child(script.text, script.line);
         return;
       }
     }
@@ -444,7 +499,7 @@ class Shell {
     if (!cmd.words.empty()) out_.commands.push_back(std::move(cmd));
     for (const auto& h : n.heredocs) {
       if (name == "sbatch" || name == "bash" || name == "sh" || name == "srun") {
-        with_prefix(prefix, [&] { run(h.text, h.line, depth_ + 1); });
+        child(h.text, h.line);
       } else {
         out_.notes.push_back("line " + std::to_string(h.line) + ": the heredoc given to " +
                              (name.empty() ? std::string("the command") : name) + " is not read as a script");
@@ -511,6 +566,8 @@ class Shell {
   int depth_ = 0;
   int last_line_ = 1;  // the file's last line
   bool stopped_ = false;
+  int subshells_ = 0;       // subshells and child shells the walk is inside
+  std::size_t copied_ = 0;  // bytes of variables copied for them
 };
 
 }  // namespace

@@ -7,14 +7,16 @@
 // other default forms, ${ARR[@]} / ${ARR[i]} / ${#ARR[@]}, $((arithmetic)), (( )) and let (octal 010, 0x1F, 2#101; ++,
 // +=, = assign as bash does), '...' and "..." quotes, word splitting of unquoted expansions (flags held in strings),
 // backslash continuations, comments, #SBATCH directives, heredocs given to sbatch / bash / sh / srun / cat, `if` /
-// `elif` / `else` with [ ], [[ ]] and test conditions, && and ||. The script is read as run with the invocation's
-// arguments and environment (ShellInvocation; by default none, in an environment that sets nothing): ${1:-x} and
-// ${SLURM_NNODES:-1} take their defaults when not given (recorded on the word), while a bare $1 or $SLURM_NNODES that
-// is not given, $(command) and `command` are unknown (the word says so). Given arguments are $1 ... ${N}, $#, $@ and $*
-// (an argument past the last given is empty, as bash has it; `shift` drops them). A condition that cannot be decided
-// from the file, and loops, case statements and functions, are skipped when they assign nothing and hold no --flag;
-// otherwise they are refused naming the line. Memory and time are bounded: the text, every expansion and their sum are
-// capped (A=$A$A repeated is refused, not followed), and nesting is limited.
+// `elif` / `else` with [ ], [[ ]] and test conditions, && and ||. Subshells ( ... ), the commands of a pipeline,
+// background jobs and bash -c strings run with a copy of the variables: what they assign is not seen after them. The
+// script is read as run with the invocation's arguments and environment (ShellInvocation; by default none, in an
+// environment that sets nothing): ${1:-x} and ${SLURM_NNODES:-1} take their defaults when not given (recorded on the
+// word), while a bare $1 or $SLURM_NNODES that is not given, $(command) and `command` are unknown (the word says so).
+// Given arguments are $1 ... ${N}, $#, $@ and $* (an argument past the last given is empty, as bash has it; `shift`
+// drops them). A condition that cannot be decided from the file, and loops, case statements and functions, are skipped
+// when they assign nothing and hold no --flag; otherwise they are refused naming the line. Memory and time are bounded:
+// the text, every expansion and their sum are capped (A=$A$A repeated is refused, not followed), and nesting is
+// limited.
 #pragma once
 #include "sim/base/errors.hpp"
 
@@ -68,6 +70,9 @@ struct ShellScript {
 inline constexpr std::size_t kShellMaxText = 4u << 20;
 inline constexpr std::size_t kShellMaxWord = 1u << 20;
 inline constexpr std::size_t kShellMaxTotal = 8u << 20;
+/// Limit on the variables copied for subshells, pipelines and background jobs together (each starts with a copy of
+/// the script's variables): a few kilobytes each in real scripts.
+inline constexpr std::size_t kShellMaxCopied = 64u << 20;
 
 /// How the script is run: its positional arguments and the environment variables it is given (`bash run.sh dsw A37B`
 /// with MP_VP=2 set). A value taken from them is recorded on the word, like a default, naming where it came from.
@@ -115,6 +120,10 @@ struct Node {
   bool negated = false;   // ! pipeline
   std::string what = {};  // Opaque: "for loop", "while loop", "case statement", "function NAME"
   std::string var = {};   // for / select loop: the variable it sets
+  /// Runs in a subshell (bash manual, "Command Execution Environment"): ( list ), each command of a pipeline of more
+  /// than one, and an asynchronous list (`list &`, `background` also set): what it assigns is not seen after it.
+  bool subshell = false;
+  bool background = false;
 };
 
 std::vector<Token> tokenize(std::string_view text, const std::string& origin, int first_line, int depth);

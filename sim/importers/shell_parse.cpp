@@ -1,5 +1,6 @@
-// sim/importers/shell_parse.cpp: a launch script's statements (simple commands, if, && / ||, groups, and loops, case
-// statements and functions kept opaque) from its tokens (shell_tokens.cpp). Expansion is shell_expand.cpp's.
+// sim/importers/shell_parse.cpp: a launch script's statements (simple commands, if, && / ||, pipelines, subshells
+// and groups, background jobs, and loops, case statements and functions kept opaque) from its tokens
+// (shell_tokens.cpp). Expansion is shell_expand.cpp's.
 #include "sim/importers/shell.hpp"
 
 #include <set>
@@ -54,6 +55,11 @@ class Parser {
       if ((t.kind == Token::Kind::Word || t.kind == Token::Kind::Op) && ends.contains(t.text)) break;
       if (t.kind == Token::Kind::Op && (t.text == ")" || t.text == ";;")) break;
       nodes.push_back(and_or());
+      if (op("&")) {  // an asynchronous list: run in a subshell (bash manual, "Lists of Commands")
+        nodes.back().subshell = true;
+        nodes.back().background = true;
+        ++pos_;
+      }
     }
     --depth_;
     return nodes;
@@ -81,6 +87,7 @@ class Parser {
     Node n = command();
     n.negated = negated;
     if (!op("|") && !op("|&")) return n;
+    // Each command of a pipeline runs in a subshell (bash manual, "Pipelines"; lastpipe is off in a script).
     Node g{Node::Kind::Group, n.line};
     g.children.push_back(std::move(n));
     while (op("|") || op("|&")) {
@@ -88,6 +95,8 @@ class Parser {
       skip_newlines();
       g.children.push_back(command());
     }
+    for (auto& c : g.children)
+      c.subshell = true;
     return g;
   }
 
@@ -137,6 +146,7 @@ class Parser {
       const bool brace = word("{");
       ++pos_;
       Node n{Node::Kind::Group, at};
+      n.subshell = !brace;  // ( list ): a subshell (bash manual, "Command Grouping")
       n.children = list({brace ? "}" : ")"});
       if (brace) {
         expect("}", at, "{");

@@ -43,6 +43,7 @@ void arith_assigned_in(const Token& t, std::set<std::string>& names) {
 
 void assigned_in(const std::vector<Node>& nodes, std::set<std::string>& names) {
   for (const auto& n : nodes) {
+    if (n.subshell) continue;  // what a subshell assigns is not seen after it
     for (const auto& t : n.words)
       arith_assigned_in(t, names);
     if (!n.words.empty() && n.words[0].kind == Token::Kind::Word && n.words[0].text == "let")
@@ -117,6 +118,7 @@ bool Relevance::relevant(const std::vector<Node>& nodes, bool assignments) const
 }
 
 bool Relevance::relevant(const Node& n, bool assignments) const {
+  if (n.subshell) assignments = false;  // what a subshell assigns is not seen after it
   if (assignments) {
     std::set<std::string> names;
     for (const auto& t : n.words)

@@ -22,7 +22,7 @@ bool is_launcher(const std::string& command);
 std::string assigned_name(const Token& t);
 /// The variables a (( )) command or the $(( )) expansions in a word may assign (++, =, +=, ...).
 void arith_assigned_in(const Token& t, std::set<std::string>& names);
-/// The variables statements assign, at any depth.
+/// The variables statements assign, at any depth, but not those a subshell assigns (which it keeps).
 void assigned_in(const std::vector<Node>& nodes, std::set<std::string>& names);
 /// What a variable set by a statement the reader does not run (a loop, an undecided if) carries to its uses: "NAME
 /// is set in the WHAT WHERE", WHERE saying what would decide it.

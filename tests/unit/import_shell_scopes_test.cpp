@@ -1,5 +1,6 @@
-// The launch-script reader (sim/importers/shell.hpp) where bash reads text another way than it looks: arithmetic reads
-// 010 as octal and makes the assignments it writes. Each case is what bash
+// The launch-script reader (sim/importers/shell.hpp) where bash keeps a change to itself or reads text another way
+// than it looks: subshells, pipelines, background jobs and child shells keep their assignments; arithmetic reads 010
+// as octal and makes the assignments it writes. Each case is what bash
 // prints for the same lines (bash 5.2).
 #include "sim/importers/importers.hpp"
 #include "sim/importers/shell.hpp"
@@ -44,6 +45,66 @@ std::string shell_error(const std::string& script) {
 const std::string kModel =
     "    --num-layers 32 --hidden-size 4096 --ffn-hidden-size 14336 --num-attention-heads 32 --seq-length 8192 \\\n"
     "    --max-position-embeddings 8192 --global-batch-size 128 --vocab-size 128256 --bf16 --train-iters 1000";
+
+// bash manual, "Command Execution Environment": a subshell, each command of a pipeline and an asynchronous command
+// get a copy of the shell's variables; bash -c and a heredoc given to bash are a child shell. `TP=2; ( TP=8 ); echo
+// $TP` prints 2 (a tester's trial: trainsim read 8).
+TEST(ShellScopes, SubshellsPipelinesBackgroundJobsAndChildShellsKeepTheirAssignments) {
+  EXPECT_EQ(last_command("TP=2\n( TP=8 )\nrun $TP\n"), (W{"run", "2"}));
+  EXPECT_EQ(last_command("echo x | PP=4\nrun ${PP:-1}\n"), (W{"run", "1"})) << "no lastpipe in a script";
+  EXPECT_EQ(last_command("PP=4 | cat\nrun ${PP:-1}\n"), (W{"run", "1"})) << "the first command of a pipeline too";
+  EXPECT_EQ(last_command("TP=2\n( ( TP=8 ) )\nif true; then ( TP=8 ); fi\n( TP=8; ( TP=4 ) )\nrun $TP\n"),
+            (W{"run", "2"}))
+      << "nested, and inside an if";
+  EXPECT_EQ(last_command("TP=2\nTP=8 &\n( TP=8 ) &\nexport TP=8 &\nrun $TP\n"), (W{"run", "2"})) << "background";
+  EXPECT_EQ(last_command("TP=2\ntrue && TP=8 &\nrun $TP\n"), (W{"run", "2"})) << "an asynchronous && list";
+  EXPECT_EQ(last_command("MBS=2\nbash -c 'MBS=4'\nsh -c \"MBS=8\"\nbash <<EOF\nMBS=16\nEOF\nrun $MBS\n"),
+            (W{"run", "2"}))
+      << "child shells";
+  EXPECT_EQ(last_command("TP=2\n{ TP=8; }\nrun $TP\n"), (W{"run", "8"})) << "a { } group runs in this shell";
+  EXPECT_EQ(last_command("TP=2\n((TP=8))\n( (TP=4) )\nrun $TP\n"), (W{"run", "8"}))
+      << "(( )) is arithmetic in this shell, ( ( ) ) two subshells";
+  EXPECT_EQ(last_command("A=(1)\n( A+=(2); unset B )\nB=3\n( unset B )\nrun ${#A[@]} $B\n"), (W{"run", "1", "3"}));
+
+  // Commands inside are read as before, with the variables they see there.
+  const auto s = read_shell(
+      "TP=2\n( TP=8; torchrun --tp $TP )\nbash -c 'PP=4; torchrun --pp $PP'\n"
+      "echo go | PP=3 torchrun --pp $PP\nrun $TP ${PP:-1}\n",
+      "t.sh");
+  ASSERT_EQ(s.commands.size(), 5u);
+  EXPECT_EQ(words_of(s.commands[0]), (W{"torchrun", "--tp", "8"}));
+  EXPECT_EQ(words_of(s.commands[1]), (W{"torchrun", "--pp", "4"}));
+  EXPECT_EQ(words_of(s.commands[4]), (W{"run", "2", "1"}));
+  EXPECT_EQ(s.variables.at("TP"), "2") << "the job's environment is the script's";
+
+  const auto p = read_shell("N=1\nX=$((N++)) bash -c 'run $X'\nrun $N\n", "t.sh");
+  ASSERT_EQ(p.commands.size(), 2u);
+  EXPECT_EQ(words_of(p.commands[0]), (W{"run", "1"}));
+  EXPECT_EQ(words_of(p.commands[1]), (W{"run", "2"})) << "a prefix assignment is expanded once, in the script";
+
+  // An exit there ends the subshell only: what follows it in the script is read.
+  const auto e = read_shell("( exit 1 )\nbash -c 'exit 0'\nrun after\n", "t.sh");
+  EXPECT_EQ(e.exit_line, 0);
+  ASSERT_FALSE(e.commands.empty());
+  EXPECT_EQ(words_of(e.commands.back()), (W{"run", "after"}));
+
+  // An undecided if whose branches assign only inside a subshell changes nothing after it.
+  EXPECT_EQ(last_command("TP=2\nif [ -f /x ]; then ( TP=8 ); fi\nrun $TP\n"), (W{"run", "2"}));
+}
+
+TEST(ShellScopes, TheTestersSubshellScriptImportsTheValuesBashGives) {
+  const auto im = import_megatron_text(
+      "#!/bin/bash\nTP=2\n( TP=8 )\necho probe | PP=4\nPP=${PP:-1}\n"
+      "bash -c 'MBS=4'\nMBS=${MBS:-1}\n"
+      "torchrun --nproc_per_node 8 --nnodes 8 pretrain_gpt.py \\\n"
+      "    --tensor-model-parallel-size $TP --pipeline-model-parallel-size $PP \\\n"
+      "    --micro-batch-size $MBS \\\n" +
+          kModel + "\n",
+      "subshell.sh");
+  EXPECT_EQ(im.draft.integer("parallel.tp"), 2);
+  EXPECT_EQ(im.draft.integer("parallel.pp"), 1);
+  EXPECT_EQ(im.draft.integer("parallel.micro_batch"), 1);
+}
 
 // bash manual, "Shell Arithmetic": "Constants with a leading 0 are interpreted as octal numbers. A leading '0x' or
 // '0X' denotes hexadecimal. Otherwise, numbers take the form [base#]n"; a variable's value is evaluated as an
