@@ -47,9 +47,26 @@ class MegatronImport {
     const ShellScript script = read_shell(text, origin_, matters, invocation_);
     for (const auto& n : script.notes)
       out_.notes.push_back({origin_, n});
+    // A file of flags alone is an argument list, read whole; in a script, a line of flags is a command of its own.
+    const bool argument_list = std::all_of(script.commands.begin(), script.commands.end(), [](const ShellCommand& c) {
+      return c.words.empty() || c.words.front().text.starts_with("-");
+    });
     for (std::size_t c = 0; c < script.commands.size(); ++c) {
       const auto& cmd = script.commands[c];
       if (cmd.words.empty() || not_a_job(cmd.words.front().text)) continue;
+      if (cmd.after_comment > 0 && !argument_list && cmd.words.front().text.starts_with("-")) {
+        // Flags below a comment that ended the launch command (`# --use-distributed-optimizer \`): bash runs them as a
+        // command of its own, which fails; the job never gets them (a user trial read them as the job's).
+        std::string shown;
+        for (const auto& w : cmd.words)
+          shown += (shown.empty() ? "" : " ") + w.text;
+        out_.ignored.push_back({where(cmd.line), shown +
+                                                     ": not an argument of the command above: the comment on line " +
+                                                     std::to_string(cmd.after_comment) +
+                                                     " ends that command, so bash runs this line as a command of its "
+                                                     "own, which fails; delete the comment line to pass them"});
+        continue;
+      }
       std::size_t start = 0;
       if (cmd.words.front().text == "#SBATCH" || cmd.words.front().text == "srun" || cmd.words.front().text == "sbatch")
         start = slurm(cmd);

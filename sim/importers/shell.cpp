@@ -434,6 +434,13 @@ class Shell {
       return;
     }
     ShellCommand cmd{n.line, {}};
+    cmd.after_comment = n.after_comment;
+    if (n.after_comment > 0)
+      out_.notes.push_back(
+          "line " + std::to_string(n.line) + ": the comment on line " + std::to_string(n.after_comment) +
+          " ends the command before it (a comment runs to the end of its line, a backslash there "
+          "included), so bash runs line " +
+          std::to_string(n.line) + " as a command of its own, not as more of that command's arguments");
     // Expanded once: what the expansions assign stays in the script ($((N++)) in X=$((N++)) cmd), as bash has it.
     std::vector<std::pair<std::string, Var>> given;
     with_prefix(prefix, [&] {

@@ -6,17 +6,17 @@
 // command, NAME=value is that command's environment only, as bash has it), $NAME, ${NAME}, ${NAME:-default} and the
 // other default forms, ${ARR[@]} / ${ARR[i]} / ${#ARR[@]}, $((arithmetic)), (( )) and let (octal 010, 0x1F, 2#101; ++,
 // +=, = assign as bash does), '...' and "..." quotes, word splitting of unquoted expansions (flags held in strings),
-// backslash continuations, comments, #SBATCH directives, heredocs given to sbatch / bash / sh / srun / cat, `if` /
-// `elif` / `else` with [ ], [[ ]] and test conditions, && and ||. Subshells ( ... ), the commands of a pipeline,
-// background jobs and bash -c strings run with a copy of the variables: what they assign is not seen after them. The
-// script is read as run with the invocation's arguments and environment (ShellInvocation; by default none, in an
-// environment that sets nothing): ${1:-x} and ${SLURM_NNODES:-1} take their defaults when not given (recorded on the
-// word), while a bare $1 or $SLURM_NNODES that is not given, $(command) and `command` are unknown (the word says so).
-// Given arguments are $1 ... ${N}, $#, $@ and $* (an argument past the last given is empty, as bash has it; `shift`
-// drops them). A condition that cannot be decided from the file, and loops, case statements and functions, are skipped
-// when they assign nothing and hold no --flag; otherwise they are refused naming the line. Memory and time are bounded:
-// the text, every expansion and their sum are capped (A=$A$A repeated is refused, not followed), and nesting is
-// limited.
+// backslash continuations, comments (one inside a continued command ends it there), #SBATCH directives, heredocs given
+// to sbatch / bash / sh / srun / cat, `if` / `elif` / `else` with [ ], [[ ]] and test conditions, && and ||. Subshells
+// ( ... ), the commands of a pipeline, background jobs and bash -c strings run with a copy of the variables: what they
+// assign is not seen after them. The script is read as run with the invocation's arguments and environment
+// (ShellInvocation; by default none, in an environment that sets nothing): ${1:-x} and ${SLURM_NNODES:-1} take their
+// defaults when not given (recorded on the word), while a bare $1 or $SLURM_NNODES that is not given, $(command) and
+// `command` are unknown (the word says so). Given arguments are $1 ... ${N}, $#, $@ and $* (an argument past the last
+// given is empty, as bash has it; `shift` drops them). A condition that cannot be decided from the file, and loops,
+// case statements and functions, are skipped when they assign nothing and hold no --flag; otherwise they are refused
+// naming the line. Memory and time are bounded: the text, every expansion and their sum are capped (A=$A$A repeated is
+// refused, not followed), and nesting is limited.
 #pragma once
 #include "sim/base/errors.hpp"
 
@@ -52,6 +52,10 @@ struct ShellCommand {
   /// Its prefix assignments with known values (NCCL_NVLS_ENABLE=0 torchrun ...): the command's environment, not the
   /// script's variables.
   std::vector<std::pair<std::string, std::string>> env = {};
+  /// The line of a comment that ended the command before this one: that command's last line ended in a backslash and
+  /// the comment ran to the end of its line (its own backslash included), so bash runs this line as a command of its
+  /// own, not as more arguments (`torchrun ... \`, `# --flag \`, `--tensor-model-parallel-size 8`). 0: none.
+  int after_comment = 0;
 };
 
 struct ShellScript {
@@ -104,6 +108,7 @@ struct Token {
   int line = 0;
   std::vector<Token> elements = {};  // ArrayAssign: the raw element words
   bool quoted_delimiter = false;     // Heredoc: <<'EOF' (not expanded)
+  bool cut = false;                  // Newline: ends a comment that ended a continued command (ShellCommand)
 };
 
 struct Node {
@@ -124,6 +129,7 @@ struct Node {
   /// than one, and an asynchronous list (`list &`, `background` also set): what it assigns is not seen after it.
   bool subshell = false;
   bool background = false;
+  int after_comment = 0;  // Simple: ShellCommand::after_comment
 };
 
 std::vector<Token> tokenize(std::string_view text, const std::string& origin, int first_line, int depth);

@@ -4,6 +4,7 @@
 #include "sim/importers/shell.hpp"
 
 #include <set>
+#include <utility>
 
 namespace sim::importers::shell {
 
@@ -49,12 +50,14 @@ class Parser {
     while (pos_ < t_.size()) {
       const Token& t = t_[pos_];
       if (t.kind == Token::Kind::Newline || (t.kind == Token::Kind::Op && (t.text == ";" || t.text == "&"))) {
+        if (t.cut) cut_ = t.line;
         ++pos_;
         continue;
       }
       if ((t.kind == Token::Kind::Word || t.kind == Token::Kind::Op) && ends.contains(t.text)) break;
       if (t.kind == Token::Kind::Op && (t.text == ")" || t.text == ";;")) break;
       nodes.push_back(and_or());
+      cut_ = 0;
       if (op("&")) {  // an asynchronous list: run in a subshell (bash manual, "Lists of Commands")
         nodes.back().subshell = true;
         nodes.back().background = true;
@@ -205,6 +208,7 @@ class Parser {
 
   Node simple() {
     Node n{Node::Kind::Simple, line()};
+    n.after_comment = std::exchange(cut_, 0);
     if (pos_ < t_.size() && t_[pos_].kind == Token::Kind::Arith) {  // (( expression ))
       n.words.push_back(t_[pos_++]);
       return n;
@@ -263,6 +267,7 @@ class Parser {
   const std::string& origin_;
   std::size_t pos_ = 0;
   int depth_ = 0;
+  int cut_ = 0;  // the line of a comment that ended the command before the next one (Token::cut)
 };
 
 }  // namespace

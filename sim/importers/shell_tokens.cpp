@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <set>
+#include <utility>
 
 namespace sim::importers::shell {
 
@@ -70,23 +71,51 @@ class Tokenizer {
     if (const auto n = continuation(); n > 0) {
       i_ += n;
       ++line_;
-    } else if (c == '\n') {
-      out.push_back({Token::Kind::Newline, "\n", line_});
+      continued_ = true;
+      return;
+    }
+    if (c == ' ' || c == '\t' || c == '\r') {
+      ++i_;
+      return;
+    }
+    const bool continued = std::exchange(continued_, false);
+    if (c == '\n') {
+      Token t{Token::Kind::Newline, "\n", line_};
+      t.cut = std::exchange(cut_, false);
+      out.push_back(std::move(t));
       ++line_;
       ++i_;
       read_heredocs();
-    } else if (c == ' ' || c == '\t' || c == '\r') {
-      ++i_;
     } else if (c == '#') {
       const auto end = std::min(s_.find('\n', i_), s_.size());
-      if (s_.substr(i_, end - i_).starts_with("#SBATCH"))
-        out.push_back({Token::Kind::Sbatch, std::string(s_.substr(i_ + 7, end - i_ - 7)), line_});
+      const std::string_view text = s_.substr(i_, end - i_);
+      if (text.starts_with("#SBATCH")) {
+        out.push_back({Token::Kind::Sbatch, std::string(text.substr(7)), line_});
+      } else if (in_command(out) && (continued || ends_in_backslash(text))) {
+        // A comment runs to the end of its line, a backslash there included (bash manual, "Comments": a word beginning
+        // with # causes that word and all remaining characters on that line to be ignored), and the newline then ends
+        // the command: what the next line holds is a command of its own, not more of this one's arguments (a user
+        // trial: `# --use-distributed-optimizer \` inside a torchrun command dropped the flags below it).
+        cut_ = true;
+      }
       i_ = end;
     } else if (meta(c)) {
       op(out);
     } else {
       word(out);
     }
+  }
+
+  /// Whether the words of a command precede: a comment here ends that command.
+  static bool in_command(const std::vector<Token>& out) {
+    return !out.empty() && (out.back().kind == Token::Kind::Word || out.back().kind == Token::Kind::ArrayAssign ||
+                            out.back().kind == Token::Kind::Arith);
+  }
+
+  static bool ends_in_backslash(std::string_view text) {
+    while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r'))
+      text.remove_suffix(1);
+    return text.ends_with('\\');
   }
 
   /// Whether a command may start here (after nothing, a newline, an operator that ends or joins commands, a case
@@ -298,7 +327,9 @@ class Tokenizer {
 
   std::string_view s_;
   const std::string& origin_;
-  bool in_array_ = false;  // reading an element of NAME=( ... )
+  bool in_array_ = false;   // reading an element of NAME=( ... )
+  bool continued_ = false;  // a line continuation came last, blanks aside
+  bool cut_ = false;        // a comment ended a command on this line (Token::cut)
   std::size_t i_ = 0;
   int line_;
   int depth_;

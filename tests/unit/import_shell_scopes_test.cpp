@@ -1,6 +1,6 @@
 // The launch-script reader (sim/importers/shell.hpp) where bash keeps a change to itself or reads text another way
-// than it looks: subshells, pipelines, background jobs and child shells keep their assignments; arithmetic reads 010
-// as octal and makes the assignments it writes. Each case is what bash
+// than it looks: subshells, pipelines, background jobs and child shells keep their assignments; a comment inside a
+// continued command ends it; arithmetic reads 010 as octal and makes the assignments it writes. Each case is what bash
 // prints for the same lines (bash 5.2).
 #include "sim/importers/importers.hpp"
 #include "sim/importers/shell.hpp"
@@ -39,6 +39,12 @@ std::string shell_error(const std::string& script) {
     return e.what();
   }
   return "(no error)";
+}
+
+bool any_contains(const std::vector<std::string>& notes, const std::string& fragment) {
+  for (const auto& n : notes)
+    if (contains(n, fragment)) return true;
+  return false;
 }
 
 // The model flags every Megatron-LM case below shares.
@@ -104,6 +110,52 @@ TEST(ShellScopes, TheTestersSubshellScriptImportsTheValuesBashGives) {
   EXPECT_EQ(im.draft.integer("parallel.tp"), 2);
   EXPECT_EQ(im.draft.integer("parallel.pp"), 1);
   EXPECT_EQ(im.draft.integer("parallel.micro_batch"), 1);
+}
+
+// bash manual, "Comments": a word beginning with # makes the rest of its line a comment, a trailing backslash
+// included; the newline then ends the command. A tester's trial: `# --use-distributed-optimizer \` inside a torchrun
+// command, and the --tensor-model-parallel-size 8 below it was read as torchrun's.
+TEST(ShellScopes, ACommentInsideAContinuedCommandEndsIt) {
+  const auto s = read_shell("torchrun a.py --x 1 \\\n    # --y \\\n    --tp 8\nrun\n", "t.sh");
+  ASSERT_EQ(s.commands.size(), 3u);
+  EXPECT_EQ(words_of(s.commands[0]), (W{"torchrun", "a.py", "--x", "1"}));
+  EXPECT_EQ(words_of(s.commands[1]), (W{"--tp", "8"}));
+  EXPECT_EQ(s.commands[1].after_comment, 2);
+  EXPECT_EQ(s.commands[2].after_comment, 0);
+  EXPECT_TRUE(any_contains(s.notes, "line 3: the comment on line 2 ends the command before it"));
+
+  const auto plain = read_shell("torchrun a.py \\\n  --x 1 \\\n  # --y\n  --tp 8\n", "t.sh");
+  ASSERT_EQ(plain.commands.size(), 2u) << "a comment line reached by a continuation, without its own backslash";
+  EXPECT_EQ(plain.commands[1].after_comment, 3);
+  const auto same_line = read_shell("torchrun a.py --x 1 # --y \\\n--tp 8\n", "t.sh");
+  ASSERT_EQ(same_line.commands.size(), 2u);
+  EXPECT_EQ(same_line.commands[1].after_comment, 1);
+
+  // Not cut: a comment ending a command as comments do, after && (the list goes on), inside an array.
+  const auto trailing = read_shell("python prep.py \\\n  --x 1 # why\nrun\n", "t.sh");
+  ASSERT_EQ(trailing.commands.size(), 2u);
+  EXPECT_EQ(trailing.commands[1].after_comment, 0);
+  EXPECT_TRUE(trailing.notes.empty());
+  EXPECT_EQ(last_command("true && \\\n  # why \\\n  run 1\n"), (W{"run", "1"}));
+  EXPECT_EQ(last_command("A=(--x 1 \\\n  # --y \\\n  --tp 8)\nrun \"${A[@]}\"\n"), (W{"run", "--x", "1", "--tp", "8"}));
+
+  // The import: torchrun never gets --tensor-model-parallel-size 8 (Megatron-LM's default 1), and says why.
+  const auto im = import_megatron_text("torchrun --nproc_per_node 8 --nnodes 8 pretrain_gpt.py \\\n" + kModel +
+                                           " \\\n    # --use-distributed-optimizer \\\n"
+                                           "    --tensor-model-parallel-size 8\n",
+                                       "cont.sh");
+  EXPECT_EQ(im.draft.integer("parallel.tp"), 1);
+  bool said = false;
+  for (const auto& f : im.ignored)
+    said = said || (contains(f.where, "cont.sh:5") && contains(f.what,
+                                                               "--tensor-model-parallel-size 8: not an "
+                                                               "argument of the command above"));
+  EXPECT_TRUE(said);
+  // A file of flags alone is still read as the argument list it is.
+  const auto list = import_megatron_text(
+      "--num-layers 2 --hidden-size 256 --num-attention-heads 4 \\\n# --foo \\\n--tensor-model-parallel-size 2\n",
+      "args.txt");
+  EXPECT_EQ(list.draft.integer("parallel.tp"), 2);
 }
 
 // bash manual, "Shell Arithmetic": "Constants with a leading 0 are interpreted as octal numbers. A leading '0x' or
