@@ -225,5 +225,18 @@ TEST(ShellScopes, ArithmeticAssignsAndIncrementsAsBashDoes) {
   EXPECT_EQ(im.draft.integer("cluster.gpus"), 64) << "8 nodes of 8";
 }
 
+// A case statement inside a command substitution: its patterns' ")" do not close the substitution (it was refused at
+// "unexpected ;;"); its output is unknown, as any command's, and the rest of the line is read. "case" as an argument is
+// not a statement.
+TEST(ShellScopes, ACaseStatementInsideACommandSubstitutionIsReadWhole) {
+  const auto sub = read_shell(
+      "TP=$(case \"$SIZE\" in 70b) echo 8;; (8b) echo 1;; *) echo 4;; esac)\nrun --tp $TP --pp 2 $(echo case) x\n",
+      "t.sh");
+  ASSERT_EQ(sub.commands.size(), 1u);
+  EXPECT_EQ(words_of(sub.commands[0]),
+            (W{"run", "--tp", "$(case \"$SIZE\" in 70b) echo 8;; (8b) echo 1;; *) echo 4;; esac)?", "--pp", "2",
+               "$(echo case)?", "x"}));
+}
+
 }  // namespace
 }  // namespace sim::importers
