@@ -139,6 +139,26 @@ bool nvls_applies(Op op, const Layout& l, const topology::Topology& topo) {
   return l.domains.size() == 1 ? l.domains.front().size() >= 2 : hierarchical_applies(l);
 }
 
+// Double binary trees across the m >= 2 domains of an even layout, one pair per rail (the j-th GPU of each domain),
+// every edge both ways (reduce up, broadcast down) carrying n / 2k, concurrent with the phase before it: NVLS-tree's
+// and NCCL's tree's phase across domains (collective.hpp).
+PhaseSpec rail_trees(const Layout& l, base::Bytes n) {
+  const auto k = l.domains.front().size();
+  const auto m = static_cast<int>(l.domains.size());
+  const DoubleBinaryTree t = double_binary_tree(m);
+  PhaseSpec across{{}, share(n, 1, 2 * static_cast<std::int64_t>(k)), 2 * ceil_log2(m), /*concurrent=*/true};
+  for (std::size_t j = 0; j < k; ++j)
+    for (const auto& parent : t.parent)
+      for (std::size_t r = 0; r < static_cast<std::size_t>(m); ++r) {
+        const int u = parent[r];
+        if (u < 0) continue;
+        const GpuId child = l.domains[r][j], up = l.domains[static_cast<std::size_t>(u)][j];
+        across.edges.emplace_back(child, up);  // reduce up
+        across.edges.emplace_back(up, child);  // broadcast down
+      }
+  return across;
+}
+
 // NCCL's rings over the rails (collective.hpp): a ring in each domain carrying what does not cross it and, at the same
 // time, a ring across the domains on each of the k rails carrying 1 / k of `bytes`, the ring's bytes per link. Uneven,
 // a domain's ranks beyond its k exits forward every ring over NVLink: all of the bytes.
@@ -207,7 +227,6 @@ std::vector<PhaseSpec> plan(Op op, Algorithm algorithm, std::span<const GpuId> g
   if (algorithm == Algorithm::Tree) {  // all-reduce only (resolve() guarantees it)
     if (hierarchical_applies(l)) {     // NCCL's tree over k ranks in each of m domains (collective.hpp)
       const auto k = static_cast<std::int64_t>(l.domains.front().size());
-      const auto m = static_cast<int>(l.domains.size());
       PhaseSpec chains{{}, share(n, k - 1, k), 2 * (k - 1)};
       for (const auto& d : l.domains) {
         const std::size_t before = chains.edges.size();
@@ -216,17 +235,7 @@ std::vector<PhaseSpec> plan(Op op, Algorithm algorithm, std::span<const GpuId> g
           chains.edges.emplace_back(chains.edges[e].second, chains.edges[e].first);
       }
       out.push_back(std::move(chains));
-      const DoubleBinaryTree t = double_binary_tree(m);
-      PhaseSpec across{{}, share(n, 1, 2 * k), 2 * ceil_log2(m), /*concurrent=*/true};
-      for (std::size_t j = 0; j < static_cast<std::size_t>(k); ++j)
-        for (const auto& parent : t.parent)
-          for (std::size_t r = 0; r < static_cast<std::size_t>(m); ++r) {
-            const int u = parent[r];
-            if (u < 0) continue;
-            across.edges.emplace_back(l.domains[r][j], l.domains[static_cast<std::size_t>(u)][j]);  // reduce up
-            across.edges.emplace_back(l.domains[static_cast<std::size_t>(u)][j], l.domains[r][j]);  // broadcast down
-          }
-      out.push_back(std::move(across));
+      out.push_back(rail_trees(l, n));
       return out;
     }
     const std::vector<GpuId> order = ring_order(l);
@@ -252,21 +261,7 @@ std::vector<PhaseSpec> plan(Op op, Algorithm algorithm, std::span<const GpuId> g
       add_ring(in_switch.edges, d);
     out.push_back(std::move(in_switch));
     if (l.domains.size() == 1) return out;
-    const auto m = static_cast<int>(l.domains.size());
-    const DoubleBinaryTree t = double_binary_tree(m);
-    PhaseSpec across{{}, share(n, 1, 2 * std::int64_t{k}), 2 * ceil_log2(m), /*concurrent=*/true};
-    for (std::size_t j = 0; j < static_cast<std::size_t>(k); ++j) {
-      for (const auto& parent : t.parent) {
-        for (std::size_t r = 0; r < static_cast<std::size_t>(m); ++r) {
-          const int u = parent[r];
-          if (u < 0) continue;
-          const GpuId child = l.domains[r][j], up = l.domains[static_cast<std::size_t>(u)][j];
-          across.edges.emplace_back(child, up);  // reduce up
-          across.edges.emplace_back(up, child);  // broadcast down
-        }
-      }
-    }
-    out.push_back(std::move(across));
+    out.push_back(rail_trees(l, n));
     return out;
   }
 

@@ -206,6 +206,7 @@ class CollectiveCostModel {
   Choice nvls_choice(base::Bytes n);  // NVLS, or NVLS-tree over several domains (nvls_applies)
   RawPhase intra_rings(base::Bytes bytes, std::int64_t steps);  // a ring in each domain (even groups)
   RawPhase inter_rings(base::Bytes bytes, std::int64_t steps);  // a ring across domains per local index
+  RawPhase rail_trees(base::Bytes n);  // double binary trees across domains per local index (even groups)
   // SendRecv, AllToAll and Broadcast: one phase each, over the caller's order (resp. the ring from group[0]).
   base::Time direct_time(Op op, std::span<const topology::GpuId> group, base::Bytes n);
 

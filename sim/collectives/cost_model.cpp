@@ -325,6 +325,19 @@ CollectiveCostModel::RawPhase CollectiveCostModel::inter_rings(base::Bytes bytes
   return end_phase_raw(bytes, steps, base::Time::max(), nullptr);
 }
 
+// Double binary trees across the m >= 2 domains of an even group, one pair per rail (the j-th GPU of each domain),
+// every edge both ways (reduce up, broadcast down) carrying n / 2k: NVLS-tree's and NCCL's tree's phase across domains.
+CollectiveCostModel::RawPhase CollectiveCostModel::rail_trees(base::Bytes n) {
+  const int k = domain_start_[1];
+  const int m = domains_;
+  begin_phase(/*exchanges=*/true);
+  for (int j = 0; j < k; ++j)
+    for (int tree = 0; tree < 2; ++tree)
+      for (int r = 0; r < m; ++r)
+        if (const int u = double_binary_tree_parent(m, tree, r); u >= 0) add_exchange(r * k + j, u * k + j);
+  return end_phase_raw(share(n, 1, 2 * std::int64_t{k}), 2 * std::int64_t{ceil_log2(m)}, base::Time::max(), nullptr);
+}
+
 // NVLink SHARP in each domain (a ring's transfers inside it carrying the NVLS traffic at the links' rate, 2 steps) and,
 // over several domains, NVLS-tree's double binary trees across them, one per rail, at the same time; Simple's terms.
 CollectiveCostModel::Choice CollectiveCostModel::nvls_choice(base::Bytes n) {
@@ -335,13 +348,7 @@ CollectiveCostModel::Choice CollectiveCostModel::nvls_choice(base::Bytes n) {
   prog.phases[0] = intra_rings(nvls_link_bytes(k, n, c.nvlink_bw, c.nvls_bw), 2);
   prog.count = 1;
   if (m > 1) {
-    begin_phase(/*exchanges=*/true);  // reduce up, broadcast down: every tree edge both ways
-    for (int j = 0; j < k; ++j)
-      for (int tree = 0; tree < 2; ++tree)
-        for (int r = 0; r < m; ++r)
-          if (const int u = double_binary_tree_parent(m, tree, r); u >= 0) add_exchange(r * k + j, u * k + j);
-    prog.phases[1] =
-        end_phase_raw(share(n, 1, 2 * std::int64_t{k}), 2 * std::int64_t{ceil_log2(m)}, base::Time::max(), nullptr);
+    prog.phases[1] = rail_trees(n);
     prog.count = 2;
     prog.concurrent = true;
   }
@@ -367,13 +374,7 @@ CollectiveCostModel::Program CollectiveCostModel::tree_program(base::Bytes n, ba
       for (int i = 0; i < k; ++i)
         add_exchange(d * k + i, d * k + (i + 1 == k ? 0 : i + 1));
     prog.phases[0] = end_phase_raw(share(n, k - 1, k), 2 * std::int64_t{k - 1}, base::Time::max(), nullptr);
-    begin_phase(/*exchanges=*/true);
-    for (int j = 0; j < k; ++j)
-      for (int tree = 0; tree < 2; ++tree)
-        for (int r = 0; r < m; ++r)
-          if (const int u = double_binary_tree_parent(m, tree, r); u >= 0) add_exchange(r * k + j, u * k + j);
-    prog.phases[1] =
-        end_phase_raw(share(n, 1, 2 * std::int64_t{k}), 2 * std::int64_t{ceil_log2(m)}, base::Time::max(), nullptr);
+    prog.phases[1] = rail_trees(n);
     prog.count = 2;
     prog.concurrent = true;
     if (cut) *cut = false;

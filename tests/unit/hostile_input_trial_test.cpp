@@ -191,18 +191,24 @@ TEST(HostileInput, OutputsNeverReplaceTheirInputsTheWorkingFolderOrAUsersFolderA
             std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
 }
 
-TEST(HostileInput, MergeRefusesRunShardsWhoseCountsNoSliceCanHave) {
-  // Found by a user trial: histogram bins of 1e15 trials and a `never` of a million merged with exit 0.
-  support::TempDir dir;
-  const std::string scenario = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/ci/llama3-8b-16-h100.json";
+/// Two run shards (4 trials over 2 shards) of a CI scenario, written in `dir`; empty if a run failed.
+std::vector<std::string> two_run_shards(const support::TempDir& dir, const std::string& ci_scenario) {
+  const std::string scenario = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/ci/" + ci_scenario;
   std::vector<std::string> shards;
   for (const char* i : {"0", "1"}) {
     shards.push_back((dir.path() / (std::string("s") + i + ".json")).string());
-    ASSERT_EQ(
-        trainsim({"run", scenario, "--trials", "4", "--shard-index", i, "--shard-count", "2", "--out", shards.back()})
-            .code,
-        kExitOk);
+    if (trainsim({"run", scenario, "--trials", "4", "--shard-index", i, "--shard-count", "2", "--out", shards.back()})
+            .code != kExitOk)
+      return {};
   }
+  return shards;
+}
+
+TEST(HostileInput, MergeRefusesRunShardsWhoseCountsNoSliceCanHave) {
+  // Found by a user trial: histogram bins of 1e15 trials and a `never` of a million merged with exit 0.
+  support::TempDir dir;
+  const auto shards = two_run_shards(dir, "llama3-8b-16-h100.json");
+  ASSERT_EQ(shards.size(), 2u);
   ASSERT_EQ(trainsim({"merge", shards[0], shards[1]}).code, kExitOk);
   std::string text;
   {
@@ -225,15 +231,8 @@ TEST(HostileInput, MergeRefusesATrialValueThatIsNotFiniteOrOutsideItsRange) {
   // Found by a user trial: a "nan" (or -1e308) among a shard's trial times, its payload hash recomputed, merged with
   // exit 0 and moved the merged deadline and budget risks.
   support::TempDir dir;
-  const std::string scenario = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/ci/llama3-8b-256-h100-run.json";
-  std::vector<std::string> shards;
-  for (const char* i : {"0", "1"}) {
-    shards.push_back((dir.path() / (std::string("s") + i + ".json")).string());
-    ASSERT_EQ(
-        trainsim({"run", scenario, "--trials", "4", "--shard-index", i, "--shard-count", "2", "--out", shards.back()})
-            .code,
-        kExitOk);
-  }
+  const auto shards = two_run_shards(dir, "llama3-8b-256-h100-run.json");
+  ASSERT_EQ(shards.size(), 2u);
   std::string text;
   {
     std::ifstream in(shards[1]);
