@@ -107,10 +107,11 @@ bool Histogram::restore_exact_text(const std::string& text, std::string& why) {
       why = "\"" + text.substr(at, end - at) + "\" is not a number";
       return false;
     }
-    // A trial's value is finite and inside the range the shard states (a user trial merged a "nan" and a -1e308 with
-    // exit 0, and the merged risk moved).
-    if (!std::isfinite(x) || (min_ <= max_ && (x < min_ || x > max_))) {
-      why = "\"" + text.substr(at, end - at) + "\" is not a finite value within the shard's range";
+    // A trial's value is inside the range the shard states, or +inf (a trial that never finished: Monte Carlo writes
+    // it so); a user trial merged a "nan" and a -1e308 with exit 0, and the merged risk moved.
+    if (std::isnan(x) ||
+        (x != std::numeric_limits<double>::infinity() && (std::isinf(x) || (min_ <= max_ && (x < min_ || x > max_))))) {
+      why = "\"" + text.substr(at, end - at) + "\" is neither within the shard's range nor a trial that never finished";
       return false;
     }
     v.push_back(x);

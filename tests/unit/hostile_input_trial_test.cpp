@@ -250,9 +250,28 @@ TEST(HostileInput, MergeRefusesATrialValueThatIsNotFiniteOrOutsideItsRange) {
     header.replace(hash, 64, base::sha256_hex(payload));
     const auto r = trainsim({"merge", shards[0], dir.write("edited-" + bad + ".json", header + "\n" + payload)});
     EXPECT_EQ(r.code, kExitBadInput) << bad << ": " << r.out;
-    EXPECT_TRUE(contains(r.err, "/time_values: \"" + bad + "\" is not a finite value within the shard's range"))
+    EXPECT_TRUE(
+        contains(r.err, "/time_values: \"" + bad + "\" is neither within the shard's range nor a trial that never"))
         << r.err;
   }
+  // A trial that never finished is written as inf, and merges (a review: the check above had refused it).
+  const std::string scenario = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/ci/llama3-8b-256-h100-run.json";
+  std::vector<std::string> stalled;
+  for (const char* i : {"0", "1"}) {
+    stalled.push_back((dir.path() / (std::string("never") + i + ".json")).string());
+    ASSERT_EQ(trainsim({"run", scenario, "--trials", "4", "--shard-index", i, "--shard-count", "2", "--out",
+                        stalled.back(), "--set",
+                        R"(reliability.failures={"components": [{"name": "x", "scope": "job", "mtbf": "1 h",
+                           "effect": "crash"}]})",
+                        "--set", "reliability.checkpoint.interval=\"30 d\""})
+                  .code,
+              kExitOk);
+  }
+  std::ifstream in(stalled[0]);
+  const std::string text0((std::istreambuf_iterator<char>(in)), {});
+  ASSERT_TRUE(contains(text0, "inf")) << "a trial that never finished";
+  const auto merged = trainsim({"merge", stalled[0], stalled[1]});
+  EXPECT_EQ(merged.code, kExitOk) << merged.err;
 }
 
 TEST(HostileInput, SmallerEdgesFoundByTheSameTrial) {
