@@ -21,18 +21,20 @@ namespace detail {
 /// (configuration_qwen3_moe.py). The other MoE types' class defaults are not carried: left unresolved, by name.
 void HfImport::moe_defaults(const std::string& model_type) {
   Draft& d = out_.draft;
-  if (d.has("model.moe.experts")) return;
   const std::string from = at("model_type") + " (its config class's default";
+  // Each key on its own: a config may give the expert count and leave the width out (a review: a Qwen3-MoE config
+  // with num_experts but no moe_intermediate_size got experts of intermediate_size, 6144 wide).
   if (model_type == "mixtral") {
-    d.put("model.moe.experts", std::int64_t{8}, from + " num_local_experts 8)", true);
+    if (!d.has("model.moe.experts")) d.put("model.moe.experts", std::int64_t{8}, from + " num_local_experts 8)", true);
     if (!d.has("model.moe.top_k")) d.put("model.moe.top_k", std::int64_t{2}, from + " num_experts_per_tok 2)", true);
   } else if (model_type == "qwen3_moe") {
-    d.put("model.moe.experts", std::int64_t{128}, from + " num_experts 128)", true);
+    if (!d.has("model.moe.experts")) d.put("model.moe.experts", std::int64_t{128}, from + " num_experts 128)", true);
     if (!d.has("model.moe.top_k")) d.put("model.moe.top_k", std::int64_t{8}, from + " num_experts_per_tok 8)", true);
     if (!d.has("model.moe.ffn_hidden"))
       d.put("model.moe.ffn_hidden", std::int64_t{768}, from + " moe_intermediate_size 768)", true);
-  } else if (model_type == "qwen2_moe" || model_type == "deepseek_v2" || model_type == "deepseek_v3" ||
-             model_type == "llama4" || model_type == "llama4_text") {
+  } else if (!d.has("model.moe.experts") &&
+             (model_type == "qwen2_moe" || model_type == "deepseek_v2" || model_type == "deepseek_v3" ||
+              model_type == "llama4" || model_type == "llama4_text")) {
     out_.unresolved.push_back({origin_,
                                "\"" + model_type +
                                    "\" is a mixture of experts, but the config gives no expert count (num_experts, "

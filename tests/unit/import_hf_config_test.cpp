@@ -57,6 +57,12 @@ TEST(ImportHfConfig, MoeTypesWithoutExpertKeysTakeTheirClassDefaultsOrAreUnresol
   ASSERT_EQ(q.code, kExitOk) << q.err;
   for (const char* field : {"\"experts\": 128", "\"top_k\": 8", "\"ffn_hidden\": 768"})
     EXPECT_TRUE(contains(q.out, field)) << field << "\n" << q.out;
+  // The expert count given, the width left out: still the class's 768, not intermediate_size (a review).
+  std::string counted = read(qwen);
+  counted.replace(counted.find("\"hidden_act\""), 0, "\"num_experts\": 128, ");
+  auto c = trainsim({"import", "hf-config", dir.write("qwen3moe-counted.json", counted)});
+  ASSERT_EQ(c.code, kExitOk) << c.err;
+  EXPECT_TRUE(contains(c.out, "\"ffn_hidden\": 768")) << c.out;
   const auto ds = dir.write("ds.json", R"({"model_type": "deepseek_v3", "num_hidden_layers": 4, "hidden_size": 1024,
     "intermediate_size": 2048, "num_attention_heads": 8, "vocab_size": 1000, "hidden_act": "silu"})");
   auto d = trainsim({"import", "hf-config", ds});
