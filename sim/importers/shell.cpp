@@ -59,10 +59,15 @@ class Shell {
     depth_ = outer;
   }
 
-  ShellScript finish() {
+  std::map<std::string, std::string> known_scalars() {  // as ShellScript::variables holds them
+    std::map<std::string, std::string> out;
     for (const auto& [name, v] : ex_.vars())
       if (v.known && !v.array && !v.values.empty() && v.values.front().text.find(kUnknown) == std::string::npos)
-        out_.variables[name] = v.values.front().text;
+        out[name] = v.values.front().text;
+    return out;
+  }
+  ShellScript finish() {
+    out_.variables = known_scalars();
     std::vector<std::pair<int, std::string>> order;
     for (const auto& [name, v] : ex_.vars())
       order.emplace_back(v.line, name);
@@ -77,20 +82,13 @@ class Shell {
     throw ConfigError(origin_, "line " + std::to_string(line), what);
   }
 
-  // ---- statements -------------------------------------------------------------------------------------------------
-
   void exec(const std::vector<Node>& nodes) {
-    for (const auto& n : nodes) {
-      if (stopped_) return;
-      exec(n);
-    }
+    for (std::size_t i = 0; i < nodes.size() && !stopped_; ++i)
+      exec(nodes[i]);
   }
 
   void exec(const Node& n) {
-    if (n.subshell) {
-      subshell(n.line, [&] { exec_here(n); });
-      return;
-    }
+    if (n.subshell) return subshell(n.line, [&] { exec_here(n); });
     exec_here(n);
   }
 
@@ -503,6 +501,10 @@ class Shell {
       out_.notes.push_back("line " + std::to_string(n.line) + ": " + name + " " +
                            (cmd.words.size() > 1 ? cmd.words[1].text : "") +
                            " is not read: the variables it sets are unknown here");
+    if (subshells_ > 0 && !cmd.words.empty()) {  // a subshell's command keeps what it saw (an export in ( ... ) | tee)
+      const auto seen = known_scalars();
+      cmd.env.insert(cmd.env.begin(), seen.begin(), seen.end());
+    }
     if (!cmd.words.empty()) out_.commands.push_back(std::move(cmd));
     for (const auto& h : n.heredocs) {
       if (name == "sbatch" || name == "bash" || name == "sh" || name == "srun") {

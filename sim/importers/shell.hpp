@@ -50,7 +50,8 @@ struct ShellCommand {
   int line = 0;
   std::vector<ShellWord> words;
   /// Its prefix assignments with known values (NCCL_NVLS_ENABLE=0 torchrun ...): the command's environment, not the
-  /// script's variables.
+  /// script's variables; in a subshell, pipeline or child shell, the known variables it saw there first (the script's
+  /// at its end no longer hold them: ( export NCCL_NVLS_ENABLE=0; torchrun ... ) | tee log).
   std::vector<std::pair<std::string, std::string>> env = {};
   /// The line of a comment that ended the command before this one: that command's last line ended in a backslash and
   /// the comment ran to the end of its line (its own backslash included), so bash runs this line as a command of its

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -236,6 +237,17 @@ TEST(ShellScopes, ACaseStatementInsideACommandSubstitutionIsReadWhole) {
   EXPECT_EQ(words_of(sub.commands[0]),
             (W{"run", "--tp", "$(case \"$SIZE\" in 70b) echo 8;; (8b) echo 1;; *) echo 4;; esac)?", "--pp", "2",
                "$(echo case)?", "x"}));
+}
+
+// A command run in a subshell carries the variables it saw there in its environment: the script's variables at its
+// end no longer hold them, and an export made before torchrun inside ( ... ) | tee reached no job (a review).
+TEST(ShellScopes, ACommandInASubshellCarriesTheVariablesItSaw) {
+  const auto s = read_shell("( export NCCL_NVLS_ENABLE=0; TP=4; torchrun x.py --tp $TP ) | tee log\n", "t.sh");
+  ASSERT_EQ(s.commands.size(), 2u);
+  EXPECT_EQ(words_of(s.commands[0]), (W{"torchrun", "x.py", "--tp", "4"}));
+  const auto& env = s.commands[0].env;
+  EXPECT_NE(std::find(env.begin(), env.end(), std::pair<std::string, std::string>{"NCCL_NVLS_ENABLE", "0"}), env.end());
+  EXPECT_EQ(s.variables.count("NCCL_NVLS_ENABLE"), 0u) << "not the script's own";
 }
 
 }  // namespace
