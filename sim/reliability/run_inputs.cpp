@@ -220,7 +220,13 @@ double wall_per_work(const RunInputs& in, base::Time step0) {
 }  // namespace
 
 double interruptions_per_trial(const RunInputs& in, base::Time step0) {
-  const double span_s = in.total_steps ? *in.total_steps * step0.seconds() * wall_per_work(in, step0)
+  // A run that cannot finish stalls after stall_interruptions in a row without a durable checkpoint; one that finishes
+  // late is cut at horizon_factor x its failure-free time (a review: a 30-day interval against a one-hour MTBF was
+  // counted at the event cap, 5e6 per trial, where each trial stalls at 1,000).
+  const double factor = in.total_steps ? wall_per_work(in, step0) : 1.0;
+  if (std::isinf(factor) && !in.trace)
+    return std::min(static_cast<double>(in.stall_interruptions), kMaxTrialEvents / 2);
+  const double span_s = in.total_steps ? *in.total_steps * step0.seconds() * std::min(factor, in.horizon_factor)
                         : in.window    ? in.window->seconds()
                                        : 0.0;
   if (!in.trace || !(in.trace->span_s > 0)) return std::min(job_failure_rate(in) * span_s, kMaxTrialEvents / 2);

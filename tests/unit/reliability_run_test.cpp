@@ -101,6 +101,13 @@ TEST(RunMonteCarlo, TheWorkGuardCountsInterruptionsOverTheTimeARunTrains) {
   // Failures every few seconds against a ten-minute restart: no trial finishes, each runs to its event cap.
   in.components = {component("spike", FailureScope::Job, 3.0 / 3600, FailureEffect::Crash)};
   EXPECT_EQ(interruptions_per_trial(in, Time::from_seconds(1)), kMaxTrialEvents / 2);
+  // A checkpoint every 30 days against a one-hour MTBF: no checkpoint ever lands, every trial stalls after
+  // stall_interruptions (a review: counted at the event cap, the guard refused 10,000 trials that take a second).
+  in = daly_model(/*mtbf_h=*/1, /*delta_min=*/5, /*restart_min=*/10, /*solve_h=*/2000);
+  in.checkpoint.policy = CheckpointPolicy::Fixed;
+  in.checkpoint.interval = Time::from_seconds(30 * 86400.0);
+  EXPECT_EQ(interruptions_per_trial(in, Time::from_seconds(1)), 1000.0);
+  EXPECT_EQ(run_monte_carlo(in, 4, 3, 2).interruptions_mean, 1000.0);
 }
 
 /// Least-squares fit of W(tau) = a/tau + b tau + c (the first-order shape of the expected wall time) through the
