@@ -2,6 +2,8 @@
 // parallel strategy, through the step and the whole run: how speed, interruptions, goodput and cost change with
 // size (issue 11's scaling study).
 #include "sim/base/quantity.hpp"
+#include "sim/app/run.hpp"
+#include "sim/reliability/run_inputs.hpp"
 #include "sim/cli/app.hpp"
 #include "sim/cli/common.hpp"
 #include "sim/base/table.hpp"
@@ -12,6 +14,7 @@
 #include <algorithm>
 
 #include <cmath>
+#include <cstdio>
 #include <memory>
 
 namespace sim::cli {
@@ -52,6 +55,7 @@ int scale_command(const ScaleArgs& a, const Options& o, std::ostream& out, std::
   if (sizes.size() < a.gpus.size() && !o.quiet)
     err << "note: --gpus names a size more than once; each is simulated once\n";
   std::vector<Row> rows;
+  std::vector<scenario::Scenario> scenarios;  // each size's, with the planner's layout
   for (int g : sizes) {
     // The planner's best strategy at this size by time to the target: every parallel field free but the global
     // batch, so that each size trains the scenario's tokens on its batch ("all" would free the batch too, and the
@@ -85,12 +89,31 @@ int scale_command(const ScaleArgs& a, const Options& o, std::ostream& out, std::
     if (auto* bad = std::get_if<std::vector<parallel::Infeasible>>(&evaluated))
       return print_infeasible(*bad, sized, err);
     r.step = std::get<StepOutcome>(evaluated);
-    ProgressBar bar(err, o.progress, o.quiet, "trials at " + std::to_string(g) + " GPUs");
-    const int trials = std::min(a.trials, sized.reliability.trials);
-    r.run = evaluate_run(sized, r.step, trials, sized.reliability.seed, thread_count(a.threads), bar);
     r.parallel = sized.parallel;
     r.megatron_flags = planned.candidates.front().megatron_flags;
     rows.push_back(std::move(r));
+    scenarios.push_back(std::move(sized));
+  }
+  // The sizes share the bound one command simulates (a review: each size was checked against all of it, so 64 sizes
+  // could run 64 times as long); checked before any size's trials run.
+  double work = 0;
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    work += reliability::interruptions_per_trial(app::run_inputs(scenarios[i], rows[i].step),
+                                                 rows[i].step.result.step_time) *
+            std::min(a.trials, scenarios[i].reliability.trials);
+  if (work > reliability::kMaxRunInterruptions) {
+    char all[32];
+    std::snprintf(all, sizeof all, "%.3g", work);
+    throw base::ConfigError("--trials", "",
+                            "the " + std::to_string(rows.size()) + " sizes' trials simulate about " + all +
+                                " interruptions in all, beyond the 1e+10 one command simulates (about 20 minutes on "
+                                "two cores); give fewer trials or sizes, or check the failure rates");
+  }
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    ProgressBar bar(err, o.progress, o.quiet, "trials at " + std::to_string(rows[i].gpus) + " GPUs");
+    const int trials = std::min(a.trials, scenarios[i].reliability.trials);
+    rows[i].run =
+        evaluate_run(scenarios[i], rows[i].step, trials, scenarios[i].reliability.seed, thread_count(a.threads), bar);
   }
 
   if (a.json || o.format == "json") {

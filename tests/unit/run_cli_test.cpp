@@ -96,6 +96,11 @@ TEST(RunCommand, AHopelessAmountOfWorkAndAWindowPastTheRangeAreRefusedUpFront) {
   EXPECT_EQ(sharded.code, kExitBadInput);
   EXPECT_NE(sharded.err.find("16000 trials over 4 shards"), std::string::npos) << sharded.err;
   EXPECT_NE(sharded.err.find("give 8000 trials or fewer"), std::string::npos) << sharded.err;
+  // scale's sizes share the bound: 1,500 trials fit one size (7.5e9), not two (a review: each size was checked alone).
+  const auto scaled = trainsim({"scale", storm, "--gpus", "16,32", "--trials", "1500", "--progress", "never"});
+  EXPECT_EQ(scaled.code, kExitBadInput);
+  EXPECT_NE(scaled.err.find("the 2 sizes' trials simulate about 1.5e+10 interruptions in all"), std::string::npos)
+      << scaled.err;
   const auto far = trainsim({"validate", storm, "--set", "training.duration=\"10500 w\""});
   EXPECT_EQ(far.code, kExitBadInput);
   EXPECT_NE(far.err.find("/training/duration: 73500 days is beyond the simulator's range of 200 years (73050 days)"),
