@@ -54,17 +54,18 @@ class MegatronImport {
     for (std::size_t c = 0; c < script.commands.size(); ++c) {
       const auto& cmd = script.commands[c];
       if (cmd.words.empty() || not_a_job(cmd.words.front().text)) continue;
-      if (cmd.after_comment > 0 && !argument_list && cmd.words.front().text.starts_with("-")) {
-        // Flags below a comment that ended the launch command (`# --use-distributed-optimizer \`): bash runs them as a
-        // command of its own, which fails; the job never gets them (a user trial read them as the job's).
+      if (!argument_list && cmd.words.front().text.starts_with("-")) {
+        // A line of flags in a script is a command bash runs and fails: below a comment that ended the launch command
+        // (`# --flag \`, a user trial) or a line without its backslash (a review); the job never gets them.
         std::string shown;
         for (const auto& w : cmd.words)
           shown += (shown.empty() ? "" : " ") + w.text;
-        out_.ignored.push_back({where(cmd.line), shown +
-                                                     ": not an argument of the command above: the comment on line " +
-                                                     std::to_string(cmd.after_comment) +
-                                                     " ends that command, so bash runs this line as a command of its "
-                                                     "own, which fails; delete the comment line to pass them"});
+        out_.ignored.push_back(
+            {where(cmd.line),
+             shown + ": not an argument of the command above: " +
+                 (cmd.after_comment > 0 ? "the comment on line " + std::to_string(cmd.after_comment) + " ends that "
+                                        : std::string("the line before ends without a backslash, which ends the ")) +
+                 "command, so bash runs this line as a command of its own, which fails"});
         continue;
       }
       std::size_t start = 0;

@@ -152,6 +152,15 @@ TEST(ShellScopes, ACommentInsideAContinuedCommandEndsIt) {
                                                                "--tensor-model-parallel-size 8: not an "
                                                                "argument of the command above"));
   EXPECT_TRUE(said);
+  // Nor does it get a line of flags after a line that lost its backslash (a review).
+  const auto lost = import_megatron_text("torchrun --nproc_per_node 8 --nnodes 8 pretrain_gpt.py \\\n" + kModel +
+                                             "\n    --pipeline-model-parallel-size 2\n",
+                                         "lost.sh");
+  EXPECT_EQ(lost.draft.integer("parallel.pp"), 1);
+  said = false;
+  for (const auto& f : lost.ignored)
+    said = said || contains(f.what, "the line before ends without a backslash");
+  EXPECT_TRUE(said);
   // A file of flags alone is still read as the argument list it is.
   const auto list = import_megatron_text(
       "--num-layers 2 --hidden-size 256 --num-attention-heads 4 \\\n# --foo \\\n--tensor-model-parallel-size 2\n",
