@@ -201,9 +201,9 @@ namespace {
 /// How much longer than its failure-free time a run trains to its steps: Daly's expected wall time per unit of work
 /// (daly_expected_wall_time, checkpoint_policy.hpp) at the job's MTBF, the blocking part of a checkpoint, the restart
 /// and checkpoint load as the restart time, and the scenario's interval (Daly's optimum for "auto", as the run takes
-/// it). Infinite where e^{(tau + delta)/M} overflows: such a run does not finish, and every trial runs to its event cap
-/// (a user trial: loss spikes every step were counted at the failure-free time's 2.4e5 interruptions, where a trial
-/// simulates 4.3 million).
+/// it). Infinite where e^{(tau + delta + R)/M} passes e^700: such a run does not finish (interruptions_per_trial counts
+/// it at its stall). A user trial: loss spikes every step were counted at the failure-free time's 2.4e5 interruptions,
+/// where a trial simulates 4.3 million.
 double wall_per_work(const RunInputs& in, base::Time step0) {
   const double rate = job_failure_rate(in);
   if (!(rate > 0)) return 1.0;
