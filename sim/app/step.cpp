@@ -143,6 +143,8 @@ Json scenario_json(const scenario::Scenario& s) {
   if (pc.moe_dispatch_fp8) j["parallel"]["moe_dispatch_dtype"] = "fp8";
   if (pc.backward_prefetch != parallel::BackwardPrefetch::Pre)
     j["parallel"]["backward_prefetch"] = parallel::to_string(pc.backward_prefetch);
+  if (!pc.zero3_overlap) j["parallel"]["zero3_overlap"] = false;
+  if (pc.zero3_engine_bytes_per_s > 0) j["parallel"]["zero3_engine_gbs"] = pc.zero3_engine_bytes_per_s / 1e9;
   if (pc.cp_comm_type != parallel::CpCommType::P2p)
     j["parallel"]["cp_comm_type"] = parallel::to_string(pc.cp_comm_type);
   j["training"]["seq_len"] = s.training.seq_len;

@@ -202,10 +202,17 @@ StepPlan Planner::build() {
     return collective(zero ? collectives::Op::ReduceScatter : collectives::Op::AllReduce, edp_group(), grad_bytes,
                       siblings_of(edp_group()));
   };
+  // ZeRO-3 / FSDP (zero_stage 3, below): a unit's gather or reduce-scatter takes at least its whole tensor's bytes
+  // over the framework's own rate (parallel.zero3_engine_gbs; 0: NCCL's time alone).
+  const bool zero3 = in_.parallel.zero_stage >= 3 && dp_group->size() > 1;
+  const double engine_rate = zero3 ? in_.parallel.zero3_engine_bytes_per_s : 0.0;
+  auto engine_bound = [engine_rate](Time t, double bytes) {
+    return engine_rate > 0 ? std::max(t, Time::from_seconds(bytes / engine_rate)) : t;
+  };
   auto reduce_time = [&](double params, double expert) {
     const double per = grad_bytes(in_.fp32_main_grads);
-    if (!expert_groups) return dp_time(params * per);
-    return dp_time((params - expert) * per) + expert_time(expert * per);
+    if (!expert_groups) return engine_bound(dp_time(params * per), params * per);
+    return engine_bound(dp_time((params - expert) * per) + expert_time(expert * per), params * per);
   };
   const double bucket_limit = bucket_params(L.dp);
   const bool zb = in_.parallel.schedule == parallel::Schedule::ZeroBubbleH1;
@@ -221,7 +228,6 @@ StepPlan Planner::build() {
   // data-parallel group before its forward and again before its backward, in every micro-batch, and the next unit's
   // gather is prefetched while the current one computes. Exposed on the compute stream: the first unit's gather of
   // each pass, then what of each next gather the previous unit's work does not cover.
-  const bool zero3 = in_.parallel.zero_stage >= 3 && dp_group->size() > 1;
   const std::uint16_t gather_label = label(kGatherLabel);
   const std::uint16_t interference_label = label(kInterferenceLabel);
   const std::uint16_t reduce_label = label(kReduceLabel);
@@ -237,9 +243,9 @@ StepPlan Planner::build() {
                                ? Time::zero()
                                : collective(collectives::Op::AllGather, edp_group(), expert * param_bytes(in_.dtype),
                                             siblings_of(edp_group()));
-      return gather_time_dense(params - expert) + experts;
+      return engine_bound(gather_time_dense(params - expert) + experts, params * param_bytes(in_.dtype));
     }
-    return gather_time_dense(params);
+    return engine_bound(gather_time_dense(params), params * param_bytes(in_.dtype));
   };
   auto duration = [](const std::vector<TimedSegment>& segs) {
     Time t;
@@ -259,9 +265,11 @@ StepPlan Planner::build() {
     if (!zero3) return;
     const Time grads = with_grads ? reduce_time(params, expert) : Time::zero();
     const Time gather = gather_time(params, expert), g = gather + grads;
-    const Time exposed = backward && late_backward_gather && previous ? gather + std::min(gather, grads)
-                         : previous                                   ? std::max(Time::zero(), g - *previous)
-                                                                      : g;
+    // parallel.zero3_overlap false: every gather and reduce-scatter blocks the compute stream.
+    const Time exposed = !in_.parallel.zero3_overlap                    ? g
+                         : backward && late_backward_gather && previous ? gather + std::min(gather, grads)
+                         : previous                                     ? std::max(Time::zero(), g - *previous)
+                                                                        : g;
     if (exposed > Time::zero()) w.segments.push_back({exposed, SegKind::Dp, gather_label});
     // The hidden part ran beside the previous unit's compute, on SMs that compute then lacked.
     const Time slowed = overlap_interference(g - exposed, hw_.gpu.sm_count);
@@ -358,8 +366,9 @@ StepPlan Planner::build() {
       const double expert = expert_groups ? pending_expert : 0.0;
       const Time experts = expert_time(expert * per);  // reduce_time's, computed once for the bucket's record too
       st.buckets.push_back({Bytes{static_cast<std::int64_t>((pending - expert) * per)},
-                            static_cast<int>(grad_op.segments.size()) - 1, dp_time((pending - expert) * per) + experts,
-                            Time{}, Bytes{static_cast<std::int64_t>(expert * per)}, experts});
+                            static_cast<int>(grad_op.segments.size()) - 1,
+                            engine_bound(dp_time((pending - expert) * per) + experts, pending * per), Time{},
+                            Bytes{static_cast<std::int64_t>(expert * per)}, experts});
       sealed = grad_op.segments.size();
       pending = pending_expert = 0;
     };
@@ -373,7 +382,8 @@ StepPlan Planner::build() {
     // split.
     Time pending_reduce;
     auto exposed_reduce = [&](OpWork& w, Time beside) {
-      const Time exposed = std::max(Time::zero(), pending_reduce - beside);
+      const Time exposed =
+          in_.parallel.zero3_overlap ? std::max(Time::zero(), pending_reduce - beside) : pending_reduce;
       if (exposed > Time::zero()) w.segments.push_back({exposed, SegKind::Dp, reduce_label});
       const Time slowed = overlap_interference(pending_reduce - exposed, hw_.gpu.sm_count);
       if (slowed > Time::zero()) w.segments.push_back({slowed, SegKind::Compute, interference_label});

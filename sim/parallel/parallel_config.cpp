@@ -150,6 +150,10 @@ ParallelConfig ParallelConfig::parse(base::JsonReader& in) {
     for (auto b : {BackwardPrefetch::Pre, BackwardPrefetch::Post, BackwardPrefetch::None})
       if (prefetch == to_string(b)) p.backward_prefetch = b;
   }
+  in.optional("zero3_overlap", p.zero3_overlap);
+  double engine_gbs = 0;
+  if (in.optional("zero3_engine_gbs", engine_gbs, Range::between(0.01, 1e5)))
+    p.zero3_engine_bytes_per_s = engine_gbs * 1e9;
   std::string cp_comm;
   if (in.optional_enum("cp_comm_type", cp_comm, {"p2p", "all_gather"}))
     p.cp_comm_type = cp_comm == "all_gather" ? CpCommType::AllGather : CpCommType::P2p;
@@ -250,6 +254,12 @@ ParallelConfig ParallelConfig::parse(base::JsonReader& in) {
              "applies to \"zero_stage\": 3 (ZeRO-3 / FSDP FULL_SHARD, which gathers weights "
              "again in the backward), not zero_stage " +
                  std::to_string(p.zero_stage));
+  for (const char* key : {"zero3_overlap", "zero3_engine_gbs"})
+    if (in.has(key) && p.zero_stage < 3)
+      in.error(key,
+               "describes how ZeRO-3 / FSDP gathers weights and reduce-scatters gradients per unit; it needs "
+               "\"zero_stage\": 3, not zero_stage " +
+                   std::to_string(p.zero_stage));
   // Megatron-LM asserts --sequence-parallel when --tp-comm-overlap is given (megatron/training/arguments.py); with tp 1
   // there is nothing to overlap.
   if (in.has("tp_comm_overlap_method") && !p.tp_comm_overlap)

@@ -114,6 +114,15 @@ struct ParallelConfig {
   /// ZeRO-3 / FSDP only: "pre" (default; PyTorch FSDP's BACKWARD_PRE default, FSDP2's and DeepSpeed's prefetch),
   /// "post" (BACKWARD_POST, MosaicML Composer's default) or "none".
   BackwardPrefetch backward_prefetch = BackwardPrefetch::Pre;
+  /// ZeRO-3 only, "zero3_overlap": false when each unit's gather and reduce-scatter block the compute stream, nothing
+  /// prefetched. DeepSpeed before v0.4.1 synchronised the device before every parameter all-gather, so its prefetch
+  /// did not overlap (DeepSpeed PR #1188, June 2021: "the async version is not async at all").
+  bool zero3_overlap = true;
+  /// ZeRO-3 only, "zero3_engine_gbs" (GB/s; 0, not given: no bound but NCCL's): the most bytes per second of
+  /// gathered weights and reduce-scattered gradients one GPU's ZeRO-3 engine moves where the framework's own path
+  /// (Python per parameter, copies, synchronisation), not the network, bounds it. A unit's gather or reduce-scatter
+  /// takes at least its whole 16-bit tensor's bytes over this rate (execution/step_plan.cpp).
+  double zero3_engine_bytes_per_s = 0;
   /// Context parallelism's key/value exchange: "p2p" (default, Megatron-Core's) or "all_gather". No effect at cp 1.
   CpCommType cp_comm_type = CpCommType::P2p;
   int micro_batch = 1;
@@ -143,7 +152,8 @@ struct ParallelConfig {
   /// account_for_embedding/loss_in_pipeline_split false, first/last_stage_layers not given, tp_comm_overlap,
   /// ep_comm_overlap and overlap_param_gather false (Megatron-LM's defaults), overlap_grad_reduce true,
   /// tp_comm_overlap_method "userbuffers",
-  /// backward_prefetch "pre" (with zero_stage 3 only), cp_comm_type "p2p". global_batch is required.
+  /// backward_prefetch "pre", zero3_overlap true, zero3_engine_gbs not given (all three with zero_stage 3 only),
+  /// cp_comm_type "p2p". global_batch is required.
   static ParallelConfig parse(base::JsonReader& in);
 };
 

@@ -112,6 +112,8 @@ const std::map<std::string, Use>& uses() {
       {"parallel.ep_comm_overlap", {kMoe, {}, "true"}},
       {"parallel.pipeline_layout", {kDense, {}, "\"Et*19|t*20|t*20|t*21L\""}},
       {"parallel.backward_prefetch", {kDense, {{"parallel.zero_stage", "3"}}, "\"post\""}},
+      {"parallel.zero3_overlap", {kDense, {{"parallel.zero_stage", "3"}}, "false"}},
+      {"parallel.zero3_engine_gbs", {kDense, {{"parallel.zero_stage", "3"}}, "20"}},
       {"parallel.cp_comm_type", {kDense, {{"parallel.cp", "2"}, {"parallel.dp", "16"}}, "\"all_gather\""}},
       {"parallel.recompute", {kDense, {}, "\"full\""}},
       {"parallel.schedule", {kDense, {{"parallel.vpp", "2"}}, "\"dualpipev\""}},

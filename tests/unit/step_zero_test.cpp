@@ -5,6 +5,7 @@
 
 #include <exception>
 #include <string>
+#include <vector>
 
 namespace sim::execution {
 namespace {
@@ -129,6 +130,51 @@ TEST(ZeroStages, BackwardPrefetchIsRefusedWithoutZero3) {
   EXPECT_NE(unknown.find("backward_prefetch"), std::string::npos) << "an unknown value was accepted: " << unknown;
   EXPECT_NE(unknown.find("post"), std::string::npos) << "lists what is accepted: " << unknown;
   EXPECT_EQ(error("3", "\"none\""), "");
+}
+
+/// DeepSpeed's ZeRO-3 before its PR #1188 (June 2021) synchronised the device before every parameter all-gather
+/// (parallel.zero3_overlap false: nothing hidden under the compute) and moved its weights at a rate of its own, far
+/// below NCCL's (parallel.zero3_engine_gbs).
+TEST(ZeroStages, AnEngineWithoutOverlapExposesEveryGatherAtItsRate) {
+  auto load = [](std::vector<scenario::Override> extra) {
+    extra.push_back({"parallel.zero_stage", "3"});
+    return load_step("scenarios/examples/llama3-8b-64-h100.json", extra);
+  };
+  const auto overlapped = load({}), blocking = load({{"parallel.zero3_overlap", "false"}}),
+             engine = load({{"parallel.zero3_overlap", "false"}, {"parallel.zero3_engine_gbs", "20"}});
+  const auto &o = overlapped.plan.stage(0, 0), &b = blocking.plan.stage(0, 0), &e = engine.plan.stage(0, 0);
+  // Overlapped, only the first unit's gather of the forward is exposed; blocking, every unit's is, and none slows
+  // the compute beside it.
+  EXPECT_GT(b.forward.total(SegKind::Dp).seconds(), 4 * o.forward.total(SegKind::Dp).seconds());
+  EXPECT_LT(b.forward.total(SegKind::Compute), o.forward.total(SegKind::Compute));
+  // At 20 GB/s the forward gathers the stage's 16-bit weights once: their bytes over the rate.
+  ASSERT_GT(e.params_local, 0);
+  EXPECT_NEAR(e.forward.total(SegKind::Dp).seconds() / (2 * e.params_local / 20e9), 1.0, 0.01);
+  // The backward gathers them again and reduce-scatters the gradients (fp32 main grads: 4 bytes a parameter), the
+  // pass's last unit's reduce-scatter left to its bucket.
+  EXPECT_GT(e.backward.total(SegKind::Dp).seconds(), 0.9 * (2 + 4) * e.params_local / 20e9);
+  for (auto f : {Fidelity::Analytic, Fidelity::Replica}) {
+    const auto ro = run_step(overlapped, f), rb = run_step(blocking, f), re = run_step(engine, f);
+    EXPECT_GT(rb.step_time, ro.step_time) << to_string(f);
+    EXPECT_GT(re.step_time, rb.step_time) << to_string(f);
+    for (const auto* r : {&ro, &rb, &re})
+      EXPECT_EQ(r->breakdown.sum(), r->step_time) << to_string(f);
+  }
+}
+
+TEST(ZeroStages, TheEngineKeysAreRefusedWithoutZero3) {
+  for (const char* key : {"parallel.zero3_overlap", "parallel.zero3_engine_gbs"}) {
+    const std::string value = std::string(key) == "parallel.zero3_overlap" ? "false" : "25";
+    try {
+      load_step("scenarios/examples/llama3-8b-64-h100.json", {{"parallel.zero_stage", "2"}, {key, value}});
+      ADD_FAILURE() << key << " was accepted with zero_stage 2";
+    } catch (const std::exception& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string(key).substr(9)), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("zero_stage"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_NO_THROW(load_step("scenarios/examples/llama3-8b-64-h100.json",
+                            {{"parallel.zero_stage", "3"}, {"parallel.zero3_engine_gbs", "25"}}));
 }
 
 }  // namespace
