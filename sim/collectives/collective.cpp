@@ -444,7 +444,7 @@ std::vector<Phase> lower(CollectiveCostModel& model, Op op, Algorithm algorithm,
       most = std::max(most, static_cast<int>(d.size()));
     terms = protocol_terms(chosen.protocol, a == Algorithm::Tree, static_cast<int>(l.domains.size()), most,
                            op == Op::AllGather || op == Op::ReduceScatter);
-    if (a == Algorithm::Tree) terms.rate *= tree_correction(chosen.protocol, n);
+    if (a == Algorithm::Tree) terms.correct(tree_correction(chosen.protocol, n));
   }
   std::vector<Phase> phases;
   std::vector<LinkId> path;
@@ -503,7 +503,7 @@ Timed fastest_protocol(Op op, Algorithm a, std::span<const GpuId> group, base::B
   for (Protocol p : kProtocols) {
     ProtocolTerms terms =
         protocol_terms(p, a == Algorithm::Tree, static_cast<int>(l.domains.size()), most, gather_or_scatter);
-    if (a == Algorithm::Tree) terms.rate *= tree_correction(p, n);
+    if (a == Algorithm::Tree) terms.correct(tree_correction(p, n));
     const base::Time t = detail::saturating_add(terms.base, time_of(specs, topo, terms));
     if (t < best.time) best = {t, p};
   }

@@ -62,7 +62,7 @@ CollectiveCostModel::Choice CollectiveCostModel::fastest(Op op, Algorithm a, bas
   const bool gather_or_scatter = op == Op::AllGather || op == Op::ReduceScatter;
   for (std::size_t i = 0; i < kProtocols.size(); ++i) {
     candidates_[i] = protocol_terms(kProtocols[i], a == Algorithm::Tree, domains_, most, gather_or_scatter);
-    if (a == Algorithm::Tree) candidates_[i].rate *= tree_correction(kProtocols[i], n);
+    if (a == Algorithm::Tree) candidates_[i].correct(tree_correction(kProtocols[i], n));
   }
   Program prog;
   switch (a) {

@@ -42,6 +42,12 @@ struct ProtocolTerms {
     if (f == 1.0 || t == base::Time::max()) return t;
     return base::Time{static_cast<std::int64_t>(std::llround(static_cast<double>(t.ns) * f))};
   }
+  /// NCCL's tree correction (tree_correction): it multiplies the tuned bandwidth, which LL's cap has already bounded
+  /// (tuning.cc caps busBw by llMaxBw in ncclTopoTuneModel; ncclTopoGetAlgoTime applies the factor), so both scale.
+  void correct(double factor) {
+    rate *= factor;
+    rate_cap *= factor;
+  }
   /// The rate the data gets from a bottleneck rate (infinite stays infinite: no finite link).
   double effective(double bottleneck) const {
     if (std::isinf(bottleneck)) return bottleneck;

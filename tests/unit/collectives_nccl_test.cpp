@@ -40,6 +40,19 @@ TEST(NcclProtocols, TermsAreTuningCcs) {
   EXPECT_EQ(protocol_terms(Protocol::Simple, true, 4, 8, false).base, Time::zero());
 }
 
+// NCCL's tree correction multiplies the tuned bandwidth, which LL's llMaxBw has already capped (tuning.cc:
+// ncclTopoTuneModel caps, ncclTopoGetAlgoTime corrects), so a capped LL tree runs at the cap times the factor.
+TEST(NcclProtocols, TreeCorrectionScalesTheCappedBandwidth) {
+  auto ll = protocol_terms(Protocol::LL, true, 4, 8, false);
+  const double factor = tree_correction(Protocol::LL, Bytes{1 << 20});  // 1 MiB: 0.5
+  EXPECT_DOUBLE_EQ(factor, 0.5);
+  const double fast_link = 1e12;  // past the cap: the cap decides
+  ASSERT_EQ(ll.effective(fast_link), 19.0e9);
+  ll.correct(factor);
+  EXPECT_DOUBLE_EQ(ll.effective(fast_link), 0.5 * 19.0e9);
+  EXPECT_DOUBLE_EQ(ll.effective(1e9), 1e9 * 0.92 / 3.8 * 0.5) << "below the cap, the rate alone";
+}
+
 TEST(NcclProtocols, TinyMessagesRunLlLargeOnesSimple) {
   const Topology topo(h100(8));
   CollectiveCostModel model(topo);

@@ -394,14 +394,6 @@ Record convert(const json& r) {
     // stage3_max_live_parameters of them (default 1e9: DeepSpeed's configuration docs, zero_optimization) gathered.
     sc["memory"]["zero3_live_params"] = 1e9;
     out.assumptions.push_back("DeepSpeed's default stage3_max_live_parameters (1e9 gathered parameters at most)");
-    // DeepSpeed's ZeRO-3 of early 2021, before its PR #1188 (June 2021): gathers synchronised with the device (no
-    // overlap), at the per-GPU rate that PR measured on one 8-A100 node (deepspeed_2021_zero3_gbs), not NCCL's.
-    sc["parallel"]["zero3_overlap"] = false;
-    sc["parallel"]["zero3_engine_gbs"] = deepspeed_2021_zero3_gbs();
-    out.assumptions.push_back("DeepSpeed's ZeRO-3 before PR #1188: gathers not overlapped, 25 GB/s per GPU");
-    // DeepSpeed reduces ZeRO-3's gradients in the training dtype (its communication_data_type defaults to it).
-    sc["training"]["main_grads"] = "bf16";
-    out.assumptions.push_back("16-bit gradients reduced (DeepSpeed's communication_data_type default)");
   }
   // TorchTitan's pipeline runs on PyTorch's pipelining runtime, which allocates a receive buffer per micro-batch
   // (torch/distributed/pipelining/stage.py, _prepare_backward_infra).

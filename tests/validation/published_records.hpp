@@ -42,15 +42,6 @@ std::vector<std::string> published_record_texts(const std::string& dir);
 /// neither a step time nor tokens/s (its reference then comes from its TFLOP/s, by the source's own FLOP count).
 Record convert_record(const std::string& record_json, bool tflops_only = false);
 
-/// The per-GPU rate (GB/s) of DeepSpeed's ZeRO-3 gathers before its PR #1188 (June 2021), from that PR's own
-/// measurement, outside the published runs: DeepSpeed 0.3.16 on one 8-A100 node (AWS p4d), a BERT of 64 layers, hidden
-/// 2560, FFN 10240, vocabulary 32,003 and 512 positions (about 5.1B parameters) took about 470 ms per forward, where
-/// ZeRO-2 took about 60 ms (DeepSpeed issue #1174, the same model and node). The 410 ms more gathered the 16-bit
-/// weights once: 2 bytes x 5.12e9 / 0.41 s, 25 GB/s, a tenth of NCCL's all-gather over that node's NVLink. The same
-/// PR's backward (about 900 ms, gathering and reduce-scattering once each) agrees where ZeRO-2's backward took twice
-/// its forward. Used for SC21's ZeRO-3 rows, which ran DeepSpeed of that time; fitted on none of them.
-double deepspeed_2021_zero3_gbs();
-
 /// The shared validation folder beside the project: $TRAINSIM_VALIDATION_DIR, else <source>/../shared/validation.
 std::string shared_validation_dir();
 

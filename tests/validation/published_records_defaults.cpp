@@ -5,7 +5,6 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
@@ -237,17 +236,3 @@ ModelZooCommand modelzoo_command(const json& r, const Family& fam) {
 }
 
 }  // namespace validation::conversion
-
-namespace validation {
-
-double deepspeed_2021_zero3_gbs() {
-  // The BERT of DeepSpeed PR #1188 (bing_bert): per layer four h x h attention projections and two h x f MLP
-  // matrices with their biases and two layer norms; word, position (512) and token-type (2) embeddings.
-  const double h = 2560, f = 10240, layers = 64, vocab = 32003;
-  const double params = layers * (4 * h * h + 4 * h + 2 * h * f + f + h + 4 * h) + (vocab + 512 + 2) * h;
-  const double zero3_forward_s = 0.470, zero2_forward_s = 0.060;  // PR #1188; issue #1174
-  const double gbs = 2 * params / (zero3_forward_s - zero2_forward_s) / 1e9;
-  return std::round(gbs * 10) / 10;
-}
-
-}  // namespace validation
