@@ -83,6 +83,8 @@ class Arith {
     unknown_ = before;
     return {v, u};
   }
+  /// A variable's value, not read in an operand bash does not evaluate (N=08 in 1 ? 4 : N is no error there).
+  std::optional<V> value(std::string_view name) { return dead_ > 0 ? std::optional<V>(0) : lookup_(name); }
   bool deeper() {
     if (++depth_ <= 64) return true;
     fail("nested deeper than 64");
@@ -115,7 +117,7 @@ class Arith {
     i_ = o + op->size();
     auto [v, u] = operand([&] { return assignment(); }, false, false);
     if (*op != "=") {
-      const auto old = lookup_(name);
+      const auto old = value(name);
       u = u || !old;
       v = binary(op->substr(0, op->size() - 1), old.value_or(1), v, u);
     }
@@ -340,7 +342,7 @@ class Arith {
         ++i_;
       name = s_.substr(start, i_ - start);
     }
-    const auto old = lookup_(name);
+    const auto old = value(name);
     V now = 0;
     if (old && __builtin_add_overflow(*old, static_cast<V>(step), &now)) eval_fail("overflows 64-bit integers");
     store(name, old && ok_ ? std::optional<V>(now) : std::nullopt);
@@ -412,7 +414,7 @@ class Arith {
         return increment(rest[0] == '+' ? 1 : -1, true, name);
       }
     }
-    const auto v = lookup_(name);
+    const auto v = value(name);
     if (!v) {
       unknown_ = true;
       return 1;  // a placeholder: the result is unknown

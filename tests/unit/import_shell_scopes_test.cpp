@@ -185,6 +185,8 @@ TEST(ShellScopes, ArithmeticReadsIntegerConstantsAsBashDoes) {
     EXPECT_TRUE(contains(shell_error("X=1\nY=" + bad + "\n"), "line 2: " + bad)) << bad;
   EXPECT_TRUE(contains(shell_error("X=$((09))\n"), "value too great for base (bash reads a number with a leading 0"));
   EXPECT_TRUE(contains(shell_error("N=08\nX=$((N + 1))\n"), "N=\"08\": \"08\": value too great for base"));
+  // An operand bash does not evaluate reads no variable (bash 5.2: 4 4 1, no error).
+  EXPECT_EQ(last_command("N=08\nrun $(( 1 ? 4 : N )) $(( 0 ? N++ : 4 )) $(( 1 || N ))\n"), (W{"run", "4", "4", "1"}));
   // [ ] reads decimal integers; [[ ]] arithmetic.
   EXPECT_EQ(last_command("if [ 010 -eq 10 ]; then A=1; else A=2; fi\n"
                          "if [[ 010 -eq 8 ]]; then B=1; else B=2; fi\nrun $A $B\n"),
