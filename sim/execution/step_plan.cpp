@@ -12,6 +12,7 @@
 #include "sim/execution/cp_overlap.hpp"
 #include "sim/execution/ep_overlap.hpp"
 #include "sim/execution/overlap_interference.hpp"
+#include "sim/execution/zero3_exposure.hpp"
 #include "sim/collectives/collective.hpp"
 #include "sim/hardware/compute_model.hpp"
 #include "sim/workload/layer_costs.hpp"
@@ -202,17 +203,18 @@ StepPlan Planner::build() {
     return collective(zero ? collectives::Op::ReduceScatter : collectives::Op::AllReduce, edp_group(), grad_bytes,
                       siblings_of(edp_group()));
   };
-  // ZeRO-3 / FSDP (zero_stage 3, below): a unit's gather or reduce-scatter takes at least its whole tensor's bytes
-  // over the framework's own rate (parallel.zero3_engine_gbs; 0: NCCL's time alone).
+  // ZeRO-3 / FSDP (zero_stage 3, below): a unit's gather or reduce-scatter takes at least its bytes (the whole 16-bit
+  // weights; the gradients at the dtype they are reduced in) over the framework's own rate
+  // (parallel.zero3_engine_gbs; 0: NCCL's time alone). Nothing is charged where no collective runs (a group of one).
   const bool zero3 = in_.parallel.zero_stage >= 3 && dp_group->size() > 1;
   const double engine_rate = zero3 ? in_.parallel.zero3_engine_bytes_per_s : 0.0;
-  auto engine_bound = [engine_rate](Time t, double bytes) {
-    return engine_rate > 0 ? std::max(t, Time::from_seconds(bytes / engine_rate)) : t;
+  auto engine_bound = [engine_rate](Time t, double bytes, bool bounded = true) {
+    return bounded && engine_rate > 0 && t > Time::zero() ? std::max(t, Time::from_seconds(bytes / engine_rate)) : t;
   };
-  auto reduce_time = [&](double params, double expert) {
+  auto reduce_time = [&](double params, double expert, bool bounded = true) {
     const double per = grad_bytes(in_.fp32_main_grads);
-    if (!expert_groups) return engine_bound(dp_time(params * per), params * per);
-    return engine_bound(dp_time((params - expert) * per) + expert_time(expert * per), params * per);
+    if (!expert_groups) return engine_bound(dp_time(params * per), params * per, bounded);
+    return engine_bound(dp_time((params - expert) * per) + expert_time(expert * per), params * per, bounded);
   };
   const double bucket_limit = bucket_params(L.dp);
   const bool zb = in_.parallel.schedule == parallel::Schedule::ZeroBubbleH1;
@@ -236,16 +238,17 @@ StepPlan Planner::build() {
     return collective(collectives::Op::AllGather, shard_group(), params * param_bytes(in_.dtype),
                       siblings_of(shard_group()));
   };
-  auto gather_time = [&](double params, double expert) {
+  auto gather_time = [&](double params, double expert, bool bounded = true) {
     if (!zero3) return Time::zero();
+    const double bytes = params * param_bytes(in_.dtype);
     if (expert_groups && expert > 0) {
       const Time experts = edp_group().size() < 2
                                ? Time::zero()
                                : collective(collectives::Op::AllGather, edp_group(), expert * param_bytes(in_.dtype),
                                             siblings_of(edp_group()));
-      return engine_bound(gather_time_dense(params - expert) + experts, params * param_bytes(in_.dtype));
+      return engine_bound(gather_time_dense(params - expert) + experts, bytes, bounded);
     }
-    return engine_bound(gather_time_dense(params), params * param_bytes(in_.dtype));
+    return engine_bound(gather_time_dense(params), bytes, bounded);
   };
   auto duration = [](const std::vector<TimedSegment>& segs) {
     Time t;
@@ -253,26 +256,18 @@ StepPlan Planner::build() {
       t += seg.duration;
     return t;
   };
-  /// Appends the exposed part of a unit's gather (given how long the previous unit of the pass ran; none: the first).
-  /// In the backward, the gather of the next unit and the reduce-scatter of this unit's gradients share the same
-  /// data-parallel links (3 x the parameters per iteration on the wire: Rajbhandari et al. 2020, Sec. 7.2.2), so both
-  /// must fit under the unit's compute to be hidden.
-  /// Backward prefetch "post" / "none" (FSDP's BACKWARD_POST, torch/distributed/fsdp/api.py): a backward gather waits
-  /// for the previous unit's compute, exposed, at half rate while that unit's reduce-scatter shares its links.
+  /// Appends the exposed part of a unit's gather (zero3_exposure). In the backward, this unit's gather and the previous
+  /// unit's reduce-scatter (`grads`: as run, and NCCL's part; none for the pass's first unit) share the data-parallel
+  /// links (3 x the parameters per iteration on the wire: Rajbhandari et al. 2020, Sec. 7.2.2).
   const bool late_backward_gather = in_.parallel.backward_prefetch != parallel::BackwardPrefetch::Pre;
   auto exposed_gather = [&](OpWork& w, double params, double expert, std::optional<Time> previous,
-                            bool with_grads = false, bool backward = false) {
+                            std::pair<Time, Time> grads = {}, bool backward = false) {
     if (!zero3) return;
-    const Time grads = with_grads ? reduce_time(params, expert) : Time::zero();
-    const Time gather = gather_time(params, expert), g = gather + grads;
-    // parallel.zero3_overlap false: every gather and reduce-scatter blocks the compute stream.
-    const Time exposed = !in_.parallel.zero3_overlap                    ? g
-                         : backward && late_backward_gather && previous ? gather + std::min(gather, grads)
-                         : previous                                     ? std::max(Time::zero(), g - *previous)
-                                                                        : g;
-    if (exposed > Time::zero()) w.segments.push_back({exposed, SegKind::Dp, gather_label});
-    // The hidden part ran beside the previous unit's compute, on SMs that compute then lacked.
-    const Time slowed = overlap_interference(g - exposed, hw_.gpu.sm_count);
+    const auto e =
+        zero3_exposure(gather_time(params, expert), grads.first, gather_time(params, expert, false) + grads.second,
+                       previous, in_.parallel.zero3_overlap, backward && late_backward_gather);
+    if (e.exposed > Time::zero()) w.segments.push_back({e.exposed, SegKind::Dp, gather_label});
+    const Time slowed = overlap_interference(e.hidden, hw_.gpu.sm_count);
     if (slowed > Time::zero()) w.segments.push_back({slowed, SegKind::Compute, interference_label});
   };
 
@@ -380,12 +375,13 @@ StepPlan Planner::build() {
     // reduce-scatter runs beside the next unit's W (the previous unit's, in the pass's order, is `pending_reduce`);
     // what it does not cover is exposed. The pass's last unit leaves its reduce-scatter to a bucket, as without the
     // split.
-    Time pending_reduce;
+    Time pending_reduce, pending_reduce_nccl;  // the latter without zero3_engine_gbs: NCCL's kernels' time
     auto exposed_reduce = [&](OpWork& w, Time beside) {
       const Time exposed =
           in_.parallel.zero3_overlap ? std::max(Time::zero(), pending_reduce - beside) : pending_reduce;
       if (exposed > Time::zero()) w.segments.push_back({exposed, SegKind::Dp, reduce_label});
-      const Time slowed = overlap_interference(pending_reduce - exposed, hw_.gpu.sm_count);
+      const Time slowed =
+          overlap_interference(std::min(pending_reduce - exposed, pending_reduce_nccl), hw_.gpu.sm_count);
       if (slowed > Time::zero()) w.segments.push_back({slowed, SegKind::Compute, interference_label});
     };
     auto layer_backward = [&](const std::vector<TimedSegment>& rec, const std::vector<TimedSegment>& b,
@@ -393,8 +389,12 @@ StepPlan Planner::build() {
                               Time mlp_dw = Time::zero()) {
       if (plan.ep_comm_overlap) ep.backward(rec, b, w, mlp_dw);
       // Weights are needed for the recomputed forward and the input gradients (zero-bubble B), not for W.
-      exposed_gather(st.backward, params, expert, previous_b, /*with_grads=*/true, /*backward=*/true);
-      exposed_gather(st.backward_input, params, expert, previous_bi, /*with_grads=*/false, /*backward=*/true);
+      // With this unit's gather, the previous unit's reduce-scatter (ZeRO-3 keeps its parameters in `pending`).
+      const std::pair<Time, Time> grads = zero3 && pending > 0 ? std::pair{reduce_time(pending, pending_expert),
+                                                                           reduce_time(pending, pending_expert, false)}
+                                                               : std::pair<Time, Time>{};
+      exposed_gather(st.backward, params, expert, previous_b, grads, /*backward=*/true);
+      exposed_gather(st.backward_input, params, expert, previous_bi, {}, /*backward=*/true);
       append_to(st.backward, rec);
       append_to(st.backward, b);
       append_to(st.backward, w);
@@ -404,6 +404,7 @@ StepPlan Planner::build() {
       if (zero3) {
         exposed_reduce(st.backward_weight, duration(w));
         pending_reduce = reduce_time(params, expert);
+        pending_reduce_nccl = reduce_time(params, expert, false);
       }
       previous_b = duration(rec) + duration(b) + duration(w);
       previous_bi = duration(rec) + duration(b);
@@ -437,6 +438,13 @@ StepPlan Planner::build() {
                      moe ? rt.l_w_mlp : Time::zero());
     }
     if (first) layer_backward({}, e_b, e_w, embed_params);
+    // zero3_overlap false: the pass's last reduce-scatter blocks the compute too, as every other one did.
+    if (zero3 && !in_.parallel.zero3_overlap && pending > 0) {
+      const Time last_reduce = reduce_time(pending, pending_expert);
+      grad_op.segments.push_back({last_reduce, SegKind::Dp, reduce_label});
+      if (zb) st.backward.segments.push_back({last_reduce, SegKind::Dp, reduce_label});
+      pending = pending_expert = 0;
+    }
     close_bucket(true);
     // Ready times from the pass's start: each bucket's segment ends where the bucket closed (sealed above).
     Time ready;

@@ -115,13 +115,14 @@ struct ParallelConfig {
   /// "post" (BACKWARD_POST, MosaicML Composer's default) or "none".
   BackwardPrefetch backward_prefetch = BackwardPrefetch::Pre;
   /// ZeRO-3 only, "zero3_overlap": false when each unit's gather and reduce-scatter block the compute stream, nothing
-  /// prefetched. DeepSpeed before v0.4.1 synchronised the device before every parameter all-gather, so its prefetch
-  /// did not overlap (DeepSpeed PR #1188, June 2021: "the async version is not async at all").
+  /// prefetched. DeepSpeed's ZeRO-3 before its PR #1188 (June 2021) synchronised the device before every parameter
+  /// all-gather, so its prefetch did not overlap ("the async version is not async at all").
   bool zero3_overlap = true;
-  /// ZeRO-3 only, "zero3_engine_gbs" (GB/s; 0, not given: no bound but NCCL's): the most bytes per second of
+  /// ZeRO-3 only, "zero3_engine_gbs" (GB/s; not given, 0 here: no bound but NCCL's): the most bytes per second of
   /// gathered weights and reduce-scattered gradients one GPU's ZeRO-3 engine moves where the framework's own path
-  /// (Python per parameter, copies, synchronisation), not the network, bounds it. A unit's gather or reduce-scatter
-  /// takes at least its whole 16-bit tensor's bytes over this rate (execution/step_plan.cpp).
+  /// (Python per parameter, copies, synchronisation), not the network, bounds it. A unit's gather takes at least its
+  /// 16-bit weights' bytes over this rate, its reduce-scatter its gradients' at the reduction dtype
+  /// (execution/step_plan.cpp); nothing where the group is one GPU.
   double zero3_engine_bytes_per_s = 0;
   /// Context parallelism's key/value exchange: "p2p" (default, Megatron-Core's) or "all_gather". No effect at cp 1.
   CpCommType cp_comm_type = CpCommType::P2p;
