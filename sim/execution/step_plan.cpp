@@ -214,7 +214,8 @@ StepPlan Planner::build() {
   auto reduce_time = [&](double params, double expert, bool bounded = true) {
     const double per = grad_bytes(in_.fp32_main_grads);
     if (!expert_groups) return engine_bound(dp_time(params * per), params * per, bounded);
-    return engine_bound(dp_time((params - expert) * per) + expert_time(expert * per), params * per, bounded);
+    return engine_bound(dp_time((params - expert) * per), (params - expert) * per, bounded) +
+           engine_bound(expert_time(expert * per), expert * per, bounded);
   };
   const double bucket_limit = bucket_params(L.dp);
   const bool zb = in_.parallel.schedule == parallel::Schedule::ZeroBubbleH1;
@@ -225,13 +226,11 @@ StepPlan Planner::build() {
   plan.ep_comm_overlap =
       in_.parallel.ep_comm_overlap || (in_.parallel.schedule == parallel::Schedule::DualPipeV && L.ep > 1 &&
                                        in_.parallel.recompute != parallel::Recompute::Full);
-  // ZeRO-3 (Rajbhandari et al. 2020, Sec. 5.3; 3 x the parameters on the wire per iteration instead of 2, Sec. 7.2.2)
-  // and FSDP FULL_SHARD (Zhao et al., VLDB 2023, Sec. 3.3-3.4): a unit's 16-bit weights are all-gathered over the
-  // data-parallel group before its forward and again before its backward, in every micro-batch, and the next unit's
-  // gather is prefetched while the current one computes. Exposed on the compute stream: the first unit's gather of
-  // each pass, then what of each next gather the previous unit's work does not cover.
-  const std::uint16_t gather_label = label(kGatherLabel);
-  const std::uint16_t interference_label = label(kInterferenceLabel);
+  // ZeRO-3 (Rajbhandari et al. 2020, Sec. 5.3, 7.2.2) and FSDP FULL_SHARD (Zhao et al., VLDB 2023, Sec. 3.3-3.4): a
+  // unit's 16-bit weights are all-gathered over the data-parallel group before its forward and again before its
+  // backward, in every micro-batch, prefetched under the previous unit's work (zero3_exposure.hpp says what shows).
+  // Registered in this order (the step-plan cache replays it): gather, interference, reduce.
+  const std::uint16_t gather_label = label(kGatherLabel), interference_label = label(kInterferenceLabel);
   const std::uint16_t reduce_label = label(kReduceLabel);
   auto gather_time_dense = [&](double params) {
     if (shard_group().size() < 2) return Time::zero();
@@ -240,15 +239,15 @@ StepPlan Planner::build() {
   };
   auto gather_time = [&](double params, double expert, bool bounded = true) {
     if (!zero3) return Time::zero();
-    const double bytes = params * param_bytes(in_.dtype);
+    const double per = param_bytes(in_.dtype);  // each collective at least its own bytes over the engine's rate
     if (expert_groups && expert > 0) {
-      const Time experts = edp_group().size() < 2
-                               ? Time::zero()
-                               : collective(collectives::Op::AllGather, edp_group(), expert * param_bytes(in_.dtype),
-                                            siblings_of(edp_group()));
-      return engine_bound(gather_time_dense(params - expert) + experts, bytes, bounded);
+      const Time experts = edp_group().size() < 2 ? Time::zero()
+                                                  : collective(collectives::Op::AllGather, edp_group(), expert * per,
+                                                               siblings_of(edp_group()));
+      return engine_bound(gather_time_dense(params - expert), (params - expert) * per, bounded) +
+             engine_bound(experts, expert * per, bounded);
     }
-    return engine_bound(gather_time_dense(params), bytes, bounded);
+    return engine_bound(gather_time_dense(params), params * per, bounded);
   };
   auto duration = [](const std::vector<TimedSegment>& segs) {
     Time t;
@@ -351,7 +350,17 @@ StepPlan Planner::build() {
 
     // Backward in reverse layer order; gradient buckets close at layer boundaries.
     double pending = 0, pending_expert = 0;  // parameters of the open bucket, and the routed experts' of them
-    double expert_local = 0;                 // the stage's routed-expert parameters on this GPU
+    // ZeRO-3: `pending` is the unit whose reduce-scatter shares the links with the next gather; the pass's first with
+    // the previous pass's last (steady state: this pass's last unit, embedding, first layer or output layer).
+    if (zero3) {
+      const bool tail_moe = !mixed || model_.is_moe_layer(stage_first_layer);
+      pending = first           ? embed_params
+                : st.layers > 0 ? (tail_moe ? layer_params : dense_layer_params)
+                : last          ? output_params
+                                : 0.0;
+      pending_expert = !first && st.layers > 0 && tail_moe ? layer_expert_params : 0.0;
+    }
+    double expert_local = 0;  // the stage's routed-expert parameters on this GPU
     OpWork& grad_op = zb ? st.backward_weight : st.backward;
     // A bucket is ready when the segment it closed on ends: later compute must not merge into that segment.
     std::size_t sealed = 0;
@@ -371,17 +380,15 @@ StepPlan Planner::build() {
       append(w, segs, &w == &grad_op ? sealed : 0);
     };
     std::optional<Time> previous_b, previous_bi;
-    // Split backwards (zero-bubble B and W) with ZeRO-3: B gathers the weights, W makes the gradients, so a unit's
-    // reduce-scatter runs beside the next unit's W (the previous unit's, in the pass's order, is `pending_reduce`);
-    // what it does not cover is exposed. The pass's last unit leaves its reduce-scatter to a bucket, as without the
-    // split.
-    Time pending_reduce, pending_reduce_nccl;  // the latter without zero3_engine_gbs: NCCL's kernels' time
+    // Split backwards (zero-bubble B and W) with ZeRO-3: a unit's reduce-scatter (`pending_reduce`: the previous
+    // unit's; the first W's, the pass's last unit's as above) runs beside the next unit's W, the rest exposed.
+    Time pending_reduce = zero3 ? reduce_time(pending, pending_expert) : Time::zero();
+    Time pending_reduce_nccl = zero3 ? reduce_time(pending, pending_expert, false) : Time::zero();  // NCCL's part
     auto exposed_reduce = [&](OpWork& w, Time beside) {
-      const Time exposed =
-          in_.parallel.zero3_overlap ? std::max(Time::zero(), pending_reduce - beside) : pending_reduce;
-      if (exposed > Time::zero()) w.segments.push_back({exposed, SegKind::Dp, reduce_label});
-      const Time slowed =
-          overlap_interference(std::min(pending_reduce - exposed, pending_reduce_nccl), hw_.gpu.sm_count);
+      const auto e =
+          zero3_exposure(pending_reduce, Time::zero(), pending_reduce_nccl, beside, in_.parallel.zero3_overlap, false);
+      if (e.exposed > Time::zero()) w.segments.push_back({e.exposed, SegKind::Dp, reduce_label});
+      const Time slowed = overlap_interference(e.hidden, hw_.gpu.sm_count);
       if (slowed > Time::zero()) w.segments.push_back({slowed, SegKind::Compute, interference_label});
     };
     auto layer_backward = [&](const std::vector<TimedSegment>& rec, const std::vector<TimedSegment>& b,
@@ -412,7 +419,7 @@ StepPlan Planner::build() {
       expert_local += expert;
       if (zero3) {
         // ZeRO-3 / FSDP: each unit's gradients are reduce-scattered on the links its next gather uses, counted with
-        // that gather above; only the pass's last unit (the first layers) leaves its reduce-scatter to a bucket.
+        // that gather above (the pass's last unit's with the next pass's first gather).
         pending = params;
         pending_expert = expert;
         return;
@@ -438,13 +445,7 @@ StepPlan Planner::build() {
                      moe ? rt.l_w_mlp : Time::zero());
     }
     if (first) layer_backward({}, e_b, e_w, embed_params);
-    // zero3_overlap false: the pass's last reduce-scatter blocks the compute too, as every other one did.
-    if (zero3 && !in_.parallel.zero3_overlap && pending > 0) {
-      const Time last_reduce = reduce_time(pending, pending_expert);
-      grad_op.segments.push_back({last_reduce, SegKind::Dp, reduce_label});
-      if (zb) st.backward.segments.push_back({last_reduce, SegKind::Dp, reduce_label});
-      pending = pending_expert = 0;
-    }
+    if (zero3) pending = pending_expert = 0;  // counted with the pass's first gather
     close_bucket(true);
     // Ready times from the pass's start: each bucket's segment ends where the bucket closed (sealed above).
     Time ready;
@@ -465,7 +466,6 @@ StepPlan Planner::build() {
       // leave (the buckets back to back from the first one's ready time, the pass's rest the most they overlap):
       // in every micro-batch with ZeRO-2, in the last one with ZeRO 0-1, whose slowdown is spread over the
       // micro-batches' passes (the step's total is the same; a pass's segments are alike in every micro-batch).
-      // ZeRO-3's reduce-scatters are counted with its gathers.
       const Time pass = grad_op.total();
       Time dp;
       for (const auto& bucket : st.buckets)

@@ -66,7 +66,7 @@ const std::vector<KeyDoc>& extension_keys() {
       {"parallel.backward_prefetch", "\"pre\"", "\"pre\", \"post\", \"none\" (ZeRO-3 only)",
        "when FSDP gathers a unit's weights for its backward"},
       {"parallel.zero3_overlap", "true", "true, false (ZeRO-3 only)",
-       "false: each unit's gather and reduce-scatter block the compute (DeepSpeed before v0.4.1)"},
+       "false: each unit's gather and reduce-scatter block the compute (DeepSpeed's ZeRO-3 before its PR #1188)"},
       {"parallel.zero3_engine_gbs", "not given", "0.01 to 1e5 GB/s (ZeRO-3 only)",
        "a GPU's ZeRO-3 gather / reduce-scatter rate where the framework, not the network, bounds it"},
       {"parallel.cp_comm_type", "\"p2p\"", "\"p2p\", \"all_gather\"", "context parallelism's key/value exchange"},

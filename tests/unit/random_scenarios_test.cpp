@@ -141,7 +141,8 @@ TEST(RandomScenarios, TheFidelitiesAgree) {
 // end came before its own work: 13% fast, a negative pipeline bubble). Full fidelity for the 256-GPU ones as well.
 // The ZB-H1 / ZeRO-3 point is Mixtral 8x22B with EP 8: since its routed experts are gathered and reduced over their
 // expert-data-parallel group (one GPU per node, 2026-12-05) data parallelism is 60% of its step, six times what it
-// was, and the closed form's account of the W halves' gathers leaves the replay by 6.4%: held to 7% there.
+// was, and the closed form's account of the W halves' gathers leaves the replay by 6.4%, 7.3% since each pass's first
+// W carries the pass's last reduce-scatter rather than a bucket (2026-12-07): held to 8% there.
 TEST(RandomScenarios, TheWiderDrawsDisagreementsStayFixed) {
   const std::vector<std::string> points = {
       R"({"cluster":{"gpus":1024,"gpus_per_node":4},"hardware":"gb300-nvl72","model":"gpt3-175b","parallel":{"cp":2,"dp":16,"global_batch":256,"micro_batch":2,"pp":8,"recompute":"full","schedule":"zb-h1","sequence_parallel":true,"tp":4,"tp_comm_overlap":true,"zero_stage":2},"training":{"dtype":"fp8","fp8_recipe":"delayed","seq_len":2048}})",
@@ -149,7 +150,7 @@ TEST(RandomScenarios, TheWiderDrawsDisagreementsStayFixed) {
       R"({"cluster":{"gpus":512,"gpus_per_node":8},"hardware":"h100-sxm5-80gb","model":"qwen3-32b","parallel":{"cp":2,"dp":16,"global_batch":512,"micro_batch":2,"overlap_param_gather":true,"pp":4,"recompute":"none","schedule":"gpipe","sequence_parallel":true,"tp":4,"zero_stage":2},"training":{"dtype":"bf16","seq_len":2048}})",
       R"({"cluster":{"gpus":128,"gpus_per_node":4},"hardware":"gb300-nvl72","model":"llama3-405b","parallel":{"account_for_embedding_in_pipeline_split":true,"account_for_loss_in_pipeline_split":true,"dp":16,"global_batch":32,"micro_batch":1,"overlap_param_gather":true,"pp":2,"recompute":"none","schedule":"interleaved","sequence_parallel":true,"tp":4,"tp_comm_overlap":true,"vpp":4,"zero_stage":1},"training":{"dtype":"bf16","seq_len":2048}})"};
   for (const std::string& text : points) {
-    const double closed_form_tolerance = text.find("mixtral-8x22b") != std::string::npos ? 0.07 : 0.05;
+    const double closed_form_tolerance = text.find("mixtral-8x22b") != std::string::npos ? 0.08 : 0.05;
     nlohmann::json j = nlohmann::json::parse(text);
     j["schema"] = "trainsim.scenario/1";
     j["name"] = "drawn";

@@ -178,6 +178,39 @@ TEST(ZeroStages, TheEngineRateChargesOnlyWhatRunsAndKeepsPrefetchOrder) {
     EXPECT_GE(run_step(post, f).step_time, run_step(pre, f).step_time) << to_string(f);
 }
 
+/// Blocking gathers and reduce-scatters, with the rate bounding them, in the split backwards of ZB-H1 and DualPipeV
+/// (B gathers, W reduce-scatters; each pass's last reduce-scatter with its first W) and in an MoE whose experts have
+/// no expert-data-parallel group to gather over (ep x expert_tp = all 32 GPUs).
+TEST(ZeroStages, TheEngineChargesEverySplitBackwardAndOnlyTheCollectivesThatRun) {
+  for (const char* schedule : {"zb-h1", "dualpipev"}) {
+    const auto z = load_step("scenarios/examples/llama3-8b-64-h100.json",
+                             {{"parallel.zero_stage", "3"},
+                              {"parallel.pp", "2"},
+                              {"parallel.schedule", std::string("\"") + schedule + "\""},
+                              {"parallel.vpp", std::string(schedule) == "dualpipev" ? "2" : "1"},
+                              {"parallel.zero3_overlap", "false"},
+                              {"parallel.zero3_engine_gbs", "20"}});
+    for (int stage = 0; stage < z.plan.layout.pp * z.plan.layout.vpp; ++stage) {
+      const auto& st = *z.plan.stages[static_cast<std::size_t>(stage)];
+      const double expected = (2 + 4) * st.params_local / 20e9;  // the weights gathered, fp32 gradients reduced
+      const double split = (st.backward_input.total(SegKind::Dp) + st.backward_weight.total(SegKind::Dp)).seconds();
+      EXPECT_NEAR(split / expected, 1.0, 0.01) << schedule << " stage " << stage;
+      EXPECT_NEAR(st.backward.total(SegKind::Dp).seconds() / expected, 1.0, 0.01) << schedule << " stage " << stage;
+      EXPECT_TRUE(st.buckets.empty()) << schedule;
+    }
+  }
+  const auto moe = load_step("scenarios/ci/mixtral-8x7b-32-h100-ep.json", {{"parallel.zero_stage", "3"},
+                                                                           {"parallel.tp", "4"},
+                                                                           {"parallel.ep", "8"},
+                                                                           {"parallel.expert_tp", "4"},
+                                                                           {"parallel.zero3_overlap", "false"},
+                                                                           {"parallel.zero3_engine_gbs", "20"}});
+  const auto& st = moe.plan.stage(0, 0);
+  // The routed experts are most of a GPU's parameters; only the rest is gathered.
+  EXPECT_LT(st.forward.total(SegKind::Dp).seconds(), 0.5 * 2 * st.params_local / 20e9);
+  EXPECT_GT(st.forward.total(SegKind::Dp), Time::zero());
+}
+
 TEST(ZeroStages, TheEngineKeysAreRefusedWithoutZero3) {
   for (const char* key : {"parallel.zero3_overlap", "parallel.zero3_engine_gbs"}) {
     const std::string value = std::string(key) == "parallel.zero3_overlap" ? "false" : "25";
