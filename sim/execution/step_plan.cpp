@@ -182,40 +182,42 @@ StepPlan Planner::build() {
       it = edp_memo.emplace(dp_group, placement_.group(parallel::Dim::Edp, dp_group->front())).first;
     return it->second;
   };
-  auto dp_time = [&](double grad_bytes) {
-    if (dp_group->size() < 2) return Time::zero();
-    if (hybrid) {
-      const HybridGroups& h = hybrid_groups();
-      Time t;
-      if (h.shard.size() > 1)
-        t += collective(collectives::Op::ReduceScatter, h.shard, grad_bytes, siblings_of(h.shard));
-      if (h.replicate.size() > 1)
-        t += collective(collectives::Op::AllReduce, h.replicate, grad_bytes / static_cast<double>(h.shard.size()),
-                        siblings_of(h.replicate));
-      return t;
-    }
-    return collective(zero ? collectives::Op::ReduceScatter : collectives::Op::AllReduce, *dp_group, grad_bytes,
-                      dp_siblings());
-  };
-  // The routed experts' gradients over their own group (`expert` of the `grad_bytes`; none unless expert_groups).
-  auto expert_time = [&](double grad_bytes) {
-    if (!expert_groups || grad_bytes <= 0 || edp_group().size() < 2) return Time::zero();
-    return collective(zero ? collectives::Op::ReduceScatter : collectives::Op::AllReduce, edp_group(), grad_bytes,
-                      siblings_of(edp_group()));
-  };
-  // ZeRO-3 / FSDP (zero_stage 3, below): a unit's gather or reduce-scatter takes at least its bytes (the whole 16-bit
-  // weights; the gradients at the dtype they are reduced in) over the framework's own rate
-  // (parallel.zero3_engine_gbs; 0: NCCL's time alone). Nothing is charged where no collective runs (a group of one).
+  // ZeRO-3 / FSDP (zero_stage 3): each gather or reduce-scatter (hybrid sharding's all-reduce too) takes at least its
+  // bytes over the framework's rate (parallel.zero3_engine_gbs; 0: NCCL's time alone); none where no collective runs.
   const bool zero3 = in_.parallel.zero_stage >= 3 && dp_group->size() > 1;
   const double engine_rate = zero3 ? in_.parallel.zero3_engine_bytes_per_s : 0.0;
   auto engine_bound = [engine_rate](Time t, double bytes, bool bounded = true) {
     return bounded && engine_rate > 0 && t > Time::zero() ? std::max(t, Time::from_seconds(bytes / engine_rate)) : t;
   };
+  auto dp_time = [&](double grad_bytes, bool bounded = true) {
+    if (dp_group->size() < 2) return Time::zero();
+    if (hybrid) {
+      const HybridGroups& h = hybrid_groups();
+      const double shard_bytes = grad_bytes / static_cast<double>(h.shard.size());
+      Time t;
+      if (h.shard.size() > 1)
+        t += engine_bound(collective(collectives::Op::ReduceScatter, h.shard, grad_bytes, siblings_of(h.shard)),
+                          grad_bytes, bounded);
+      if (h.replicate.size() > 1)
+        t += engine_bound(collective(collectives::Op::AllReduce, h.replicate, shard_bytes, siblings_of(h.replicate)),
+                          shard_bytes, bounded);
+      return t;
+    }
+    return engine_bound(collective(zero ? collectives::Op::ReduceScatter : collectives::Op::AllReduce, *dp_group,
+                                   grad_bytes, dp_siblings()),
+                        grad_bytes, bounded);
+  };
+  // The routed experts' gradients over their own group (`expert` of the `grad_bytes`; none unless expert_groups).
+  auto expert_time = [&](double grad_bytes, bool bounded = true) {
+    if (!expert_groups || grad_bytes <= 0 || edp_group().size() < 2) return Time::zero();
+    return engine_bound(collective(zero ? collectives::Op::ReduceScatter : collectives::Op::AllReduce, edp_group(),
+                                   grad_bytes, siblings_of(edp_group())),
+                        grad_bytes, bounded);
+  };
   auto reduce_time = [&](double params, double expert, bool bounded = true) {
     const double per = grad_bytes(in_.fp32_main_grads);
-    if (!expert_groups) return engine_bound(dp_time(params * per), params * per, bounded);
-    return engine_bound(dp_time((params - expert) * per), (params - expert) * per, bounded) +
-           engine_bound(expert_time(expert * per), expert * per, bounded);
+    if (!expert_groups) return dp_time(params * per, bounded);
+    return dp_time((params - expert) * per, bounded) + expert_time(expert * per, bounded);
   };
   const double bucket_limit = bucket_params(L.dp);
   const bool zb = in_.parallel.schedule == parallel::Schedule::ZeroBubbleH1;
@@ -269,7 +271,6 @@ StepPlan Planner::build() {
     const Time slowed = overlap_interference(e.hidden, hw_.gpu.sm_count);
     if (slowed > Time::zero()) w.segments.push_back({slowed, SegKind::Compute, interference_label});
   };
-
   const int stages = L.pp * L.vpp;
   plan.stages.resize(static_cast<std::size_t>(stages));
   plan.first_layers.resize(static_cast<std::size_t>(stages));
@@ -370,9 +371,8 @@ StepPlan Planner::build() {
       const double expert = expert_groups ? pending_expert : 0.0;
       const Time experts = expert_time(expert * per);  // reduce_time's, computed once for the bucket's record too
       st.buckets.push_back({Bytes{static_cast<std::int64_t>((pending - expert) * per)},
-                            static_cast<int>(grad_op.segments.size()) - 1,
-                            engine_bound(dp_time((pending - expert) * per) + experts, pending * per), Time{},
-                            Bytes{static_cast<std::int64_t>(expert * per)}, experts});
+                            static_cast<int>(grad_op.segments.size()) - 1, dp_time((pending - expert) * per) + experts,
+                            Time{}, Bytes{static_cast<std::int64_t>(expert * per)}, experts});
       sealed = grad_op.segments.size();
       pending = pending_expert = 0;
     };

@@ -199,6 +199,13 @@ TEST(ZeroStages, TheEngineChargesEverySplitBackwardAndOnlyTheCollectivesThatRun)
       EXPECT_TRUE(st.buckets.empty()) << schedule;
     }
   }
+  // Hybrid sharding (4 copies of 8): the cross-copy all-reduce of each GPU's gradient shard is bounded too.
+  const auto hsdp = load_step("scenarios/examples/llama3-8b-64-h100.json", {{"parallel.zero_stage", "3"},
+                                                                            {"parallel.dp_shard", "8"},
+                                                                            {"parallel.zero3_overlap", "false"},
+                                                                            {"parallel.zero3_engine_gbs", "20"}});
+  const auto& h = hsdp.plan.stage(0, 0);
+  EXPECT_NEAR(h.backward.total(SegKind::Dp).seconds() / ((2 + 4 + 4.0 / 8) * h.params_local / 20e9), 1.0, 0.01);
   const auto moe = load_step("scenarios/ci/mixtral-8x7b-32-h100-ep.json", {{"parallel.zero_stage", "3"},
                                                                            {"parallel.tp", "4"},
                                                                            {"parallel.ep", "8"},
