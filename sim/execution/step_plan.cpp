@@ -229,9 +229,8 @@ StepPlan Planner::build() {
       in_.parallel.ep_comm_overlap || (in_.parallel.schedule == parallel::Schedule::DualPipeV && L.ep > 1 &&
                                        in_.parallel.recompute != parallel::Recompute::Full);
   // ZeRO-3 (Rajbhandari et al. 2020, Sec. 5.3, 7.2.2) and FSDP FULL_SHARD (Zhao et al., VLDB 2023, Sec. 3.3-3.4): a
-  // unit's 16-bit weights are all-gathered over the data-parallel group before its forward and again before its
-  // backward, in every micro-batch, prefetched under the previous unit's work (zero3_exposure.hpp says what shows).
-  // Registered in this order (the step-plan cache replays it): gather, interference, reduce.
+  // unit's 16-bit weights are all-gathered before its forward and its backward in every micro-batch, prefetched under
+  // the previous unit's work (zero3_exposure.hpp). Labels in this order (the step-plan cache replays it).
   const std::uint16_t gather_label = label(kGatherLabel), interference_label = label(kInterferenceLabel);
   const std::uint16_t reduce_label = label(kReduceLabel);
   auto gather_time_dense = [&](double params) {
@@ -264,9 +263,10 @@ StepPlan Planner::build() {
   auto exposed_gather = [&](OpWork& w, double params, double expert, std::optional<Time> previous,
                             std::pair<Time, Time> grads = {}, bool backward = false) {
     if (!zero3) return;
-    const auto e =
-        zero3_exposure(gather_time(params, expert), grads.first, gather_time(params, expert, false) + grads.second,
-                       previous, in_.parallel.zero3_overlap, backward && late_backward_gather);
+    const Time gather = gather_time(params, expert),
+               nccl = engine_rate > 0 ? gather_time(params, expert, false) : gather;
+    const auto e = zero3_exposure(gather, grads.first, nccl + grads.second, previous, in_.parallel.zero3_overlap,
+                                  backward && late_backward_gather);
     if (e.exposed > Time::zero()) w.segments.push_back({e.exposed, SegKind::Dp, gather_label});
     const Time slowed = overlap_interference(e.hidden, hw_.gpu.sm_count);
     if (slowed > Time::zero()) w.segments.push_back({slowed, SegKind::Compute, interference_label});
@@ -383,7 +383,7 @@ StepPlan Planner::build() {
     // Split backwards (zero-bubble B and W) with ZeRO-3: a unit's reduce-scatter (`pending_reduce`: the previous
     // unit's; the first W's, the pass's last unit's as above) runs beside the next unit's W, the rest exposed.
     Time pending_reduce = zero3 ? reduce_time(pending, pending_expert) : Time::zero();
-    Time pending_reduce_nccl = zero3 ? reduce_time(pending, pending_expert, false) : Time::zero();  // NCCL's part
+    Time pending_reduce_nccl = engine_rate > 0 ? reduce_time(pending, pending_expert, false) : pending_reduce;
     auto exposed_reduce = [&](OpWork& w, Time beside) {
       const auto e =
           zero3_exposure(pending_reduce, Time::zero(), pending_reduce_nccl, beside, in_.parallel.zero3_overlap, false);
@@ -397,9 +397,9 @@ StepPlan Planner::build() {
       if (plan.ep_comm_overlap) ep.backward(rec, b, w, mlp_dw);
       // Weights are needed for the recomputed forward and the input gradients (zero-bubble B), not for W.
       // With this unit's gather, the previous unit's reduce-scatter (ZeRO-3 keeps its parameters in `pending`).
-      const std::pair<Time, Time> grads = zero3 && pending > 0 ? std::pair{reduce_time(pending, pending_expert),
-                                                                           reduce_time(pending, pending_expert, false)}
-                                                               : std::pair<Time, Time>{};
+      std::pair<Time, Time> grads;  // as run, and NCCL's part
+      if (zero3 && pending > 0) grads.first = grads.second = reduce_time(pending, pending_expert);
+      if (zero3 && pending > 0 && engine_rate > 0) grads.second = reduce_time(pending, pending_expert, false);
       exposed_gather(st.backward, params, expert, previous_b, grads, /*backward=*/true);
       exposed_gather(st.backward_input, params, expert, previous_bi, {}, /*backward=*/true);
       append_to(st.backward, rec);
@@ -411,7 +411,7 @@ StepPlan Planner::build() {
       if (zero3) {
         exposed_reduce(st.backward_weight, duration(w));
         pending_reduce = reduce_time(params, expert);
-        pending_reduce_nccl = reduce_time(params, expert, false);
+        pending_reduce_nccl = engine_rate > 0 ? reduce_time(params, expert, false) : pending_reduce;
       }
       previous_b = duration(rec) + duration(b) + duration(w);
       previous_bi = duration(rec) + duration(b);
