@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <utility>
 #include <variant>
 
 namespace sim::parallel {
@@ -248,18 +249,15 @@ ParallelConfig ParallelConfig::parse(base::JsonReader& in) {
                  std::to_string(p.zero_stage) +
                  (sharding == 3 ? " gathers each unit's weights before it runs (memory.zero3_units, backward_prefetch)"
                                 : " gathers nothing"));
-  // Only ZeRO-3 / FSDP FULL_SHARD gathers weights again in the backward; elsewhere the key would be silently ignored.
-  if (in.has("backward_prefetch") && p.zero_stage < 3)
-    in.error("backward_prefetch",
-             "applies to \"zero_stage\": 3 (ZeRO-3 / FSDP FULL_SHARD, which gathers weights "
-             "again in the backward), not zero_stage " +
-                 std::to_string(p.zero_stage));
-  for (const char* key : {"zero3_overlap", "zero3_engine_gbs"})
+  // Only ZeRO-3 / FSDP FULL_SHARD gathers weights per unit (again in the backward); elsewhere these keys would be
+  // silently ignored.
+  const std::pair<const char*, const char*> zero3_only[] = {
+      {"backward_prefetch", "says when ZeRO-3 / FSDP FULL_SHARD gathers weights again in the backward"},
+      {"zero3_overlap", "describes how ZeRO-3 / FSDP gathers weights and reduce-scatters gradients per unit"},
+      {"zero3_engine_gbs", "describes how ZeRO-3 / FSDP gathers weights and reduce-scatters gradients per unit"}};
+  for (const auto& [key, what] : zero3_only)
     if (in.has(key) && p.zero_stage < 3)
-      in.error(key,
-               "describes how ZeRO-3 / FSDP gathers weights and reduce-scatters gradients per unit; it needs "
-               "\"zero_stage\": 3, not zero_stage " +
-                   std::to_string(p.zero_stage));
+      in.error(key, std::string(what) + "; it needs \"zero_stage\": 3, not zero_stage " + std::to_string(p.zero_stage));
   // Megatron-LM asserts --sequence-parallel when --tp-comm-overlap is given (megatron/training/arguments.py); with tp 1
   // there is nothing to overlap.
   if (in.has("tp_comm_overlap_method") && !p.tp_comm_overlap)
