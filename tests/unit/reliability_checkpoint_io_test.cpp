@@ -130,6 +130,19 @@ TEST(CheckpointIoValidation, BytesMatchMlperfStoragesMeasuredCheckpoints) {
   EXPECT_NEAR(b405, kMlperf405B[0].size_gib, 0.02 * kMlperf405B[0].size_gib);
 }
 
+TEST(CheckpointIoValidation, BytesMatchMegatronsTrillionParameterCheckpoint) {
+  // Narayanan et al., SC21 (arXiv:2104.04473), Sec. 5.10: "the trillion-parameter model has a checkpoint of size 13.8
+  // terabytes", written from 3,072 A100s (Table 1: 1,008B parameters, TP 8, PP 64, so 6 data-parallel replicas). An
+  // independent check of the 14 bytes per parameter (bf16 weights, fp32 master weights and Adam's two moments).
+  CheckpointShape sh;
+  sh.params = 1008e9;
+  sh.gpus = 3072;
+  sh.dp = 6;
+  const double tb = static_cast<double>(checkpoint_io(sh, CheckpointStorage{}).total.n) / 1e12;
+  std::printf("[ckpt] bytes: 1T %.2f TB (SC21 Sec. 5.10: 13.8)\n", tb);
+  EXPECT_NEAR(tb, 13.8, 0.03 * 13.8);
+}
+
 // What the run summary prints for a scenario's checkpoint (scenario::checkpoint_io, as `trainsim run`; the data
 // pipeline's reads, a few MB/s beside terabytes per second of storage, are left out).
 CheckpointIo scenario_checkpoint(const std::string& file, const std::vector<scenario::Override>& overrides = {}) {
