@@ -10,11 +10,11 @@
 //
 // trainsim times the casts of torchao's tensor-wise and row-wise recipes alike (an amax read, then a cast with its
 // transposed copy, per GEMM input and per output gradient); what sets the row-wise recipe apart in training, its 16-bit
-// sequence-parallel all-gather (Fp8Scaling::Rowwise), has no place in a one-GPU linear, timed here as Current. Counting the row-wise recipe's own passes
-// instead (each operand cast along both axes, the backward's fp32 output rescaled: 18 B per input element and 10 per
-// output-gradient element) made these four linears 22-39% slower than measured (2026-12-03), so the measured casts
-// are cheaper than a pass-by-pass count and the row-wise recipe keeps the current-scaling cost. The remaining gap of
-// TorchTitan's row-wise runs is elsewhere (docs/validation.md).
+// sequence-parallel all-gather (Fp8Scaling::Rowwise), has no place in a one-GPU linear, timed here as Current. Counting
+// the row-wise recipe's own passes instead (each operand cast along both axes, the backward's fp32 output rescaled: 18
+// B per input element and 10 per output-gradient element) made these four linears 22-39% slower than measured
+// (2026-12-03), so the measured casts are cheaper than a pass-by-pass count and the row-wise recipe keeps the
+// current-scaling cost. The remaining gap of TorchTitan's row-wise runs is elsewhere (docs/validation.md).
 #include "sim/execution/layer_timing.hpp"
 #include "sim/hardware/profile.hpp"
 #include "sim/scenario/scenario.hpp"

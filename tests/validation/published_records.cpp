@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <stdexcept>
@@ -42,12 +43,8 @@ Record convert(const json& r) {
   Record out;
   out.id = r.at("id").get<std::string>();
   const Family* fam = family_of(r);
-  if (!fam) {
-    out.family = "unknown";
-    out.refusal = "source family not known to the converter";
-    return out;
-  }
   out.family = fam->name;
+  if (fam->inferred) out.assumptions.push_back(fam->inferred);
   auto hw = hardware_of(r, out.assumptions);
   if (!hw) {
     out.refusal = "no built-in hardware profile for " + r.at("hardware").at("gpu").get<std::string>();
@@ -404,6 +401,20 @@ Record convert(const json& r) {
   return out;
 }
 
+/// convert(), with a record that does not follow the shared schema (a field missing or of another type) listed as
+/// not expressible with what was wrong, not thrown: one odd record does not hide the others' results.
+Record convert_listed(const json& r) {
+  try {
+    return convert(r);
+  } catch (const json::exception& e) {
+    Record out;
+    out.id = r.is_object() && r.contains("id") && r.at("id").is_string() ? r.at("id").get<std::string>() : "(no id)";
+    out.family = "unknown";
+    out.refusal = std::string("the record does not follow the shared schema (") + e.what() + ")";
+    return out;
+  }
+}
+
 }  // namespace
 
 std::string bf16_twin_id(const std::string& id) {
@@ -430,34 +441,59 @@ Record convert_record(const std::string& record_json, bool tflops_only) {
   if (tflops_only && r.contains("measured"))
     for (const char* k : {"step_time_s", "tokens_per_s", "tokens_per_s_per_gpu"})
       r["measured"][k] = nullptr;
-  return convert(r);
+  return convert_listed(r);
 }
+
+std::vector<std::string> published_record_files(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (entry.is_regular_file(ec) && name.rfind("published_runs", 0) == 0 && name.size() > 5 &&
+        name.compare(name.size() - 5, 5, ".json") == 0)
+      names.push_back(name);
+  }
+  for (const char* required : {"published_runs.json", "published_runs_more.json"})
+    if (std::find(names.begin(), names.end(), required) == names.end())
+      throw std::runtime_error("cannot read " + dir + "/" + required +
+                               " (the shared validation folder beside the project)");
+  // published_runs.json first (the 18 core runs), then the others by name: a fixed order, whatever the file system's.
+  std::sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {
+    const bool ca = a == "published_runs.json", cb = b == "published_runs.json";
+    return ca != cb ? ca : a < b;
+  });
+  return names;
+}
+
+namespace {
+
+nlohmann::json read_record_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read " + path + " (the shared validation folder beside the project)");
+  nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
+  if (doc.is_discarded()) throw std::runtime_error(path + ": not valid JSON");
+  if (!doc.is_array()) throw std::runtime_error(path + ": expected an array of run records");
+  return doc;
+}
+
+}  // namespace
 
 std::vector<std::string> published_record_texts(const std::string& dir) {
   std::vector<std::string> out;
-  for (const char* file : {"published_runs.json", "published_runs_more.json"}) {
-    const std::string path = dir + "/" + file;
-    std::ifstream in(path);
-    if (!in) throw std::runtime_error("cannot read " + path + " (the shared validation folder beside the project)");
-    for (const auto& r : json::parse(in))
+  for (const auto& file : published_record_files(dir))
+    for (const auto& r : read_record_file(dir + "/" + file))
       out.push_back(r.dump());
-  }
   return out;
 }
 
 std::vector<Record> load_published_records(const std::string& dir) {
   std::vector<Record> out;
-  for (const char* file : {"published_runs.json", "published_runs_more.json"}) {
-    const std::string path = dir + "/" + file;
-    std::ifstream in(path);
-    if (!in) throw std::runtime_error("cannot read " + path + " (the shared validation folder beside the project)");
-    const json doc = json::parse(in);
-    if (!doc.is_array()) throw std::runtime_error(path + ": expected an array of run records");
-    for (const auto& r : doc) {
-      out.push_back(convert(r));
-      out.back().core = std::string(file) == "published_runs.json";
+  for (const auto& file : published_record_files(dir))
+    for (const auto& r : read_record_file(dir + "/" + file)) {
+      out.push_back(convert_listed(r));
+      out.back().core = file == "published_runs.json";
     }
-  }
   return out;
 }
 

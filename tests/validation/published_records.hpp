@@ -32,11 +32,16 @@ struct Record {
   std::vector<std::string> assumptions;  // defaults filled in, each a short sentence
 };
 
-/// Every record of published_runs.json then published_runs_more.json in `dir` (the shared validation folder), in
-/// file order. Throws std::runtime_error when a file is missing or not the documented schema.
+/// The record files of `dir` (the shared validation folder): every published_runs*.json, published_runs.json first,
+/// then by name, so a file of runs dropped beside them is validated too. Throws std::runtime_error when
+/// published_runs.json or published_runs_more.json is missing.
+std::vector<std::string> published_record_files(const std::string& dir);
+
+/// Every record of those files, in file order. Throws std::runtime_error when a file is missing, is not JSON or
+/// is not an array of records.
 std::vector<Record> load_published_records(const std::string& dir);
 
-/// Every record of the two files in `dir` as its JSON text, in file order (to convert a variant of one).
+/// Every record of those files as its JSON text, in file order (to convert a variant of one).
 std::vector<std::string> published_record_texts(const std::string& dir);
 /// One record converted as load_published_records() converts it; with `tflops_only`, as if the source published
 /// neither a step time nor tokens/s (its reference then comes from its TFLOP/s, by the source's own FLOP count).

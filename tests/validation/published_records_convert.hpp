@@ -46,9 +46,11 @@ struct Family {
   const char* name;
   bool megatron_like;  // Megatron-LM / Megatron-Core / NeMo / Megatron-Bridge: distributed optimizer, SP with TP > 1
   bool fsdp_like;      // llm-foundry / TorchTitan: FSDP sharding, SP with TP (TorchTitan always pairs them)
+  const char* inferred = nullptr;  // for a source the converter does not know: how its defaults were chosen
 };
 
-/// The family of a record's source (by the start of source.paper), or nullptr when the converter does not know it.
+/// The family of a record's source: a known one by the start of source.paper; otherwise "other-megatron",
+/// "other-fsdp" or "other", by the framework the record's text names (never null).
 const Family* family_of(const json& r);
 
 struct HardwareChoice {

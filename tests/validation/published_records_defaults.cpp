@@ -66,18 +66,46 @@ const Family* family_of(const json& r) {
   const std::string paper = r.at("source").at("paper").get<std::string>();
   for (const auto& f : kFamilies)
     if (paper.rfind(f.prefix, 0) == 0) return &f;
-  return nullptr;
+  // A source the converter has no rules for (runs from other publications): the defaults of the framework the record
+  // names in its source or notes (not its FLOP convention: FSDP runs count Megatron's FLOPs too), each family's
+  // general ones above and nothing source-specific.
+  static constexpr Family kOtherMegatron{
+      "", "other-megatron", true, false,
+      "source not known to the converter: Megatron-LM / NeMo defaults (the record names the framework)"};
+  static constexpr Family kOtherFsdp{
+      "", "other-fsdp", false, true,
+      "source not known to the converter: PyTorch FSDP defaults (the record names FSDP, TorchTitan or Composer)"};
+  static constexpr Family kOther{"", "other", false, false,
+                                 "source not known to the converter, nor its framework: only what the record states"};
+  const std::string text = lower(paper + " " + r.value("notes", std::string()));
+  const json& p = r.contains("parallel") && r.at("parallel").is_object() ? r.at("parallel") : json::object();
+  if (contains(text, "megatron") || contains(text, "nemo")) return &kOtherMegatron;
+  if (contains(text, "fsdp") || contains(text, "torchtitan") || contains(text, "composer") ||
+      contains(text, "llm-foundry") || get<bool>(p, "fsdp").value_or(false))
+    return &kOtherFsdp;
+  return &kOther;
 }
 
 // ---- (2) record -> scenario: what the record leaves out -------------------------------------------------------------
 
 std::optional<HardwareChoice> hardware_of(const json& r, std::vector<std::string>& assumptions) {
   const std::string gpu = r.at("hardware").at("gpu").get<std::string>();
-  if (contains(gpu, "a100")) return HardwareChoice{"a100-sxm4-80gb", "ampere"};
+  // The SXM parts the built-in profiles describe; PCIe / NVL boards (other clocks, power and links) have none.
+  if (contains(gpu, "pcie") || contains(gpu, " nvl") || contains(gpu, "-nvl")) {
+    if (!contains(gpu, "nvl72")) return std::nullopt;
+  }
+  if (contains(gpu, "a100")) {
+    if (contains(gpu, "40gb") || contains(gpu, "40 gb")) return HardwareChoice{"a100-sxm4-40gb", "ampere"};
+    return HardwareChoice{"a100-sxm4-80gb", "ampere"};
+  }
   if (contains(gpu, "h200")) return HardwareChoice{"h200-sxm-141gb", "hopper"};
   if (contains(gpu, "gb300")) return HardwareChoice{"gb300-nvl72", "blackwell"};
   if (contains(gpu, "gb200")) return HardwareChoice{"gb200-nvl72", "blackwell"};
-  (void)assumptions;
+  if (contains(gpu, "b200")) return HardwareChoice{"b200-sxm-180gb", "blackwell"};
+  if (contains(gpu, "h800")) {
+    assumptions.push_back("H800 SXM5: H100's compute with 400 GB/s NVLink (the h800-sxm5-80gb profile)");
+    return HardwareChoice{"h800-sxm5-80gb", "hopper"};
+  }
   if (contains(gpu, "96gb")) return HardwareChoice{"h100-sxm5-96gb-500w", "hopper"};
   if (contains(gpu, "h100")) return HardwareChoice{"h100-sxm5-80gb", "hopper"};
   return std::nullopt;

@@ -105,6 +105,28 @@ bool reference_of(const json& r, Record& out, int gpus, double batch, double seq
     out.assumptions.push_back("Meta's FLOP count taken as Megatron-Core's (not published)");
     return true;
   }
+  // The parameter-count conventions: 6 N per token (Kaplan et al. 2020, "C = 6ND"), or with PaLM's attention term,
+  // 6 N + 12 L H Q T per token (Chowdhery et al. 2022, Appendix B; H Q = hidden, T = sequence). N is the record's
+  // parameter count; an MoE's would have to be its active parameters, which the records do not give.
+  std::string compact = lower(conv);  // "6 x N x D", "6*N*D", "6ND" -> "6nd"
+  for (const std::string drop : {"\u00d7", " ", "*", "x"})
+    for (auto at = compact.find(drop); at != std::string::npos; at = compact.find(drop))
+      compact.erase(at, drop.size());
+  const bool six_nd = compact.find("6nd") != std::string::npos || compact.find("6n") == 0;
+  const bool palm = compact.find("palm") != std::string::npos;
+  if (six_nd || palm) {
+    const auto params_b = get<double>(m, "params_b");
+    if (!params_b || !is_null(m, "moe")) {
+      out.refusal = "TFLOP/s by " + conv + " needs the dense model's parameter count (model.params_b)";
+      return false;
+    }
+    const double per_token =
+        6 * *params_b * 1e9 + (palm ? 12 * m.at("layers").get<double>() * m.at("hidden").get<double>() * seq : 0);
+    out.reference_step_s = per_token * batch * seq / (gpus * *tflops * 1e12);
+    out.reference_how = palm ? "PaLM's 6N + 12 L H Q T FLOPs per token / (GPUs x published TFLOP/s)"
+                             : "6 N FLOPs per token (6ND) / (GPUs x published TFLOP/s)";
+    return true;
+  }
   out.refusal = "TFLOP/s under an unknown FLOP convention: " + conv;
   return false;
 }
