@@ -348,6 +348,12 @@ results::StepResult analytic_step(const StepPlan& plan) {
       for (const auto& bucket : plan.stage(c, r).buckets)
         dp_free = std::max(dp_free, pass_start[static_cast<std::size_t>(c)] + bucket.ready_at) + bucket.duration;
     }
+    if (plan.dp_after_backward) {  // finalize_model_grads: every chunk's buckets after the rank's last backward
+      dp_free = last;
+      for (int c = 0; c < v; ++c)
+        for (const auto& bucket : plan.stage(c, r).buckets)
+          dp_free += bucket.duration;
+    }
     Time opt, gather;
     for (int c = 0; c < v; ++c) {
       opt += plan.stage(c, r).optimizer;

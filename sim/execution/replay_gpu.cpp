@@ -67,7 +67,9 @@ void Gpu::begin_op() {
   work_ = &work(op);
   // Gradient buckets become ready during the last micro-batch's gradient pass of each chunk (ZeRO >= 2: during every
   // micro-batch's).
-  buckets_ = reduces_buckets(op) && !whole_bucket_op(op) ? &replay_.plan().stage(op.chunk, rank_).buckets : nullptr;
+  buckets_ = reduces_buckets(op) && !whole_bucket_op(op) && !replay_.plan().dp_after_backward
+                 ? &replay_.plan().stage(op.chunk, rank_).buckets
+                 : nullptr;
   bucket_cursor_ = 0;
   run_segment();
 }
@@ -164,9 +166,21 @@ void Gpu::end_op() {
       record(
           2, [&] { return what + std::to_string(op.micro_batch); }, now(), arrive);
   };
-  if (whole_bucket_op(op) && reduces_buckets(op))
+  if (plan.dp_after_backward) {
+    // finalize_model_grads: every bucket of the rank's gradient passes, once the last of them has ended.
+    const auto& prog = replay_.program(rank_);
+    const auto reducing = [&](std::size_t i) { return reduces_buckets(prog[i]); };
+    bool last_pass = reducing(op_);
+    for (std::size_t i = op_ + 1; last_pass && i < prog.size(); ++i)
+      last_pass = !reducing(i);
+    for (std::size_t i = 0; last_pass && i <= op_; ++i)
+      if (reducing(i))
+        for (std::size_t b = 0; b < plan.stage(prog[i].chunk, rank_).buckets.size(); ++b)
+          enqueue_bucket();
+  } else if (whole_bucket_op(op) && reduces_buckets(op)) {
     for (std::size_t b = 0; b < plan.stage(op.chunk, rank_).buckets.size(); ++b)
       enqueue_bucket();
+  }
   if (op.kind == OpKind::Forward && vs < replay_.last_stage()) send(vs + 1, kForwardInput, "send F");
   if ((op.kind == OpKind::Backward || op.kind == OpKind::BackwardInput) && vs > 0)
     send(vs - 1, kBackwardInput, "send B");

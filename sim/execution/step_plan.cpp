@@ -221,8 +221,8 @@ StepPlan Planner::build() {
   };
   const double bucket_limit = bucket_params(L.dp);
   const bool zb = in_.parallel.schedule == parallel::Schedule::ZeroBubbleH1;
-
   plan.dp_every_micro_batch = in_.parallel.zero_stage >= 2;
+  plan.dp_after_backward = !in_.parallel.overlap_grad_reduce && in_.parallel.zero_stage < 2;
   // DualPipeV overlaps its pairs' all-to-alls by design (DeepSeek-V3 report Sec. 3.2.1), as the key asks Megatron-Core
   // to; both need the forward's activations at hand (no full recomputation).
   plan.ep_comm_overlap =

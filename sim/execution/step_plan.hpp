@@ -124,6 +124,9 @@ struct StepPlan {
   /// ZeRO >= 2: a GPU keeps only its shard of the gradients, so every micro-batch's gradients are reduce-scattered
   /// as its backward produces them (DeepSpeed stage 2, FSDP outside no_sync), not once after the last micro-batch.
   bool dp_every_micro_batch = false;
+  /// Without overlap (parallel.overlap_grad_reduce false, ZeRO 0-1): Megatron-LM's finalize_model_grads reduces every
+  /// chunk's buckets after the rank's last backward, so with interleaving no chunk's reduction runs under another's.
+  bool dp_after_backward = false;
   /// Hybrid sharding (parallel.dp_shard below dp): the data-parallel ranks of one copy's group. Its gradients are
   /// reduce-scattered within each copy's group (dp_shard x cp ranks), then each shard all-reduced across the copies.
   /// 0: one group.
