@@ -1,7 +1,6 @@
-// sim/importers/shell.cpp: the walk over a launch script's statements (shell.hpp says what is covered;
-// shell_parse.cpp makes the statements, shell_expand.cpp expands their words). Semantics follow the bash manual's
-// "Conditional Constructs" and "Simple Commands"; the script is read as run with the invocation's arguments and
-// environment (none by default).
+// sim/importers/shell.cpp: the walk over a launch script's statements (shell.hpp: what is covered; shell_parse.cpp
+// makes the statements, shell_expand.cpp expands their words), as the bash manual's "Conditional Constructs" and
+// "Simple Commands" say, run with the invocation's arguments and environment (none by default).
 #include "sim/importers/shell.hpp"
 
 #include "sim/importers/shell_arith.hpp"
@@ -46,13 +45,12 @@ class Shell {
 
   void run(std::string_view text, int first_line, int depth) {
     auto tokens = shell::tokenize(text, origin_, first_line, depth);
-    if (depth == 0) {
+    // A bash -c string is numbered from the line its word starts on; once expanded it can hold more lines than the
+    // file wrote (a variable's value with newlines), so its lines stop at the file's last one.
+    if (depth == 0)
       last_line_ = static_cast<int>(1 + std::count(text.begin(), text.end(), '\n'));
-    } else {
-      // A bash -c string is numbered from the line its word starts on; once expanded it can hold more lines than the
-      // file wrote (a variable's value with newlines), so its lines stop at the file's last one.
+    else
       clamp_lines(tokens);
-    }
     const int outer = depth_;
     depth_ = depth;
     exec(shell::parse(tokens, origin_));
@@ -311,13 +309,11 @@ class Shell {
     for (const auto& t : prefix)
       ex_.assign(t);
     f();
-    for (auto it = saved.rbegin(); it != saved.rend(); ++it) {
-      if (it->second) {
+    for (auto it = saved.rbegin(); it != saved.rend(); ++it)
+      if (it->second)
         ex_.vars()[it->first] = std::move(*it->second);
-      } else {
+      else
         ex_.vars().erase(it->first);
-      }
-    }
   }
 
   /// Runs `f` as bash runs a subshell (bash manual, "Command Execution Environment": ( list ), a command of a pipeline,
@@ -497,10 +493,15 @@ class Shell {
       }
     }
     const std::string name = cmd.words.empty() ? std::string() : basename(cmd.words.front().text);
-    if (name == "source" || name == ".")
-      out_.notes.push_back("line " + std::to_string(n.line) + ": " + name + " " +
-                           (cmd.words.size() > 1 ? cmd.words[1].text : "") +
+    if (name == "source" || name == ".") {  // the file may set any variable: those set so far are unknown after it
+      const std::string file = name + " " + (cmd.words.size() > 1 ? cmd.words[1].text : "");
+      std::set<std::string> names;
+      for (const auto& [var, v] : ex_.vars())
+        if (!var.empty() && name_char(var.front(), true)) names.insert(var);
+      forget(names, n.line, " at line " + std::to_string(n.line) + ", which may set it again: write its value", file);
+      out_.notes.push_back("line " + std::to_string(n.line) + ": " + file +
                            " is not read: the variables it sets are unknown here");
+    }
     if (subshells_ > 0 && !cmd.words.empty()) {  // a subshell's command keeps what it saw (an export in ( ... ) | tee)
       const auto seen = known_scalars();
       cmd.env.insert(cmd.env.begin(), seen.begin(), seen.end());

@@ -15,7 +15,7 @@
 // `command` are unknown (the word says so). Given arguments are $1 ... ${N}, $#, $@ and $* (an argument past the last
 // given is empty, as bash has it; `shift` drops them). A condition that cannot be decided from the file, and loops,
 // case statements and functions, are skipped when they assign nothing and hold no --flag; otherwise they are refused
-// naming the line. Memory and time are bounded: the text, every expansion and their sum are capped (A=$A$A repeated is
+// naming the line. A `source` / `.` file is not read: every variable set before it is unknown after it. Memory and time are bounded: the text, every expansion and their sum are capped (A=$A$A repeated is
 // refused, not followed), and nesting is limited.
 #pragma once
 #include "sim/base/errors.hpp"

@@ -113,6 +113,25 @@ TEST(ShellScopes, TheTestersSubshellScriptImportsTheValuesBashGives) {
   EXPECT_EQ(im.draft.integer("parallel.micro_batch"), 1);
 }
 
+// bash manual, "Bourne Shell Builtins": source (.) runs the file's commands in this shell, so any variable may hold
+// another value after it. trainsim does not read the file: what the script set before it is unknown after it, and a
+// flag that uses it is refused; what the script sets after it is read. A tester's trial: TP=2, then `source
+// ./other_tp.sh` setting TP=4, imported tp 2 with only a note.
+TEST(ShellScopes, AnUnreadSourceLeavesWhatWasSetBeforeItUnknown) {
+  EXPECT_EQ(last_command("TP=2\nsource ./env.sh\nrun $TP\n"), (W{"run", "$TP?"}));
+  EXPECT_EQ(last_command("TP=2\n. /etc/env.sh\nPP=4\nrun $PP\n"), (W{"run", "4"})) << "set after it: known";
+  EXPECT_EQ(last_command("source ./env.sh\nTP=8\nrun $TP\n"), (W{"run", "8"})) << "the usual order";
+  const auto im = import_megatron_text(
+      "#!/bin/bash\nTP=2\nsource ./other_tp.sh\n"
+      "torchrun --nproc_per_node 8 --nnodes 8 pretrain_gpt.py \\\n"
+      "    --tensor-model-parallel-size $TP --pipeline-model-parallel-size 1 \\\n" +
+          kModel + "\n",
+      "source_other.sh");
+  ASSERT_EQ(im.unresolved.size(), 1u);
+  EXPECT_EQ(im.unresolved[0].path, "parallel.tp");
+  EXPECT_TRUE(contains(im.unresolved[0].what, "source ./other_tp.sh at line 3")) << im.unresolved[0].what;
+}
+
 // bash manual, "Comments": a word beginning with # makes the rest of its line a comment, a trailing backslash
 // included; the newline then ends the command. A tester's trial: `# --use-distributed-optimizer \` inside a torchrun
 // command, and the --tensor-model-parallel-size 8 below it was read as torchrun's.
