@@ -509,7 +509,7 @@ class Shell {
     if (!cmd.words.empty()) out_.commands.push_back(std::move(cmd));
     for (const auto& h : n.heredocs) {
       if (name == "sbatch" || name == "bash" || name == "sh" || name == "srun") {
-        child(h.text, h.line);
+        child(h.quoted_delimiter ? h.text : ex_.heredoc_body(h.text, h.line), h.line);
       } else {
         out_.notes.push_back("line " + std::to_string(h.line) + ": the heredoc given to " +
                              (name.empty() ? std::string("the command") : name) + " is not read as a script");

@@ -36,6 +36,32 @@ std::vector<ShellWord> finalize(std::vector<ShellWord> words) {
   return words;
 }
 
+std::string Expander::heredoc_body(const std::string& body, int line) {
+  // As one double-quoted word: the same expansions and escapes, but a heredoc's " is a plain character.
+  std::string word = "\"";
+  for (std::size_t i = 0; i < body.size(); ++i) {
+    const char next = i + 1 < body.size() ? body[i + 1] : '\0';
+    if (body[i] == '\\' && (next == '$' || next == '`' || next == '\\' || next == '\n')) {
+      word += body.substr(i++, 2);
+    } else if (body[i] == '\\' && next == '"') {
+      word += "\\\\\\\"";  // \" stays two characters
+      ++i;
+    } else {
+      word += body[i] == '"' ? std::string("\\\"") : std::string(1, body[i]);
+    }
+  }
+  word += '"';
+  std::string out;
+  bool unknown = false;
+  for (const auto& field : expand(Token{Token::Kind::Word, word, line}, false))
+    for (const char c : field.text) {
+      if (c == kUnknown) unknown = !unknown;
+      if (unknown && (c == '$' || c == '`' || c == '\\' || c == '"' || c == '\'')) out += '\\';
+      out += c;
+    }
+  return out;
+}
+
 std::size_t assignment_name(std::string_view raw) {
   std::size_t i = 0;
   while (i < raw.size() && name_char(raw[i], i == 0))

@@ -58,6 +58,10 @@ class Expander {
   /// The fields of a word: expansion, word splitting of unquoted results when `split`, quote removal. Unknown parts
   /// stay between kUnknown markers (finalize removes them).
   std::vector<ShellWord> expand(const Token& t, bool split);
+  /// An unquoted heredoc's body as the shell reading it expands it before the command gets it (bash manual, "Here
+  /// Documents": parameter, command and arithmetic expansion, with \ quoting only \, $, ` and newline). Unknown parts
+  /// keep their markers with their text escaped, so a child shell running the body sees them unknown, not its values.
+  std::string heredoc_body(const std::string& body, int line);
   std::map<std::string, Var>& vars() { return vars_; }
   /// The script's arguments were given (vars "1" ..., "#" and "@"): one not given expands to nothing, not unknown.
   void set_positional_given() { positional_given_ = true; }

@@ -113,6 +113,20 @@ TEST(ShellScopes, TheTestersSubshellScriptImportsTheValuesBashGives) {
   EXPECT_EQ(im.draft.integer("parallel.micro_batch"), 1);
 }
 
+// bash manual, "Here Documents": with an unquoted delimiter the reading shell expands the body (parameters, commands,
+// arithmetic; \ quotes only \, $, ` and newline) before the command gets it; a quoted delimiter passes it as written.
+// A tester's trial: TP=4, then sbatch <<EOT whose body sets TP=2 and passes ${TP}: imported 2, bash submits 4; the
+// body's \${TP}, bash's idiom for the job's own value, was refused.
+TEST(ShellScopes, AnUnquotedHeredocIsExpandedByTheShellThatReadsIt) {
+  EXPECT_EQ(last_command("TP=4\nsbatch <<EOT\nTP=2\nrun ${TP}\nEOT\n"), (W{"run", "4"}));
+  EXPECT_EQ(last_command("TP=4\nsbatch <<EOT\nTP=2\nrun \\${TP}\nEOT\n"), (W{"run", "2"})) << "escaped";
+  EXPECT_EQ(last_command("TP=4\nsbatch <<'EOT'\nTP=2\nrun ${TP}\nEOT\n"), (W{"run", "2"})) << "quoted delimiter";
+  EXPECT_EQ(last_command("sbatch <<EOT\nTP=2\nrun ${TP}\nEOT\n"), (W{"run", "${TP}?"}))
+      << "unset where the heredoc is read: unknown in the job, not the job's 2";
+  EXPECT_EQ(last_command("X=1\nbash <<EOF\nrun \"a $X\" \\\"b\\\" $((X + 1))\nEOF\n"), (W{"run", "a 1", "\"b\"", "2"}))
+      << "a heredoc's quotes are the child's";
+}
+
 // bash manual, "Bourne Shell Builtins": source (.) runs the file's commands in this shell, so any variable may hold
 // another value after it. trainsim does not read the file: what the script set before it is unknown after it, and a
 // flag that uses it is refused; what the script sets after it is read. A tester's trial: TP=2, then `source
