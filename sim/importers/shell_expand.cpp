@@ -51,9 +51,21 @@ std::string Expander::heredoc_body(const std::string& body, int line) {
     }
   }
   word += '"';
+  std::vector<ShellWord> fields;
+  try {
+    fields = expand(Token{Token::Kind::Word, word, line}, false);
+  } catch (const base::ConfigError& e) {  // an unclosed $(, ${ or `: the quote above is not the user's
+    auto items = e.items();
+    for (auto& d : items)
+      if (d.message.starts_with("unterminated \""))
+        d.message =
+            "the heredoc's body (expanded by the script: its delimiter is not quoted) holds an expansion that "
+            "is not closed ($(, ${, $(( or `); close it, or quote the delimiter (<<'EOF') to pass it as written";
+    throw base::ConfigError(std::move(items));
+  }
   std::string out;
   bool unknown = false;
-  for (const auto& field : expand(Token{Token::Kind::Word, word, line}, false))
+  for (const auto& field : fields)
     for (const char c : field.text) {
       if (c == kUnknown) unknown = !unknown;
       if (unknown && (c == '$' || c == '`' || c == '\\' || c == '"' || c == '\'')) out += '\\';

@@ -125,6 +125,8 @@ TEST(ShellScopes, AnUnquotedHeredocIsExpandedByTheShellThatReadsIt) {
       << "unset where the heredoc is read: unknown in the job, not the job's 2";
   EXPECT_EQ(last_command("X=1\nbash <<EOF\nrun \"a $X\" \\\"b\\\" $((X + 1))\nEOF\n"), (W{"run", "a 1", "\"b\"", "2"}))
       << "a heredoc's quotes are the child's";
+  const std::string open = shell_error("sbatch <<EOT\nrun $(date\nEOT\n");
+  EXPECT_TRUE(contains(open, "line 2") && contains(open, "not closed") && contains(open, "<<'EOF'")) << open;
 }
 
 // bash manual, "Bourne Shell Builtins": source (.) runs the file's commands in this shell, so any variable may hold
