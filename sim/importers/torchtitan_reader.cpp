@@ -3,6 +3,7 @@
 #include "sim/importers/torchtitan_reader.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 namespace sim::importers::titan {
@@ -81,6 +82,27 @@ bool layout_key_at_default(const std::string& k, const TomlValue& v) {
   return (v.type == Type::Array && v.array.empty()) || (v.type == Type::String && v.string.empty());
 }
 
+/// A TorchTitan layout key (a degree, the pipeline's schedule and split) anywhere under `v`, a table or an array of
+/// tables TorchTitan does not read it from: a misplaced key (a dotted key written after another table's header lands
+/// in that table; an inline table; a typo in a table's name). Its path from `path` and its line.
+std::optional<std::pair<std::string, int>> misplaced_layout_key(const TomlValue& v, const std::string& path) {
+  static const std::set<std::string, std::less<>> kNames = [] {
+    std::set<std::string, std::less<>> names;
+    for (const auto& k : kTitanKeys)
+      if (const auto name = k.substr(k.find('.') + 1);
+          name.ends_with("_degree") || name.starts_with("pipeline_parallel_s") || name.ends_with("microbatches"))
+        names.insert(name);
+    return names;
+  }();
+  for (const auto& [key, sub] : v.table) {
+    if (kNames.count(key) != 0) return std::pair{path + "." + key, sub.line};
+    if (auto found = misplaced_layout_key(sub, path + "." + key)) return found;
+  }
+  for (const auto& element : v.array)
+    if (auto found = misplaced_layout_key(element, path)) return found;
+  return std::nullopt;
+}
+
 }  // namespace
 
 void Reader::report_unread(const TomlValue& root) {
@@ -120,6 +142,12 @@ void Reader::report_unread(const TomlValue& root) {
          (!titan && layout_named && (section == "parallelism" || section == "training" || section == "experimental")));
     const bool off = v && ((v->type == Type::Bool && !v->boolean) ||
                            (v->type == Type::String && (v->string.empty() || v->string == "disabled")));
+    const TomlValue* holder = v ? v : key.empty() ? table : nullptr;
+    if (const auto misplaced = !refused && holder ? misplaced_layout_key(*holder, k) : std::nullopt)
+      error(misplaced->second, misplaced->first +
+                                   ": TorchTitan reads this key in [parallelism] (or [training], "
+                                   "[experimental]), not here: a dotted key written after another "
+                                   "table's header lands in that table; move it under its table");
     if (refused) {
       error(v->line,
             "[" + section + "] " + key + ": " +

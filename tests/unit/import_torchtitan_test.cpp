@@ -233,6 +233,15 @@ TEST(ImportTorchTitan, UnreadKeysNamingTheLayoutOrBatchAreRefusedAndPrecisionOne
     EXPECT_TRUE(contains(e, "t.toml: line ")) << typo << e;
     EXPECT_TRUE(contains(e, "the layout")) << typo << e;
   }
+  // A layout key in a table TorchTitan does not read it from (a review: a dotted key appended after [validation], an
+  // inline table) was "ignored: not modelled" and the run imported at the file's tp.
+  for (const char* misplaced :
+       {"[parallelism]\ntensor_parallel_degree = 8\n[validation]\nfreq = 5\n"
+        "parallelism.tensor_parallel_degree = 4\n",
+        "[parallelism]\nfoo = { tensor_parallel_degree = 4 }\n", "[[extras]]\npipeline_parallel_degree = 2\n"}) {
+    const auto e = error_of(misplaced);
+    EXPECT_TRUE(contains(e, "t.toml: line ") && contains(e, "not here")) << misplaced << e;
+  }
   // TorchTitan's own keys at their defaults, or read only where they apply, are not refused (a review: real configs).
   EXPECT_EQ(error_of("[parallelism]\ncontext_parallel_degree = 1\ncontext_parallel_rotate_method = \"allgather\"\n"
                      "expert_parallel_comm_backend = \"standard\"\npipeline_parallel_microbatch_size = 2\n"
