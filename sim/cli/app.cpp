@@ -74,6 +74,14 @@ std::string format_problem(const CLI::App& app, const std::string& format) {
   if (format == "table") return "";
   const auto subs = app.get_subcommands();
   const std::string cmd = subs.empty() ? "" : subs.front()->get_name();
+  const auto given = [&](const char* name) {
+    const CLI::Option* opt = subs.empty() ? nullptr : subs.front()->get_option_no_throw(name);
+    return opt != nullptr && opt->count() > 0;
+  };
+  if (given("--json") && format != "json")
+    return "--json and --format " + format + " ask for two outputs; give one of them";
+  if (given("--shard-index") && format != "json")
+    return "--format " + format + ": a shard prints JSON lines for trainsim merge; give --format to merge instead";
   if (cmd.empty() || cmd == "step" || cmd == "run" || cmd == "plan" || cmd == "merge" || cmd == "check") return "";
   const bool json = cmd == "describe" || cmd == "compare" || cmd == "collective" || cmd == "scale" || cmd == "import";
   if (json && format == "json") return "";

@@ -161,8 +161,10 @@ int step_command(const StepArgs& a, const Options& o, std::ostream& out, std::os
   const auto& in = step.inputs;
   const auto& r = step.result;
   if (a.explain) {  // the effective configuration as Megatron-LM arguments, instead of the result
-    if (o.format != "table")
-      throw base::ConfigError("--format", "", o.format + ": --explain prints Megatron-LM arguments; accepted: table");
+    if (o.format != "table" || a.json)
+      throw base::ConfigError(
+          a.json ? "--json" : "--format", "",
+          (a.json ? std::string("json") : o.format) + ": --explain prints Megatron-LM arguments; accepted: table");
     out << "# " << base::printable(s.name) << " (" << base::printable(s.source) << ") as Megatron-LM arguments\n"
         << parallel::megatron_flags(in.parallel, in.layout, *in.model, in.seq_len, in.dtype, s.training.fp8_recipe,
                                     &s.memory);

@@ -254,6 +254,21 @@ TEST_F(BadInput, UnknownSubcommandOrOptionIsUsageError) {
   EXPECT_EQ(trainsim({"--format", "xml"}).code, kExitBadInput);
 }
 
+// A review: --json beside --format md, --explain --json and --format md on a shard were each dropped without a word.
+TEST_F(BadInput, TwoOutputFormatsOrAFormatAShardIgnoresAreRefused) {
+  const std::string s = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/default.json";
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"step", s, "--json", "--format", "csv"},
+        {"run", s, "--trials", "2", "--format", "md", "--json"},
+        {"step", s, "--explain", "--json"},
+        {"run", s, "--trials", "2", "--shard-index", "0", "--shard-count", "1", "--format", "md"}}) {
+    const auto o = trainsim(args);
+    EXPECT_EQ(o.code, kExitBadInput) << args[0] << " " << args[2] << ": " << o.err;
+    EXPECT_TRUE(o.err.find("json") != std::string::npos || o.err.find("JSON") != std::string::npos) << o.err;
+  }
+  EXPECT_EQ(trainsim({"step", s, "--json", "--format", "json"}).code, kExitOk) << "the same format twice";
+}
+
 TEST(Cli, VersionAndHelpExitZero) {
   auto v = trainsim({"--version"});
   EXPECT_EQ(v.code, kExitOk);
