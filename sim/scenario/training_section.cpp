@@ -2,6 +2,7 @@
 // it after the model, hardware, cluster and parallel sections, whose values its checks read).
 #include "sim/scenario/training_section.hpp"
 
+#include "sim/base/quantity.hpp"
 #include "sim/reliability/run_inputs.hpp"
 
 #include <cmath>
@@ -60,6 +61,12 @@ void parse_training(JsonReader& t, Scenario& s, bool have_model, bool have_hardw
     t.error("duration", std::to_string(static_cast<long long>(std::ceil(duration.days()))) +
                             " days is beyond the simulator's range of 200 years (" +
                             std::to_string(static_cast<long long>(reliability::kMaxHorizonS / 86400.0)) + " days)");
+  // A run trains whole steps (a review: "0.5" and "1" tokens ran one step of 8.4M without a word).
+  const double step_tokens = static_cast<double>(s.parallel.global_batch) * s.training.seq_len;
+  if (has_tokens && step_tokens > 0 && tokens.n < step_tokens)
+    t.error("tokens", base::format_count(tokens) + " tokens is less than one step's " +
+                          base::format_count(base::Count{step_tokens}) +
+                          " (parallel.global_batch x training.seq_len); a run trains whole steps: give at least that");
   if (t.has("tokens") && t.has("duration"))
     t.error("give either \"tokens\" (train until done) or \"duration\" (a fixed window), not both");
   std::string dtype;

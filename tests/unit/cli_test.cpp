@@ -175,6 +175,13 @@ TEST_F(BadInput, TokensAndDurationTogether) {
                    "not both");
 }
 
+TEST_F(BadInput, FewerTokensThanOneStepAreRefused) {
+  // 256 x 8,192 = 2.1M tokens a step; a review ran "0.5" and "1" as one full step without a word.
+  for (const char* tokens : {R"("tokens": "0.5")", R"("tokens": "1")", R"("tokens": "2M")"})
+    expect_bad_input(validate_variant(dir_, R"("tokens": "1T")", tokens), "/training/tokens", "less than one step");
+  EXPECT_EQ(validate_variant(dir_, R"("tokens": "1T")", R"("tokens": "2.1M")").code, kExitOk) << "one step";
+}
+
 TEST_F(BadInput, WrongSchema) {
   expect_bad_input(validate_variant(dir_, R"("trainsim.scenario/1")", R"("trainsim.scenario/2")"), "/schema",
                    "expected one of");
