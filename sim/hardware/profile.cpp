@@ -83,7 +83,8 @@ void check_failure_components(JsonReader& in, std::string_view key, const std::v
 
 FailureComponentSpec FailureComponentSpec::parse(JsonReader& in) {
   FailureComponentSpec c;
-  in.required("name", c.name);
+  // Checked here, where the reader knows the key's full path (a review: the run level's check named /components/0).
+  if (in.required("name", c.name) && c.name.empty()) in.error("name", "must not be empty: it names the report's row");
   std::string scope;
   if (in.required_enum("scope", scope, {"gpu", "node", "rack", "switch", "job"})) {
     for (auto s : {FailureScope::Gpu, FailureScope::Node, FailureScope::Rack, FailureScope::Switch, FailureScope::Job})

@@ -182,6 +182,13 @@ TEST_F(BadInput, FewerTokensThanOneStepAreRefused) {
   EXPECT_EQ(validate_variant(dir_, R"("tokens": "1T")", R"("tokens": "2.1M")").code, kExitOk) << "one step";
 }
 
+TEST_F(BadInput, AnUnnamedFailureComponentIsNamedByItsFullPath) {
+  expect_bad_input(validate_variant(dir_, R"("reliability": {)",
+                                    R"("reliability": { "failures": { "components": [
+                                        { "name": "", "scope": "gpu", "mtbf": "1000 d" } ] },)"),
+                   "/reliability/failures/components/0/name", "must not be empty");
+}
+
 TEST_F(BadInput, WrongSchema) {
   expect_bad_input(validate_variant(dir_, R"("trainsim.scenario/1")", R"("trainsim.scenario/2")"), "/schema",
                    "expected one of");
