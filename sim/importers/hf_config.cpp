@@ -138,7 +138,12 @@ Import HfImport::run() {
   if (!d.has("model.vocab") && model_type == "gemma3_text")  // the multimodal configs leave it to the class
     d.put("model.vocab", std::int64_t{262208}, at("model_type") + " (Gemma3TextConfig default vocab_size 262208)");
   if (model_type == "qwen") qwen_remote_code();
-  if (!model_type.empty() && !known_model_type(model_type))
+  if (model_type.empty())  // transformers' AutoConfig refuses such a file; its architectures may name another family
+    out_.not_modelled.push_back(
+        {origin_,
+         "has no model_type: its keys were read as transformers' Llama-like classes read them; check the "
+         "parameter count (trainsim describe models) against the model card, or add the model_type"});
+  else if (!known_model_type(model_type))
     out_.not_modelled.push_back(
         {at("model_type"), "\"" + model_type +
                                "\" is not a model type whose modeling code trainsim knows: its keys were read as "

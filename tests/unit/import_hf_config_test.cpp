@@ -367,6 +367,12 @@ TEST(ImportHfConfig, TheFirstQwensRemoteCodeIsReadAsItBuildsTheModel) {
     "vocab_size": 64000, "hidden_act": "silu", "rms_norm_eps": 1e-6})")});
   ASSERT_EQ(other.code, kExitOk) << other.err;
   EXPECT_TRUE(contains(other.err, "\"baichuan\" is not a model type whose modeling code trainsim knows")) << other.err;
+  // Nor one without a model_type, which transformers refuses (a review: read as Llama without a word).
+  auto untyped = trainsim({"import", "hf-config", dir.write("untyped.json", R"({"architectures": ["Qwen2ForCausalLM"],
+    "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32, "num_attention_heads": 32,
+    "vocab_size": 64000, "hidden_act": "silu", "rms_norm_eps": 1e-6})")});
+  ASSERT_EQ(untyped.code, kExitOk) << untyped.err;
+  EXPECT_TRUE(contains(untyped.err, "has no model_type")) << untyped.err;
 }
 
 // A user trial imported configs of model types whose own keys were listed as "not modelled": Falcon's multi_query
