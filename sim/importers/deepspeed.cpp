@@ -45,6 +45,14 @@ class DeepSpeedImport {
       } else if (k == "communication_data_type") {
         std::string v;
         if (in.optional_enum(k, v, {"fp32", "fp16", "bf16", "bfp16"})) comm_dtype_ = {v, at(in, k)};
+      } else if (const auto near = base::did_you_mean(
+                     k, {"train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps"});
+                 !near.empty()) {
+        // DeepSpeed skips a key it does not read, so a misspelt batch key leaves the batch to the others (a review:
+        // train_batch_sise was listed as ignored, "no effect").
+        out_.not_modelled.push_back(
+            {at(in, k), "not a DeepSpeed key (DeepSpeed skips it, so the batch comes from the others); \"" + near +
+                            "\" misspelt?"});
       } else {
         ignored.push_back(in.path(k));
       }

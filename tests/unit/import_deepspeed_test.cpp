@@ -51,6 +51,22 @@ TEST(ImportDeepSpeed, Stage3LiveParametersBoundTheGatheredWeights) {
   EXPECT_TRUE(contains(z2.err, "/zero_optimization/stage3_max_live_parameters")) << z2.err;
 }
 
+TEST(ImportDeepSpeed, AMisspeltBatchKeyIsAWarningNotIgnored) {
+  // DeepSpeed skips keys it does not read; a review's train_batch_sise was listed as "ignored" (no effect).
+  support::TempDir dir;
+  auto o = trainsim({"import", "deepspeed",
+                     dir.write("typo.json",
+                               "{\"train_batch_sise\": 3, \"train_micro_batch_size_per_gpu\": 1, \"steps_per_print\": "
+                               "10, \"bf16\": {\"enabled\": true}}"),
+                     "--model", "llama3-8b", "--hardware", "h100-sxm5-80gb", "--gpus", "16", "--tokens", "10B", "--set",
+                     "training.seq_len=4096"});
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  EXPECT_TRUE(contains(o.err, "warning: ") && contains(o.err, "/train_batch_sise") &&
+              contains(o.err, "\"train_batch_size\" misspelt?"))
+      << o.err;
+  EXPECT_TRUE(contains(o.err, "/steps_per_print")) << "other unread keys stay listed as ignored: " << o.err;
+}
+
 TEST(ImportDeepSpeed, AutoValuesAreUnresolvedUntilGiven) {
   auto o = trainsim({"import", "deepspeed", kData + "deepspeed-auto.json", "--model", "llama3-8b", "--hardware",
                      "h100-sxm5-80gb", "--gpus", "16", "--tokens", "10B"});
