@@ -4,6 +4,7 @@
 #include "sim/importers/shell.hpp"
 
 #include "sim/importers/shell_arith.hpp"
+#include "sim/importers/shell_exports.hpp"
 #include "sim/importers/shell_expand.hpp"
 #include "sim/importers/shell_relevance.hpp"
 
@@ -39,6 +40,7 @@ class Shell {
           !std::all_of(name.begin(), name.end(), [](char c) { return name_char(c, false); }))
         throw ConfigError(inv.env_origin, "", "\"" + name + "\" is not a variable name; expected NAME=VALUE");
       ex_.vars()[name] = Var{{{value, 0}}, true, false, 0, {name + " = \"" + value + "\" (" + inv.env_origin + ")"}};
+      exports_.environment(name);
     }
     if (inv.args) set_positional(*inv.args);
   }
@@ -333,6 +335,7 @@ class Shell {
                       std::to_string(kShellMaxCopied >> 20) +
                       " MiB in all; trainsim reads launch scripts whose copies stay under that");
     auto vars = ex_.vars();
+    auto exports = exports_;
     const auto args = args_;
     const bool positional = positional_;
     ++subshells_;
@@ -340,6 +343,7 @@ class Shell {
     --subshells_;
     stopped_ = false;
     ex_.vars() = std::move(vars);
+    exports_ = std::move(exports);
     args_ = args;
     positional_ = positional;
   }
@@ -365,13 +369,17 @@ class Shell {
       }
     }
     if (k == n.words.size()) {  // assignments alone: they set the script's variables
-      for (const auto& t : prefix)
+      for (const auto& t : prefix) {
         ex_.assign(t);
+        exports_.assigned(assigned_name(t));
+      }
       return;
     }
     const Token& head = n.words[k];
+    const std::vector<Token> rest(n.words.begin() + static_cast<std::ptrdiff_t>(k) + 1, n.words.end());
     if (head.kind == Token::Kind::Word && (head.text == "export" || head.text == "declare" || head.text == "typeset" ||
                                            head.text == "local" || head.text == "readonly")) {
+      exports_.declared(head.text, rest);
       for (std::size_t j = k + 1; j < n.words.size(); ++j) {
         const Token& t = n.words[j];
         // export, readonly and local take no element (bash: "not a valid identifier", the array unchanged).
@@ -382,8 +390,10 @@ class Shell {
       }
       return;
     }
+    if (head.kind == Token::Kind::Word && head.text == "set") exports_.set_options(rest);
     if (head.kind == Token::Kind::Word && head.text == "unset") {
-      ex_.unset(std::vector<Token>(n.words.begin() + static_cast<std::ptrdiff_t>(k) + 1, n.words.end()));
+      exports_.unset(rest);
+      ex_.unset(rest);
       return;
     }
     if (head.kind == Token::Kind::Word && head.text == "shift" && positional_) {
@@ -395,8 +405,8 @@ class Shell {
         drop = *v;
       }
       if (drop <= args_.size()) {  // bash leaves them when asked to drop more than there are
-        auto rest = std::vector<std::string>(args_.begin() + static_cast<std::ptrdiff_t>(drop), args_.end());
-        set_positional(rest);
+        auto kept = std::vector<std::string>(args_.begin() + static_cast<std::ptrdiff_t>(drop), args_.end());
+        set_positional(kept);
       }
       return;
     }
@@ -445,8 +455,11 @@ class Shell {
           cmd.env.emplace_back(assigned_name(t), v.values.front().text);
       }
     });
-    const auto child = [&](const std::string& text, int line) {  // a child shell, given the prefix's variables
+    const auto child = [&](const std::string& text, int line) {  // a child shell: the exported and prefix variables
       subshell(line, [&] {
+        std::erase_if(ex_.vars(), [&](const auto& v) {
+          return !v.first.empty() && name_char(v.first.front(), true) && !exports_.exported(v.first);
+        });
         for (const auto& [name, v] : given)
           ex_.vars()[name] = v;
         run(text, line, depth_ + 1);
@@ -456,7 +469,7 @@ class Shell {
       const Token& t = n.words[j];
       if (t.kind == Token::Kind::Sbatch) {
         cmd.words.push_back({"#SBATCH", t.line});
-        for (auto& w : split_words(t.text, t.line))
+        for (auto& w : shell::split_words(t.text, t.line))
           cmd.words.push_back(std::move(w));
         continue;
       }
@@ -482,7 +495,7 @@ class Shell {
         ShellCommand launcher{cmd.line, {cmd.words[j]}};
         for (std::size_t e = j + 1; bcp && e + 1 < c; ++e)
           if (cmd.words[e].text == "--env")
-            for (const auto& w : split_words(cmd.words[e + 1].text, cmd.words[e + 1].line))
+            for (const auto& w : shell::split_words(cmd.words[e + 1].text, cmd.words[e + 1].line))
               if (const auto eq = assignment_name(w.text); eq > 0)
                 launcher.env.emplace_back(w.text.substr(0, eq), w.text.substr(eq + 1));
         cmd.words.resize(j);
@@ -524,21 +537,6 @@ class Shell {
     }
   }
 
-  /// Words of a #SBATCH line (unquoted, unexpanded: Slurm reads the directive itself).
-  std::vector<ShellWord> split_words(std::string_view text, int line) {
-    std::vector<ShellWord> out;
-    for (std::size_t i = 0; i < text.size();) {
-      while (i < text.size() && is_space(text[i]))
-        ++i;
-      if (i >= text.size() || text[i] == '#') break;
-      const std::size_t start = i;
-      while (i < text.size() && !is_space(text[i]))
-        ++i;
-      out.push_back({std::string(text.substr(start, i - start)), line});
-    }
-    return out;
-  }
-
   /// $1 ... ${N}, $# and $@ / $* from the given arguments; one past the last is unset, and a bare reference to it
   /// expands to nothing (not to an unknown value), as bash has it.
   void set_positional(const std::vector<std::string>& args) {
@@ -577,6 +575,7 @@ class Shell {
   int last_line_ = 1;  // the file's last line
   bool stopped_ = false;
   int subshells_ = 0;       // subshells and child shells the walk is inside
+  shell::Exports exports_;  // what a child shell inherits
   std::size_t copied_ = 0;  // bytes of variables copied for them
 };
 

@@ -420,6 +420,21 @@ std::size_t skip_dollar(std::string_view s, std::size_t i, const std::string& or
   unterminated(origin, line, open == '(' ? "$(" : "${", std::string(1, close));
 }
 
+std::vector<ShellWord> split_words(std::string_view text, int line) {
+  std::vector<ShellWord> out;
+  const auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\n'; };
+  for (std::size_t i = 0; i < text.size();) {
+    while (i < text.size() && blank(text[i]))
+      ++i;
+    if (i >= text.size() || text[i] == '#') break;
+    const std::size_t start = i;
+    while (i < text.size() && !blank(text[i]))
+      ++i;
+    out.push_back({std::string(text.substr(start, i - start)), line});
+  }
+  return out;
+}
+
 std::vector<Token> tokenize(std::string_view text, const std::string& origin, int first_line, int depth) {
   return Tokenizer(text, origin, first_line, depth).run();
 }

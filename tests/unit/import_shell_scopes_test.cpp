@@ -129,6 +129,25 @@ TEST(ShellScopes, AnUnquotedHeredocIsExpandedByTheShellThatReadsIt) {
   EXPECT_TRUE(contains(open, "line 2") && contains(open, "not closed") && contains(open, "<<'EOF'")) << open;
 }
 
+// bash manual, "Command Execution Environment": a child shell (bash -c, a heredoc given to bash, sbatch or srun) gets
+// the exported variables only (export, declare -x, set -a), and a command's prefix assignments. A review: TP=4 then
+// bash -c '... $TP' imported tp 4 where bash passes an empty value. Each line is what bash 5.2 runs.
+TEST(ShellScopes, AChildShellGetsTheExportedVariablesOnly) {
+  EXPECT_EQ(last_command("TP=4\nbash -c 'run $TP'\n"), (W{"run", "$TP?"}));
+  EXPECT_EQ(last_command("TP=4\nsbatch <<'EOF'\nrun $TP\nEOF\n"), (W{"run", "$TP?"})) << "quoted heredoc";
+  EXPECT_EQ(last_command("export TP=4\nbash -c 'run $TP'\n"), (W{"run", "4"}));
+  EXPECT_EQ(last_command("TP=4\nexport TP\nTP=8\nbash -c 'run $TP'\n"), (W{"run", "8"})) << "stays exported";
+  EXPECT_EQ(last_command("declare -x TP=4\nbash -c 'run $TP'\n"), (W{"run", "4"}));
+  EXPECT_EQ(last_command("set -ea\nTP=4\nset +a\nPP=2\nbash -c 'run $TP $PP'\n"), (W{"run", "4", "$PP?"}));
+  EXPECT_EQ(last_command("set -o allexport\nTP=4\nbash -c 'run $TP'\n"), (W{"run", "4"}));
+  EXPECT_EQ(last_command("export TP=4\nexport -n TP\nbash -c 'run $TP'\n"), (W{"run", "$TP?"}));
+  EXPECT_EQ(last_command("export TP=4\nunset TP\nTP=5\nbash -c 'run $TP'\n"), (W{"run", "$TP?"}));
+  EXPECT_EQ(last_command("TP=4\n( export TP )\nbash -c 'run $TP'\n"), (W{"run", "$TP?"})) << "a subshell's export";
+  EXPECT_EQ(last_command("TP=4 bash -c 'run $TP'\n"), (W{"run", "4"})) << "a prefix assignment";
+  EXPECT_EQ(last_command("TP=4\nbash -c \"run $TP\"\n"), (W{"run", "4"})) << "expanded by the script";
+  EXPECT_EQ(last_command("TP=4\n( run $TP )\n"), (W{"run", "4"})) << "a subshell is no child shell";
+}
+
 // bash manual, "Bourne Shell Builtins": source (.) runs the file's commands in this shell, so any variable may hold
 // another value after it. trainsim does not read the file: what the script set before it is unknown after it, and a
 // flag that uses it is refused; what the script sets after it is read. A tester's trial: TP=2, then `source

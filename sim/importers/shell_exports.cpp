@@ -1,0 +1,48 @@
+// sim/importers/shell_exports.cpp: shell_exports.hpp's bookkeeping.
+#include "sim/importers/shell_exports.hpp"
+
+#include "sim/importers/shell_expand.hpp"
+#include "sim/importers/shell_relevance.hpp"
+
+namespace sim::importers::shell {
+
+void Exports::declared(const std::string& builtin, const std::vector<Token>& words) {
+  bool exports = builtin == "export" || all_, options = true;
+  for (const auto& t : words) {
+    if (options && t.kind == Token::Kind::Word && t.text.size() > 1 && t.text[0] == '-') {
+      // export -n NAME takes the attribute away; declare -x (typeset, local) gives it.
+      exports = builtin == "export" ? t.text.find('n') == std::string::npos
+                                    : exports || t.text.find('x') != std::string::npos;
+      continue;
+    }
+    options = false;
+    const bool assigns =
+        t.kind == Token::Kind::ArrayAssign || (t.kind == Token::Kind::Word && assignment_name(t.text) > 0);
+    const std::string name = assigns ? assigned_name(t) : t.text;
+    if (exports) {
+      names_.insert(name);
+    } else if (builtin == "export") {
+      names_.erase(name);
+    }
+  }
+}
+
+void Exports::set_options(const std::vector<Token>& words) {
+  for (std::size_t j = 0; j < words.size(); ++j) {
+    const std::string& w = words[j].text;
+    if (w.size() < 2 || (w[0] != '-' && w[0] != '+')) continue;
+    if (w == "-o" || w == "+o") {
+      if (j + 1 < words.size() && words[j + 1].text == "allexport") all_ = w[0] == '-';
+      ++j;
+    } else if (w.find('a') != std::string::npos) {
+      all_ = w[0] == '-';
+    }
+  }
+}
+
+void Exports::unset(const std::vector<Token>& words) {
+  for (const auto& t : words)
+    names_.erase(t.text);
+}
+
+}  // namespace sim::importers::shell
