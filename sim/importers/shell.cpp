@@ -319,8 +319,8 @@ class Shell {
   }
 
   /// Runs `f` as bash runs a subshell (bash manual, "Command Execution Environment": ( list ), a command of a pipeline,
-  /// an asynchronous list, and a child shell such as bash -c): it starts with the script's variables and arguments,
-  /// and what it assigns, shifts or unsets, and an exit, end with it. The commands it runs are read as any others.
+  /// an asynchronous list, and a child shell such as bash -c, which then drops what is not exported): it starts with
+  /// the script's variables and arguments, and what it assigns, shifts or unsets, and an exit, end with it.
   template <class F>
   void subshell(int line, F&& f) {
     std::size_t size = 0;
