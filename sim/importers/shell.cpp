@@ -509,8 +509,8 @@ class Shell {
     if (name == "source" || name == ".") {  // the file may set any variable: those set so far are unknown after it
       const std::string file = name + " " + (cmd.words.size() > 1 ? cmd.words[1].text : "");
       std::set<std::string> names;
-      for (const auto& [var, v] : ex_.vars())
-        if (!var.empty() && name_char(var.front(), true)) names.insert(var);
+      for (const auto& [var, v] : ex_.vars())  // the invocation's --env values (line 0) are the user's: kept
+        if (!var.empty() && name_char(var.front(), true) && v.line > 0) names.insert(var);
       forget(names, n.line, " at line " + std::to_string(n.line) + ", which may set it again: write its value", file);
       out_.notes.push_back("line " + std::to_string(n.line) + ": " + file +
                            " is not read: the variables it sets are unknown here");

@@ -10,15 +10,15 @@
 // to sbatch / bash / sh / srun / cat, `if` / `elif` / `else` with [ ], [[ ]] and test conditions, && and ||. Subshells
 // ( ... ), the commands of a pipeline, background jobs and bash -c strings run with a copy of the variables: what they
 // assign is not seen after them; a child shell (bash -c, a heredoc given to bash, sbatch or srun) gets only the
-// exported ones (shell_exports.hpp), and an unquoted heredoc's body is expanded by the script first. The script is read as run with the invocation's arguments and environment
-// (ShellInvocation; by default none, in an environment that sets nothing): ${1:-x} and ${SLURM_NNODES:-1} take their
-// defaults when not given (recorded on the word), while a bare $1 or $SLURM_NNODES that is not given, $(command) and
-// `command` are unknown (the word says so). Given arguments are $1 ... ${N}, $#, $@ and $* (an argument past the last
-// given is empty, as bash has it; `shift` drops them). A condition that cannot be decided from the file, and loops,
-// case statements and functions, are skipped when they assign nothing and hold no --flag; otherwise they are refused
-// naming the line. A `source` / `.` file is not read: every variable set before it is unknown after it. Memory and time
-// are bounded: the text, every expansion and their sum are capped (A=$A$A repeated is refused, not followed), and
-// nesting is limited.
+// exported ones (shell_exports.hpp), and an unquoted heredoc's body is expanded by the script first. The script is read
+// as run with the invocation's arguments and environment (ShellInvocation; by default none, in an environment that sets
+// nothing): ${1:-x} and ${SLURM_NNODES:-1} take their defaults when not given (recorded on the word), while a bare $1
+// or $SLURM_NNODES that is not given, $(command) and `command` are unknown (the word says so). Given arguments are $1
+// ... ${N}, $#, $@ and $* (an argument past the last given is empty, as bash has it; `shift` drops them). A condition
+// that cannot be decided from the file, and loops, case statements and functions, are skipped when they assign nothing
+// and hold no --flag; otherwise they are refused naming the line. A `source` / `.` file is not read: every variable set
+// before it is unknown after it. Memory and time are bounded: the text, every expansion and their sum are capped
+// (A=$A$A repeated is refused, not followed), and nesting is limited.
 #pragma once
 #include "sim/base/errors.hpp"
 
@@ -142,6 +142,9 @@ std::vector<Node> parse(const std::vector<Token>& tokens, const std::string& ori
 std::size_t skip_dollar(std::string_view s, std::size_t i, const std::string& origin, int line, int depth = 0);
 std::size_t skip_double_quoted(std::string_view s, std::size_t i, const std::string& origin, int line, int depth = 0);
 [[noreturn]] void unterminated(const std::string& origin, int line, const std::string& what, const std::string& close);
+/// The text of $'...' (bash manual, "ANSI-C Quoting"): \n, \t, \\, \", \xHH and \NNN decoded (\' ends the word in
+/// the tokenizer, so it does not reach here).
+std::string ansi_c(std::string_view s);
 /// Blank-separated words up to a # (unquoted, unexpanded: a #SBATCH line as Slurm reads it, bcprun's --env list).
 std::vector<ShellWord> split_words(std::string_view text, int line);
 

@@ -7,6 +7,7 @@
 #include "sim/importers/shell_relevance.hpp"
 
 #include <algorithm>
+#include <cctype>
 
 namespace sim::importers::shell {
 
@@ -37,38 +38,37 @@ std::vector<ShellWord> finalize(std::vector<ShellWord> words) {
 }
 
 std::string Expander::heredoc_body(const std::string& body, int line) {
-  // As one double-quoted word: the same expansions and escapes, but a heredoc's " is a plain character.
+  // As one double-quoted word: the same expansions and escapes, but a heredoc's " is a plain character outside
+  // $(...), ${...} and `...`, whose own quoting bash applies (${X:+"a b"} gives a b).
   std::string word = "\"";
-  for (std::size_t i = 0; i < body.size(); ++i) {
-    const char next = i + 1 < body.size() ? body[i + 1] : '\0';
-    if (body[i] == '\\' && (next == '$' || next == '`' || next == '\\' || next == '\n')) {
-      word += body.substr(i++, 2);
-    } else if (body[i] == '\\' && next == '"') {
+  for (std::size_t i = 0; i < body.size();) {
+    const char c = body[i], next = i + 1 < body.size() ? body[i + 1] : '\0';
+    if (c == '\\' && (next == '$' || next == '`' || next == '\\' || next == '\n')) {
+      word += body.substr(i, 2);
+      i += 2;
+    } else if (c == '\\' && next == '"') {
       word += "\\\\\\\"";  // \" stays two characters
-      ++i;
+      i += 2;
+    } else if ((c == '$' && (next == '(' || next == '{')) || c == '`') {
+      const std::size_t end = shell::skip_dollar(body, i, origin_, line);
+      word += body.substr(i, end - i);
+      i = end;
     } else {
-      word += body[i] == '"' ? std::string("\\\"") : std::string(1, body[i]);
+      word += c == '"' ? std::string("\\\"") : std::string(1, c);
+      ++i;
     }
   }
   word += '"';
-  std::vector<ShellWord> fields;
-  try {
-    fields = expand(Token{Token::Kind::Word, word, line}, false);
-  } catch (const base::ConfigError& e) {  // an unclosed $(, ${ or `: the quote above is not the user's
-    auto items = e.items();
-    for (auto& d : items)
-      if (d.message.starts_with("unterminated \""))
-        d.message =
-            "the heredoc's body (expanded by the script: its delimiter is not quoted) holds an expansion that "
-            "is not closed ($(, ${, $(( or `); close it, or quote the delimiter (<<'EOF') to pass it as written";
-    throw base::ConfigError(std::move(items));
-  }
   std::string out;
   bool unknown = false;
-  for (const auto& field : fields)
+  // Unknown parts keep their markers; every other character of theirs is escaped, so that the child shell reads them
+  // as one literal piece of its word (a $(date) there is no command, its space no word break).
+  for (const auto& field : expand(Token{Token::Kind::Word, word, line}, false))
     for (const char c : field.text) {
       if (c == kUnknown) unknown = !unknown;
-      if (unknown && (c == '$' || c == '`' || c == '\\' || c == '"' || c == '\'')) out += '\\';
+      const bool plain =
+          std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == kUnknown || c == kUnset || c == kOperator;
+      if (unknown && !plain) out += '\\';
       out += c;
     }
   return out;
@@ -370,6 +370,11 @@ std::vector<ShellWord> Expander::expand(const Token& t, bool split) {
       }
       if (!was_started && !b.started && !b.empty_at) literal(b, "", t.line);  // "" is an empty word
       ++i;
+    } else if (c == '$' && i + 1 < r.size() && r[i + 1] == '\'') {  // $'...': ANSI-C quoting (bash manual)
+      const auto end = r.find('\'', i + 2);
+      if (end == std::string::npos) shell::unterminated(origin_, t.line, "$'", "'");
+      literal(b, shell::ansi_c(std::string_view(r).substr(i + 2, end - i - 2)), t.line);
+      i = end + 1;
     } else if (c == '$' || c == '`') {
       const std::size_t end = dollar_end(r, i, t.line);
       add(b, dollar(std::string_view(r).substr(i, end - i), t.line), std::string_view(r).substr(i, end - i), t.line,

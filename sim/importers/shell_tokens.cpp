@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <set>
 #include <utility>
 
@@ -418,6 +419,41 @@ std::size_t skip_dollar(std::string_view s, std::size_t i, const std::string& or
     }
   }
   unterminated(origin, line, open == '(' ? "$(" : "${", std::string(1, close));
+}
+
+std::string ansi_c(std::string_view s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '\\' || i + 1 == s.size()) {
+      out += s[i];
+      continue;
+    }
+    const char e = s[++i];
+    const auto digits = [&](int base, std::size_t most) {
+      std::size_t n = 0;
+      int v = 0;
+      for (; n < most && i + n < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + n])) &&
+             (base == 16 || (s[i + n] >= '0' && s[i + n] <= '7'));
+           ++n)
+        v = v * base +
+            (std::isdigit(static_cast<unsigned char>(s[i + n])) ? s[i + n] - '0' : std::tolower(s[i + n]) - 'a' + 10);
+      i += n - 1;
+      out += static_cast<char>(v);
+    };
+    const std::string_view simple = "abefnrtv", value = "\a\b\x1b\f\n\r\t\v";
+    if (const auto k = simple.find(e); k != std::string_view::npos) {
+      out += value[k];
+    } else if (e == 'x' && i + 1 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1]))) {
+      ++i;
+      digits(16, 2);
+    } else if (e >= '0' && e <= '7') {
+      digits(8, 3);
+    } else {
+      if (e != '\\' && e != '\'' && e != '"' && e != '?') out += '\\';
+      out += e;
+    }
+  }
+  return out;
 }
 
 std::vector<ShellWord> split_words(std::string_view text, int line) {
