@@ -153,6 +153,12 @@ TEST(ShellScopes, AChildShellGetsTheExportedVariablesOnly) {
   EXPECT_EQ(last_command("TP=4\n( run $TP )\n"), (W{"run", "4"})) << "a subshell is no child shell";
 }
 
+// bash manual, "ANSI-C Quoting": $'...' decodes backslash escapes (a review: TP=$'4' was refused as "$4").
+TEST(ShellScopes, AnsiCQuotingIsDecoded) {
+  EXPECT_EQ(last_command("TP=$'4'\nrun $TP $'a\\tb' $'\\x41\\102' \"$'x'\"\n"), (W{"run", "4", "a\tb", "AB", "$'x'"}))
+      << "not inside double quotes";
+}
+
 // bash manual, "Bourne Shell Builtins": source (.) runs the file's commands in this shell, so any variable may hold
 // another value after it. trainsim does not read the file: what the script set before it is unknown after it, and a
 // flag that uses it is refused; what the script sets after it is read. A tester's trial: TP=2, then `source
