@@ -14,6 +14,13 @@
 namespace sim::importers {
 namespace {
 
+/// A batch key of DeepSpeed's that `key` is a misspelling of (at most two edits), or "".
+std::string batch_key_near(const std::string& key) {
+  for (const char* k : {"train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps"})
+    if (base::edit_distance(key, k) <= 2) return k;
+  return "";
+}
+
 using base::JsonReader;
 using base::Range;
 using Kind = JsonReader::Kind;
@@ -45,9 +52,7 @@ class DeepSpeedImport {
       } else if (k == "communication_data_type") {
         std::string v;
         if (in.optional_enum(k, v, {"fp32", "fp16", "bf16", "bfp16"})) comm_dtype_ = {v, at(in, k)};
-      } else if (const auto near = base::did_you_mean(
-                     k, {"train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps"});
-                 !near.empty()) {
+      } else if (const auto near = batch_key_near(k); !near.empty()) {
         // DeepSpeed skips a key it does not read, so a misspelt batch key leaves the batch to the others (a review:
         // train_batch_sise was listed as ignored, "no effect").
         out_.not_modelled.push_back(

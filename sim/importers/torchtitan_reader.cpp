@@ -85,7 +85,7 @@ bool layout_key_at_default(const std::string& k, const TomlValue& v) {
 /// A TorchTitan layout key (a degree, the pipeline's schedule and split) anywhere under `v`, a table or an array of
 /// tables TorchTitan does not read it from: a misplaced key (a dotted key written after another table's header lands
 /// in that table; an inline table; a typo in a table's name). Its path from `path` and its line.
-std::optional<std::pair<std::string, int>> misplaced_layout_key(const TomlValue& v, const std::string& path) {
+bool layout_key_name(std::string_view key) {
   static const std::set<std::string, std::less<>> kNames = [] {
     std::set<std::string, std::less<>> names;
     for (const auto& k : kTitanKeys)
@@ -94,8 +94,12 @@ std::optional<std::pair<std::string, int>> misplaced_layout_key(const TomlValue&
         names.insert(name);
     return names;
   }();
+  return kNames.count(key) != 0;
+}
+
+std::optional<std::pair<std::string, int>> misplaced_layout_key(const TomlValue& v, const std::string& path) {
   for (const auto& [key, sub] : v.table) {
-    if (kNames.count(key) != 0) return std::pair{path + "." + key, sub.line};
+    if (layout_key_name(key)) return std::pair{path + "." + key, sub.line};
     if (auto found = misplaced_layout_key(sub, path + "." + key)) return found;
   }
   for (const auto& element : v.array)
@@ -143,6 +147,9 @@ void Reader::report_unread(const TomlValue& root) {
     const bool off = v && ((v->type == Type::Bool && !v->boolean) ||
                            (v->type == Type::String && (v->string.empty() || v->string == "disabled")));
     const TomlValue* holder = v ? v : key.empty() ? table : nullptr;
+    if (!refused && !titan && v && layout_key_name(key))  // [parallelsim] tensor_parallel_degree (a review)
+      error(v->line, k + ": TorchTitan reads " + key + " in [parallelism] (or [training], [experimental]), not in [" +
+                         section + "]; move it under its table");
     if (const auto misplaced = !refused && holder ? misplaced_layout_key(*holder, k) : std::nullopt)
       error(misplaced->second, misplaced->first +
                                    ": TorchTitan reads this key in [parallelism] (or [training], "

@@ -238,9 +238,10 @@ TEST(ImportTorchTitan, UnreadKeysNamingTheLayoutOrBatchAreRefusedAndPrecisionOne
   for (const char* misplaced :
        {"[parallelism]\ntensor_parallel_degree = 8\n[validation]\nfreq = 5\n"
         "parallelism.tensor_parallel_degree = 4\n",
-        "[parallelism]\nfoo = { tensor_parallel_degree = 4 }\n", "[[extras]]\npipeline_parallel_degree = 2\n"}) {
+        "[parallelism]\nfoo = { tensor_parallel_degree = 4 }\n", "[[extras]]\npipeline_parallel_degree = 2\n",
+        "[parallelsim]\ntensor_parallel_degree = 4\n", "[model]\ntensor_parallel_degree = 4\n"}) {
     const auto e = error_of(misplaced);
-    EXPECT_TRUE(contains(e, "t.toml: line ") && contains(e, "not here")) << misplaced << e;
+    EXPECT_TRUE(contains(e, "t.toml: line ") && contains(e, "move it")) << misplaced << e;
   }
   // TorchTitan's own keys at their defaults, or read only where they apply, are not refused (a review: real configs).
   EXPECT_EQ(error_of("[parallelism]\ncontext_parallel_degree = 1\ncontext_parallel_rotate_method = \"allgather\"\n"

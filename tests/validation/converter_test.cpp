@@ -77,13 +77,13 @@ TEST(PublishedRecordConverter, ParameterCountFlopConventionsGiveTheirStepTimes) 
   r["measured"]["tflops_per_gpu"] = 100.0;
   r["measured"]["mfu"] = nullptr;
   const double tokens = 192.0 * 4096, six_nd = 6 * 16e9 * tokens / (192 * 100e12);
-  for (const char* conv : {"6ND", "6 x N x D", "6*N*D"}) {
+  for (const char* conv : {"6ND", "6 x N x D", "6*N*D", "6\u00b7N\u00b7D", "6ND (not Megatron's formula)"}) {
     r["flop_convention"] = conv;
     const auto c = validation::convert_record(r.dump());
     ASSERT_TRUE(c.refusal.empty()) << conv << ": " << c.refusal;
     EXPECT_NEAR(c.reference_step_s, six_nd, 1e-9 * six_nd) << conv;
   }
-  r["flop_convention"] = "PaLM (6N + 12LHQT)";
+  r["flop_convention"] = "PaLM MFU (6N + 12LHQT) against the 989 TFLOP/s peak";  // not Llama 3's "989" reading
   const auto palm = validation::convert_record(r.dump());
   ASSERT_TRUE(palm.refusal.empty()) << palm.refusal;
   EXPECT_NEAR(palm.reference_step_s, six_nd + 12.0 * 32 * 6144 * 4096 * tokens / (192 * 100e12), 1e-6);
@@ -92,6 +92,9 @@ TEST(PublishedRecordConverter, ParameterCountFlopConventionsGiveTheirStepTimes) 
   r["model"]["moe"] = {{"num_experts", 8}, {"top_k", 2}};
   EXPECT_NE(validation::convert_record(r.dump()).refusal.find("model.params_b"), std::string::npos);
   r["model"]["moe"] = nullptr;
+  r["flop_convention"] = "16ND";
+  EXPECT_NE(validation::convert_record(r.dump()).refusal.find("unknown FLOP convention"), std::string::npos)
+      << "16ND is not 6ND";
   r["flop_convention"] = "vendor's own count";
   EXPECT_NE(validation::convert_record(r.dump()).refusal.find("unknown FLOP convention"), std::string::npos);
 }
@@ -99,9 +102,16 @@ TEST(PublishedRecordConverter, ParameterCountFlopConventionsGiveTheirStepTimes) 
 TEST(PublishedRecordConverter, FindsEveryBuiltInSxmProfileByItsGpuAndRefusesOthers) {
   json r = megatron_readme_record();
   const std::pair<const char*, const char*> found[] = {
-      {"A100-SXM4-40GB", "a100-sxm4-40gb"}, {"A100-SXM4-80GB", "a100-sxm4-80gb"}, {"H100-SXM5-80GB", "h100-sxm5-80gb"},
-      {"H800 SXM5", "h800-sxm5-80gb"},      {"H200-SXM-141GB", "h200-sxm-141gb"}, {"B200-SXM-180GB", "b200-sxm-180gb"},
-      {"GB200 NVL72", "gb200-nvl72"},       {"GB300 (NVL72)", "gb300-nvl72"},
+      {"A100-SXM4-40GB", "a100-sxm4-40gb"},
+      {"A100-SXM4-80GB", "a100-sxm4-80gb"},
+      {"H100-SXM5-80GB", "h100-sxm5-80gb"},
+      {"H800 SXM5", "h800-sxm5-80gb"},
+      {"H200-SXM-141GB", "h200-sxm-141gb"},
+      {"B200-SXM-180GB", "b200-sxm-180gb"},
+      {"GB200 NVL72", "gb200-nvl72"},
+      {"GB300 (NVL72)", "gb300-nvl72"},
+      {"H100 SXM5 80GB NVLink", "h100-sxm5-80gb"},
+      {"A100 40G", "a100-sxm4-40gb"},
   };
   for (const auto& [gpu, profile] : found) {
     r["hardware"]["gpu"] = gpu;

@@ -90,12 +90,15 @@ const Family* family_of(const json& r) {
 
 std::optional<HardwareChoice> hardware_of(const json& r, std::vector<std::string>& assumptions) {
   const std::string gpu = r.at("hardware").at("gpu").get<std::string>();
-  // The SXM parts the built-in profiles describe; PCIe / NVL boards (other clocks, power and links) have none.
-  if (contains(gpu, "pcie") || contains(gpu, " nvl") || contains(gpu, "-nvl")) {
-    if (!contains(gpu, "nvl72")) return std::nullopt;
-  }
+  // The SXM parts the built-in profiles describe; PCIe / NVL boards (other clocks, power and links) have none. "NVL"
+  // names a board (H100 NVL) or a rack (NVL72), "NVLink" the links every part has.
+  std::string board = lower(gpu);
+  for (auto at = board.find("nvlink"); at != std::string::npos; at = board.find("nvlink"))
+    board.erase(at, 6);
+  if (contains(board, "pcie") || ((contains(board, " nvl") || contains(board, "-nvl")) && !contains(board, "nvl72")))
+    return std::nullopt;
   if (contains(gpu, "a100")) {
-    if (contains(gpu, "40gb") || contains(gpu, "40 gb")) return HardwareChoice{"a100-sxm4-40gb", "ampere"};
+    if (contains(gpu, "40g") || contains(gpu, "40 g")) return HardwareChoice{"a100-sxm4-40gb", "ampere"};
     return HardwareChoice{"a100-sxm4-80gb", "ampere"};
   }
   if (contains(gpu, "h200")) return HardwareChoice{"h200-sxm-141gb", "hopper"};

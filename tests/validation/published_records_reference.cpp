@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cctype>
 #include <optional>
 #include <string>
 
@@ -83,6 +84,33 @@ bool reference_of(const json& r, Record& out, int gpus, double batch, double seq
       out.refusal = std::string("TFLOP/s without the model dimension the FLOP count needs (model.") + k + ")";
       return false;
     }
+  // The parameter-count conventions, first (a source may also name the peak or another formula it did not use): 6 N per
+  // token (Kaplan et al. 2020, "C = 6ND"), or with PaLM's attention term, 6 N + 12 L H Q T per token (Chowdhery et al.
+  // 2022, Appendix B; H Q = hidden, T = sequence). N is the record's parameter count; an MoE's would have to be its
+  // active parameters, which the records do not give.
+  std::string compact = lower(conv);  // "6 x N x D", "6*N*D", "6·N·D", "6ND" -> "6nd"
+  for (const std::string drop : {"\u00d7", "\u00b7", " ", "*", "x", "."})
+    for (auto at = compact.find(drop); at != std::string::npos; at = compact.find(drop))
+      compact.erase(at, drop.size());
+  const auto starts = [&](const char* what) {  // "6nd", not "16nd": a 6 that starts a number
+    const auto at = compact.find(what);
+    return at != std::string::npos && (at == 0 || !std::isdigit(static_cast<unsigned char>(compact[at - 1])));
+  };
+  const bool palm = compact.find("palm") != std::string::npos || starts("6n+12");
+  const bool six_nd = starts("6nd");
+  if (six_nd || palm) {
+    const auto params_b = get<double>(m, "params_b");
+    if (!params_b || !is_null(m, "moe")) {
+      out.refusal = "TFLOP/s by " + conv + " needs the dense model's parameter count (model.params_b)";
+      return false;
+    }
+    const double per_token =
+        6 * *params_b * 1e9 + (palm ? 12 * m.at("layers").get<double>() * m.at("hidden").get<double>() * seq : 0);
+    out.reference_step_s = per_token * batch * seq / (gpus * *tflops * 1e12);
+    out.reference_how = palm ? "PaLM's 6N + 12 L H Q T FLOPs per token / (GPUs x published TFLOP/s)"
+                             : "6 N FLOPs per token (6ND) / (GPUs x published TFLOP/s)";
+    return true;
+  }
   if (contains(conv, "megatron_eq3_96")) {
     out.reference_step_s = megatron_eq3_flops(m, batch, seq) / (gpus * *tflops * 1e12);
     out.reference_how = "SC21 Eq. 3 FLOPs / (GPUs x published TFLOP/s)";
@@ -103,28 +131,6 @@ bool reference_of(const json& r, Record& out, int gpus, double batch, double seq
     out.reference_step_s = megatron_core_flops(m, batch, seq) / (gpus * *tflops * 1e12);
     out.reference_how = "Megatron-Core model FLOPs / (GPUs x published TFLOP/s); Meta's own count is not published";
     out.assumptions.push_back("Meta's FLOP count taken as Megatron-Core's (not published)");
-    return true;
-  }
-  // The parameter-count conventions: 6 N per token (Kaplan et al. 2020, "C = 6ND"), or with PaLM's attention term,
-  // 6 N + 12 L H Q T per token (Chowdhery et al. 2022, Appendix B; H Q = hidden, T = sequence). N is the record's
-  // parameter count; an MoE's would have to be its active parameters, which the records do not give.
-  std::string compact = lower(conv);  // "6 x N x D", "6*N*D", "6ND" -> "6nd"
-  for (const std::string drop : {"\u00d7", " ", "*", "x"})
-    for (auto at = compact.find(drop); at != std::string::npos; at = compact.find(drop))
-      compact.erase(at, drop.size());
-  const bool six_nd = compact.find("6nd") != std::string::npos || compact.find("6n") == 0;
-  const bool palm = compact.find("palm") != std::string::npos;
-  if (six_nd || palm) {
-    const auto params_b = get<double>(m, "params_b");
-    if (!params_b || !is_null(m, "moe")) {
-      out.refusal = "TFLOP/s by " + conv + " needs the dense model's parameter count (model.params_b)";
-      return false;
-    }
-    const double per_token =
-        6 * *params_b * 1e9 + (palm ? 12 * m.at("layers").get<double>() * m.at("hidden").get<double>() * seq : 0);
-    out.reference_step_s = per_token * batch * seq / (gpus * *tflops * 1e12);
-    out.reference_how = palm ? "PaLM's 6N + 12 L H Q T FLOPs per token / (GPUs x published TFLOP/s)"
-                             : "6 N FLOPs per token (6ND) / (GPUs x published TFLOP/s)";
     return true;
   }
   out.refusal = "TFLOP/s under an unknown FLOP convention: " + conv;
