@@ -469,7 +469,7 @@ class Shell {
       const Token& t = n.words[j];
       if (t.kind == Token::Kind::Sbatch) {
         cmd.words.push_back({"#SBATCH", t.line});
-        for (auto& w : shell::split_words(t.text, t.line))
+        for (auto& w : finalize(shell::split_words(t.text, t.line)))  // markers: a heredoc's unknowns
           cmd.words.push_back(std::move(w));
         continue;
       }

@@ -130,6 +130,10 @@ TEST(ShellScopes, AnUnquotedHeredocIsExpandedByTheShellThatReadsIt) {
   EXPECT_EQ(last_command("sbatch <<EOT\nrun --seed $(date +%s) --tp 2\nEOT\n"),
             (W{"run", "--seed", "$(date +%s)?", "--tp", "2"}));
   EXPECT_EQ(last_command("X=3\nsbatch <<EOT\nrun ${X:+\"--tp $X\"} --z\nEOT\n"), (W{"run", "--tp", "3", "--z"}));
+  const auto directive = read_shell("sbatch <<EOT\n#SBATCH --job-name=`pwd`\nrun\nEOT\n", "t.sh");
+  ASSERT_EQ(directive.commands.size(), 3u);  // sbatch, the directive, run
+  EXPECT_EQ(words_of(directive.commands[1]), (W{"#SBATCH", "--job-name=\\`pwd\\`?"}))
+      << "a fuzzer's find: the unknown's markers were left in a directive's word";
   const std::string open = shell_error("sbatch <<EOT\nrun $(date\nEOT\n");
   EXPECT_TRUE(contains(open, "line 2") && contains(open, "$(")) << open;
 }
