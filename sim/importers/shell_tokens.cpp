@@ -2,6 +2,7 @@
 // assignments, heredoc bodies, #SBATCH directives, (( )) commands), and the ends of the quotes and expansions inside a
 // word. shell_parse.cpp makes statements of them; expansion is shell_expand.cpp's.
 #include "sim/importers/shell.hpp"
+#include "sim/importers/shell_expand.hpp"
 
 #include <algorithm>
 #include <array>
@@ -458,13 +459,12 @@ std::string ansi_c(std::string_view s) {
 
 std::vector<ShellWord> split_words(std::string_view text, int line) {
   std::vector<ShellWord> out;
-  const auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\n'; };
   for (std::size_t i = 0; i < text.size();) {
-    while (i < text.size() && blank(text[i]))
+    while (i < text.size() && is_space(text[i]))
       ++i;
     if (i >= text.size() || text[i] == '#') break;
     const std::size_t start = i;
-    while (i < text.size() && !blank(text[i]))
+    while (i < text.size() && !is_space(text[i]))
       ++i;
     out.push_back({std::string(text.substr(start, i - start)), line});
   }
