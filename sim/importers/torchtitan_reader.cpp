@@ -82,9 +82,7 @@ bool layout_key_at_default(const std::string& k, const TomlValue& v) {
   return (v.type == Type::Array && v.array.empty()) || (v.type == Type::String && v.string.empty());
 }
 
-/// A TorchTitan layout key (a degree, the pipeline's schedule and split) anywhere under `v`, a table or an array of
-/// tables TorchTitan does not read it from: a misplaced key (a dotted key written after another table's header lands
-/// in that table; an inline table; a typo in a table's name). Its path from `path` and its line.
+/// A TorchTitan layout key's name: a degree, the pipeline's schedule and split.
 bool layout_key_name(std::string_view key) {
   static const std::set<std::string, std::less<>> kNames = [] {
     std::set<std::string, std::less<>> names;
@@ -97,6 +95,9 @@ bool layout_key_name(std::string_view key) {
   return kNames.count(key) != 0;
 }
 
+/// A TorchTitan layout key (a degree, the pipeline's schedule and split) anywhere under `v`, a table or an array of
+/// tables TorchTitan does not read it from: a misplaced key (a dotted key written after another table's header lands
+/// in that table; an inline table; a typo in a table's name). Its path from `path` and its line.
 std::optional<std::pair<std::string, int>> misplaced_layout_key(const TomlValue& v, const std::string& path) {
   for (const auto& [key, sub] : v.table) {
     if (layout_key_name(key)) return std::pair{path + "." + key, sub.line};
@@ -147,10 +148,12 @@ void Reader::report_unread(const TomlValue& root) {
     const bool off = v && ((v->type == Type::Bool && !v->boolean) ||
                            (v->type == Type::String && (v->string.empty() || v->string == "disabled")));
     const TomlValue* holder = v ? v : key.empty() ? table : nullptr;
-    if (!refused && !titan && v && layout_key_name(key))  // [parallelsim] tensor_parallel_degree (a review)
-      error(v->line, k + ": TorchTitan reads " + key + " in [parallelism] (or [training], [experimental]), not in [" +
-                         section + "]; move it under its table");
-    if (const auto misplaced = !refused && holder ? misplaced_layout_key(*holder, k) : std::nullopt)
+    // A layout key in a table TorchTitan does not read it from: the key itself ([parallelsim] tensor_parallel_degree)
+    // or one under it (a dotted key after [validation], an inline table).
+    std::optional<std::pair<std::string, int>> misplaced;
+    if (!refused && !titan && v && layout_key_name(key)) misplaced = std::pair{k, v->line};
+    if (!refused && !misplaced && holder) misplaced = misplaced_layout_key(*holder, k);
+    if (misplaced)
       error(misplaced->second, misplaced->first +
                                    ": TorchTitan reads this key in [parallelism] (or [training], "
                                    "[experimental]), not here: a dotted key written after another "

@@ -71,7 +71,7 @@ bool reference_of(const json& r, Record& out, int gpus, double batch, double seq
   // The Megatron-LM README states MFU alone for its strong-scaling runs; its weak-scaling rows, which give both,
   // divide by the H100's dense BF16 peak (177B: 432.8 TFLOP/s at MFU 0.44).
   const Family* fam = family_of(r);
-  if (!tflops && fam && std::string(fam->name) == "megatron-readme")
+  if (!tflops && std::string(fam->name) == "megatron-readme")
     if (auto mfu = get<double>(me, "mfu")) tflops = *mfu * 989.4;
   if (!tflops) {
     out.refusal = "the record publishes no step time, tokens/s or TFLOP/s";
@@ -119,7 +119,7 @@ bool reference_of(const json& r, Record& out, int gpus, double batch, double seq
   // The Megatron-MoE-ModelZoo's TFLOP/s count causal attention at half: its five H100 rows that publish both a step
   // time and TFLOP/s give 4,845 +- 0.3% TFLOP per GPU-step, which the causal count matches within 0.5% and the full
   // count overstates by 12.6-13.4%. NeMo 24.07's rows with both match the full count (1.000).
-  const bool causal = fam && std::string(fam->name) == "megatron-moe-modelzoo";
+  const bool causal = std::string(fam->name) == "megatron-moe-modelzoo";
   if (contains(conv, "megatron") || contains(conv, "nemo")) {
     out.reference_step_s = megatron_core_flops(m, batch, seq, causal) / (gpus * *tflops * 1e12);
     out.reference_how = causal ? "Megatron-Core model FLOPs, causal attention halved (Megatron-LM's training.py) / "
