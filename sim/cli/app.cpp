@@ -71,15 +71,17 @@ std::string misused_options(const CLI::App& app, const std::string& main_scenari
 /// merge and the main job print all four; describe, compare, collective, scale and import table or JSON; validate
 /// its text (check says why itself). A format a command would ignore is refused, never silently dropped.
 std::string format_problem(const CLI::App& app, const std::string& format) {
-  if (format == "table") return "";
   const auto subs = app.get_subcommands();
   const std::string cmd = subs.empty() ? "" : subs.front()->get_name();
   const auto given = [&](const char* name) {
     const CLI::Option* opt = subs.empty() ? nullptr : subs.front()->get_option_no_throw(name);
     return opt != nullptr && opt->count() > 0;
   };
-  if (given("--json") && format != "json")
+  // table is the default: only an explicit --format table conflicts with --json.
+  const bool format_given = app.get_option_no_throw("--format")->count() > 0;
+  if (given("--json") && format != "json" && format_given)
     return "--json and --format " + format + " ask for two outputs; give one of them";
+  if (format == "table") return "";
   if (given("--shard-index") && format != "json")
     return "--format " + format + ": a shard prints JSON lines for trainsim merge; give --format to merge instead";
   if (cmd.empty() || cmd == "step" || cmd == "run" || cmd == "plan" || cmd == "merge" || cmd == "check") return "";

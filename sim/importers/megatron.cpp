@@ -83,8 +83,7 @@ class MegatronImport {
         }
     if (flags_.empty() && script.exit_line > 0)
       throw ConfigError(origin_, "line " + std::to_string(script.exit_line),
-                        "the script exits here as written (the condition above holds with the file's own values), "
-                        "before any Megatron-LM command; set what it tests in the file, or import the command itself");
+                        script.exit_reason + ", before any Megatron-LM command");
     // The job's environment: the script's variables, and what the launching command is given before its name
     // (NCCL_NVLS_ENABLE=0 torchrun ...).
     auto env = script.variables;

@@ -9,6 +9,7 @@
 #include "sim/importers/shell_relevance.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <optional>
 #include <set>
 
@@ -55,7 +56,9 @@ class Shell {
       clamp_lines(tokens);
     const int outer = depth_;
     depth_ = depth;
-    exec(shell::parse(tokens, origin_));
+    const auto nodes = shell::parse(tokens, origin_);
+    if (depth == 0) top_ = &nodes;
+    exec(nodes);
     depth_ = outer;
   }
 
@@ -83,8 +86,13 @@ class Shell {
   }
 
   void exec(const std::vector<Node>& nodes) {
-    for (std::size_t i = 0; i < nodes.size() && !stopped_; ++i)
+    for (std::size_t i = 0; i < nodes.size() && !stopped_; ++i) {
       exec(nodes[i]);
+      if (!abandoned_ || &nodes != top_) continue;
+      stopped_ = abandoned_ = false;  // bash reads on at the next line
+      while (i + 1 < nodes.size() && nodes[i + 1].line == nodes[i].line)
+        ++i;
+    }
   }
 
   void exec(const Node& n) {
@@ -243,24 +251,7 @@ class Shell {
     } else if (n.kind == Node::Kind::Simple && !n.words.empty() && n.words.front().kind == Token::Kind::Word) {
       const std::string& cmd = n.words.front().text;
       if (cmd == "[" || cmd == "[[" || cmd == "test") {
-        std::vector<ShellWord> words;
-        for (std::size_t k = 1; k < n.words.size(); ++k) {
-          auto w = finalize(ex_.expand(n.words[k], cmd != "[["));
-          if (cmd == "[[" && w.empty()) w.push_back({"", n.words[k].line});
-          words.insert(words.end(), w.begin(), w.end());
-        }
-        if (cmd != "test" && !words.empty()) words.pop_back();  // ] or ]]
-        // A variable the file does not set is empty in the documented environment (found by a user trial: `[ -z
-        // "$X" ]` was refused as undecided); said in a note, since a script may exit on it.
-        for (auto& w : words)
-          if (w.unknown && w.unset_empty) {
-            out_.notes.push_back("line " + std::to_string(n.line) + ": tests \"" + w.text +
-                                 "\", which the file does not set: taken as \"" + *w.unset_empty +
-                                 "\", as bash gives it in an environment that sets nothing (--env NAME=VALUE sets it)");
-            w.text = *w.unset_empty;
-            w.unknown = false;
-          }
-        s = shell::evaluate_test(words, cmd == "[[", why);
+        s = shell::test_command(ex_, n, out_.notes, why);
       } else if (cmd == "true" || cmd == ":") {
         s = true;
       } else if (cmd == "false") {
@@ -348,6 +339,25 @@ class Shell {
     positional_ = positional;
   }
 
+  /// An exit, or an error bash stops at: what follows is not read, in the subshell (child shell) only if in one.
+  void stop(int line, const std::string& why) {
+    stopped_ = true;
+    out_.notes.push_back("line " + std::to_string(line) + ": " + why + "; what follows" +
+                         (subshells_ > 0 ? " in the subshell (or child shell) it runs in" : "") + " is not read");
+    if (subshells_ > 0) return;
+    out_.exit_line = line;
+    out_.exit_reason = why;
+  }
+
+  /// NAME=value of a readonly NAME: bash drops the rest of the command (line, compound, subshell) and reads on.
+  void abandon(int line, const std::string& name) {
+    out_.notes.push_back("line " + std::to_string(line) + ": " + name +
+                         " is readonly: bash refuses the assignment and skips the rest of the command it is in (the "
+                         "line, or the compound command or subshell around it)");
+    stopped_ = true;
+    abandoned_ = subshells_ == 0;
+  }
+
   /// (( expression )): evaluated with what it assigns (bash manual, "Conditional Constructs").
   std::optional<std::int64_t> arithmetic_command(const Token& t) {
     return ex_.arithmetic(t.text, "((" + t.text + "))", t.line);
@@ -370,6 +380,7 @@ class Shell {
     }
     if (k == n.words.size()) {  // assignments alone: they set the script's variables
       for (const auto& t : prefix) {
+        if (exports_.readonly(assigned_name(t))) return abandon(n.line, assigned_name(t));
         ex_.assign(t);
         exports_.assigned(assigned_name(t));
       }
@@ -379,9 +390,9 @@ class Shell {
     const std::vector<Token> rest(n.words.begin() + static_cast<std::ptrdiff_t>(k) + 1, n.words.end());
     if (head.kind == Token::Kind::Word && (head.text == "export" || head.text == "declare" || head.text == "typeset" ||
                                            head.text == "local" || head.text == "readonly")) {
-      exports_.declared(head.text, rest);
-      for (std::size_t j = k + 1; j < n.words.size(); ++j) {
-        const Token& t = n.words[j];
+      const auto words = exports_.settable(rest);  // bash keeps a readonly variable's value, and goes on
+      exports_.declared(head.text, words);
+      for (const Token& t : words) {
         // export, readonly and local take no element (bash: "not a valid identifier", the array unchanged).
         const bool element = t.kind == Token::Kind::Word && t.text.find('[') < assignment_name(t.text);
         if (element && head.text != "declare" && head.text != "typeset") continue;
@@ -392,17 +403,19 @@ class Shell {
     }
     if (head.kind == Token::Kind::Word && head.text == "set") exports_.set_options(rest);
     if (head.kind == Token::Kind::Word && head.text == "unset") {
-      exports_.unset(rest);
-      ex_.unset(rest);
+      const auto names = exports_.settable(rest);
+      exports_.unset(names);
+      ex_.unset(names);
       return;
     }
     if (head.kind == Token::Kind::Word && head.text == "shift" && positional_) {
       std::size_t drop = 1;
       if (k + 1 < n.words.size()) {
         const auto w = finalize(ex_.expand(n.words[k + 1], false));
-        const auto v = w.empty() || w.front().unknown ? std::nullopt : parse_count_arg(w.front().text);
-        if (!v) error(n.line, "shift " + n.words[k + 1].text + ": expected a number of arguments to drop");
-        drop = *v;
+        const std::string t = w.empty() || w.front().unknown ? "" : w.front().text;
+        const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), drop);
+        if (t.empty() || t.size() > 6 || ec != std::errc() || end != t.data() + t.size())
+          error(n.line, "shift " + n.words[k + 1].text + ": expected a number of arguments to drop");
       }
       if (drop <= args_.size()) {  // bash leaves them when asked to drop more than there are
         auto kept = std::vector<std::string>(args_.begin() + static_cast<std::ptrdiff_t>(drop), args_.end());
@@ -410,19 +423,10 @@ class Shell {
       }
       return;
     }
-    if (head.kind == Token::Kind::Word && head.text == "exit") {
-      stopped_ = true;
-      if (subshells_ > 0) {  // exits the subshell, or the child shell, only
-        out_.notes.push_back("line " + std::to_string(n.line) +
-                             ": exit ends the subshell (or child shell) it runs in; what follows it there is not read");
-        return;
-      }
-      out_.exit_line = n.line;
-      out_.notes.push_back("line " + std::to_string(n.line) +
-                           ": the script exits here as written; what follows is "
-                           "not read");
-      return;
-    }
+    if (head.kind == Token::Kind::Word && head.text == "exit")
+      return stop(n.line,
+                  "the script exits here as written (the condition above holds with the file's own values; "
+                  "set what it tests in the file, or import the command itself)");
     if (head.kind == Token::Kind::Word && head.text == "let") {  // let EXPR ...: each an arithmetic expression
       for (std::size_t j = k + 1; j < n.words.size(); ++j)
         for (const auto& w : finalize(ex_.expand(n.words[j], true))) {
@@ -447,6 +451,7 @@ class Shell {
           std::to_string(n.line) + " as a command of its own, not as more of that command's arguments");
     // Expanded once: what the expansions assign stays in the script ($((N++)) in X=$((N++)) cmd), as bash has it.
     std::vector<std::pair<std::string, Var>> given;
+    prefix = exports_.settable(prefix);  // bash leaves a readonly one out and runs the command
     with_prefix(prefix, [&] {
       for (const auto& t : prefix) {
         const Var& v = ex_.vars()[assigned_name(t)];
@@ -557,12 +562,6 @@ class Shell {
     ex_.vars()["@"] = Var{all, true, true, 0, origins};
   }
 
-  static std::optional<std::size_t> parse_count_arg(const std::string& t) {
-    if (t.empty() || t.size() > 6 || !std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; }))
-      return std::nullopt;
-    return static_cast<std::size_t>(std::stoul(t));
-  }
-
   const std::string& origin_;
   const FlagFilter& matters_;
   Relevance rel_;
@@ -574,9 +573,11 @@ class Shell {
   int depth_ = 0;
   int last_line_ = 1;  // the file's last line
   bool stopped_ = false;
-  int subshells_ = 0;       // subshells and child shells the walk is inside
-  shell::Exports exports_;  // what a child shell inherits
-  std::size_t copied_ = 0;  // bytes of variables copied for them
+  bool abandoned_ = false;                  // stopped_ by an error that ends only the script's current command
+  const std::vector<Node>* top_ = nullptr;  // the script's own commands
+  int subshells_ = 0;                       // subshells and child shells the walk is inside
+  shell::Exports exports_;                  // what a child shell inherits
+  std::size_t copied_ = 0;                  // bytes of variables copied for them
 };
 
 }  // namespace

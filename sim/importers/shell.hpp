@@ -68,7 +68,8 @@ struct ShellScript {
   /// file of variables meant to be sourced), in the order of their first assignment.
   std::vector<std::pair<std::string, std::vector<ShellWord>>> values;
   std::vector<std::string> notes;  // "line 12: heredoc for python not read", ...
-  int exit_line = 0;               // the line of an `exit` the walk ran (what follows it is not read); 0: none
+  int exit_line = 0;               // the line where the script stops (`exit`, a readonly variable assigned); 0: none
+  std::string exit_reason;         // why it stops there
 };
 
 /// Limits: the input text, one expanded word or assignment, and all expansion together. Real launch scripts expand

@@ -42,4 +42,9 @@ void arith_assigned(std::string_view expr, std::set<std::string>& names);
 /// [[ ]] pattern.
 std::optional<bool> evaluate_test(const std::vector<ShellWord>& words, bool double_bracket, std::string& why);
 
+class Expander;
+/// The status of a `[ ... ]`, `[[ ... ]]` or `test ...` command: its words expanded (a variable the file does not set
+/// taken as bash gives it, with a note), then evaluate_test.
+std::optional<bool> test_command(Expander& ex, const Node& n, std::vector<std::string>& notes, std::string& why);
+
 }  // namespace sim::importers::shell

@@ -7,9 +7,10 @@
 namespace sim::importers::shell {
 
 void Exports::declared(const std::string& builtin, const std::vector<Token>& words) {
-  bool exports = builtin == "export" || all_, options = true;
+  bool exports = builtin == "export" || all_, options = true, locks = builtin == "readonly";
   for (const auto& t : words) {
     if (options && t.kind == Token::Kind::Word && t.text.size() > 1 && t.text[0] == '-') {
+      locks = locks || (builtin != "export" && t.text.find('r') != std::string::npos);
       // export -n NAME takes the attribute away; declare -x (typeset, local) gives it.
       exports = builtin == "export" ? t.text.find('n') == std::string::npos
                                     : exports || t.text.find('x') != std::string::npos;
@@ -19,6 +20,7 @@ void Exports::declared(const std::string& builtin, const std::vector<Token>& wor
     const bool assigns =
         t.kind == Token::Kind::ArrayAssign || (t.kind == Token::Kind::Word && assignment_name(t.text) > 0);
     const std::string name = assigns ? assigned_name(t) : t.text;
+    if (locks) readonly_.insert(name);
     if (exports) {
       names_.insert(name);
     } else if (builtin == "export") {
@@ -38,6 +40,16 @@ void Exports::set_options(const std::vector<Token>& words) {
       all_ = w[0] == '-';
     }
   }
+}
+
+std::vector<Token> Exports::settable(const std::vector<Token>& words) const {
+  std::vector<Token> kept;
+  for (const auto& t : words) {
+    const bool assigns =
+        t.kind == Token::Kind::ArrayAssign || (t.kind == Token::Kind::Word && assignment_name(t.text) > 0);
+    if (!readonly(assigns ? assigned_name(t) : t.text)) kept.push_back(t);
+  }
+  return kept;
 }
 
 void Exports::unset(const std::vector<Token>& words) {

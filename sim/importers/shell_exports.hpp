@@ -1,7 +1,7 @@
 // sim/importers/shell_exports.hpp: what a launch script's child shells inherit (bash manual, "Command Execution
 // Environment": a command run by the shell, bash -c or a heredoc given to bash, sbatch or srun, gets the shell's
 // exported variables only; "Bourne Shell Builtins": export [-n], declare / typeset / local -x, unset; "The Set
-// Builtin": set -a / -o allexport).
+// Builtin": set -a / -o allexport), and which are readonly (readonly, declare / typeset -r).
 #pragma once
 #include "sim/importers/shell.hpp"
 
@@ -26,9 +26,13 @@ class Exports {
   void set_options(const std::vector<Token>& words);
   void unset(const std::vector<Token>& words);
   bool exported(const std::string& name) const { return names_.count(name) != 0; }
+  bool readonly(const std::string& name) const { return readonly_.count(name) != 0; }
+  /// `words` without those naming or assigning a readonly variable: bash refuses each ("X: readonly variable") and
+  /// goes on with the others (export, declare, local, unset, a command's prefix assignments).
+  std::vector<Token> settable(const std::vector<Token>& words) const;
 
  private:
-  std::set<std::string> names_;
+  std::set<std::string> names_, readonly_;
   bool all_ = false;
 };
 

@@ -274,6 +274,7 @@ TEST_F(BadInput, TwoOutputFormatsOrAFormatAShardIgnoresAreRefused) {
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"step", s, "--json", "--format", "csv"},
         {"run", s, "--trials", "2", "--format", "md", "--json"},
+        {"step", s, "--format", "table", "--json"},
         {"step", s, "--explain", "--json"},
         {"run", s, "--trials", "2", "--shard-index", "0", "--shard-count", "1", "--format", "md"}}) {
     const auto o = trainsim(args);

@@ -186,6 +186,35 @@ TEST(ShellScopes, AnUnreadSourceLeavesWhatWasSetBeforeItUnknown) {
   EXPECT_TRUE(contains(im.unresolved[0].what, "source ./other_tp.sh at line 3")) << im.unresolved[0].what;
 }
 
+// bash manual, "Bourne Shell Builtins": readonly and declare -r make a variable's value final. Each case is what
+// bash 5.2 does with a script file: export, declare, local and unset of it, and a command's prefix assignment to it,
+// are refused and the script goes on with the value; a plain assignment to it also drops the rest of the command it
+// is in (the line, a compound command, a subshell), and bash reads on. trainsim had read `readonly TP=2; TP=4` as 4.
+TEST(ShellScopes, AReadonlyVariableKeepsItsValueAsBashDoes) {
+  EXPECT_EQ(last_command("readonly TP=2\nexport TP=4\ndeclare TP=8 PP=2\nunset TP\nrun $TP $PP\n"),
+            (W{"run", "2", "2"}));
+  EXPECT_EQ(last_command("declare -r TP=2\nTP=4 run $TP\nrun2 $TP\n"), (W{"run2", "2"}));
+  EXPECT_EQ(last_command("TP=2\n(readonly TP; )\nTP=4\nrun $TP\n"), (W{"run", "4"})) << "readonly in a subshell";
+  EXPECT_EQ(last_command("readonly TP=2\n(TP=4; run0 $TP)\nrun $TP\n"), (W{"run", "2"}))
+      << "the assignment stops the subshell only";
+  const auto s = read_shell(
+      "readonly TP=2\nrun1 $TP\nTP=4\nrun2 $TP\nTP=5; run3\nrun4\nif true; then\n  TP=6\n  run5\nfi\nrun6 $TP\n",
+      "t.sh");
+  std::vector<std::string> heads;
+  for (const auto& c : s.commands)
+    heads.push_back(words_of(c).front() + (c.words.size() > 1 ? " " + c.words[1].text : ""));
+  EXPECT_EQ(heads, (W{"run1 2", "run2 2", "run4", "run6 2"})) << "bash 5.2 runs these four";
+  EXPECT_EQ(s.exit_line, 0);
+  EXPECT_TRUE(any_contains(s.notes, "line 3: TP is readonly")) << s.notes.front();
+  const auto im = import_megatron_text(
+      "#!/bin/bash\nreadonly TP=2\nTP=4\n"
+      "torchrun --nproc_per_node 8 --nnodes 8 pretrain_gpt.py \\\n"
+      "    --tensor-model-parallel-size $TP --pipeline-model-parallel-size 1 \\\n" +
+          kModel + "\n",
+      "readonly.sh");
+  EXPECT_EQ(im.draft.integer("parallel.tp"), 2);
+}
+
 // bash manual, "Comments": a word beginning with # makes the rest of its line a comment, a trailing backslash
 // included; the newline then ends the command. A tester's trial: `# --use-distributed-optimizer \` inside a torchrun
 // command, and the --tensor-model-parallel-size 8 below it was read as torchrun's.
