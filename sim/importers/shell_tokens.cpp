@@ -249,7 +249,11 @@ class Tokenizer {
       }
       if (meta(c)) break;
       if (c == '\\') {
-        if (continuation() > 0) break;  // a continuation ends the word
+        if (const auto n = continuation(); n > 0) {  // the word goes on (without_continuations)
+          i_ += n;
+          ++line_;
+          continue;
+        }
         escaped_blank_at_line_end();
         i_ = std::min(i_ + 2, s_.size());
       } else if (c == '\'') {
@@ -269,10 +273,29 @@ class Tokenizer {
         ++i_;
       }
     }
-    std::string raw(s_.substr(start, i_ - start));
+    std::string raw = without_continuations(s_.substr(start, i_ - start));
     const bool fd = i_ < s_.size() && (s_[i_] == '<' || s_[i_] == '>') &&
                     std::all_of(raw.begin(), raw.end(), [](char x) { return x >= '0' && x <= '9'; });
     if (!fd) out.push_back({Token::Kind::Word, std::move(raw), line});
+  }
+
+  /// A word as bash splits it: every backslash-newline removed but inside single quotes (bash manual, "Escape
+  /// Character", "Double Quotes"), in $(( )), ${ } and $( ) too, so `8\` then `--d 2` at a line's start is "8--d".
+  static std::string without_continuations(std::string_view w) {
+    std::string out;
+    bool single = false, dquote = false;
+    for (std::size_t j = 0; j < w.size(); ++j) {
+      if (w[j] == '\'' && !dquote) single = !single;
+      if (w[j] == '"' && !single) dquote = !dquote;
+      if (w[j] != '\\' || single || j + 1 >= w.size()) {
+        out += w[j];
+        continue;
+      }
+      const std::size_t n = w[j + 1] == '\n' ? 2 : w.substr(j + 1).starts_with("\r\n") ? 3 : 0;
+      if (n == 0) out.append(w.substr(j, 2));  // an escaped character, kept for the expander
+      j += n == 0 ? 1 : n - 1;
+    }
+    return out;
   }
 
   /// A backslash before blanks that end the line (--swiglu, a backslash, a blank, the newline): bash reads an escaped

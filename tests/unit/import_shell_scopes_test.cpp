@@ -215,6 +215,19 @@ TEST(ShellScopes, AReadonlyVariableKeepsItsValueAsBashDoes) {
   EXPECT_EQ(im.draft.integer("parallel.tp"), 2);
 }
 
+// bash manual, "Escape Character": a backslash-newline is removed before the words are split, so a word goes on at
+// the next line's first character: `8\` then `--d 2` at a line's start is the word "8--d", as bash 5.2 prints; inside
+// single quotes it stays. trainsim had ended the word there (read "8", "--d").
+TEST(ShellScopes, ALineContinuationInsideAWordJoinsItsParts) {
+  EXPECT_EQ(last_command("TP=4\nrun a\\\nb $TP\\\n$TP \"x\\\ny\" 'p\\\nq' --c 8\\\n--d 2\n"),
+            (W{"run", "ab", "44", "xy", "p\\\nq", "--c", "8--d", "2"}));
+  EXPECT_EQ(last_command("run --c 8 \\\n  --d 2\n"), (W{"run", "--c", "8", "--d", "2"})) << "the usual layout";
+  const auto s = read_shell("run a\\\nb\nrun2 $((1+\\\n1))\n", "t.sh");
+  ASSERT_EQ(s.commands.size(), 2u);
+  EXPECT_EQ(s.commands.back().line, 3);
+  EXPECT_EQ(words_of(s.commands.back()), (W{"run2", "2"}));
+}
+
 // bash manual, "Comments": a word beginning with # makes the rest of its line a comment, a trailing backslash
 // included; the newline then ends the command. A tester's trial: `# --use-distributed-optimizer \` inside a torchrun
 // command, and the --tensor-model-parallel-size 8 below it was read as torchrun's.
