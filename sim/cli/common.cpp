@@ -262,10 +262,19 @@ void print_run(const results::RunSummary& r, const cost::CostSummary& c, const s
   out << "  write         " << secs(ck.write_s) << " s"
       << (ck.write_basis.empty() ? std::string(" (given)") : " = " + ck.write_basis)
       << (ck.async ? "; blocks " + fmt(ck.snapshot_s, 2) + " s" +
-                         (ck.snapshot_basis.empty() ? std::string() : " = " + ck.snapshot_basis) +
-                         " (GPU-to-host snapshot, asynchronous)"
+                         (ck.snapshot_basis.empty() ? " (GPU-to-host snapshot, " : " = " + ck.snapshot_basis + " (") +
+                         "asynchronous)"
                    : std::string())
       << "\n";
+  // An asynchronous checkpoint waits for the previous write: a given interval shorter than one write is raised.
+  const scenario::CheckpointConfig& given = s.reliability.checkpoint;
+  if (ck.policy == "fixed" && ck.async && r.step_time_s > 0) {
+    const double asked = given.interval_steps > 0 ? static_cast<double>(given.interval_steps)
+                                                  : std::max(1.0, std::round(given.interval.seconds() / r.step_time_s));
+    if (ck.interval_steps > asked)
+      out << "  raised        from the given " << fmt(asked, 0) << (asked == 1 ? " step" : " steps")
+          << " to one durable write: an asynchronous checkpoint starts only once the previous one is written\n";
+  }
   out << "  load          " << secs(ck.load_s) << " s"
       << (ck.load_basis.empty() ? std::string(" (given)") : " = " + ck.load_basis) << "\n";
   out << "spares          " << r.spares << " nodes; when none is left: " << r.on_spares_exhausted << "\n";

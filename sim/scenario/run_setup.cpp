@@ -152,10 +152,18 @@ reliability::RunInputs run_inputs(const Scenario& s, const execution::StepPlan& 
   in.checkpoint.snapshot = std::min(io.snapshot, in.checkpoint.write);
   if (!ck.write) in.checkpoint.write_basis = basis(io, io.write);
   if (!ck.load) in.checkpoint.load_basis = basis(io, io.load);
-  if (io.snapshot <= in.checkpoint.write) {
-    char buf[96];
-    std::snprintf(buf, sizeof buf, "%.3g GB per GPU at %.3g GB/s", static_cast<double>(io.per_gpu_max.n) / 1e9,
-                  s.reliability.checkpoint.storage.snapshot.bytes_per_s / 1e9);
+  {  // a snapshot slower than the durable write leaves the write blocking: said, since snapshot_bandwidth then does
+     // nothing
+    char buf[160];
+    const double gb = static_cast<double>(io.per_gpu_max.n) / 1e9;
+    const double rate = s.reliability.checkpoint.storage.snapshot.bytes_per_s / 1e9;
+    if (io.snapshot <= in.checkpoint.write)
+      std::snprintf(buf, sizeof buf, "a GPU-to-host snapshot of %.3g GB per GPU at %.3g GB/s", gb, rate);
+    else
+      std::snprintf(buf, sizeof buf,
+                    "the durable write, shorter than a GPU-to-host snapshot of %.3g GB per GPU at %.3g "
+                    "GB/s (%.3g s)",
+                    gb, rate, io.snapshot.seconds());
     in.checkpoint.snapshot_basis = buf;
   }
 

@@ -333,5 +333,25 @@ TEST(RunCommand, AnIntervalInStepsCheckpointsEveryThatManySteps) {
   }
 }
 
+// The summary says when a setting it was given has no effect (a metamorphic tester's findings, 2026-12-07): a
+// GPU-to-host snapshot slower than the durable write leaves the write blocking (snapshot_bandwidth then changes
+// nothing), and an asynchronous interval shorter than one write is raised to it. Both used to be silent.
+TEST(RunCommand, ASnapshotSlowerThanTheWriteAndARaisedIntervalAreSaid) {
+  auto slow =
+      trainsim({"run", kDefault, "--trials", "2", "--set", "reliability.checkpoint.snapshot_bandwidth=0.2 GB/s"});
+  ASSERT_EQ(slow.code, kExitOk) << slow.err;
+  EXPECT_NE(slow.out.find("= the durable write, shorter than a GPU-to-host snapshot of"), std::string::npos)
+      << slow.out;
+  auto fast = trainsim({"run", kDefault, "--trials", "2"});
+  ASSERT_EQ(fast.code, kExitOk) << fast.err;
+  EXPECT_NE(fast.out.find("= a GPU-to-host snapshot of"), std::string::npos) << fast.out;
+  EXPECT_EQ(fast.out.find("  raised "), std::string::npos) << fast.out;
+  auto raised = trainsim({"run", kDefault, "--trials", "2", "--set", "reliability.checkpoint.interval=1 min", "--set",
+                          "reliability.checkpoint.write=120 s"});
+  ASSERT_EQ(raised.code, kExitOk) << raised.err;
+  EXPECT_NE(raised.out.find("  raised        from the given 6 steps to one durable write"), std::string::npos)
+      << raised.out;
+}
+
 }  // namespace
 }  // namespace sim::cli
