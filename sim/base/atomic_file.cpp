@@ -174,6 +174,13 @@ void refuse_linked_parents(const std::string& shown, const fs::path& path) {
   }
 }
 
+/// Each file this command wrote, for was_written.
+void note_outputs(const std::vector<std::string>& paths) {
+  for (const auto& p : paths)
+    if (struct stat st{}; ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode))
+      note_written(static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino));
+}
+
 }  // namespace
 
 void write_file_atomic(const std::string& path, std::string_view content, bool may_replace_input) {
@@ -194,6 +201,8 @@ void write_file_atomic(const std::string& path, std::string_view content, bool m
   if (S_ISREG(st.st_mode) && !may_replace_input &&
       was_read(static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)))
     throw ConfigError(path, "", "is an input of this command (it was read to compute the output); name another file");
+  if (S_ISREG(st.st_mode) && was_written(static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)))
+    throw ConfigError(path, "", "was written by this command already, as another of its outputs; name another file");
   const fs::path target(path);
   if (target.filename().empty()) refuse(path, "names a folder (it ends in /)");
   const fs::path dir = target.parent_path().empty() ? fs::path(".") : target.parent_path();
@@ -206,6 +215,7 @@ void write_file_atomic(const std::string& path, std::string_view content, bool m
     throw ConfigError(path, "", "cannot write: " + errno_text(e));
   }
   g_committed = 1;  // before the signals are released: a Ctrl-C held meanwhile finds the file written
+  note_outputs({path});
 }
 
 // ---- folders ----------------------------------------------------------------------------------------------------
@@ -328,10 +338,20 @@ std::vector<std::string> write_file_set(const std::string& dir,
   const bool existed = ::lstat(d.c_str(), &old) == 0;
   for (const auto& [name, content] : files) {
     struct stat f {};
-    if (existed && ::lstat((d / name).c_str(), &f) == 0 && !S_ISREG(f.st_mode))
+    if (!existed || ::lstat((d / name).c_str(), &f) != 0) continue;
+    if (!S_ISREG(f.st_mode))
       throw ConfigError((d / name).string(), "",
                         "exists and is not a regular file; trainsim writes a report file of "
                         "that name: move it away or name another folder");
+    // An input under a report file's name (run s/result.json --out s): refused as write_file_atomic refuses it (a
+    // user trial: the scenario was replaced by the result, exit 0).
+    if (was_written(static_cast<std::uint64_t>(f.st_dev), static_cast<std::uint64_t>(f.st_ino)))
+      throw ConfigError((d / name).string(), "", "was written by this command already, as another of its outputs");
+    if (was_read(static_cast<std::uint64_t>(f.st_dev), static_cast<std::uint64_t>(f.st_ino)))
+      throw ConfigError((d / name).string(), "",
+                        "is an input of this command (it was read to compute the output), and trainsim writes a "
+                        "report file of that name in " +
+                            dir + ": name another folder");
   }
   const fs::path fresh = parent / ("." + d.filename().string().substr(0, 200) + ".new-" + random_suffix());
   if (::mkdir(fresh.c_str(), 0777) != 0) throw ConfigError(dir, "", "cannot write: " + errno_text(errno));
@@ -370,6 +390,7 @@ std::vector<std::string> write_file_set(const std::string& dir,
   if (!existed) {  // no old folder: the new one takes its name
     if (::rename(fresh.c_str(), d.c_str()) == 0) {
       g_committed = 1;
+      note_outputs(written);
       return written;
     }
     const int e = errno;
@@ -396,6 +417,7 @@ std::vector<std::string> write_file_set(const std::string& dir,
   for (const auto& [name, content] : files)
     fs::remove(fresh / name, ec);
   ::rmdir(fresh.c_str());
+  note_outputs(written);
   return written;
 }
 

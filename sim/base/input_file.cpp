@@ -22,6 +22,10 @@ std::set<std::pair<std::uint64_t, std::uint64_t>>& inputs() {
   static std::set<std::pair<std::uint64_t, std::uint64_t>> read;
   return read;
 }
+std::set<std::pair<std::uint64_t, std::uint64_t>>& outputs() {
+  static std::set<std::pair<std::uint64_t, std::uint64_t>> written;
+  return written;
+}
 std::mutex& inputs_mutex() {
   static std::mutex m;
   return m;
@@ -34,9 +38,20 @@ bool was_read(std::uint64_t device, std::uint64_t inode) {
   return inputs().count({device, inode}) != 0;
 }
 
+void note_written(std::uint64_t device, std::uint64_t inode) {
+  const std::lock_guard<std::mutex> lock(inputs_mutex());
+  outputs().insert({device, inode});
+}
+
+bool was_written(std::uint64_t device, std::uint64_t inode) {
+  const std::lock_guard<std::mutex> lock(inputs_mutex());
+  return outputs().count({device, inode}) != 0;
+}
+
 void forget_inputs() {
   const std::lock_guard<std::mutex> lock(inputs_mutex());
   inputs().clear();
+  outputs().clear();
 }
 
 namespace {

@@ -201,6 +201,13 @@ TEST_F(Check, BaselinesAreOnePerScenarioFileAndRewrittenInTheSameBytes) {
   ASSERT_EQ(trainsim({"check", a, "--baseline", baselines(), "--update-baseline"}).code, kExitOk);
   EXPECT_EQ(read(baselines() + "/s.json"), first);
   EXPECT_LT(first.find("memory_gib.total"), first.find("step_time_s"));
+  // --junit naming the baseline file being written: two outputs of one command at one path (a tester's trial: the
+  // JUnit XML replaced the baseline, exit 0, and the next check failed on it).
+  auto same =
+      trainsim({"check", a, "--baseline", baselines(), "--update-baseline", "--junit", baselines() + "/s.json"});
+  EXPECT_EQ(same.code, kExitBadInput) << same.out << same.err;
+  EXPECT_TRUE(contains(same.err, "was written by this command already")) << same.err;
+  EXPECT_EQ(read(baselines() + "/s.json"), first);
   // A baseline of zero: the change is absolute, not +0.00%.
   dir_.write("z/s.json", R"({"schema": "trainsim.baseline/1", "scenario": "check-test",
     "metrics": {"mfu": {"value": 0, "unit": "", "rtol": 0.01, "atol": 0, "direction": "higher_is_better"}}})");

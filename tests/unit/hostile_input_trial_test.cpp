@@ -154,6 +154,23 @@ TEST(HostileInput, OutputsNeverReplaceTheirInputsTheWorkingFolderOrAUsersFolderA
   EXPECT_EQ(trace.code, kExitBadInput);
   EXPECT_TRUE(contains(trace.err, "is an input of this command")) << trace.err;
   EXPECT_EQ(std::filesystem::file_size(scenario), before);
+  // Nor does a report folder replace an input under one of its file names: the scenario itself, or a failure file, as
+  // result.json or summary.md in the folder named (a tester's trial: both were replaced, exit 0).
+  const std::string inside = dir.write("o/result.json", [&] {
+    std::ifstream in(scenario);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }());
+  const auto replaced = trainsim({"run", inside, "--trials", "2", "--out", (dir.path() / "o").string()});
+  EXPECT_EQ(replaced.code, kExitBadInput);
+  EXPECT_TRUE(contains(replaced.err, "is an input of this command")) << replaced.err;
+  EXPECT_EQ(std::filesystem::file_size(inside), before);
+  const std::string log = dir.write(
+      "o2/summary.md",
+      R"({"components": [{"name": "x", "scope": "gpu", "mtbf": "50000 h", "effect": "crash", "repair": "1 h"}]})");
+  const auto failures = trainsim({"run", scenario, "--trials", "2", "--set", "reliability.failures=" + log, "--out",
+                                  (dir.path() / "o2").string()});
+  EXPECT_EQ(failures.code, kExitBadInput) << failures.err;
+  EXPECT_TRUE(contains(failures.err, "is an input of this command")) << failures.err;
   // The working folder or one above it is never swapped out from under the caller.
   const auto root =
       trainsim({"run", scenario, "--trials", "2", "--out", std::filesystem::current_path().parent_path().string()});
