@@ -24,6 +24,7 @@ workload::LayerShape layer_shape(const StepInputs& in) {
   shape.attention_dropout = in.attention_dropout;
   shape.eager_kernels = in.eager_kernels;
   shape.repeated_kv = in.repeated_kv;
+  shape.loss = in.cross_entropy;
   shape.sp_batch_first = in.sp_batch_first;
   shape.moe_imbalance = in.moe_imbalance;
   shape.fp8 = in.dtype == hardware::Dtype::Fp8 || in.dtype == hardware::Dtype::Fp4 ? in.fp8_scaling

@@ -91,6 +91,8 @@ struct StepInputs {
   bool eager_kernels = false;
   /// Keys and values copied to every query head before attention (scenario training.attention_kv "repeated").
   bool repeated_kv = false;
+  /// How the loss runs (scenario training.cross_entropy; workload::LayerShape::loss).
+  workload::CrossEntropy cross_entropy = workload::CrossEntropy::Fused;
   /// Sequence-parallel activations laid out [batch, sequence, hidden] (scenario training.sp_layout "batch_first").
   bool sp_batch_first = false;
   /// MoE routing imbalance (scenario training.moe_imbalance; workload::LayerShape::moe_imbalance).

@@ -31,6 +31,7 @@ struct LayerKey {
   int attention_kernel = 0;
   bool eager_kernels = false;
   bool repeated_kv = false;
+  workload::CrossEntropy loss = workload::CrossEntropy::Fused;
   bool sp_batch_first = false;
   double moe_imbalance = 1;
   bool flash_attention = false;
@@ -53,7 +54,7 @@ struct LayerKey {
 
   auto tie() const {
     return std::tie(model, hardware, topology, dtype, fp8, recompute, recompute_modules, attention_kernel,
-                    eager_kernels, repeated_kv, sp_batch_first, moe_imbalance, flash_attention, dropout,
+                    eager_kernels, repeated_kv, loss, sp_batch_first, moe_imbalance, flash_attention, dropout,
                     attention_dropout, sequence_parallel, micro_batch, seq_len, tp, cp, ep, expert_tp, moe_dispatcher,
                     moe_dispatch_fp8, tp_comm_overlap, tp_comm_overlap_method, tp_group, cp_group, ep_group);
   }

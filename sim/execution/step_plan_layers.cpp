@@ -34,6 +34,7 @@ const LayerTimings& Planner::layer_timings(const workload::LayerShape& shape, bo
     key->attention_kernel = static_cast<int>(in_.attention_kernel);
     key->eager_kernels = shape.eager_kernels;
     key->repeated_kv = shape.repeated_kv;
+    key->loss = shape.loss;
     key->sp_batch_first = shape.sp_batch_first;
     key->moe_imbalance = shape.moe_imbalance;
     key->flash_attention = shape.flash_attention;

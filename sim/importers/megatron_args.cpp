@@ -57,6 +57,7 @@ const std::vector<FlagSpec>& flag_specs() {
       {"moe-expert-capacity-factor", Kind::Text, nullptr},
       {"moe-pad-expert-input-to-capacity", Kind::Bool, nullptr},
       {"moe-router-force-load-balancing", Kind::Bool, nullptr},
+      {"cross-entropy-loss-fusion", Kind::Bool, nullptr},
       {"tp-comm-overlap", Kind::Bool, nullptr},
       {"overlap-moe-expert-parallel-comm", Kind::Bool, nullptr},
       {"overlap-param-gather", Kind::Bool, nullptr},
@@ -249,7 +250,7 @@ Unread classify_unread(const std::string& n, std::string& why) {
       "use-tokenizer-model-from-checkpoint-args", "override-opt-param-scheduler", "use-checkpoint-opt_param-scheduler",
       "log-memory-interval", "log-device-memory-used", "record-memory-history", "memory-snapshot-path",
       "train-valid-test-split", "no-query-key-layer-scaling", "apply-layernorm-1p", "no-persist-layer-norm",
-      "moe-grouped-gemm", "cross-entropy-loss-fusion", "cross-entropy-fusion-impl",
+      "moe-grouped-gemm", "cross-entropy-fusion-impl",
       // torchrun's and DeepSpeed's runner's own: where the
       // processes meet, not what they run
       "node-rank", "master-addr", "master-port", "rdzv-id", "rdzv-backend", "rdzv-endpoint", "rdzv-conf",

@@ -496,6 +496,14 @@ void apply_training_features(const Context& c) {
     // its unfused CoreAttention (megatron/model/transformer.py there). Found by a user trial: fused was assumed.
     d.put("training.fused_attention", false,
           where(c, *ds) + " (Megatron-DeepSpeed without --use-flash-attn-*: unfused CoreAttention)");
+  // The loss: Megatron-LM runs its unfused vocab_parallel_cross_entropy unless --cross-entropy-loss-fusion
+  // (megatron/core/model_parallel_config.py: cross_entropy_loss_fusion defaults to False); both of its fused
+  // implementations (--cross-entropy-fusion-impl native, te) are "fused".
+  if (const Given* g = c.given("cross-entropy-loss-fusion"))
+    d.put("training.cross_entropy", std::string("fused"), where(c, *g));
+  else
+    d.put("training.cross_entropy", std::string("unfused"),
+          c.origin + " (Megatron-LM's default loss: no --cross-entropy-loss-fusion)", true);
   // Recomputation details.
   if (const Given* g = c.given("recompute-method")) d.put("parallel.recompute_method", g->value, where(c, *g));
   if (const Given* g = c.given("recompute-num-layers"))

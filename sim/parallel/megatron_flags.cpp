@@ -203,6 +203,8 @@ MegatronArgs megatron_args(const ParallelConfig& config, const Layout& layout, c
     add("--attention-dropout " + probability(training->attention_dropout));
     add("--hidden-dropout " + probability(training->hidden_dropout));
     if (!training->fused_attention) add("--attention-backend unfused");
+    // The loss: fused only with --cross-entropy-loss-fusion (the importer reads its absence as "unfused").
+    if (training->cross_entropy == workload::CrossEntropy::Fused) add("--cross-entropy-loss-fusion");
     // Megatron-LM reduces fp16's gradients in fp16 unless --accumulate-allreduce-grads-in-fp32, bf16's in fp32 unless
     // --grad-reduce-in-bf16 (arguments.py forces the first for bf16).
     if (dtype == hardware::Dtype::Fp16 && training->fp32_main_grads)

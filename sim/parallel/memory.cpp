@@ -348,7 +348,7 @@ MemoryBreakdown memory_on_rank(const ModelSpec& model, const Layout& layout, con
   if (pipeline_rank == 0 && shape.dropout) buffers += kMask * sbh * sigma * held.front();
   // Korthikanti Sec. 4.3, output layer: the final norm's input and the output projection's input, 2 x 2sbh (over t
   // with SP), and what the cross-entropy holds per logit (vocabulary-parallel; Megatron's padded V): the fp32
-  // softmax, 4sbV/t, or with PyTorch's cross_entropy on upcast logits 12sbV/t (MemoryOptions::upcast_cross_entropy).
+  // softmax, 4sbV/t, or with PyTorch's cross_entropy on upcast logits 12sbV/t (MemoryOptions::upcast_cross_entropy()).
   // The fused loss's peak holds one micro-batch's logits twice more briefly: Megatron-Core's fused cross entropy
   // casts the bf16 logits, which its caller still holds, to an fp32 copy it turns into the softmax in place
   // (megatron/core/fusions/fused_cross_entropy.py, calculate_logits_max: `vocab_parallel_logits.float()`), and its
@@ -363,7 +363,7 @@ MemoryBreakdown memory_on_rank(const ModelSpec& model, const Layout& layout, con
   const int last_stage = layout.stages() - 1;
   if (pipeline_rank == layout.rank_of(last_stage)) {
     const double upcast_logit = (layout.tp > 1 ? 4 : 3) * kFp32;
-    const double per_logit = options.upcast_cross_entropy ? upcast_logit : kFp32;
+    const double per_logit = options.upcast_cross_entropy() ? upcast_logit : kFp32;
     const double logit_count = s * b * padded_vocab(model.vocab, layout.tp) / t;
     const int in_flight = held[static_cast<std::size_t>(layout.chunk_of(last_stage))];
     // Under ZB-H1 the last rank's other micro-batches in flight wait only for their deferred W pass (Qi et al. 2023),
@@ -375,7 +375,7 @@ MemoryBreakdown memory_on_rank(const ModelSpec& model, const Layout& layout, con
            (1 + model.mtp_layers);  // + MTP heads
     // The caller's 16-bit logits beside the fused loss's fp32 copy; fp32 logits are cast in place (.float() is a
     // no-op on them), so fp32 training holds no second copy (a review).
-    if (!options.upcast_cross_entropy && e < kFp32) loss += e * logit_count;
+    if (!options.upcast_cross_entropy() && e < kFp32) loss += e * logit_count;
   }
   // Plus context parallelism's key/value exchange (cp_exchange.cpp), never live beside the loss's logits: the larger.
   const double kv_heads =

@@ -3,6 +3,7 @@
 #include "sim/base/units.hpp"
 #include "sim/parallel/feasibility.hpp"
 #include "sim/parallel/parallel_config.hpp"
+#include "sim/workload/layer_costs.hpp"
 #include "sim/workload/model_spec.hpp"
 
 #include <algorithm>
@@ -116,8 +117,9 @@ struct MemoryOptions {
   /// copy; 4 + 4 + 8 = 16 bytes per parameter, sharded as MasterWeights::Params but whole under ZeRO 1-2 too).
   double element_bytes = 2;
   /// How the loss holds the logits (training.cross_entropy), per logit of the last stage's micro-batch:
-  /// - fused (default): Megatron-Core's vocabulary-parallel cross entropy keeps the fp32 softmax for its backward,
-  ///   4 B (Korthikanti et al. 2022, Sec. 4.3, "output layer");
+  /// - fused (default) and unfused: Megatron-Core's vocabulary-parallel cross entropy keeps the fp32 softmax for its
+  ///   backward, 4 B (Korthikanti et al. 2022, Sec. 4.3, "output layer"), fused or not (the kernels' bytes moved,
+  ///   workload::cross_entropy_bytes, differ);
   /// - upcast: PyTorch's cross_entropy on an fp32 copy of the bf16 logits, as TorchTitan computes its loss
   ///   (`cross_entropy(pred.flatten(0, 1).float(), labels)`, then `del pred` before `loss.backward()`): at the loss
   ///   backward the log-softmax output its gradient formula keeps, the dense gradient nll_loss hands it and the
@@ -125,7 +127,8 @@ struct MemoryOptions {
   ///   output 4 = 10 B). PyTorch's derivatives.yaml: log_softmax backward uses the result, nll_loss backward
   ///   returns a dense gradient. With tensor parallelism the loss is PyTorch's loss_parallel on vocabulary-sharded
   ///   logits, whose fused backward holds one more fp32 tensor: 16 B (memory.cpp).
-  bool upcast_cross_entropy = false;
+  workload::CrossEntropy cross_entropy = workload::CrossEntropy::Fused;
+  bool upcast_cross_entropy() const { return cross_entropy == workload::CrossEntropy::Upcast; }
   /// What a tensor-parallel linear layer with sequence parallelism saves of its input, the norm's output, for its
   /// weight gradient (training.sp_saved_inputs):
   /// - sharded (default): this rank's 1/t of the sequence, gathered again in the backward (Megatron-Core's and

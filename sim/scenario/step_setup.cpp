@@ -87,6 +87,7 @@ StepSetup step_setup(const Scenario& s) {
   in.attention_kernel = s.training.attention_kernel;
   in.eager_kernels = s.training.eager_kernels;
   in.repeated_kv = s.training.repeated_kv;
+  in.cross_entropy = s.memory.cross_entropy;
   in.sp_batch_first = s.training.sp_batch_first;
   in.moe_imbalance = s.memory.moe_load(in.layout.ep);
   in.moe_routed_done = s.memory.moe_routed_done();

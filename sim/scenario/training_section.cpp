@@ -180,7 +180,10 @@ void parse_training(JsonReader& t, Scenario& s, bool have_model, bool have_hardw
                   " micro-batches of micro_batch x dp = " + std::to_string(per_step));
   }
   std::string loss;
-  if (t.optional_enum("cross_entropy", loss, {"fused", "upcast"})) mo.upcast_cross_entropy = loss == "upcast";
+  if (t.optional_enum("cross_entropy", loss, {"fused", "unfused", "upcast"}))
+    mo.cross_entropy = loss == "upcast"    ? workload::CrossEntropy::Upcast
+                       : loss == "unfused" ? workload::CrossEntropy::Unfused
+                                           : workload::CrossEntropy::Fused;
   std::string saved;
   if (t.optional_enum("sp_saved_inputs", saved, {"sharded", "gathered"})) mo.sp_gathered_inputs = saved == "gathered";
   s.training.moe_imbalance_given = t.optional("moe_imbalance", mo.moe_imbalance, Range::between(1.0, 64.0));

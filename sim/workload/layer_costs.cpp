@@ -547,6 +547,27 @@ LayerWork embedding_work(const ModelSpec& m, const LayerShape& s) {
   return w;
 }
 
+std::pair<double, double> cross_entropy_bytes(CrossEntropy loss) {
+  switch (loss) {
+    case CrossEntropy::Unfused:
+      // megatron/core/tensor_parallel/cross_entropy.py (VocabParallelCrossEntropy, at 00611e6e), per logit: the fp32
+      // copy (2 B read, 4 written), the max (4 read), the in-place subtraction, exp and division (8 each: read and
+      // write 4) and the sum (4 read): 38 B. Backward: the in-place multiply by the loss gradient (8) and the cast
+      // back to 16 bits (4 read, 2 written): 14 B.
+      return {38.0, 14.0};
+    case CrossEntropy::Upcast:
+      // PyTorch eager: the fp32 copy (6 B), log_softmax over a row too long to stay on chip (max, sum and output
+      // passes: three 4 B reads and a 4 B write, 16 B); backward nll_loss's zeroed gradient (4 B written), the
+      // log_softmax backward (a sum pass, then both inputs read and the gradient written: 16 B) and the cast back
+      // (6 B).
+      return {22.0, 26.0};
+    case CrossEntropy::Fused:
+      break;
+  }
+  // A fused loss: the fp32 logits written, then its max, sum and log-softmax passes; backward two passes.
+  return {12.0, 8.0};
+}
+
 LayerWork output_work(const ModelSpec& m, const LayerShape& s) {
   const Dims d = dims(m, s);
   const double v = s.vocab_per_rank > 0 ? s.vocab_per_rank : static_cast<double>(m.vocab) / s.tp;
@@ -555,12 +576,12 @@ LayerWork output_work(const ModelSpec& m, const LayerShape& s) {
   add(w.forward, compute("final_norm", {memory("final_norm", d.tokens_sp * d.h *
                                                                  (eager_rms ? kEagerRmsNormBytes : s.act_bytes * 2))}));
   tp_enter(w.forward, s, d, "logits_ag");
-  Segment logits = compute("logits", {gemm("logits", d.tokens, v, d.h),
-                                      // fp32 logits: write, then max/sum/log-softmax passes of the loss
-                                      memory("cross_entropy", d.tokens * v * 4.0 * 3)});
+  const auto [loss_fwd, loss_bwd] = cross_entropy_bytes(s.loss);
+  Segment logits =
+      compute("logits", {gemm("logits", d.tokens, v, d.h), memory("cross_entropy", d.tokens * v * loss_fwd)});
   add(w.forward, std::move(logits));
   add(w.backward_input,
-      compute("logits_bwd", {memory("cross_entropy_bwd", d.tokens * v * 4.0 * 2), gemm("logits", d.tokens, d.h, v)}));
+      compute("logits_bwd", {memory("cross_entropy_bwd", d.tokens * v * loss_bwd), gemm("logits", d.tokens, d.h, v)}));
   add(w.backward_weight, compute("logits_wgrad", {gemm("logits", d.h, v, d.tokens)}));
   if (s.tp > 1 && s.sequence_parallel)
     tp_leave(w.backward_input, s, d, "logits_rs_bwd");

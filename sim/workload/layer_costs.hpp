@@ -3,6 +3,7 @@
 #include "sim/workload/model_spec.hpp"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sim::workload {
@@ -18,6 +19,14 @@ enum class Fp8Scaling {
   Rowwise,  // torchao's "rowwise": the current-scaling casts, but after the sequence-parallel all-gather, which stays
             // 16-bit ("rowwise with bfloat16 all-gather", torchao/float8/README.md's training benchmarks; torchtitan
             // issue 845, "ensure rowwise scaling uses bf16 all_gather"): float8 all-gather is tensorwise-only
+};
+
+/// How the loss runs over the vocabulary-parallel logits, which decides the bytes its memory-bound kernels move per
+/// logit (output_work; scenario training.cross_entropy).
+enum class CrossEntropy {
+  Fused,  // a fused loss kernel (Megatron-Core / NeMo --cross-entropy-loss-fusion, Transformer Engine's, torch.compile)
+  Unfused,  // Megatron-Core's vocab_parallel_cross_entropy without the fusion: Megatron-LM's default
+  Upcast,   // PyTorch eager cross_entropy on an fp32 copy of the logits (TorchTitan without torch.compile)
 };
 
 /// How one GPU slices a layer: micro-batch, sequence, and the parallel dimensions that cut the layer itself.
@@ -42,6 +51,7 @@ struct LayerShape {
   /// Keys and values copied to every query head before the attention call (TorchTitan's Llama: repeat_kv before
   /// SDPA), so context parallelism moves heads/kv_heads times the grouped keys and values.
   bool repeated_kv = false;
+  CrossEntropy loss = CrossEntropy::Fused;
   /// Sequence parallelism on [batch, sequence, hidden] activations sharded along the sequence (PyTorch DTensor's
   /// Shard(1), TorchTitan): with more than one sequence per micro-batch the gathered dimension is not the outermost,
   /// so each all-gather's output and each reduce-scatter's input is rearranged by one copy (layer_costs.cpp,
@@ -166,6 +176,8 @@ LayerWork linear_work(const LayerShape& s, double m, double n, double k);
 LayerWork embedding_work(const ModelSpec& m, const LayerShape& s);
 /// The final norm, output projection and cross-entropy loss on the last stage (logits in fp32 for the loss).
 LayerWork output_work(const ModelSpec& m, const LayerShape& s);
+/// Bytes per logit the loss moves in its forward and its backward (memory-bound kernels; see CrossEntropy).
+std::pair<double, double> cross_entropy_bytes(CrossEntropy loss);
 /// A multi-token-prediction module's own work (DeepSeek-V3, arXiv:2412.19437, Sec. 2.2): the shifted tokens'
 /// embedding, the two RMSNorms and their concatenation projected from 2h to h. Its transformer layer is a layer's
 /// work and its prediction head the output layer's (shared with the main model); the step plan runs the three on

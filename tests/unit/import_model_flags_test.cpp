@@ -259,6 +259,22 @@ TEST(ImportMegatron, GradientDtypeFlagsOfBothPrecisions) {
   EXPECT_NE(fp16_fp32.find("--accumulate-allreduce-grads-in-fp32"), std::string::npos) << fp16_fp32;
 }
 
+TEST(ImportMegatron, TheLossIsUnfusedWithoutItsFusionFlag) {
+  // megatron/core/model_parallel_config.py: cross_entropy_loss_fusion defaults to False, so a script without
+  // --cross-entropy-loss-fusion runs the unfused vocab_parallel_cross_entropy; --explain writes the flag back for a
+  // fused loss (the scenario default) and not for an unfused one.
+  EXPECT_EQ(text(megatron("--bf16"), "training.cross_entropy"), "unfused");
+  EXPECT_EQ(text(megatron("--bf16 --cross-entropy-loss-fusion"), "training.cross_entropy"), "fused");
+  EXPECT_EQ(
+      text(megatron("--bf16 --cross-entropy-loss-fusion --cross-entropy-fusion-impl te"), "training.cross_entropy"),
+      "fused");
+  const auto fused = support::trainsim({"step", support::kDefaultScenario, "--explain"});
+  EXPECT_NE(fused.out.find("--cross-entropy-loss-fusion"), std::string::npos) << fused.out;
+  const auto unfused = support::trainsim(
+      {"step", support::kDefaultScenario, "--explain", "--set", "training.cross_entropy=\"unfused\""});
+  EXPECT_EQ(unfused.out.find("--cross-entropy-loss-fusion"), std::string::npos) << unfused.out;
+}
+
 TEST(ImportTorchTitanModel, PipelineStagesSplitTheLayersAsTorchTitanDoes) {
   // generate_llm_fqn_per_model_part: the embedding and the output count as a layer each, L + 2 spread evenly with the
   // remainder on the first stages. Llama 3 8B over 8 stages: 34 = 8 x 4 + 2, so 4, 5, 4, 4, 4, 4, 4, 3 transformer

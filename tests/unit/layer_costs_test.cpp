@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -249,6 +250,35 @@ TEST(LayerCosts, EagerKernelsMoveTheBytesOfPyTorchsSeparateOps) {
   const auto gw = layer_work(gpt, g, RecomputeMode::None);
   g.eager_kernels = false;
   EXPECT_DOUBLE_EQ(bytes(gw, "attn_norm"), bytes(layer_work(gpt, g, RecomputeMode::None), "attn_norm"));
+}
+
+TEST(LayerCosts, TheLossMovesTheBytesOfItsImplementation) {
+  // Llama 3 8B's output layer over TP 2, one 8k sequence: 8192 x 64128 logits per rank. Megatron-LM's unfused
+  // vocab_parallel_cross_entropy moves 38 B per logit forward (fp32 copy 6, max 4, in-place subtract, exp and divide 8
+  // each, sum 4) and 14 backward (in-place multiply 8, cast back 6); PyTorch eager cross_entropy on fp32 logits 22
+  // and 26; a fused loss 12 and 8. The GEMMs do not change.
+  const auto m = scenario::load_model("llama3-8b");
+  LayerShape s;
+  s.seq_len = 8192;
+  s.tp = 2;
+  auto bytes = [](const PassWork& p, const std::string& name) {
+    double b = 0;
+    for (const auto& seg : p.segments)
+      for (const auto& k : seg.kernels)
+        if (name == k.name) b += k.bytes;
+    return b;
+  };
+  const double logits = 8192.0 * m.vocab / 2;
+  const double flops = output_work(m, s).forward.executed_flops;
+  for (const auto& [loss, fwd, bwd] : {std::tuple{CrossEntropy::Fused, 12.0, 8.0},
+                                       {CrossEntropy::Unfused, 38.0, 14.0},
+                                       {CrossEntropy::Upcast, 22.0, 26.0}}) {
+    s.loss = loss;
+    const auto w = output_work(m, s);
+    EXPECT_DOUBLE_EQ(bytes(w.forward, "cross_entropy"), fwd * logits);
+    EXPECT_DOUBLE_EQ(bytes(w.backward_input, "cross_entropy_bwd"), bwd * logits);
+    EXPECT_DOUBLE_EQ(w.forward.executed_flops, flops);
+  }
 }
 
 TEST(LayerCosts, MoeCountsOnlyRoutedExperts) {

@@ -378,7 +378,7 @@ TEST(MemoryPerGpu, UpcastCrossEntropyHoldsTwelveBytesPerLogitOnTheLastStageSixte
     c.sequence_parallel = tp > 1;
     const Layout l = resolve(gpt3, {8 * tp, tp, 8}, c, 2048);
     MemoryOptions upcast = megatron2022();
-    upcast.upcast_cross_entropy = true;
+    upcast.cross_entropy = workload::CrossEntropy::Upcast;
     const auto fused_last = memory_per_gpu(gpt3, l, c, 2048, 7, megatron2022());
     const auto upcast_last = memory_per_gpu(gpt3, l, c, 2048, 7, upcast);
     const double logits = 2048.0 * l.micro_batch * padded_vocab(gpt3.vocab, tp) / tp;

@@ -342,6 +342,17 @@ Record convert(const json& r) {
         "FlashAttention-2-class attention kernel (Meta's 2024 stack; FlashAttention-3 was published after "
         "pre-training)");
   }
+  // Megatron-LM's loss is its unfused vocab_parallel_cross_entropy unless --cross-entropy-loss-fusion
+  // (megatron/core/model_parallel_config.py: cross_entropy_loss_fusion False); NeMo's and Megatron-Bridge's configs
+  // (GPTConfig: True), the DGX Cloud recipes built on them and the ModelZoo's configs (--cross-entropy-loss-fusion)
+  // fuse it. The runs of Megatron-LM itself, and other sources' runs that name it but not NeMo or Megatron-Bridge.
+  const std::string source = r.at("source").at("paper").get<std::string>() + " " + r.value("notes", std::string());
+  if (family == "megatron-sc21" || family == "korthikanti22" || family == "megatron-readme" ||
+      family == "megatron-moe" ||
+      (family == "other-megatron" && !contains(source, "nemo") && !contains(source, "bridge"))) {
+    training["cross_entropy"] = "unfused";
+    out.assumptions.push_back("Megatron-LM's unfused loss (its default: no --cross-entropy-loss-fusion)");
+  }
   if (fam->fsdp_like && std::string(fam->name) != "llama3-paper") {
     // TorchTitan runs PyTorch SDPA (its flash backend is FlashAttention-2). llm-foundry's MPT runs Tri Dao's Triton
     // FlashAttention: its benchmark script's default (submit_benchmarks.py: --attn_impl default 'triton', llm-foundry
