@@ -174,11 +174,15 @@ void refuse_linked_parents(const std::string& shown, const fs::path& path) {
   }
 }
 
+std::int64_t changed_ns(const struct stat& st) {
+  return static_cast<std::int64_t>(st.st_ctim.tv_sec) * 1'000'000'000 + st.st_ctim.tv_nsec;
+}
+
 /// Each file this command wrote, for was_written.
 void note_outputs(const std::vector<std::string>& paths) {
   for (const auto& p : paths)
     if (struct stat st{}; ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode))
-      note_written(static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino));
+      note_written(static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino), changed_ns(st));
 }
 
 }  // namespace
@@ -201,7 +205,8 @@ void write_file_atomic(const std::string& path, std::string_view content, bool m
   if (S_ISREG(st.st_mode) && !may_replace_input &&
       was_read(static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)))
     throw ConfigError(path, "", "is an input of this command (it was read to compute the output); name another file");
-  if (S_ISREG(st.st_mode) && was_written(static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)))
+  if (S_ISREG(st.st_mode) &&
+      was_written(static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino), changed_ns(st)))
     throw ConfigError(path, "", "was written by this command already, as another of its outputs; name another file");
   const fs::path target(path);
   if (target.filename().empty()) refuse(path, "names a folder (it ends in /)");
@@ -345,7 +350,7 @@ std::vector<std::string> write_file_set(const std::string& dir,
                         "that name: move it away or name another folder");
     // An input under a report file's name (run s/result.json --out s): refused as write_file_atomic refuses it (a
     // user trial: the scenario was replaced by the result, exit 0).
-    if (was_written(static_cast<std::uint64_t>(f.st_dev), static_cast<std::uint64_t>(f.st_ino)))
+    if (was_written(static_cast<std::uint64_t>(f.st_dev), static_cast<std::uint64_t>(f.st_ino), changed_ns(f)))
       throw ConfigError((d / name).string(), "", "was written by this command already, as another of its outputs");
     if (was_read(static_cast<std::uint64_t>(f.st_dev), static_cast<std::uint64_t>(f.st_ino)))
       throw ConfigError((d / name).string(), "",

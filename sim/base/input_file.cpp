@@ -5,6 +5,7 @@
 #include "sim/base/errors.hpp"
 
 #include <cerrno>
+#include <map>
 #include <mutex>
 #include <set>
 #include <utility>
@@ -22,8 +23,8 @@ std::set<std::pair<std::uint64_t, std::uint64_t>>& inputs() {
   static std::set<std::pair<std::uint64_t, std::uint64_t>> read;
   return read;
 }
-std::set<std::pair<std::uint64_t, std::uint64_t>>& outputs() {
-  static std::set<std::pair<std::uint64_t, std::uint64_t>> written;
+std::map<std::pair<std::uint64_t, std::uint64_t>, std::int64_t>& outputs() {
+  static std::map<std::pair<std::uint64_t, std::uint64_t>, std::int64_t> written;  // -> status change time, ns
   return written;
 }
 std::mutex& inputs_mutex() {
@@ -38,14 +39,15 @@ bool was_read(std::uint64_t device, std::uint64_t inode) {
   return inputs().count({device, inode}) != 0;
 }
 
-void note_written(std::uint64_t device, std::uint64_t inode) {
+void note_written(std::uint64_t device, std::uint64_t inode, std::int64_t changed_ns) {
   const std::lock_guard<std::mutex> lock(inputs_mutex());
-  outputs().insert({device, inode});
+  outputs()[{device, inode}] = changed_ns;
 }
 
-bool was_written(std::uint64_t device, std::uint64_t inode) {
+bool was_written(std::uint64_t device, std::uint64_t inode, std::int64_t changed_ns) {
   const std::lock_guard<std::mutex> lock(inputs_mutex());
-  return outputs().count({device, inode}) != 0;
+  const auto it = outputs().find({device, inode});
+  return it != outputs().end() && it->second == changed_ns;
 }
 
 void forget_inputs() {
