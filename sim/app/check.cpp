@@ -401,12 +401,21 @@ class Checker {
         rep.rows.push_back({"baseline " + m.path, "", "", Status::Skipped, "not evaluated: " + why});
   }
 
-  /// The value of a metric path in the step result, else the run result; a path in neither is bad input.
-  std::pair<std::string, double> lookup(const std::string& metric, const std::string& where) const {
+  /// "3 of 20 trials never finish", or empty: a run-level number is then null, and a check on it fails (not bad input).
+  std::string never_finished() const {
+    if (!run_) return "";
+    const auto n = run_->number("never_finished.trials");
+    if (!n || *n <= 0) return "";
+    return fmt(*n, 0) + " of " + fmt(run_->number("trials").value_or(0), 0) + " trials never finish";
+  }
+
+  /// A metric in the step result, else the run's (nullopt: trials never finished); a path in neither is bad input.
+  std::pair<std::string, std::optional<double>> lookup(const std::string& metric, const std::string& where) const {
     for (const ResultView* v : {&*step_, run_ ? &*run_ : nullptr}) {
       if (!v) continue;
       if (auto p = v->resolve(metric)) {
         if (auto x = v->number(*p)) return {*p, *x};
+        if (run_ && v == &*run_ && !never_finished().empty()) return {*p, std::nullopt};
         throw base::ConfigError(where, "",
                                 "\"" + metric +
                                     "\": the result has no number there (null: e.g. no price "
@@ -467,9 +476,11 @@ class Checker {
                  : std::string("fits = ") + (fits ? "true" : "false") + ", expected " + (*e.equals ? "true" : "false")};
     }
     if (e.within_best) return within_best(*e.within_best, s);
-    const auto [path, v] = lookup(e.metric, s.source);
+    const auto [path, value] = lookup(e.metric, s.source);
     const std::string unit = unit_of(path);
     const auto [lo, hi, expected] = bounds_of(e, path, s.source);
+    if (!value) return {path, "never", expected, Status::Failed, path + ": " + never_finished()};
+    const double v = *value;
     const bool ok = v >= lo && v <= hi;
     return {path, show(v, unit), expected, ok ? Status::Ok : Status::Failed,
             ok ? "" : path + " = " + show(v, unit) + ", expected " + expected};
@@ -509,9 +520,14 @@ class Checker {
   }
 
   Row compare(BaselineMetric& m, const std::string& baseline_path, bool new_baseline) {
-    const auto [path, v] = lookup(m.path, baseline_path);
+    const auto [path, value] = lookup(m.path, baseline_path);
     const std::string unit = unit_of(path);
     const std::string check = "baseline " + m.path;
+    if (!value && a_.update_baseline)  // nothing to record, and a regression from any baseline
+      throw base::ConfigError(baseline_path, "/metrics/" + m.path, never_finished() + ": no value to record");
+    if (!value)
+      return {check, "never", show(m.value, unit), Status::Failed, m.path + " regressed: " + never_finished()};
+    const double v = *value;
     if (a_.update_baseline) {
       const std::string before = new_baseline ? "(new)" : show(m.value, m.unit.empty() ? unit : m.unit);
       m.path = path;

@@ -98,6 +98,31 @@ TEST_F(Check, AScenarioThatDoesNotFitFailsWithAJUnitFailureWhateverItExpects) {
 
 // A scenario with no "expect" section given without --baseline printed an empty table and "0 ok": a CI job whose
 // expectations were forgotten passed without a word. It checks feasibility and fit, and its row and a note say so.
+// A run that never finishes is the worst regression, not bad input: its run-level numbers are null, and each
+// expectation or baseline row on one fails (exit 1) naming the trials (a tester's trial: exit 2, "no price or
+// deadline"); nothing is recorded by --update-baseline.
+TEST_F(Check, ARunThatNeverFinishesFailsItsRunLevelChecks) {
+  std::string text = scenario(R"({ "time_to_train_days.p90": { "max": "10 d" }, "mfu": { "min": 0.1 } })", 4);
+  text.replace(text.find(R"("reliability": {)"), 16,
+               R"("reliability": { "failures": { "components": [ { "name": "x", "scope": "job", "mtbf": "1 s",
+                  "effect": "crash", "repair": "0 h" } ] },)");
+  const auto s = dir_.write("never.json", text);
+  auto r = trainsim({"check", s, "--junit", junit()});
+  EXPECT_EQ(r.code, kExitCheckFailed) << r.out << r.err;
+  EXPECT_TRUE(contains(r.out, "time_to_train_days.p90  never")) << r.out;
+  EXPECT_TRUE(contains(r.err, "4 of 4 trials never finish")) << r.err;
+  EXPECT_TRUE(contains(read(junit()), "<failure")) << read(junit());
+  const auto ok = dir_.write("ok.json", scenario(R"({ "time_to_train_days.p90": { "max": "1000 d" } })", 4));
+  ASSERT_EQ(trainsim({"check", ok, "--baseline", baselines(), "--update-baseline"}).code, kExitOk);
+  std::filesystem::rename(s, dir_.path() / "ok.json");
+  auto regressed = trainsim({"check", (dir_.path() / "ok.json").string(), "--baseline", baselines()});
+  EXPECT_EQ(regressed.code, kExitCheckFailed) << regressed.out << regressed.err;
+  EXPECT_TRUE(contains(regressed.err, "regressed: 4 of 4 trials never finish")) << regressed.err;
+  auto update = trainsim({"check", (dir_.path() / "ok.json").string(), "--baseline", baselines(), "--update-baseline"});
+  EXPECT_EQ(update.code, kExitBadInput) << update.out;
+  EXPECT_TRUE(contains(update.err, "no value to record")) << update.err;
+}
+
 TEST_F(Check, AScenarioWithNothingToCheckSaysWhatWasChecked) {
   const std::string text = scenario("{}");
   const auto bare = dir_.write("bare.json", text.substr(0, text.find(",\n  \"expect\"")) + "\n}\n");
