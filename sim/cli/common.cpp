@@ -401,10 +401,15 @@ void print_scenario(const scenario::Scenario& s, std::ostream& out) {
   out << "cluster    " << s.cluster.gpus << " GPUs (" << s.cluster.gpus_per_node << " per node), "
       << fmt(s.cluster.network.nic_bandwidth.gbits_per_s(), 0) << " Gbit/s per NIC, " << s.cluster.network.topology
       << "\n";
-  out << "parallel   tp " << pc.tp << ", pp " << pc.pp << ", dp " << (pc.dp ? std::to_string(*pc.dp) : "derived")
-      << ", cp " << pc.cp << ", ep " << pc.ep << ", vpp " << pc.vpp << ", " << parallel::to_string(pc.schedule)
-      << ", recompute " << parallel::to_string(pc.recompute) << ", micro-batch " << pc.micro_batch << ", global batch "
-      << pc.global_batch << "\n";
+  const int model_ranks = pc.tp * pc.pp * pc.cp;  // dp left out: the GPUs over the other dimensions
+  const std::string dp = pc.dp ? std::to_string(*pc.dp)
+                         : model_ranks > 0 && s.cluster.gpus % model_ranks == 0
+                             ? std::to_string(s.cluster.gpus / model_ranks) + " (derived)"
+                             : "derived";
+  out << "parallel   tp " << pc.tp << ", pp " << pc.pp << ", dp " << dp << ", cp " << pc.cp << ", ep " << pc.ep
+      << ", vpp " << pc.vpp << ", " << parallel::to_string(pc.schedule) << ", recompute "
+      << parallel::to_string(pc.recompute) << ", micro-batch " << pc.micro_batch << ", global batch " << pc.global_batch
+      << "\n";
   out << "training   seq " << s.training.seq_len << ", "
       << (s.training.tokens ? base::format_count(*s.training.tokens) + " tokens"
                             : "window " + base::format_time(*s.training.duration))

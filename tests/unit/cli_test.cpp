@@ -284,6 +284,17 @@ TEST_F(BadInput, TwoOutputFormatsOrAFormatAShardIgnoresAreRefused) {
   EXPECT_EQ(trainsim({"step", s, "--json", "--format", "json"}).code, kExitOk) << "the same format twice";
 }
 
+// The README's example of the main job with an override (a tester's trial: the default scenario fixed dp 32, so
+// --set parallel.tp=4 was refused); the data-parallel size it derives is printed.
+TEST(Cli, TheReadmesOverrideExampleRuns) {
+  const std::string s = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/default.json";
+  // A name of its own: the main job's folder takes one writer at a time, and other tests run the default's.
+  const auto o = trainsim(
+      {s, "--set", "parallel.tp=4", "--set", "reliability.trials=4", "--set", "name=cli-readme-example", "-q"});
+  EXPECT_EQ(o.code, kExitOk) << o.err;
+  EXPECT_NE(o.out.find("tp 4, pp 4, dp 64 (derived)"), std::string::npos) << o.out;
+}
+
 TEST(Cli, VersionAndHelpExitZero) {
   auto v = trainsim({"--version"});
   EXPECT_EQ(v.code, kExitOk);

@@ -338,10 +338,10 @@ TEST(HostileInput, AFailedRunRemovesTheOutputFoldersItCreatedAndKeepsTheUsers) {
 TEST(HostileInput, AnErrorFromTheFileAndTheCommandLineTogetherNamesBoth) {
   // The layout check that --set parallel.tp=3 breaks had named the file alone, which a user reads as "the file is
   // wrong"; a value --set gives itself is still the command line's.
-  const std::string scenario = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/default.json";
-  const auto r = trainsim({"step", scenario, "--set", "parallel.tp=3"});
+  const std::string scenario = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/examples/llama3-405b-16384-h100.json";
+  const auto r = trainsim({"step", scenario, "--set", "parallel.tp=4"});
   EXPECT_EQ(r.code, kExitBadInput);
-  EXPECT_TRUE(contains(r.err, "default.json with --set parallel.tp=3: /parallel/dp:")) << r.err;
+  EXPECT_TRUE(contains(r.err, "h100.json with --set parallel.tp=4: /parallel/dp:")) << r.err;
   const auto own = trainsim({"step", scenario, "--set", "training.seq_len=0"});
   EXPECT_TRUE(contains(own.err, "error: --set training.seq_len: /training/seq_len:")) << own.err;
 }
