@@ -251,6 +251,13 @@ void print_run(const results::RunSummary& r, const cost::CostSummary& c, const s
     out << ")";
   }
   out << ", overhead " << pct(ck.overhead_fraction) << "\n";
+  if (ck.policy == "fixed" && r.work == "steps" && ck.interval_s >= r.failure_free_days * 86400.0)
+    out << "  no checkpoint the interval is longer than the run's " << fmt(r.failure_free_days, 1)
+        << " d of compute: every failure restarts it from the beginning"
+        << (std::isfinite(ck.optimum_interval_s)
+                ? " (Daly's optimum for this job: " + fmt(ck.optimum_interval_s / 60.0, 1) + " min)"
+                : std::string())
+        << "\n";
   // A given interval beside Daly's optimum for the same job, and what the difference costs (closed form).
   if (ck.policy == "fixed" && std::isfinite(ck.optimum_interval_s) && std::isfinite(ck.wall_vs_optimum))
     out << "  optimum       " << fmt(ck.optimum_interval_s / 60.0, 1)

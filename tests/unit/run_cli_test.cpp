@@ -333,6 +333,23 @@ TEST(RunCommand, AnIntervalInStepsCheckpointsEveryThatManySteps) {
   }
 }
 
+// An interval longer than the run takes no checkpoint: said, and Daly's closed form (periodic checkpoints in an
+// unbounded run), which gave "1.613e+210% longer" for 1000 days, is not applied (null in the JSON). A tester's trial.
+TEST(RunCommand, AnIntervalLongerThanTheRunTakesNoCheckpointAndSaysSo) {
+  for (const char* interval :
+       {"reliability.checkpoint.interval=1000 d", "reliability.checkpoint.interval=1000000000 steps"}) {
+    auto o = trainsim({"run", kDefault, "--trials", "2", "--set", interval});
+    ASSERT_EQ(o.code, kExitOk) << o.err;
+    EXPECT_NE(o.out.find("  no checkpoint the interval is longer than the run's"), std::string::npos) << o.out;
+    EXPECT_EQ(o.out.find("% longer"), std::string::npos) << o.out;
+    auto j = trainsim({"run", kDefault, "--trials", "2", "--set", interval, "--json"});
+    EXPECT_TRUE(nlohmann::json::parse(j.out).at("checkpoint").at("wall_vs_optimum").is_null()) << interval;
+  }
+  auto given = trainsim({"run", kDefault, "--trials", "2", "--set", "reliability.checkpoint.interval=2 h"});
+  EXPECT_EQ(given.out.find("no checkpoint"), std::string::npos) << given.out;
+  EXPECT_NE(given.out.find("  optimum "), std::string::npos) << given.out;
+}
+
 // The summary says when a setting it was given has no effect (a metamorphic tester's findings, 2026-12-07): a
 // GPU-to-host snapshot slower than the durable write leaves the write blocking (snapshot_bandwidth then changes
 // nothing), and an asynchronous interval shorter than one write is raised to it. Both used to be silent.
