@@ -66,6 +66,8 @@ struct Side {
   std::string name;    // the scenario's name
   std::string kind;    // "scenario" (simulated here) | "result"
   std::array<std::optional<double>, kMetricCount> values;
+  int trials = 0;    // of its Monte Carlo; 0: not known (a step only, an older result file)
+  std::string work;  // "steps" (trains to the end of its tokens) | "window" (a fixed duration) | "" (not known)
 };
 
 std::optional<double> read_number_or_null(base::JsonReader& r, std::string_view key) {
@@ -102,6 +104,9 @@ Side read_result(const base::JsonDocument& doc) {
   base::Diagnostics diag(doc.origin());
   base::JsonReader root = doc.root(diag);
   root.optional("scenario", side.name);
+  root.optional("trials", side.trials);
+  if (root.kind("work") == base::JsonReader::Kind::Object)
+    if (auto work = root.required_object("work")) work->optional("mode", side.work);
   for (std::size_t i = 0; i < kMetricCount; ++i) {
     const std::string_view key = kMetrics[i].key;
     const auto dot = key.find('.');
@@ -197,6 +202,8 @@ std::variant<Side, int> simulate(const std::string& path, const CompareArgs& a, 
   const std::uint64_t seed = a.seed >= 0 ? static_cast<std::uint64_t>(a.seed) : s.reliability.seed;
   ProgressBar bar(err, o.progress, o.quiet);
   const auto r = evaluate_run(s, step, trials, seed, thread_count(a.threads), bar);
+  side.trials = trials;
+  side.work = r.run.work;
   for (std::size_t i = 0; i < kMetricCount; ++i)
     side.values[i] = metric_of(r, step.result, kMetrics[i].key);
   return side;
@@ -232,6 +239,16 @@ int compare_command(const CompareArgs& a, const Options& o, std::ostream& out, s
   if (const int* code = std::get_if<int>(&second)) return *code;
   const Side& A = std::get<Side>(first);
   const Side& B = std::get<Side>(second);
+  // What only a simulated scenario takes, given where nothing is simulated, is refused, not dropped (a tester's trial).
+  if (A.kind == "result" && B.kind == "result" && (a.trials > 0 || a.seed >= 0 || !o.sets.empty())) {
+    err << "error: "
+        << (a.trials > 0  ? "--trials"
+            : a.seed >= 0 ? "--seed"
+                          : "--set")
+        << " applies to a scenario, which compare simulates; " << base::printable(A.source) << " and "
+        << base::printable(B.source) << " are result files, compared as they are\n";
+    return kExitBadInput;
+  }
 
   if (a.json || o.format == "json") {
     Json j = Json::object();
@@ -257,10 +274,15 @@ int compare_command(const CompareArgs& a, const Options& o, std::ostream& out, s
     return kExitOk;
   }
 
-  out << "A  " << base::printable(A.name) << "  (" << base::printable(A.source)
-      << (A.kind == "scenario" ? ", simulated" : ", result file") << ")\n";
-  out << "B  " << base::printable(B.name) << "  (" << base::printable(B.source)
-      << (B.kind == "scenario" ? ", simulated" : ", result file") << ")\n\n";
+  for (const auto& [letter, side] : {std::pair{"A", &A}, std::pair{"B", &B}})
+    out << letter << "  " << base::printable(side->name) << "  (" << base::printable(side->source)
+        << (side->kind == "scenario" ? ", simulated" : ", result file")
+        << (side->trials > 0 ? ", " + std::to_string(side->trials) + " trials" : std::string())
+        << (side->work == "window"  ? ", a fixed window"
+            : side->work == "steps" ? ", trained to the end"
+                                    : "")
+        << ")\n";
+  out << "\n";
   Table t({"metric", "A", "B", "B - A", "change"});
   // A value (or, with `sign`, a difference) in the metric's unit; differences of fractions are in points.
   auto text = [](const MetricSpec& m, const std::optional<double>& v, bool sign) -> std::string {
@@ -280,6 +302,12 @@ int compare_command(const CompareArgs& a, const Options& o, std::ostream& out, s
            text(m, delta_of(A.values[i], B.values[i]), true), change});
   }
   t.print(out);
+  if (!A.work.empty() && !B.work.empty() && A.work != B.work)
+    out << "note: one run trains to the end of its tokens and the other simulates a fixed window "
+           "(training.duration): their time, cost and interruption rows measure different things\n";
+  if (A.trials > 0 && B.trials > 0 && A.trials != B.trials)
+    out << "note: A ran " << A.trials << " trials and B " << B.trials
+        << ": their quantiles carry different sampling error\n";
   // Probabilities of missing different goals are not a change in risk (a user trial read -100 pts from a 200 d to a
   // 210 d deadline, every other row equal).
   for (const auto& [key, what] : {std::pair{"deadline_days", "deadline"}, std::pair{"budget_usd", "budget"}}) {

@@ -111,6 +111,29 @@ TEST(CompareCommand, ReadsResultFiles) {
   const auto notes = trainsim({"compare", old_path, dir_a + "/result.json"});
   ASSERT_EQ(notes.code, kExitOk) << notes.err;
   EXPECT_EQ(notes.out.find("note:"), std::string::npos) << notes.out;
+  EXPECT_NE(notes.out.find("(" + dir_a + "/result.json, result file, 20 trials, trained to the end)"),
+            std::string::npos)
+      << notes.out;
+  // What only a simulated scenario takes is refused for two result files, not dropped (a tester's trial: --trials,
+  // --seed and even an unknown --set key were ignored, exit 0).
+  for (const std::vector<std::string>& extra :
+       {std::vector<std::string>{"--trials", "5"}, {"--seed", "9"}, {"--set", "bogus.key=1"}}) {
+    std::vector<std::string> args = {"compare", dir_a + "/result.json", dir_b + "/result.json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto r = trainsim(args);
+    EXPECT_EQ(r.code, kExitBadInput) << extra[0] << ": " << r.out;
+    EXPECT_NE(r.err.find("are result files"), std::string::npos) << r.err;
+  }
+  // Different trial counts, and a window against a run to the end, are said.
+  std::string window = default_text();
+  window.replace(window.find("\"tokens\": \"15T\""), 15, "\"duration\": \"3 d\"");
+  const auto w = dir.write("window.json", window);
+  const auto mixed = trainsim({"compare", dir_a + "/result.json", w, "--trials", "10"});
+  ASSERT_EQ(mixed.code, kExitOk) << mixed.err;
+  EXPECT_NE(mixed.out.find("note: A ran 20 trials and B 10"), std::string::npos) << mixed.out;
+  EXPECT_NE(mixed.out.find("note: one run trains to the end of its tokens and the other simulates a fixed window"),
+            std::string::npos)
+      << mixed.out;
 }
 
 TEST(CompareCommand, SaysWhenTheTwoSidesJudgeDifferentDeadlinesOrBudgets) {
