@@ -198,6 +198,16 @@ void HfImport::activation(const std::string& model_type) {
     out_.draft.put("model.activation", std::string("swiglu"), at("model_type") + " (QWenMLP: w1 x silu(w2))");
     return;
   }
+  // The config classes whose hidden_act defaults to "silu" (transformers' LlamaConfig, MistralConfig, MixtralConfig,
+  // Qwen2/Qwen3 and their MoE configs, DeepseekV2Config, DeepseekV3Config, Phi3Config): a gated SiLU MLP, as
+  // transformers builds it when the key is left out (a tester's trial: a Llama config without it was refused).
+  static constexpr std::string_view kSiluByDefault[] = {"llama", "mistral",   "mixtral",     "qwen2",       "qwen2_moe",
+                                                        "qwen3", "qwen3_moe", "deepseek_v2", "deepseek_v3", "phi3"};
+  if (!key && std::find(std::begin(kSiluByDefault), std::end(kSiluByDefault), model_type) != std::end(kSiluByDefault)) {
+    out_.draft.put("model.activation", std::string("swiglu"),
+                   at("model_type") + " (transformers' default hidden_act silu: gated SiLU MLP)");
+    return;
+  }
   if (!key) {
     out_.unresolved.push_back({origin_, "no hidden_act: give --set activation=swiglu or gelu", "model.activation"});
     return;

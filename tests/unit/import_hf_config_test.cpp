@@ -228,6 +228,17 @@ TEST(ImportHfConfig, ClassDefaultsAndKeysOfRecentTransformersAreReadOrRefused) {
     "hidden_size": 640, "intermediate_size": 2048, "num_hidden_layers": 18, "num_attention_heads": 4,
     "num_key_value_heads": 1, "head_dim": 256, "vocab_size": 262144, "use_bidirectional_attention": true})")}),
              {"/use_bidirectional_attention: is true: bidirectional (non-causal) attention is not modelled"});
+  // A Llama config without hidden_act: LlamaConfig's default silu, a gated SiLU MLP, as transformers builds it (a
+  // tester's trial: refused with "no hidden_act"); a model type whose class default trainsim does not know still asks.
+  const auto llama = trainsim({"import", "hf-config", dir.write("llama_no_act.json", R"({"model_type": "llama",
+    "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32,
+    "num_key_value_heads": 8, "vocab_size": 128256})")});
+  EXPECT_EQ(llama.code, kExitOk) << llama.err;
+  EXPECT_TRUE(contains(llama.out, "\"activation\": \"swiglu\"")) << llama.out;
+  expect_bad(trainsim({"import", "hf-config", dir.write("other_no_act.json", R"({"model_type": "gpt_bigcode",
+    "hidden_size": 4096, "intermediate_size": 16384, "num_hidden_layers": 32, "num_attention_heads": 32,
+    "vocab_size": 49152})")}),
+             {"no hidden_act"});
 }
 
 TEST(ImportHfConfig, MalformedInputsExitTwo) {
