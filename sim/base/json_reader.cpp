@@ -137,7 +137,9 @@ bool read_integer(const Json& v, Int& out, Range r, JsonReader& self, std::strin
     return false;
   }
   if (!fits) {
-    self.error(key, v.dump() + " does not fit a " + std::to_string(sizeof(Int) * 8) + "-bit integer");
+    self.error(key, v.dump() + " is out of range: a " + std::to_string(sizeof(Int) * 8) + "-bit signed integer, " +
+                        std::to_string(std::numeric_limits<Int>::min()) + " to " +
+                        std::to_string(std::numeric_limits<Int>::max()));
     return true;  // handled (reported)
   }
   if (!check_range(static_cast<double>(value), r, self, key, v.dump())) return true;
