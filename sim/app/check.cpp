@@ -403,20 +403,20 @@ class Checker {
 
   /// "3 of 20 trials never finish", or empty: a run-level number is then null, and a check on it fails (not bad input).
   std::string never_finished() const {
-    if (!run_) return "";
-    const auto n = run_->number("never_finished.trials");
+    const auto n = run_ ? run_->number("never_finished.trials") : std::nullopt;
     if (!n || *n <= 0) return "";
     return fmt(*n, 0) + " of " + fmt(run_->number("trials").value_or(0), 0) + " trials never finish";
   }
 
   /// A metric in the step result, else the run's (nullopt: trials never finished); a path in neither is bad input.
-  std::pair<std::string, std::optional<double>> lookup(const std::string& metric, const std::string& where) const {
+  std::pair<std::string, std::optional<double>> lookup(const std::string& metric, const std::string& where,
+                                                       const std::string& at) const {
     for (const ResultView* v : {&*step_, run_ ? &*run_ : nullptr}) {
       if (!v) continue;
       if (auto p = v->resolve(metric)) {
         if (auto x = v->number(*p)) return {*p, *x};
         if (run_ && v == &*run_ && !never_finished().empty()) return {*p, std::nullopt};
-        throw base::ConfigError(where, "",
+        throw base::ConfigError(where, at,
                                 "\"" + metric +
                                     "\": the result has no number there (null: e.g. no price "
                                     "or deadline to compute it from)");
@@ -427,7 +427,7 @@ class Checker {
       for (auto& l : run_->leaves())
         all.push_back(std::move(l));
     const std::string hint = base::did_you_mean(metric, all);
-    throw base::ConfigError(where, "",
+    throw base::ConfigError(where, at,
                             "\"" + metric + "\" is not a field of the step or run result" +
                                 (hint.empty() ? "" : " (did you mean \"" + hint + "\"?)") +
                                 "; write a JSON path such as mfu, step_time_s, memory_gib.total, "
@@ -476,7 +476,7 @@ class Checker {
                  : std::string("fits = ") + (fits ? "true" : "false") + ", expected " + (*e.equals ? "true" : "false")};
     }
     if (e.within_best) return within_best(*e.within_best, s);
-    const auto [path, value] = lookup(e.metric, s.source);
+    const auto [path, value] = lookup(e.metric, s.source, "/expect/" + e.metric);
     const std::string unit = unit_of(path);
     const auto [lo, hi, expected] = bounds_of(e, path, s.source);
     if (!value) return {path, "never", expected, Status::Failed, path + ": " + never_finished()};
@@ -520,7 +520,7 @@ class Checker {
   }
 
   Row compare(BaselineMetric& m, const std::string& baseline_path, bool new_baseline) {
-    const auto [path, value] = lookup(m.path, baseline_path);
+    const auto [path, value] = lookup(m.path, baseline_path, "/metrics/" + m.path);
     const std::string unit = unit_of(path);
     const std::string check = "baseline " + m.path;
     if (!value && a_.update_baseline)  // nothing to record, and a regression from any baseline
