@@ -475,7 +475,24 @@ Override Override::parse(std::string_view text) {
   const auto eq = text.find('=');
   if (eq == std::string_view::npos || eq == 0)
     throw ConfigError("--set", "", "\"" + std::string(text) + "\" is not KEY=VALUE; e.g. --set parallel.tp=4");
-  return Override{std::string(text.substr(0, eq)), std::string(text.substr(eq + 1))};
+  const std::string key(text.substr(0, eq));
+  // An array element is not a path (a tester's trial: parallel.layers_per_stage.0=4 read as an object's key): the
+  // whole array is given instead.
+  for (std::size_t at = 0; at <= key.size();) {
+    const std::size_t end = std::min(key.find('.', at), key.size());
+    const std::string_view seg = std::string_view(key).substr(at, end - at);
+    const std::size_t bracket = seg.find('[');
+    const bool index = at > 0 && !seg.empty() && seg.find_first_not_of("0123456789") == std::string_view::npos;
+    if (bracket != std::string_view::npos || index) {
+      const std::string array = key.substr(0, bracket != std::string_view::npos ? at + bracket : at - 1);
+      throw ConfigError("--set " + key, "",
+                        "\"" + std::string(seg) +
+                            "\" names an array element, which --set does not address; give the whole array: --set " +
+                            array + "=[...]");
+    }
+    at = end + 1;
+  }
+  return Override{key, std::string(text.substr(eq + 1))};
 }
 
 Scenario load_scenario(const std::string& path, const std::vector<Override>& overrides) {

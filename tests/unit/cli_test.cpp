@@ -260,6 +260,16 @@ TEST_F(BadInput, BadSetOverride) {
   o = trainsim({"--set", "parallel.tp=\"8\""});
   EXPECT_EQ(o.code, kExitBadInput);
   EXPECT_NE(o.err.find("/parallel/tp: expected an integer"), std::string::npos) << o.err;
+  // An array element is not addressed by --set (a tester's trial: read as an object's key, "expected an array of
+  // integers, found an object"); the message names the whole array to give.
+  for (const char* key : {"parallel.layers_per_stage.0=4", "parallel.layers_per_stage[0]=4"}) {
+    o = trainsim({"--set", key});
+    EXPECT_EQ(o.code, kExitBadInput) << key;
+    EXPECT_NE(o.err.find("names an array element, which --set does not address; give the whole array: --set "
+                         "parallel.layers_per_stage=[...]"),
+              std::string::npos)
+        << o.err;
+  }
 }
 
 TEST_F(BadInput, UnknownSubcommandOrOptionIsUsageError) {
