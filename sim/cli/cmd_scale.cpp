@@ -54,6 +54,18 @@ int scale_command(const ScaleArgs& a, const Options& o, std::ostream& out, std::
                                 " in one command (each is a plan and a run)");
   if (sizes.size() < a.gpus.size() && !o.quiet)
     err << "note: --gpus names a size more than once; each is simulated once\n";
+  // What the planner chooses at each size, or the scenario's trial count bounds, is not the user's to set here: said,
+  // not dropped without a word (a tester's trial: --set parallel.tp=4 and --trials 500 changed nothing).
+  for (const auto& set : o.sets) {
+    const std::string key = set.substr(0, set.find('='));
+    for (const auto& f : planner::FixedFields::names())
+      if (f != "global_batch" && key == "parallel." + f && !o.quiet)
+        err << "note: --set " << key << " is not used: scale plans every parallel field but the global batch at each "
+            << "size (trainsim run or plan --gpus keeps a layout of yours)\n";
+  }
+  if (a.trials > base.reliability.trials && !o.quiet)
+    err << "note: --trials " << a.trials << ": each size runs at most the scenario's " << base.reliability.trials
+        << " trials (reliability.trials)\n";
   std::vector<Row> rows;
   std::vector<scenario::Scenario> scenarios;  // each size's, with the planner's layout
   for (int g : sizes) {

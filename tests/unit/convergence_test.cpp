@@ -307,6 +307,15 @@ TEST(ScalingStudy, SameModelAtSeveralSizesWithThePlannersBestStrategy) {
   EXPECT_GT(days64, days16 / 4.5);
   // Bad sizes are rejected with exit 2.
   EXPECT_EQ(support::trainsim({"scale", "--gpus", "12"}).code, cli::kExitBadInput);
+  // A layout field --set gives and trials past the scenario's are said to be unused (a tester's trial: dropped
+  // without a word).
+  const auto notes =
+      support::trainsim({"scale", std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/examples/llama3-8b-64-h100.json",
+                         "--gpus", "16", "--trials", "100000", "--threads", "1", "--set", "parallel.tp=4", "--json"});
+  ASSERT_EQ(notes.code, cli::kExitOk) << notes.err;
+  EXPECT_NE(notes.err.find("note: --set parallel.tp is not used"), std::string::npos) << notes.err;
+  EXPECT_NE(notes.err.find("note: --trials 100000: each size runs at most the scenario's"), std::string::npos)
+      << notes.err;
 }
 
 // A size's row names every field the planner chose, so that it can be run: on a model with experts the expert-parallel
