@@ -187,6 +187,13 @@ void note_outputs(const std::vector<std::string>& paths) {
 
 }  // namespace
 
+bool is_standard_output(const std::string& path) {
+  struct stat named {
+  }, out{};
+  return ::stat(path.c_str(), &named) == 0 && ::fstat(1, &out) == 0 && named.st_dev == out.st_dev &&
+         named.st_ino == out.st_ino;
+}
+
 void write_file_atomic(const std::string& path, std::string_view content, bool may_replace_input) {
   if (path.empty()) throw ConfigError("(empty file name)", "", "an output path must not be empty");
   if (const auto fd = stream_fd(path)) return write_in_place(path, *fd, content);

@@ -20,6 +20,9 @@ namespace sim::base {
 /// A regular file this command read (base::was_read) is refused unless `may_replace_input` (check --update-baseline
 /// rewrites the baselines it compared with).
 void write_file_atomic(const std::string& path, std::string_view content, bool may_replace_input = false);
+/// Whether `path` is where standard output goes (/dev/stdout, /proc/self/fd/1, or the file stdout is redirected to):
+/// a command that prints its result there refuses to write another output to it.
+bool is_standard_output(const std::string& path);
 
 /// Appends `content` to the regular file `path` (created when missing), for files a caller must append to (GitHub's
 /// step summary): a link, FIFO, device or folder there is refused, since it would lead elsewhere, block or swallow

@@ -141,6 +141,9 @@ int step_command(const StepArgs& a, const Options& o, std::ostream& out, std::os
                                 " GPUs are more than its limit of " + std::to_string(kMaxFullFidelityGpus) +
                                 "; use --fidelity replica (within 2% of full on symmetric clusters)");
   opt.record_timeline = !a.trace.empty();
+  if (opt.record_timeline && base::is_standard_output(a.trace))  // two documents in one stream (a tester's trial)
+    throw base::ConfigError("--trace", "",
+                            a.trace + " is standard output, where step prints its result; name a file or /dev/stderr");
   if (opt.record_timeline && opt.fidelity == execution::Fidelity::Analytic)
     throw base::ConfigError("--trace", "", "the analytic fidelity has no timeline; use --fidelity replica or full");
   // A full-fidelity step replays every GPU (11 s at 131,072): a progress bar, and Ctrl-C between its slices (found by

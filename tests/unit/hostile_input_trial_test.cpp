@@ -154,6 +154,10 @@ TEST(HostileInput, OutputsNeverReplaceTheirInputsTheWorkingFolderOrAUsersFolderA
   EXPECT_EQ(trace.code, kExitBadInput);
   EXPECT_TRUE(contains(trace.err, "is an input of this command")) << trace.err;
   EXPECT_EQ(std::filesystem::file_size(scenario), before);
+  // Nor does a trace go where step prints its result (a tester's trial: two JSON documents on stdout, exit 0).
+  const auto stdout_trace = trainsim({"step", scenario, "--json", "--trace", "/dev/stdout"});
+  EXPECT_EQ(stdout_trace.code, kExitBadInput);
+  EXPECT_TRUE(contains(stdout_trace.err, "is standard output, where step prints its result")) << stdout_trace.err;
   // Nor does a report folder replace an input under one of its file names: the scenario itself, or a failure file, as
   // result.json or summary.md in the folder named (a tester's trial: both were replaced, exit 0).
   const std::string inside = dir.write("o/result.json", [&] {
