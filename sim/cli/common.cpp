@@ -284,7 +284,8 @@ void print_run(const results::RunSummary& r, const cost::CostSummary& c, const s
   }
   out << "  load          " << secs(ck.load_s) << " s"
       << (ck.load_basis.empty() ? std::string(" (given)") : " = " + ck.load_basis) << "\n";
-  out << "spares          " << r.spares << " nodes; when none is left: " << r.on_spares_exhausted << "\n";
+  out << "spares          " << r.spares << (r.spares == 1 ? " node" : " nodes")
+      << "; when none is left: " << r.on_spares_exhausted << "\n";
   const double waiting = r.accounting.wall_s > 0 ? r.accounting.waiting_for_repair_s / r.accounting.wall_s : 0.0;
   if (waiting > 0.5)
     out << "WAITING         " << pct(waiting) << " of the wall time waiting for repairs: " << results::waiting_remedy(r)

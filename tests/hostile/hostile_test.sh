@@ -172,7 +172,9 @@ special_outputs=(
 )
 for entry in "${special_outputs[@]}"; do
   read -r name file_expect dir_expect o <<<"$entry"
-  t "step-trace>$name" "$file_expect" "$trainsim" step "$good" --trace "$o" -q
+  # step prints its result on stdout: a trace there too is refused (two documents in one stream).
+  t "step-trace>$name" "$( [ "$name" = stdout ] && echo bad || echo "$file_expect")" \
+    "$trainsim" step "$good" --trace "$o" -q
   t "check-junit>$name" "$( [ "$file_expect" = ok ] && echo any || echo "$file_expect")" \
     "$trainsim" check "$good" --junit "$o" --threads 1
   t "import-o>$name" "$file_expect" "$trainsim" import megatron "$in/launch.sh" -o "$o" --partial -q
