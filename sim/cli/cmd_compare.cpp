@@ -14,6 +14,8 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <set>
+#include <string>
 #include <variant>
 
 namespace sim::cli {
@@ -105,6 +107,7 @@ Side read_result(const base::JsonDocument& doc) {
   base::JsonReader root = doc.root(diag);
   root.optional("scenario", side.name);
   root.optional("trials", side.trials);
+  std::set<std::string> missing;
   if (root.kind("work") == base::JsonReader::Kind::Object)
     if (auto work = root.required_object("work")) work->optional("mode", side.work);
   for (std::size_t i = 0; i < kMetricCount; ++i) {
@@ -120,6 +123,8 @@ Side read_result(const base::JsonDocument& doc) {
     const bool optional_field = key == "cost_usd.cvar95" || object == "step";
     if (root.kind(object) == base::JsonReader::Kind::Null) continue;  // e.g. cost_usd null: no cost model
     if (optional_field && root.kind(object) == base::JsonReader::Kind::Missing) continue;
+    // A missing object is reported once, not once per field compared in it (a tester's trial: /goodput twice).
+    if (root.kind(object) == base::JsonReader::Kind::Missing && !missing.insert(std::string(object)).second) continue;
     auto sub = root.required_object(object);
     if (!sub) continue;
     const std::string_view member = key.substr(dot + 1);

@@ -193,6 +193,14 @@ TEST(CompareCommand, RejectsResultsNoRunProduces) {
     EXPECT_NE(o.err.find(file + ": " + fragment), std::string::npos) << o.err;
   };
   refused(result("negative.json", "-5", "0.9", "0.1"), "/time_to_train_days/p50: -5 is negative");
+  // A missing object is named once, not once per field compared in it (a tester's trial: /goodput twice).
+  nlohmann::json no_goodput = nlohmann::json::parse(std::ifstream(good));
+  no_goodput.erase("goodput");
+  const auto missing = trainsim({"compare", good, dir.write("no_goodput.json", no_goodput.dump())});
+  EXPECT_EQ(missing.code, kExitBadInput);
+  const auto first = missing.err.find("/goodput: missing required field");
+  ASSERT_NE(first, std::string::npos) << missing.err;
+  EXPECT_EQ(missing.err.find("/goodput: missing required field", first + 1), std::string::npos) << missing.err;
   refused(result("above_p90.json", "9", "0.9", "0.1"), "/time_to_train_days/p50: p50 = 9 is above p90 = 6");
   refused(result("goodput.json", "5", "1e20", "0.1"), "/goodput/p50: 1e+20 is above 1");
   refused(result("probability.json", "5", "0.9", "-0.5"), "/p_deadline_miss: -0.5 is negative");
