@@ -90,7 +90,11 @@ FailureComponentSpec FailureComponentSpec::parse(JsonReader& in) {
     for (auto s : {FailureScope::Gpu, FailureScope::Node, FailureScope::Rack, FailureScope::Switch, FailureScope::Job})
       if (scope == to_string(s)) c.scope = s;
   }
-  in.required("mtbf", c.mtbf);
+  // Under a second no failure process of a real fleet; a run with such a component never finishes, and its counts
+  // read as if little had happened (a tester's trial: "1 ns", 1 interruption, 0 GPU-hours lost).
+  if (in.required("mtbf", c.mtbf) && c.mtbf.s > 0 && c.mtbf.s < 1.0)
+    in.error("mtbf",
+             "is under one second; an MTBF is at least \"1 s\" (a component failing faster never lets a job run)");
   in.accept("distribution");
   if (in.kind("distribution") == JsonReader::Kind::Object) {
     if (auto dist = in.required_object("distribution")) {

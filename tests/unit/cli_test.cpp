@@ -187,6 +187,12 @@ TEST_F(BadInput, AnUnnamedFailureComponentIsNamedByItsFullPath) {
                                     R"("reliability": { "failures": { "components": [
                                         { "name": "", "scope": "gpu", "mtbf": "1000 d" } ] },)"),
                    "/reliability/failures/components/0/name", "must not be empty");
+  // An MTBF under a second is no fleet's (a tester's trial: "1 ns" ran, reporting 1 interruption and 0 GPU-hours lost).
+  expect_bad_input(validate_variant(dir_, R"("reliability": {)",
+                                    R"("reliability": { "failures": { "components": [
+                                        { "name": "x", "scope": "gpu", "mtbf": "1 ns", "effect": "crash",
+                                          "repair": "1 h" } ] },)"),
+                   "/reliability/failures/components/0/mtbf", "is under one second");
 }
 
 TEST_F(BadInput, WrongSchema) {
