@@ -44,6 +44,7 @@ class Shell {
       exports_.environment(name);
     }
     if (inv.args) set_positional(*inv.args);
+    ex_.is_readonly = [this](const std::string& name) { return exports_.readonly(name); };
   }
 
   void run(std::string_view text, int first_line, int depth) {
@@ -57,8 +58,11 @@ class Shell {
     const int outer = depth_;
     depth_ = depth;
     const auto nodes = shell::parse(tokens, origin_);
-    if (depth == 0) top_ = &nodes;
+    const auto top = std::pair{top_, top_subshells_};  // a child shell's commands are its script's own
+    top_ = &nodes;
+    top_subshells_ = subshells_;
     exec(nodes);
+    std::tie(top_, top_subshells_) = top;
     depth_ = outer;
   }
 
@@ -90,7 +94,7 @@ class Shell {
       exec(nodes[i]);
       if (!abandoned_ || &nodes != top_) continue;
       stopped_ = abandoned_ = false;  // bash reads on at the next line
-      while (i + 1 < nodes.size() && nodes[i + 1].line == nodes[i].line)
+      while (i + 1 < nodes.size() && nodes[i + 1].line == std::max(nodes[i].line, nodes[i].end_line))
         ++i;
     }
   }
@@ -98,6 +102,7 @@ class Shell {
   void exec(const Node& n) {
     if (n.subshell) return subshell(n.line, [&] { exec_here(n); });
     exec_here(n);
+    if (const auto name = ex_.take_readonly_hit(); !name.empty()) abandon(n.line, name);  // $(( )), let
   }
 
   void exec_here(const Node& n) {
@@ -289,26 +294,6 @@ class Shell {
     return true;
   }
 
-  /// Runs `f` with a command's prefix assignments (`NNODES=4 bash -c "..."`) in effect, then puts the variables back:
-  /// bash gives them to that command's environment only, not to the script (nor to the command's own words).
-  template <class F>
-  void with_prefix(const std::vector<Token>& prefix, F&& f) {
-    std::vector<std::pair<std::string, std::optional<Var>>> saved;
-    for (const auto& t : prefix) {
-      const std::string name = assigned_name(t);
-      const auto it = ex_.vars().find(name);
-      saved.emplace_back(name, it == ex_.vars().end() ? std::nullopt : std::optional<Var>(it->second));
-    }
-    for (const auto& t : prefix)
-      ex_.assign(t);
-    f();
-    for (auto it = saved.rbegin(); it != saved.rend(); ++it)
-      if (it->second)
-        ex_.vars()[it->first] = std::move(*it->second);
-      else
-        ex_.vars().erase(it->first);
-  }
-
   /// Runs `f` as bash runs a subshell (bash manual, "Command Execution Environment": ( list ), a command of a pipeline,
   /// an asynchronous list, and a child shell such as bash -c, which then drops what is not exported): it starts with
   /// the script's variables and arguments, and what it assigns, shifts or unsets, and an exit, end with it.
@@ -339,7 +324,7 @@ class Shell {
     positional_ = positional;
   }
 
-  /// An exit, or an error bash stops at: what follows is not read, in the subshell (child shell) only if in one.
+  /// An exit: what follows is not read, in the subshell (child shell) only if in one.
   void stop(int line, const std::string& why) {
     stopped_ = true;
     out_.notes.push_back("line " + std::to_string(line) + ": " + why + "; what follows" +
@@ -355,12 +340,14 @@ class Shell {
                          " is readonly: bash refuses the assignment and skips the rest of the command it is in (the "
                          "line, or the compound command or subshell around it)");
     stopped_ = true;
-    abandoned_ = subshells_ == 0;
+    abandoned_ = subshells_ == top_subshells_;  // not inside a ( ) subshell of the script it runs in
   }
 
   /// (( expression )): evaluated with what it assigns (bash manual, "Conditional Constructs").
   std::optional<std::int64_t> arithmetic_command(const Token& t) {
-    return ex_.arithmetic(t.text, "((" + t.text + "))", t.line);
+    const auto v = ex_.arithmetic(t.text, "((" + t.text + "))", t.line);
+    if (const auto name = ex_.take_readonly_hit(); !name.empty()) abandon(t.line, name);
+    return v;
   }
 
   void simple(const Node& n) {
@@ -452,7 +439,7 @@ class Shell {
     // Expanded once: what the expansions assign stays in the script ($((N++)) in X=$((N++)) cmd), as bash has it.
     std::vector<std::pair<std::string, Var>> given;
     prefix = exports_.settable(prefix);  // bash leaves a readonly one out and runs the command
-    with_prefix(prefix, [&] {
+    ex_.with_prefix(prefix, [&] {
       for (const auto& t : prefix) {
         const Var& v = ex_.vars()[assigned_name(t)];
         given.emplace_back(assigned_name(t), v);
@@ -467,6 +454,7 @@ class Shell {
         });
         for (const auto& [name, v] : given)
           ex_.vars()[name] = v;
+        exports_.drop_readonly();  // a new bash process: no variable of its own is readonly
         run(text, line, depth_ + 1);
       });
     };
@@ -574,7 +562,8 @@ class Shell {
   int last_line_ = 1;  // the file's last line
   bool stopped_ = false;
   bool abandoned_ = false;                  // stopped_ by an error that ends only the script's current command
-  const std::vector<Node>* top_ = nullptr;  // the script's own commands
+  const std::vector<Node>* top_ = nullptr;  // the commands of the script (or child shell) being read
+  int top_subshells_ = 0;                   // subshells_ where it runs
   int subshells_ = 0;                       // subshells and child shells the walk is inside
   shell::Exports exports_;                  // what a child shell inherits
   std::size_t copied_ = 0;                  // bytes of variables copied for them

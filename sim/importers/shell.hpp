@@ -68,7 +68,7 @@ struct ShellScript {
   /// file of variables meant to be sourced), in the order of their first assignment.
   std::vector<std::pair<std::string, std::vector<ShellWord>>> values;
   std::vector<std::string> notes;  // "line 12: heredoc for python not read", ...
-  int exit_line = 0;               // the line where the script stops (`exit`, a readonly variable assigned); 0: none
+  int exit_line = 0;               // the line of an `exit` the walk ran (what follows is not read); 0: none
   std::string exit_reason;         // why it stops there
 };
 
@@ -134,6 +134,7 @@ struct Node {
   bool subshell = false;
   bool background = false;
   int after_comment = 0;  // Simple: ShellCommand::after_comment
+  int end_line = 0;       // the line of its last token (a compound's fi, done, esac, } or ))
 };
 
 std::vector<Token> tokenize(std::string_view text, const std::string& origin, int first_line, int depth);

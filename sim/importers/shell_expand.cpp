@@ -555,6 +555,10 @@ std::optional<std::int64_t> Expander::arithmetic(std::string_view expr, std::str
 
 void Expander::set_integer(const std::string& name, std::optional<std::int64_t> value, std::string_view shown,
                            int line) {
+  if (is_readonly && is_readonly(name)) {  // bash: "NAME: readonly variable"; the value stays
+    readonly_hit_ = name;
+    return;
+  }
   if (!value) {
     const std::string where = " at line " + std::to_string(line) +
                               " from an operand the file does not determine (or in a branch that depends on one)";

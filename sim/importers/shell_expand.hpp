@@ -3,12 +3,15 @@
 // Internal to the shell reader (shell.hpp); bounded like it (every word and all expansion together are capped).
 #pragma once
 #include "sim/importers/shell.hpp"
+#include "sim/importers/shell_relevance.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace sim::importers::shell {
@@ -81,8 +84,32 @@ class Expander {
   /// as written: its value, nullopt where an operand is unknown. What it assigns (=, +=, ++, ...) is made to the
   /// variables, as bash makes it; an expression bash fails on (08, a division by zero) is refused, naming the line.
   std::optional<std::int64_t> arithmetic(std::string_view expr, std::string_view shown, int line);
-  /// A variable set by arithmetic, or made unknown by it (nullopt), naming where.
+  /// A variable set by arithmetic, or made unknown by it (nullopt), naming where. A readonly one (`readonly`) keeps its
+  /// value, as bash refuses the assignment; take_readonly_hit() then names it.
   void set_integer(const std::string& name, std::optional<std::int64_t> value, std::string_view shown, int line);
+  /// Whether a variable is readonly (the shell's attributes; none unless set).
+  std::function<bool(const std::string&)> is_readonly;
+  /// The readonly variable an arithmetic assignment last tried to change, cleared; empty when none did.
+  std::string take_readonly_hit() { return std::exchange(readonly_hit_, std::string()); }
+  /// Runs `f` with a command's prefix assignments (`NNODES=4 bash -c "..."`) in effect, then puts the variables back:
+  /// bash gives them to that command's environment only, not to the script (nor to the command's own words).
+  template <class F>
+  void with_prefix(const std::vector<Token>& prefix, F&& f) {
+    std::vector<std::pair<std::string, std::optional<Var>>> saved;
+    for (const auto& t : prefix) {
+      const std::string name = assigned_name(t);
+      const auto it = vars_.find(name);
+      saved.emplace_back(name, it == vars_.end() ? std::nullopt : std::optional<Var>(it->second));
+    }
+    for (const auto& t : prefix)
+      assign(t);
+    f();
+    for (auto it = saved.rbegin(); it != saved.rend(); ++it)
+      if (it->second)
+        vars_[it->first] = std::move(*it->second);
+      else
+        vars_.erase(it->first);
+  }
 
  private:
   /// What one $-expansion gave.
@@ -115,6 +142,7 @@ class Expander {
 
   const std::string& origin_;
   std::map<std::string, Var> vars_;
+  std::string readonly_hit_;
   bool positional_given_ = false;
   std::string lookup_error_;  // why a variable's value is not an arithmetic expression bash evaluates
   std::size_t total_ = 0;

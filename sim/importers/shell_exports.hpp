@@ -27,6 +27,7 @@ class Exports {
   void unset(const std::vector<Token>& words);
   bool exported(const std::string& name) const { return names_.count(name) != 0; }
   bool readonly(const std::string& name) const { return readonly_.count(name) != 0; }
+  void drop_readonly() { readonly_.clear(); }
   /// `words` without those naming or assigning a readonly variable: bash refuses each ("X: readonly variable") and
   /// goes on with the others (export, declare, local, unset, a command's prefix assignments).
   std::vector<Token> settable(const std::vector<Token>& words) const;

@@ -57,6 +57,7 @@ class Parser {
       if ((t.kind == Token::Kind::Word || t.kind == Token::Kind::Op) && ends.contains(t.text)) break;
       if (t.kind == Token::Kind::Op && (t.text == ")" || t.text == ";;")) break;
       nodes.push_back(and_or());
+      nodes.back().end_line = t_[pos_ - 1].line;
       cut_ = 0;
       if (op("&")) {  // an asynchronous list: run in a subshell (bash manual, "Lists of Commands")
         nodes.back().subshell = true;

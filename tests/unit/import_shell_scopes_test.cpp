@@ -206,6 +206,15 @@ TEST(ShellScopes, AReadonlyVariableKeepsItsValueAsBashDoes) {
   EXPECT_EQ(heads, (W{"run1 2", "run2 2", "run4", "run6 2"})) << "bash 5.2 runs these four";
   EXPECT_EQ(s.exit_line, 0);
   EXPECT_TRUE(any_contains(s.notes, "line 3: TP is readonly")) << s.notes.front();
+  // Arithmetic assigns too: (( )), let and $(( )) are refused alike, and the rest of the line dropped; text after a
+  // compound's `fi` on its last line is dropped with it; a child shell (a new bash) has no readonly variable, and its
+  // own lines go on after one of its assignments is refused (a review of the first version: tp 4 for each of the
+  // first three, the last two refused as "no Megatron-LM flags").
+  for (const char* assign : {"(( TP = 4 ))", "let TP=4", "X=$(( TP = 4 ))"})
+    EXPECT_EQ(last_command("readonly TP=2\n" + std::string(assign) + "; run0\nrun $TP\n"), (W{"run", "2"})) << assign;
+  EXPECT_EQ(last_command("readonly TP=2\nif true; then TP=8\nfi; T2=$TP\nrun ${T2:-1}\n"), (W{"run", "1"}));
+  EXPECT_EQ(last_command("readonly TP=2\nexport TP\nbash -c 'TP=4; run $TP'\n"), (W{"run", "4"}));
+  EXPECT_EQ(last_command("bash <<'EOF'\nreadonly TP=2\nTP=4\nrun $TP\nEOF\n"), (W{"run", "2"}));
   const auto im = import_megatron_text(
       "#!/bin/bash\nreadonly TP=2\nTP=4\n"
       "torchrun --nproc_per_node 8 --nnodes 8 pretrain_gpt.py \\\n"
