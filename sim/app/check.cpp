@@ -404,8 +404,7 @@ class Checker {
   /// "3 of 20 trials never finish", or empty: a run-level number is then null, and a check on it fails (not bad input).
   std::string never_finished() const {
     const auto n = run_ ? run_->number("never_finished.trials") : std::nullopt;
-    if (!n || *n <= 0) return "";
-    return fmt(*n, 0) + " of " + fmt(run_->number("trials").value_or(0), 0) + " trials never finish";
+    return !n || *n <= 0 ? "" : fmt(*n, 0) + " of " + fmt(*run_->number("trials"), 0) + " trials never finish";
   }
 
   /// A metric in the step result, else the run's (nullopt: trials never finished); a path in neither is bad input.
@@ -415,11 +414,13 @@ class Checker {
       if (!v) continue;
       if (auto p = v->resolve(metric)) {
         if (auto x = v->number(*p)) return {*p, *x};
-        if (run_ && v == &*run_ && !never_finished().empty()) return {*p, std::nullopt};
+        // Null as trials never finished: the time to train, and its cost where priced (not a missing deadline).
+        const bool priced = v->number("cost_usd.burn_per_hour").has_value();
+        if (v != &*step_ && !never_finished().empty() &&
+            (p->starts_with("time_to_train_days.") || (p->starts_with("cost_usd.") && priced)))
+          return {*p, std::nullopt};
         throw base::ConfigError(where, at,
-                                "\"" + metric +
-                                    "\": the result has no number there (null: e.g. no price "
-                                    "or deadline to compute it from)");
+                                "\"" + metric + "\": the result has no number there (null: e.g. no price or deadline)");
       }
     }
     std::vector<std::string> all = step_->leaves();
@@ -525,8 +526,7 @@ class Checker {
     const std::string check = "baseline " + m.path;
     if (!value && a_.update_baseline)  // nothing to record, and a regression from any baseline
       throw base::ConfigError(baseline_path, "/metrics/" + m.path, never_finished() + ": no value to record");
-    if (!value)
-      return {check, "never", show(m.value, unit), Status::Failed, m.path + " regressed: " + never_finished()};
+    if (!value) return {check, "never", show(m.value, unit), Status::Failed, m.path + ": " + never_finished()};
     const double v = *value;
     if (a_.update_baseline) {
       const std::string before = new_baseline ? "(new)" : show(m.value, m.unit.empty() ? unit : m.unit);
