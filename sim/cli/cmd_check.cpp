@@ -193,6 +193,9 @@ int check_command(const CheckArgs& a, const Options& o, std::ostream& out, std::
     throw base::ConfigError(
         "--format", "",
         o.format + ": check prints its table (and --junit FILE writes JUnit XML for CI); accepted: table");
+  if (!a.junit.empty() && base::is_standard_output(a.junit))  // two documents in one stream (a review)
+    throw base::ConfigError("--junit", "",
+                            a.junit + " is standard output, where check prints its table; name a file or /dev/stderr");
   // One baseline file per scenario file name: two scenarios that share a name would read (or, with
   // --update-baseline, write) one file, the last of them winning.
   if (!a.baseline_dir.empty()) {

@@ -24,6 +24,7 @@ struct ScaleArgs {
   std::string scenario;
   std::vector<int> gpus;
   int trials = 200;
+  bool trials_given = false;  // the default is no request of the user's
   int threads = 0;
   bool json = false;
 };
@@ -63,7 +64,7 @@ int scale_command(const ScaleArgs& a, const Options& o, std::ostream& out, std::
         err << "note: --set " << key << " is not used: scale plans every parallel field but the global batch at each "
             << "size (trainsim run or plan --gpus keeps a layout of yours)\n";
   }
-  if (a.trials > base.reliability.trials && !o.quiet)
+  if (a.trials_given && a.trials > base.reliability.trials && !o.quiet)
     err << "note: --trials " << a.trials << ": each size runs at most the scenario's " << base.reliability.trials
         << " trials (reliability.trials)\n";
   std::vector<Row> rows;
@@ -209,6 +210,7 @@ void add_scale_command(CLI::App& app, const Options& o, CommandList& commands) {
   cmd->add_option("--gpus", a->gpus, "Cluster sizes, e.g. --gpus 64,512,4096,16384")->delimiter(',')->required();
   cmd->add_option("--trials", a->trials, "Monte Carlo trials per size (at most the scenario's)")
       ->check(CLI::Range(1, 1'000'000))
+      ->each([a](const std::string&) { a->trials_given = true; })
       ->capture_default_str();
   cmd->add_option("--threads", a->threads, "Worker threads (default: all cores); results do not depend on it")
       ->check(CLI::Range(1, 1024));

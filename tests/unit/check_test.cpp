@@ -242,6 +242,10 @@ TEST_F(Check, BaselinesAreOnePerScenarioFileAndRewrittenInTheSameBytes) {
       trainsim({"check", a, "--baseline", baselines(), "--update-baseline", "--junit", baselines() + "/s.json"});
   EXPECT_EQ(same.code, kExitBadInput) << same.out << same.err;
   EXPECT_TRUE(contains(same.err, "was written by this command already")) << same.err;
+  // Nor is the JUnit XML written where check prints its table (a review: both on stdout, exit 0).
+  auto to_stdout = trainsim({"check", a, "--junit", "/dev/stdout"});
+  EXPECT_EQ(to_stdout.code, kExitBadInput);
+  EXPECT_TRUE(contains(to_stdout.err, "is standard output, where check prints its table")) << to_stdout.err;
   EXPECT_EQ(read(baselines() + "/s.json"), first);
   // A baseline of zero: the change is absolute, not +0.00%.
   dir_.write("z/s.json", R"({"schema": "trainsim.baseline/1", "scenario": "check-test",

@@ -316,6 +316,14 @@ TEST(ScalingStudy, SameModelAtSeveralSizesWithThePlannersBestStrategy) {
   EXPECT_NE(notes.err.find("note: --set parallel.tp is not used"), std::string::npos) << notes.err;
   EXPECT_NE(notes.err.find("note: --trials 100000: each size runs at most the scenario's"), std::string::npos)
       << notes.err;
+  // Not about the default of --trials, which the user did not give (a review: a scenario of 4 trials drew the note).
+  std::ifstream in(std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/examples/llama3-8b-64-h100.json");
+  auto few = nlohmann::json::parse(in);
+  few["reliability"]["trials"] = 4;
+  support::TempDir dir;
+  const auto quiet = support::trainsim({"scale", dir.write("few.json", few.dump()), "--gpus", "16", "--threads", "1"});
+  ASSERT_EQ(quiet.code, cli::kExitOk) << quiet.err;
+  EXPECT_EQ(quiet.err.find("note: --trials"), std::string::npos) << quiet.err;
 }
 
 // A size's row names every field the planner chose, so that it can be run: on a model with experts the expert-parallel
