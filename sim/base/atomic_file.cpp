@@ -174,15 +174,35 @@ void refuse_linked_parents(const std::string& shown, const fs::path& path) {
   }
 }
 
-std::int64_t changed_ns(const struct stat& st) {
-  return static_cast<std::int64_t>(st.st_ctim.tv_sec) * 1'000'000'000 + st.st_ctim.tv_nsec;
+/// A written file's identity: its inode, status change time and resolved path (an inode freed and reused is another
+/// file, even within one tick of a coarse clock; the same file named another way is the same).
+std::string output_key(const std::string& path, const struct stat& st) {
+  std::error_code ec;
+  return std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" + std::to_string(st.st_ctim.tv_sec) + "." +
+         std::to_string(st.st_ctim.tv_nsec) + ":" + fs::weakly_canonical(path, ec).string();
 }
 
 /// Each file this command wrote, for was_written.
 void note_outputs(const std::vector<std::string>& paths) {
   for (const auto& p : paths)
-    if (struct stat st{}; ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode))
-      note_written(static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino), changed_ns(st));
+    if (struct stat st{}; ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode)) note_written(output_key(p, st));
+}
+
+/// A regular file an output would replace that this command read, or wrote as another output: refused (a user trial:
+/// `step s.json --trace s.json` replaced the scenario; a tester's: the scenario saved as DIR/result.json under
+/// run --out DIR, and check --junit naming the baseline it wrote). `in_folder`: the report folder it is written in.
+void refuse_replacing(const std::string& path, const struct stat& st, bool may_replace_input,
+                      const std::string& in_folder) {
+  if (!S_ISREG(st.st_mode)) return;
+  const std::string name_another = in_folder.empty() ? "name another file" : "name another folder";
+  if (was_written(output_key(path, st)))
+    throw ConfigError(path, "", "was written by this command already, as another of its outputs; " + name_another);
+  if (!may_replace_input && was_read(static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)))
+    throw ConfigError(
+        path, "",
+        "is an input of this command (it was read to compute the output)" +
+            (in_folder.empty() ? "" : ", and trainsim writes a report file of that name in " + in_folder) + "; " +
+            name_another);
 }
 
 }  // namespace
@@ -209,12 +229,7 @@ void write_file_atomic(const std::string& path, std::string_view content, bool m
     g_committed = 1;
     return;
   }
-  if (S_ISREG(st.st_mode) && !may_replace_input &&
-      was_read(static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)))
-    throw ConfigError(path, "", "is an input of this command (it was read to compute the output); name another file");
-  if (S_ISREG(st.st_mode) &&
-      was_written(static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino), changed_ns(st)))
-    throw ConfigError(path, "", "was written by this command already, as another of its outputs; name another file");
+  refuse_replacing(path, st, may_replace_input, "");
   const fs::path target(path);
   if (target.filename().empty()) refuse(path, "names a folder (it ends in /)");
   const fs::path dir = target.parent_path().empty() ? fs::path(".") : target.parent_path();
@@ -355,15 +370,7 @@ std::vector<std::string> write_file_set(const std::string& dir,
       throw ConfigError((d / name).string(), "",
                         "exists and is not a regular file; trainsim writes a report file of "
                         "that name: move it away or name another folder");
-    // An input under a report file's name (run s/result.json --out s): refused as write_file_atomic refuses it (a
-    // user trial: the scenario was replaced by the result, exit 0).
-    if (was_written(static_cast<std::uint64_t>(f.st_dev), static_cast<std::uint64_t>(f.st_ino), changed_ns(f)))
-      throw ConfigError((d / name).string(), "", "was written by this command already, as another of its outputs");
-    if (was_read(static_cast<std::uint64_t>(f.st_dev), static_cast<std::uint64_t>(f.st_ino)))
-      throw ConfigError((d / name).string(), "",
-                        "is an input of this command (it was read to compute the output), and trainsim writes a "
-                        "report file of that name in " +
-                            dir + ": name another folder");
+    refuse_replacing((d / name).string(), f, false, dir);
   }
   const fs::path fresh = parent / ("." + d.filename().string().substr(0, 200) + ".new-" + random_suffix());
   if (::mkdir(fresh.c_str(), 0777) != 0) throw ConfigError(dir, "", "cannot write: " + errno_text(errno));

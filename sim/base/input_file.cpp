@@ -5,7 +5,6 @@
 #include "sim/base/errors.hpp"
 
 #include <cerrno>
-#include <map>
 #include <mutex>
 #include <set>
 #include <utility>
@@ -23,8 +22,8 @@ std::set<std::pair<std::uint64_t, std::uint64_t>>& inputs() {
   static std::set<std::pair<std::uint64_t, std::uint64_t>> read;
   return read;
 }
-std::map<std::pair<std::uint64_t, std::uint64_t>, std::int64_t>& outputs() {
-  static std::map<std::pair<std::uint64_t, std::uint64_t>, std::int64_t> written;  // -> status change time, ns
+std::set<std::string>& outputs() {
+  static std::set<std::string> written;
   return written;
 }
 std::mutex& inputs_mutex() {
@@ -39,15 +38,14 @@ bool was_read(std::uint64_t device, std::uint64_t inode) {
   return inputs().count({device, inode}) != 0;
 }
 
-void note_written(std::uint64_t device, std::uint64_t inode, std::int64_t changed_ns) {
+void note_written(const std::string& key) {
   const std::lock_guard<std::mutex> lock(inputs_mutex());
-  outputs()[{device, inode}] = changed_ns;
+  outputs().insert(key);
 }
 
-bool was_written(std::uint64_t device, std::uint64_t inode, std::int64_t changed_ns) {
+bool was_written(const std::string& key) {
   const std::lock_guard<std::mutex> lock(inputs_mutex());
-  const auto it = outputs().find({device, inode});
-  return it != outputs().end() && it->second == changed_ns;
+  return outputs().count(key) != 0;
 }
 
 void forget_inputs() {

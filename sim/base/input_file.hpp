@@ -21,11 +21,11 @@ std::string read_input_file(const std::string& path, std::string_view what, std:
 /// inode however they were named: write_file_atomic refuses to replace one of them (found by a user trial:
 /// `step s.json --trace s.json` replaced the scenario it had just read).
 bool was_read(std::uint64_t device, std::uint64_t inode);
-/// The regular files this command wrote (write_file_atomic, write_file_set), by device, inode and status change time
-/// (an inode freed and reused is another file): a second output naming one of them is refused, not written over the
-/// first (a tester's trial: check --update-baseline --junit naming the baseline file).
-void note_written(std::uint64_t device, std::uint64_t inode, std::int64_t changed_ns);
-bool was_written(std::uint64_t device, std::uint64_t inode, std::int64_t changed_ns);
+/// The regular files this command wrote (write_file_atomic, write_file_set), each by a key of its identity
+/// (atomic_file.cpp: inode, status change time, resolved path): a second output naming one of them is refused, not
+/// written over the first (a tester's trial: check --update-baseline --junit naming the baseline file).
+void note_written(const std::string& key);
+bool was_written(const std::string& key);
 /// Forgets the files read and written: each command starts with it.
 void forget_inputs();
 
