@@ -176,8 +176,9 @@ LayerWork linear_work(const LayerShape& s, double m, double n, double k);
 LayerWork embedding_work(const ModelSpec& m, const LayerShape& s);
 /// The final norm, output projection and cross-entropy loss on the last stage (logits in fp32 for the loss).
 LayerWork output_work(const ModelSpec& m, const LayerShape& s);
-/// Bytes per logit the loss moves in its forward and its backward (memory-bound kernels; see CrossEntropy).
-std::pair<double, double> cross_entropy_bytes(CrossEntropy loss);
+/// Bytes per logit the loss moves in its forward and its backward (memory-bound kernels; see CrossEntropy), its logits
+/// sharded over tensor-parallel ranks or not, and already fp32 (fp32 / tf32 training) or 16-bit.
+std::pair<double, double> cross_entropy_bytes(CrossEntropy loss, bool vocab_parallel, bool fp32_logits);
 /// A multi-token-prediction module's own work (DeepSeek-V3, arXiv:2412.19437, Sec. 2.2): the shifted tokens'
 /// embedding, the two RMSNorms and their concatenation projected from 2h to h. Its transformer layer is a layer's
 /// work and its prediction head the output layer's (shared with the main model); the step plan runs the three on

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <string>
-#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -253,14 +252,20 @@ TEST(LayerCosts, EagerKernelsMoveTheBytesOfPyTorchsSeparateOps) {
 }
 
 TEST(LayerCosts, TheLossMovesTheBytesOfItsImplementation) {
-  // Llama 3 8B's output layer over TP 2, one 8k sequence: 8192 x 64128 logits per rank. Megatron-LM's unfused
-  // vocab_parallel_cross_entropy moves 38 B per logit forward (fp32 copy 6, max 4, in-place subtract, exp and divide 8
-  // each, sum 4) and 14 backward (in-place multiply 8, cast back 6); PyTorch eager cross_entropy on fp32 logits 22
-  // and 26; a fused loss 12 and 8. The GEMMs do not change.
+  // Llama 3 8B's output layer, one 8k sequence, each loss as the kernels it runs, byte by byte (bytes read + written
+  // per logit). The 16-bit logits' copy to fp32 and the gradient's cast back are 2 + 4 and 4 + 2; fp32 training has
+  // neither. The GEMMs do not change.
+  const double cast = 6;
+  // Megatron-Core's vocab_parallel_cross_entropy: max (4), in-place subtract, exp, divide (4 + 4 each), sum (4);
+  // backward the in-place multiply (4 + 4).
+  const double unfused_fwd = 4 + 8 + 8 + 8 + 4, unfused_bwd = 8;
+  // PyTorch eager cross_entropy, one rank: log_softmax's max, sum and output passes (4 + 4 + 4 + 4); backward
+  // nll_loss's zeroed gradient (4), log_softmax's sum pass and both inputs read, the gradient written (4 + 4 + 4 + 4).
+  const double eager_fwd = 16, eager_bwd = 4 + 16;
+  // loss_parallel: max (4), x - max (4 + 4), exp (4 + 4), sum (4), the result (4 + 4); backward zeros (4), exp(x)
+  // (4 + 4), their sum (4 + 4 + 4), times the loss gradient (4 + 4).
+  const double parallel_fwd = 4 + 8 + 8 + 4 + 8, parallel_bwd = 4 + 8 + 12 + 8;
   const auto m = scenario::load_model("llama3-8b");
-  LayerShape s;
-  s.seq_len = 8192;
-  s.tp = 2;
   auto bytes = [](const PassWork& p, const std::string& name) {
     double b = 0;
     for (const auto& seg : p.segments)
@@ -268,15 +273,28 @@ TEST(LayerCosts, TheLossMovesTheBytesOfItsImplementation) {
         if (name == k.name) b += k.bytes;
     return b;
   };
-  const double logits = 8192.0 * m.vocab / 2;
-  const double flops = output_work(m, s).forward.executed_flops;
-  for (const auto& [loss, fwd, bwd] : {std::tuple{CrossEntropy::Fused, 12.0, 8.0},
-                                       {CrossEntropy::Unfused, 38.0, 14.0},
-                                       {CrossEntropy::Upcast, 22.0, 26.0}}) {
-    s.loss = loss;
+  struct Case {
+    CrossEntropy loss;
+    int tp;
+    double act_bytes, fwd, bwd;
+  };
+  for (const Case& c : {Case{CrossEntropy::Fused, 2, 2, 12, 8},
+                        Case{CrossEntropy::Unfused, 2, 2, unfused_fwd + cast, unfused_bwd + cast},
+                        Case{CrossEntropy::Unfused, 2, 4, unfused_fwd, unfused_bwd},
+                        Case{CrossEntropy::Upcast, 1, 2, eager_fwd + cast, eager_bwd + cast},
+                        Case{CrossEntropy::Upcast, 2, 2, parallel_fwd + cast, parallel_bwd + cast},
+                        Case{CrossEntropy::Upcast, 1, 4, eager_fwd, eager_bwd}}) {
+    LayerShape s;
+    s.seq_len = 8192;
+    s.tp = c.tp;
+    s.act_bytes = c.act_bytes;
+    const double logits = 8192.0 * m.vocab / c.tp;
+    const double flops = output_work(m, s).forward.executed_flops;
+    s.loss = c.loss;
     const auto w = output_work(m, s);
-    EXPECT_DOUBLE_EQ(bytes(w.forward, "cross_entropy"), fwd * logits);
-    EXPECT_DOUBLE_EQ(bytes(w.backward_input, "cross_entropy_bwd"), bwd * logits);
+    EXPECT_DOUBLE_EQ(bytes(w.forward, "cross_entropy"), c.fwd * logits) << static_cast<int>(c.loss) << " tp " << c.tp;
+    EXPECT_DOUBLE_EQ(bytes(w.backward_input, "cross_entropy_bwd"), c.bwd * logits)
+        << static_cast<int>(c.loss) << " tp " << c.tp;
     EXPECT_DOUBLE_EQ(w.forward.executed_flops, flops);
   }
 }
