@@ -6,6 +6,17 @@
 
 namespace sim::importers::shell {
 
+namespace {
+
+/// The variable a builtin's word names: NAME=value's NAME, or the word itself.
+std::string named(const Token& t) {
+  const bool assigns =
+      t.kind == Token::Kind::ArrayAssign || (t.kind == Token::Kind::Word && assignment_name(t.text) > 0);
+  return assigns ? assigned_name(t) : t.text;
+}
+
+}  // namespace
+
 void Exports::declared(const std::string& builtin, const std::vector<Token>& words) {
   bool exports = builtin == "export" || all_, options = true, locks = builtin == "readonly";
   for (const auto& t : words) {
@@ -17,9 +28,7 @@ void Exports::declared(const std::string& builtin, const std::vector<Token>& wor
       continue;
     }
     options = false;
-    const bool assigns =
-        t.kind == Token::Kind::ArrayAssign || (t.kind == Token::Kind::Word && assignment_name(t.text) > 0);
-    const std::string name = assigns ? assigned_name(t) : t.text;
+    const std::string name = named(t);
     if (locks) readonly_.insert(name);
     if (exports) {
       names_.insert(name);
@@ -44,11 +53,8 @@ void Exports::set_options(const std::vector<Token>& words) {
 
 std::vector<Token> Exports::settable(const std::vector<Token>& words) const {
   std::vector<Token> kept;
-  for (const auto& t : words) {
-    const bool assigns =
-        t.kind == Token::Kind::ArrayAssign || (t.kind == Token::Kind::Word && assignment_name(t.text) > 0);
-    if (!readonly(assigns ? assigned_name(t) : t.text)) kept.push_back(t);
-  }
+  for (const auto& t : words)
+    if (!readonly(named(t))) kept.push_back(t);
   return kept;
 }
 

@@ -67,7 +67,7 @@ execution::StepInputs step_inputs(const PlanProblem& p, const ParallelConfig& c,
   in.attention_kernel = p.attention_kernel;
   in.eager_kernels = p.eager_kernels;
   in.repeated_kv = p.repeated_kv;
-  in.cross_entropy = p.cross_entropy;
+  in.cross_entropy = p.memory.cross_entropy;
   in.sp_batch_first = p.sp_batch_first;
   in.moe_imbalance = p.memory.moe_load(layout.ep);
   in.moe_routed_done = p.memory.moe_routed_done();

@@ -108,9 +108,8 @@ struct PlanProblem {
   hardware::Dtype dtype = hardware::Dtype::Bf16;
   workload::Fp8Scaling fp8_scaling = workload::Fp8Scaling::Delayed;
   hardware::AttentionKernel attention_kernel = hardware::AttentionKernel::Fused;
-  bool eager_kernels = false;  // training.kernels "eager" (StepInputs::eager_kernels)
-  bool repeated_kv = false;    // training.attention_kv "repeated" (StepInputs::repeated_kv)
-  workload::CrossEntropy cross_entropy = workload::CrossEntropy::Fused;  // training.cross_entropy
+  bool eager_kernels = false;   // training.kernels "eager" (StepInputs::eager_kernels)
+  bool repeated_kv = false;     // training.attention_kv "repeated" (StepInputs::repeated_kv)
   bool sp_batch_first = false;  // training.sp_layout "batch_first" (StepInputs::sp_batch_first)
   /// Values of the fixed fields, and global_batch, order and layers_per_stage (the scenario's, never searched).
   parallel::ParallelConfig parallel;

@@ -36,7 +36,6 @@ planner::PlanProblem plan_problem(const Scenario& s, const planner::PlanOptions&
   p.attention_kernel = s.training.attention_kernel;
   p.eager_kernels = s.training.eager_kernels;
   p.repeated_kv = s.training.repeated_kv;
-  p.cross_entropy = s.memory.cross_entropy;
   p.sp_batch_first = s.training.sp_batch_first;
   p.parallel = s.parallel;
   p.fixed = planner::FixedFields::from_keys(s.parallel_fixed);
