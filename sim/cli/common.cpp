@@ -251,7 +251,7 @@ void print_run(const results::RunSummary& r, const cost::CostSummary& c, const s
     out << ")";
   }
   out << ", overhead " << pct(ck.overhead_fraction) << "\n";
-  if (ck.policy == "fixed" && r.work == "steps" && ck.interval_s >= r.failure_free_days * 86400.0)
+  if (ck.policy == "fixed" && ck.past_the_run)
     out << "  no checkpoint the interval is longer than the run's " << fmt(r.failure_free_days, 1)
         << " d of compute: every failure restarts it from the beginning"
         << (std::isfinite(ck.optimum_interval_s)
@@ -274,14 +274,10 @@ void print_run(const results::RunSummary& r, const cost::CostSummary& c, const s
                    : std::string())
       << "\n";
   // An asynchronous checkpoint waits for the previous write: a given interval shorter than one write is raised.
-  const scenario::CheckpointConfig& given = s.reliability.checkpoint;
-  if (ck.policy == "fixed" && ck.async && r.step_time_s > 0) {
-    const double asked = given.interval_steps > 0 ? static_cast<double>(given.interval_steps)
-                                                  : std::max(1.0, std::round(given.interval.seconds() / r.step_time_s));
-    if (ck.interval_steps > asked)
-      out << "  raised        from the given " << fmt(asked, 0) << (asked == 1 ? " step" : " steps")
-          << " to one durable write: an asynchronous checkpoint starts only once the previous one is written\n";
-  }
+  if (ck.policy == "fixed" && ck.interval_steps > ck.asked_interval_steps)
+    out << "  raised        from the given " << fmt(ck.asked_interval_steps, 0)
+        << (ck.asked_interval_steps == 1 ? " step" : " steps")
+        << " to one durable write: an asynchronous checkpoint starts only once the previous one is written\n";
   out << "  load          " << secs(ck.load_s) << " s"
       << (ck.load_basis.empty() ? std::string(" (given)") : " = " + ck.load_basis) << "\n";
   out << "spares          " << r.spares << (r.spares == 1 ? " node" : " nodes")

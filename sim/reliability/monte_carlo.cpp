@@ -168,6 +168,8 @@ results::RunSummary summarise(const RunInputs& in, const RunPlan& plan, const Ac
   s.checkpoint.policy = to_string(plan.policy);
   s.checkpoint.interval_s = plan.interval.seconds();
   s.checkpoint.interval_steps = plan.interval_steps;
+  s.checkpoint.asked_interval_steps = plan.asked_interval_steps;
+  s.checkpoint.past_the_run = plan.steps_mode && plan.interval >= plan.failure_free;
   // Without failures an optimum interval is "never" (the simulator's range stands in for it): no number, as for the
   // optimum below (a user trial found 2.84e9 s, about 90 years, in the JSON).
   if (plan.policy != CheckpointPolicy::Fixed && !std::isfinite(plan.mtbf.s))
@@ -184,8 +186,7 @@ results::RunSummary summarise(const RunInputs& in, const RunPlan& plan, const Ac
         plan.interval.seconds() > 0 ? wall_per_compute(plan.interval.seconds()) / wall_per_compute(opt) - 1 : 0.0;
     // An interval past the run's compute takes no checkpoint, where Daly's closed form (periodic checkpoints in an
     // unbounded run) has no meaning: it gave 1.6e+210% for 1000 days (a tester's trial).
-    if (plan.steps_mode && plan.interval >= plan.failure_free)
-      s.checkpoint.wall_vs_optimum = std::numeric_limits<double>::quiet_NaN();
+    if (s.checkpoint.past_the_run) s.checkpoint.wall_vs_optimum = std::numeric_limits<double>::quiet_NaN();
   } else {
     s.checkpoint.optimum_interval_s = std::numeric_limits<double>::quiet_NaN();
     s.checkpoint.wall_vs_optimum = std::numeric_limits<double>::quiet_NaN();

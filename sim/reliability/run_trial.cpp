@@ -81,6 +81,7 @@ RunPlan make_plan(const RunInputs& in, Time step0) {
   double steps = std::max(1.0, std::round(tau_s / step_s));
   if (in.checkpoint.policy == CheckpointPolicy::Fixed && in.checkpoint.interval_steps > 0)
     steps = in.checkpoint.interval_steps;
+  p.asked_interval_steps = steps;
   if (in.checkpoint.async) steps = std::max(steps, std::ceil(in.checkpoint.write.seconds() / step_s));
   p.interval_steps = std::min(steps, std::max(1.0, std::floor(kMaxIntervalS / step_s)));
   p.interval = Time::from_seconds(std::min(p.interval_steps * step_s, kMaxHorizonS));

@@ -43,15 +43,16 @@ struct RunPlan {
   std::vector<std::pair<std::int64_t, std::size_t>> trace;
   std::int64_t trace_span_ns = 0;
   JobShape job;
-  base::Time step0;           // healthy step time
-  double interval_steps = 0;  // steps between checkpoints (whole steps, at least 1)
-  base::Time interval;        // interval_steps x step0: the compute time between checkpoints, as used
-  base::Time blocking;        // training stops this long per checkpoint (write, or snapshot when async)
-  base::Time durable_lag;     // async: the background write after the snapshot; 0 when synchronous
-  base::Time drain_write;     // a straggler drain writes a full checkpoint before the restart
-  base::Time restart;         // scheduling + initialisation
-  base::Time node_swap;       // a failed node swapped for a spare, before the restart
-  base::Time load;            // checkpoint load
+  base::Time step0;                 // healthy step time
+  double interval_steps = 0;        // steps between checkpoints (whole steps, at least 1)
+  double asked_interval_steps = 0;  // the same before an asynchronous interval is raised to one durable write
+  base::Time interval;              // interval_steps x step0: the compute time between checkpoints, as used
+  base::Time blocking;              // training stops this long per checkpoint (write, or snapshot when async)
+  base::Time durable_lag;           // async: the background write after the snapshot; 0 when synchronous
+  base::Time drain_write;           // a straggler drain writes a full checkpoint before the restart
+  base::Time restart;               // scheduling + initialisation
+  base::Time node_swap;             // a failed node swapped for a spare, before the restart
+  base::Time load;                  // checkpoint load
   bool steps_mode = true;
   double total_steps = 0;
   base::Time window;

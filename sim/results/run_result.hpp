@@ -122,6 +122,10 @@ struct CheckpointSummary {
   std::string policy;         // fixed | young | daly
   double interval_s = 0;      // compute time between checkpoints, as used (whole steps)
   double interval_steps = 0;  // the same in optimizer steps
+  /// Not serialised: the interval asked for, in steps, before an asynchronous one is raised to one durable write;
+  /// and whether the interval is past the run's compute (no checkpoint is taken).
+  double asked_interval_steps = 0;
+  bool past_the_run = false;
   /// Daly's optimum for this job (its MTBF and blocking time; an asynchronous one at least one write), and how much
   /// longer the interval used makes the expected wall time than that optimum, by Daly's closed form (0 under "auto";
   /// NaN / null without failures, where no interval is optimal).
