@@ -184,8 +184,7 @@ results::RunSummary summarise(const RunInputs& in, const RunPlan& plan, const Ac
     s.checkpoint.optimum_interval_s = opt;
     s.checkpoint.wall_vs_optimum =
         plan.interval.seconds() > 0 ? wall_per_compute(plan.interval.seconds()) / wall_per_compute(opt) - 1 : 0.0;
-    // An interval past the run's compute takes no checkpoint, where Daly's closed form (periodic checkpoints in an
-    // unbounded run) has no meaning: it gave 1.6e+210% for 1000 days (a tester's trial).
+    // No checkpoint past the run's compute: Daly's closed form has no meaning there (1.6e+210% for 1000 days).
     if (s.checkpoint.past_the_run) s.checkpoint.wall_vs_optimum = std::numeric_limits<double>::quiet_NaN();
   } else {
     s.checkpoint.optimum_interval_s = std::numeric_limits<double>::quiet_NaN();
