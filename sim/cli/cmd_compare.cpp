@@ -245,11 +245,12 @@ int compare_command(const CompareArgs& a, const Options& o, std::ostream& out, s
   const Side& A = std::get<Side>(first);
   const Side& B = std::get<Side>(second);
   // What only a simulated scenario takes, given where nothing is simulated, is refused, not dropped (a tester's trial).
-  if (A.kind == "result" && B.kind == "result" && (a.trials > 0 || a.seed >= 0 || !o.sets.empty())) {
+  if (A.kind == "result" && B.kind == "result" && (a.trials > 0 || a.seed >= 0 || a.threads > 0 || !o.sets.empty())) {
     err << "error: "
-        << (a.trials > 0  ? "--trials"
-            : a.seed >= 0 ? "--seed"
-                          : "--set")
+        << (a.trials > 0    ? "--trials"
+            : a.seed >= 0   ? "--seed"
+            : a.threads > 0 ? "--threads"
+                            : "--set")
         << " applies to a scenario, which compare simulates; " << base::printable(A.source) << " and "
         << base::printable(B.source) << " are result files, compared as they are\n";
     return kExitBadInput;

@@ -115,14 +115,15 @@ TEST(CompareCommand, ReadsResultFiles) {
             std::string::npos)
       << notes.out;
   // What only a simulated scenario takes is refused for two result files, not dropped (a tester's trial: --trials,
-  // --seed and even an unknown --set key were ignored, exit 0).
+  // --seed, --threads and even an unknown --set key were ignored, exit 0).
   for (const std::vector<std::string>& extra :
-       {std::vector<std::string>{"--trials", "5"}, {"--seed", "9"}, {"--set", "bogus.key=1"}}) {
+       {std::vector<std::string>{"--trials", "5"}, {"--seed", "9"}, {"--threads", "2"}, {"--set", "bogus.key=1"}}) {
     std::vector<std::string> args = {"compare", dir_a + "/result.json", dir_b + "/result.json"};
     args.insert(args.end(), extra.begin(), extra.end());
     const auto r = trainsim(args);
     EXPECT_EQ(r.code, kExitBadInput) << extra[0] << ": " << r.out;
     EXPECT_NE(r.err.find("are result files"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(extra[0] + " applies to a scenario"), std::string::npos) << r.err;
   }
   // Different trial counts, and a window against a run to the end, are said.
   std::string window = default_text();
