@@ -137,9 +137,12 @@ bool read_integer(const Json& v, Int& out, Range r, JsonReader& self, std::strin
     return false;
   }
   if (!fits) {
-    self.error(key, v.dump() + " is out of range: a " + std::to_string(sizeof(Int) * 8) + "-bit signed integer, " +
-                        std::to_string(std::numeric_limits<Int>::min()) + " to " +
-                        std::to_string(std::numeric_limits<Int>::max()));
+    // The key's own bounds where it has them (a seed: at least 0), then the integer type's (a tester's trial: a seed
+    // of 1e30 was told the int64 range, negative half included).
+    const std::string lo = std::isfinite(r.min) ? fmt_number(r.min_exclusive ? std::floor(r.min) + 1 : std::ceil(r.min))
+                                                : std::to_string(std::numeric_limits<Int>::min());
+    const std::string hi = std::isfinite(r.max) ? fmt_number(r.max) : std::to_string(std::numeric_limits<Int>::max());
+    self.error(key, v.dump() + " is out of range; expected an integer from " + lo + " to " + hi);
     return true;  // handled (reported)
   }
   if (!check_range(static_cast<double>(value), r, self, key, v.dump())) return true;
