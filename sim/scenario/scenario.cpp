@@ -5,6 +5,7 @@
 #include "sim/scenario/cost_section.hpp"
 #include "sim/scenario/expect_section.hpp"
 #include "sim/scenario/failures_section.hpp"
+#include "sim/scenario/keys.hpp"
 #include "sim/scenario/training_section.hpp"
 
 #include "sim/base/json_reader.hpp"
@@ -485,6 +486,15 @@ Override Override::parse(std::string_view text) {
     const bool index = at > 0 && !seg.empty() && seg.find_first_not_of("0123456789") == std::string_view::npos;
     if (bracket != std::string_view::npos || index) {
       const std::string array = key.substr(0, bracket != std::string_view::npos ? at + bracket : at - 1);
+      // Said to be an array's element only where the key is one trainsim takes (a review: --set a.01=3 was told
+      // "a" is an array).
+      const auto named = [&](const std::vector<KeyDoc>& keys) {
+        return std::any_of(keys.begin(), keys.end(), [&](const KeyDoc& k) { return k.path == array; });
+      };
+      if (!named(extension_keys()) && !named(schema_keys()) && array.rfind("model.", 0) != 0)
+        throw ConfigError("--set " + key, "",
+                          "\"" + array + "\" is not a scenario key (trainsim describe keys lists them), so \"" +
+                              std::string(seg) + "\" indexes nothing");
       throw ConfigError("--set " + key, "",
                         "\"" + std::string(seg) +
                             "\" names an array element, which --set does not address; give the whole array: --set " +

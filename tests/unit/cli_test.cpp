@@ -276,6 +276,12 @@ TEST_F(BadInput, BadSetOverride) {
               std::string::npos)
         << o.err;
   }
+  // A key trainsim does not take is not called an array (a review: --set a.01=3).
+  o = trainsim({"--set", "parallel.a.01=3"});
+  EXPECT_EQ(o.code, kExitBadInput);
+  EXPECT_NE(o.err.find("\"parallel.a\" is not a scenario key (trainsim describe keys lists them)"), std::string::npos)
+      << o.err;
+  EXPECT_EQ(o.err.find("array element"), std::string::npos) << o.err;
 }
 
 TEST_F(BadInput, UnknownSubcommandOrOptionIsUsageError) {
