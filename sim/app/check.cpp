@@ -362,8 +362,8 @@ class Checker {
     // says so (an empty table read as "0 ok" passed a scenario whose expectations were forgotten, unremarked).
     if (s.expect.empty() && !baseline) {
       rep.rows.push_back({"fits", "true", "true", Status::Ok,
-                          "only feasibility and fit were checked: the scenario has no \"expect\" section and no "
-                          "--baseline was given"});
+                          "only feasibility and fit were checked: the scenario states no expectations (no or an "
+                          "empty \"expect\" section) and no --baseline was given"});
       return;
     }
     if (!baseline) return;

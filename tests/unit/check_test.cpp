@@ -139,10 +139,16 @@ TEST_F(Check, AScenarioWithNothingToCheckSaysWhatWasChecked) {
   auto o = trainsim({"check", bare, "--junit", junit()});
   EXPECT_EQ(o.code, kExitOk) << o.out << o.err;
   EXPECT_TRUE(contains(o.out, "1 scenario(s): 1 ok")) << o.out;
-  EXPECT_TRUE(
-      contains(o.err, "note: check-test: only feasibility and fit were checked: the scenario has no \"expect\""))
+  EXPECT_TRUE(contains(o.err,
+                       "note: check-test: only feasibility and fit were checked: the scenario states no "
+                       "expectations (no or an empty \"expect\" section)"))
       << o.err;
   EXPECT_TRUE(contains(read(junit()), "tests=\"1\" failures=\"0\"")) << read(junit());
+  // An empty section is not called absent (a review: "expect": {} was reported as "no expect section").
+  const auto empty = dir_.write("empty.json", scenario("{}"));
+  o = trainsim({"check", empty});
+  EXPECT_EQ(o.code, kExitOk) << o.out << o.err;
+  EXPECT_TRUE(contains(o.err, "states no expectations (no or an empty \"expect\" section)")) << o.err;
 }
 
 TEST_F(Check, MetExpectationsExitZeroIncludingRunLevelOnesInTheirUnits) {
