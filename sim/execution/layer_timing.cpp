@@ -52,7 +52,7 @@ base::Time kernel_time(const StepInputs& in, const workload::Kernel& k) {
     case workload::KernelKind::Attention:
       // m and n are the call's query and key lengths (the local chunk against the keys it attends to).
       return hardware::attention_time(hw.gpu, in.dtype, hw.efficiency, k.flops,
-                                      {in.attention_kernel, k.backward, std::min(k.m, k.n)});
+                                      {in.attention_kernel, k.backward, std::min(k.m, k.n), k.causal});
     case workload::KernelKind::Memory:
       return hardware::memory_time(hw.gpu, hw.efficiency, k.bytes);
   }

@@ -59,6 +59,14 @@ Efficiency Efficiency::parse(base::JsonReader& in) {
   opt("attention_flash2_backward", e.attention_flash2_backward, frac);
   opt("attention_flash2_seq_half", e.attention_flash2_seq_half, seq);
   opt("attention_flash2_backward_seq_half", e.attention_flash2_backward_seq_half, seq);
+  opt("attention_noncausal", e.attention_noncausal, frac);
+  opt("attention_noncausal_backward", e.attention_noncausal_backward, frac);
+  opt("attention_noncausal_seq_half", e.attention_noncausal_seq_half, seq);
+  opt("attention_noncausal_backward_seq_half", e.attention_noncausal_backward_seq_half, seq);
+  opt("attention_flash2_noncausal", e.attention_flash2_noncausal, frac);
+  opt("attention_flash2_noncausal_backward", e.attention_flash2_noncausal_backward, frac);
+  opt("attention_flash2_noncausal_seq_half", e.attention_flash2_noncausal_seq_half, seq);
+  opt("attention_flash2_noncausal_backward_seq_half", e.attention_flash2_noncausal_backward_seq_half, seq);
   in.optional("hbm", e.hbm, frac);
   in.optional("kernel_overhead", e.kernel_overhead, base::Sign::NonNegative);
   in.optional("nvlink", e.nvlink, frac);
@@ -99,13 +107,20 @@ base::Time attention_time(const GpuSpec& gpu, Dtype dtype, const Efficiency& e, 
   const double fwd_half = e.attention_seq_half;
   const double bwd_half = e.attention_backward_seq_half.value_or(fwd_half);
   double eff = 0, half = 0;
+  // Without a causal mask: the class's non-causal rate where the profile has one, else its causal rate.
+  const auto pick = [&call](const std::optional<double>& noncausal, double causal) {
+    return call.causal ? causal : noncausal.value_or(causal);
+  };
   if (call.kernel != AttentionKernel::Fused) {
-    eff = call.backward ? e.attention_flash2_backward.value_or(bwd) : e.attention_flash2.value_or(fwd);
-    half = call.backward ? e.attention_flash2_backward_seq_half.value_or(bwd_half)
-                         : e.attention_flash2_seq_half.value_or(fwd_half);
+    eff = call.backward ? pick(e.attention_flash2_noncausal_backward, e.attention_flash2_backward.value_or(bwd))
+                        : pick(e.attention_flash2_noncausal, e.attention_flash2.value_or(fwd));
+    half = call.backward ? pick(e.attention_flash2_noncausal_backward_seq_half,
+                                e.attention_flash2_backward_seq_half.value_or(bwd_half))
+                         : pick(e.attention_flash2_noncausal_seq_half, e.attention_flash2_seq_half.value_or(fwd_half));
   } else {
-    eff = call.backward ? bwd : fwd;
-    half = call.backward ? bwd_half : fwd_half;
+    eff = call.backward ? pick(e.attention_noncausal_backward, bwd) : pick(e.attention_noncausal, fwd);
+    half = call.backward ? pick(e.attention_noncausal_backward_seq_half, bwd_half)
+                         : pick(e.attention_noncausal_seq_half, fwd_half);
   }
   // s / (s + s_half): the saturation the measured kernels show over sequence length (attention_microbenchmarks.json).
   if (call.seq > 0 && half > 0) eff *= call.seq / (call.seq + half);

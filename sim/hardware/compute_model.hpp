@@ -56,6 +56,18 @@ struct Efficiency {
   std::optional<double> attention_flash2_backward;
   std::optional<double> attention_flash2_seq_half;
   std::optional<double> attention_flash2_backward_seq_half;
+  /// The same rates for a call without a causal mask, which runs faster per executed FLOP: no diagonal tiles, no
+  /// rows of unequal length to balance over the SMs (cuDNN's forward at 16k tokens: 595 against 539 TFLOP/s causal;
+  /// FlashAttention-3 paper, attention_microbenchmarks.json). Context parallelism's calls off the diagonal are such
+  /// calls (each rank's queries against another rank's keys). Each defaults to its causal counterpart above.
+  std::optional<double> attention_noncausal;
+  std::optional<double> attention_noncausal_backward;
+  std::optional<double> attention_noncausal_seq_half;
+  std::optional<double> attention_noncausal_backward_seq_half;
+  std::optional<double> attention_flash2_noncausal;
+  std::optional<double> attention_flash2_noncausal_backward;
+  std::optional<double> attention_flash2_noncausal_seq_half;
+  std::optional<double> attention_flash2_noncausal_backward_seq_half;
   /// Fraction of HBM bandwidth achieved by memory-bound kernels (STREAM-like kernels reach ~80-90%).
   double hbm = 0.80;
   /// Fixed cost per kernel launch.
@@ -100,6 +112,7 @@ struct AttentionCall {
   AttentionKernel kernel = AttentionKernel::Fused;
   bool backward = false;  // the backward pass (else the forward, also when recomputed)
   double seq = 0;         // sequence length of one call: the shorter of its query and key lengths (0: long)
+  bool causal = true;     // a causal mask (else the attention_*noncausal* rates)
 };
 /// Time of a fused attention kernel of `flops` executed FLOPs:
 ///   t = flops / (peak_16bit * e_pass * s / (s + s_half_pass) * loop) + overhead

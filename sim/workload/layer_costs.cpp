@@ -162,17 +162,36 @@ void tp_leave(PassWork& p, const LayerShape& s, const Dims& d, const std::string
                             d.tokens * d.h * s.act_bytes, label));
 }
 
+/// A fused attention pass as its calls, `per_score` FLOPs per score of the non-causal s_local x s_kv block. Without
+/// context parallelism one call, causal where the model is. With it, each rank holds two of the sequence's 2cp chunks
+/// (i and 2cp-1-i, the load balancing of Megatron-LM's get_batch_on_this_cp_rank and of PyTorch's context_parallel):
+/// its queries against its own keys are one causal call of s_local (1/cp of its causal work), and the other cp-1
+/// steps attend to another rank's keys without a mask, one chunk against two (s_local / 2 the shorter length).
+std::vector<Kernel> flash_attention_calls(const LayerShape& s, const Dims& d, const char* name, double per_score,
+                                          bool backward) {
+  const double bh = d.b * d.q_heads;
+  const double total = bh * d.s_local * d.s_kv * per_score * (s.causal ? 0.5 : 1.0);
+  Kernel k{KernelKind::Attention, name, d.s_local, d.s_kv, d.d, bh, total, 0, true};
+  k.backward = backward;
+  k.causal = s.causal;
+  if (s.cp <= 1 || !s.causal) return {k};
+  Kernel diagonal = k, off = k;
+  diagonal.n = d.s_local;
+  diagonal.flops = std::min(total, bh * d.s_local * d.s_local * per_score * 0.5);
+  off.name = backward ? "flash_attn_bwd_cp" : "flash_attn_fwd_cp";
+  off.n = d.s_local / 2;
+  off.flops = total - diagonal.flops;
+  off.causal = false;
+  if (off.flops <= 0) return {diagonal};
+  return {diagonal, off};
+}
+
 std::vector<Kernel> attention_core_backward(const LayerShape& s, const Dims& d) {
   const double bh = d.b * d.q_heads;
   // FlashAttention's backward per score: QK^T again (2d FLOPs), dV = P^T dO and dP = dO V^T (2dv each), dQ = dS K and
   // dK = dS^T Q (2d each): 6d + 4dv, 2.5x the forward's 2d + 2dv when the widths are equal (MLA's are not: DeepSeek-V2/
   // V3's 192 and 128; a user trial found everything charged at 192).
-  if (s.flash_attention) {
-    const double flops = 2.0 * bh * d.s_local * d.s_kv * (3.0 * d.d + 2.0 * d.dv) * (s.causal ? 0.5 : 1.0);
-    Kernel k{KernelKind::Attention, "flash_attn_bwd", d.s_local, d.s_kv, d.d, bh, flops, 0, true};
-    k.backward = true;
-    return {k};
-  }
+  if (s.flash_attention) return flash_attention_calls(s, d, "flash_attn_bwd", 2.0 * (3.0 * d.d + 2.0 * d.dv), true);
   const double scores = bh * d.s_local * d.s_kv;
   std::vector<Kernel> out{gemm("context_dgrad_v", d.s_kv, d.dv, d.s_local, bh),
                           gemm("context_dgrad_p", d.s_local, d.s_kv, d.dv, bh)};
@@ -454,11 +473,8 @@ void add(PassWork& p, Segment s, double model_scale) {
 
 std::vector<Kernel> attention_core_forward(const LayerShape& s, const Dims& d) {
   const double bh = d.b * d.q_heads;
-  const double full = 2.0 * bh * d.s_local * d.s_kv * (d.d + d.dv);  // QK^T and PV, non-causal
-  if (s.flash_attention) {
-    return {Kernel{KernelKind::Attention, "flash_attn_fwd", d.s_local, d.s_kv, d.d, bh, full * (s.causal ? 0.5 : 1.0),
-                   0, true}};
-  }
+  // QK^T and PV, 2d + 2dv per score.
+  if (s.flash_attention) return flash_attention_calls(s, d, "flash_attn_fwd", 2.0 * (d.d + d.dv), false);
   const double scores = bh * d.s_local * d.s_kv;
   std::vector<Kernel> out{gemm("scores", d.s_local, d.s_kv, d.d, bh),
                           memory("scale_mask_softmax", scores * s.act_bytes * 2)};

@@ -94,6 +94,7 @@ struct Kernel {
   bool backward = false;       // a fused attention kernel's backward pass (timed at the backward's rate)
   bool mirror_once = false;    // a layout copy beside a collective: its backward mirror moves the same bytes, not twice
   double backward_bytes = -1;  // a memory kernel's backward mirror where the forward moved FP8; negative: 2 x bytes
+  bool causal = true;          // a fused attention call with a causal mask (else timed at the non-causal rate)
 };
 
 enum class CommKind {

@@ -65,6 +65,43 @@ TEST(AttentionModel, RateFollowsPassAndLength) {
   EXPECT_NEAR(rate({kTriton, true, 1000}), 0.0625 * sim::hardware::kTritonOverFlash2, 1e-6);
 }
 
+// A call without a causal mask takes the non-causal rates where the profile has them, each falling back to its causal
+// counterpart (a profile without them times both alike); a FlashAttention-2 call falls back to FlashAttention-2's.
+TEST(AttentionModel, UnmaskedCallsTakeTheNonCausalRates) {
+  Bench b;
+  auto& e = b.e;
+  e.attention = 0.5;
+  e.attention_backward = 0.4;
+  e.attention_seq_half = 1000;
+  e.attention_flash2 = 0.3;
+  auto rate = [&](const AttentionCall& c) { return b.rate(c); };
+  EXPECT_NEAR(rate({kFused, false, 1000, false}), 0.25, 1e-6);  // none given: the causal rates
+  EXPECT_NEAR(rate({kFlash2, false, 1000, false}), 0.15, 1e-6);
+  e.attention_noncausal = 0.6;
+  e.attention_noncausal_seq_half = 200;
+  EXPECT_NEAR(rate({kFused, false, 1000, false}), 0.5, 1e-6);  // 0.6 x 1000 / 1200
+  EXPECT_NEAR(rate({kFused, false, 1000, true}), 0.25, 1e-6);  // a causal call is as before
+  // backward: each number its causal counterpart, 0.4 x 1000 / 2000 (not the non-causal forward's)
+  EXPECT_NEAR(rate({kFused, true, 1000, false}), 0.2, 1e-6);
+  e.attention_noncausal_backward = 0.45;
+  e.attention_noncausal_backward_seq_half = 500;
+  EXPECT_NEAR(rate({kFused, true, 1000, false}), 0.3, 1e-6);
+  EXPECT_NEAR(rate({kFlash2, false, 1000, false}), 0.15, 1e-6) << "flash2 falls back to its own causal rate";
+  e.attention_flash2_noncausal = 0.36;
+  e.attention_flash2_noncausal_seq_half = 200;
+  EXPECT_NEAR(rate({kFlash2, false, 1000, false}), 0.3, 1e-6);
+  // The Hopper profiles: an unmasked call runs faster per FLOP than a causal one at every length measured.
+  const auto h100 = sim::scenario::load_hardware("h100-sxm5-80gb");
+  for (double seq : {512.0, 4096.0, 16384.0})
+    for (bool backward : {false, true})
+      for (auto kernel : {kFused, kFlash2}) {
+        const auto nc =
+            sim::hardware::attention_time(h100.gpu, b.bf16, h100.efficiency, 1e12, {kernel, backward, seq, false});
+        const auto c = sim::hardware::attention_time(h100.gpu, b.bf16, h100.efficiency, 1e12, {kernel, backward, seq});
+        EXPECT_LT(nc, c) << seq << " " << backward;
+      }
+}
+
 TEST(AttentionModel, IsolatedRatesRunAtTheGemmsTrainingLoopFraction) {
   Bench b;
   auto& e = b.e;
@@ -120,6 +157,17 @@ TEST(AttentionModel, ProfileKeysAreCheckedStrictly) {
   EXPECT_DOUBLE_EQ(e.attention_seq_half, 300);
   EXPECT_DOUBLE_EQ(e.attention_backward_seq_half.value_or(0), 700);
   EXPECT_DOUBLE_EQ(e.attention_flash2_backward_seq_half.value_or(0), 650);
+  // The non-causal eight, held to the same ranges.
+  d = parse(R"({"attention_noncausal": 0.63, "attention_noncausal_seq_half": 92, "attention_noncausal_backward": 0.55,
+               "attention_noncausal_backward_seq_half": 370, "attention_flash2_noncausal": 0.38,
+               "attention_flash2_noncausal_seq_half": 93, "attention_flash2_noncausal_backward": 0.33,
+               "attention_flash2_noncausal_backward_seq_half": 271})",
+            &e);
+  EXPECT_TRUE(d.empty());
+  EXPECT_DOUBLE_EQ(e.attention_noncausal.value_or(0), 0.63);
+  EXPECT_DOUBLE_EQ(e.attention_flash2_noncausal_backward_seq_half.value_or(0), 271);
+  d = parse(R"({"attention_noncausal": 0, "attention_flash2_noncausal_seq_half": -1})", &e);
+  EXPECT_EQ(d.size(), 2u);
 
   // gemm_isolated: a fraction, and never below the training-loop gemm (it is a derate, not a boost).
   d = parse(R"({"gemm": 0.7, "gemm_isolated": 0.6})", &e);

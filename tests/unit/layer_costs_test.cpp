@@ -110,6 +110,50 @@ TEST(LayerCosts, RepeatedKeysAndValuesMultiplyWhatContextParallelismMoves) {
   EXPECT_EQ(cp_bytes(layer_work(m, no_cp, RecomputeMode::None).forward), 0) << "nothing to move without CP";
 }
 
+/// Context parallelism's attention as its calls (load-balanced chunks i and 2cp-1-i per rank): one causal call on the
+/// rank's own keys, 1/cp of its work at length s/cp, and the rest without a mask at s/2cp, the calls off the diagonal
+/// that the non-causal kernel rates time. Same FLOPs in all as one causal call of s/cp queries against s keys.
+TEST(LayerCosts, ContextParallelAttentionIsOneCausalCallAndTheRestUnmasked) {
+  const auto m = scenario::load_model("llama3-8b");
+  auto attention = [&](const PassWork& p) {
+    std::vector<Kernel> out;
+    for (const auto& seg : p.segments)
+      for (const auto& k : seg.kernels)
+        if (k.kind == KernelKind::Attention) out.push_back(k);
+    return out;
+  };
+  LayerShape s;
+  s.seq_len = 131072;
+  const auto one = layer_work(m, s, RecomputeMode::None);
+  ASSERT_EQ(attention(one.forward).size(), 1u);
+  EXPECT_TRUE(attention(one.forward)[0].causal);
+  for (int cp : {2, 8}) {
+    s.cp = cp;
+    const auto w = layer_work(m, s, RecomputeMode::None);
+    for (const PassWork* p : {&w.forward, &w.backward_input}) {
+      const auto calls = attention(*p);
+      ASSERT_EQ(calls.size(), 2u) << "cp " << cp;
+      const double local = 131072.0 / cp;
+      EXPECT_TRUE(calls[0].causal);
+      EXPECT_EQ(calls[0].m, local);
+      EXPECT_EQ(calls[0].n, local);
+      EXPECT_FALSE(calls[1].causal);
+      EXPECT_EQ(std::min(calls[1].m, calls[1].n), local / 2);
+      const double total = calls[0].flops + calls[1].flops;
+      EXPECT_NEAR(calls[0].flops / total, 1.0 / cp, 1e-12) << "cp " << cp;
+      // The whole is what one call of the local queries against every key does (the causal half of s/cp x s):
+      // 4 x 32 heads x 128 per score forward, 2.5x that backward.
+      const double per_score = (p == &w.forward ? 1.0 : 2.5) * 4.0 * 128 * 32;
+      EXPECT_NEAR(total / (per_score * local * 131072 * 0.5), 1.0, 1e-12) << "cp " << cp;
+    }
+  }
+  // Without a causal mask nothing is split: every call is unmasked.
+  s.causal = false;
+  const auto encoder = attention(layer_work(m, s, RecomputeMode::None).forward);
+  ASSERT_EQ(encoder.size(), 1u);
+  EXPECT_FALSE(encoder[0].causal);
+}
+
 /// fp32 / tf32 training moves and touches 4-byte activations (LayerShape::act_bytes): every tensor- and
 /// context-parallel collective's payload and every memory-bound kernel's bytes double; the GEMMs are the same.
 TEST(LayerCosts, Fp32ActivationsDoubleTheCollectivesAndMemoryBoundBytes) {

@@ -34,7 +34,13 @@ AttentionPassFit fit_attention(const std::string& arch, const std::string& kerne
     series[p + (causal ? "" : "_nc")][r.at("seq").get<double>()] = r.at("tflops");
   }
   std::vector<Point> points;
-  if (pass == "forward") {
+  const bool causal = pass == "forward" || pass == "backward";
+  const bool backward = pass == "backward" || pass == "backward_noncausal";
+  if (!causal) {
+    // Measured without a mask, fitted as measured.
+    for (const auto& [s, t] : series[backward ? "backward_nc" : "forward_nc"])
+      points.push_back({s, t});
+  } else if (pass == "forward") {
     for (const auto& [s, t] : series["forward"])
       points.push_back({s, t});
   } else {
@@ -50,8 +56,8 @@ AttentionPassFit fit_attention(const std::string& arch, const std::string& kerne
   if (points.empty()) return best;
   const auto hw = sim::scenario::load_hardware(profile);
   const auto bf16 = *sim::hardware::dtype_from_string("bf16");
-  // One call per point: 16k tokens of 16 heads of 128, causal (the benchmark's shapes).
-  const double flops_per_s2 = 4.0 * 128 * 16 * 0.5 * (pass == "backward" ? 2.5 : 1.0);
+  // One call per point: 16k tokens of 16 heads of 128 (the benchmark's shapes), causal ones at half the scores.
+  const double flops_per_s2 = 4.0 * 128 * 16 * (causal ? 0.5 : 1.0) * (backward ? 2.5 : 1.0);
   double best_err = 1e300;
   for (int half = 0; half <= 3000; half += 1) {
     // For a given half the best efficiency is close to the geometric mean of measured / shape; search around it.
@@ -72,8 +78,8 @@ AttentionPassFit fit_attention(const std::string& arch, const std::string& kerne
       for (const auto& p : points) {
         const double batch = 16384 / p.seq;
         const double flops = flops_per_s2 * p.seq * p.seq * batch;
-        const double t = sim::hardware::attention_time(
-                             hw.gpu, bf16, e, flops, {sim::hardware::AttentionKernel::Fused, pass == "backward", p.seq})
+        const double t = sim::hardware::attention_time(hw.gpu, bf16, e, flops,
+                                                       {sim::hardware::AttentionKernel::Fused, backward, p.seq})
                              .seconds();
         err += std::pow(std::log(flops / t / 1e12 / p.tflops), 2);
       }

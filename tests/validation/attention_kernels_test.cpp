@@ -18,7 +18,7 @@ namespace {
 
 TEST(AttentionKernels, FitReproducesTheMeasuredPoints) {
   for (const char* kernel : {"flash2", "cudnn", "fa3"})
-    for (const char* pass : {"forward", "backward"}) {
+    for (const char* pass : {"forward", "backward", "forward_noncausal", "backward_noncausal"}) {
       const auto f = validation::fit_attention("sm_90", kernel, pass);
       SCOPED_TRACE(std::string(kernel) + " " + pass);
       EXPECT_EQ(f.points, 6);
@@ -44,6 +44,20 @@ TEST(AttentionKernels, HopperProfilesCarryTheFit) {
     EXPECT_NEAR(e.attention_flash2_seq_half.value_or(-1), flash2_fwd.seq_half, 0.5);
     EXPECT_NEAR(e.attention_flash2_backward.value_or(-1), flash2_bwd.efficiency, 5e-4);
     EXPECT_NEAR(e.attention_flash2_backward_seq_half.value_or(-1), flash2_bwd.seq_half, 0.5);
+    // Without a causal mask (context parallelism's calls off the diagonal).
+    const auto nc = [](const char* kernel, const char* pass) {
+      return validation::fit_attention("sm_90", kernel, pass);
+    };
+    EXPECT_NEAR(e.attention_noncausal.value_or(-1), nc("cudnn", "forward_noncausal").efficiency, 5e-4);
+    EXPECT_NEAR(e.attention_noncausal_seq_half.value_or(-1), nc("cudnn", "forward_noncausal").seq_half, 0.5);
+    EXPECT_NEAR(e.attention_noncausal_backward.value_or(-1), nc("cudnn", "backward_noncausal").efficiency, 5e-4);
+    EXPECT_NEAR(e.attention_noncausal_backward_seq_half.value_or(-1), nc("cudnn", "backward_noncausal").seq_half, 0.5);
+    EXPECT_NEAR(e.attention_flash2_noncausal.value_or(-1), nc("flash2", "forward_noncausal").efficiency, 5e-4);
+    EXPECT_NEAR(e.attention_flash2_noncausal_seq_half.value_or(-1), nc("flash2", "forward_noncausal").seq_half, 0.5);
+    EXPECT_NEAR(e.attention_flash2_noncausal_backward.value_or(-1), nc("flash2", "backward_noncausal").efficiency,
+                5e-4);
+    EXPECT_NEAR(e.attention_flash2_noncausal_backward_seq_half.value_or(-1),
+                nc("flash2", "backward_noncausal").seq_half, 0.5);
   }
 }
 

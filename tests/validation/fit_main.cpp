@@ -304,9 +304,9 @@ int main(int argc, char** argv) {
   // attention* efficiencies, held to these by AttentionKernels.HopperProfilesCarryTheFit.
   auto& att = mb["sm_90_attention"];
   att["source"] =
-      "tests/validation/attention_microbenchmarks.json (FlashAttention-3 paper, H100, head dim 128, causal)";
+      "tests/validation/attention_microbenchmarks.json (FlashAttention-3 paper, H100, head dim 128, causal and not)";
   for (const char* kernel : {"flash2", "cudnn", "fa3"})
-    for (const char* pass : {"forward", "backward"}) {
+    for (const char* pass : {"forward", "backward", "forward_noncausal", "backward_noncausal"}) {
       const auto f = validation::fit_attention("sm_90", kernel, pass);
       std::printf("isolated attention sm_90 %s %s: %d points, efficiency %.3f, seq_half %.0f, rms log error %.3f\n",
                   kernel, pass, f.points, f.efficiency, f.seq_half, f.rms);
