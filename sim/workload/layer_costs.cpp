@@ -162,11 +162,10 @@ void tp_leave(PassWork& p, const LayerShape& s, const Dims& d, const std::string
                             d.tokens * d.h * s.act_bytes, label));
 }
 
-/// A fused attention pass as its calls, `per_score` FLOPs per score of the non-causal s_local x s_kv block. Without
-/// context parallelism one call, causal where the model is. With it, each rank holds two of the sequence's 2cp chunks
-/// (i and 2cp-1-i, the load balancing of Megatron-LM's get_batch_on_this_cp_rank and of PyTorch's context_parallel):
-/// its queries against its own keys are one causal call of s_local (1/cp of its causal work), and the other cp-1
-/// steps attend to another rank's keys without a mask, one chunk against two (s_local / 2 the shorter length).
+/// A fused attention pass as its calls, `per_score` FLOPs per score of the unmasked s_local x s_kv block. With context
+/// parallelism each rank holds chunks i and 2cp-1-i of 2cp (Megatron-LM's get_batch_on_this_cp_rank, PyTorch's
+/// context_parallel): its own keys take one causal call of s_local (1/cp of its work), and the other cp-1 steps attend
+/// to another rank's keys without a mask, one chunk against two (s_local / 2 the shorter length).
 std::vector<Kernel> flash_attention_calls(const LayerShape& s, const Dims& d, const char* name, double per_score,
                                           bool backward) {
   const double bh = d.b * d.q_heads;
