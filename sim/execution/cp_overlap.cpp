@@ -12,12 +12,18 @@ using base::Time;
 Time cp_ring_exposed(const workload::PassWork& pass, std::size_t i, Time comm, int cp,
                      const std::function<Time(const workload::Kernel&)>& kernel_time) {
   if (cp < 2 || i + 1 >= pass.segments.size() || pass.segments[i + 1].is_comm) return comm;
-  Time attention;
+  // The causal call on the rank's own keys is step 0's attention, the unmasked calls the other steps' (layer_costs'
+  // flash_attention_calls); one call for the whole pass is cp equal steps.
+  Time masked, unmasked;
   for (const auto& k : pass.segments[i + 1].kernels)
-    if (k.kind == workload::KernelKind::Attention) attention += kernel_time(k);
+    if (k.kind == workload::KernelKind::Attention) (k.causal ? masked : unmasked) += kernel_time(k);
   const double steps = cp - 1;
-  const double per_step = static_cast<double>(comm.ns) / steps - static_cast<double>(attention.ns) / cp;
-  return Time{static_cast<std::int64_t>(std::llround(steps * std::max(0.0, per_step)))};
+  const double transfer = static_cast<double>(comm.ns) / steps;
+  double first = static_cast<double>(masked.ns), rest = static_cast<double>(unmasked.ns) / steps;
+  if (unmasked.ns == 0) first = rest = static_cast<double>(masked.ns) / cp;
+  // Transfer i runs beside step i's attention, i = 0 .. cp - 2.
+  const double exposed = std::max(0.0, transfer - first) + (steps - 1) * std::max(0.0, transfer - rest);
+  return Time{static_cast<std::int64_t>(std::llround(exposed))};
 }
 
 }  // namespace sim::execution

@@ -162,10 +162,9 @@ void tp_leave(PassWork& p, const LayerShape& s, const Dims& d, const std::string
                             d.tokens * d.h * s.act_bytes, label));
 }
 
-/// A fused attention pass as its calls, `per_score` FLOPs per score of the unmasked s_local x s_kv block. With context
-/// parallelism each rank holds chunks i and 2cp-1-i of 2cp (Megatron-LM's get_batch_on_this_cp_rank, PyTorch's
-/// context_parallel): its own keys take one causal call of s_local (1/cp of its work), and the other cp-1 steps attend
-/// to another rank's keys without a mask, one chunk against two (s_local / 2 the shorter length).
+/// A fused attention pass as its calls (`per_score` FLOPs per unmasked score). With context parallelism a rank holds
+/// chunks i and 2cp-1-i of 2cp (Megatron-LM's get_batch_on_this_cp_rank, PyTorch's context_parallel): its own keys take
+/// one causal call (1/cp of its work), the other cp-1 steps another rank's keys unmasked, one chunk against two.
 std::vector<Kernel> flash_attention_calls(const LayerShape& s, const Dims& d, const char* name, double per_score,
                                           bool backward) {
   const double bh = d.b * d.q_heads;
@@ -173,15 +172,16 @@ std::vector<Kernel> flash_attention_calls(const LayerShape& s, const Dims& d, co
   Kernel k{KernelKind::Attention, name, d.s_local, d.s_kv, d.d, bh, total, 0, true};
   k.backward = backward;
   k.causal = s.causal;
-  if (s.cp <= 1 || !s.causal) return {k};
+  // Sliding windows (fewer chunks than steps; Transformer Engine's ring refuses them): one causal call.
+  if (s.cp <= 1 || !s.causal || d.s_kv < s.seq_len) return {k};
   Kernel diagonal = k, off = k;
   diagonal.n = d.s_local;
-  diagonal.flops = std::min(total, bh * d.s_local * d.s_local * per_score * 0.5);
+  diagonal.flops = total / s.cp;
   off.name = backward ? "flash_attn_bwd_cp" : "flash_attn_fwd_cp";
   off.n = d.s_local / 2;
+  off.batch = bh * (s.cp - 1);  // the cp - 1 calls, one chunk against two each
   off.flops = total - diagonal.flops;
   off.causal = false;
-  if (off.flops <= 0) return {diagonal};
   return {diagonal, off};
 }
 

@@ -1,6 +1,7 @@
 // Context parallelism's key/value ring beside the attention it feeds (sim/execution/cp_overlap.hpp): the exposed time
 // by hand, and what the two exchange types do to a step.
 #include "sim/execution/cp_overlap.hpp"
+#include "sim/execution/layer_timing.hpp"
 #include "tests/support/step.hpp"
 
 #include <gtest/gtest.h>
@@ -50,6 +51,49 @@ TEST(CpRingOracle, EachTransferHidesBesideOneStepsAttention) {
   alone.segments = {pass.segments.front()};
   EXPECT_EQ(cp_ring_exposed(alone, 0, ms(9), 4, timed), ms(9));
   EXPECT_EQ(cp_ring_exposed(pass, 0, ms(9), 1, timed), ms(9));
+}
+
+// Step 0 runs the causal call on the rank's own keys, the other steps the unmasked calls (layer_costs'
+// flash_attention_calls): each transfer hides beside its own step's attention, not beside an average step.
+TEST(CpRingOracle, TheFirstTransferRunsBesideTheCausalCall) {
+  auto pass = exchange_then_attention();
+  workload::Kernel off = pass.segments[1].kernels.back();
+  off.causal = false;
+  pass.segments[1].kernels.push_back(off);
+  // Causal call 1 ms, unmasked calls 9 ms over cp - 1 = 3 steps (3 ms each), transfers of 3 ms: 2 ms exposed beside
+  // step 0, none beside the others. As one call of 10 ms (2.5 ms a step) it would read 3 x 0.5 = 1.5 ms.
+  auto split = [](const workload::Kernel& k) {
+    if (k.kind != workload::KernelKind::Attention) return ms(5);
+    return k.causal ? ms(1) : ms(9);
+  };
+  EXPECT_EQ(cp_ring_exposed(pass, 0, ms(9), 4, split), ms(2));
+  // cp 2: one transfer, beside the causal call only.
+  EXPECT_EQ(cp_ring_exposed(pass, 0, ms(9), 2, split), ms(8));
+}
+
+// The step's kernel timing passes the call's mask to the kernel model: an unmasked call runs at the profile's
+// non-causal rate (faster per FLOP on Hopper), and alike once the profile has none.
+TEST(CpRingStep, UnmaskedCallsAreTimedAtTheNonCausalRates) {
+  const auto s = load_step("scenarios/examples/llama3-8b-64-h100.json", {{"parallel.cp", "2"}});
+  workload::Kernel masked;
+  masked.kind = workload::KernelKind::Attention;
+  masked.m = masked.n = 8192;
+  masked.flops = 1e12;
+  workload::Kernel unmasked = masked;
+  unmasked.causal = false;
+  for (bool backward : {false, true}) {
+    masked.backward = unmasked.backward = backward;
+    EXPECT_LT(kernel_time(s.inputs, unmasked), kernel_time(s.inputs, masked)) << backward;
+    hardware::HardwareProfile hw = *s.inputs.hardware;
+    auto& e = hw.efficiency;
+    e.attention_noncausal.reset();
+    e.attention_noncausal_backward.reset();
+    e.attention_noncausal_seq_half.reset();
+    e.attention_noncausal_backward_seq_half.reset();
+    StepInputs in = s.inputs;
+    in.hardware = &hw;
+    EXPECT_EQ(kernel_time(in, unmasked), kernel_time(in, masked)) << backward;
+  }
 }
 
 TEST(CpRingStep, TheRingHidesWhatTheAllGatherExposes) {

@@ -1,6 +1,7 @@
 // Per-GEMM FLOP accounting reproduces the published closed forms.
 #include "sim/scenario/scenario.hpp"
 #include "sim/workload/layer_costs.hpp"
+#include "tests/support/pass_work.hpp"
 
 #include <gtest/gtest.h>
 
@@ -25,13 +26,7 @@ TEST(LayerCosts, Gpt3ModelFlopsEqualNarayananEq3) {
   EXPECT_NEAR(counted / expected, 1.0, 1e-12) << "expected " << expected << ", counted " << counted;
 }
 
-double executed_gemm_flops(const PassWork& p) {
-  double f = 0;
-  for (const auto& s : p.segments)
-    for (const auto& k : s.kernels)
-      if (k.kind != KernelKind::Memory) f += k.flops;
-  return f;
-}
+using support::executed_gemm_flops;
 
 TEST(LayerCosts, SquaredReluIsATwoMatrixMlpLikeGelu) {
   // Nemotron's squared ReLU (activation "relu2"): two MLP matrices and a 2-byte-per-element activation, as GELU; not
@@ -80,9 +75,6 @@ TEST(LayerCosts, TensorParallelismAddsTwoCollectivesPerPassOrTwoPairsWithSequenc
   EXPECT_EQ(count(sp.backward_input, CommKind::TpAllGather), 2);
 }
 
-/// Context parallelism passes each rank's keys and values around the ring: 2 x tokens x kv_heads x head_dim x 2 B per
-/// pass, or with repeated_kv (TorchTitan's repeat_kv before SDPA) one head per query head, heads / kv_heads times
-/// more (4x for Llama 3 8B: 32 query heads over 8 key/value heads; under TP 4, 8 over 2).
 /// fp32 / tf32 training moves and touches 4-byte activations (LayerShape::act_bytes): every tensor- and
 /// context-parallel collective's payload and every memory-bound kernel's bytes double; the GEMMs are the same.
 TEST(LayerCosts, Fp32ActivationsDoubleTheCollectivesAndMemoryBoundBytes) {
