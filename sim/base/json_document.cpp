@@ -259,6 +259,14 @@ void JsonDocument::set(std::string_view dotted_path, std::string_view value_text
       pointer += "/" + std::string(seg);
       node = &(*node)[idx];
     } else {
+      // An index under a key the document lacks (`--set parallel.layers_per_stage.0=4` with no layers_per_stage):
+      // nothing to index; making an object of it was read as the key (a tester's trial).
+      const bool numeric = std::all_of(seg.begin(), seg.end(), [](char c) { return c >= '0' && c <= '9'; });
+      if (node->is_null() && numeric && !pointer.empty())
+        throw ConfigError("--set", pointer,
+                          "\"" + std::string(seg) + "\" indexes an array, and the scenario has none at " + pointer +
+                              "; give the whole value: --set " +
+                              std::string(dotted_path.substr(0, start > 0 ? start - 1 : 0)) + "=[...]");
       if (node->is_null()) *node = Json::object();
       if (!node->is_object())
         throw ConfigError("--set", pointer.empty() ? "/" : pointer,

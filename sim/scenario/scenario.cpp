@@ -5,7 +5,6 @@
 #include "sim/scenario/cost_section.hpp"
 #include "sim/scenario/expect_section.hpp"
 #include "sim/scenario/failures_section.hpp"
-#include "sim/scenario/keys.hpp"
 #include "sim/scenario/training_section.hpp"
 
 #include "sim/base/json_reader.hpp"
@@ -477,31 +476,12 @@ Override Override::parse(std::string_view text) {
   if (eq == std::string_view::npos || eq == 0)
     throw ConfigError("--set", "", "\"" + std::string(text) + "\" is not KEY=VALUE; e.g. --set parallel.tp=4");
   const std::string key(text.substr(0, eq));
-  // An array element is not a path (a tester's trial: parallel.layers_per_stage.0=4 read as an object's key): the
-  // whole array is given instead.
-  for (std::size_t at = 0; at <= key.size();) {
-    const std::size_t end = std::min(key.find('.', at), key.size());
-    const std::string_view seg = std::string_view(key).substr(at, end - at);
-    const std::size_t bracket = seg.find('[');
-    const bool index = at > 0 && !seg.empty() && seg.find_first_not_of("0123456789") == std::string_view::npos;
-    if (bracket != std::string_view::npos || index) {
-      const std::string array = key.substr(0, bracket != std::string_view::npos ? at + bracket : at - 1);
-      // Said to be an array's element only where the key is one trainsim takes (a review: --set a.01=3 was told
-      // "a" is an array).
-      const auto named = [&](const std::vector<KeyDoc>& keys) {
-        return std::any_of(keys.begin(), keys.end(), [&](const KeyDoc& k) { return k.path == array; });
-      };
-      if (!named(extension_keys()) && !named(schema_keys()) && array.rfind("model.", 0) != 0)
-        throw ConfigError("--set " + key, "",
-                          "\"" + array + "\" is not a scenario key (trainsim describe keys lists them), so \"" +
-                              std::string(seg) + "\" indexes nothing");
-      throw ConfigError("--set " + key, "",
-                        "\"" + std::string(seg) +
-                            "\" names an array element, which --set does not address; give the whole array: --set " +
-                            array + "=[...]");
-    }
-    at = end + 1;
-  }
+  // A bracketed index is not a --set path: an element of an array the scenario has is KEY.INDEX (JsonDocument::set).
+  if (const auto bracket = key.find('['); bracket != std::string::npos)
+    throw ConfigError("--set " + key, "",
+                      "\"" + key.substr(bracket) + "\": write an element of an array the scenario has as " +
+                          key.substr(0, bracket) + ".INDEX, or give the whole array: --set " + key.substr(0, bracket) +
+                          "=[...]");
   return Override{key, std::string(text.substr(eq + 1))};
 }
 
