@@ -38,7 +38,7 @@ const std::vector<KeyDoc>& extension_keys() {
       {"training.kernels", "\"fused\"", "\"fused\", \"eager\"", "elementwise kernels fused or PyTorch eager"},
       {"training.attention_kv", "\"grouped\"", "\"grouped\", \"repeated\"",
        "keys and values reach attention grouped or repeated per query head"},
-      {"training.moe_imbalance", "1", "1 to 64",
+      {"training.moe_imbalance", "1", "1 to 64, at most min(ep, experts / top_k)",
        "MoE: the busiest expert-parallel rank's tokens over the mean (no effect at ep 1)"},
       {"training.moe_capacity_factor", "not given (dropless)", "0.01 to 64",
        "MoE token dropping: each expert keeps at most factor x its mean share"},

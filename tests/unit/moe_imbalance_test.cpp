@@ -83,6 +83,20 @@ TEST(MoeImbalance, BadValuesAndDenseModelsAreOneClearError) {
   EXPECT_NE(dense.find("applies to models with experts"), std::string::npos) << dense;
 }
 
+// The busiest of ep ranks holds experts / ep experts and meets at most min(top_k, experts / ep) of a token's top_k
+// copies: at most min(ep, experts / top_k) times the mean (a tester's trial: top_k = experts took 64, 8x slower).
+TEST(MoeImbalance, NoMoreThanRoutingAllows) {
+  const auto s = scenario::load_scenario(kMixtral, {{"training.moe_imbalance", "4"}});  // ep 4, 8 experts, top 2
+  EXPECT_TRUE(std::holds_alternative<app::StepOutcome>(app::evaluate_step(s, execution::StepOptions{})))
+      << "min(4, 8 / 2) = 4 is reachable";
+  const auto over = scenario::load_scenario(kMixtral, {{"training.moe_imbalance", "4.5"}});
+  const auto refused = app::evaluate_step(over, execution::StepOptions{});
+  ASSERT_TRUE(std::holds_alternative<std::vector<parallel::Infeasible>>(refused));
+  const auto& why = std::get<std::vector<parallel::Infeasible>>(refused).front();
+  EXPECT_EQ(why.rule, "moe-imbalance");
+  EXPECT_NE(why.reason.find("at most min(ep, experts / top_k) = 4 times the mean"), std::string::npos) << why.reason;
+}
+
 /// training.moe_capacity_factor / moe_pad_to_capacity (Megatron-LM's --moe-expert-capacity-factor and
 /// --moe-pad-expert-input-to-capacity): each expert keeps at most factor x its mean share, so the busiest rank's load
 /// is the imbalance capped at the factor; padded, it is the factor whatever the routing.
