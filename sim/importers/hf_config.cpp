@@ -98,10 +98,12 @@ Import HfImport::run() {
       break;
     }
   }
-  if (in_.has("rope_theta") || in_.has("rope_scaling")) {
-    d.put("model.position_embedding", std::string("rope"), at(in_.has("rope_theta") ? "rope_theta" : "rope_scaling"));
-    used_.insert(used_.end(), {"rope_theta", "rope_scaling"});
-  }
+  // transformers 5 gathers rope_theta and rope_scaling into rope_parameters.
+  for (const char* k : {"rope_theta", "rope_scaling", "rope_parameters"})
+    if (in_.has(k)) {
+      if (!d.has("model.position_embedding")) d.put("model.position_embedding", std::string("rope"), at(k));
+      used_.push_back(k);
+    }
   // Rotary positions on part of each head (GPT-NeoX's rotary_pct, Phi's partial_rotary_factor, GPT-J's and
   // Phi-1.5's rotary_dim): no learned position table (their modeling code has none).
   for (const char* k : {"rotary_pct", "partial_rotary_factor", "rotary_dim", "rotary_emb_base"})
@@ -109,7 +111,7 @@ Import HfImport::run() {
       if (!d.has("model.position_embedding")) d.put("model.position_embedding", std::string("rope"), at(k));
       used_.push_back(k);
     }
-  if (!d.has("model.position_embedding") && gated_architecture(model_type))
+  if (!d.has("model.position_embedding") && rotary_architecture(model_type))
     d.put("model.position_embedding", std::string("rope"),
           at("model_type") + " (its modeling code applies rotary embeddings; rope_theta takes its class default)");
   // GPTBigCode (SantaCoder, StarCoder): multi_query (GPTBigCodeConfig default true) is one key/value head.

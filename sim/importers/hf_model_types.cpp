@@ -13,6 +13,13 @@ bool gated_architecture(std::string_view model_type) {
   return model_type.starts_with("gemma") || kGated.contains(model_type);
 }
 
+bool rotary_architecture(std::string_view model_type) {
+  static const std::set<std::string, std::less<>> kRotary = {
+      "gpt_neox", "gptj",     "codegen",  "phi",        "phi-msft", "qwen",    "glm",
+      "glm4",     "glm4_moe", "stablelm", "starcoder2", "internlm", "chatglm", "gemma3"};
+  return gated_architecture(model_type) || kRotary.contains(model_type);
+}
+
 std::optional<bool> untied_by_default(std::string_view model_type) {
   static const std::set<std::string, std::less<>> kUntied = {
       "llama",     "llama4_text", "llama4",      "mistral", "mixtral",  "qwen2", "qwen2_moe", "qwen3",

@@ -36,6 +36,33 @@ TEST(ImportHfConfig, MixtralToAModelThatValidatesAndMatchesTheBuiltIn) {
   EXPECT_EQ(with(out), with("mixtral-8x7b"));
 }
 
+// Types whose modeling code always applies rotary positions have no learned position table, whether the config names
+// rope_theta, transformers 5's rope_parameters, or neither (a tester's trial: StarCoder2-3B without rope_theta came out
+// at 3.1B with a 16384 x 3072 position table its modeling code does not have; published 3.03B).
+TEST(ImportHfConfig, RotaryTypesHaveNoLearnedPositionTable) {
+  support::TempDir dir;
+  const std::string base = R"({"model_type": "TYPE", "hidden_size": 3072, "intermediate_size": 12288,
+    "num_hidden_layers": 30, "num_attention_heads": 24, "num_key_value_heads": 2, "vocab_size": 49152,
+    "use_bias": true, "hidden_act": "gelu_pytorch_tanh", "max_position_embeddings": 16384, "tie_word_embeddings": true
+    EXTRA})";
+  auto positions = [&](const std::string& type, const std::string& extra) {
+    std::string text = base;
+    text.replace(text.find("TYPE"), 4, type);
+    text.replace(text.find("EXTRA"), 5, extra);
+    const std::string out = (dir.path() / ("m-" + type + std::to_string(extra.size()) + ".json")).string();
+    const auto o = trainsim({"import", "hf-config", dir.write("c.json", text), "-o", out});
+    EXPECT_EQ(o.code, kExitOk) << o.err;
+    const auto m = nlohmann::json::parse(read(out));
+    return m.value("position_embedding", std::string("(absent)"));
+  };
+  for (const char* type : {"starcoder2", "stablelm", "internlm", "gpt_neox"}) {
+    EXPECT_EQ(positions(type, ""), "rope") << type;
+    EXPECT_EQ(positions(type, R"(, "rope_parameters": {"rope_theta": 100000, "rope_type": "default"})"), "rope")
+        << type;
+  }
+  EXPECT_EQ(positions("gpt2", ""), "(absent)") << "GPT-2's table stays (learned, the model file's default)";
+}
+
 // A MoE config without its expert keys takes its config class's defaults, or is left unresolved by name: a Mixtral
 // config without num_local_experts was imported as a dense 7.2B model (a user trial).
 TEST(ImportHfConfig, MoeTypesWithoutExpertKeysTakeTheirClassDefaultsOrAreUnresolved) {
