@@ -52,6 +52,15 @@ class DeepSpeedImport {
       } else if (k == "communication_data_type") {
         std::string v;
         if (in.optional_enum(k, v, {"fp32", "fp16", "bf16", "bfp16"})) comm_dtype_ = {v, at(in, k)};
+      } else if (k == "sequence_parallel_size") {
+        // DeepSpeed-Ulysses (Jacobs et al., arXiv:2309.14509): the sequence split over ranks with all-to-alls around
+        // attention, which also divides the data-parallel size; trainsim's context parallelism is a ring or an
+        // all-gather of keys and values, not Ulysses' head exchange (a tester's trial found it "ignored").
+        std::int64_t sp = 1;
+        if (in.required(k, sp, Range::at_least(1)) && sp > 1)
+          in.error(k, "DeepSpeed-Ulysses sequence parallelism (" + std::to_string(sp) +
+                          " ranks) is not modelled: trainsim's context parallelism exchanges keys and values, not "
+                          "heads; write the run as a scenario with parallel.cp if a ring fits it");
       } else if (const auto near = batch_key_near(k); !near.empty()) {
         // DeepSpeed skips a key it does not read, so a misspelt batch key leaves the batch to the others (a review:
         // train_batch_sise was listed as ignored, "no effect").
@@ -238,6 +247,13 @@ class DeepSpeedImport {
                           k +
                           " or set its device to \"none\" to estimate "
                           "the GPU-resident run");
+      } else if (k == "mics_shard_size" && (z->kind(k) == Kind::Integer || z->kind(k) == Kind::Number)) {
+        // MiCS (Zhang et al., VLDB 2022; DeepSpeed's runtime/zero/mics.py): ZeRO-3's states sharded over groups of
+        // mics_shard_size ranks and replicated across the groups, gradients all-reduced between the copies: hybrid
+        // sharding. -1 (the default) and 0 leave it off (a tester's trial found it "ignored": 13 GiB a GPU apart).
+        std::int64_t size = -1;
+        if (z->required(k, size, Range::at_least(-1)) && size > 0)
+          out_.draft.put("parallel.dp_shard", size, at(*z, k) + " (MiCS: ZeRO-3 sharded within groups of this size)");
       } else if (k.starts_with("zero_hpz") || k.starts_with("zero_quantized")) {
         // ZeRO++ (Wang et al., arXiv:2306.10209): a secondary weight partition inside the node and quantized weight
         // gathers and gradient reductions change the memory and the traffic (a user trial found them "ignored").
