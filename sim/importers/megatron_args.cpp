@@ -5,6 +5,7 @@
 #include "sim/importers/draft.hpp"
 
 #include <cctype>
+#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -183,6 +184,82 @@ const FlagSpec* find_spec(const std::string& normalized) {
   for (const auto& s : flag_specs())
     if (normalized == s.name) return &s;
   return nullptr;
+}
+
+bool slurm_option_takes_value(std::string_view flag) {
+  static const std::set<std::string_view> kValued{"-N",
+                                                  "-n",
+                                                  "-p",
+                                                  "-A",
+                                                  "-t",
+                                                  "-J",
+                                                  "-o",
+                                                  "-e",
+                                                  "-c",
+                                                  "-G",
+                                                  "-w",
+                                                  "-x",
+                                                  "--nodes",
+                                                  "--ntasks",
+                                                  "--ntasks-per-node",
+                                                  "--gpus-per-node",
+                                                  "--gres",
+                                                  "--partition",
+                                                  "--account",
+                                                  "--time",
+                                                  "--job-name",
+                                                  "--output",
+                                                  "--error",
+                                                  "--cpus-per-task",
+                                                  "--gpus",
+                                                  "--container-image",
+                                                  "--container-mounts",
+                                                  "--container-name",
+                                                  "--container-workdir",
+                                                  "--mpi",
+                                                  "--export",
+                                                  "--mem",
+                                                  "--qos",
+                                                  "--nodelist",
+                                                  "--exclude",
+                                                  "--dependency",
+                                                  "--gpus-per-task",
+                                                  "--cpu-bind",
+                                                  "--distribution",
+                                                  "--reservation"};
+  return kValued.contains(flag);
+}
+
+std::optional<std::string> stray_word(const std::string& word) {
+  char* end = nullptr;
+  if (word == "--" || (!word.empty() && (std::strtod(word.c_str(), &end), *end == '\0'))) return std::nullopt;
+  const std::string refused = ": argparse refuses it as an unrecognized argument, so Megatron-LM would not start";
+  // Unicode dashes that text pasted from web pages and PDFs puts where "--" was (UTF-8 bytes).
+  static const std::pair<const char*, const char*> kDashes[] = {{"\xE2\x80\x93", "an en dash (U+2013)"},
+                                                                {"\xE2\x80\x94", "an em dash (U+2014)"},
+                                                                {"\xE2\x88\x92", "a minus sign (U+2212)"},
+                                                                {"\xE2\x80\x90", "a hyphen (U+2010)"},
+                                                                {"\xE2\x80\x91", "a non-breaking hyphen (U+2011)"}};
+  for (const auto& [bytes, name] : kDashes)
+    if (word.starts_with(bytes)) {
+      std::string rest = word.substr(std::string_view(bytes).size());
+      while (rest.starts_with("-"))
+        rest.erase(0, 1);
+      return "\"" + word + "\" starts with " + name + ", not \"--\"" + refused + "; write --" + rest;
+    }
+  if (word.size() > 2 && word[0] == '-' && word[1] != '-' && std::isalpha(static_cast<unsigned char>(word[1])))
+    return "\"" + word + "\" has one hyphen, and Megatron-LM's flags take two" + refused + "; write -" + word;
+  return "\"" + word + "\" after the training script is neither a flag nor a flag's value" + refused +
+         "; remove it, or fix the flag before it";
+}
+
+bool shell_operator_word(std::string_view word) {
+  std::size_t i = 0;
+  while (i < word.size() && word[i] >= '0' && word[i] <= '9')  // a file descriptor: 2>&1, 1>>log
+    ++i;
+  if (i == word.size()) return false;
+  const char c = word[i];
+  return c == '>' || c == '<' || (i == 0 && (c == '&' || c == '|' || c == ';'));
 }
 
 std::optional<std::string> other_entry_point(const std::string& word) {

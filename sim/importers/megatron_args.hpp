@@ -38,10 +38,21 @@ const FlagSpec* find_spec(const std::string& normalized);
 /// - Unknown: not a flag trainsim knows: a warning that it was not read.
 /// `why` says what to do (the Megatron-LM spelling where one is known).
 enum class Unread { NoEffect, NotModelled, ShapesModel, Unknown };
+/// Whether a Slurm option of sbatch, srun or #SBATCH (-N, --nodes, --partition, ...) takes the next word as its value.
+bool slurm_option_takes_value(std::string_view flag);
 /// Why a word of the command refuses the import (an entry point that trains another architecture, a NeMo Hydra
 /// launch), or nullopt.
 std::optional<std::string> other_entry_point(const std::string& word);
 Unread classify_unread(const std::string& normalized, std::string& why);
+/// Why a word after the training script that is neither a flag nor a flag's value refuses the import: argparse
+/// refuses it as an unrecognized argument, so the job would not start (a flag written with an en dash pasted from a
+/// web page, or one hyphen, was dropped and its setting lost; found by a tester). Nullopt for a number (a negative
+/// value) and for "--".
+std::optional<std::string> stray_word(const std::string& word);
+/// A control operator or redirection left as a word where a command line was built in a string and run with eval
+/// (`run_cmd="deepspeed pretrain_gpt.py ... &> $LOG &"`): &, |, ;, &&, >, &>, 2>&1, <, ... The words after it are
+/// not the script's arguments.
+bool shell_operator_word(std::string_view word);
 /// The scenario field a flag gives (for unresolved values); empty when none.
 std::string settles(const FlagSpec& s);
 /// "a, b, c".

@@ -105,17 +105,21 @@ void apply_model_flags(const Context& c) {
       c.out.notes.push_back({where(c, *g), "not the vocabulary: " + tokenizer->value + " brings its own"});
   }
   if (const Given* g = c.given("vocab-size"); g && !c.given("padded-vocab-size") && !vocab_from_tokenizer) {
-    const auto v = python_int(g->value);
+    auto v = python_int(g->value);
+    // NullTokenizer adds its end-of-document token after the --vocab-size ids (megatron/training/tokenizer/
+    // tokenizer.py, _NullTokenizer: vocab_size = vocab_size + 1), and the padding pads that (a tester's trial).
+    const bool eod = tokenizer && tokenizer->value == "NullTokenizer" && v && *v > 0;
+    if (eod) *v += 1;
     const Given* div = c.given("make-vocab-size-divisible-by");
     const std::int64_t multiple =
         (div ? parse_integer(div->value).value_or(128) : 128) * c.lookup("parallel.tp").value_or(1);
     if (v && *v > 0) {
       const std::int64_t padded = (*v + multiple - 1) / multiple * multiple;
       d.put("model.vocab", padded,
-            where(c, *g) + (padded == *v
-                                ? std::string()
-                                : " padded to a multiple of " + std::to_string(multiple) + " as Megatron-LM does"),
-            padded != *v);
+            where(c, *g) + (eod ? " + 1 (NullTokenizer's end-of-document token)" : "") +
+                (padded == *v ? std::string()
+                              : " padded to a multiple of " + std::to_string(multiple) + " as Megatron-LM does"),
+            padded != *v || eod);
     } else {
       c.error(g->line, g->flag + ": \"" + g->value + "\" is not a positive integer");
     }

@@ -104,6 +104,18 @@ std::size_t assignment_name(std::string_view raw) {
 }
 
 void Expander::error(int line, const std::string& what) const {
+  // A message quotes the construct it refuses; a 200 KB expression is cut to its ends (a tester's trial).
+  if (what.size() > 600) {
+    auto start_of = [&](std::size_t i) {  // back to a UTF-8 character's first byte
+      while (i > 0 && (static_cast<unsigned char>(what[i]) & 0xC0) == 0x80)
+        --i;
+      return i;
+    };
+    const std::size_t head = start_of(300), tail = start_of(what.size() - 200);
+    throw ConfigError(
+        origin_, "line " + std::to_string(line),
+        what.substr(0, head) + " ... (" + std::to_string(tail - head) + " bytes) ... " + what.substr(tail));
+  }
   throw ConfigError(origin_, "line " + std::to_string(line), what);
 }
 

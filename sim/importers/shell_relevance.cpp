@@ -6,6 +6,7 @@
 #include "sim/importers/shell_expand.hpp"
 
 #include <algorithm>
+#include <cctype>
 
 namespace sim::importers::shell {
 
@@ -79,10 +80,47 @@ std::string set_where(const std::string& name, const std::string& what, const st
   return name + std::string(kSetIn) + what + where;
 }
 
+/// The bash construct in `value` that trainsim does not evaluate, named for the message (a tester's trial: each was
+/// reported as a variable the file does not define, though the variable was defined); empty when none is seen.
+std::string unevaluated_construct(const std::string& value) {
+  const std::string not_evaluated = ", which trainsim does not evaluate";
+  const std::string positional =
+      "a positional parameter the invocation does not give (trainsim does not run set --; pass the script's arguments "
+      "with --args)";
+  if (value.find("${!") != std::string::npos) return "indirect expansion (${!NAME})" + not_evaluated;
+  if (value.find("$[") != std::string::npos)
+    return "bash's old arithmetic $[...]" + not_evaluated + " (write $((...)))";
+  auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  // After ${: a digit (a positional parameter), # (a length); after ${NAME: an offset (a substring), a pattern or case
+  // operator, or [ and a word (a keyed array).
+  for (std::size_t at = value.find("${"); at != std::string::npos; at = value.find("${", at + 2)) {
+    std::size_t i = at + 2;
+    if (i < value.size() && digit(value[i])) return positional;
+    if (i < value.size() && value[i] == '#') return "a length expansion (${#NAME})" + not_evaluated;
+    while (i < value.size() && ident(value[i]))
+      ++i;
+    if (i == at + 2 || i + 1 >= value.size()) continue;
+    const char op = value[i], next = value[i + 1];
+    if (op == ':' && (digit(next) || next == ' ' || next == '(')) return "substring expansion" + not_evaluated;
+    if (op == '%' || op == '#' || op == '/' || op == '^' || op == ',')
+      return "a pattern or case operator (${NAME" + std::string(1, op) + "...})" + not_evaluated;
+    if (op == '[' && !digit(next) && next != ']' && next != '@' && next != '*')
+      return "an array indexed by a variable or a word (an associative array?)" + not_evaluated;
+  }
+  for (std::size_t at = value.find('$'); at != std::string::npos; at = value.find('$', at + 1))
+    if (at + 1 < value.size() &&
+        (digit(value[at + 1]) || value[at + 1] == '@' || value[at + 1] == '*' || value[at + 1] == '#'))
+      return positional;
+  return "";
+}
+
 std::string unknown_value_reason(const std::string& value, const std::vector<std::string>& origins) {
   std::string set;
   for (const auto& o : origins)
     if (o.find(kSetIn) != std::string::npos) set += (set.empty() ? "" : "; ") + o;
+  if (const std::string construct = unevaluated_construct(value); set.empty() && !construct.empty())
+    return "\"" + value + "\" uses " + construct + "; give the value itself";
   if (set.empty())
     return "\"" + value +
            "\" refers to a variable, command or arithmetic the file does not define; give the value itself";

@@ -27,8 +27,11 @@ void assigned_in(const std::vector<Node>& nodes, std::set<std::string>& names);
 /// What a variable set by a statement the reader does not run (a loop, an undecided if) carries to its uses: "NAME
 /// is set in the WHAT WHERE", WHERE saying what would decide it.
 std::string set_where(const std::string& name, const std::string& what, const std::string& where);
+/// The bash construct in a value that trainsim does not evaluate (${!NAME}, ${NAME:1:2}, ${NAME%x}, $[...], $1, ...),
+/// as a phrase for a message ("indirect expansion (${!NAME}), which trainsim does not evaluate"); empty when none.
+std::string unevaluated_construct(const std::string& value);
 /// Why a flag's value is unknown: where the file sets it from something it does not determine (the origins its
-/// word carries, set_where's), or that it names nothing the file defines.
+/// word carries, set_where's), a construct trainsim does not evaluate, or that it names nothing the file defines.
 std::string unknown_value_reason(const std::string& value, const std::vector<std::string>& origins);
 /// unknown_value_reason's answer where the value was set in a statement not run; nullopt otherwise.
 std::optional<std::string> set_in_skipped(const std::string& value, const std::vector<std::string>& origins);

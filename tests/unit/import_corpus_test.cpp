@@ -116,7 +116,7 @@ const std::vector<Case> kCases = {
        {"model.ffn_hidden", "14336"},
        {"model.heads", "32"},
        {"model.kv_heads", "8"},
-       {"model.vocab", "128256"},
+       {"model.vocab", "128384"},  // NullTokenizer: 128256 + its end-of-document token, padded
        {"model.activation", "\"swiglu\""},
        {"model.norm", "\"rmsnorm\""},
        {"model.position_embedding", "\"rope\""},
@@ -136,7 +136,7 @@ const std::vector<Case> kCases = {
        {"training.attention_dropout", "0.0"},
        {"model.head_dim", "128"},
        {"model.norm", "\"layernorm\""},  // the script gives no --normalization: Megatron-LM's LayerNorm
-       {"model.vocab", "128256"}}},
+       {"model.vocab", "128384"}}},
     // LLM360's K2 65B: every flag inside NVIDIA Base Command's bcprun -c string (read as bash -c's).
     {"megatron-k2-65b-bcprun.sh", "megatron",
      F{{"parallel.tp", "8"},

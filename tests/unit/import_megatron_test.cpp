@@ -426,6 +426,21 @@ TEST(ImportMegatron, MissingClusterSizeExitsTwoWithTheOptionThatGivesIt) {
   EXPECT_EQ(refused.code, kExitBadInput);
   EXPECT_TRUE(contains(refused.err, "nothing written: --partial leaves open what a file does not give")) << refused.err;
   EXPECT_TRUE(refused.out.empty());
+  // A flag the file gives but whose value it does not determine is left open, not filled with Megatron-LM's default,
+  // and not called absent (a tester's trial: tp 1, pp 1 and a default batch in the draft, "no --global-batch-size").
+  auto loops = trainsim({"import", "megatron",
+                         dir.write("loops.sh",
+                                   "for TP in 1 2 4; do :; done\nfor G in 1 2; do GBS=$((G*256)); done\n"
+                                   "torchrun --nproc-per-node 8 pretrain_gpt.py --num-layers 4 "
+                                   "--hidden-size 256 --num-attention-heads 4 --seq-length 1024 "
+                                   "--tensor-model-parallel-size $TP --global-batch-size $GBS "
+                                   "--micro-batch-size 1\n"),
+                         "--partial"});
+  EXPECT_EQ(loops.code, kExitOk) << loops.err;
+  EXPECT_FALSE(contains(loops.out, "\"tp\"")) << loops.out;
+  EXPECT_FALSE(contains(loops.out, "\"global_batch\"")) << loops.out;
+  EXPECT_FALSE(contains(loops.err, "no --global-batch-size")) << loops.err;
+  EXPECT_TRUE(contains(loops.err, "--tensor-model-parallel-size")) << "unresolved, by flag: " << loops.err;
 }
 
 TEST(ImportMegatron, ANamedModelThatDisagreesWithTheFlagsIsAConflict) {
@@ -460,8 +475,19 @@ TEST(ImportMegatron, MalformedInputsExitTwoNamingFileLineAndWhatIsAccepted) {
   // A switch given a word, which argparse refuses (the word had been dropped and the switch left on).
   expect_bad(trainsim({"import", "megatron",
                        dir.write("i.sh", "python pretrain_gpt.py --num-layers 2 --use-distributed-optimizer false")}),
-             {"i.sh: line 1: --use-distributed-optimizer false: --use-distributed-optimizer is a switch and takes no "
-              "value"});
+             {"i.sh: line 1: --use-distributed-optimizer false: a switch takes no value (argparse refuses \"false\")"});
+  // A word after the script that is no flag and no flag's value: argparse refuses it, so the job would not start (a
+  // tester's trial: a flag pasted with an en dash, or one hyphen, was dropped without a word and its setting lost).
+  expect_bad(
+      trainsim({"import", "megatron",
+                dir.write("j.sh", "python pretrain_gpt.py --num-layers 2 \xE2\x80\x93tensor-model-parallel-size 8")}),
+      {"j.sh: line 1: \"\xE2\x80\x93tensor-model-parallel-size\" starts with an en dash (U+2013), not \"--\"",
+       "write --tensor-model-parallel-size"});
+  expect_bad(trainsim({"import", "megatron",
+                       dir.write("k.sh", "python pretrain_gpt.py --num-layers 2 -tensor-model-parallel-size 8")}),
+             {"has one hyphen, and Megatron-LM's flags take two", "write --tensor-model-parallel-size"});
+  expect_bad(trainsim({"import", "megatron", dir.write("l.sh", "python pretrain_gpt.py --num-layers 2 stray")}),
+             {"\"stray\" after the training script is neither a flag nor a flag's value"});
 }
 
 TEST(ImportMegatron, GpusSettlesAnUnreadableGpusPerNode) {

@@ -84,7 +84,12 @@ TEST(ImportMegatronModel, ATokenizerWithItsOwnVocabularyIsNotSizedByVocabSize) {
   EXPECT_EQ(hf.draft.integer("model.vocab"), std::nullopt);
   EXPECT_TRUE(unresolved(hf, "model.vocab"));
   EXPECT_FALSE(hf.notes.empty());
-  EXPECT_EQ(megatron("--tokenizer-type NullTokenizer --vocab-size 128256").draft.integer("model.vocab"), 128256);
+  // NullTokenizer adds its end-of-document token after the --vocab-size ids, and the padding pads that (a tester's
+  // trial: megatron/training/tokenizer/tokenizer.py, _NullTokenizer.vocab_size = vocab_size + 1).
+  EXPECT_EQ(megatron("--tokenizer-type NullTokenizer --vocab-size 128256").draft.integer("model.vocab"), 128384);
+  EXPECT_EQ(megatron("--tokenizer-type NullTokenizer --vocab-size 32000 --make-vocab-size-divisible-by 1")
+                .draft.integer("model.vocab"),
+            32001);
   EXPECT_EQ(megatron("--tokenizer-type TikTokenizer --vocab-size 131072").draft.integer("model.vocab"), 131072);
   EXPECT_EQ(megatron("--vocab-size 50257").draft.integer("model.vocab"), 50304) << "padded to 128, as before";
   // The vocabulary from a config.json given beside the script settles it.
