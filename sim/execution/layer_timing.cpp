@@ -52,7 +52,8 @@ base::Time kernel_time(const StepInputs& in, const workload::Kernel& k) {
     case workload::KernelKind::Attention:
       // m and n are the call's query and key lengths (the local chunk against the keys it attends to).
       return hardware::attention_time(hw.gpu, in.dtype, hw.efficiency, k.flops,
-                                      {in.attention_kernel, k.backward, std::min(k.m, k.n), k.causal});
+                                      {in.attention_kernel, k.backward, std::min(k.m, k.n), k.causal}) +
+             hw.efficiency.kernel_overhead * (k.calls - 1);  // attention_time charges one launch
     case workload::KernelKind::Memory:
       return hardware::memory_time(hw.gpu, hw.efficiency, k.bytes);
   }

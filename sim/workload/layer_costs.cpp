@@ -9,10 +9,13 @@
 namespace sim::workload {
 
 using detail::add;
+using detail::attended_keys;
 using detail::attention_core_forward;
 using detail::compute;
 using detail::Dims;
+using detail::flash_attention_calls;
 using detail::gemm;
+using detail::own_chunk_keys;
 
 namespace {
 
@@ -70,30 +73,12 @@ Segment comm(CommKind kind, double bytes, std::string label) {
   return s;
 }
 
-/// Keys one query meets, averaged over the layers: the whole sequence, or for sliding-window layers (Mistral 7B,
-/// Jiang et al. 2023, Sec. 2; Gemma 3's local layers) the window, which a fused kernel skips beyond. For causal
-/// attention written as twice the mean keys a query meets, so that the causal halving of the fused kernels leaves
-/// that mean (w - w^2 / 2s). The
-/// average puts every layer's share on each layer (exact for the whole stack; layers of a stage are not told apart).
-/// Unfused attention materialises the s x s scores whatever the mask.
-double attended_keys(const ModelSpec& m, const LayerShape& s) {
-  if (m.sliding_window <= 0 || !s.flash_attention) return s.seq_len;
-  int windowed = 0;
-  for (int l = 0; l < m.layers; ++l)
-    windowed += m.is_windowed_layer(l) ? 1 : 0;
-  // Causal: query i sees min(i, w) keys, w - w^2 / 2s on average over the s queries (w <= s); written as twice that
-  // for the fused kernels' causal halving. It was min(2w, s), which charged a window of half the sequence or more as
-  // no window (a user trial: Gemma 2's 4096 at s = 8192 timed as global attention, a third more attention work).
-  const double sl = s.seq_len, win = std::min<double>(m.sliding_window, sl);
-  const double w = s.causal ? 2.0 * win - win * win / sl : win;
-  return (windowed * w + (m.layers - windowed) * sl) / m.layers;
-}
-
 Dims dims(const ModelSpec& m, const LayerShape& s) {
   Dims d{};
   d.b = s.micro_batch;
   d.s_local = static_cast<double>(s.seq_len) / s.cp;
   d.s_kv = attended_keys(m, s);  // ring attention: local queries against every key of the sequence (or window)
+  d.s_own = own_chunk_keys(m, s);
   d.tokens = d.b * d.s_local;
   d.t = s.tp;
   d.tokens_sp = s.sequence_parallel ? d.tokens / d.t : d.tokens;
@@ -160,29 +145,6 @@ void tp_leave(PassWork& p, const LayerShape& s, const Dims& d, const std::string
   sp_layout_copy(p, s, d, label + "_copy", s.act_bytes);
   p.segments.push_back(comm(s.sequence_parallel ? CommKind::TpReduceScatter : CommKind::TpAllReduce,
                             d.tokens * d.h * s.act_bytes, label));
-}
-
-/// A fused attention pass as its calls (`per_score` FLOPs per unmasked score). With context parallelism a rank holds
-/// chunks i and 2cp-1-i of 2cp (Megatron-LM's get_batch_on_this_cp_rank, PyTorch's context_parallel): its own keys take
-/// one causal call (1/cp of its work), the other cp-1 steps another rank's keys unmasked, one chunk against two.
-std::vector<Kernel> flash_attention_calls(const LayerShape& s, const Dims& d, const char* name, double per_score,
-                                          bool backward) {
-  const double bh = d.b * d.q_heads;
-  const double total = bh * d.s_local * d.s_kv * per_score * (s.causal ? 0.5 : 1.0);
-  Kernel k{KernelKind::Attention, name, d.s_local, d.s_kv, d.d, bh, total, 0, true};
-  k.backward = backward;
-  k.causal = s.causal;
-  // Sliding windows (fewer chunks than steps; Transformer Engine's ring refuses them): one causal call.
-  if (s.cp <= 1 || !s.causal || d.s_kv < s.seq_len) return {k};
-  Kernel diagonal = k, off = k;
-  diagonal.n = d.s_local;
-  diagonal.flops = total / s.cp;
-  off.name = backward ? "flash_attn_bwd_cp" : "flash_attn_fwd_cp";
-  off.n = d.s_local / 2;
-  off.batch = bh * (s.cp - 1);  // the cp - 1 calls, one chunk against two each
-  off.flops = total - diagonal.flops;
-  off.causal = false;
-  return {diagonal, off};
 }
 
 std::vector<Kernel> attention_core_backward(const LayerShape& s, const Dims& d) {
@@ -538,7 +500,8 @@ LayerWork layer_work(const ModelSpec& m, const LayerShape& s, RecomputeMode reco
     const double kv_bytes = d.tokens * (s.repeated_kv ? d.q_heads : d.kv_heads) * (d.d + d.dv) * s.act_bytes;
     auto insert_cp = [&](PassWork& p, double factor, const char* label) {
       for (std::size_t i = 0; i < p.segments.size(); ++i) {
-        if (p.segments[i].label == "attn" || p.segments[i].label == "attn_bwd") {
+        const std::string& l = p.segments[i].label;
+        if (l == "attn" || l == "attn_bwd" || l == "attn_core_recompute") {
           p.segments.insert(p.segments.begin() + static_cast<std::ptrdiff_t>(i),
                             comm(CommKind::CpExchange, kv_bytes * factor, label));
           return;
@@ -547,7 +510,10 @@ LayerWork layer_work(const ModelSpec& m, const LayerShape& s, RecomputeMode reco
     };
     insert_cp(w.forward, 1.0, "cp_kv");
     insert_cp(w.backward_input, 2.0, "cp_kv_bwd");  // keys/values forward again, their gradients back
-    if (recompute == RecomputeMode::Full) insert_cp(w.recompute, 1.0, "cp_kv");
+    // Recomputing the core attention runs its ring again (Megatron-Core checkpoints the attention module, which
+    // exchanges the keys and values itself; a tester's trial found the selective recompute without it).
+    if (recompute == RecomputeMode::Full || (recompute == RecomputeMode::Selective && modules.core_attn))
+      insert_cp(w.recompute, 1.0, "cp_kv");
   }
   return w;
 }

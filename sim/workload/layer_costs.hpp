@@ -95,6 +95,7 @@ struct Kernel {
   bool mirror_once = false;    // a layout copy beside a collective: its backward mirror moves the same bytes, not twice
   double backward_bytes = -1;  // a memory kernel's backward mirror where the forward moved FP8; negative: 2 x bytes
   bool causal = true;          // a fused attention call with a causal mask (else timed at the non-causal rate)
+  int calls = 1;               // launches the kernel stands for (context parallelism's cp - 1 unmasked calls)
 };
 
 enum class CommKind {

@@ -17,7 +17,19 @@ struct Dims {
   /// group's, or with MoE parallel folding, expert_tp < tp, expert_tp of them).
   double moe_tokens;
   double dv;  // value width of one head: d, or MLA's v_head_dim (DeepSeek-V2/V3: 128 beside q/k's 192)
+  /// With context parallelism: the keys the causal call on the rank's own chunks meets, as s_kv counts them
+  /// (own_chunk_keys).
+  double s_own;
 };
+
+/// Keys one query meets, averaged over the layers (attention_calls.cpp), written for the fused kernels' causal halving.
+double attended_keys(const ModelSpec& m, const LayerShape& s);
+/// Of those, what the causal call on the rank's own chunks meets with context parallelism: s_local for a global layer,
+/// at most its window for a sliding-window layer (whose attention then lies mostly on its own chunks), averaged alike.
+double own_chunk_keys(const ModelSpec& m, const LayerShape& s);
+/// A fused attention pass as its calls (attention_calls.cpp).
+std::vector<Kernel> flash_attention_calls(const LayerShape& s, const Dims& d, const char* name, double per_score,
+                                          bool backward);
 
 /// A GEMM of m x k by k x n, `batch` times (2mnk FLOPs each).
 Kernel gemm(const char* name, double m, double n, double k, double batch = 1);

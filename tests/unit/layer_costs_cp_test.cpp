@@ -112,15 +112,59 @@ TEST(LayerCosts, ContextParallelAttentionIsOneCausalCallAndTheRestUnmasked) {
   const auto encoder = attention(layer_work(m, s, RecomputeMode::None).forward);
   ASSERT_EQ(encoder.size(), 1u);
   EXPECT_FALSE(encoder[0].causal);
-  // Sliding windows (Llama 4's chunked layers, taken as windows) attend to fewer chunks than the ring's steps: one
-  // causal call, as before the split.
-  LayerShape windowed;
-  windowed.seq_len = 131072;
-  windowed.cp = 8;
-  const auto chunked =
-      attention(layer_work(scenario::load_model("llama4-maverick"), windowed, RecomputeMode::None).forward);
-  ASSERT_EQ(chunked.size(), 1u);
-  EXPECT_TRUE(chunked[0].causal);
+  // Sliding windows: a windowed layer's own-chunk call holds at most its window, so the split moves continuously with
+  // the window (a tester's trial: a window one token short of the sequence dropped the split and its faster rates, a
+  // 2-4% jump in step time), and a window inside one chunk leaves nothing to the unmasked calls.
+  auto split = [](const ModelSpec& model, int cp) {
+    LayerShape w;
+    w.seq_len = 32768;
+    w.cp = cp;
+    const auto calls = attention(layer_work(model, w, RecomputeMode::None).forward);
+    double unmasked = 0, all = 0;
+    for (const auto& k : calls) {
+      all += k.flops;
+      if (!k.causal) unmasked += k.flops;
+    }
+    return std::pair{calls.size(), unmasked / all};
+  };
+  ModelSpec windowed = scenario::load_model("llama3-8b");
+  windowed.global_every = 4;
+  for (int cp : {2, 8}) {
+    windowed.sliding_window = 32768;
+    const auto whole = split(windowed, cp);
+    windowed.sliding_window = 32767;
+    const auto one_short = split(windowed, cp);
+    EXPECT_EQ(one_short.first, 2u) << "cp " << cp;
+    EXPECT_NEAR(one_short.second, whole.second, 1e-3) << "cp " << cp;
+  }
+  windowed.sliding_window = 1024;
+  windowed.global_every = 0;  // every layer windowed, the window inside one chunk (2048 tokens at cp 8)
+  EXPECT_EQ(split(windowed, 8).first, 1u);
+  // Llama 4 Maverick's chunked layers (taken as windows of 8192) beside its global ones: both calls.
+  EXPECT_EQ(split(scenario::load_model("llama4-maverick"), 8).first, 2u);
+}
+
+// Recomputing the core attention runs its ring again: Megatron-Core checkpoints the attention module, which exchanges
+// the keys and values itself (a tester's trial: selective recompute under CP had no exchange, full recompute had it).
+TEST(LayerCosts, RecomputingTheCoreAttentionRunsItsRingAgain) {
+  const auto m = scenario::load_model("llama3-8b");
+  LayerShape s;
+  s.seq_len = 8192;
+  s.cp = 2;
+  auto rings = [&](RecomputeMode mode, const RecomputeSet& set) {
+    const auto w = layer_work(m, s, mode, set);
+    int n = 0;
+    for (std::size_t i = 0; i < w.recompute.segments.size(); ++i)
+      if (w.recompute.segments[i].is_comm && w.recompute.segments[i].comm == CommKind::CpExchange) {
+        ++n;
+        EXPECT_LT(i + 1, w.recompute.segments.size()) << "the attention it feeds follows it";
+      }
+    return n;
+  };
+  EXPECT_EQ(rings(RecomputeMode::Full, {}), 1);
+  EXPECT_EQ(rings(RecomputeMode::Selective, {}), 1) << "core_attn (the default set)";
+  EXPECT_EQ(rings(RecomputeMode::Selective, RecomputeSet{.core_attn = false, .layernorm = true}), 0);
+  EXPECT_EQ(rings(RecomputeMode::Op, {}), 0) << "the attention's output is saved";
 }
 
 }  // namespace
