@@ -6,11 +6,12 @@
 // the chunk step i + 1 needs, then runs step i's attention, so each of the cp - 1 transfers runs beside one step's
 // attention kernel (the backward the same, with the key/value gradients travelling beside the keys and values). With
 // the load balancing Megatron-Core applies to causal masks every step computes the same share, 1/cp, of the pass's
-// attention: step 0 on the rank's own keys with the causal mask, the others unmasked (and faster per FLOP). The all-gather type keeps the whole exchange exposed. That is what Transformer Engine's
-// AttnFuncWithCPAndKVAllGather does (it gathers before its steps); PyTorch's context_parallel (TorchTitan) launches its
-// one all-gather before the first step's attention and waits for it at the second (torch/distributed/tensor/
-// experimental/_attention.py, _AllGatherRotater), so up to 1/cp of the attention could hide it. Not modelled: the key
-// does not say which implementation runs, and the conservative reading is kept.
+// attention: step 0 on the rank's own keys with the causal mask, the others unmasked (and faster per FLOP). The
+// all-gather type keeps the whole exchange exposed. That is what Transformer Engine's AttnFuncWithCPAndKVAllGather does
+// (it gathers before its steps); PyTorch's context_parallel (TorchTitan) launches its one all-gather before the first
+// step's attention and waits for it at the second (torch/distributed/tensor/experimental/_attention.py,
+// _AllGatherRotater), so up to 1/cp of the attention could hide it. Not modelled: the key does not say which
+// implementation runs, and the conservative reading is kept.
 #pragma once
 #include "sim/base/units.hpp"
 #include "sim/workload/layer_costs.hpp"

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -383,6 +384,23 @@ TEST(ShellScopes, ACommandInASubshellCarriesTheVariablesItSaw) {
   const auto& env = s.commands[0].env;
   EXPECT_NE(std::find(env.begin(), env.end(), std::pair<std::string, std::string>{"NCCL_NVLS_ENABLE", "0"}), env.end());
   EXPECT_EQ(s.variables.count("NCCL_NVLS_ENABLE"), 0u) << "not the script's own";
+}
+
+// Slurm's precedence: sbatch's command line over the #SBATCH directives of the script it is given, srun's options over
+// both (a tester's trial: `sbatch --nodes=4 <<EOT` with `#SBATCH --nodes=2` inside counted 2 nodes).
+TEST(MegatronScript, SlurmCommandLineOptionsWinOverDirectives) {
+  const std::string body =
+      "#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=8\nsrun %s python pretrain_gpt.py "
+      "--tensor-model-parallel-size 8\nEOT\n";
+  auto gpus = [&](const char* sbatch, const char* srun) {
+    char text[400];
+    std::snprintf(text, sizeof text, ("sbatch %s <<EOT\n" + body).c_str(), sbatch, srun);
+    return import_megatron_text(text, "s.sh").draft.integer("cluster.gpus");
+  };
+  EXPECT_EQ(gpus("--nodes=4", ""), 32) << "sbatch's --nodes over the directive";
+  EXPECT_EQ(gpus("", ""), 16) << "the directive alone";
+  EXPECT_EQ(gpus("--nodes=4", "--nodes=1"), 8) << "srun's over both";
+  EXPECT_EQ(gpus("-N 3", ""), 24);
 }
 
 }  // namespace

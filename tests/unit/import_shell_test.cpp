@@ -9,8 +9,6 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdio>
-
 #include <fstream>
 #include <string>
 
@@ -505,23 +503,6 @@ TEST(MegatronScript, SlurmDirectivesCountTheCluster) {
   EXPECT_EQ(im.draft.integer("cluster.gpus"), 384) << "48 nodes x --nproc_per_node 8";
   EXPECT_EQ(im.draft.integer("parallel.tp"), 4);
   EXPECT_TRUE(unsettled(im).empty()) << "the unknown --nnodes is settled by the node count";
-}
-
-// Slurm's precedence: sbatch's command line over the #SBATCH directives of the script it is given, srun's options over
-// both (a tester's trial: `sbatch --nodes=4 <<EOT` with `#SBATCH --nodes=2` inside counted 2 nodes).
-TEST(MegatronScript, SlurmCommandLineOptionsWinOverDirectives) {
-  const std::string body =
-      "#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=8\nsrun %s python pretrain_gpt.py "
-      "--tensor-model-parallel-size 8\nEOT\n";
-  auto gpus = [&](const char* sbatch, const char* srun) {
-    char text[400];
-    std::snprintf(text, sizeof text, ("sbatch %s <<EOT\n" + body).c_str(), sbatch, srun);
-    return import_megatron_text(text, "s.sh").draft.integer("cluster.gpus");
-  };
-  EXPECT_EQ(gpus("--nodes=4", ""), 32) << "sbatch's --nodes over the directive";
-  EXPECT_EQ(gpus("", ""), 16) << "the directive alone";
-  EXPECT_EQ(gpus("--nodes=4", "--nodes=1"), 8) << "srun's over both";
-  EXPECT_EQ(gpus("-N 3", ""), 24);
 }
 
 // A launch script that takes its settings as arguments (Pai-Megatron-Patch's run_mcore_*.sh: TP=${10}, PP=${11}, and
