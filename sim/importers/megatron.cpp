@@ -224,7 +224,9 @@ class MegatronImport {
       } else if (inline_value) {
         g.value = *inline_value;
       } else if (is_value(i + 1)) {
-        const int n = spec ? spec->nargs : 1;
+        // A flag trainsim has no spec for may take many values (Megatron-LM's --data-path 0.5 A 0.5 B, nargs '*'):
+        // every word up to the next flag is its value, not a stray word.
+        const int n = spec ? spec->nargs : -1;
         for (int k = 0; (n < 0 || k < n) && is_value(i + 1); ++k) {
           const ShellWord& v = words[++i];
           g.value += (k > 0 ? " " : "") + v.text;

@@ -488,6 +488,14 @@ TEST(ImportMegatron, MalformedInputsExitTwoNamingFileLineAndWhatIsAccepted) {
              {"has one hyphen, and Megatron-LM's flags take two", "write --tensor-model-parallel-size"});
   expect_bad(trainsim({"import", "megatron", dir.write("l.sh", "python pretrain_gpt.py --num-layers 2 stray")}),
              {"\"stray\" after the training script is neither a flag nor a flag's value"});
+  // Every word up to the next flag is the value of a flag trainsim has no spec for: Megatron-LM's data blends
+  // (--data-path 0.5 A 0.5 B, nargs '*') are not stray words.
+  const auto blend = importers::import_megatron_text(
+      "python pretrain_gpt.py --num-layers 2 --data-path 0.5 /d/a 0.5 /d/b --train-data-path /x /y --split 949,50,1\n",
+      "blend.sh");
+  ASSERT_FALSE(blend.ignored.empty());
+  EXPECT_NE(blend.ignored.front().what.find("--data-path 0.5 /d/a 0.5 /d/b"), std::string::npos)
+      << blend.ignored.front().what;
 }
 
 TEST(ImportMegatron, GpusSettlesAnUnreadableGpusPerNode) {
