@@ -55,18 +55,15 @@ Efficiency Efficiency::parse(base::JsonReader& in) {
   opt("attention_backward", e.attention_backward, frac);
   in.optional("attention_seq_half", e.attention_seq_half, seq);
   opt("attention_backward_seq_half", e.attention_backward_seq_half, seq);
-  opt("attention_flash2", e.attention_flash2, frac);
-  opt("attention_flash2_backward", e.attention_flash2_backward, frac);
-  opt("attention_flash2_seq_half", e.attention_flash2_seq_half, seq);
-  opt("attention_flash2_backward_seq_half", e.attention_flash2_backward_seq_half, seq);
-  opt("attention_noncausal", e.attention_noncausal, frac);
-  opt("attention_noncausal_backward", e.attention_noncausal_backward, frac);
-  opt("attention_noncausal_seq_half", e.attention_noncausal_seq_half, seq);
-  opt("attention_noncausal_backward_seq_half", e.attention_noncausal_backward_seq_half, seq);
-  opt("attention_flash2_noncausal", e.attention_flash2_noncausal, frac);
-  opt("attention_flash2_noncausal_backward", e.attention_flash2_noncausal_backward, frac);
-  opt("attention_flash2_noncausal_seq_half", e.attention_flash2_noncausal_seq_half, seq);
-  opt("attention_flash2_noncausal_backward_seq_half", e.attention_flash2_noncausal_backward_seq_half, seq);
+  for (const auto& [prefix, rates] :
+       {std::pair{"attention_flash2", &e.flash2}, std::pair{"attention_noncausal", &e.noncausal},
+        std::pair{"attention_flash2_noncausal", &e.flash2_noncausal}}) {
+    const std::string key = prefix;
+    opt(key.c_str(), rates->forward, frac);
+    opt((key + "_backward").c_str(), rates->backward, frac);
+    opt((key + "_seq_half").c_str(), rates->seq_half, seq);
+    opt((key + "_backward_seq_half").c_str(), rates->backward_seq_half, seq);
+  }
   in.optional("hbm", e.hbm, frac);
   in.optional("kernel_overhead", e.kernel_overhead, base::Sign::NonNegative);
   in.optional("nvlink", e.nvlink, frac);
@@ -101,27 +98,16 @@ base::Time attention_time(const GpuSpec& gpu, Dtype dtype, const Efficiency& e, 
   if (flops <= 0) return base::Time::zero();
   // Fused attention runs in 16-bit even in fp8 recipes (Transformer Engine keeps attention in bf16).
   const Dtype d = dtype == Dtype::Fp8 || dtype == Dtype::Fp4 ? Dtype::Bf16 : dtype;
-  // The fused kernel's four numbers; a FlashAttention-2-class kernel's fall back to them one by one.
-  const double fwd = e.attention;
-  const double bwd = e.attention_backward.value_or(fwd);
-  const double fwd_half = e.attention_seq_half;
-  const double bwd_half = e.attention_backward_seq_half.value_or(fwd_half);
-  double eff = 0, half = 0;
-  // Without a causal mask: the class's non-causal rate where the profile has one, else its causal rate.
-  const auto pick = [&call](const std::optional<double>& noncausal, double causal) {
-    return call.causal ? causal : noncausal.value_or(causal);
+  // The fused kernel's causal numbers; a FlashAttention-2-class kernel's fall back to them one by one, and a call
+  // without a causal mask takes its class's non-causal numbers where the profile has them.
+  double eff = call.backward ? e.attention_backward.value_or(e.attention) : e.attention;
+  double half = call.backward ? e.attention_backward_seq_half.value_or(e.attention_seq_half) : e.attention_seq_half;
+  auto over = [&](const AttentionRates& r) {
+    eff = (call.backward ? r.backward : r.forward).value_or(eff);
+    half = (call.backward ? r.backward_seq_half : r.seq_half).value_or(half);
   };
-  if (call.kernel != AttentionKernel::Fused) {
-    eff = call.backward ? pick(e.attention_flash2_noncausal_backward, e.attention_flash2_backward.value_or(bwd))
-                        : pick(e.attention_flash2_noncausal, e.attention_flash2.value_or(fwd));
-    half = call.backward ? pick(e.attention_flash2_noncausal_backward_seq_half,
-                                e.attention_flash2_backward_seq_half.value_or(bwd_half))
-                         : pick(e.attention_flash2_noncausal_seq_half, e.attention_flash2_seq_half.value_or(fwd_half));
-  } else {
-    eff = call.backward ? pick(e.attention_noncausal_backward, bwd) : pick(e.attention_noncausal, fwd);
-    half = call.backward ? pick(e.attention_noncausal_backward_seq_half, bwd_half)
-                         : pick(e.attention_noncausal_seq_half, fwd_half);
-  }
+  if (call.kernel != AttentionKernel::Fused) over(e.flash2);
+  if (!call.causal) over(call.kernel != AttentionKernel::Fused ? e.flash2_noncausal : e.noncausal);
   // s / (s + s_half): the saturation the measured kernels show over sequence length (attention_microbenchmarks.json).
   if (call.seq > 0 && half > 0) eff *= call.seq / (call.seq + half);
   if (call.kernel == AttentionKernel::Triton) eff *= kTritonOverFlash2;

@@ -11,6 +11,13 @@ namespace sim::hardware {
 struct GpuSpec;
 enum class Dtype;
 
+/// Four optional attention rates of one kernel class and mask: the forward's and the backward's asymptotic fraction
+/// of the 16-bit peak, and the sequence lengths at half of each (profile keys PREFIX, PREFIX_backward,
+/// PREFIX_seq_half, PREFIX_backward_seq_half).
+struct AttentionRates {
+  std::optional<double> forward, backward, seq_half, backward_seq_half;
+};
+
 /// Achieved-versus-peak factors of one GPU generation. The profile's "efficiency" section sets them (calibration
 /// fits them); each default below states where it comes from.
 struct Efficiency {
@@ -51,23 +58,16 @@ struct Efficiency {
   /// The same four for FlashAttention-2-class kernels (PyTorch SDPA's flash backend, Triton flash attention), which do
   /// not use Hopper's asynchronous tensor-core instructions: "FlashAttention-2 achieves only 35% utilization on H100"
   /// (Shah et al., "FlashAttention-3", arXiv:2407.08608, Sec. 1), against 75% for FlashAttention-3 and cuDNN's fused
-  /// attention. Each defaults to its fused counterpart (Ampere and older: the two are the same kernel).
-  std::optional<double> attention_flash2;
-  std::optional<double> attention_flash2_backward;
-  std::optional<double> attention_flash2_seq_half;
-  std::optional<double> attention_flash2_backward_seq_half;
+  /// attention. Each defaults to its fused counterpart (Ampere and older: the two are the same kernel). Profile keys
+  /// attention_flash2, attention_flash2_backward, attention_flash2_seq_half, attention_flash2_backward_seq_half.
+  AttentionRates flash2;
   /// The same rates for a call without a causal mask, which runs faster per executed FLOP: no diagonal tiles, no
   /// rows of unequal length to balance over the SMs (cuDNN's forward at 16k tokens: 595 against 539 TFLOP/s causal;
   /// FlashAttention-3 paper, attention_microbenchmarks.json). Context parallelism's calls off the diagonal are such
-  /// calls (each rank's queries against another rank's keys). Each defaults to its causal counterpart above.
-  std::optional<double> attention_noncausal;
-  std::optional<double> attention_noncausal_backward;
-  std::optional<double> attention_noncausal_seq_half;
-  std::optional<double> attention_noncausal_backward_seq_half;
-  std::optional<double> attention_flash2_noncausal;
-  std::optional<double> attention_flash2_noncausal_backward;
-  std::optional<double> attention_flash2_noncausal_seq_half;
-  std::optional<double> attention_flash2_noncausal_backward_seq_half;
+  /// calls (each rank's queries against another rank's keys). Each defaults to its causal counterpart above. Profile
+  /// keys attention_noncausal* and attention_flash2_noncausal*.
+  AttentionRates noncausal;
+  AttentionRates flash2_noncausal;
   /// Fraction of HBM bandwidth achieved by memory-bound kernels (STREAM-like kernels reach ~80-90%).
   double hbm = 0.80;
   /// Fixed cost per kernel launch.

@@ -54,11 +54,11 @@ TEST(AttentionModel, RateFollowsPassAndLength) {
   EXPECT_NEAR(rate({kFused, false, 3000}), 0.375, 1e-6);      // 0.5 x 3000 / 4000
   EXPECT_NEAR(rate({kFused, true, 3000}), 0.4 * 0.75, 1e-6);  // the backward's half falls back to the forward's
   // FlashAttention-2 numbers fall back one by one to the fused ones.
-  e.attention_flash2 = 0.3;
+  e.flash2.forward = 0.3;
   EXPECT_NEAR(rate({kFlash2, false, 1000}), 0.15, 1e-6);
   EXPECT_NEAR(rate({kFlash2, true, 1000}), 0.2, 1e-6);  // flash2 backward not given: the fused backward
-  e.attention_flash2_backward = 0.25;
-  e.attention_flash2_backward_seq_half = 3000;
+  e.flash2.backward = 0.25;
+  e.flash2.backward_seq_half = 3000;
   EXPECT_NEAR(rate({kFlash2, true, 1000}), 0.0625, 1e-6);
   // Tri Dao's Triton FlashAttention: half the FlashAttention-2 rate, both passes (kTritonOverFlash2, published).
   EXPECT_NEAR(rate({kTriton, false, 1000}), 0.15 * sim::hardware::kTritonOverFlash2, 1e-6);
@@ -73,22 +73,22 @@ TEST(AttentionModel, UnmaskedCallsTakeTheNonCausalRates) {
   e.attention = 0.5;
   e.attention_backward = 0.4;
   e.attention_seq_half = 1000;
-  e.attention_flash2 = 0.3;
+  e.flash2.forward = 0.3;
   auto rate = [&](const AttentionCall& c) { return b.rate(c); };
   EXPECT_NEAR(rate({kFused, false, 1000, false}), 0.25, 1e-6);  // none given: the causal rates
   EXPECT_NEAR(rate({kFlash2, false, 1000, false}), 0.15, 1e-6);
-  e.attention_noncausal = 0.6;
-  e.attention_noncausal_seq_half = 200;
+  e.noncausal.forward = 0.6;
+  e.noncausal.seq_half = 200;
   EXPECT_NEAR(rate({kFused, false, 1000, false}), 0.5, 1e-6);  // 0.6 x 1000 / 1200
   EXPECT_NEAR(rate({kFused, false, 1000, true}), 0.25, 1e-6);  // a causal call is as before
   // backward: each number its causal counterpart, 0.4 x 1000 / 2000 (not the non-causal forward's)
   EXPECT_NEAR(rate({kFused, true, 1000, false}), 0.2, 1e-6);
-  e.attention_noncausal_backward = 0.45;
-  e.attention_noncausal_backward_seq_half = 500;
+  e.noncausal.backward = 0.45;
+  e.noncausal.backward_seq_half = 500;
   EXPECT_NEAR(rate({kFused, true, 1000, false}), 0.3, 1e-6);
   EXPECT_NEAR(rate({kFlash2, false, 1000, false}), 0.15, 1e-6) << "flash2 falls back to its own causal rate";
-  e.attention_flash2_noncausal = 0.36;
-  e.attention_flash2_noncausal_seq_half = 200;
+  e.flash2_noncausal.forward = 0.36;
+  e.flash2_noncausal.seq_half = 200;
   EXPECT_NEAR(rate({kFlash2, false, 1000, false}), 0.3, 1e-6);
   // The Hopper profiles: an unmasked call runs faster per FLOP than a causal one at every length measured.
   const auto h100 = sim::scenario::load_hardware("h100-sxm5-80gb");
@@ -109,7 +109,7 @@ TEST(AttentionModel, IsolatedRatesRunAtTheGemmsTrainingLoopFraction) {
   const auto bf16 = b.bf16;
   e.attention = 0.5;
   e.attention_seq_half = 1000;
-  e.attention_flash2 = 0.3;
+  e.flash2.forward = 0.3;
   e.gemm = 0.70;
   auto rate = [&](const AttentionCall& c) { return b.rate(c); };
   EXPECT_NEAR(rate({kFused, false, 1000}), 0.25, 1e-6);  // unset: the profile's rate
@@ -156,7 +156,7 @@ TEST(AttentionModel, ProfileKeysAreCheckedStrictly) {
   EXPECT_DOUBLE_EQ(e.attention_backward.value_or(0), 0.5);
   EXPECT_DOUBLE_EQ(e.attention_seq_half, 300);
   EXPECT_DOUBLE_EQ(e.attention_backward_seq_half.value_or(0), 700);
-  EXPECT_DOUBLE_EQ(e.attention_flash2_backward_seq_half.value_or(0), 650);
+  EXPECT_DOUBLE_EQ(e.flash2.backward_seq_half.value_or(0), 650);
   // The non-causal eight, held to the same ranges.
   d = parse(R"({"attention_noncausal": 0.63, "attention_noncausal_seq_half": 92, "attention_noncausal_backward": 0.55,
                "attention_noncausal_backward_seq_half": 370, "attention_flash2_noncausal": 0.38,
@@ -164,8 +164,8 @@ TEST(AttentionModel, ProfileKeysAreCheckedStrictly) {
                "attention_flash2_noncausal_backward_seq_half": 271})",
             &e);
   EXPECT_TRUE(d.empty());
-  EXPECT_DOUBLE_EQ(e.attention_noncausal.value_or(0), 0.63);
-  EXPECT_DOUBLE_EQ(e.attention_flash2_noncausal_backward_seq_half.value_or(0), 271);
+  EXPECT_DOUBLE_EQ(e.noncausal.forward.value_or(0), 0.63);
+  EXPECT_DOUBLE_EQ(e.flash2_noncausal.backward_seq_half.value_or(0), 271);
   d = parse(R"({"attention_noncausal": 0, "attention_flash2_noncausal_seq_half": -1})", &e);
   EXPECT_EQ(d.size(), 2u);
 

@@ -86,10 +86,10 @@ TEST(CpRingStep, UnmaskedCallsAreTimedAtTheNonCausalRates) {
     EXPECT_LT(kernel_time(s.inputs, unmasked), kernel_time(s.inputs, masked)) << backward;
     hardware::HardwareProfile hw = *s.inputs.hardware;
     auto& e = hw.efficiency;
-    e.attention_noncausal.reset();
-    e.attention_noncausal_backward.reset();
-    e.attention_noncausal_seq_half.reset();
-    e.attention_noncausal_backward_seq_half.reset();
+    e.noncausal.forward.reset();
+    e.noncausal.backward.reset();
+    e.noncausal.seq_half.reset();
+    e.noncausal.backward_seq_half.reset();
     StepInputs in = s.inputs;
     in.hardware = &hw;
     EXPECT_EQ(kernel_time(in, unmasked), kernel_time(in, masked)) << backward;

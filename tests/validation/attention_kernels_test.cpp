@@ -40,24 +40,22 @@ TEST(AttentionKernels, HopperProfilesCarryTheFit) {
     EXPECT_NEAR(e.attention_seq_half, fused_fwd.seq_half, 0.5);
     EXPECT_NEAR(e.attention_backward.value_or(-1), fused_bwd.efficiency, 5e-4);
     EXPECT_NEAR(e.attention_backward_seq_half.value_or(-1), fused_bwd.seq_half, 0.5);
-    EXPECT_NEAR(e.attention_flash2.value_or(-1), flash2_fwd.efficiency, 5e-4);
-    EXPECT_NEAR(e.attention_flash2_seq_half.value_or(-1), flash2_fwd.seq_half, 0.5);
-    EXPECT_NEAR(e.attention_flash2_backward.value_or(-1), flash2_bwd.efficiency, 5e-4);
-    EXPECT_NEAR(e.attention_flash2_backward_seq_half.value_or(-1), flash2_bwd.seq_half, 0.5);
+    EXPECT_NEAR(e.flash2.forward.value_or(-1), flash2_fwd.efficiency, 5e-4);
+    EXPECT_NEAR(e.flash2.seq_half.value_or(-1), flash2_fwd.seq_half, 0.5);
+    EXPECT_NEAR(e.flash2.backward.value_or(-1), flash2_bwd.efficiency, 5e-4);
+    EXPECT_NEAR(e.flash2.backward_seq_half.value_or(-1), flash2_bwd.seq_half, 0.5);
     // Without a causal mask (context parallelism's calls off the diagonal).
     const auto nc = [](const char* kernel, const char* pass) {
       return validation::fit_attention("sm_90", kernel, pass);
     };
-    EXPECT_NEAR(e.attention_noncausal.value_or(-1), nc("cudnn", "forward_noncausal").efficiency, 5e-4);
-    EXPECT_NEAR(e.attention_noncausal_seq_half.value_or(-1), nc("cudnn", "forward_noncausal").seq_half, 0.5);
-    EXPECT_NEAR(e.attention_noncausal_backward.value_or(-1), nc("cudnn", "backward_noncausal").efficiency, 5e-4);
-    EXPECT_NEAR(e.attention_noncausal_backward_seq_half.value_or(-1), nc("cudnn", "backward_noncausal").seq_half, 0.5);
-    EXPECT_NEAR(e.attention_flash2_noncausal.value_or(-1), nc("flash2", "forward_noncausal").efficiency, 5e-4);
-    EXPECT_NEAR(e.attention_flash2_noncausal_seq_half.value_or(-1), nc("flash2", "forward_noncausal").seq_half, 0.5);
-    EXPECT_NEAR(e.attention_flash2_noncausal_backward.value_or(-1), nc("flash2", "backward_noncausal").efficiency,
-                5e-4);
-    EXPECT_NEAR(e.attention_flash2_noncausal_backward_seq_half.value_or(-1),
-                nc("flash2", "backward_noncausal").seq_half, 0.5);
+    EXPECT_NEAR(e.noncausal.forward.value_or(-1), nc("cudnn", "forward_noncausal").efficiency, 5e-4);
+    EXPECT_NEAR(e.noncausal.seq_half.value_or(-1), nc("cudnn", "forward_noncausal").seq_half, 0.5);
+    EXPECT_NEAR(e.noncausal.backward.value_or(-1), nc("cudnn", "backward_noncausal").efficiency, 5e-4);
+    EXPECT_NEAR(e.noncausal.backward_seq_half.value_or(-1), nc("cudnn", "backward_noncausal").seq_half, 0.5);
+    EXPECT_NEAR(e.flash2_noncausal.forward.value_or(-1), nc("flash2", "forward_noncausal").efficiency, 5e-4);
+    EXPECT_NEAR(e.flash2_noncausal.seq_half.value_or(-1), nc("flash2", "forward_noncausal").seq_half, 0.5);
+    EXPECT_NEAR(e.flash2_noncausal.backward.value_or(-1), nc("flash2", "backward_noncausal").efficiency, 5e-4);
+    EXPECT_NEAR(e.flash2_noncausal.backward_seq_half.value_or(-1), nc("flash2", "backward_noncausal").seq_half, 0.5);
   }
 }
 
