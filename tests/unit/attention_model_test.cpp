@@ -36,6 +36,12 @@ struct Bench {
     x.kernel_overhead = sim::base::Time::zero();
     return x;
   }();
+  /// The fused kernel's causal rates the tests start from: 0.5 forward, 0.4 backward, half of them at 1000 tokens.
+  void fused_rates() {
+    e.attention = 0.5;
+    e.attention_backward = 0.4;
+    e.attention_seq_half = 1000;
+  }
   double rate(const AttentionCall& c) const {
     return 1e12 / sim::hardware::attention_time(hw.gpu, bf16, e, 1e12, c).seconds() /
            hw.gpu.peak_for(bf16)->flops_per_s;
@@ -44,10 +50,8 @@ struct Bench {
 
 TEST(AttentionModel, RateFollowsPassAndLength) {
   Bench b;
+  b.fused_rates();
   auto& e = b.e;
-  e.attention = 0.5;
-  e.attention_backward = 0.4;
-  e.attention_seq_half = 1000;
   auto rate = [&](const AttentionCall& c) { return b.rate(c); };
   EXPECT_NEAR(rate({kFused, false, 0}), 0.5, 1e-6);           // no length: the asymptote
   EXPECT_NEAR(rate({kFused, false, 1000}), 0.25, 1e-6);       // s = s_half: half of it
@@ -69,10 +73,8 @@ TEST(AttentionModel, RateFollowsPassAndLength) {
 // counterpart (a profile without them times both alike); a FlashAttention-2 call falls back to FlashAttention-2's.
 TEST(AttentionModel, UnmaskedCallsTakeTheNonCausalRates) {
   Bench b;
+  b.fused_rates();
   auto& e = b.e;
-  e.attention = 0.5;
-  e.attention_backward = 0.4;
-  e.attention_seq_half = 1000;
   e.flash2.forward = 0.3;
   auto rate = [&](const AttentionCall& c) { return b.rate(c); };
   EXPECT_NEAR(rate({kFused, false, 1000, false}), 0.25, 1e-6);  // none given: the causal rates
